@@ -1,0 +1,536 @@
+//! The per-MachineSet algorithm (`syncMAPIMachineSet` on MCO main), minus
+//! the host's parts (informers, gates, hot-loop bookkeeping, the PATCH call).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use crate::arch::{self, ArchError};
+use crate::decision::{Decision, UserData, UserDataUpgrade};
+use crate::ignition::{self, StubUpgrade};
+use crate::machineset::MachineSetView;
+use crate::platform::{Platform, PlatformOutcome};
+use crate::stream::Stream;
+
+/// MachineSets labelled with another OS stream are managed elsewhere.
+pub const OS_STREAM_LABEL: &str = "machineconfiguration.openshift.io/osstream";
+/// The only OS stream whose boot images this controller manages.
+pub const SUPPORTED_OS_STREAM: &str = "rhel-9";
+/// Template label that marks Windows MachineSets, whose images are not RHCOS.
+pub const OS_ID_LABEL: &str = "machine.openshift.io/os-id";
+
+/// Cluster-wide facts the rules need besides the MachineSet and the stream.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ClusterFacts {
+    /// Stream arch name (`x86_64`, ...) of the control plane, used when a
+    /// MachineSet has no arch annotation on a single-arch cluster.
+    pub control_plane_arch: String,
+    /// ClusterVersion `status.desired.architecture == "Multi"`.
+    pub multi_arch: bool,
+    /// Extra image identifiers that count as published RHCOS images.
+    pub known_images: BTreeSet<String>,
+}
+
+/// Steps 1–4 of the per-MachineSet algorithm: owner references, OS stream,
+/// Windows, architecture. `Ok` carries the stream arch name to use.
+///
+/// Public so that a host can apply them before it has chosen (or found no)
+/// platform rule: an unsupported platform is only a no-op after these.
+// The error side is a finished decision, returned at most once per
+// MachineSet; boxing it would only make callers noisier.
+#[allow(clippy::result_large_err)]
+pub fn common_rules(ms: &MachineSetView, cluster: &ClusterFacts) -> Result<String, Decision> {
+    if let Some(first) = ms.owner_references.first() {
+        return Err(Decision::skip(format!(
+            "machineset {} has OwnerReference: {}, skipping boot image update",
+            ms.name, first
+        )));
+    }
+    if let Some(stream) = ms.labels.get(OS_STREAM_LABEL)
+        && stream != SUPPORTED_OS_STREAM
+    {
+        return Err(Decision::noop(format!(
+            "machineset {} uses OS stream {:?}; boot image updates only manage the {} stream",
+            ms.name, stream, SUPPORTED_OS_STREAM
+        )));
+    }
+    if ms.template_labels.get(OS_ID_LABEL).map(String::as_str) == Some("Windows") {
+        return Err(Decision::noop(format!(
+            "machineset {} is a Windows MachineSet; boot image updates do not apply",
+            ms.name
+        )));
+    }
+    match arch::machineset_arch(ms, &cluster.control_plane_arch, cluster.multi_arch) {
+        Ok(a) => Ok(a),
+        Err(e @ ArchError::NoAnnotation(_)) => Err(Decision::skip(format!(
+            "{e}, skipping boot image update until the MachineSet is annotated with its architecture"
+        ))),
+        Err(e) => Err(Decision::error(format!(
+            "failed to reconcile machineset {}, err: failed to determine architecture: {e}",
+            ms.name
+        ))),
+    }
+}
+
+/// The decision for a platform the controller has no rule for.
+pub fn unsupported_platform(ms: &MachineSetView, platform_type: &str) -> Decision {
+    Decision::noop(format!(
+        "platform {platform_type:?} does not support boot image updates; nothing to do for machineset {}",
+        ms.name
+    ))
+}
+
+/// Decides for one MachineSet with an already parsed stream.
+pub fn decide<P: Platform + ?Sized>(
+    platform: &P,
+    stream: &Stream,
+    ms: &MachineSetView,
+    cluster: &ClusterFacts,
+    user_data: Option<&str>,
+) -> Decision {
+    match common_rules(ms, cluster) {
+        Ok(arch) => reconcile(platform, stream, &arch, ms, cluster, user_data),
+        Err(d) => d,
+    }
+}
+
+/// Like [`decide`], but parses the stream text itself, after the common
+/// rules and the providerSpec check: in the controller, a MachineSet that is
+/// skipped anyway is never affected by a broken ConfigMap. `None` means the
+/// ConfigMap has no `stream` key.
+pub fn decide_raw<P: Platform + ?Sized>(
+    platform: &P,
+    stream_json: Option<&str>,
+    ms: &MachineSetView,
+    cluster: &ClusterFacts,
+    user_data: Option<&str>,
+) -> Decision {
+    let arch = match common_rules(ms, cluster) {
+        Ok(a) => a,
+        Err(d) => return d,
+    };
+    if ms.provider_spec.is_none() {
+        return provider_spec_empty(ms);
+    }
+    let stream = match stream_json {
+        None => {
+            return fail(
+                ms,
+                "the coreos-bootimages ConfigMap has no data.stream key with CoreOS stream metadata",
+            );
+        }
+        Some(text) => match Stream::parse(text) {
+            Ok(s) => s,
+            Err(e) => return fail(ms, &e.to_string()),
+        },
+    };
+    reconcile(platform, &stream, &arch, ms, cluster, user_data)
+}
+
+fn fail(ms: &MachineSetView, detail: &str) -> Decision {
+    Decision::error(format!(
+        "failed to reconcile machineset {}, err: {detail}",
+        ms.name
+    ))
+}
+
+fn provider_spec_empty(ms: &MachineSetView) -> Decision {
+    fail(ms, "providerSpec field was empty")
+}
+
+/// Wraps a providerSpec-level merge patch into one for the MachineSet.
+fn machineset_patch(fragment: Map<String, Value>) -> Value {
+    json!({"spec": {"template": {"spec": {"providerSpec": {"value": Value::Object(fragment)}}}}})
+}
+
+fn reconcile<P: Platform + ?Sized>(
+    platform: &P,
+    stream: &Stream,
+    arch: &str,
+    ms: &MachineSetView,
+    cluster: &ClusterFacts,
+    user_data: Option<&str>,
+) -> Decision {
+    let Some(spec) = &ms.provider_spec else {
+        return provider_spec_empty(ms);
+    };
+    let known = &cluster.known_images;
+    let (target, fragment) = match platform.reconcile(stream, arch, spec, known) {
+        PlatformOutcome::OnTarget { target } => {
+            return Decision::noop(format!(
+                "No patching required for MAPI machineset {}: boot image is already {target}",
+                ms.name
+            ));
+        }
+        PlatformOutcome::Noop { reason } => {
+            return Decision::noop(format!("machineset {}: {reason}", ms.name));
+        }
+        PlatformOutcome::Skip { reason } => {
+            return Decision::skip(format!(
+                "{reason}, skipping boot image update of machineset {}",
+                ms.name
+            ));
+        }
+        PlatformOutcome::Error { message } => return fail(ms, &message),
+        PlatformOutcome::Update { target, fragment } => (target, fragment),
+    };
+
+    // A patch that does not converge would be applied again on the update
+    // event it causes: refuse it here rather than let the host hot-loop.
+    let mut patched = spec.clone();
+    json_patch::merge(&mut patched, &Value::Object(fragment.clone()));
+    if patched == *spec {
+        return fail(
+            ms,
+            &format!(
+                "internal error: the {} rule produced a patch that changes nothing",
+                platform.platform_type()
+            ),
+        );
+    }
+    match platform.reconcile(stream, arch, &patched, known) {
+        PlatformOutcome::OnTarget { target: t } if t == target => {}
+        other => {
+            return fail(
+                ms,
+                &format!(
+                    "internal error: the {} rule's patch does not converge (re-evaluation gave {other:?})",
+                    platform.platform_type()
+                ),
+            );
+        }
+    }
+
+    // The stub must be readable by the new image, so it is checked (and
+    // upgraded) before the MachineSet is patched, and its failure blocks the
+    // patch.
+    let secret = match ms.user_data_secret_name() {
+        Ok(Some(name)) => name.to_owned(),
+        Ok(None) => {
+            return fail(
+                ms,
+                "error grabbing user data secret referenced in machineset: providerSpec.value.userDataSecret.name is not set",
+            );
+        }
+        Err(e) => {
+            return fail(
+                ms,
+                &format!("error grabbing user data secret referenced in machineset: {e}"),
+            );
+        }
+    };
+    let upgrade = match user_data.map(ignition::upgrade_stub) {
+        None | Some(Ok(StubUpgrade::AlreadyCurrent)) => None,
+        Some(Ok(StubUpgrade::Converted(text))) => Some(UserDataUpgrade {
+            name: secret,
+            data: UserData {
+                user_data: base64::engine::general_purpose::STANDARD.encode(text.as_bytes()),
+            },
+            annotations: BTreeMap::from([(
+                ignition::ANNOTATION_UPGRADED_TO.to_owned(),
+                ignition::STUB_TARGET_VERSION.to_owned(),
+            )]),
+        }),
+        Some(Err(e)) => return fail(ms, &e.to_string()),
+    };
+
+    Decision::Patch {
+        target,
+        patch: machineset_patch(fragment),
+        user_data_secret: upgrade,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A platform whose image lives in `providerSpec.value.image` and whose
+    /// target is the stream name, so tests control everything from the input.
+    struct Fake {
+        /// Make the patch not converge, to test the guard.
+        broken: bool,
+        /// Make the patch change nothing, to test the guard.
+        empty: bool,
+    }
+
+    const FAKE: Fake = Fake {
+        broken: false,
+        empty: false,
+    };
+
+    impl Platform for Fake {
+        fn platform_type(&self) -> &'static str {
+            "Fake"
+        }
+
+        fn reconcile(
+            &self,
+            stream: &Stream,
+            _arch: &str,
+            spec: &Value,
+            _known: &BTreeSet<String>,
+        ) -> PlatformOutcome {
+            let target = stream.stream.clone();
+            match spec.get("image").and_then(Value::as_str) {
+                Some(i) if i == target => PlatformOutcome::OnTarget { target },
+                Some("custom") => PlatformOutcome::skip("current image is custom"),
+                Some("noop") => PlatformOutcome::noop("nothing to do here"),
+                Some(_) => {
+                    let mut fragment = Map::new();
+                    let value = if self.broken {
+                        "elsewhere".into()
+                    } else {
+                        target.clone()
+                    };
+                    if !self.empty {
+                        fragment.insert("image".into(), Value::String(value));
+                    }
+                    PlatformOutcome::Update { target, fragment }
+                }
+                None => PlatformOutcome::error("no image"),
+            }
+        }
+    }
+
+    fn stream() -> Stream {
+        Stream::parse(r#"{"stream": "new"}"#).unwrap()
+    }
+
+    fn cluster() -> ClusterFacts {
+        ClusterFacts {
+            control_plane_arch: "x86_64".into(),
+            multi_arch: false,
+            known_images: BTreeSet::new(),
+        }
+    }
+
+    fn ms(image: &str) -> Value {
+        json!({"metadata": {"name": "ms1", "labels": {}, "annotations": {arch::ARCH_ANNOTATION: "kubernetes.io/arch=amd64"}},
+               "spec": {"template": {"metadata": {"labels": {}}, "spec": {"providerSpec": {"value": {
+                   "image": image, "userDataSecret": {"name": "worker-user-data"}}}}}}})
+    }
+
+    fn view(v: &Value) -> MachineSetView {
+        MachineSetView::from_object(v).unwrap()
+    }
+
+    fn run(v: &Value, user_data: Option<&str>) -> Decision {
+        decide(&FAKE, &stream(), &view(v), &cluster(), user_data)
+    }
+
+    #[test]
+    fn patch_shape_and_idempotence() {
+        let d = run(&ms("old"), None);
+        assert_eq!(
+            d,
+            Decision::Patch {
+                target: "new".into(),
+                patch: json!({"spec": {"template": {"spec": {"providerSpec": {"value": {"image": "new"}}}}}}),
+                user_data_secret: None,
+            }
+        );
+        let Decision::Patch { patch, .. } = d else {
+            unreachable!()
+        };
+        let mut patched = ms("old");
+        json_patch::merge(&mut patched, &patch);
+        assert_eq!(run(&patched, None).action(), "noop");
+    }
+
+    #[test]
+    fn platform_outcomes_are_worded_with_the_machineset_name() {
+        assert_eq!(
+            run(&ms("new"), None),
+            Decision::noop(
+                "No patching required for MAPI machineset ms1: boot image is already new"
+            )
+        );
+        assert_eq!(
+            run(&ms("custom"), None),
+            Decision::skip("current image is custom, skipping boot image update of machineset ms1")
+        );
+        assert_eq!(
+            run(&ms("noop"), None),
+            Decision::noop("machineset ms1: nothing to do here")
+        );
+        let mut v = ms("x");
+        v["spec"]["template"]["spec"]["providerSpec"]["value"] = json!({});
+        assert_eq!(
+            run(&v, None),
+            Decision::error("failed to reconcile machineset ms1, err: no image")
+        );
+    }
+
+    #[test]
+    fn guards_against_patches_that_would_hot_loop() {
+        for fake in [
+            Fake {
+                broken: true,
+                empty: false,
+            },
+            Fake {
+                broken: false,
+                empty: true,
+            },
+        ] {
+            let d = decide(&fake, &stream(), &view(&ms("old")), &cluster(), None);
+            match d {
+                Decision::Error { message } => {
+                    assert!(message.contains("internal error"), "{message}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn common_rules_come_first_in_upstream_order() {
+        let mut v = ms("old");
+        v["metadata"]["ownerReferences"] = json!([{"kind": "MachinePool", "name": "mp"}]);
+        v["metadata"]["labels"][OS_STREAM_LABEL] = json!("rhel-10");
+        v["spec"]["template"]["metadata"]["labels"][OS_ID_LABEL] = json!("Windows");
+        v["metadata"]["annotations"][arch::ARCH_ANNOTATION] = json!("bogus");
+        let d = run(&v, None);
+        assert_eq!(d.action(), "skip");
+        assert!(
+            matches!(&d, Decision::Skip { reason } if reason.contains("OwnerReference: MachinePool/mp")),
+            "{d:?}"
+        );
+        v["metadata"]["ownerReferences"] = json!([]);
+        assert!(matches!(run(&v, None), Decision::Noop { reason } if reason.contains("rhel-10")));
+        v["metadata"]["labels"][OS_STREAM_LABEL] = json!("rhel-9");
+        assert!(matches!(run(&v, None), Decision::Noop { reason } if reason.contains("Windows")));
+        v["spec"]["template"]["metadata"]["labels"][OS_ID_LABEL] = json!("Linux");
+        assert!(
+            matches!(run(&v, None), Decision::Error { message } if message.contains("kubernetes.io/arch label not found"))
+        );
+        v["metadata"]["annotations"] = json!({});
+        let multi = ClusterFacts {
+            multi_arch: true,
+            ..cluster()
+        };
+        assert_eq!(
+            decide(&FAKE, &stream(), &view(&v), &multi, None).action(),
+            "skip"
+        );
+        assert_eq!(run(&v, None).action(), "patch");
+    }
+
+    #[test]
+    fn decide_raw_parses_the_stream_after_the_cheap_checks() {
+        let v = ms("old");
+        let c = cluster();
+        assert_eq!(
+            decide_raw(&FAKE, Some(r#"{"stream":"new"}"#), &view(&v), &c, None).action(),
+            "patch"
+        );
+        assert_eq!(
+            decide_raw(&FAKE, Some("{oops"), &view(&v), &c, None),
+            Decision::error(
+                "failed to reconcile machineset ms1, err: failed to parse CoreOS stream metadata: key must be a string at line 1 column 2"
+            )
+        );
+        assert!(matches!(
+            decide_raw(&FAKE, None, &view(&v), &c, None),
+            Decision::Error { message } if message.contains("no data.stream")
+        ));
+        let mut no_spec = ms("old");
+        no_spec["spec"]["template"]["spec"] = json!({});
+        assert_eq!(
+            decide_raw(&FAKE, Some("{oops"), &view(&no_spec), &c, None),
+            Decision::error(
+                "failed to reconcile machineset ms1, err: providerSpec field was empty"
+            )
+        );
+        assert_eq!(
+            decide(&FAKE, &stream(), &view(&no_spec), &c, None),
+            Decision::error(
+                "failed to reconcile machineset ms1, err: providerSpec field was empty"
+            )
+        );
+        let mut owned = ms("old");
+        owned["metadata"]["ownerReferences"] = json!([{"kind": "K", "name": "n"}]);
+        assert_eq!(
+            decide_raw(&FAKE, Some("{oops"), &view(&owned), &c, None).action(),
+            "skip"
+        );
+    }
+
+    #[test]
+    fn stub_upgrade_rides_along_with_the_patch() {
+        let v2 =
+            r#"{"ignition":{"version":"2.2.0","config":{"append":[{"source":"https://x/w"}]}}}"#;
+        match run(&ms("old"), Some(v2)) {
+            Decision::Patch {
+                user_data_secret: Some(u),
+                ..
+            } => {
+                assert_eq!(u.name, "worker-user-data");
+                let text = base64::engine::general_purpose::STANDARD
+                    .decode(&u.data.user_data)
+                    .unwrap();
+                assert_eq!(
+                    String::from_utf8(text).unwrap(),
+                    r#"{"ignition":{"config":{"merge":[{"source":"https://x/w"}]},"version":"3.5.0"}}"#
+                );
+                assert_eq!(
+                    u.annotations,
+                    BTreeMap::from([(
+                        ignition::ANNOTATION_UPGRADED_TO.to_owned(),
+                        "3.5.0".to_owned()
+                    )])
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let v3 = r#"{"ignition":{"version":"3.4.0"}}"#;
+        assert!(matches!(
+            run(&ms("old"), Some(v3)),
+            Decision::Patch {
+                user_data_secret: None,
+                ..
+            }
+        ));
+        // No patch, no stub work even for a broken stub.
+        assert_eq!(run(&ms("new"), Some("garbage")).action(), "noop");
+        // A stub that cannot be converted blocks the patch.
+        assert!(matches!(
+            run(&ms("old"), Some("garbage")),
+            Decision::Error { message } if message.contains("converting ignition stub failed")
+        ));
+    }
+
+    #[test]
+    fn user_data_secret_name_is_required_for_a_patch() {
+        let mut v = ms("old");
+        v["spec"]["template"]["spec"]["providerSpec"]["value"]
+            .as_object_mut()
+            .unwrap()
+            .remove("userDataSecret");
+        assert!(matches!(
+            run(&v, None),
+            Decision::Error { message } if message.contains("userDataSecret.name is not set")
+        ));
+        v["spec"]["template"]["spec"]["providerSpec"]["value"]["userDataSecret"] = json!(["x"]);
+        assert!(matches!(
+            run(&v, None),
+            Decision::Error { message } if message.contains("providerSpec.value.userDataSecret must be an object")
+        ));
+        // Not needed when there is nothing to patch.
+        v["spec"]["template"]["spec"]["providerSpec"]["value"]["image"] = json!("new");
+        assert_eq!(run(&v, None).action(), "noop");
+    }
+
+    #[test]
+    fn unsupported_platform_wording() {
+        assert_eq!(
+            unsupported_platform(&view(&ms("x")), "BareMetal"),
+            Decision::noop(
+                "platform \"BareMetal\" does not support boot image updates; nothing to do for machineset ms1"
+            )
+        );
+    }
+}

@@ -1,0 +1,614 @@
+//! Whole-object evaluation, as `mco-host eval bootimage` defines it.
+//!
+//! The cluster-level gates (stable ClusterVersion, enrollment) are host
+//! rules in the controller; they live here as pure helpers too so that the
+//! offline path, the golden tests and the host can share one wording.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::decide::{self, ClusterFacts};
+use crate::decision::Decision;
+use crate::fields;
+use crate::machineset::{InputError, MachineSetView};
+use crate::platform::Platform;
+
+/// The eval inputs, as parsed objects.
+#[derive(Debug, Clone, Copy)]
+pub struct EvalInputs<'a> {
+    pub machineset: &'a Value,
+    pub configmap: &'a Value,
+    pub infrastructure: &'a Value,
+    pub clusterversion: Option<&'a Value>,
+    pub machineconfiguration: Option<&'a Value>,
+    pub user_data_secret: Option<&'a Value>,
+    pub known_images: &'a BTreeSet<String>,
+    /// Stream arch name of the control plane (the host's own arch offline).
+    pub control_plane_arch: &'a str,
+}
+
+/// Runs the gates, the common rules and the platform rule.
+///
+/// `platform` is the rule the caller picked for
+/// [`platform_type`]`(infrastructure)`, or `None` if it has none, which is a
+/// no-op. `Err` means an input object is unusable (exit status 2).
+pub fn evaluate(
+    inputs: &EvalInputs<'_>,
+    platform: Option<&dyn Platform>,
+) -> Result<Decision, InputError> {
+    let ms = MachineSetView::from_object(inputs.machineset)?;
+    let platform_type = platform_type(inputs.infrastructure)?;
+    let stream_json = stream_from_configmap(inputs.configmap)?;
+    let user_data = inputs
+        .user_data_secret
+        .map(user_data_from_secret)
+        .transpose()?;
+    let mut multi_arch = false;
+    if let Some(cv) = inputs.clusterversion {
+        if let Some(d) = stability_gate(cv)? {
+            return Ok(d);
+        }
+        multi_arch = is_multi_arch(cv)?;
+    }
+    if let Some(mc) = inputs.machineconfiguration
+        && let Some(d) = enrollment_gate(mc, &ms)?
+    {
+        return Ok(d);
+    }
+    let cluster = ClusterFacts {
+        control_plane_arch: inputs.control_plane_arch.to_owned(),
+        multi_arch,
+        known_images: inputs.known_images.clone(),
+    };
+    let azure_stack = is_azure_stack(inputs.infrastructure)?;
+    let platform = match platform {
+        Some(p) if !azure_stack => p,
+        _ => {
+            let label = if azure_stack {
+                format!("{platform_type} (AzureStackCloud)")
+            } else {
+                platform_type
+            };
+            return Ok(match decide::common_rules(&ms, &cluster) {
+                Err(d) => d,
+                Ok(_) => decide::unsupported_platform(&ms, &label),
+            });
+        }
+    };
+    Ok(decide::decide_raw(
+        platform,
+        stream_json,
+        &ms,
+        &cluster,
+        user_data.as_deref(),
+    ))
+}
+
+fn check_kind(obj: &Value, what: &'static str, kind: &'static str) -> Result<(), InputError> {
+    let root = obj.as_object().ok_or(InputError::NotAnObject {
+        what,
+        found: fields::kind_of(obj),
+    })?;
+    match fields::opt_str(root, "kind", "").map_err(InputError::field(what))? {
+        Some(k) if k != kind => Err(InputError::WrongKind {
+            expected: kind,
+            found: k.to_owned(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Walks `path` through nested objects; a non-object on the way is a
+/// [`fields::FieldError`] naming the full path.
+fn lookup<'a>(
+    obj: &'a Value,
+    what: &'static str,
+    path: &[&str],
+) -> Result<Option<&'a Value>, InputError> {
+    let mut cur = obj;
+    let mut walked = String::new();
+    for key in path {
+        let m = fields::as_object(cur, if walked.is_empty() { "(root)" } else { &walked })
+            .map_err(InputError::field(what))?;
+        match m.get(*key) {
+            None | Some(Value::Null) => return Ok(None),
+            Some(v) => cur = v,
+        }
+        walked = fields::join(&walked, key);
+    }
+    Ok(Some(cur))
+}
+
+fn lookup_str<'a>(
+    obj: &'a Value,
+    what: &'static str,
+    path: &[&str],
+) -> Result<Option<&'a str>, InputError> {
+    match lookup(obj, what, path)? {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(InputError::Field {
+            what,
+            source: fields::FieldError {
+                path: path.join("."),
+                expected: "a string",
+                found: fields::kind_of(v),
+            },
+        }),
+    }
+}
+
+/// Infrastructure `status.platformStatus.type`.
+pub fn platform_type(infra: &Value) -> Result<String, InputError> {
+    const WHAT: &str = "Infrastructure";
+    check_kind(infra, WHAT, "Infrastructure")?;
+    lookup_str(infra, WHAT, &["status", "platformStatus", "type"])?
+        .or(lookup_str(infra, WHAT, &["status", "platform"])?)
+        .map(str::to_owned)
+        .ok_or(InputError::Invalid {
+            what: WHAT,
+            message: "status.platformStatus.type is not set".into(),
+        })
+}
+
+/// AzureStackCloud runs no boot image controller at all.
+fn is_azure_stack(infra: &Value) -> Result<bool, InputError> {
+    Ok(lookup_str(
+        infra,
+        "Infrastructure",
+        &["status", "platformStatus", "azure", "cloudName"],
+    )? == Some("AzureStackCloud"))
+}
+
+/// The ConfigMap's `data.stream`, `None` if the key is absent.
+pub fn stream_from_configmap(cm: &Value) -> Result<Option<&str>, InputError> {
+    check_kind(cm, "ConfigMap", "ConfigMap")?;
+    lookup_str(cm, "ConfigMap", &["data", "stream"])
+}
+
+/// The decoded `userData` of the user-data Secret (`data`, base64, or
+/// `stringData` as written in manifests). A Secret without it yields an empty
+/// text, which the stub upgrade then reports, as the controller would.
+pub fn user_data_from_secret(secret: &Value) -> Result<String, InputError> {
+    const WHAT: &str = "user-data Secret";
+    check_kind(secret, WHAT, "Secret")?;
+    if let Some(b64) = lookup_str(secret, WHAT, &["data", "userData"])? {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64.trim())
+            .map_err(|e| InputError::Invalid {
+                what: WHAT,
+                message: format!("data.userData is not valid base64: {e}"),
+            })?;
+        // Go's JSON decoder also replaces invalid UTF-8, so this loses nothing
+        // the controller would have kept.
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    Ok(lookup_str(secret, WHAT, &["stringData", "userData"])?
+        .unwrap_or("")
+        .to_owned())
+}
+
+/// Known-images file: one identifier per line; blank lines and `#` comments
+/// are ignored.
+pub fn known_images_from_text(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Known images from a ConfigMap: every data value, read as a known-images
+/// text.
+pub fn known_images_from_configmap(cm: &Value) -> Result<BTreeSet<String>, InputError> {
+    check_kind(cm, "known-images ConfigMap", "ConfigMap")?;
+    let mut out = BTreeSet::new();
+    if let Some(data) = lookup(cm, "known-images ConfigMap", &["data"])? {
+        let data =
+            fields::as_object(data, "data").map_err(InputError::field("known-images ConfigMap"))?;
+        for (k, v) in data {
+            let text = v.as_str().ok_or_else(|| InputError::Field {
+                what: "known-images ConfigMap",
+                source: fields::FieldError {
+                    path: format!("data.{k}"),
+                    expected: "a string",
+                    found: fields::kind_of(v),
+                },
+            })?;
+            out.extend(known_images_from_text(text));
+        }
+    }
+    Ok(out)
+}
+
+/// ClusterVersion `status.desired.architecture == "Multi"`.
+pub fn is_multi_arch(cv: &Value) -> Result<bool, InputError> {
+    check_kind(cv, "ClusterVersion", "ClusterVersion")?;
+    Ok(lookup_str(cv, "ClusterVersion", &["status", "desired", "architecture"])? == Some("Multi"))
+}
+
+/// `isClusterStable`: updates wait while the cluster installs or upgrades
+/// (boot image sources such as vCenter may be unreachable then).
+pub fn stability_gate(cv: &Value) -> Result<Option<Decision>, InputError> {
+    const WHAT: &str = "ClusterVersion";
+    check_kind(cv, WHAT, "ClusterVersion")?;
+    let state = match lookup(cv, WHAT, &["status", "history"])? {
+        None => None,
+        Some(Value::Array(h)) => match h.first() {
+            None => None,
+            Some(first) => {
+                let entry = fields::as_object(first, "status.history[0]")
+                    .map_err(InputError::field(WHAT))?;
+                fields::opt_str(entry, "state", "status.history[0]")
+                    .map_err(InputError::field(WHAT))?
+            }
+        },
+        Some(v) => {
+            return Err(InputError::Field {
+                what: WHAT,
+                source: fields::FieldError {
+                    path: "status.history".into(),
+                    expected: "an array",
+                    found: fields::kind_of(v),
+                },
+            });
+        }
+    };
+    Ok(match state {
+        Some("Completed") => None,
+        Some(s) => Some(Decision::noop(format!(
+            "cluster is not stable (ClusterVersion history[0].state is {s:?}); deferring boot image updates until the install or upgrade completes"
+        ))),
+        None => Some(Decision::noop(
+            "cluster is not stable (ClusterVersion has no history yet); deferring boot image updates until the install completes",
+        )),
+    })
+}
+
+/// Enrollment by `MachineConfiguration/cluster`: the effective
+/// `status.managedBootImagesStatus` (what the controller reads), or
+/// `spec.managedBootImages` when the status has not been computed.
+/// `Some(skip)` if the MachineSet is not enrolled, `Some(error)` for an
+/// invalid selector, `None` to go on.
+pub fn enrollment_gate(mc: &Value, ms: &MachineSetView) -> Result<Option<Decision>, InputError> {
+    const WHAT: &str = "MachineConfiguration";
+    check_kind(mc, WHAT, "MachineConfiguration")?;
+    let (managers, source) = match lookup(mc, WHAT, &["status", "managedBootImagesStatus"])? {
+        Some(s) => (
+            lookup(s, WHAT, &["machineManagers"])?,
+            "status.managedBootImagesStatus",
+        ),
+        None => (
+            lookup(mc, WHAT, &["spec", "managedBootImages", "machineManagers"])?,
+            "spec.managedBootImages",
+        ),
+    };
+    let not_enrolled = |why: &str| {
+        Some(Decision::skip(format!(
+            "machineset {} is not enrolled for boot image updates ({source}: {why})",
+            ms.name
+        )))
+    };
+    let managers = match managers {
+        None => return Ok(not_enrolled("no machine managers")),
+        Some(Value::Array(a)) => a,
+        Some(v) => {
+            return Err(InputError::Field {
+                what: WHAT,
+                source: fields::FieldError {
+                    path: format!("{source}.machineManagers"),
+                    expected: "an array",
+                    found: fields::kind_of(v),
+                },
+            });
+        }
+    };
+    let mut selection = None;
+    for m in managers {
+        let Value::Object(m) = m else { continue };
+        if m.get("apiGroup").and_then(Value::as_str) == Some("machine.openshift.io")
+            && m.get("resource").and_then(Value::as_str) == Some("machinesets")
+        {
+            selection = Some(m.get("selection").cloned().unwrap_or(Value::Null));
+            break;
+        }
+    }
+    let Some(selection) = selection else {
+        return Ok(not_enrolled(
+            "no manager for machine.openshift.io machinesets",
+        ));
+    };
+    let mode = selection.get("mode").and_then(Value::as_str).unwrap_or("");
+    match mode {
+        "All" => Ok(None),
+        "None" => Ok(not_enrolled("mode None")),
+        "Partial" => {
+            let selector = selection
+                .get("partial")
+                .and_then(|p| p.get("machineResourceSelector"))
+                .unwrap_or(&Value::Null);
+            match label_selector_matches(selector, &ms.labels) {
+                Ok(true) => Ok(None),
+                Ok(false) => Ok(not_enrolled("labels do not match the Partial selector")),
+                Err(e) => Ok(Some(Decision::error(format!(
+                    "invalid machineResourceSelector in {source}: {e}"
+                )))),
+            }
+        }
+        other => Ok(Some(Decision::error(format!(
+            "invalid machine manager selection mode {other:?} in {source}"
+        )))),
+    }
+}
+
+/// `metav1.LabelSelectorAsSelector` + `Matches`. A null selector selects
+/// nothing and an empty one everything, as in Kubernetes.
+pub fn label_selector_matches(
+    selector: &Value,
+    labels: &BTreeMap<String, String>,
+) -> Result<bool, String> {
+    let sel = match selector {
+        Value::Null => return Ok(false),
+        Value::Object(m) => m,
+        v => {
+            return Err(format!(
+                "selector must be an object, got {}",
+                fields::kind_of(v)
+            ));
+        }
+    };
+    let mut ok = true;
+    match sel.get("matchLabels") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(ml)) => {
+            for (k, v) in ml {
+                let v = v
+                    .as_str()
+                    .ok_or_else(|| format!("matchLabels.{k} must be a string"))?;
+                ok &= labels.get(k).map(String::as_str) == Some(v);
+            }
+        }
+        Some(v) => {
+            return Err(format!(
+                "matchLabels must be an object, got {}",
+                fields::kind_of(v)
+            ));
+        }
+    }
+    match sel.get("matchExpressions") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(exprs)) => {
+            for (i, e) in exprs.iter().enumerate() {
+                let key = e
+                    .get("key")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("matchExpressions[{i}].key must be a string"))?;
+                let op = e
+                    .get("operator")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("matchExpressions[{i}].operator must be a string"))?;
+                let values: Vec<&str> = match e.get("values") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(vs)) => vs
+                        .iter()
+                        .map(|v| {
+                            v.as_str().ok_or_else(|| {
+                                format!("matchExpressions[{i}].values must be strings")
+                            })
+                        })
+                        .collect::<Result<_, _>>()?,
+                    Some(_) => {
+                        return Err(format!("matchExpressions[{i}].values must be an array"));
+                    }
+                };
+                let have = labels.get(key).map(String::as_str);
+                ok &= match op {
+                    "In" | "NotIn" if values.is_empty() => {
+                        return Err(format!(
+                            "matchExpressions[{i}]: for 'in', 'notin' operators, values set can't be empty"
+                        ));
+                    }
+                    "Exists" | "DoesNotExist" if !values.is_empty() => {
+                        return Err(format!(
+                            "matchExpressions[{i}]: values set must be empty for exists and does not exist"
+                        ));
+                    }
+                    "In" => have.is_some_and(|h| values.contains(&h)),
+                    "NotIn" => !have.is_some_and(|h| values.contains(&h)),
+                    "Exists" => have.is_some(),
+                    "DoesNotExist" => have.is_none(),
+                    other => {
+                        return Err(format!("{other:?} is not a valid label selector operator"));
+                    }
+                };
+            }
+        }
+        Some(v) => {
+            return Err(format!(
+                "matchExpressions must be an array, got {}",
+                fields::kind_of(v)
+            ));
+        }
+    }
+    Ok(ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn selectors() {
+        let l = labels(&[("env", "prod"), ("tier", "web")]);
+        assert!(label_selector_matches(&json!({}), &l).unwrap());
+        assert!(!label_selector_matches(&Value::Null, &l).unwrap());
+        assert!(label_selector_matches(&json!({"matchLabels": {"env": "prod"}}), &l).unwrap());
+        assert!(!label_selector_matches(&json!({"matchLabels": {"env": "dev"}}), &l).unwrap());
+        assert!(
+            label_selector_matches(
+                &json!({"matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["web", "db"]},
+                    {"key": "gpu", "operator": "DoesNotExist"},
+                    {"key": "env", "operator": "NotIn", "values": ["dev"]},
+                    {"key": "env", "operator": "Exists"}
+                ]}),
+                &l
+            )
+            .unwrap()
+        );
+        assert!(
+            label_selector_matches(
+                &json!({"matchExpressions": [{"key": "x", "operator": "Bogus", "values": []}]}),
+                &l
+            )
+            .is_err()
+        );
+        assert!(
+            label_selector_matches(
+                &json!({"matchExpressions": [{"key": "x", "operator": "In", "values": []}]}),
+                &l
+            )
+            .is_err()
+        );
+        assert!(label_selector_matches(&json!({"matchLabels": []}), &l).is_err());
+        assert!(label_selector_matches(&json!("x"), &l).is_err());
+    }
+
+    fn ms(l: &[(&str, &str)]) -> MachineSetView {
+        MachineSetView::from_object(&json!({"metadata": {"name": "w", "labels": labels(l)}}))
+            .unwrap()
+    }
+
+    #[test]
+    fn enrollment() {
+        let mc = |managers: Value| json!({"kind": "MachineConfiguration", "status": {"managedBootImagesStatus": {"machineManagers": managers}}});
+        let all = mc(
+            json!([{"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "All"}}]),
+        );
+        assert_eq!(enrollment_gate(&all, &ms(&[])).unwrap(), None);
+        let none = mc(
+            json!([{"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "None"}}]),
+        );
+        assert_eq!(
+            enrollment_gate(&none, &ms(&[])).unwrap().unwrap().action(),
+            "skip"
+        );
+        let empty = mc(json!([]));
+        assert_eq!(
+            enrollment_gate(&empty, &ms(&[])).unwrap().unwrap().action(),
+            "skip"
+        );
+        let cpms_only = mc(
+            json!([{"resource": "controlplanemachinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "All"}}]),
+        );
+        assert_eq!(
+            enrollment_gate(&cpms_only, &ms(&[]))
+                .unwrap()
+                .unwrap()
+                .action(),
+            "skip"
+        );
+        let partial = mc(
+            json!([{"resource": "machinesets", "apiGroup": "machine.openshift.io",
+            "selection": {"mode": "Partial", "partial": {"machineResourceSelector": {"matchLabels": {"env": "prod"}}}}}]),
+        );
+        assert_eq!(
+            enrollment_gate(&partial, &ms(&[("env", "prod")])).unwrap(),
+            None
+        );
+        assert_eq!(
+            enrollment_gate(&partial, &ms(&[("env", "dev")]))
+                .unwrap()
+                .unwrap()
+                .action(),
+            "skip"
+        );
+        // Spec fallback when the status was never computed.
+        let spec_only = json!({"spec": {"managedBootImages": {"machineManagers": [
+            {"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "All"}}]}}});
+        assert_eq!(enrollment_gate(&spec_only, &ms(&[])).unwrap(), None);
+        assert_eq!(
+            enrollment_gate(&json!({}), &ms(&[]))
+                .unwrap()
+                .unwrap()
+                .action(),
+            "skip"
+        );
+        assert!(enrollment_gate(&mc(json!("x")), &ms(&[])).is_err());
+        assert!(enrollment_gate(&json!({"kind": "Node"}), &ms(&[])).is_err());
+    }
+
+    #[test]
+    fn stability() {
+        let cv = |h: Value| json!({"kind": "ClusterVersion", "status": {"history": h}});
+        assert_eq!(
+            stability_gate(&cv(json!([{"state": "Completed"}, {"state": "Partial"}]))).unwrap(),
+            None
+        );
+        assert_eq!(
+            stability_gate(&cv(json!([{"state": "Partial"}])))
+                .unwrap()
+                .unwrap()
+                .action(),
+            "noop"
+        );
+        assert_eq!(
+            stability_gate(&cv(json!([]))).unwrap().unwrap().action(),
+            "noop"
+        );
+        assert!(stability_gate(&cv(json!("x"))).is_err());
+        assert!(stability_gate(&cv(json!([5]))).is_err());
+        assert!(is_multi_arch(&json!({"status": {"desired": {"architecture": "Multi"}}})).unwrap());
+        assert!(!is_multi_arch(&json!({})).unwrap());
+        assert!(is_multi_arch(&json!({"status": {"desired": {"architecture": 1}}})).is_err());
+    }
+
+    #[test]
+    fn secrets_and_configmaps() {
+        let s = json!({"kind": "Secret", "data": {"userData": "eyJhIjoxfQ=="}});
+        assert_eq!(user_data_from_secret(&s).unwrap(), r#"{"a":1}"#);
+        let s = json!({"kind": "Secret", "stringData": {"userData": "{}"}});
+        assert_eq!(user_data_from_secret(&s).unwrap(), "{}");
+        assert_eq!(user_data_from_secret(&json!({"data": {}})).unwrap(), "");
+        assert!(user_data_from_secret(&json!({"data": {"userData": "%%%"}})).is_err());
+        assert!(user_data_from_secret(&json!({"data": {"userData": 5}})).is_err());
+        assert!(user_data_from_secret(&json!({"kind": "ConfigMap"})).is_err());
+
+        let cm = json!({"kind": "ConfigMap", "data": {"stream": "{}"}});
+        assert_eq!(stream_from_configmap(&cm).unwrap(), Some("{}"));
+        assert_eq!(stream_from_configmap(&json!({"data": {}})).unwrap(), None);
+        assert!(stream_from_configmap(&json!({"data": "x"})).is_err());
+        assert!(stream_from_configmap(&json!({"data": {"stream": {}}})).is_err());
+
+        assert_eq!(
+            known_images_from_text("# c\n ami-1 \n\nami-2\n"),
+            BTreeSet::from(["ami-1".to_owned(), "ami-2".to_owned()])
+        );
+        let kcm = json!({"kind": "ConfigMap", "data": {"a": "ami-1\nami-2", "b": "ami-3"}});
+        assert_eq!(known_images_from_configmap(&kcm).unwrap().len(), 3);
+        assert!(known_images_from_configmap(&json!({"data": {"a": 1}})).is_err());
+
+        assert_eq!(
+            platform_type(&json!({"status": {"platformStatus": {"type": "GCP"}}})).unwrap(),
+            "GCP"
+        );
+        assert!(platform_type(&json!({"status": {}})).is_err());
+        assert!(platform_type(&json!({"status": {"platformStatus": 3}})).is_err());
+        assert!(
+            is_azure_stack(
+                &json!({"status": {"platformStatus": {"type": "Azure", "azure": {"cloudName": "AzureStackCloud"}}}})
+            )
+            .unwrap()
+        );
+    }
+}

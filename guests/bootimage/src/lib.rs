@@ -1,0 +1,36 @@
+//! Managed boot image updates for MAPI MachineSets, as pure functions.
+//!
+//! The OpenShift Machine Config controller keeps each MachineSet's boot image
+//! in line with the CoreOS stream metadata of the running release. This
+//! crate holds everything about that decision that does not depend on the
+//! cloud: the stream model, the architecture rule, the common per-MachineSet
+//! rules, the stub Ignition upgrade and the merge patch. Each cloud's rule is
+//! a separate crate implementing [`Platform`], so a guest component carries
+//! only the rule it needs.
+//!
+//! Everything here is deterministic and total: no clock, randomness,
+//! environment, I/O or hash-ordered collections, and malformed input gives an
+//! error value, never a panic. That is what lets the same code run natively
+//! and as a WebAssembly guest and give byte-identical answers.
+
+pub mod arch;
+mod decide;
+mod decision;
+pub mod eval;
+pub mod fields;
+pub mod ignition;
+mod machineset;
+mod platform;
+pub mod stream;
+
+pub use decide::{
+    ClusterFacts, OS_ID_LABEL, OS_STREAM_LABEL, SUPPORTED_OS_STREAM, common_rules, decide,
+    decide_raw, unsupported_platform,
+};
+pub use decision::{Decision, UserData, UserDataUpgrade};
+pub use machineset::{InputError, MachineSetView};
+pub use platform::{Platform, PlatformOutcome, RuleError};
+pub use stream::{LookupError, Stream, StreamError};
+
+// Platform crates depend on this one only, so they get json helpers here.
+pub use serde_json;

@@ -1,0 +1,266 @@
+//! The parts of a MAPI MachineSet that the boot image rules look at.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::fields::{self, FieldError};
+
+/// The input is not a MachineSet we can read at all.
+///
+/// This is different from a readable MachineSet with a broken providerSpec:
+/// that one gets an `error` decision (the controller would report it in its
+/// Degraded condition), while an `InputError` means the caller handed over
+/// the wrong object (exit status 2 in `mco-host eval`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    #[error("{what} must be a JSON object, got {found}")]
+    NotAnObject {
+        what: &'static str,
+        found: &'static str,
+    },
+    #[error("expected kind {expected}, got {found:?}")]
+    WrongKind {
+        expected: &'static str,
+        found: String,
+    },
+    #[error("{what} has no metadata.name")]
+    MissingName { what: &'static str },
+    #[error("invalid {what}: {source}")]
+    Field {
+        what: &'static str,
+        #[source]
+        source: FieldError,
+    },
+    #[error("invalid {what}: {message}")]
+    Invalid { what: &'static str, message: String },
+}
+
+impl InputError {
+    pub(crate) fn field(what: &'static str) -> impl FnOnce(FieldError) -> InputError {
+        move |source| InputError::Field { what, source }
+    }
+}
+
+/// What the rules need from one MachineSet, extracted once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineSetView {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    /// `Kind/name` of each owner, kept for the skip message.
+    pub owner_references: Vec<String>,
+    /// `spec.template.metadata.labels`: the Windows marker lives here, not on
+    /// the MachineSet itself.
+    pub template_labels: BTreeMap<String, String>,
+    /// `spec.template.spec.providerSpec.value`, untyped on purpose so that the
+    /// platform rules can read exactly the fields they need and leave every
+    /// other field to the API server.
+    pub provider_spec: Option<Value>,
+}
+
+const WHAT: &str = "MachineSet";
+
+impl MachineSetView {
+    /// Reads a MachineSet as `kubectl get -o json` prints it.
+    ///
+    /// Only metadata must be well formed here: bad providerSpec content is
+    /// reported later as an `error` decision, once the common rules (owner
+    /// references, OS stream, Windows) have had the chance to leave the
+    /// MachineSet alone anyway.
+    pub fn from_object(obj: &Value) -> Result<MachineSetView, InputError> {
+        let root = obj.as_object().ok_or(InputError::NotAnObject {
+            what: WHAT,
+            found: fields::kind_of(obj),
+        })?;
+        if let Some(kind) = fields::opt_str(root, "kind", "").map_err(InputError::field(WHAT))?
+            && kind != "MachineSet"
+        {
+            return Err(InputError::WrongKind {
+                expected: "MachineSet",
+                found: kind.to_owned(),
+            });
+        }
+        let meta = fields::opt_object(root, "metadata", "")
+            .map_err(InputError::field(WHAT))?
+            .ok_or(InputError::MissingName { what: WHAT })?;
+        let name = fields::opt_str(meta, "name", "metadata")
+            .map_err(InputError::field(WHAT))?
+            .filter(|n| !n.is_empty())
+            .ok_or(InputError::MissingName { what: WHAT })?
+            .to_owned();
+        let namespace = fields::opt_str(meta, "namespace", "metadata")
+            .map_err(InputError::field(WHAT))?
+            .map(str::to_owned);
+        let labels =
+            fields::opt_string_map(meta, "labels", "metadata").map_err(InputError::field(WHAT))?;
+        let annotations = fields::opt_string_map(meta, "annotations", "metadata")
+            .map_err(InputError::field(WHAT))?;
+
+        let mut owner_references = Vec::new();
+        if let Some(refs) = fields::opt_array(meta, "ownerReferences", "metadata")
+            .map_err(InputError::field(WHAT))?
+        {
+            for (i, r) in refs.iter().enumerate() {
+                let path = format!("metadata.ownerReferences[{i}]");
+                let r = fields::as_object(r, &path).map_err(InputError::field(WHAT))?;
+                let kind = fields::opt_str(r, "kind", &path)
+                    .map_err(InputError::field(WHAT))?
+                    .unwrap_or("?");
+                let owner = fields::opt_str(r, "name", &path)
+                    .map_err(InputError::field(WHAT))?
+                    .unwrap_or("?");
+                owner_references.push(format!("{kind}/{owner}"));
+            }
+        }
+
+        let spec = fields::opt_object(root, "spec", "").map_err(InputError::field(WHAT))?;
+        let template = match spec {
+            Some(s) => {
+                fields::opt_object(s, "template", "spec").map_err(InputError::field(WHAT))?
+            }
+            None => None,
+        };
+        let template_labels = match template {
+            Some(t) => match fields::opt_object(t, "metadata", "spec.template")
+                .map_err(InputError::field(WHAT))?
+            {
+                Some(m) => fields::opt_string_map(m, "labels", "spec.template.metadata")
+                    .map_err(InputError::field(WHAT))?,
+                None => BTreeMap::new(),
+            },
+            None => BTreeMap::new(),
+        };
+        // A providerSpec of the wrong type is kept as is and reported by the
+        // platform step, in the order the controller checks things.
+        let provider_spec = template
+            .and_then(|t| t.get("spec"))
+            .and_then(Value::as_object)
+            .and_then(|s| s.get("providerSpec"))
+            .and_then(Value::as_object)
+            .and_then(|p| p.get("value"))
+            .filter(|v| !v.is_null())
+            .cloned();
+
+        Ok(MachineSetView {
+            name,
+            namespace,
+            labels,
+            annotations,
+            owner_references,
+            template_labels,
+            provider_spec,
+        })
+    }
+
+    /// `providerSpec.value.userDataSecret.name`: the Secret whose stub
+    /// Ignition config may need upgrading before the new boot image is used.
+    pub fn user_data_secret_name(&self) -> Result<Option<&str>, FieldError> {
+        let Some(spec) = &self.provider_spec else {
+            return Ok(None);
+        };
+        let spec = fields::as_object(spec, "providerSpec.value")?;
+        match fields::opt_object(spec, "userDataSecret", "providerSpec.value")? {
+            Some(s) => Ok(
+                fields::opt_str(s, "name", "providerSpec.value.userDataSecret")?
+                    .filter(|n| !n.is_empty()),
+            ),
+            None => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ms() -> Value {
+        json!({
+            "apiVersion": "machine.openshift.io/v1beta1",
+            "kind": "MachineSet",
+            "metadata": {
+                "name": "c1-worker-a",
+                "namespace": "openshift-machine-api",
+                "labels": {"machine.openshift.io/cluster-api-cluster": "c1"},
+                "annotations": {"capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64"},
+                "ownerReferences": [{"kind": "MachinePool", "name": "mp"}]
+            },
+            "spec": {"template": {
+                "metadata": {"labels": {"machine.openshift.io/os-id": "Windows"}},
+                "spec": {"providerSpec": {"value": {"userDataSecret": {"name": "worker-user-data"}}}}
+            }}
+        })
+    }
+
+    #[test]
+    fn extracts_everything() {
+        let v = MachineSetView::from_object(&ms()).unwrap();
+        assert_eq!(v.name, "c1-worker-a");
+        assert_eq!(v.namespace.as_deref(), Some("openshift-machine-api"));
+        assert_eq!(v.owner_references, vec!["MachinePool/mp".to_owned()]);
+        assert_eq!(v.template_labels["machine.openshift.io/os-id"], "Windows");
+        assert_eq!(v.user_data_secret_name().unwrap(), Some("worker-user-data"));
+        assert_eq!(v.labels.len(), 1);
+        assert_eq!(v.annotations.len(), 1);
+    }
+
+    #[test]
+    fn minimal_object() {
+        let v = MachineSetView::from_object(&json!({"metadata": {"name": "x"}})).unwrap();
+        assert!(v.provider_spec.is_none());
+        assert!(v.owner_references.is_empty());
+        assert_eq!(v.user_data_secret_name().unwrap(), None);
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_machineset() {
+        assert!(matches!(
+            MachineSetView::from_object(&json!([])),
+            Err(InputError::NotAnObject { .. })
+        ));
+        assert!(matches!(
+            MachineSetView::from_object(&json!({"kind": "Secret", "metadata": {"name": "x"}})),
+            Err(InputError::WrongKind { .. })
+        ));
+        assert!(matches!(
+            MachineSetView::from_object(&json!({"metadata": {}})),
+            Err(InputError::MissingName { .. })
+        ));
+        assert!(matches!(
+            MachineSetView::from_object(&json!({"metadata": {"name": ""}})),
+            Err(InputError::MissingName { .. })
+        ));
+        let e =
+            MachineSetView::from_object(&json!({"metadata": {"name": "x", "labels": {"a": 1}}}))
+                .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid MachineSet: metadata.labels.a must be a string, got a number"
+        );
+        assert!(
+            MachineSetView::from_object(
+                &json!({"metadata": {"name": "x", "ownerReferences": {"a": 1}}})
+            )
+            .is_err()
+        );
+        assert!(
+            MachineSetView::from_object(&json!({"metadata": {"name": "x"}, "spec": "s"})).is_err()
+        );
+    }
+
+    #[test]
+    fn wrong_user_data_secret_type_is_a_field_error() {
+        let mut o = ms();
+        o["spec"]["template"]["spec"]["providerSpec"]["value"]["userDataSecret"] = json!("s");
+        let v = MachineSetView::from_object(&o).unwrap();
+        assert_eq!(
+            v.user_data_secret_name().unwrap_err().to_string(),
+            "providerSpec.value.userDataSecret must be an object, got a string"
+        );
+        o["spec"]["template"]["spec"]["providerSpec"]["value"] = json!(7);
+        let v = MachineSetView::from_object(&o).unwrap();
+        assert!(v.user_data_secret_name().is_err());
+    }
+}

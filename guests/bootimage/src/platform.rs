@@ -1,0 +1,90 @@
+//! The seam between the shared rules and one cloud's providerSpec.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+use crate::fields::FieldError;
+use crate::stream::{LookupError, Stream};
+
+/// One platform's boot image rule (GCP, AWS, Azure, ...).
+///
+/// Implementations only look at the providerSpec and the stream: the common
+/// rules (owner references, OS stream, Windows, architecture), the stub
+/// upgrade and the patch envelope are the caller's, so every platform gets
+/// them identically.
+pub trait Platform {
+    /// `status.platformStatus.type` of the Infrastructure this rule serves.
+    fn platform_type(&self) -> &'static str;
+
+    /// Decides for one providerSpec value.
+    ///
+    /// `arch` is a stream architecture name (`x86_64`, `aarch64`, ...).
+    /// `known_images` are extra image identifiers that count as published
+    /// RHCOS images even though the stream does not list them. Must be pure
+    /// and total: bad input is an [`PlatformOutcome::Error`], never a panic.
+    fn reconcile(
+        &self,
+        stream: &Stream,
+        arch: &str,
+        provider_spec: &Value,
+        known_images: &BTreeSet<String>,
+    ) -> PlatformOutcome;
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlatformOutcome {
+    /// The boot image already is `target`.
+    OnTarget { target: String },
+    /// Nothing to do for another reason (e.g. an architecture or security
+    /// profile the platform does not update).
+    Noop { reason: String },
+    /// Leave the MachineSet alone (custom image, unknown region, ...).
+    Skip { reason: String },
+    /// Cannot decide: missing stream data, wrong field types, ...
+    Error { message: String },
+    /// Move to `target`. `fragment` is an RFC 7386 merge patch for
+    /// `providerSpec.value` that touches only the boot image fields.
+    Update {
+        target: String,
+        fragment: Map<String, Value>,
+    },
+}
+
+impl PlatformOutcome {
+    pub fn skip(reason: impl Into<String>) -> PlatformOutcome {
+        PlatformOutcome::Skip {
+            reason: reason.into(),
+        }
+    }
+
+    pub fn error(message: impl Into<String>) -> PlatformOutcome {
+        PlatformOutcome::Error {
+            message: message.into(),
+        }
+    }
+
+    pub fn noop(reason: impl Into<String>) -> PlatformOutcome {
+        PlatformOutcome::Noop {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// An error inside a platform rule, so that rules can use `?` on field and
+/// stream lookups and still end in an `error` outcome.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    #[error(transparent)]
+    Lookup(#[from] LookupError),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<Result<PlatformOutcome, RuleError>> for PlatformOutcome {
+    fn from(r: Result<PlatformOutcome, RuleError>) -> PlatformOutcome {
+        r.unwrap_or_else(|e| PlatformOutcome::error(e.to_string()))
+    }
+}

@@ -1,0 +1,753 @@
+#!/usr/bin/env python3
+"""Regenerates tests/golden/bootimage/*: inputs plus expected.json.
+
+The expectations here are written out independently of the Rust code (patch
+bodies, converted stubs and message texts), so `cargo test -p mco-bootimage
+--test golden` checks the implementation against a second opinion rather
+than against its own output. Rewrites the whole tree; needs PyYAML.
+
+    python3 guests/bootimage/tests/golden_gen.py [OUTPUT_DIR]
+"""
+import base64
+import copy
+import json
+import os
+import shutil
+import sys
+
+import yaml
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "golden", "bootimage")
+
+# ---------------------------------------------------------------- stream fixture
+REL = "9.8.20260428-0"
+BASE = "https://rhcos.mirror.openshift.com/art/storage/prod/streams/rhel-9.8/builds/9.8.20260428-0"
+MP_VER = "4.18.2025031114"
+NOPLAN_VER = "9.6.20251015"
+
+
+def paid(publisher, offer):
+    return {
+        "hyperVGen1": {"publisher": publisher, "offer": offer, "sku": offer + "-gen1", "version": MP_VER},
+        "hyperVGen2": {"publisher": publisher, "offer": offer, "sku": offer, "version": MP_VER},
+    }
+
+
+STREAM = {
+    "stream": "rhcos-4.21",
+    "metadata": {"last-modified": "2026-04-28T22:11:54Z", "generator": "plume cosa2stream 211dee6"},
+    "architectures": {
+        "x86_64": {
+            "artifacts": {
+                "aws": {"release": REL, "formats": {"vmdk.gz": {"disk": {
+                    "location": BASE + "/x86_64/rhcos-9.8.20260428-0-aws.x86_64.vmdk.gz",
+                    "sha256": "b45a2194d0304a174859c11a4a11371a854c8366110f26606be63832a954a7ed",
+                    "uncompressed-sha256": "d88f6419a46c6a07b8bcf68c80347aacc2c4e9b3994ebccf40ce0cd20fd43466"}}}},
+                "vmware": {"release": REL, "formats": {"ova": {"disk": {
+                    "location": BASE + "/x86_64/rhcos-9.8.20260428-0-vmware.x86_64.ova",
+                    "sha256": "29dcca5f196f09104e68bdae7f7706dee6bb84e9a1de4515a04ed9b8f288ce3c"}}}},
+            },
+            "images": {
+                "aws": {"regions": {
+                    "us-east-1": {"release": REL, "image": "ami-0fbc8be8796dc1df5"},
+                    "us-east-2": {"release": REL, "image": "ami-0f87100a0927b4e1e"},
+                    "eu-west-1": {"release": REL, "image": "ami-0554dc0c838511ba9"}}},
+                "gcp": {"release": REL, "project": "rhcos-cloud", "name": "rhcos-9-8-20260428-0-gcp-x86-64"},
+                "kubevirt": {"release": REL,
+                             "image": "quay.io/openshift-release-dev/ocp-v4.0-art-dev:rhel-9.8-coreos-kubevirt",
+                             "digest-ref": "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:1dc8aa4ed62574ca7dc7d9674f86521c73d24d8013a5e78b69f1bc084fc669e8"},
+            },
+            "rhel-coreos-extensions": {"marketplace": {"azure": {
+                "no-purchase-plan": {
+                    "hyperVGen1": {"publisher": "azureopenshift", "offer": "aro4", "sku": "aro_420", "version": NOPLAN_VER},
+                    "hyperVGen2": {"publisher": "azureopenshift", "offer": "aro4", "sku": "420-v2", "version": NOPLAN_VER}},
+                "ocp": paid("redhat", "rh-ocp-worker"),
+                "opp": paid("redhat", "rh-opp-worker"),
+                "oke": paid("redhat", "rh-oke-worker"),
+                "ocp-emea": paid("redhat-limited", "rh-ocp-worker"),
+            }}},
+        },
+        "aarch64": {
+            "artifacts": {"gcp": {"release": REL, "formats": {"tar.gz": {"disk": {
+                "location": BASE + "/aarch64/rhcos-9.8.20260428-0-gcp.aarch64.tar.gz",
+                "sha256": "b76536dfaec2914333f3d6831ca62ac1aea37ae4ac39a4d857290a5281f9682d"}}}}},
+            "images": {
+                "aws": {"regions": {"us-east-1": {"release": REL, "image": "ami-01fdfbdd638f16b5f"}}},
+                "gcp": {"release": REL, "project": "rhcos-cloud", "name": "rhcos-9-8-20260428-0-gcp-aarch64"},
+            },
+            "rhel-coreos-extensions": {
+                "azure-disk": {"release": REL, "url": "https://rhcos.blob.core.windows.net/imagebucket/rhcos-9.8.20260428-0-azure.aarch64.vhd"},
+                "marketplace": {"azure": {"no-purchase-plan": {"hyperVGen2": {
+                    "publisher": "azureopenshift", "offer": "aro4", "sku": "420-arm", "version": NOPLAN_VER}}}},
+            },
+        },
+        "ppc64le": {"images": {"powervs": {"regions": {"dal10": {
+            "release": REL, "object": "rhcos-9-8-20260428-0-ppc64le-powervs.ova.gz",
+            "bucket": "rhcos-powervs-images-us-south", "url": "https://s3.us-south.cloud-object-storage.appdomain.cloud"}}}}},
+        "s390x": {"images": {"kubevirt": {"release": REL,
+                                          "image": "quay.io/openshift-release-dev/ocp-v4.0-art-dev:rhel-9.8-coreos-kubevirt-s390x",
+                                          "digest-ref": "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:5e1a7b0c2f0a4c8d9e3b6a1f7c2d4e8b0a9c3f5d7e1b2a4c6d8e0f1a3b5c7d9e"}}},
+    },
+}
+
+GCP_NEW = "projects/rhcos-cloud/global/images/rhcos-9-8-20260428-0-gcp-x86-64"
+GCP_NEW_ARM = "projects/rhcos-cloud/global/images/rhcos-9-8-20260428-0-gcp-aarch64"
+GCP_OLD = "projects/rhcos-cloud/global/images/rhcos-418-94-202511191518-0-gcp-x86-64"
+GCP_OLD_ARM = "projects/rhcos-cloud/global/images/rhcos-418-94-202511191518-0-gcp-aarch64"
+AMI_E1 = "ami-0fbc8be8796dc1df5"
+AMI_E2 = "ami-0f87100a0927b4e1e"
+AMI_ARM = "ami-01fdfbdd638f16b5f"
+AMI_OLD = "ami-0c5a8e7f3b2d1e4f6"  # a 4.18 RHCOS AMI, known only through known-images.txt
+AMI_OLD_ARM = "ami-07d1b3f5a9c2e4b68"
+KNOWN = "# RHCOS AMIs published by earlier releases\n%s\n%s\nami-0123456789abcdef0\n" % (AMI_OLD, AMI_OLD_ARM)
+
+CA = "data:text/plain;charset=utf-8;base64,LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURFRENDQWZpZ0F3SUJBZ0lJYzFtbW1NdmJ1YzR3RFFZSktvWklodmNOQVFFTEJRQXdKakVTTUJBR0ExVUUKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+
+
+def stub22(cluster="c1", extra=None):
+    d = {"ignition": {"config": {"append": [{"source": "https://api-int.%s.example.com:22623/config/worker" % cluster, "verification": {}}]},
+                      "security": {"tls": {"certificateAuthorities": [{"source": CA, "verification": {}}]}},
+                      "timeouts": {}, "version": "2.2.0"},
+         "networkd": {}, "passwd": {}, "storage": {}, "systemd": {}}
+    if extra:
+        for k, v in extra.items():
+            d[k] = v
+    return json.dumps(d, separators=(",", ":"))
+
+
+def stub35_expected(cluster="c1", passwd=None):
+    d = {"ignition": {"config": {"merge": [{"source": "https://api-int.%s.example.com:22623/config/worker" % cluster}]},
+                      "security": {"tls": {"certificateAuthorities": [{"source": CA}]}},
+                      "version": "3.5.0"}}
+    if passwd:
+        d["passwd"] = passwd
+    return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
+
+
+def stub3(version="3.2.0", cluster="c1"):
+    return json.dumps({"ignition": {"config": {"merge": [{"source": "https://api-int.%s.example.com:22623/config/worker" % cluster}]},
+                                    "security": {"tls": {"certificateAuthorities": [{"source": CA}]}},
+                                    "version": version}}, separators=(",", ":"))
+
+
+def b64(s):
+    return base64.b64encode(s.encode()).decode()
+
+
+# ---------------------------------------------------------------- object builders
+def infra(ptype, azure_cloud=None):
+    st = {"type": ptype}
+    if ptype == "GCP":
+        st["gcp"] = {"projectID": "openshift-c1", "region": "us-central1"}
+    elif ptype == "AWS":
+        st["aws"] = {"region": "us-east-1"}
+    elif ptype == "Azure":
+        st["azure"] = {"cloudName": azure_cloud or "AzurePublicCloud", "networkResourceGroupName": "c1-x7k2p-rg",
+                       "resourceGroupName": "c1-x7k2p-rg"}
+    elif ptype == "VSphere":
+        st["vsphere"] = {}
+    return {"apiVersion": "config.openshift.io/v1", "kind": "Infrastructure",
+            "metadata": {"name": "cluster"},
+            "spec": {"cloudConfig": {"name": ""}, "platformSpec": {"type": ptype}},
+            "status": {"apiServerURL": "https://api.c1.example.com:6443", "controlPlaneTopology": "HighlyAvailable",
+                       "infrastructureName": "c1-x7k2p", "infrastructureTopology": "HighlyAvailable",
+                       "platform": ptype, "platformStatus": st}}
+
+
+def configmap(stream_text):
+    data = {"releaseVersion": "4.21.3"}
+    if stream_text is not None:
+        data["stream"] = stream_text
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "coreos-bootimages", "namespace": "openshift-machine-config-operator",
+                         "annotations": {"include.release.openshift.io/ibm-cloud-managed": "true",
+                                         "include.release.openshift.io/self-managed-high-availability": "true",
+                                         "include.release.openshift.io/single-node-developer": "true"}},
+            "data": data}
+
+
+def std_stream_text(stream=None):
+    """Compact JSON, one architecture per line: small, still diffable."""
+    st = stream or STREAM
+    c = lambda o: json.dumps(o, separators=(",", ":"))
+    arches = ",\n".join("  %s:%s" % (c(k), c(v)) for k, v in st["architectures"].items())
+    return '{"stream":%s,"metadata":%s,\n "architectures":{\n%s\n}}\n' % (c(st["stream"]), c(st["metadata"]), arches)
+
+
+def secret(name, user_data):
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": name, "namespace": "openshift-machine-api"},
+            "data": {"disableTemplating": b64("true"), "userData": b64(user_data)}}
+
+
+def clusterversion(state="Completed", arch=None):
+    cv = {"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion", "metadata": {"name": "version"},
+          "spec": {"channel": "stable-4.21", "clusterID": "5d2c7a8e-3f1b-4e6a-9c0d-2b7f8e1a4c63"},
+          "status": {"desired": {"version": "4.21.3", "image": "quay.io/openshift-release-dev/ocp-release@sha256:9f2c1e0a"},
+                     "history": [{"state": state, "version": "4.21.3", "image": "quay.io/openshift-release-dev/ocp-release@sha256:9f2c1e0a",
+                                  "startedTime": "2026-05-01T10:00:00Z", "verified": True},
+                                 {"state": "Completed", "version": "4.20.9", "image": "quay.io/openshift-release-dev/ocp-release@sha256:1a2b3c4d",
+                                  "startedTime": "2026-03-01T10:00:00Z", "completionTime": "2026-03-01T11:00:00Z", "verified": True}]}}
+    if state == "Completed":
+        cv["status"]["history"][0]["completionTime"] = "2026-05-01T11:10:00Z"
+    if arch:
+        cv["status"]["desired"]["architecture"] = arch
+    return cv
+
+
+def machineconfiguration(selection):
+    mm = [{"apiGroup": "machine.openshift.io", "resource": "machinesets", "selection": selection}]
+    return {"apiVersion": "operator.openshift.io/v1", "kind": "MachineConfiguration",
+            "metadata": {"name": "cluster", "generation": 3},
+            "spec": {"logLevel": "Normal", "managementState": "Managed", "operatorLogLevel": "Normal",
+                     "managedBootImages": {"machineManagers": mm}},
+            "status": {"observedGeneration": 3, "managedBootImagesStatus": {"machineManagers": mm}}}
+
+
+def machineset(name, provider_value, arch_annotation="kubernetes.io/arch=amd64", labels=None,
+               template_labels=None, owner_refs=None, provider_present=True):
+    meta = {"name": name, "namespace": "openshift-machine-api",
+            "uid": "0b7c0e2a-1d4f-4a8e-9b3c-5e6f7a8b9c0d",
+            "resourceVersion": "48213", "generation": 1,
+            "labels": {"machine.openshift.io/cluster-api-cluster": "c1-x7k2p"}}
+    if labels:
+        meta["labels"].update(labels)
+    if arch_annotation is not None:
+        meta["annotations"] = {"capacity.cluster-autoscaler.kubernetes.io/labels": arch_annotation,
+                               "machine.openshift.io/memoryMb": "16384", "machine.openshift.io/vCPU": "4"}
+    if owner_refs:
+        meta["ownerReferences"] = owner_refs
+    tl = {"machine.openshift.io/cluster-api-cluster": "c1-x7k2p",
+          "machine.openshift.io/cluster-api-machine-role": "worker",
+          "machine.openshift.io/cluster-api-machine-type": "worker",
+          "machine.openshift.io/cluster-api-machineset": name}
+    if template_labels:
+        tl.update(template_labels)
+    tspec = {"lifecycleHooks": {}, "metadata": {}}
+    if provider_present:
+        tspec["providerSpec"] = {"value": provider_value}
+    return {"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet", "metadata": meta,
+            "spec": {"replicas": 1,
+                     "selector": {"matchLabels": {"machine.openshift.io/cluster-api-cluster": "c1-x7k2p",
+                                                  "machine.openshift.io/cluster-api-machineset": name}},
+                     "template": {"metadata": {"labels": tl}, "spec": tspec}},
+            "status": {"replicas": 1, "availableReplicas": 1, "readyReplicas": 1, "fullyLabeledReplicas": 1,
+                       "observedGeneration": 1}}
+
+
+def gcp_spec(disks, uds="worker-user-data"):
+    v = {"apiVersion": "machine.openshift.io/v1beta1", "kind": "GCPMachineProviderSpec",
+         "canIPForward": False, "credentialsSecret": {"name": "gcp-cloud-credentials"}, "deletionProtection": False,
+         "disks": disks, "machineType": "n2-standard-4", "metadata": {"creationTimestamp": None},
+         "networkInterfaces": [{"network": "c1-x7k2p-network", "subnetwork": "c1-x7k2p-worker-subnet"}],
+         "projectID": "openshift-c1", "region": "us-central1",
+         "serviceAccounts": [{"email": "c1-x7k2p-w@openshift-c1.iam.gserviceaccount.com",
+                              "scopes": ["https://www.googleapis.com/auth/cloud-platform"]}],
+         "tags": ["c1-x7k2p-worker"], "zone": "us-central1-a"}
+    if uds is not None:
+        v["userDataSecret"] = {"name": uds}
+    return v
+
+
+def boot_disk(image, **kw):
+    d = {"autoDelete": True, "boot": True, "image": image, "sizeGb": 128, "type": "pd-ssd"}
+    d.update(kw)
+    return d
+
+
+def data_disk(image):
+    return {"autoDelete": True, "boot": False, "image": image, "sizeGb": 256, "type": "pd-standard"}
+
+
+def aws_spec(ami, region="us-east-1", uds="worker-user-data"):
+    v = {"apiVersion": "machine.openshift.io/v1beta1", "kind": "AWSMachineProviderConfig",
+         "ami": ami,
+         "blockDevices": [{"ebs": {"encrypted": True, "iops": 0, "kmsKey": {"arn": ""}, "volumeSize": 120, "volumeType": "gp3"}}],
+         "credentialsSecret": {"name": "aws-cloud-credentials"}, "deviceIndex": 0,
+         "iamInstanceProfile": {"id": "c1-x7k2p-worker-profile"}, "instanceType": "m6i.xlarge",
+         "metadata": {"creationTimestamp": None}, "metadataServiceOptions": {},
+         "placement": {"availabilityZone": region + "a", "region": region},
+         "securityGroups": [{"filters": [{"name": "tag:Name", "values": ["c1-x7k2p-node"]}]}],
+         "subnet": {"filters": [{"name": "tag:Name", "values": ["c1-x7k2p-subnet-private-%sa" % region]}]},
+         "tags": [{"name": "kubernetes.io/cluster/c1-x7k2p", "value": "owned"}]}
+    if uds is not None:
+        v["userDataSecret"] = {"name": uds}
+    return v
+
+
+def azure_spec(image, security=None, uds="worker-user-data"):
+    v = {"apiVersion": "machine.openshift.io/v1beta1", "kind": "AzureMachineProviderSpec",
+         "acceleratedNetworking": True, "credentialsSecret": {"name": "azure-cloud-credentials", "namespace": "openshift-machine-api"},
+         "image": image, "kind": "AzureMachineProviderSpec", "location": "eastus", "managedIdentity": "c1-x7k2p-identity",
+         "metadata": {"creationTimestamp": None}, "networkResourceGroup": "c1-x7k2p-rg",
+         "osDisk": {"diskSettings": {}, "diskSizeGB": 128, "managedDisk": {"storageAccountType": "Premium_LRS"}, "osType": "Linux"},
+         "publicIP": False, "resourceGroup": "c1-x7k2p-rg", "subnet": "c1-x7k2p-worker-subnet",
+         "vmSize": "Standard_D4s_v3", "vnet": "c1-x7k2p-vnet", "zone": "1"}
+    if security is not None:
+        v["securityProfile"] = security
+    if uds is not None:
+        v["userDataSecret"] = {"name": uds}
+    return v
+
+
+def az_image(p="", o="", s="", v="", rid="", t=""):
+    return {"offer": o, "publisher": p, "resourceID": rid, "sku": s, "type": t, "version": v}
+
+
+# ---------------------------------------------------------------- expectations
+def provider_patch(fragment):
+    return {"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}}
+
+
+def exp_patch(target, fragment, uds=None):
+    return {"action": "patch", "target": target, "patch": provider_patch(fragment), "userDataSecret": uds}
+
+
+def exp_uds(name, text):
+    return {"name": name, "data": {"userData": b64(text)},
+            "annotations": {"machineconfiguration.openshift.io/stub-ignition-upgraded-to": "3.5.0"}}
+
+
+def on_target(ms, target):
+    return {"action": "noop", "reason": "No patching required for MAPI machineset %s: boot image is already %s" % (ms, target)}
+
+
+def p_noop(ms, reason):
+    return {"action": "noop", "reason": "machineset %s: %s" % (ms, reason)}
+
+
+def p_skip(ms, reason):
+    return {"action": "skip", "reason": "%s, skipping boot image update of machineset %s" % (reason, ms)}
+
+
+def p_err(ms, detail):
+    return {"action": "error", "message": "failed to reconcile machineset %s, err: %s" % (ms, detail)}
+
+
+def gcp_unknown(image, i=0):
+    return 'current boot image "%s" of disk %d is unknown (not a published RHCOS image under projects/rhcos-cloud/global/images)' % (image, i)
+
+
+CASES = []
+
+
+def case(name, expected, *, ms, infra_obj, cm=None, cv=None, mc=None, secret_obj=None, known=None, note=None):
+    CASES.append(dict(name=name, expected=expected, ms=ms, infra=infra_obj,
+                      cm=cm if cm is not None else configmap(std_stream_text()),
+                      cv=cv, mc=mc, secret=secret_obj, known=known, note=note))
+
+
+GCP = infra("GCP")
+AWS = infra("AWS")
+AZ = infra("Azure")
+UDS = "worker-user-data"
+
+# ---------------------------------------------------------------- GCP
+n = "c1-x7k2p-worker-a"
+disks = [boot_disk(GCP_OLD), data_disk("projects/openshift-c1/global/images/scratch-data")]
+new_disks = copy.deepcopy(disks)
+new_disks[0]["image"] = GCP_NEW
+case("gcp-patch-boot-disk-only", exp_patch(GCP_NEW, {"disks": new_disks}),
+     ms=machineset(n, gcp_spec(disks)), infra_obj=GCP,
+     note="Old RHCOS boot disk is moved to the stream image; the data disk keeps its image, and the patch carries the whole disks array.")
+
+case("gcp-noop-on-target", on_target(n, GCP_NEW),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_NEW), data_disk(GCP_OLD)])), infra_obj=GCP)
+
+mk = "projects/redhat-marketplace-public/global/images/redhat-coreos-ocp-413-x86-64-202305021736"
+case("gcp-skip-marketplace-image", p_skip(n, gcp_unknown(mk)),
+     ms=machineset(n, gcp_spec([boot_disk(mk)])), infra_obj=GCP)
+
+custom = "projects/openshift-c1/global/images/hardened-rhcos"
+case("gcp-skip-one-custom-boot-disk", p_skip(n, gcp_unknown(custom, 1)),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD), boot_disk(custom, sizeGb=64)])), infra_obj=GCP,
+     note="All-or-nothing: one boot disk on a custom image leaves the whole MachineSet alone.")
+
+d3 = [boot_disk(GCP_OLD), boot_disk(GCP_NEW, sizeGb=64), data_disk(GCP_OLD)]
+nd3 = copy.deepcopy(d3)
+nd3[0]["image"] = GCP_NEW
+case("gcp-patch-two-boot-disks", exp_patch(GCP_NEW, {"disks": nd3}),
+     ms=machineset(n, gcp_spec(d3)), infra_obj=GCP)
+
+na = "c1-x7k2p-worker-arm-a"
+da = [boot_disk(GCP_OLD_ARM)]
+nda = [boot_disk(GCP_NEW_ARM)]
+case("gcp-patch-arm64", exp_patch(GCP_NEW_ARM, {"disks": nda}),
+     ms=machineset(na, gcp_spec(da), arch_annotation="kubernetes.io/arch=arm64"), infra_obj=GCP)
+
+ns = "c1-x7k2p-worker-s390x"
+case("gcp-error-s390x-no-gcp-image",
+     p_err(ns, "stream:rhcos-4.21 architecture 's390x' has no GCP image (images.gcp is missing or incomplete)"),
+     ms=machineset(ns, gcp_spec([boot_disk(GCP_OLD)]), arch_annotation="kubernetes.io/arch=s390x"), infra_obj=GCP)
+
+mirror = "projects/openshift-c1/global/images/rhcos-418-94-202511191518-0-gcp-x86-64-copy"
+case("gcp-patch-known-image", exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
+     ms=machineset(n, gcp_spec([boot_disk(mirror)])), infra_obj=GCP, known=mirror + "\n",
+     note="An image outside rhcos-cloud that the known-images list names counts as published RHCOS.")
+
+case("gcp-error-disks-wrong-type",
+     p_err(n, "providerSpec.value.disks must be an array, got an object"),
+     ms=machineset(n, gcp_spec(boot_disk(GCP_OLD))), infra_obj=GCP)
+
+case("gcp-error-boot-wrong-type",
+     p_err(n, "providerSpec.value.disks[0].boot must be a boolean, got a string"),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD, boot="true")])), infra_obj=GCP)
+
+case("gcp-noop-no-boot-disk", p_noop(n, "providerSpec.value.disks has no boot disk to update"),
+     ms=machineset(n, gcp_spec([data_disk(GCP_OLD)])), infra_obj=GCP)
+
+case("gcp-patch-stub-v2-converted",
+     exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}, exp_uds(UDS, stub35_expected())),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, stub22()),
+     note="A spec 2.2 installer stub is converted to spec 3.5.0 together with the patch.")
+
+case("gcp-patch-stub-v3-untouched", exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, stub3("3.2.0")))
+
+case("gcp-noop-on-target-stub-v2-ignored", on_target(n, GCP_NEW),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_NEW)])), infra_obj=GCP, secret_obj=secret(UDS, stub22()),
+     note="The stub is only upgraded when a patch is needed.")
+
+bad_stub = stub22(extra={"passwd": {"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB3 admin@example.com"]},
+                                              {"name": "ops", "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIC4 ops@example.com"]}]}})
+case("gcp-error-stub-unconvertible-user",
+     p_err(n, "converting ignition stub failed: unexpected user with name: ops. Only core user is supported"),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, bad_stub),
+     note="Unconvertible stub: error, and no patch.")
+
+case("gcp-error-malformed-stream",
+     p_err(n, "failed to parse CoreOS stream metadata: key must be a string at line 1 column 3"),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP,
+     cm=configmap('{ architectures: {"x86_64": {}} }'))
+
+case("gcp-error-empty-stream-object",
+     p_err(n, "stream: does not have architecture 'x86_64'"),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, cm=configmap("{}"))
+
+case("gcp-error-empty-stream-text",
+     p_err(n, "failed to parse CoreOS stream metadata: the stream is empty"),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, cm=configmap(""))
+
+case("gcp-error-stream-key-missing",
+     p_err(n, "the coreos-bootimages ConfigMap has no data.stream key with CoreOS stream metadata"),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, cm=configmap(None))
+
+case("gcp-error-stream-wrong-shape",
+     p_err(n, "failed to parse CoreOS stream metadata: invalid type: sequence, expected a map at line 1 column 18"),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, cm=configmap('{"architectures": []}'))
+
+case("gcp-skip-owner-references",
+     {"action": "skip", "reason": "machineset %s has OwnerReference: MachinePool/c1-worker, skipping boot image update" % n},
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)]),
+                   owner_refs=[{"apiVersion": "hive.openshift.io/v1", "kind": "MachinePool", "name": "c1-worker",
+                                "uid": "3f9a1c2e-7b4d-4e8f-a6c5-1d2e3f4a5b6c", "controller": True}]),
+     infra_obj=GCP, cm=configmap("{ broken"),
+     note="Owner references win over everything else, even a broken stream.")
+
+case("gcp-noop-windows",
+     {"action": "noop", "reason": "machineset c1-x7k2p-windows-a is a Windows MachineSet; boot image updates do not apply"},
+     ms=machineset("c1-x7k2p-windows-a", gcp_spec([boot_disk("projects/windows-cloud/global/images/windows-server-2022-dc-core-v20260410")]),
+                   template_labels={"machine.openshift.io/os-id": "Windows"}),
+     infra_obj=GCP)
+
+case("gcp-noop-osstream-rhel-10",
+     {"action": "noop", "reason": 'machineset %s uses OS stream "rhel-10"; boot image updates only manage the rhel-9 stream' % n},
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)]), labels={"machineconfiguration.openshift.io/osstream": "rhel-10"}),
+     infra_obj=GCP)
+
+case("gcp-patch-osstream-rhel-9", exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)]), labels={"machineconfiguration.openshift.io/osstream": "rhel-9"}),
+     infra_obj=GCP)
+
+case("gcp-skip-multi-arch-no-annotation",
+     {"action": "skip", "reason": "no architecture annotation found on machineset %s, skipping boot image update until the MachineSet is annotated with its architecture" % n},
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)]), arch_annotation=None), infra_obj=GCP,
+     cv=clusterversion(arch="Multi"))
+
+case("gcp-patch-multi-arch-annotated", exp_patch(GCP_NEW_ARM, {"disks": nda}),
+     ms=machineset(na, gcp_spec(da), arch_annotation="kubernetes.io/arch=arm64"), infra_obj=GCP,
+     cv=clusterversion(arch="Multi"))
+
+case("gcp-patch-no-annotation-control-plane-arch", exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)]), arch_annotation=None), infra_obj=GCP, cv=clusterversion(),
+     note="Single-arch cluster: no annotation means the control-plane arch (amd64 in tests).")
+
+case("gcp-error-arch-invalid-value",
+     p_err(n, "failed to determine architecture: invalid architecture value found in annotation: x86_64"),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)]), arch_annotation="kubernetes.io/arch=x86_64"), infra_obj=GCP)
+
+case("gcp-error-arch-label-missing",
+     p_err(n, "failed to determine architecture: kubernetes.io/arch label not found in annotation: topology.gke.io/zone=us-central1-a"),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)]), arch_annotation="topology.gke.io/zone=us-central1-a"), infra_obj=GCP)
+
+case("gcp-patch-arch-annotation-spaces", exp_patch(GCP_NEW_ARM, {"disks": nda}),
+     ms=machineset(na, gcp_spec(da), arch_annotation=" topology.gke.io/zone=us-central1-a ,  kubernetes.io/arch=arm64 , node.kubernetes.io/instance-type=t2a-standard-4"),
+     infra_obj=GCP)
+
+case("gcp-error-providerspec-missing", p_err(n, "providerSpec field was empty"),
+     ms=machineset(n, None, provider_present=False), infra_obj=GCP)
+
+case("gcp-error-no-user-data-secret",
+     p_err(n, "error grabbing user data secret referenced in machineset: providerSpec.value.userDataSecret.name is not set"),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)], uds=None)), infra_obj=GCP)
+
+# ---------------------------------------------------------------- AWS
+m = "c1-x7k2p-worker-us-east-1a"
+aws_patch = lambda t: {"ami": {"id": t, "arn": None, "filters": None}}
+case("aws-patch-known-ami", exp_patch(AMI_E1, aws_patch(AMI_E1)),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     note="The current AMI is an older RHCOS AMI named in known-images.txt.")
+
+case("aws-noop-on-target", on_target(m, AMI_E1),
+     ms=machineset(m, aws_spec({"id": AMI_E1})), infra_obj=AWS, known=KNOWN)
+
+case("aws-skip-unknown-ami",
+     p_skip(m, 'current AMI "ami-0badc0ffee0ddf00d" is unknown (not a published RHCOS AMI)'),
+     ms=machineset(m, aws_spec({"id": "ami-0badc0ffee0ddf00d"})), infra_obj=AWS, known=KNOWN)
+
+case("aws-skip-ami-by-arn",
+     p_skip(m, "providerSpec.value.ami has no id (the AMI is given by ARN or filters)"),
+     ms=machineset(m, aws_spec({"arn": "arn:aws:ec2:us-east-1::image/ami-0c5a8e7f3b2d1e4f6"})), infra_obj=AWS, known=KNOWN)
+
+case("aws-skip-ami-by-filters",
+     p_skip(m, "providerSpec.value.ami has no id (the AMI is given by ARN or filters)"),
+     ms=machineset(m, aws_spec({"filters": [{"name": "name", "values": ["rhcos-418.94.*-x86_64"]}]})), infra_obj=AWS, known=KNOWN)
+
+m2 = "c1-x7k2p-worker-ap-south-2a"
+case("aws-skip-region-not-in-stream",
+     p_skip(m2, 'failed to get AMI for region "ap-south-2": rhcos-4.21/x86_64: No AWS images in region ap-south-2'),
+     ms=machineset(m2, aws_spec({"id": AMI_OLD}, region="ap-south-2")), infra_obj=AWS, known=KNOWN)
+
+m3 = "c1-x7k2p-worker-us-east-2a"
+case("aws-patch-stream-ami-of-other-region", exp_patch(AMI_E2, aws_patch(AMI_E2)),
+     ms=machineset(m3, aws_spec({"id": AMI_E1}, region="us-east-2")), infra_obj=AWS,
+     note="An AMI the stream lists for another region is a published RHCOS AMI; no known-images file needed.")
+
+ma = "c1-x7k2p-worker-arm-us-east-1a"
+case("aws-patch-arm64", exp_patch(AMI_ARM, aws_patch(AMI_ARM)),
+     ms=machineset(ma, aws_spec({"id": AMI_OLD_ARM}), arch_annotation="kubernetes.io/arch=arm64,topology.ebs.csi.aws.com/zone=us-east-1a"),
+     infra_obj=AWS, known=KNOWN)
+
+mp = "c1-x7k2p-worker-ppc64le"
+case("aws-skip-ppc64le-no-aws-images",
+     p_skip(mp, 'failed to get AMI for region "us-east-1": rhcos-4.21/ppc64le: No AWS images'),
+     ms=machineset(mp, aws_spec({"id": AMI_OLD}), arch_annotation="kubernetes.io/arch=ppc64le"), infra_obj=AWS, known=KNOWN)
+
+case("aws-error-ami-wrong-type",
+     p_err(m, "providerSpec.value.ami must be an object, got a string"),
+     ms=machineset(m, aws_spec(AMI_OLD)), infra_obj=AWS, known=KNOWN)
+
+bad_region = aws_spec({"id": AMI_OLD})
+bad_region["placement"]["region"] = 42
+case("aws-error-region-wrong-type",
+     p_err(m, "providerSpec.value.placement.region must be a string, got a number"),
+     ms=machineset(m, bad_region), infra_obj=AWS, known=KNOWN)
+
+core_keys = {"passwd": {"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB3 admin@example.com"]}]}}
+case("aws-patch-stub-v2-converted",
+     exp_patch(AMI_E1, aws_patch(AMI_E1),
+               exp_uds(UDS, stub35_expected("c2", passwd={"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB3 admin@example.com"]}]}))),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     secret_obj=secret(UDS, stub22("c2", extra=core_keys)))
+
+case("aws-error-stub-networkd",
+     p_err(m, "converting ignition stub failed: failed to convert Ignition config spec v2 to v3: unable to convert Ignition spec v2 config to v3: config includes a networkd section, which Ignition spec 3 does not support"),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     secret_obj=secret(UDS, stub22(extra={"networkd": {"units": [{"name": "10-eth0.network", "contents": "[Match]\nName=eth0\n"}]}})))
+
+old21 = json.loads(stub22())
+old21["ignition"]["version"] = "2.1.0"
+case("aws-error-stub-unknown-version",
+     p_err(m, "converting ignition stub failed: failed to parse Ignition config: parsing Ignition config failed: unknown version. Supported spec versions: 2.2, 3.0, 3.1, 3.2, 3.3, 3.4, 3.5"),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     secret_obj=secret(UDS, json.dumps(old21, separators=(",", ":"))))
+
+case("aws-error-stub-not-json",
+     p_err(m, "converting ignition stub failed: failed to unmarshal decoded user-data to json: expected value at line 1 column 1"),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     secret_obj=secret(UDS, "#cloud-config\nruncmd: []\n"))
+
+case("aws-skip-empty-stream",
+     p_skip(m, 'failed to get AMI for region "us-east-1": stream: does not have architecture \'x86_64\''),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN, cm=configmap("{}"),
+     note="AWS treats missing stream data as a skip (upstream GetAwsRegionImage), unlike GCP.")
+
+case("aws-error-malformed-stream",
+     p_err(m, "failed to parse CoreOS stream metadata: EOF while parsing an object at line 3 column 0"),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     cm=configmap('{"stream": "rhcos-4.21",\n  "architectures": {"x86_64": {"images": {"aws": {"regions": {}}}}\n'))
+
+# ---------------------------------------------------------------- Azure
+z = "c1-x7k2p-worker-eastus1"
+NOPLAN_G2 = {"publisher": "azureopenshift", "offer": "aro4", "sku": "420-v2", "version": NOPLAN_VER, "resourceID": "", "type": "MarketplaceNoPlan"}
+NOPLAN_G1 = {"publisher": "azureopenshift", "offer": "aro4", "sku": "aro_420", "version": NOPLAN_VER, "resourceID": "", "type": "MarketplaceNoPlan"}
+urn = lambda i: "%s:%s:%s:%s" % (i["publisher"], i["offer"], i["sku"], i["version"])
+
+case("azure-patch-legacy-gen2-resourceid", exp_patch(urn(NOPLAN_G2), {"image": NOPLAN_G2}),
+     ms=machineset(z, azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/galleries/gallery_c1_x7k2p/images/c1-x7k2p-gen2/versions/latest"))),
+     infra_obj=AZ, note="Images uploaded at install time (resourceID) always migrate to the free marketplace image of the same Hyper-V generation.")
+
+case("azure-patch-legacy-gen1", exp_patch(urn(NOPLAN_G1), {"image": NOPLAN_G1}),
+     ms=machineset(z, azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/galleries/gallery_c1_x7k2p/images/c1-x7k2p/versions/latest"))),
+     infra_obj=AZ)
+
+OCP_G2 = {"publisher": "redhat", "offer": "rh-ocp-worker", "sku": "rh-ocp-worker", "version": MP_VER, "resourceID": "", "type": "MarketplaceWithPlan"}
+OCP_G1 = dict(OCP_G2, sku="rh-ocp-worker-gen1")
+case("azure-patch-ocp-paid-gen2", exp_patch(urn(OCP_G2), {"image": OCP_G2}),
+     ms=machineset(z, azure_spec(az_image("redhat", "rh-ocp-worker", "rh-ocp-worker", "4.16.2024101515", t="MarketplaceWithPlan"))),
+     infra_obj=AZ, secret_obj=secret(UDS, stub3("3.4.0")))
+
+case("azure-patch-ocp-paid-gen1", exp_patch(urn(OCP_G1), {"image": OCP_G1}),
+     ms=machineset(z, azure_spec(az_image("redhat", "rh-ocp-worker", "rh-ocp-worker-gen1", "4.16.2024101515", t="MarketplaceWithPlan"))),
+     infra_obj=AZ)
+
+OCP_EMEA_G2 = dict(OCP_G2, publisher="redhat-limited")
+case("azure-patch-ocp-emea", exp_patch(urn(OCP_EMEA_G2), {"image": OCP_EMEA_G2}),
+     ms=machineset(z, azure_spec(az_image("redhat-limited", "rh-ocp-worker", "rh-ocp-worker", "4.16.2024101515", t="MarketplaceWithPlan"))),
+     infra_obj=AZ)
+
+case("azure-patch-noplan-empty-type-quirk", exp_patch(urn(NOPLAN_G2), {"image": NOPLAN_G2}),
+     ms=machineset(z, azure_spec(az_image("azureopenshift", "aro4", "aro_419", "9.4.20240710", t=""))),
+     infra_obj=AZ, note="Upstream quirk: a free image with an empty type takes the paid generation rule, so sku aro_419 counts as Gen2.")
+
+case("azure-patch-noplan-gen1-typed", exp_patch(urn(NOPLAN_G1), {"image": NOPLAN_G1}),
+     ms=machineset(z, azure_spec(az_image("azureopenshift", "aro4", "aro_419", "9.4.20240710", t="MarketplaceNoPlan"))),
+     infra_obj=AZ)
+
+case("azure-noop-on-target", on_target(z, urn(NOPLAN_G2)),
+     ms=machineset(z, azure_spec(dict(NOPLAN_G2))), infra_obj=AZ)
+
+case("azure-noop-security-type",
+     p_noop(z, 'securityProfile.settings.securityType is "TrustedLaunch"; Confidential VM and Trusted Launch MachineSets keep their boot image'),
+     ms=machineset(z, azure_spec(az_image("redhat", "rh-ocp-worker", "rh-ocp-worker", "4.16.2024101515", t="MarketplaceWithPlan"),
+                                 security={"settings": {"securityType": "TrustedLaunch", "trustedLaunch": {"uefiSettings": {"secureBoot": "Enabled", "virtualizedTrustedPlatformModule": "Enabled"}}}})),
+     infra_obj=AZ)
+
+zp = "c1-x7k2p-worker-ppc64le"
+case("azure-noop-ppc64le", p_noop(zp, "Azure boot image updates are not supported for architecture ppc64le"),
+     ms=machineset(zp, azure_spec(az_image("azureopenshift", "aro4", "aro_419", "9.4.20240710", t="MarketplaceNoPlan")),
+                   arch_annotation="kubernetes.io/arch=ppc64le"), infra_obj=AZ)
+
+case("azure-error-unknown-publisher",
+     p_err(z, 'could not determine azure marketplace variant, cannot update boot images (image publisher "contoso", offer "hardened-rhcos")'),
+     ms=machineset(z, azure_spec(az_image("contoso", "hardened-rhcos", "gen2", "1.0.0", t="MarketplaceWithPlan"))), infra_obj=AZ)
+
+okd = copy.deepcopy(STREAM)
+del okd["architectures"]["x86_64"]["rhel-coreos-extensions"]
+okd["stream"] = "okd-scos-4.21"
+okd["architectures"]["x86_64"]["rhel-coreos-extensions"] = {"azure-disk": {"release": REL, "url": "https://rhcos.blob.core.windows.net/imagebucket/scos-9.0.20260428-0-azure.x86_64.vhd"}}
+case("azure-skip-no-marketplace",
+     p_skip(z, "the stream has no Azure marketplace images for architecture x86_64"),
+     ms=machineset(z, azure_spec(az_image("azureopenshift", "aro4", "aro_419", "9.4.20240710", t="MarketplaceNoPlan"))),
+     infra_obj=AZ, cm=configmap(std_stream_text(okd)), note="OKD-like stream without marketplace data.")
+
+case("azure-error-variant-missing-in-stream",
+     p_err(z, "the stream has no Azure marketplace images for variant opp-emea on architecture x86_64"),
+     ms=machineset(z, azure_spec(az_image("redhat-limited", "rh-opp-worker", "rh-opp-worker", "4.16.2024101515", t="MarketplaceWithPlan"))),
+     infra_obj=AZ)
+
+za = "c1-x7k2p-worker-arm-eastus1"
+ARM_G2 = {"publisher": "azureopenshift", "offer": "aro4", "sku": "420-arm", "version": NOPLAN_VER, "resourceID": "", "type": "MarketplaceNoPlan"}
+case("azure-patch-arm64", exp_patch(urn(ARM_G2), {"image": ARM_G2}),
+     ms=machineset(za, azure_spec(az_image("azureopenshift", "aro4", "419-arm", "9.4.20240710", t="MarketplaceNoPlan")),
+                   arch_annotation="kubernetes.io/arch=arm64"), infra_obj=AZ)
+
+case("azure-error-arm64-gen1-missing",
+     p_err(za, "the stream has no hyperVGen1 image for Azure marketplace variant no-purchase-plan on architecture aarch64"),
+     ms=machineset(za, azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/images/c1-x7k2p-arm")),
+                   arch_annotation="kubernetes.io/arch=arm64"), infra_obj=AZ)
+
+case("azure-error-image-wrong-type",
+     p_err(z, "providerSpec.value.image.sku must be a string, got a number"),
+     ms=machineset(z, azure_spec(az_image("redhat", "rh-ocp-worker", 420, "4.16.2024101515", t="MarketplaceWithPlan"))), infra_obj=AZ)
+
+case("azure-patch-stub-v2-converted",
+     exp_patch(urn(NOPLAN_G2), {"image": NOPLAN_G2}, exp_uds("worker-user-data-x7k2p", stub35_expected("c3"))),
+     ms=machineset(z, azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/galleries/gallery_c1_x7k2p/images/c1-x7k2p-gen2/versions/latest"),
+                                 uds="worker-user-data-x7k2p")),
+     infra_obj=AZ, secret_obj=secret("worker-user-data-x7k2p", stub22("c3")))
+
+case("azurestack-noop-unsupported",
+     {"action": "noop", "reason": 'platform "Azure (AzureStackCloud)" does not support boot image updates; nothing to do for machineset %s' % z},
+     ms=machineset(z, azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/images/c1-x7k2p"))),
+     infra_obj=infra("Azure", azure_cloud="AzureStackCloud"))
+
+# ---------------------------------------------------------------- other platforms and host gates
+v = "c1-x7k2p-worker-0"
+case("vsphere-noop-unsupported",
+     {"action": "noop", "reason": 'platform "VSphere" does not support boot image updates; nothing to do for machineset %s' % v},
+     ms=machineset(v, {"apiVersion": "machine.openshift.io/v1beta1", "kind": "VSphereMachineProviderSpec",
+                       "template": "c1-x7k2p-rhcos-generated-region-generated-zone", "numCPUs": 4, "memoryMiB": 16384,
+                       "userDataSecret": {"name": UDS},
+                       "workspace": {"datacenter": "dc1", "datastore": "/dc1/datastore/ds1", "folder": "/dc1/vm/c1-x7k2p",
+                                     "resourcePool": "/dc1/host/cl1/Resources", "server": "vcenter.example.com"}}),
+     infra_obj=infra("VSphere"), note="vSphere needs vCenter access (OVA import); offline it is a no-op.")
+
+case("gate-clusterversion-upgrading-noop",
+     {"action": "noop", "reason": 'cluster is not stable (ClusterVersion history[0].state is "Partial"); deferring boot image updates until the install or upgrade completes'},
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, cv=clusterversion(state="Partial"),
+     note="Host gate: updates wait until ClusterVersion history[0].state is Completed.")
+
+case("gate-not-enrolled-skip",
+     {"action": "skip", "reason": "machineset %s is not enrolled for boot image updates (status.managedBootImagesStatus: mode None)" % m},
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN, mc=machineconfiguration({"mode": "None"}),
+     note="Host gate: enrollment from MachineConfiguration/cluster.")
+
+case("gate-enrolled-partial-patch", exp_patch(AMI_E1, aws_patch(AMI_E1)),
+     ms=machineset(m, aws_spec({"id": AMI_OLD}), labels={"boot-images": "managed"}), infra_obj=AWS, known=KNOWN,
+     mc=machineconfiguration({"mode": "Partial", "partial": {"machineResourceSelector": {"matchLabels": {"boot-images": "managed"}}}}))
+
+case("gate-partial-not-matching-skip",
+     {"action": "skip", "reason": "machineset %s is not enrolled for boot image updates (status.managedBootImagesStatus: labels do not match the Partial selector)" % m},
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     mc=machineconfiguration({"mode": "Partial", "partial": {"machineResourceSelector": {"matchLabels": {"boot-images": "managed"}}}}))
+
+case("gate-enrolled-all-patch", exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, cv=clusterversion(),
+     mc=machineconfiguration({"mode": "All"}))
+
+
+# ---------------------------------------------------------------- write
+def str_representer(dumper, data):
+    if "\n" in data:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+yaml.add_representer(str, str_representer)
+
+
+def dump_yaml(path, obj):
+    with open(path, "w") as f:
+        yaml.dump(obj, f, sort_keys=False, default_flow_style=False, width=4096, allow_unicode=True)
+
+
+if os.path.isdir(ROOT):
+    shutil.rmtree(ROOT)
+os.makedirs(ROOT)
+names = set()
+for c in CASES:
+    assert c["name"] not in names, c["name"]
+    names.add(c["name"])
+    d = os.path.join(ROOT, c["name"])
+    os.makedirs(d)
+    dump_yaml(os.path.join(d, "machineset.yaml"), c["ms"])
+    dump_yaml(os.path.join(d, "configmap.yaml"), c["cm"])
+    dump_yaml(os.path.join(d, "infrastructure.yaml"), c["infra"])
+    if c["cv"] is not None:
+        dump_yaml(os.path.join(d, "clusterversion.yaml"), c["cv"])
+    if c["mc"] is not None:
+        dump_yaml(os.path.join(d, "machineconfiguration.yaml"), c["mc"])
+    if c["secret"] is not None:
+        dump_yaml(os.path.join(d, "user-data-secret.yaml"), c["secret"])
+    if c["known"] is not None:
+        with open(os.path.join(d, "known-images.txt"), "w") as f:
+            f.write(c["known"])
+    with open(os.path.join(d, "expected.json"), "w") as f:
+        json.dump(c["expected"], f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    if c["note"]:
+        with open(os.path.join(d, "README.md"), "w") as f:
+            f.write(c["note"] + "\n")
+print(len(CASES), "cases")

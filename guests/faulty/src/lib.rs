@@ -1,0 +1,88 @@
+//! Guests that misbehave on purpose. The default build exports the real
+//! node-state interface and picks its fault from the node's name, so one
+//! module covers every runtime fault; the `forbidden-import` and
+//! `wrong-world` features build modules the host must refuse at load time.
+
+#[cfg(all(target_arch = "wasm32", not(feature = "wrong-world")))]
+mod node_state {
+    use exports::mco::machine_config::node_state::{
+        ConfigVersion, Decision, Facts, Guest, MachineConfigNode, NodeStatus,
+    };
+    use std::hint::black_box;
+
+    wit_bindgen::generate!({ world: "node-state-reporter", path: "../../wit" });
+
+    struct Faulty;
+
+    impl Guest for Faulty {
+        fn derive(facts: Facts) -> Decision {
+            match facts.node.name.as_str() {
+                "loop" => loop {
+                    black_box(());
+                },
+                "allocate" => {
+                    let mut hoard = Vec::new();
+                    loop {
+                        hoard.push(vec![1u8; 1 << 20]);
+                        black_box(&hoard);
+                    }
+                }
+                "recurse" => Decision::Skip(format!("{}", recurse(black_box(1)))),
+                "panic" => panic!("faulty guest gave up on node {}", facts.node.name),
+                "garbage" => Decision::Apply(MachineConfigNode {
+                    pool: "Not A Pool!".into(),
+                    desired_config: String::new(),
+                    desired_image: None,
+                    status: NodeStatus {
+                        observed_generation: -5,
+                        config_version: ConfigVersion {
+                            current: None,
+                            desired: "x".repeat(300),
+                        },
+                        config_image: None,
+                        conditions: Vec::new(),
+                    },
+                }),
+                "huge" => Decision::Skip("x".repeat(8 << 20)),
+                _ => Decision::Skip(forbidden_effect()),
+            }
+        }
+    }
+
+    #[expect(unconditional_recursion, reason = "overflowing the stack is the point")]
+    fn recurse(depth: u64) -> u64 {
+        black_box(recurse(depth + 1)) + depth
+    }
+
+    /// With `forbidden-import`, reaches for the host's files and clock, which
+    /// pulls `wasi:filesystem` and `wasi:clocks` into the component's imports.
+    #[cfg(feature = "forbidden-import")]
+    fn forbidden_effect() -> String {
+        let hostname = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+        format!("{hostname} at {:?}", std::time::SystemTime::now())
+    }
+
+    #[cfg(not(feature = "forbidden-import"))]
+    fn forbidden_effect() -> String {
+        "faulty guest: no fault requested".into()
+    }
+
+    export!(Faulty);
+}
+
+#[cfg(all(target_arch = "wasm32", feature = "wrong-world"))]
+mod wrong_world {
+    wit_bindgen::generate!({
+        inline: "package test:unrelated@1.0.0; world greeter { export greet: func(name: string) -> string; }",
+    });
+
+    struct Greeter;
+
+    impl Guest for Greeter {
+        fn greet(name: String) -> String {
+            format!("hello {name}")
+        }
+    }
+
+    export!(Greeter);
+}

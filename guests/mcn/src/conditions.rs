@@ -1,0 +1,247 @@
+//! The MCN condition list and the two ways upstream changes it: a write that
+//! moves one phase forward, and the reset that an `Updated` write performs.
+
+use crate::names::is_condition_reason;
+use crate::{Condition, ConditionStatus};
+
+/// Placeholder upstream writes where a name is not known yet.
+pub const NOT_YET_SET: &str = "not-yet-set";
+
+/// Condition types every MCN carries, in upstream's default order (feature
+/// gate `ImageModeStatusReporting` off).
+pub const DEFAULT_CONDITION_TYPES: [&str; 14] = [
+    UPDATE_PREPARED,
+    UPDATE_EXECUTED,
+    UPDATE_POST_ACTION_COMPLETE,
+    UPDATE_COMPLETE,
+    RESUMED,
+    DRAINED,
+    APPLIED_FILES_AND_OS,
+    CORDONED,
+    REBOOTED_NODE,
+    UPDATED,
+    UNCORDONED,
+    NODE_DEGRADED,
+    "PinnedImageSetsDegraded",
+    "PinnedImageSetsProgressing",
+];
+
+pub const UPDATE_PREPARED: &str = "UpdatePrepared";
+pub const UPDATE_EXECUTED: &str = "UpdateExecuted";
+pub const UPDATE_POST_ACTION_COMPLETE: &str = "UpdatePostActionComplete";
+pub const UPDATE_COMPLETE: &str = "UpdateComplete";
+pub const RESUMED: &str = "Resumed";
+pub const DRAINED: &str = "Drained";
+pub const APPLIED_FILES_AND_OS: &str = "AppliedFilesAndOS";
+pub const CORDONED: &str = "Cordoned";
+pub const REBOOTED_NODE: &str = "RebootedNode";
+pub const UPDATED: &str = "Updated";
+pub const UNCORDONED: &str = "Uncordoned";
+pub const NODE_DEGRADED: &str = "NodeDegraded";
+
+/// The CRD caps a condition message at this many bytes.
+const MAX_MESSAGE: usize = 32768;
+
+/// Conditions in list order, one per type.
+#[derive(Clone, Debug)]
+pub struct ConditionSet {
+    items: Vec<Condition>,
+}
+
+impl ConditionSet {
+    /// Starts from the stored conditions and adds every default type that is
+    /// missing, as upstream does on the first status write. Stored entries
+    /// that the CRD would reject (or repeat a type) are dropped, so one bad
+    /// stored condition cannot block every later write.
+    pub fn from_previous(previous: &[Condition]) -> Self {
+        let mut set = ConditionSet {
+            items: Vec::with_capacity(previous.len().max(14)),
+        };
+        for condition in previous {
+            let valid = !condition.type_.is_empty()
+                && is_condition_reason(&condition.type_)
+                && is_condition_reason(&condition.reason)
+                && condition.message.len() <= MAX_MESSAGE;
+            if valid && set.get(&condition.type_).is_none() {
+                set.items.push(condition.clone());
+            }
+        }
+        for type_ in DEFAULT_CONDITION_TYPES {
+            if set.get(type_).is_none() {
+                set.items.push(Condition {
+                    type_: type_.to_string(),
+                    status: ConditionStatus::False,
+                    reason: "NotYetOccurred".to_string(),
+                    message: format!("This node has not yet entered the {type_} phase"),
+                });
+            }
+        }
+        set
+    }
+
+    pub fn get(&self, type_: &str) -> Option<&Condition> {
+        self.items.iter().find(|c| c.type_ == type_)
+    }
+
+    pub fn status(&self, type_: &str) -> ConditionStatus {
+        self.get(type_).map_or(ConditionStatus::False, |c| c.status)
+    }
+
+    /// Whether the condition has left its starting state in this cycle.
+    pub fn has_started(&self, type_: &str) -> bool {
+        self.status(type_) != ConditionStatus::False
+    }
+
+    pub fn has_value(&self, type_: &str, status: ConditionStatus, message: &str) -> bool {
+        self.get(type_)
+            .is_some_and(|c| c.status == status && c.message == message)
+    }
+
+    /// Overwrites (or appends) one condition.
+    pub fn put(&mut self, type_: &str, status: ConditionStatus, reason: &str, message: String) {
+        let message = truncate(message);
+        let condition = Condition {
+            type_: type_.to_string(),
+            status,
+            reason: reason.to_string(),
+            message,
+        };
+        match self.items.iter_mut().find(|c| c.type_ == type_) {
+            Some(existing) => *existing = condition,
+            None => self.items.push(condition),
+        }
+    }
+
+    /// Records progress of one phase. A phase that completed in this update
+    /// cycle stays complete until the next `Updated` reset, so a late or
+    /// replayed observation never moves it backwards.
+    pub fn advance(&mut self, type_: &str, status: ConditionStatus, reason: &str, message: String) {
+        if self.status(type_) != ConditionStatus::True {
+            self.put(type_, status, reason, message);
+        }
+    }
+
+    /// A parent write with its child (`<Parent><Child>` reason convention).
+    pub fn advance_pair(
+        &mut self,
+        parent: (&str, ConditionStatus, String),
+        child: (&str, ConditionStatus, String),
+    ) {
+        let (parent_type, parent_status, parent_message) = parent;
+        let (child_type, child_status, child_message) = child;
+        self.advance(
+            child_type,
+            child_status,
+            &format!("{parent_type}{child_type}"),
+            child_message,
+        );
+        self.advance(parent_type, parent_status, child_type, parent_message);
+    }
+
+    /// What writing `Updated` does to every other condition: anything not
+    /// False becomes False, its message prefixed with the update it belonged to.
+    pub fn reset(&mut self, target: &str) {
+        for condition in self.items.iter_mut() {
+            if condition.type_ != UPDATED && condition.status != ConditionStatus::False {
+                condition.status = ConditionStatus::False;
+                condition.message = truncate(format!(
+                    "Action during update to {target}: {}",
+                    condition.message
+                ));
+            }
+        }
+    }
+
+    pub fn into_vec(self) -> Vec<Condition> {
+        self.items
+    }
+}
+
+fn truncate(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE {
+        let mut end = MAX_MESSAGE;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ConditionStatus::*;
+
+    #[test]
+    fn defaults_fill_an_empty_list_in_upstream_order() {
+        let set = ConditionSet::from_previous(&[]).into_vec();
+        let types: Vec<_> = set.iter().map(|c| c.type_.as_str()).collect();
+        assert_eq!(types, DEFAULT_CONDITION_TYPES);
+        assert_eq!(
+            set[4].message,
+            "This node has not yet entered the Resumed phase"
+        );
+        assert!(
+            set.iter()
+                .all(|c| c.status == False && c.reason == "NotYetOccurred")
+        );
+    }
+
+    #[test]
+    fn invalid_and_repeated_stored_conditions_are_dropped() {
+        let good = Condition {
+            type_: "Drained".into(),
+            status: True,
+            reason: "UpdateExecutedDrained".into(),
+            message: "ok".into(),
+        };
+        let bad_reason = Condition {
+            reason: "not a reason".into(),
+            type_: "Cordoned".into(),
+            ..good.clone()
+        };
+        let repeated = Condition {
+            status: Unknown,
+            ..good.clone()
+        };
+        let set = ConditionSet::from_previous(&[good, bad_reason, repeated]);
+        assert_eq!(set.status("Drained"), True);
+        assert_eq!(
+            set.get("Cordoned").map(|c| c.reason.as_str()),
+            Some("NotYetOccurred")
+        );
+    }
+
+    #[test]
+    fn advance_never_moves_a_completed_phase_back() {
+        let mut set = ConditionSet::from_previous(&[]);
+        set.advance(DRAINED, True, "UpdateExecutedDrained", "done".into());
+        set.advance(DRAINED, Unknown, "UpdateExecutedDrained", "draining".into());
+        assert_eq!(set.status(DRAINED), True);
+    }
+
+    #[test]
+    fn reset_prefixes_and_clears_everything_but_updated() {
+        let mut set = ConditionSet::from_previous(&[]);
+        set.put(RESUMED, True, RESUMED, "In desired config B.".into());
+        set.put(UPDATED, True, UPDATED, "x".into());
+        set.reset("B");
+        let resumed = set.get(RESUMED).cloned().unwrap_or_default();
+        assert_eq!(
+            (resumed.status, resumed.message.as_str()),
+            (False, "Action during update to B: In desired config B.")
+        );
+        assert_eq!(set.status(UPDATED), True);
+    }
+
+    #[test]
+    fn huge_messages_are_cut_to_the_crd_limit() {
+        let mut set = ConditionSet::from_previous(&[]);
+        set.put(NODE_DEGRADED, True, NODE_DEGRADED, "é".repeat(40_000));
+        assert!(
+            set.get(NODE_DEGRADED)
+                .is_some_and(|c| c.message.len() <= MAX_MESSAGE)
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! The `node-state-reporter` component: converts WIT values to the library's
+//! types and back. No decisions here.
+
+use exports::mco::machine_config::node_state as wit;
+use mco::machine_config::types as wit_types;
+
+wit_bindgen::generate!({ world: "node-state-reporter", path: "../../wit" });
+
+struct Component;
+
+impl wit::Guest for Component {
+    fn derive(facts: wit::Facts) -> wit::Decision {
+        match crate::derive(&facts.into()) {
+            crate::Decision::Apply(mcn) => wit::Decision::Apply(mcn.into()),
+            crate::Decision::Skip(reason) => wit::Decision::Skip(reason),
+            crate::Decision::Error(message) => wit::Decision::Error(message),
+        }
+    }
+}
+
+export!(Component);
+
+impl From<wit::Facts> for crate::Facts {
+    fn from(facts: wit::Facts) -> Self {
+        let node = facts.node;
+        crate::Facts {
+            node: crate::Node {
+                name: node.name,
+                generation: node.generation,
+                phase: node.phase,
+                unschedulable: node.unschedulable,
+                labels: node.labels.into_iter().collect(),
+                annotations: node.annotations.into_iter().collect(),
+            },
+            pools: facts
+                .pools
+                .into_iter()
+                .map(|pool| crate::Pool {
+                    name: pool.name,
+                    node_selector: pool.node_selector.map(|s| crate::LabelSelector {
+                        match_labels: s.match_labels.into_iter().collect(),
+                        match_expressions: s
+                            .match_expressions
+                            .into_iter()
+                            .map(|r| crate::SelectorRequirement {
+                                key: r.key,
+                                operator: r.operator,
+                                values: r.values,
+                            })
+                            .collect(),
+                    }),
+                    target_config: pool.target_config,
+                })
+                .collect(),
+            configs: facts
+                .configs
+                .into_iter()
+                .map(|c| crate::RenderedConfig {
+                    name: c.name,
+                    spec: c.spec,
+                })
+                .collect(),
+            previous: facts.previous.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<wit_types::Condition> for crate::Condition {
+    fn from(c: wit_types::Condition) -> Self {
+        let status = match c.status {
+            wit_types::ConditionStatus::True => crate::ConditionStatus::True,
+            wit_types::ConditionStatus::False => crate::ConditionStatus::False,
+            wit_types::ConditionStatus::Unknown => crate::ConditionStatus::Unknown,
+        };
+        crate::Condition {
+            type_: c.type_,
+            status,
+            reason: c.reason,
+            message: c.message,
+        }
+    }
+}
+
+impl From<crate::Condition> for wit_types::Condition {
+    fn from(c: crate::Condition) -> Self {
+        let status = match c.status {
+            crate::ConditionStatus::True => wit_types::ConditionStatus::True,
+            crate::ConditionStatus::False => wit_types::ConditionStatus::False,
+            crate::ConditionStatus::Unknown => wit_types::ConditionStatus::Unknown,
+        };
+        wit_types::Condition {
+            type_: c.type_,
+            status,
+            reason: c.reason,
+            message: c.message,
+        }
+    }
+}
+
+impl From<crate::MachineConfigNode> for wit::MachineConfigNode {
+    fn from(mcn: crate::MachineConfigNode) -> Self {
+        let status = mcn.status;
+        wit::MachineConfigNode {
+            pool: mcn.pool,
+            desired_config: mcn.desired_config,
+            desired_image: mcn.desired_image,
+            status: wit::NodeStatus {
+                observed_generation: status.observed_generation,
+                config_version: wit::ConfigVersion {
+                    current: status.config_version.current,
+                    desired: status.config_version.desired,
+                },
+                config_image: status.config_image.map(|i| wit::ConfigImage {
+                    current_image: i.current_image,
+                    desired_image: i.desired_image,
+                }),
+                conditions: status.conditions.into_iter().map(Into::into).collect(),
+            },
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Derives a node's MachineConfigNode (pool, configs and update-progress
+//! conditions) from the Node, the MachineConfigPools, the rendered
+//! MachineConfigs it moves between and the MCN status already stored.
+//!
+//! Upstream MCO writes these conditions as events happen inside the daemon and
+//! the drain controller. We only see their traces (node annotations,
+//! `spec.unschedulable`), so the derivation works out which phase of the
+//! update the node is in and replays, in upstream order, every condition
+//! write that leads there. Facts that annotations cannot show (a reboot was
+//! seen, a drain happened) come from the previous conditions.
+//!
+//! The crate is a plain library so the host can run it natively (tests,
+//! benchmarks, differential checks); built for `wasm32` it is also the
+//! `node-state-reporter` component.
+
+mod conditions;
+mod configdiff;
+mod names;
+mod pools;
+mod progress;
+
+#[cfg(target_arch = "wasm32")]
+mod export;
+
+use std::collections::BTreeMap;
+
+pub use conditions::{DEFAULT_CONDITION_TYPES, NOT_YET_SET};
+pub use names::{is_condition_reason, is_dns1123_subdomain};
+
+/// Everything one derivation looks at.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Facts {
+    pub node: Node,
+    pub pools: Vec<Pool>,
+    /// Rendered configs named by the node's currentConfig/desiredConfig.
+    pub configs: Vec<RenderedConfig>,
+    /// Conditions of the stored MCN, empty when there is none.
+    pub previous: Vec<Condition>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Node {
+    pub name: String,
+    pub generation: i64,
+    pub phase: String,
+    pub unschedulable: bool,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pool {
+    pub name: String,
+    pub node_selector: Option<LabelSelector>,
+    /// `spec.configuration.name`.
+    pub target_config: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LabelSelector {
+    pub match_labels: BTreeMap<String, String>,
+    pub match_expressions: Vec<SelectorRequirement>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SelectorRequirement {
+    pub key: String,
+    pub operator: String,
+    pub values: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RenderedConfig {
+    pub name: String,
+    /// The MachineConfig `spec` as JSON text.
+    pub spec: String,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ConditionStatus {
+    True,
+    #[default]
+    False,
+    Unknown,
+}
+
+impl ConditionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConditionStatus::True => "True",
+            ConditionStatus::False => "False",
+            ConditionStatus::Unknown => "Unknown",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Condition {
+    pub type_: String,
+    pub status: ConditionStatus,
+    pub reason: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MachineConfigNode {
+    /// `spec.pool.name`.
+    pub pool: String,
+    /// `spec.configVersion.desired`.
+    pub desired_config: String,
+    /// `spec.configImage.desiredImage`.
+    pub desired_image: Option<String>,
+    pub status: NodeStatus,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeStatus {
+    pub observed_generation: i64,
+    pub config_version: ConfigVersion,
+    pub config_image: Option<ConfigImage>,
+    pub conditions: Vec<Condition>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConfigVersion {
+    pub current: Option<String>,
+    pub desired: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConfigImage {
+    pub current_image: Option<String>,
+    pub desired_image: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    Apply(MachineConfigNode),
+    /// No MCN may exist for this node.
+    Skip(String),
+    /// The node cannot be reported; nothing must be written.
+    Error(String),
+}
+
+/// Derives the MachineConfigNode for `facts.node`.
+pub fn derive(facts: &Facts) -> Decision {
+    let node = &facts.node;
+    if pools::is_windows(node) {
+        return Decision::Skip(format!(
+            "node {} runs Windows; MachineConfigNodes are only reported for nodes managed by the Machine Config Daemon",
+            node.name
+        ));
+    }
+    if matches!(node.phase.as_str(), "Pending" | "Provisioning") {
+        return Decision::Skip(format!(
+            "node {} is in phase {}; its MachineConfigNode is created once it has joined the cluster",
+            node.name, node.phase
+        ));
+    }
+    let pool = match pools::primary_pool(node, &facts.pools) {
+        Ok(Some(pool)) => pool,
+        Ok(None) => {
+            return Decision::Skip(format!("node {} matches no MachineConfigPool", node.name));
+        }
+        Err(message) => return Decision::Error(message),
+    };
+    match progress::NodeAnnotations::read(node) {
+        Ok(annotations) => Decision::Apply(progress::report(facts, pool, &annotations)),
+        Err(message) => Decision::Error(message),
+    }
+}

@@ -1,0 +1,91 @@
+//! Validation rules the MCN CRD enforces, checked before anything is written
+//! so a bad annotation becomes a clear error instead of a rejected apply.
+
+/// A DNS-1123 subdomain: at most 253 characters, dot-separated labels of
+/// lowercase alphanumerics and `-`, each starting and ending alphanumeric.
+pub fn is_dns1123_subdomain(value: &str) -> bool {
+    value.len() <= 253
+        && !value.is_empty()
+        && value.split('.').all(|label| {
+            let bytes = label.as_bytes();
+            let edge_ok =
+                |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+            edge_ok(bytes.first())
+                && edge_ok(bytes.last())
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        })
+}
+
+/// `metav1.Condition.reason`: `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`, 1..=1024.
+pub fn is_condition_reason(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let inner = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b',' | b':');
+    value.len() <= 1024
+        && bytes.first().is_some_and(u8::is_ascii_alphabetic)
+        && bytes.iter().all(inner)
+        && bytes
+            .last()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+}
+
+/// A digest pull spec as the CRD accepts it: `name@sha256:<64 hex>`, at most
+/// 447 characters.
+pub fn is_image_digest(value: &str) -> bool {
+    let Some((name, digest)) = value.rsplit_once("@sha256:") else {
+        return false;
+    };
+    value.len() <= 447
+        && !name.is_empty()
+        && !name.chars().any(char::is_whitespace)
+        && digest.len() == 64
+        && digest
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subdomains() {
+        assert!(is_dns1123_subdomain("rendered-worker-0a1b"));
+        assert!(is_dns1123_subdomain("a.b-c.d"));
+        for bad in [
+            "",
+            "Upper",
+            "-lead",
+            "trail-",
+            "a..b",
+            "under_score",
+            &"a".repeat(254),
+        ] {
+            assert!(!is_dns1123_subdomain(bad), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn reasons() {
+        assert!(is_condition_reason("UpdateExecutedDrained"));
+        assert!(is_condition_reason("A"));
+        for bad in ["", "1abc", "has space", "trailing,", &"a".repeat(1025)] {
+            assert!(!is_condition_reason(bad), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn digests() {
+        let hex = "0123456789abcdef".repeat(4);
+        assert!(is_image_digest(&format!(
+            "quay.io/openshift/os@sha256:{hex}"
+        )));
+        assert!(!is_image_digest("quay.io/openshift/os:latest"));
+        assert!(!is_image_digest(&format!(
+            "quay.io/os@sha256:{}",
+            &hex[1..]
+        )));
+        assert!(!is_image_digest(&format!("@sha256:{hex}")));
+    }
+}

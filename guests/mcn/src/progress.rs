@@ -1,0 +1,637 @@
+//! Where a node is in its update, read from the annotations the Machine
+//! Config Daemon and the drain controller leave on it, and the condition
+//! writes that upstream makes on the way there.
+
+use crate::conditions::*;
+use crate::configdiff::{self, PostAction, UpdatePlan};
+use crate::names::{is_dns1123_subdomain, is_image_digest};
+use crate::{
+    ConditionStatus::{False, True, Unknown},
+    ConfigImage, ConfigVersion, Facts, MachineConfigNode, Node, NodeStatus, Pool,
+};
+
+const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
+/// Upstream keeps at most this much of a failure in the `reason` annotation.
+const MAX_REASON: usize = 2000;
+
+/// The daemon-written annotations the derivation reads, already validated.
+pub struct NodeAnnotations<'a> {
+    node: &'a str,
+    current: &'a str,
+    desired: &'a str,
+    state: &'a str,
+    reason: String,
+    desired_drain: &'a str,
+    last_applied_drain: &'a str,
+    post_config_action: &'a str,
+    current_image: Option<&'a str>,
+    desired_image: Option<&'a str>,
+    single_node: bool,
+}
+
+impl<'a> NodeAnnotations<'a> {
+    /// Fails on a config or image name the MCN CRD would reject, naming the
+    /// annotation, so a damaged node gets an error instead of a failed apply.
+    pub fn read(node: &'a Node) -> Result<Self, String> {
+        let get = |key: &str| {
+            node.annotations
+                .get(&format!("{ANNOTATION_PREFIX}{key}"))
+                .map(String::as_str)
+        };
+        let config = |key: &str| -> Result<&'a str, String> {
+            let value = node
+                .annotations
+                .get(&format!("{ANNOTATION_PREFIX}{key}"))
+                .map_or("", String::as_str);
+            if value.is_empty() || is_dns1123_subdomain(value) {
+                Ok(value)
+            } else {
+                Err(invalid(
+                    node,
+                    key,
+                    value,
+                    "is not a valid rendered config name",
+                ))
+            }
+        };
+        let image = |key: &str| -> Result<Option<&'a str>, String> {
+            match node.annotations.get(&format!("{ANNOTATION_PREFIX}{key}")) {
+                Some(value) if !value.is_empty() && !is_image_digest(value) => Err(invalid(
+                    node,
+                    key,
+                    value,
+                    "is not an image pinned by sha256 digest",
+                )),
+                Some(value) if !value.is_empty() => Ok(Some(value.as_str())),
+                _ => Ok(None),
+            }
+        };
+        let reason = get("reason").unwrap_or_default();
+        Ok(NodeAnnotations {
+            node: &node.name,
+            current: config("currentConfig")?,
+            desired: config("desiredConfig")?,
+            state: get("state").unwrap_or_default(),
+            reason: reason.chars().take(MAX_REASON).collect(),
+            desired_drain: get("desiredDrain").unwrap_or_default(),
+            last_applied_drain: get("lastAppliedDrain").unwrap_or_default(),
+            post_config_action: get("post-config-action").unwrap_or_default(),
+            current_image: image("currentImage")?,
+            desired_image: image("desiredImage")?,
+            single_node: get("controlPlaneTopology") == Some("SingleReplica"),
+        })
+    }
+
+    fn drain_request(&self) -> String {
+        format!("drain-{}", self.desired)
+    }
+
+    fn uncordon_request(&self) -> String {
+        format!("uncordon-{}", self.desired)
+    }
+
+    fn rebooting(&self) -> bool {
+        self.post_config_action == "Rebooting"
+    }
+
+    /// MCO's `IsNodeDone`: on its desired config and image, state Done.
+    fn done(&self) -> bool {
+        let image_done = match (self.current_image, self.desired_image) {
+            (None, None) => true,
+            (current, desired) => current.is_some() && current == desired,
+        };
+        !self.desired.is_empty()
+            && self.current == self.desired
+            && self.state == "Done"
+            && image_done
+    }
+}
+
+fn invalid(node: &Node, key: &str, value: &str, problem: &str) -> String {
+    let shown: String = value.chars().take(80).collect();
+    let more = if shown.len() < value.len() { "…" } else { "" };
+    format!(
+        "node {}: annotation {ANNOTATION_PREFIX}{key} {problem}: {shown:?}{more}",
+        node.name
+    )
+}
+
+/// The phases of one update, in the order the daemon goes through them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Phase {
+    /// A new desired config was set; the daemon has not started.
+    Requested,
+    /// The daemon validated the update (state Working).
+    Preparing,
+    /// Cordon and drain requested, not finished.
+    Draining,
+    /// Drained; files and OS being written.
+    ApplyingFiles,
+    /// Files and OS written; rebooting.
+    Rebooting,
+    /// Back from the reboot, not yet asking to be uncordoned.
+    Rebooted,
+    /// In the desired config, asking to be uncordoned.
+    Resuming,
+    /// Uncordoned; the daemon is about to mark the node Done.
+    Uncordoned,
+    /// Done on the desired config: the update that was in flight finished.
+    Completed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Nothing to report beyond what is stored (no desired config yet, or a
+    /// finished node whose pool already targets something newer).
+    Idle,
+    /// The node is up to date.
+    Done,
+    Degraded,
+    Updating(Phase),
+}
+
+/// §9 of the derivation spec: the first matching row wins.
+fn stage(a: &NodeAnnotations, pool_target: &str, previous: &ConditionSet) -> Stage {
+    if a.done() && (pool_target.is_empty() || pool_target == a.desired) {
+        return Stage::Done;
+    }
+    if matches!(a.state, "Degraded" | "Unreconcilable") {
+        return Stage::Degraded;
+    }
+    if a.desired.is_empty() {
+        return Stage::Idle;
+    }
+    let drain = a.drain_request();
+    let uncordon = a.uncordon_request();
+    let dd = a.desired_drain;
+    let drained = !dd.is_empty() && a.last_applied_drain == dd;
+    let phase = if a.current != a.desired && a.state == "Done" && dd != drain {
+        Phase::Requested
+    } else if a.state == "Working" && !a.rebooting() && dd != drain && dd != uncordon {
+        Phase::Preparing
+    } else if dd == drain && !drained {
+        Phase::Draining
+    } else if dd == drain && !a.rebooting() {
+        if previous.has_started(REBOOTED_NODE) {
+            Phase::Rebooted
+        } else {
+            Phase::ApplyingFiles
+        }
+    } else if a.rebooting() {
+        Phase::Rebooting
+    } else if dd == uncordon && !drained {
+        Phase::Resuming
+    } else if dd == uncordon && (a.state != "Done" || a.current != a.desired) {
+        Phase::Uncordoned
+    } else {
+        return Stage::Idle;
+    };
+    Stage::Updating(phase)
+}
+
+/// What is known about the pending update from the rendered configs.
+enum Plan {
+    Known(UpdatePlan),
+    /// The configs were not given (or one is missing from the cluster).
+    Unknown,
+    /// A config could not be read; upstream reports this on UpdatePrepared.
+    Broken(String),
+}
+
+impl Plan {
+    /// Once the node is on its desired config the annotations no longer
+    /// say where it came from, so the plan is unknown and only what was
+    /// observed on the way counts.
+    fn for_update(facts: &Facts, a: &NodeAnnotations) -> Plan {
+        if a.current == a.desired {
+            return Plan::Unknown;
+        }
+        let find = |name: &str| facts.configs.iter().find(|c| c.name == name);
+        match (find(a.current), find(a.desired)) {
+            (Some(current), Some(desired)) => {
+                match configdiff::plan(&current.spec, &desired.spec) {
+                    Ok(plan) => Plan::Known(plan),
+                    Err(err) => Plan::Broken(err),
+                }
+            }
+            _ => Plan::Unknown,
+        }
+    }
+}
+
+/// Builds the MCN for a node in `pool`.
+pub fn report(facts: &Facts, pool: &Pool, a: &NodeAnnotations) -> MachineConfigNode {
+    let mut set = ConditionSet::from_previous(&facts.previous);
+    let stage = stage(a, &pool.target_config, &set);
+    let plan = Plan::for_update(facts, a);
+    let mut desired_known = true;
+    {
+        let mut update = Update::new(a, &plan, facts.node.unschedulable, &mut set);
+        match stage {
+            Stage::Idle => {}
+            Stage::Done => update.finish(),
+            Stage::Degraded => desired_known = update.degraded(),
+            Stage::Updating(phase) => desired_known = update.replay(phase),
+        }
+    }
+    let desired = if a.desired.is_empty() {
+        NOT_YET_SET
+    } else {
+        a.desired
+    };
+    let config_image =
+        (a.current_image.is_some() || a.desired_image.is_some()).then(|| ConfigImage {
+            current_image: a.current_image.map(str::to_string),
+            desired_image: a.desired_image.map(str::to_string),
+        });
+    MachineConfigNode {
+        pool: pool.name.clone(),
+        desired_config: desired.to_string(),
+        desired_image: a.desired_image.map(str::to_string),
+        status: NodeStatus {
+            observed_generation: facts.node.generation.saturating_add(1).max(1),
+            config_version: ConfigVersion {
+                current: (!a.current.is_empty()).then(|| a.current.to_string()),
+                desired: if desired_known { desired } else { NOT_YET_SET }.to_string(),
+            },
+            config_image,
+            conditions: set.into_vec(),
+        },
+    }
+}
+
+const NO_DRAIN: &str = "Node Drain Not required for this update.";
+
+/// Replays upstream's condition writes for one update onto the stored set.
+struct Update<'a> {
+    a: &'a NodeAnnotations<'a>,
+    plan: &'a Plan,
+    unschedulable: bool,
+    set: &'a mut ConditionSet,
+    /// Whether this update drains the node, from what was seen or planned.
+    drains: bool,
+    /// Whether this update reboots the node, from what was seen or planned.
+    reboots: bool,
+}
+
+impl<'a> Update<'a> {
+    fn new(
+        a: &'a NodeAnnotations<'a>,
+        plan: &'a Plan,
+        unschedulable: bool,
+        set: &'a mut ConditionSet,
+    ) -> Self {
+        let planned = match plan {
+            Plan::Known(plan) => Some(*plan),
+            _ => None,
+        };
+        let drain_seen = a.desired_drain == a.drain_request()
+            || set.has_started(DRAINED)
+            || set.has_started(CORDONED);
+        let no_drain_seen = set.get(DRAINED).is_some_and(|c| c.message == NO_DRAIN);
+        let drains = !a.single_node
+            && (drain_seen || (!no_drain_seen && planned.is_none_or(|p| p.drain_required())));
+        let reboot_seen = a.rebooting() || set.has_started(REBOOTED_NODE);
+        let reboots = reboot_seen || planned.is_some_and(|p| p.action == PostAction::Reboot);
+        Update {
+            a,
+            plan,
+            unschedulable,
+            set,
+            drains,
+            reboots,
+        }
+    }
+
+    /// Where `Updated` resets point: the desired config, or the image when
+    /// image mode is changing.
+    fn reset_target(&self) -> &str {
+        if self.a.desired_image != self.a.current_image {
+            self.a.desired_image.unwrap_or("disable image mode")
+        } else {
+            self.a.desired
+        }
+    }
+
+    fn needs_update_message(&self) -> String {
+        format!("Node {} needs an update", self.a.node)
+    }
+
+    /// W1: the daemon saw the new config. Only the first sighting resets;
+    /// later evaluations of the same cycle keep its progress.
+    fn begin(&mut self) {
+        let message = self.needs_update_message();
+        if !self.set.has_value(UPDATED, False, &message) {
+            let target = self.reset_target().to_string();
+            self.set.reset(&target);
+            self.set.put(UPDATED, False, UPDATED, message);
+        }
+    }
+
+    /// Replays the cycle up to `phase`; false when the update failed
+    /// validation (status.configVersion.desired then stays `not-yet-set`).
+    fn replay(&mut self, phase: Phase) -> bool {
+        use Phase::*;
+        self.begin();
+        let mut desired_known = true;
+        if phase >= Preparing {
+            desired_known = self.prepared() || phase > Preparing;
+            if !self.drains {
+                self.no_drain();
+            }
+        }
+        if self.drains {
+            if phase == Draining {
+                if self.unschedulable {
+                    self.cordoned();
+                }
+                self.draining();
+            }
+            if phase >= ApplyingFiles {
+                self.cordoned();
+                self.drained();
+            }
+        }
+        if phase == ApplyingFiles {
+            self.applying_files();
+        }
+        if phase >= Rebooting {
+            self.applied_files();
+        }
+        if self.reboots {
+            if phase >= Rebooting {
+                self.reboot_requested();
+                self.succeeded();
+            }
+            if phase >= Rebooted {
+                self.rebooted();
+            }
+        } else if phase >= Resuming {
+            self.post_action_done();
+        }
+        if phase >= Resuming {
+            self.resumed();
+        }
+        if phase >= Uncordoned {
+            self.uncordoned();
+        }
+        desired_known
+    }
+
+    /// The node is Done on its desired config (W2). If the stored status
+    /// shows the update that got it there was still running, finish that
+    /// update first so the final messages match upstream's.
+    fn finish(&mut self) {
+        let done = format!("Node {} Updated", self.a.node);
+        if self.set.has_value(UPDATED, True, &done) {
+            return;
+        }
+        if self
+            .set
+            .has_value(UPDATED, False, &self.needs_update_message())
+        {
+            self.replay(Phase::Completed);
+            if self.reboots {
+                // W19: the daemon's first sync after boot rewrites Resumed.
+                self.set.put(
+                    RESUMED,
+                    True,
+                    RESUMED,
+                    format!(
+                        "In desired config {}. Resumed normal operations.",
+                        self.a.current
+                    ),
+                );
+            } else {
+                self.succeeded();
+            }
+        }
+        let target = self.reset_target().to_string();
+        self.set.reset(&target);
+        self.set.put(UPDATED, True, UPDATED, done);
+    }
+
+    /// W16 (failure) and, for Unreconcilable, W3. Degradation is not a
+    /// reset: everything else stays as it was. Returns whether the desired
+    /// config passed validation.
+    fn degraded(&mut self) -> bool {
+        if self.set.status(UPDATED) == True {
+            self.set.put(
+                UPDATED,
+                False,
+                UPDATED,
+                "This node is not updated, sensed disruption via a manual update.".to_string(),
+            );
+        }
+        let unreconcilable = self.a.state == "Unreconcilable";
+        if unreconcilable {
+            let message = format!(
+                "Update Failed compatibility validation. MachineConfigs {} and {} are not compatible. Err: {}",
+                self.a.current, self.a.desired, self.a.reason
+            );
+            self.set
+                .advance(UPDATE_PREPARED, Unknown, UPDATE_PREPARED, message);
+        }
+        let message = format!("Node {} upgrade failure. {}", self.a.node, self.a.reason);
+        self.set.put(NODE_DEGRADED, True, NODE_DEGRADED, message);
+        !unreconcilable
+    }
+
+    /// W5, or W4 when a rendered config cannot be read.
+    fn prepared(&mut self) -> bool {
+        let (actions, drain) = match self.plan {
+            Plan::Known(plan) => (plan.actions_text(), plan.drain_required()),
+            Plan::Unknown => ("[]", self.drains),
+            Plan::Broken(err) => {
+                let message = format!(
+                    "Update Failed compatibility validation. MachineConfigs {} and {} are not available for update. Error calculating post config change actions: {err}",
+                    self.a.current, self.a.desired
+                );
+                self.set
+                    .advance(UPDATE_PREPARED, Unknown, UPDATE_PREPARED, message);
+                return false;
+            }
+        };
+        let message =
+            format!("Update Compatible. Post Cfg Actions: {actions} Drain Required: {drain}");
+        self.set
+            .advance(UPDATE_PREPARED, True, UPDATE_PREPARED, message);
+        true
+    }
+
+    /// W6.
+    fn no_drain(&mut self) {
+        self.set.advance_pair(
+            (UPDATE_EXECUTED, Unknown, NO_DRAIN.to_string()),
+            (DRAINED, False, NO_DRAIN.to_string()),
+        );
+    }
+
+    /// W7. The daemon prints the node as it read it before cordoning.
+    fn cordoned(&mut self) {
+        self.set.advance_pair(
+            (
+                UPDATE_EXECUTED,
+                Unknown,
+                "Cordoned Node as part of update executed phase".to_string(),
+            ),
+            (
+                CORDONED,
+                True,
+                "Cordoned node. The node is reporting Unschedulable = false".to_string(),
+            ),
+        );
+    }
+
+    /// W8.
+    fn draining(&mut self) {
+        let drain = self.a.drain_request();
+        self.set.advance_pair(
+            (UPDATE_EXECUTED, Unknown, "Draining Node as part of update executed phase".to_string()),
+            (
+                DRAINED,
+                Unknown,
+                format!(
+                    "Draining node. The drain will not be complete until desired drainer {drain} matches current drainer {}",
+                    self.a.last_applied_drain
+                ),
+            ),
+        );
+    }
+
+    /// W9.
+    fn drained(&mut self) {
+        let drain = self.a.drain_request();
+        self.set.advance_pair(
+            (UPDATE_EXECUTED, Unknown, "Drained Node as part of update executed phase".to_string()),
+            (
+                DRAINED,
+                True,
+                format!("Drained node. The drain is complete as the desired drainer matches current drainer: {drain}"),
+            ),
+        );
+    }
+
+    fn os_and_ssh(&self) -> (bool, bool) {
+        match self.plan {
+            Plan::Known(plan) => (plan.os_update, plan.ssh_update),
+            _ => (true, false),
+        }
+    }
+
+    /// W10.
+    fn applying_files(&mut self) {
+        let (os, ssh) = self.os_and_ssh();
+        self.set.advance_pair(
+            (
+                UPDATE_EXECUTED,
+                Unknown,
+                "Updating the Files and OS on disk as a part of the in progress phase".to_string(),
+            ),
+            (
+                APPLIED_FILES_AND_OS,
+                Unknown,
+                format!(
+                    "Applying files and new OS config to node. OS will {}need an update. SSH Keys will {}need an update",
+                    not(os),
+                    not(ssh)
+                ),
+            ),
+        );
+    }
+
+    /// W11.
+    fn applied_files(&mut self) {
+        let (os, ssh) = self.os_and_ssh();
+        self.set.advance_pair(
+            (
+                UPDATE_EXECUTED,
+                True,
+                "Updated the Files and OS on disk as a part of the in progress phase".to_string(),
+            ),
+            (
+                APPLIED_FILES_AND_OS,
+                True,
+                format!(
+                    "Applied files and new OS config to node. OS did {}need an update. SSH Keys did {}need an update",
+                    not(os),
+                    not(ssh)
+                ),
+            ),
+        );
+    }
+
+    /// W13.
+    fn reboot_requested(&mut self) {
+        self.set.advance(
+            REBOOTED_NODE,
+            Unknown,
+            REBOOTED_NODE,
+            "Upgrade requires a reboot.".to_string(),
+        );
+    }
+
+    /// W17.
+    fn rebooted(&mut self) {
+        self.set.advance(
+            REBOOTED_NODE,
+            True,
+            REBOOTED_NODE,
+            "Node has rebooted".to_string(),
+        );
+    }
+
+    /// W14 / W15: the rebootless post-config action finished.
+    fn post_action_done(&mut self) {
+        let crio = matches!(self.plan, Plan::Known(p) if p.action == PostAction::ReloadCrio);
+        let (reason, message) = if crio {
+            (
+                UPDATE_POST_ACTION_COMPLETE,
+                "Node has reloaded service crio",
+            )
+        } else {
+            ("None", "Changes do not require a reboot")
+        };
+        self.set.advance(
+            UPDATE_POST_ACTION_COMPLETE,
+            True,
+            reason,
+            message.to_string(),
+        );
+    }
+
+    /// W16 on success.
+    fn succeeded(&mut self) {
+        let message = format!("Node {} upgrade succeeded", self.a.node);
+        self.set.put(NODE_DEGRADED, False, NODE_DEGRADED, message);
+    }
+
+    /// W18.
+    fn resumed(&mut self) {
+        let message = format!(
+            "In desired config {}. Resumed normal operations. Applying proper annotations.",
+            self.a.desired
+        );
+        self.set.advance(RESUMED, True, RESUMED, message);
+    }
+
+    /// W20. The drain controller prints the node as read before uncordoning.
+    fn uncordoned(&mut self) {
+        self.set.advance_pair(
+            (
+                UPDATE_COMPLETE,
+                True,
+                "Uncordoned Node as part of completing upgrade phase".to_string(),
+            ),
+            (
+                UNCORDONED,
+                True,
+                "UnCordoned node. The node is reporting Unschedulable = true".to_string(),
+            ),
+        );
+    }
+}
+
+fn not(changes: bool) -> &'static str {
+    if changes { "" } else { "not " }
+}

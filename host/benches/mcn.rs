@@ -1,0 +1,180 @@
+//! MachineConfigNode derivation, wasm against native, measured in one run:
+//! a fresh instance + call for one node, the native call for the same
+//! input, and 5,000 synthetic nodes each way. Needs the installed guest
+//! (`guests/build.sh`); run with `cargo bench -p mco-host --bench mcn`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use mco_host::runtime::{GuestModule, McnGuest, NODE_STATE_INTERFACE, Runtime, RuntimeConfig};
+use mco_mcn::{
+    Condition, ConditionStatus, Decision, Facts, LabelSelector, Node, Pool, RenderedConfig,
+};
+
+const P: &str = "machineconfiguration.openshift.io/";
+const SAMPLES: usize = 5_000;
+const NODES: usize = 5_000;
+
+fn main() -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let guest_path = target.join("release/guests/mcn.wasm");
+    let runtime = Runtime::new(RuntimeConfig::default())?;
+    let guest = McnGuest::new(
+        &runtime,
+        GuestModule::from_file(&runtime, &guest_path, NODE_STATE_INTERFACE)?,
+    )?;
+    println!(
+        "guest {} (pooling: {})",
+        guest_path.display(),
+        runtime.uses_pooling()
+    );
+
+    let one = synthetic(7);
+    anyhow::ensure!(
+        guest.derive(&one)? == mco_mcn::derive(&one),
+        "wasm and native disagree"
+    );
+    let wasm = median(SAMPLES, || Ok(guest.derive(&one).map(drop)?))?;
+    let native = median(SAMPLES, || {
+        std::hint::black_box(mco_mcn::derive(std::hint::black_box(&one)));
+        Ok(())
+    })?;
+    println!(
+        "one evaluation, median of {SAMPLES}: wasm (fresh instance + call) {wasm:?}, native {native:?}, ratio {:.2}x",
+        ratio(wasm, native)
+    );
+
+    let nodes: Vec<Facts> = (0..NODES).map(synthetic).collect();
+    let started = Instant::now();
+    let mut applied = 0;
+    for facts in &nodes {
+        applied += usize::from(matches!(
+            std::hint::black_box(mco_mcn::derive(facts)),
+            Decision::Apply(_)
+        ));
+    }
+    let native_total = started.elapsed();
+    let started = Instant::now();
+    for facts in &nodes {
+        std::hint::black_box(guest.derive(facts)?);
+    }
+    let wasm_total = started.elapsed();
+    println!(
+        "{NODES} nodes ({applied} MCNs): wasm {wasm_total:?}, native {native_total:?}, wasm/native {:.2}x",
+        ratio(wasm_total, native_total)
+    );
+    Ok(())
+}
+
+fn median(samples: usize, mut run: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Duration> {
+    for _ in 0..samples / 10 {
+        run()?;
+    }
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let started = Instant::now();
+        run()?;
+        times.push(started.elapsed());
+    }
+    times.sort();
+    Ok(times[samples / 2])
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(f64::MIN_POSITIVE)
+}
+
+/// A worker somewhere in an update, with the stored conditions of a
+/// cluster that has seen updates before. `seed` picks the phase.
+fn synthetic(seed: usize) -> Facts {
+    let phases: [&[(&str, &str)]; 6] = [
+        &[("state", "Done"), ("currentConfig", "rendered-worker-b")],
+        &[("state", "Done")],
+        &[("state", "Working")],
+        &[
+            ("state", "Working"),
+            ("desiredDrain", "drain-rendered-worker-b"),
+        ],
+        &[
+            ("state", "Working"),
+            ("desiredDrain", "drain-rendered-worker-b"),
+            ("lastAppliedDrain", "drain-rendered-worker-b"),
+        ],
+        &[
+            ("state", "Working"),
+            ("desiredDrain", "drain-rendered-worker-b"),
+            ("lastAppliedDrain", "drain-rendered-worker-b"),
+            ("post-config-action", "Rebooting"),
+        ],
+    ];
+    let mut annotations: std::collections::BTreeMap<String, String> = [
+        ("currentConfig", "rendered-worker-a"),
+        ("desiredConfig", "rendered-worker-b"),
+        ("desiredDrain", "uncordon-rendered-worker-a"),
+        ("lastAppliedDrain", "uncordon-rendered-worker-a"),
+        ("reason", ""),
+    ]
+    .iter()
+    .map(|(k, v)| (format!("{P}{k}"), v.to_string()))
+    .collect();
+    for (k, v) in phases[seed % phases.len()] {
+        annotations.insert(format!("{P}{k}"), v.to_string());
+    }
+    let role = |r: &str| LabelSelector {
+        match_labels: [(format!("node-role.kubernetes.io/{r}"), String::new())].into(),
+        match_expressions: vec![],
+    };
+    let spec = |os: &str| {
+        format!(r#"{{"osImageURL":"{os}","config":{{"ignition":{{"version":"3.4.0"}}}}}}"#)
+    };
+    Facts {
+        node: Node {
+            name: format!("worker-{seed}"),
+            generation: 0,
+            phase: "Running".into(),
+            unschedulable: seed.is_multiple_of(3),
+            labels: [
+                ("node-role.kubernetes.io/worker".to_string(), String::new()),
+                (
+                    "kubernetes.io/hostname".to_string(),
+                    format!("worker-{seed}"),
+                ),
+                ("kubernetes.io/arch".to_string(), "amd64".to_string()),
+            ]
+            .into(),
+            annotations,
+        },
+        pools: ["master", "worker", "infra"]
+            .iter()
+            .map(|name| Pool {
+                name: name.to_string(),
+                node_selector: Some(role(name)),
+                target_config: format!("rendered-{name}-b"),
+            })
+            .collect(),
+        configs: vec![
+            RenderedConfig {
+                name: "rendered-worker-a".into(),
+                spec: spec("os-a"),
+            },
+            RenderedConfig {
+                name: "rendered-worker-b".into(),
+                spec: spec("os-b"),
+            },
+        ],
+        previous: mco_mcn::DEFAULT_CONDITION_TYPES
+            .iter()
+            .map(|t| Condition {
+                type_: t.to_string(),
+                status: ConditionStatus::False,
+                reason: "NotYetOccurred".into(),
+                message: format!("This node has not yet entered the {t} phase"),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,218 @@
+//! The MachineConfigNode API (`machineconfiguration.openshift.io/v1`) as
+//! Rust types; the CRD in `deploy/` is generated from them (`mco-host crds`).
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::{CustomResource, CustomResourceExt, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+/// Reports one node's MachineConfig update progress. Named after its node.
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "machineconfiguration.openshift.io",
+    version = "v1",
+    kind = "MachineConfigNode",
+    plural = "machineconfignodes",
+    singular = "machineconfignode",
+    status = "MachineConfigNodeStatus",
+    label("openshift.io/operator-managed", ""),
+    doc = "MachineConfigNode describes the health and update progress of the Machine Config Daemon on one node.",
+    validation = Rule::new("self.metadata.name == self.spec.node.name").message("spec.node.name should match metadata.name"),
+    printcolumn(name = "PoolName", type_ = "string", json_path = ".spec.pool.name"),
+    printcolumn(name = "DesiredConfig", type_ = "string", json_path = ".spec.configVersion.desired"),
+    printcolumn(name = "CurrentConfig", type_ = "string", json_path = ".status.configVersion.current"),
+    printcolumn(name = "Updated", type_ = "string", json_path = ".status.conditions[?(@.type==\"Updated\")].status"),
+    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
+    printcolumn(name = "UpdatePrepared", type_ = "string", json_path = ".status.conditions[?(@.type==\"UpdatePrepared\")].status", priority = "1"),
+    printcolumn(name = "UpdateExecuted", type_ = "string", json_path = ".status.conditions[?(@.type==\"UpdateExecuted\")].status", priority = "1"),
+    printcolumn(name = "UpdatePostActionComplete", type_ = "string", json_path = ".status.conditions[?(@.type==\"UpdatePostActionComplete\")].status", priority = "1"),
+    printcolumn(name = "UpdateComplete", type_ = "string", json_path = ".status.conditions[?(@.type==\"UpdateComplete\")].status", priority = "1"),
+    printcolumn(name = "Resumed", type_ = "string", json_path = ".status.conditions[?(@.type==\"Resumed\")].status", priority = "1"),
+    printcolumn(name = "UpdatedFilesAndOS", type_ = "string", json_path = ".status.conditions[?(@.type==\"AppliedFilesAndOS\")].status", priority = "1"),
+    printcolumn(name = "CordonedNode", type_ = "string", json_path = ".status.conditions[?(@.type==\"Cordoned\")].status", priority = "1"),
+    printcolumn(name = "DrainedNode", type_ = "string", json_path = ".status.conditions[?(@.type==\"Drained\")].status", priority = "1"),
+    printcolumn(name = "RebootedNode", type_ = "string", json_path = ".status.conditions[?(@.type==\"RebootedNode\")].status", priority = "1"),
+    printcolumn(name = "UncordonedNode", type_ = "string", json_path = ".status.conditions[?(@.type==\"Uncordoned\")].status", priority = "1")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineConfigNodeSpec {
+    pub node: ObjectName,
+    pub pool: ObjectName,
+    pub config_version: SpecConfigVersion,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_image: Option<SpecConfigImage>,
+}
+
+/// A reference by name (upstream `MCOObjectReference`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+pub struct ObjectName {
+    #[x_kube(validation = Rule::new("!format.dns1123Subdomain().validate(self).hasValue()").message("must be a valid DNS-1123 subdomain"))]
+    #[schemars(length(max = 253))]
+    pub name: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+pub struct SpecConfigVersion {
+    /// The node's desiredConfig annotation, or `not-yet-set`.
+    #[x_kube(validation = Rule::new("!format.dns1123Subdomain().validate(self).hasValue()").message("must be a valid DNS-1123 subdomain"))]
+    #[schemars(length(max = 253))]
+    pub desired: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SpecConfigImage {
+    #[schemars(length(max = 447))]
+    pub desired_image: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineConfigNodeStatus {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 20), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<Condition>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self >= oldSelf").message("observedGeneration must not decrease"))]
+    #[schemars(range(min = 1))]
+    pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_version: Option<StatusConfigVersion>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_image: Option<StatusConfigImage>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+pub struct StatusConfigVersion {
+    /// The node's currentConfig annotation; omitted while it is empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 253))]
+    pub current: Option<String>,
+    #[schemars(length(max = 253))]
+    pub desired: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusConfigImage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 447))]
+    pub current_image: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 447))]
+    pub desired_image: Option<String>,
+}
+
+/// The MCN CRD as upstream ships it (the derive leaves `listKind` to the
+/// apiserver's default; upstream spells it out).
+pub fn machine_config_node_crd() -> CustomResourceDefinition {
+    let mut crd = MachineConfigNode::crd();
+    crd.spec.names.list_kind = Some("MachineConfigNodeList".into());
+    crd
+}
+
+/// The CRD manifests this host owns, as YAML.
+pub fn manifests() -> Result<String, serde_saphyr::ser::Error> {
+    serde_saphyr::to_string(&machine_config_node_crd())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn crd() -> Value {
+        serde_json::to_value(machine_config_node_crd()).unwrap_or_default()
+    }
+
+    #[test]
+    fn names_scope_and_subresources_match_upstream() {
+        let crd = crd();
+        assert_eq!(
+            crd["metadata"]["name"],
+            "machineconfignodes.machineconfiguration.openshift.io"
+        );
+        assert_eq!(crd["spec"]["scope"], "Cluster");
+        assert_eq!(crd["spec"]["names"]["listKind"], "MachineConfigNodeList");
+        let version = &crd["spec"]["versions"][0];
+        assert_eq!(
+            (
+                version["name"].as_str(),
+                version["served"].as_bool(),
+                version["storage"].as_bool()
+            ),
+            (Some("v1"), Some(true), Some(true))
+        );
+        assert_eq!(version["subresources"]["status"], json!({}));
+    }
+
+    #[test]
+    fn printer_columns_are_upstreams() {
+        let crd = crd();
+        let columns = crd["spec"]["versions"][0]["additionalPrinterColumns"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let shown: Vec<(String, i64)> = columns
+            .iter()
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap_or_default().to_string(),
+                    c["priority"].as_i64().unwrap_or(0),
+                )
+            })
+            .collect();
+        let default: Vec<&str> = shown
+            .iter()
+            .filter(|(_, p)| *p == 0)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(
+            default,
+            [
+                "PoolName",
+                "DesiredConfig",
+                "CurrentConfig",
+                "Updated",
+                "Age"
+            ]
+        );
+        assert_eq!(shown.iter().filter(|(_, p)| *p == 1).count(), 10);
+        assert_eq!(columns[1]["jsonPath"], ".spec.configVersion.desired");
+        assert_eq!(
+            columns[10]["jsonPath"],
+            ".status.conditions[?(@.type==\"AppliedFilesAndOS\")].status"
+        );
+    }
+
+    #[test]
+    fn validation_rules_are_in_the_schema() {
+        let crd = crd();
+        let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        assert_eq!(
+            schema["x-kubernetes-validations"][0]["rule"],
+            "self.metadata.name == self.spec.node.name"
+        );
+        let conditions = &schema["properties"]["status"]["properties"]["conditions"];
+        assert_eq!(conditions["x-kubernetes-list-type"], "map");
+        assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
+        assert_eq!(conditions["maxItems"], 20);
+        let generation = &schema["properties"]["status"]["properties"]["observedGeneration"];
+        assert_eq!(generation["minimum"].as_f64(), Some(1.0));
+        assert_eq!(
+            generation["x-kubernetes-validations"][0]["rule"],
+            "self >= oldSelf"
+        );
+        let required = schema["properties"]["spec"]["required"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for field in ["node", "pool", "configVersion"] {
+            assert!(
+                required.contains(&json!(field)),
+                "spec.{field} not required"
+            );
+        }
+    }
+}

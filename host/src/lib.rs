@@ -1,0 +1,11 @@
+//! `mco-host`: runs OpenShift Machine Config logic as sandboxed WebAssembly
+//! guests. `runtime` is the wasmtime façade; `mcn` turns cluster objects
+//! into guest input and guest output into the object to write; `cli` wires
+//! them to the command line.
+
+pub mod cli;
+pub mod crd;
+pub mod eval;
+pub mod inputs;
+pub mod mcn;
+pub mod runtime;

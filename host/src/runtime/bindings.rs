@@ -1,0 +1,5 @@
+//! Host-side bindings, one `bindgen!` per world, from the project's `wit/`.
+
+pub mod node_state {
+    wasmtime::component::bindgen!({ world: "node-state-reporter", path: "../wit" });
+}

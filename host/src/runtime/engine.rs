@@ -1,0 +1,140 @@
+//! The single `Engine` and every knob that bounds a guest, in one place.
+
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use super::error::LoadError;
+
+/// How long one epoch tick is. Deadlines are rounded up to whole ticks.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// What bounds every guest evaluation.
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// Wall-clock budget of one evaluation (instantiation + call).
+    pub deadline: Duration,
+    /// Cap on a guest's linear memory, in bytes.
+    pub memory_limit: usize,
+    /// Pre-reserve instance slots (fast instantiation). When the address
+    /// space cannot be reserved the runtime falls back to on-demand.
+    pub pooling: bool,
+    /// How many evaluations may run at once with pooling.
+    pub max_concurrent: u32,
+    /// Where precompiled guests are cached; `None` compiles every start.
+    pub cache_dir: Option<std::path::PathBuf>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            deadline: Duration::from_secs(1),
+            memory_limit: 64 << 20,
+            pooling: true,
+            max_concurrent: 16,
+            cache_dir: None,
+        }
+    }
+}
+
+/// Owns the engine and the epoch ticker that enforces deadlines.
+#[derive(Clone)]
+pub struct Runtime {
+    engine: Engine,
+    config: Arc<RuntimeConfig>,
+    pooling: bool,
+}
+
+impl Runtime {
+    pub fn new(config: RuntimeConfig) -> Result<Self, LoadError> {
+        let (engine, pooling) = match config.pooling {
+            true => match Engine::new(&wasmtime_config(&config, true)) {
+                Ok(engine) => (engine, true),
+                Err(err) => {
+                    tracing::warn!(error = %err, "pooling allocator unavailable, using on-demand instantiation");
+                    (on_demand(&config)?, false)
+                }
+            },
+            false => (on_demand(&config)?, false),
+        };
+        start_ticker(&engine)
+            .map_err(|e| LoadError::Engine(format!("could not start the epoch ticker: {e}")))?;
+        Ok(Runtime {
+            engine,
+            config: Arc::new(config),
+            pooling,
+        })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    pub fn uses_pooling(&self) -> bool {
+        self.pooling
+    }
+
+    /// The deadline in epoch ticks, rounded up; never zero.
+    pub fn deadline_ticks(&self) -> u64 {
+        let ticks = self
+            .config
+            .deadline
+            .as_nanos()
+            .div_ceil(EPOCH_TICK.as_nanos());
+        u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
+    }
+}
+
+fn on_demand(config: &RuntimeConfig) -> Result<Engine, LoadError> {
+    Engine::new(&wasmtime_config(config, false)).map_err(|e| LoadError::Engine(e.to_string()))
+}
+
+fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
+    let mut wasm = Config::new();
+    // Deadlines: cheaper than fuel, and every store gets one (see store.rs).
+    wasm.epoch_interruption(true);
+    // Guests are synchronous; the async component runtime only adds cost.
+    wasm.concurrency_support(false);
+    // Instantiation maps the initial heap copy-on-write instead of copying it.
+    wasm.memory_init_cow(true);
+    // Deterministic floating point, so wasm and native results agree.
+    wasm.cranelift_nan_canonicalization(true);
+    if pooling {
+        let slots = config.max_concurrent.max(1);
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(slots)
+            .total_core_instances(slots * 4)
+            .total_memories(slots * 2)
+            .total_tables(slots * 4)
+            .total_stacks(slots)
+            .max_memory_size(config.memory_limit)
+            // Keep the first pages of a slot mapped between evaluations: the
+            // first call's page faults dominate a fresh instance's cost.
+            .linear_memory_keep_resident(1 << 20)
+            .table_keep_resident(64 << 10);
+        wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    wasm
+}
+
+/// Advances the engine's epoch every tick until the engine is dropped.
+/// Without it no deadline would ever fire, so failing to start is fatal.
+fn start_ticker(engine: &Engine) -> std::io::Result<()> {
+    let weak = engine.weak();
+    thread::Builder::new()
+        .name("wasm-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                thread::sleep(EPOCH_TICK);
+            }
+        })?;
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! Typed failures: loading a module, and running one evaluation. Each
+//! variant has a stable `kind` used as a metric label and in messages.
+
+use std::time::Duration;
+
+use wasmtime::Trap;
+
+use super::store::GuestState;
+
+/// Why a module was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("could not read guest module {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("guest module {0} is not WebAssembly (no \\0asm header)")]
+    NotWasm(String),
+    #[error(
+        "guest module {0} is a core WebAssembly module, not a component; build it for wasm32-wasip2"
+    )]
+    CoreModule(String),
+    #[error("guest module {module} could not be compiled: {detail}")]
+    Compile { module: String, detail: String },
+    #[error(
+        "guest module {module} imports {import}, which guests may not use (allowed: wasi:io, wasi:cli streams/environment/exit, wasi:random/insecure-seed, mco:machine-config/types)"
+    )]
+    ForbiddenImport { module: String, import: String },
+    #[error("guest module {module} does not export {expected} (it exports: {found})")]
+    WrongWorld {
+        module: String,
+        expected: String,
+        found: String,
+    },
+    #[error("guest module {module} failed its smoke evaluation: {detail}")]
+    Smoke { module: String, detail: String },
+    #[error("could not create the wasm engine: {0}")]
+    Engine(String),
+}
+
+/// Why one evaluation failed. The host keeps serving; nothing is written
+/// for the object concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum GuestError {
+    #[error("guest {guest} exceeded its deadline of {deadline:?}")]
+    Deadline { guest: String, deadline: Duration },
+    #[error("guest {guest} hit its memory limit of {limit} bytes")]
+    MemoryLimit { guest: String, limit: usize },
+    #[error("guest {guest} overflowed its stack")]
+    StackOverflow { guest: String },
+    #[error("guest {guest} trapped: {detail}")]
+    Trap { guest: String, detail: String },
+    #[error("guest {guest} returned invalid output: {detail}")]
+    InvalidOutput { guest: String, detail: String },
+}
+
+impl GuestError {
+    /// Stable label for metrics and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            GuestError::Deadline { .. } => "deadline",
+            GuestError::MemoryLimit { .. } => "memory_limit",
+            GuestError::StackOverflow { .. } => "stack_overflow",
+            GuestError::Trap { .. } => "trap",
+            GuestError::InvalidOutput { .. } => "invalid_output",
+        }
+    }
+
+    /// Classifies a failed instantiation or call, using what the store saw.
+    pub(super) fn classify(
+        guest: &str,
+        err: &wasmtime::Error,
+        state: &GuestState,
+        deadline: Duration,
+        limit: usize,
+    ) -> GuestError {
+        let guest = guest.to_string();
+        match err.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) => return GuestError::Deadline { guest, deadline },
+            Some(Trap::StackOverflow) => return GuestError::StackOverflow { guest },
+            _ => {}
+        }
+        if state.hit_memory_limit() {
+            return GuestError::MemoryLimit { guest, limit };
+        }
+        let stderr = state.stderr();
+        let detail = match err.downcast_ref::<Trap>() {
+            Some(Trap::UnreachableCodeReached) if !stderr.is_empty() => {
+                format!("panicked: {}", summarize(&stderr))
+            }
+            Some(trap) => trap.to_string(),
+            None => format!("{err:#}"),
+        };
+        GuestError::Trap { guest, detail }
+    }
+}
+
+/// The useful part of a guest's stderr, bounded: a guest controls this text.
+fn summarize(stderr: &str) -> String {
+    let text = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("note:"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    text.chars().take(500).collect()
+}

@@ -1,0 +1,287 @@
+//! Loading a guest module: it must be a component, import only what the
+//! sandbox provides, and export the expected interface. Compiled code is
+//! cached on disk by (module digest, engine compatibility hash).
+
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
+
+use super::engine::Runtime;
+use super::error::LoadError;
+
+/// WASI interfaces a guest may import. Everything a pure function could use
+/// to observe the world (clocks, random, filesystem, sockets) is absent;
+/// `insecure-seed` is served with a fixed seed for Rust's HashMap.
+const ALLOWED_IMPORTS: [&str; 13] = [
+    "wasi:io/error",
+    "wasi:io/poll",
+    "wasi:io/streams",
+    "wasi:cli/environment",
+    "wasi:cli/exit",
+    "wasi:cli/stdin",
+    "wasi:cli/stdout",
+    "wasi:cli/stderr",
+    "wasi:cli/terminal-input",
+    "wasi:cli/terminal-output",
+    "wasi:cli/terminal-stdin",
+    "wasi:cli/terminal-stdout",
+    "wasi:cli/terminal-stderr",
+];
+const SEED_IMPORT: &str = "wasi:random/insecure-seed";
+/// Our own shared types: an interface with types only, nothing to call.
+const TYPES_IMPORT: &str = "mco:machine-config/types";
+
+/// Whether a guest may import `name` (`ns:pkg/iface@version`).
+pub fn allowed_import(name: &str) -> bool {
+    let unversioned = name.split('@').next().unwrap_or(name);
+    unversioned == SEED_IMPORT
+        || unversioned == TYPES_IMPORT
+        || ALLOWED_IMPORTS.contains(&unversioned)
+}
+
+/// A validated, compiled component and where it came from.
+#[derive(Clone)]
+pub struct GuestModule {
+    pub name: String,
+    /// sha256 of the module bytes, hex.
+    pub digest: String,
+    pub component: Component,
+}
+
+impl GuestModule {
+    pub fn from_file(runtime: &Runtime, path: &Path, export: &str) -> Result<Self, LoadError> {
+        let bytes = fs::read(path).map_err(|source| LoadError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_bytes(runtime, &path.display().to_string(), &bytes, export)
+    }
+
+    /// Validates and compiles `bytes`; `export` is the interface the guest
+    /// must provide, matched without its patch version.
+    pub fn from_bytes(
+        runtime: &Runtime,
+        name: &str,
+        bytes: &[u8],
+        export: &str,
+    ) -> Result<Self, LoadError> {
+        check_header(name, bytes)?;
+        let digest = hex(&Sha256::digest(bytes));
+        let component = compile_cached(runtime, name, bytes, &digest)?;
+        let ty = component.component_type();
+        let engine = runtime.engine();
+        if let Some((import, _)) = ty
+            .imports(engine)
+            .find(|(import, _)| !allowed_import(import))
+        {
+            return Err(LoadError::ForbiddenImport {
+                module: name.to_string(),
+                import: import.to_string(),
+            });
+        }
+        let exports: Vec<String> = ty.exports(engine).map(|(e, _)| e.to_string()).collect();
+        if !exports.iter().any(|e| same_interface(e, export)) {
+            return Err(LoadError::WrongWorld {
+                module: name.to_string(),
+                expected: export.to_string(),
+                found: if exports.is_empty() {
+                    "nothing".into()
+                } else {
+                    exports.join(", ")
+                },
+            });
+        }
+        Ok(GuestModule {
+            name: name.to_string(),
+            digest,
+            component,
+        })
+    }
+}
+
+/// `ns:pkg/iface@1.2.3` provides `ns:pkg/iface@1.2.0`: same interface and
+/// the same major version (or minor, below 1.0), as semver promises.
+fn same_interface(found: &str, expected: &str) -> bool {
+    let (found_name, found_version) = found.split_once('@').unwrap_or((found, ""));
+    let (expected_name, expected_version) = expected.split_once('@').unwrap_or((expected, ""));
+    found_name == expected_name
+        && compatible_version(found_version) == compatible_version(expected_version)
+}
+
+fn compatible_version(version: &str) -> &str {
+    let mut parts = version.splitn(3, '.');
+    let major = parts.next().unwrap_or("");
+    let minor_len = parts.next().map_or(0, |m| m.len() + 1);
+    if major == "0" {
+        &version[..(major.len() + minor_len).min(version.len())]
+    } else {
+        major
+    }
+}
+
+fn check_header(name: &str, bytes: &[u8]) -> Result<(), LoadError> {
+    match bytes.get(..8) {
+        Some([0, b'a', b's', b'm', _, _, 1, 0]) => Ok(()),
+        Some([0, b'a', b's', b'm', ..]) => Err(LoadError::CoreModule(name.to_string())),
+        _ => Err(LoadError::NotWasm(name.to_string())),
+    }
+}
+
+/// Compiles through the on-disk cache. A cache entry is only used when its
+/// recorded checksum matches, so a truncated or corrupted file is
+/// recompiled instead of being mapped as native code.
+fn compile_cached(
+    runtime: &Runtime,
+    name: &str,
+    bytes: &[u8],
+    digest: &str,
+) -> Result<Component, LoadError> {
+    let engine = runtime.engine();
+    let compile = || {
+        Component::new(engine, bytes).map_err(|e| LoadError::Compile {
+            module: name.to_string(),
+            detail: format!("{e:#}"),
+        })
+    };
+    let Some(dir) = &runtime.config().cache_dir else {
+        return compile();
+    };
+    let entry = CacheEntry::new(dir, digest, &engine_hash(runtime));
+    if let Some(component) = entry.load(runtime) {
+        return Ok(component);
+    }
+    let component = compile()?;
+    if let Err(err) = entry.store(&component) {
+        tracing::warn!(module = name, error = %err, "could not write the compiled-guest cache");
+    }
+    Ok(component)
+}
+
+struct CacheEntry {
+    code: PathBuf,
+    checksum: PathBuf,
+}
+
+impl CacheEntry {
+    fn new(dir: &Path, digest: &str, engine: &str) -> Self {
+        let stem = format!("{digest}-{engine}");
+        CacheEntry {
+            code: dir.join(format!("{stem}.cwasm")),
+            checksum: dir.join(format!("{stem}.sha256")),
+        }
+    }
+
+    fn load(&self, runtime: &Runtime) -> Option<Component> {
+        let code = fs::read(&self.code).ok()?;
+        let expected = fs::read_to_string(&self.checksum).ok()?;
+        if hex(&Sha256::digest(&code)) != expected.trim() {
+            tracing::warn!(path = %self.code.display(), "compiled-guest cache entry is corrupt; recompiling");
+            return None;
+        }
+        // SAFETY: the bytes were produced by `Component::serialize` of this
+        // engine configuration (the file name carries the compatibility
+        // hash) and match the checksum written with them.
+        match unsafe { Component::deserialize(runtime.engine(), &code) } {
+            Ok(component) => Some(component),
+            Err(err) => {
+                tracing::warn!(path = %self.code.display(), error = %err, "unusable compiled-guest cache entry; recompiling");
+                None
+            }
+        }
+    }
+
+    fn store(&self, component: &Component) -> std::io::Result<()> {
+        let code = component.serialize().map_err(std::io::Error::other)?;
+        if let Some(dir) = self.code.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        write_atomically(&self.code, &code)?;
+        write_atomically(&self.checksum, hex(&Sha256::digest(&code)).as_bytes())
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path)
+}
+
+/// Feeds wasmtime's compatibility hash into sha256 so it is stable across
+/// processes (std's hashers are not).
+fn engine_hash(runtime: &Runtime) -> String {
+    struct ShaHasher(Sha256);
+    impl Hasher for ShaHasher {
+        fn finish(&self) -> u64 {
+            0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            self.0.update(bytes);
+        }
+    }
+    let mut hasher = ShaHasher(Sha256::new());
+    runtime
+        .engine()
+        .precompile_compatibility_hash()
+        .hash(&mut hasher);
+    hex(&hasher.0.finalize())[..16].to_string()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowlist_ignores_versions_and_refuses_the_world() {
+        assert!(allowed_import("wasi:io/streams@0.2.6"));
+        assert!(allowed_import("wasi:random/insecure-seed@0.2.6"));
+        assert!(allowed_import("mco:machine-config/types@0.1.0"));
+        for forbidden in [
+            "wasi:filesystem/preopens@0.2.6",
+            "wasi:clocks/wall-clock@0.2.6",
+            "wasi:random/random@0.2.6",
+            "wasi:sockets/tcp@0.2.6",
+            "wasi:io/streamsx",
+        ] {
+            assert!(!allowed_import(forbidden), "{forbidden}");
+        }
+    }
+
+    #[test]
+    fn interface_versions_follow_semver() {
+        assert!(same_interface(
+            "mco:machine-config/node-state@0.1.3",
+            "mco:machine-config/node-state@0.1.0"
+        ));
+        assert!(!same_interface(
+            "mco:machine-config/node-state@0.2.0",
+            "mco:machine-config/node-state@0.1.0"
+        ));
+        assert!(!same_interface(
+            "mco:machine-config/node-state@1.0.0",
+            "mco:machine-config/node-state@0.1.0"
+        ));
+        assert!(same_interface("a:b/c@2.4.0", "a:b/c@2.0.0"));
+        assert!(!same_interface("a:b/d@0.1.0", "a:b/c@0.1.0"));
+    }
+
+    #[test]
+    fn headers_are_classified() {
+        assert!(matches!(
+            check_header("x", b"\0asm\x01\0\0\0"),
+            Err(LoadError::CoreModule(_))
+        ));
+        assert!(matches!(check_header("x", b"\0asm\x0d\0\x01\0"), Ok(())));
+        assert!(matches!(
+            check_header("x", b"hello world"),
+            Err(LoadError::NotWasm(_))
+        ));
+        assert!(matches!(check_header("x", b""), Err(LoadError::NotWasm(_))));
+    }
+}

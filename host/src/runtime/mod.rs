@@ -1,0 +1,14 @@
+//! The wasmtime façade: one engine, one store constructor, guest loading and
+//! failure classification. Nothing here knows about Kubernetes.
+
+mod bindings;
+mod engine;
+mod error;
+mod guest;
+mod mcn;
+mod store;
+
+pub use engine::{Runtime, RuntimeConfig};
+pub use error::{GuestError, LoadError};
+pub use guest::{GuestModule, allowed_import};
+pub use mcn::{McnGuest, NODE_STATE_INTERFACE};

@@ -1,0 +1,64 @@
+//! Paths shared by the host's integration tests. Guests are built by
+//! `guests/build.sh --test` before `cargo test`; a missing guest fails the
+//! test with that hint instead of skipping it.
+
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use std::path::{Path, PathBuf};
+
+use mco_host::runtime::{GuestModule, McnGuest, NODE_STATE_INTERFACE, Runtime, RuntimeConfig};
+
+/// The cargo target directory this test binary was built in.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("no current exe: {e}"));
+    // <target>/<profile>/deps/<test binary>
+    exe.ancestors()
+        .nth(3)
+        .unwrap_or_else(|| panic!("unexpected test binary path {}", exe.display()))
+        .to_path_buf()
+}
+
+fn existing(path: PathBuf) -> PathBuf {
+    assert!(
+        path.exists(),
+        "{} is missing: run guests/build.sh --test first",
+        path.display()
+    );
+    path
+}
+
+/// An installed guest (`<target>/release/guests/<file>`).
+pub fn installed_guest(file: &str) -> PathBuf {
+    existing(target_dir().join("release/guests").join(file))
+}
+
+/// An adversarial guest (`<target>/test-guests/<file>`).
+pub fn test_guest(file: &str) -> PathBuf {
+    existing(target_dir().join("test-guests").join(file))
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The golden case directories of a job, sorted.
+pub fn golden_cases(job: &str) -> Vec<PathBuf> {
+    let dir = repo_root().join("tests/golden").join(job);
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.join("expected.json").exists())
+        .collect();
+    cases.sort();
+    cases
+}
+
+pub fn runtime(config: RuntimeConfig) -> Runtime {
+    Runtime::new(config).unwrap_or_else(|e| panic!("runtime: {e}"))
+}
+
+pub fn mcn_guest(runtime: &Runtime, path: &Path) -> McnGuest {
+    let module = GuestModule::from_file(runtime, path, NODE_STATE_INTERFACE)
+        .unwrap_or_else(|e| panic!("{e}"));
+    McnGuest::new(runtime, module).unwrap_or_else(|e| panic!("{e}"))
+}

@@ -1,0 +1,61 @@
+//! Every MachineConfigNode golden case runs through the native library and
+//! the wasm guest; the two must agree exactly, and the eval output must
+//! match the case's expected.json.
+
+mod common;
+
+use mco_host::eval::{McnInputs, McnPaths};
+use mco_host::mcn;
+use mco_host::runtime::RuntimeConfig;
+
+#[test]
+fn native_and_wasm_agree_on_every_golden_case() {
+    let runtime = common::runtime(RuntimeConfig::default());
+    let guest = common::mcn_guest(&runtime, &common::installed_guest("mcn.wasm"));
+    let cases = common::golden_cases("mcn");
+    assert!(cases.len() >= 40, "only {} MCN golden cases", cases.len());
+    for case in cases {
+        let name = case
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file = |flag: &str| {
+            let path = case.join(format!("{flag}.yaml"));
+            path.exists().then(|| path.display().to_string())
+        };
+        let node = file("node").unwrap_or_else(|| panic!("{name}: no node.yaml"));
+        let (pools, machineconfigs, previous) =
+            (file("pools"), file("machineconfigs"), file("previous"));
+        let inputs = McnInputs::read(&McnPaths {
+            node: &node,
+            pools: pools.as_deref(),
+            machineconfigs: machineconfigs.as_deref(),
+            previous: previous.as_deref(),
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let facts = inputs.facts();
+
+        let native = mco_mcn::derive(&facts);
+        let wasm = guest
+            .derive(&facts)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(native, wasm, "{name}: native and wasm disagree");
+        mcn::validate(&native).unwrap_or_else(|e| panic!("{name}: invalid output: {e}"));
+
+        let now =
+            std::fs::read_to_string(case.join("now.txt")).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let now = now
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{name}: now.txt: {e}"));
+        let expected = std::fs::read_to_string(case.join("expected.json"))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let expected: serde_json::Value =
+            serde_json::from_str(&expected).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            inputs.output(native, now),
+            expected,
+            "{name}: output differs from expected.json"
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! The installed guest runs under the stock `wasmtime` CLI, as the README
+//! shows. The CLI is installed by the test setup (`target/tools/bin`) or
+//! named by `MCO_WASMTIME`; a missing CLI fails the test.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn wasmtime() -> PathBuf {
+    let path = std::env::var_os("MCO_WASMTIME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| common::target_dir().join("tools/bin/wasmtime"));
+    assert!(
+        path.exists(),
+        "{} is missing: the test setup installs wasmtime-cli there",
+        path.display()
+    );
+    path
+}
+
+/// The example from the README, kept in one place.
+const INVOKE: &str = r#"derive({node: {name: "worker-0", generation: 0, phase: "Running", unschedulable: false, labels: [("node-role.kubernetes.io/worker", "")], annotations: [("machineconfiguration.openshift.io/currentConfig", "rendered-worker-a"), ("machineconfiguration.openshift.io/desiredConfig", "rendered-worker-b"), ("machineconfiguration.openshift.io/state", "Done")]}, pools: [{name: "worker", node-selector: some({match-labels: [("node-role.kubernetes.io/worker", "")], match-expressions: []}), target-config: "rendered-worker-b"}], configs: [], previous: []})"#;
+
+#[test]
+fn the_stock_wasmtime_cli_runs_the_guest() {
+    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap_or_default();
+    assert!(
+        readme.contains(INVOKE),
+        "README.md must show the invocation this test runs"
+    );
+    let output = Command::new(wasmtime())
+        .args(["run", "--invoke", INVOKE])
+        .arg(common::installed_guest("mcn.wasm"))
+        .output()
+        .unwrap_or_else(|e| panic!("running wasmtime: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.starts_with("apply("), "{stdout}");
+    for expected in [
+        r#"pool: "worker""#,
+        r#"desired-config: "rendered-worker-b""#,
+        r#"message: "Node worker-0 needs an update""#,
+        r#"current: some("rendered-worker-a")"#,
+    ] {
+        assert!(stdout.contains(expected), "missing {expected} in {stdout}");
+    }
+}
