@@ -19,8 +19,12 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
 fi
 
 cd "$root"
-cargo build --locked --target wasm32-wasip2 --profile guest -p mco-mcn
+cargo build --locked --target wasm32-wasip2 --profile guest \
+    -p mco-mcn -p mco-bootimage-gcp -p mco-bootimage-aws -p mco-bootimage-azure
 install -D -m 0644 "$out/mco_mcn.wasm" "$target/release/guests/mcn.wasm"
+for platform in gcp aws azure; do
+    install -m 0644 "$out/mco_bootimage_$platform.wasm" "$target/release/guests/bootimage-$platform.wasm"
+done
 echo "guests installed in $target/release/guests" >&2
 
 if [[ "${1:-}" == "--test" ]]; then

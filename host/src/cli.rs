@@ -7,13 +7,17 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
 
+use crate::bootimage::{self, Step};
 use crate::crd;
-use crate::eval::{McnInputs, McnPaths};
+use crate::eval::{BootImageInputs, BootImagePaths, McnInputs, McnPaths};
 use crate::inputs::InputError;
 use crate::mcn;
+use crate::registry::{Registry, RegistryError};
 use crate::runtime::{
-    GuestError, GuestModule, LoadError, McnGuest, NODE_STATE_INTERFACE, Runtime, RuntimeConfig,
+    BOOT_IMAGE_INTERFACE, BootImageGuest, GuestError, GuestModule, LoadError, McnGuest,
+    NODE_STATE_INTERFACE, Runtime, RuntimeConfig,
 };
 
 #[derive(Parser)]
@@ -42,6 +46,8 @@ enum Command {
 enum EvalJob {
     /// Derive a node's MachineConfigNode.
     Mcn(McnArgs),
+    /// Decide a MachineSet's boot image update.
+    Bootimage(BootImageArgs),
 }
 
 #[derive(Args)]
@@ -58,7 +64,7 @@ struct McnArgs {
     /// The node's MachineConfigNode as stored in the cluster.
     #[arg(long, value_name = "FILE")]
     previous: Option<String>,
-    /// Guest component to run instead of the installed one.
+    /// Guest component to run instead of the registered one.
     #[arg(long, value_name = "FILE")]
     guest: Option<PathBuf>,
     /// Time stamped on conditions that changed (RFC 3339; default: now).
@@ -66,7 +72,35 @@ struct McnArgs {
     now: Option<Timestamp>,
 }
 
-/// Limits every guest runs under.
+#[derive(Args)]
+struct BootImageArgs {
+    /// The MachineSet (machine.openshift.io/v1beta1).
+    #[arg(long, value_name = "FILE")]
+    machineset: String,
+    /// The coreos-bootimages ConfigMap.
+    #[arg(long, value_name = "FILE")]
+    configmap: String,
+    /// Infrastructure `cluster` (picks the platform and its guest).
+    #[arg(long, value_name = "FILE")]
+    infrastructure: String,
+    /// ClusterVersion `version` (stability gate, multi-arch).
+    #[arg(long, value_name = "FILE")]
+    clusterversion: Option<String>,
+    /// MachineConfiguration `cluster` (enrollment).
+    #[arg(long, value_name = "FILE")]
+    machineconfiguration: Option<String>,
+    /// The MachineSet's user-data Secret (stub Ignition upgrade).
+    #[arg(long, value_name = "FILE")]
+    user_data_secret: Option<String>,
+    /// Extra boot images that count as RHCOS (lines, or a ConfigMap).
+    #[arg(long, value_name = "FILE")]
+    known_images: Option<String>,
+    /// Guest component to run instead of the one registered for the platform.
+    #[arg(long, value_name = "FILE")]
+    guest: Option<PathBuf>,
+}
+
+/// Limits every guest runs under, and where guests come from.
 #[derive(Args)]
 struct SandboxArgs {
     /// Wall-clock budget of one guest evaluation.
@@ -86,6 +120,10 @@ struct SandboxArgs {
     /// Where installed guests live (default: `guests/` beside the binary).
     #[arg(long, global = true, value_name = "DIR", env = "MCO_GUEST_DIR")]
     guest_dir: Option<PathBuf>,
+    /// Registry file mapping jobs and platforms to guest modules (default:
+    /// the installed guests).
+    #[arg(long, global = true, value_name = "FILE", env = "MCO_REGISTRY")]
+    registry: Option<PathBuf>,
     /// Cache directory for compiled guests (default: no cache).
     #[arg(long, global = true, value_name = "DIR", env = "MCO_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
@@ -97,6 +135,10 @@ enum Failure {
     #[error(transparent)]
     Input(#[from] InputError),
     #[error(transparent)]
+    BootImageInput(#[from] mco_bootimage::InputError),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
     Load(#[from] LoadError),
     #[error(transparent)]
     Guest(#[from] GuestError),
@@ -107,7 +149,10 @@ enum Failure {
 impl Failure {
     fn exit_code(&self) -> u8 {
         match self {
-            Failure::Input(_) | Failure::Load(LoadError::Read { .. }) => 2,
+            Failure::Input(_)
+            | Failure::BootImageInput(_)
+            | Failure::Registry(_)
+            | Failure::Load(LoadError::Read { .. }) => 2,
             Failure::Load(_) | Failure::Guest(_) => 3,
             Failure::Other(_) => 1,
         }
@@ -132,16 +177,14 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
-    match cli.command {
+    let output = match cli.command {
         Command::Crds => {
-            let yaml = crd::manifests().map_err(|e| Failure::Other(e.to_string()))?;
-            print(&yaml)
+            return print(&crd::manifests().map_err(|e| Failure::Other(e.to_string()))?);
         }
-        Command::Eval(EvalJob::Mcn(args)) => {
-            let output = eval_mcn(&cli.sandbox, args)?;
-            print(&format!("{output}\n"))
-        }
-    }
+        Command::Eval(EvalJob::Mcn(args)) => eval_mcn(&cli.sandbox, args)?,
+        Command::Eval(EvalJob::Bootimage(args)) => eval_bootimage(&cli.sandbox, args)?,
+    };
+    print(&format!("{output}\n"))
 }
 
 fn print(text: &str) -> Result<(), Failure> {
@@ -161,35 +204,91 @@ impl SandboxArgs {
         })
     }
 
-    /// The installed guest for a job: `<guest dir>/<file>`.
-    fn installed_guest(&self, file: &str) -> PathBuf {
-        let dir = self.guest_dir.clone().unwrap_or_else(|| {
-            let exe = std::env::current_exe().unwrap_or_default();
-            exe.parent().unwrap_or(Path::new(".")).join("guests")
-        });
-        dir.join(file)
+    fn registry(&self) -> Result<Registry, RegistryError> {
+        match &self.registry {
+            Some(path) => Registry::from_file(path),
+            None => {
+                let dir = self.guest_dir.clone().unwrap_or_else(|| {
+                    let exe = std::env::current_exe().unwrap_or_default();
+                    exe.parent().unwrap_or(Path::new(".")).join("guests")
+                });
+                Ok(Registry::installed(&dir))
+            }
+        }
     }
 }
 
-fn eval_mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<serde_json::Value, Failure> {
+fn eval_mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure> {
     let inputs = McnInputs::read(&McnPaths {
         node: &args.node,
         pools: args.pools.as_deref(),
         machineconfigs: args.machineconfigs.as_deref(),
         previous: args.previous.as_deref(),
     })?;
+    let path = match args.guest {
+        Some(path) => path,
+        None => sandbox.registry()?.mcn.ok_or_else(|| {
+            Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
+        })?,
+    };
     let runtime = sandbox.runtime()?;
-    let path = args
-        .guest
-        .unwrap_or_else(|| sandbox.installed_guest("mcn.wasm"));
-    let guest = McnGuest::new(
-        &runtime,
-        GuestModule::from_file(&runtime, &path, NODE_STATE_INTERFACE)?,
-    )?;
+    let module = GuestModule::from_file(&runtime, &path, NODE_STATE_INTERFACE)?;
+    let guest = McnGuest::new(&runtime, module)?;
     let decision = guest.derive(&inputs.facts())?;
     mcn::validate(&decision).map_err(|detail| GuestError::InvalidOutput {
         guest: guest.module().name.clone(),
         detail,
     })?;
     Ok(inputs.output(decision, args.now.unwrap_or_else(Timestamp::now)))
+}
+
+fn eval_bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, Failure> {
+    let inputs = BootImageInputs::read(&BootImagePaths {
+        machineset: &args.machineset,
+        configmap: &args.configmap,
+        infrastructure: &args.infrastructure,
+        clusterversion: args.clusterversion.as_deref(),
+        machineconfiguration: args.machineconfiguration.as_deref(),
+        user_data_secret: args.user_data_secret.as_deref(),
+        known_images: args.known_images.as_deref(),
+    })?;
+    let arch =
+        mco_bootimage::arch::stream_arch_from_rust(std::env::consts::ARCH).ok_or_else(|| {
+            Failure::Other(format!(
+                "unsupported host architecture {}",
+                std::env::consts::ARCH
+            ))
+        })?;
+    let stream = inputs.stream()?;
+    let decision = match bootimage::prepare(&inputs.eval_inputs(arch))? {
+        Step::Decided(decision) => decision,
+        Step::Guest(prepared) => {
+            let registry = sandbox.registry()?;
+            let path = args
+                .guest
+                .as_deref()
+                .or(registry.boot_image(&prepared.platform_type));
+            match path {
+                None => prepared.without_guest(),
+                Some(path) => {
+                    let runtime = sandbox.runtime()?;
+                    let module = GuestModule::from_file(&runtime, path, BOOT_IMAGE_INTERFACE)?;
+                    let guest = BootImageGuest::new(&runtime, module)?;
+                    let user_data = prepared.user_data.as_deref();
+                    let decision = guest.decide_one(
+                        stream,
+                        &prepared.machineset,
+                        &prepared.cluster,
+                        user_data,
+                    )?;
+                    bootimage::validate(&decision).map_err(|detail| GuestError::InvalidOutput {
+                        guest: guest.module().name.clone(),
+                        detail,
+                    })?;
+                    decision
+                }
+            }
+        }
+    };
+    serde_json::to_value(&decision).map_err(|e| Failure::Other(e.to_string()))
 }

@@ -1,11 +1,14 @@
-//! The offline `eval` step for the MachineConfigNode job: objects read from
-//! files, one decision, the JSON the eval contract promises.
+//! The offline `eval` step: objects read from files, one decision, the
+//! JSON the eval contract promises.
+
+use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use mco_mcn as logic;
 use serde_json::{Value, json};
 
+use crate::bootimage::{self, EvalInputs};
 use crate::crd;
 use crate::inputs::{InputError, Reader};
 use crate::mcn::{self, MachineConfig, MachineConfigPool};
@@ -77,5 +80,87 @@ impl McnInputs {
             logic::Decision::Skip(reason) => json!({"action": "skip", "reason": reason}),
             logic::Decision::Error(message) => json!({"action": "error", "message": message}),
         }
+    }
+}
+
+/// Everything `eval bootimage` reads, parsed.
+pub struct BootImageInputs {
+    pub machineset: Value,
+    pub configmap: Value,
+    pub infrastructure: Value,
+    pub clusterversion: Option<Value>,
+    pub machineconfiguration: Option<Value>,
+    pub user_data_secret: Option<Value>,
+    pub known_images: BTreeSet<String>,
+}
+
+/// Paths of the `eval bootimage` inputs (`-` is standard input).
+#[derive(Default)]
+pub struct BootImagePaths<'a> {
+    pub machineset: &'a str,
+    pub configmap: &'a str,
+    pub infrastructure: &'a str,
+    pub clusterversion: Option<&'a str>,
+    pub machineconfiguration: Option<&'a str>,
+    pub user_data_secret: Option<&'a str>,
+    pub known_images: Option<&'a str>,
+}
+
+impl BootImageInputs {
+    pub fn read(paths: &BootImagePaths) -> Result<Self, InputError> {
+        let mut reader = Reader::default();
+        let mut optional =
+            |path: Option<&str>, kind: &str| path.map(|p| reader.object(p, kind)).transpose();
+        let clusterversion = optional(paths.clusterversion, "ClusterVersion")?;
+        let machineconfiguration = optional(paths.machineconfiguration, "MachineConfiguration")?;
+        let user_data_secret = optional(paths.user_data_secret, "Secret")?;
+        let known_images = match paths.known_images {
+            Some(path) => known_images(path, &reader.text(path)?)?,
+            None => BTreeSet::new(),
+        };
+        Ok(BootImageInputs {
+            machineset: reader.object(paths.machineset, "MachineSet")?,
+            configmap: reader.object(paths.configmap, "ConfigMap")?,
+            infrastructure: reader.object(paths.infrastructure, "Infrastructure")?,
+            clusterversion,
+            machineconfiguration,
+            user_data_secret,
+            known_images,
+        })
+    }
+
+    /// The host rules' view; `control_plane_arch` is a stream arch name.
+    pub fn eval_inputs<'a>(&'a self, control_plane_arch: &'a str) -> EvalInputs<'a> {
+        EvalInputs {
+            machineset: &self.machineset,
+            configmap: &self.configmap,
+            infrastructure: &self.infrastructure,
+            clusterversion: self.clusterversion.as_ref(),
+            machineconfiguration: self.machineconfiguration.as_ref(),
+            user_data_secret: self.user_data_secret.as_ref(),
+            known_images: &self.known_images,
+            control_plane_arch,
+        }
+    }
+
+    /// The ConfigMap's `data.stream` text.
+    pub fn stream(&self) -> Result<Option<&str>, mco_bootimage::InputError> {
+        bootimage::stream_from_configmap(&self.configmap)
+    }
+}
+
+/// A known-images file: a ConfigMap whose data values list images, or
+/// plain text with one image per line.
+fn known_images(path: &str, text: &str) -> Result<BTreeSet<String>, InputError> {
+    match serde_saphyr::from_str::<Value>(text) {
+        Ok(object) if object.get("kind").and_then(Value::as_str) == Some("ConfigMap") => {
+            bootimage::known_images_from_configmap(&object).map_err(|e| InputError::Malformed {
+                path: path.into(),
+                kind: "ConfigMap".into(),
+                name: "known images".into(),
+                detail: e.to_string(),
+            })
+        }
+        _ => Ok(bootimage::known_images_from_text(text)),
     }
 }

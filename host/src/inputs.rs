@@ -97,7 +97,8 @@ impl Reader {
         }
     }
 
-    fn text(&mut self, path: &str) -> Result<String, InputError> {
+    /// The raw text of `path`.
+    pub fn text(&mut self, path: &str) -> Result<String, InputError> {
         let read_error = |source| InputError::Read {
             path: path.into(),
             source,

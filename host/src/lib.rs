@@ -3,9 +3,11 @@
 //! into guest input and guest output into the object to write; `cli` wires
 //! them to the command line.
 
+pub mod bootimage;
 pub mod cli;
 pub mod crd;
 pub mod eval;
 pub mod inputs;
 pub mod mcn;
+pub mod registry;
 pub mod runtime;

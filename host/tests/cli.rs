@@ -259,3 +259,101 @@ fn the_crd_in_deploy_is_what_the_types_generate() {
         "deploy/crds/machineconfignodes.yaml is stale: run `mco-host crds > deploy/crds/machineconfignodes.yaml`"
     );
 }
+
+fn bootimage_args(case: &str) -> Vec<String> {
+    let dir = common::repo_root()
+        .join("tests/golden/bootimage")
+        .join(case);
+    let mut args = vec!["eval".to_string(), "bootimage".to_string()];
+    for flag in ["machineset", "configmap", "infrastructure"] {
+        args.push(format!("--{flag}"));
+        args.push(dir.join(format!("{flag}.yaml")).display().to_string());
+    }
+    args
+}
+
+fn eval_bootimage(case: &str, extra: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+    let mut args = bootimage_args(case);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = run(&args, None);
+    let decision = serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null);
+    (output.status.code(), decision, stderr(&output))
+}
+
+#[test]
+fn eval_bootimage_prints_the_golden_decision() {
+    let case = "gcp-patch-boot-disk-only";
+    let (code, decision, err) = eval_bootimage(case, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let expected = common::repo_root()
+        .join("tests/golden/bootimage")
+        .join(case)
+        .join("expected.json");
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(expected).unwrap_or_default())
+            .unwrap_or_default();
+    assert_eq!(decision, expected);
+}
+
+#[test]
+fn swapping_a_platform_guest_changes_the_decision_without_a_rebuild() {
+    let case = "gcp-patch-boot-disk-only";
+    let (_, shipped, _) = eval_bootimage(case, &[]);
+    assert_eq!(shipped["action"], "patch");
+
+    // The AWS build serving a GCP cluster reads a GCP providerSpec as AWS.
+    let aws = common::installed_guest("bootimage-aws.wasm")
+        .display()
+        .to_string();
+    let (code, swapped, err) = eval_bootimage(case, &["--guest", &aws]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_ne!(
+        swapped, shipped,
+        "a different guest must give a different decision"
+    );
+
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let registry = dir.path().join("registry.yaml");
+    std::fs::write(&registry, format!("bootImage:\n  GCP: {aws}\n"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let registry = registry.display().to_string();
+    let (code, from_registry, err) = eval_bootimage(case, &["--registry", &registry]);
+    assert_eq!((code, &from_registry), (Some(0), &swapped), "{err}");
+
+    let empty = dir.path().join("empty.yaml");
+    std::fs::write(&empty, "bootImage: {}\n").unwrap_or_else(|e| panic!("{e}"));
+    let (code, unregistered, err) =
+        eval_bootimage(case, &["--registry", &empty.display().to_string()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(unregistered["action"], "noop");
+    assert!(
+        unregistered["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("does not support boot image updates"))
+    );
+}
+
+#[test]
+fn eval_bootimage_reports_bad_input_and_bad_guests() {
+    let case = "gcp-patch-boot-disk-only";
+    let mut args = bootimage_args(case);
+    args[5] = args[3].clone(); // the MachineSet file given as --configmap
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = run(&args, None);
+    let (code, err) = (output.status.code(), stderr(&output));
+    assert_eq!(code, Some(2), "wrong kind: {err}");
+    assert!(
+        err.contains("expected ConfigMap, found MachineSet"),
+        "{err}"
+    );
+    let (code, _, err) = eval_bootimage(case, &["--clusterversion", "/nonexistent/cv.yaml"]);
+    assert_eq!(code, Some(2), "missing file: {err}");
+    let mcn_guest = common::installed_guest("mcn.wasm").display().to_string();
+    let (code, _, err) = eval_bootimage(case, &["--guest", &mcn_guest]);
+    assert_eq!(code, Some(3), "wrong world: {err}");
+    assert!(
+        err.contains("does not export mco:machine-config/boot-image@0.1.0"),
+        "{err}"
+    );
+}

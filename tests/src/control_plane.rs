@@ -75,8 +75,9 @@ impl ControlPlaneBuilder {
         self
     }
 
-    /// Appends a flag to kube-apiserver's command line (e.g. `--feature-gates=...`);
-    /// later flags win over the harness defaults.
+    /// Appends a flag to kube-apiserver's command line (e.g. `--feature-gates=...`).
+    /// It comes after the harness defaults, so repeating a scalar flag overrides
+    /// the default (the last value wins); list flags append instead.
     pub fn apiserver_arg(mut self, arg: impl Into<String>) -> Self {
         self.extra_apiserver_args.push(arg.into());
         self
@@ -533,7 +534,7 @@ impl ControlPlane {
             check_running(&mut self.etcd, "etcd")?;
             let last = match self.probe_readyz().await {
                 Ok(()) => return Ok(()),
-                Err(e) => format!("{e:#}"),
+                Err(e) => failed_checks(&format!("{e:#}")),
             };
             if Instant::now() >= deadline {
                 bail!(
@@ -617,6 +618,17 @@ fn check_running(proc: &mut Option<Proc>, name: &str) -> Result<()> {
             ),
             None => Ok(()),
         },
+    }
+}
+
+/// A not-ready `/readyz` lists every check, one per line; only the failing
+/// (`[-]`) ones help in an error message.
+fn failed_checks(err: &str) -> String {
+    let failed: Vec<&str> = err.lines().filter(|l| l.starts_with("[-]")).collect();
+    if failed.is_empty() {
+        err.to_owned()
+    } else {
+        format!("not ready: {}", failed.join("; "))
     }
 }
 
@@ -775,4 +787,30 @@ pub async fn envtest_bin_dir() -> Result<PathBuf> {
         );
     }
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tests keep a control plane in shared state or hand it to spawned tasks.
+    #[test]
+    fn control_plane_is_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        fn send<T: Send>(_: &T) {}
+        send_sync::<ControlPlane>();
+        // Never polled: only the type of the future is checked.
+        send(&ControlPlane::start());
+    }
+
+    #[test]
+    fn readyz_errors_keep_only_failed_checks() {
+        let err =
+            "/readyz failed: ApiError: [+]ping ok\n[-]etcd failed: reason withheld\n[+]log ok";
+        assert_eq!(
+            failed_checks(err),
+            "not ready: [-]etcd failed: reason withheld"
+        );
+        assert_eq!(failed_checks("connection refused"), "connection refused");
+    }
 }

@@ -194,6 +194,52 @@ async fn crds(cp: &ControlPlane, admin: &Client) -> Result<()> {
         assert_eq!(sub.status.is_some(), status, "{name} status subresource");
         assert_eq!(sub.scale.is_some(), scale, "{name} scale subresource");
     }
+
+    // Schema parts that are YAML aliases in the fixtures or carry list/map
+    // semantics SSA depends on: present in the stored schema, not just parsed.
+    let schema_has: [(&str, &str, Value); 7] = [
+        (
+            "machineconfigpools.machineconfiguration.openshift.io",
+            "/spec/properties/nodeSelector/x-kubernetes-map-type",
+            json!("atomic"),
+        ),
+        (
+            "machineconfigpools.machineconfiguration.openshift.io",
+            "/status/properties/configuration/properties/name/type",
+            json!("string"),
+        ),
+        (
+            "machineconfigpools.machineconfiguration.openshift.io",
+            "/status/properties/conditions/x-kubernetes-list-type",
+            json!("atomic"),
+        ),
+        (
+            "machinesets.machine.openshift.io",
+            "/spec/properties/template/properties/spec/properties/providerSpec/properties/value/x-kubernetes-preserve-unknown-fields",
+            json!(true),
+        ),
+        (
+            "infrastructures.config.openshift.io",
+            "/status/properties/platformStatus/properties/type/enum/4",
+            json!("GCP"),
+        ),
+        (
+            "clusterversions.config.openshift.io",
+            "/status/properties/availableUpdates/items/properties/architecture/enum",
+            json!(["Multi", ""]),
+        ),
+        (
+            "machineconfigurations.operator.openshift.io",
+            "/status/properties/managedBootImagesStatus/properties/machineManagers/x-kubernetes-list-map-keys",
+            json!(["resource", "apiGroup"]),
+        ),
+    ];
+    for (name, pointer, want) in schema_has {
+        let crd = serde_json::to_value(api.get(name).await?)?;
+        let root = "/spec/versions/0/schema/openAPIV3Schema/properties";
+        let got = crd.pointer(&format!("{root}{pointer}"));
+        assert_eq!(got, Some(&want), "{name}: {pointer}");
+    }
     Ok(())
 }
 

@@ -213,6 +213,20 @@ fn reconcile(
     })
 }
 
+/// The component: this crate's rule behind the shared boot-image glue.
+#[cfg(target_arch = "wasm32")]
+mod component {
+    struct Component;
+
+    impl mco_bootimage::component::PlatformGuest for Component {
+        fn rule() -> &'static dyn mco_bootimage::Platform {
+            &super::Azure
+        }
+    }
+
+    mco_bootimage::component::export_boot_image!(Component);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -93,6 +93,20 @@ fn reconcile(
     Ok(PlatformOutcome::Update { target, fragment })
 }
 
+/// The component: this crate's rule behind the shared boot-image glue.
+#[cfg(target_arch = "wasm32")]
+mod component {
+    struct Component;
+
+    impl mco_bootimage::component::PlatformGuest for Component {
+        fn rule() -> &'static dyn mco_bootimage::Platform {
+            &super::Gcp
+        }
+    }
+
+    mco_bootimage::component::export_boot_image!(Component);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -95,13 +95,24 @@ pub fn decide<P: Platform + ?Sized>(
     }
 }
 
-/// Like [`decide`], but parses the stream text itself, after the common
-/// rules and the providerSpec check: in the controller, a MachineSet that is
-/// skipped anyway is never affected by a broken ConfigMap. `None` means the
-/// ConfigMap has no `stream` key.
-pub fn decide_raw<P: Platform + ?Sized>(
+/// The stream a `coreos-bootimages` ConfigMap carries (`None`: no
+/// `data.stream` key), or why it carries none that can be used.
+pub fn load_stream(text: Option<&str>) -> Result<Stream, String> {
+    match text {
+        None => Err(
+            "the coreos-bootimages ConfigMap has no data.stream key with CoreOS stream metadata"
+                .into(),
+        ),
+        Some(text) => Stream::parse(text).map_err(|e| e.to_string()),
+    }
+}
+
+/// Like [`decide`], for a stream that may be unusable: the common rules and
+/// the providerSpec check come first, so in the controller a MachineSet that
+/// is skipped anyway is never affected by a broken ConfigMap.
+pub fn decide_loaded<P: Platform + ?Sized>(
     platform: &P,
-    stream_json: Option<&str>,
+    stream: Result<&Stream, &str>,
     ms: &MachineSetView,
     cluster: &ClusterFacts,
     user_data: Option<&str>,
@@ -113,19 +124,10 @@ pub fn decide_raw<P: Platform + ?Sized>(
     if ms.provider_spec.is_none() {
         return provider_spec_empty(ms);
     }
-    let stream = match stream_json {
-        None => {
-            return fail(
-                ms,
-                "the coreos-bootimages ConfigMap has no data.stream key with CoreOS stream metadata",
-            );
-        }
-        Some(text) => match Stream::parse(text) {
-            Ok(s) => s,
-            Err(e) => return fail(ms, &e.to_string()),
-        },
-    };
-    reconcile(platform, &stream, &arch, ms, cluster, user_data)
+    match stream {
+        Ok(stream) => reconcile(platform, stream, &arch, ms, cluster, user_data),
+        Err(detail) => fail(ms, detail),
+    }
 }
 
 fn fail(ms: &MachineSetView, detail: &str) -> Decision {
@@ -417,6 +419,17 @@ mod tests {
             "skip"
         );
         assert_eq!(run(&v, None).action(), "patch");
+    }
+
+    fn decide_raw(
+        p: &Fake,
+        stream: Option<&str>,
+        ms: &MachineSetView,
+        c: &ClusterFacts,
+        user_data: Option<&str>,
+    ) -> Decision {
+        let loaded = load_stream(stream);
+        decide_loaded(p, loaded.as_ref().map_err(String::as_str), ms, c, user_data)
     }
 
     #[test]

@@ -14,9 +14,10 @@
 //! and as a WebAssembly guest and give byte-identical answers.
 
 pub mod arch;
+#[cfg(target_arch = "wasm32")]
+pub mod component;
 mod decide;
 mod decision;
-pub mod eval;
 pub mod fields;
 pub mod ignition;
 mod machineset;
@@ -25,7 +26,7 @@ pub mod stream;
 
 pub use decide::{
     ClusterFacts, OS_ID_LABEL, OS_STREAM_LABEL, SUPPORTED_OS_STREAM, common_rules, decide,
-    decide_raw, unsupported_platform,
+    decide_loaded, load_stream, unsupported_platform,
 };
 pub use decision::{Decision, UserData, UserDataUpgrade};
 pub use machineset::{InputError, MachineSetView};

@@ -37,7 +37,7 @@ pub enum InputError {
 }
 
 impl InputError {
-    pub(crate) fn field(what: &'static str) -> impl FnOnce(FieldError) -> InputError {
+    pub fn field(what: &'static str) -> impl FnOnce(FieldError) -> InputError {
         move |source| InputError::Field { what, source }
     }
 }

@@ -6,7 +6,7 @@
 //! `null` is read as "absent", because Go's `encoding/json` treats both alike
 //! and real streams omit whole sections per architecture.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Deserializer};
 
@@ -65,6 +65,10 @@ pub struct Stream {
     pub metadata: Metadata,
     #[serde(deserialize_with = "null_default")]
     pub architectures: BTreeMap<String, Arch>,
+    /// Every AMI the stream publishes, in any region or architecture: built
+    /// once at parse time because every AWS decision asks.
+    #[serde(skip)]
+    aws_amis: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -278,7 +282,15 @@ impl Stream {
         if let Some(kind) = found {
             return Err(StreamError::NotAnObject(kind));
         }
-        Ok(serde_json::from_str(json)?)
+        let mut stream: Stream = serde_json::from_str(json)?;
+        stream.aws_amis = stream
+            .architectures
+            .values()
+            .filter_map(|a| a.images.aws.as_ref())
+            .flat_map(|aws| aws.regions.values().map(|r| r.image.clone()))
+            .filter(|ami| !ami.is_empty())
+            .collect();
+        Ok(stream)
     }
 
     pub fn architecture(&self, arch: &str) -> Result<&Arch, LookupError> {
@@ -341,13 +353,7 @@ impl Stream {
     /// architecture: an AMI that the stream itself published is by definition
     /// not a custom image, wherever the MachineSet runs.
     pub fn contains_aws_ami(&self, ami: &str) -> bool {
-        !ami.is_empty()
-            && self.architectures.values().any(|a| {
-                a.images
-                    .aws
-                    .as_ref()
-                    .is_some_and(|aws| aws.regions.values().any(|r| r.image == ami))
-            })
+        self.aws_amis.contains(ami)
     }
 }
 

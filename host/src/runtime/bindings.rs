@@ -3,3 +3,7 @@
 pub mod node_state {
     wasmtime::component::bindgen!({ world: "node-state-reporter", path: "../wit" });
 }
+
+pub mod boot_image {
+    wasmtime::component::bindgen!({ world: "boot-image-selector", path: "../wit" });
+}

@@ -116,7 +116,7 @@ fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
             .max_memory_size(config.memory_limit)
             // Keep the first pages of a slot mapped between evaluations: the
             // first call's page faults dominate a fresh instance's cost.
-            .linear_memory_keep_resident(1 << 20)
+            .linear_memory_keep_resident(16 << 20)
             .table_keep_resident(64 << 10);
         wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }

@@ -7,10 +7,11 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use wasmtime::component::Component;
+use wasmtime::component::{Component, InstancePre, Linker};
 
 use super::engine::Runtime;
 use super::error::LoadError;
+use super::store::GuestState;
 
 /// WASI interfaces a guest may import. Everything a pure function could use
 /// to observe the world (clocks, random, filesystem, sockets) is absent;
@@ -100,6 +101,28 @@ impl GuestModule {
             component,
         })
     }
+}
+
+/// Links a loaded module against the sandbox's WASI and type-checks it
+/// against a world's bindings (`wrap`, e.g. `NodeStateReporterPre::new`).
+pub(super) fn link<P>(
+    runtime: &Runtime,
+    module: &GuestModule,
+    expected: &str,
+    wrap: impl FnOnce(InstancePre<GuestState>) -> wasmtime::Result<P>,
+) -> Result<P, LoadError> {
+    let wrong_world = |detail: wasmtime::Error| LoadError::WrongWorld {
+        module: module.name.clone(),
+        expected: expected.to_string(),
+        found: format!("{detail:#}"),
+    };
+    let mut linker = Linker::new(runtime.engine());
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+        .map_err(|e| LoadError::Engine(e.to_string()))?;
+    let instance_pre = linker
+        .instantiate_pre(&module.component)
+        .map_err(wrong_world)?;
+    wrap(instance_pre).map_err(wrong_world)
 }
 
 /// `ns:pkg/iface@1.2.3` provides `ns:pkg/iface@1.2.0`: same interface and

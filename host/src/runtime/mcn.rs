@@ -2,14 +2,13 @@
 //! from one pre-instantiated component.
 
 use mco_mcn as logic;
-use wasmtime::component::Linker;
 
 use super::bindings::node_state::NodeStateReporterPre;
 use super::bindings::node_state::exports::mco::machine_config::node_state as wit;
 use super::bindings::node_state::mco::machine_config::types as wit_types;
 use super::engine::Runtime;
 use super::error::{GuestError, LoadError};
-use super::guest::GuestModule;
+use super::guest::{GuestModule, link};
 use super::store::GuestState;
 
 /// The interface a node-state guest must export.
@@ -25,19 +24,12 @@ pub struct McnGuest {
 
 impl McnGuest {
     pub fn new(runtime: &Runtime, module: GuestModule) -> Result<Self, LoadError> {
-        let wrong_world = |detail: String| LoadError::WrongWorld {
-            module: module.name.clone(),
-            expected: NODE_STATE_INTERFACE.to_string(),
-            found: detail,
-        };
-        let mut linker = Linker::new(runtime.engine());
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
-            .map_err(|e| LoadError::Engine(e.to_string()))?;
-        let instance_pre = linker
-            .instantiate_pre(&module.component)
-            .map_err(|e| wrong_world(format!("{e:#}")))?;
-        let pre =
-            NodeStateReporterPre::new(instance_pre).map_err(|e| wrong_world(format!("{e:#}")))?;
+        let pre = link(
+            runtime,
+            &module,
+            NODE_STATE_INTERFACE,
+            NodeStateReporterPre::new,
+        )?;
         Ok(McnGuest {
             runtime: runtime.clone(),
             module,
@@ -60,17 +52,34 @@ impl McnGuest {
         });
         match result {
             Ok(decision) => Ok(from_wit(decision)),
-            Err(err) => {
-                let config = self.runtime.config();
-                Err(GuestError::classify(
-                    &self.module.name,
-                    &err,
-                    store.data(),
-                    config.deadline,
-                    config.memory_limit,
-                ))
+            Err(err) => Err(self.runtime.classify(&self.module.name, &err, store.data())),
+        }
+    }
+
+    /// Derives several nodes in one fresh instance: guests are pure, so
+    /// nothing carries over from one node to the next, and instantiation is
+    /// paid once. If the instance fails, the nodes it had not finished are
+    /// retried one instance each, so only the culprit fails.
+    pub fn derive_batch(&self, batch: &[logic::Facts]) -> Vec<Result<logic::Decision, GuestError>> {
+        let mut store = self.runtime.new_store();
+        let Ok(instance) = self.pre.instantiate(&mut store) else {
+            return batch.iter().map(|facts| self.derive(facts)).collect();
+        };
+        let mut results = Vec::with_capacity(batch.len());
+        for (done, facts) in batch.iter().enumerate() {
+            self.runtime.rearm(&mut store);
+            let call = instance
+                .mco_machine_config_node_state()
+                .call_derive(&mut store, &to_wit(facts));
+            match call {
+                Ok(decision) => results.push(Ok(from_wit(decision))),
+                Err(_) => {
+                    results.extend(batch[done..].iter().map(|facts| self.derive(facts)));
+                    break;
+                }
             }
         }
+        results
     }
 }
 

@@ -2,12 +2,14 @@
 //! failure classification. Nothing here knows about Kubernetes.
 
 mod bindings;
+mod bootimage;
 mod engine;
 mod error;
 mod guest;
 mod mcn;
 mod store;
 
+pub use bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest, Session};
 pub use engine::{Runtime, RuntimeConfig};
 pub use error::{GuestError, LoadError};
 pub use guest::{GuestModule, allowed_import};

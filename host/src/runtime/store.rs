@@ -7,6 +7,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::engine::Runtime;
+use super::error::GuestError;
 
 /// Guest stderr kept per evaluation (a panic message fits easily).
 const STDERR_CAPACITY: usize = 16 << 10;
@@ -115,5 +116,16 @@ impl Runtime {
         store.limiter(|state| &mut state.limits);
         store.set_epoch_deadline(self.deadline_ticks());
         store
+    }
+
+    /// Gives a store a fresh deadline before the next call on it.
+    pub fn rearm(&self, store: &mut Store<GuestState>) {
+        store.set_epoch_deadline(self.deadline_ticks());
+    }
+
+    /// Classifies a failed instantiation or call with this runtime's limits.
+    pub fn classify(&self, guest: &str, err: &wasmtime::Error, state: &GuestState) -> GuestError {
+        let config = self.config();
+        GuestError::classify(guest, err, state, config.deadline, config.memory_limit)
     }
 }

@@ -1,19 +1,15 @@
-//! Whole-object evaluation, as `mco-host eval bootimage` defines it.
-//!
-//! The cluster-level gates (stable ClusterVersion, enrollment) are host
-//! rules in the controller; they live here as pure helpers too so that the
-//! offline path, the golden tests and the host can share one wording.
+//! The boot image job's host rules: reading the cluster objects, the
+//! stability and enrollment gates, and what the platform guest is given.
+//! Sans-IO: shared by `eval bootimage`, the tests and the controller.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine as _;
 use serde_json::Value;
 
-use crate::decide::{self, ClusterFacts};
-use crate::decision::Decision;
-use crate::fields;
-use crate::machineset::{InputError, MachineSetView};
-use crate::platform::Platform;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::core::{Selector, SelectorExt};
+use mco_bootimage::{ClusterFacts, Decision, InputError, MachineSetView, fields};
 
 /// The eval inputs, as parsed objects.
 #[derive(Debug, Clone, Copy)]
@@ -29,18 +25,41 @@ pub struct EvalInputs<'a> {
     pub control_plane_arch: &'a str,
 }
 
-/// Runs the gates, the common rules and the platform rule.
-///
-/// `platform` is the rule the caller picked for
-/// [`platform_type`]`(infrastructure)`, or `None` if it has none, which is a
-/// no-op. `Err` means an input object is unusable (exit status 2).
-pub fn evaluate(
-    inputs: &EvalInputs<'_>,
-    platform: Option<&dyn Platform>,
-) -> Result<Decision, InputError> {
-    let ms = MachineSetView::from_object(inputs.machineset)?;
+/// Where the host rules leave one MachineSet.
+pub enum Step {
+    /// A gate (unstable cluster, not enrolled, unsupported platform) decided.
+    Decided(Decision),
+    /// The platform guest decides.
+    Guest(Prepared),
+}
+
+/// A MachineSet that passed the host rules, with everything the guest gets.
+pub struct Prepared {
+    /// Infrastructure `status.platformStatus.type` (`GCP`, `AWS`, ...).
+    pub platform_type: String,
+    pub machineset: MachineSetView,
+    pub cluster: ClusterFacts,
+    /// Decoded `userData` of the user-data Secret, when given.
+    pub user_data: Option<String>,
+}
+
+impl Prepared {
+    /// The decision when no guest is registered for the platform: the
+    /// common rules still apply, then there is nothing to do.
+    pub fn without_guest(&self) -> Decision {
+        match mco_bootimage::common_rules(&self.machineset, &self.cluster) {
+            Err(decision) => decision,
+            Ok(_) => mco_bootimage::unsupported_platform(&self.machineset, &self.platform_type),
+        }
+    }
+}
+
+/// The host rules for one MachineSet: cluster stability, enrollment and
+/// platforms that run no boot image controller. `Err` means an input
+/// object is unusable (exit status 2).
+pub fn prepare(inputs: &EvalInputs<'_>) -> Result<Step, InputError> {
+    let machineset = MachineSetView::from_object(inputs.machineset)?;
     let platform_type = platform_type(inputs.infrastructure)?;
-    let stream_json = stream_from_configmap(inputs.configmap)?;
     let user_data = inputs
         .user_data_secret
         .map(user_data_from_secret)
@@ -48,42 +67,35 @@ pub fn evaluate(
     let mut multi_arch = false;
     if let Some(cv) = inputs.clusterversion {
         if let Some(d) = stability_gate(cv)? {
-            return Ok(d);
+            return Ok(Step::Decided(d));
         }
         multi_arch = is_multi_arch(cv)?;
     }
     if let Some(mc) = inputs.machineconfiguration
-        && let Some(d) = enrollment_gate(mc, &ms)?
+        && let Some(d) = enrollment_gate(mc, &machineset)?
     {
-        return Ok(d);
+        return Ok(Step::Decided(d));
     }
     let cluster = ClusterFacts {
         control_plane_arch: inputs.control_plane_arch.to_owned(),
         multi_arch,
         known_images: inputs.known_images.clone(),
     };
-    let azure_stack = is_azure_stack(inputs.infrastructure)?;
-    let platform = match platform {
-        Some(p) if !azure_stack => p,
-        _ => {
-            let label = if azure_stack {
-                format!("{platform_type} (AzureStackCloud)")
-            } else {
-                platform_type
-            };
-            return Ok(match decide::common_rules(&ms, &cluster) {
-                Err(d) => d,
-                Ok(_) => decide::unsupported_platform(&ms, &label),
-            });
-        }
+    let prepared = Prepared {
+        platform_type,
+        machineset,
+        cluster,
+        user_data,
     };
-    Ok(decide::decide_raw(
-        platform,
-        stream_json,
-        &ms,
-        &cluster,
-        user_data.as_deref(),
-    ))
+    if is_azure_stack(inputs.infrastructure)? {
+        let label = format!("{} (AzureStackCloud)", prepared.platform_type);
+        let decision = match mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster) {
+            Err(decision) => decision,
+            Ok(_) => mco_bootimage::unsupported_platform(&prepared.machineset, &label),
+        };
+        return Ok(Step::Decided(decision));
+    }
+    Ok(Step::Guest(prepared))
 }
 
 fn check_kind(obj: &Value, what: &'static str, kind: &'static str) -> Result<(), InputError> {
@@ -343,96 +355,75 @@ pub fn enrollment_gate(mc: &Value, ms: &MachineSetView) -> Result<Option<Decisio
     }
 }
 
-/// `metav1.LabelSelectorAsSelector` + `Matches`. A null selector selects
-/// nothing and an empty one everything, as in Kubernetes.
+/// Kubernetes label-selector semantics (kube's implementation): a null
+/// selector selects nothing, an empty one everything.
 pub fn label_selector_matches(
     selector: &Value,
     labels: &BTreeMap<String, String>,
 ) -> Result<bool, String> {
-    let sel = match selector {
-        Value::Null => return Ok(false),
-        Value::Object(m) => m,
-        v => {
-            return Err(format!(
-                "selector must be an object, got {}",
-                fields::kind_of(v)
-            ));
+    if selector.is_null() {
+        return Ok(false);
+    }
+    let selector: LabelSelector =
+        serde_json::from_value(selector.clone()).map_err(|e| e.to_string())?;
+    let selector = Selector::try_from(selector).map_err(|e| e.to_string())?;
+    Ok(selector.matches(labels))
+}
+
+/// Bound on a reason or message a guest may return.
+const MAX_REASON_TEXT: usize = 4096;
+
+/// Checks a guest's decision before anything acts on it: a patch may only
+/// touch `spec.template.spec.providerSpec.value`, and a Secret upgrade must
+/// name a Secret and carry base64 data.
+pub fn validate(decision: &Decision) -> Result<(), String> {
+    let (target, patch, secret) = match decision {
+        Decision::Patch {
+            target,
+            patch,
+            user_data_secret,
+        } => (target, patch, user_data_secret),
+        Decision::Noop { reason: text }
+        | Decision::Skip { reason: text }
+        | Decision::Error { message: text } => {
+            return match text.len() {
+                0 => Err("empty reason or message".into()),
+                n if n > MAX_REASON_TEXT => Err(format!(
+                    "reason or message of {n} bytes (limit {MAX_REASON_TEXT})"
+                )),
+                _ => Ok(()),
+            };
         }
     };
-    let mut ok = true;
-    match sel.get("matchLabels") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(ml)) => {
-            for (k, v) in ml {
-                let v = v
-                    .as_str()
-                    .ok_or_else(|| format!("matchLabels.{k} must be a string"))?;
-                ok &= labels.get(k).map(String::as_str) == Some(v);
+    if target.is_empty() || target.len() > 2048 {
+        return Err(format!("patch target of {} bytes", target.len()));
+    }
+    let mut level = patch;
+    for key in ["spec", "template", "spec", "providerSpec", "value"] {
+        level = match level.as_object() {
+            Some(map) if map.len() == 1 && map.contains_key(key) => &map[key],
+            _ => {
+                return Err(format!(
+                    "the merge patch touches more than spec.template.spec.providerSpec.value: {patch}"
+                ));
             }
-        }
-        Some(v) => {
+        };
+    }
+    if level.as_object().is_none_or(|fields| fields.is_empty()) {
+        return Err("the merge patch changes no providerSpec field".into());
+    }
+    if let Some(secret) = secret {
+        if !mco_mcn::is_dns1123_subdomain(&secret.name) {
             return Err(format!(
-                "matchLabels must be an object, got {}",
-                fields::kind_of(v)
+                "user-data Secret name {:?} is not a DNS-1123 subdomain",
+                secret.name
             ));
         }
+        base64::engine::general_purpose::STANDARD
+            .decode(&secret.data.user_data)
+            .map_err(|e| format!("user-data Secret data is not base64: {e}"))?;
     }
-    match sel.get("matchExpressions") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(exprs)) => {
-            for (i, e) in exprs.iter().enumerate() {
-                let key = e
-                    .get("key")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| format!("matchExpressions[{i}].key must be a string"))?;
-                let op = e
-                    .get("operator")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| format!("matchExpressions[{i}].operator must be a string"))?;
-                let values: Vec<&str> = match e.get("values") {
-                    None | Some(Value::Null) => Vec::new(),
-                    Some(Value::Array(vs)) => vs
-                        .iter()
-                        .map(|v| {
-                            v.as_str().ok_or_else(|| {
-                                format!("matchExpressions[{i}].values must be strings")
-                            })
-                        })
-                        .collect::<Result<_, _>>()?,
-                    Some(_) => {
-                        return Err(format!("matchExpressions[{i}].values must be an array"));
-                    }
-                };
-                let have = labels.get(key).map(String::as_str);
-                ok &= match op {
-                    "In" | "NotIn" if values.is_empty() => {
-                        return Err(format!(
-                            "matchExpressions[{i}]: for 'in', 'notin' operators, values set can't be empty"
-                        ));
-                    }
-                    "Exists" | "DoesNotExist" if !values.is_empty() => {
-                        return Err(format!(
-                            "matchExpressions[{i}]: values set must be empty for exists and does not exist"
-                        ));
-                    }
-                    "In" => have.is_some_and(|h| values.contains(&h)),
-                    "NotIn" => !have.is_some_and(|h| values.contains(&h)),
-                    "Exists" => have.is_some(),
-                    "DoesNotExist" => have.is_none(),
-                    other => {
-                        return Err(format!("{other:?} is not a valid label selector operator"));
-                    }
-                };
-            }
-        }
-        Some(v) => {
-            return Err(format!(
-                "matchExpressions must be an array, got {}",
-                fields::kind_of(v)
-            ));
-        }
-    }
-    Ok(ok)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -469,13 +460,6 @@ mod tests {
         assert!(
             label_selector_matches(
                 &json!({"matchExpressions": [{"key": "x", "operator": "Bogus", "values": []}]}),
-                &l
-            )
-            .is_err()
-        );
-        assert!(
-            label_selector_matches(
-                &json!({"matchExpressions": [{"key": "x", "operator": "In", "values": []}]}),
                 &l
             )
             .is_err()

@@ -1,0 +1,107 @@
+//! The `boot-image-selector` component glue every platform guest shares:
+//! WIT values to library types and back, no decisions. A platform crate
+//! implements [`PlatformGuest`] and calls `mco_bootimage::component::export_boot_image!`.
+
+use std::collections::BTreeMap;
+
+use exports::mco::machine_config::boot_image as wit;
+
+use crate::{ClusterFacts, Decision, MachineSetView, Platform, Stream, decide_loaded, load_stream};
+
+wit_bindgen::generate!({
+    world: "boot-image-selector",
+    path: "../../wit",
+    pub_export_macro: true,
+    export_macro_name: "export_boot_image",
+    default_bindings_module: "mco_bootimage::component",
+});
+
+/// What a platform crate provides: its rule.
+pub trait PlatformGuest {
+    fn rule() -> &'static dyn Platform;
+}
+
+/// The stream resource: parsed once, or the reason it cannot be used.
+pub struct LoadedStream(Result<Stream, String>);
+
+impl wit::GuestCoreosStream for LoadedStream {
+    fn new(json: Option<String>) -> Self {
+        LoadedStream(load_stream(json.as_deref()))
+    }
+}
+
+impl<T: PlatformGuest> wit::Guest for T {
+    type CoreosStream = LoadedStream;
+
+    fn decide(
+        metadata: wit::CoreosStreamBorrow<'_>,
+        machine_set: wit::MachineSet,
+        cluster: wit::Cluster,
+        user_data: Option<String>,
+    ) -> wit::Decision {
+        let stream: &LoadedStream = metadata.get();
+        let ms = match view(machine_set) {
+            Ok(ms) => ms,
+            Err(decision) => return to_wit(decision),
+        };
+        let cluster = ClusterFacts {
+            control_plane_arch: cluster.control_plane_arch,
+            multi_arch: cluster.multi_arch,
+            known_images: cluster.known_images.into_iter().collect(),
+        };
+        let loaded = stream.0.as_ref().map_err(String::as_str);
+        to_wit(decide_loaded(
+            T::rule(),
+            loaded,
+            &ms,
+            &cluster,
+            user_data.as_deref(),
+        ))
+    }
+}
+
+fn view(ms: wit::MachineSet) -> Result<MachineSetView, Decision> {
+    let provider_spec = match ms.provider_spec {
+        None => None,
+        Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
+            Decision::error(format!(
+                "failed to reconcile machineset {}, err: providerSpec is not valid JSON: {e}",
+                ms.name
+            ))
+        })?),
+    };
+    Ok(MachineSetView {
+        name: ms.name,
+        namespace: ms.namespace,
+        labels: ms.labels.into_iter().collect(),
+        annotations: ms.annotations.into_iter().collect(),
+        owner_references: ms.owner_references,
+        template_labels: ms.template_labels.into_iter().collect(),
+        provider_spec,
+    })
+}
+
+fn pairs(map: BTreeMap<String, String>) -> Vec<(String, String)> {
+    map.into_iter().collect()
+}
+
+fn to_wit(decision: Decision) -> wit::Decision {
+    match decision {
+        Decision::Patch {
+            target,
+            patch,
+            user_data_secret,
+        } => wit::Decision::Patch(wit::Patch {
+            target,
+            merge_patch: patch.to_string(),
+            user_data_secret: user_data_secret.map(|secret| wit::UserDataUpgrade {
+                name: secret.name,
+                user_data: secret.data.user_data,
+                annotations: pairs(secret.annotations),
+            }),
+        }),
+        Decision::Noop { reason } => wit::Decision::Noop(reason),
+        Decision::Skip { reason } => wit::Decision::Skip(reason),
+        Decision::Error { message } => wit::Decision::Error(message),
+    }
+}

@@ -1,0 +1,140 @@
+//! Boot image decisions for 1,000 AWS MachineSets against a 1 MB stream,
+//! through the wasm guest (one instance: the stream is parsed once into a
+//! resource, then queried per MachineSet) and natively, in one run. Needs
+//! the installed guests (`guests/build.sh`); run with
+//! `cargo bench -p mco-host --bench bootimage`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use mco_bootimage::{ClusterFacts, Decision, MachineSetView, decide_loaded, load_stream};
+use mco_host::runtime::{
+    BOOT_IMAGE_INTERFACE, BootImageGuest, GuestModule, Runtime, RuntimeConfig,
+};
+use serde_json::{Value, json};
+
+const MACHINESETS: usize = 1_000;
+const STREAM_BYTES: usize = 1 << 20;
+const RUNS: usize = 7;
+
+fn main() -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/bootimage/aws-patch-known-ami");
+    let runtime = Runtime::new(RuntimeConfig::default())?;
+    let module = GuestModule::from_file(
+        &runtime,
+        &target.join("release/guests/bootimage-aws.wasm"),
+        BOOT_IMAGE_INTERFACE,
+    )?;
+    let guest = BootImageGuest::new(&runtime, module)?;
+
+    let (stream, regions) = big_stream(&yaml(&root.join("configmap.yaml"))?)?;
+    let template = yaml(&root.join("machineset.yaml"))?;
+    let machinesets: Vec<MachineSetView> = (0..MACHINESETS)
+        .map(|i| machineset(&template, i, &regions))
+        .collect::<Result<_, _>>()?;
+    let known = std::fs::read_to_string(root.join("known-images.txt"))?;
+    let cluster = ClusterFacts {
+        control_plane_arch: "x86_64".into(),
+        multi_arch: false,
+        known_images: known
+            .lines()
+            .filter(|l| l.starts_with("ami-"))
+            .map(str::to_string)
+            .collect(),
+    };
+
+    let native_run = || {
+        let loaded = load_stream(Some(&stream));
+        let loaded = loaded.as_ref().map_err(String::as_str);
+        let decisions: Vec<Decision> = machinesets
+            .iter()
+            .map(|ms| decide_loaded(&mco_bootimage_aws::Aws, loaded, ms, &cluster, None))
+            .collect();
+        Ok(decisions)
+    };
+    let wasm_run = || -> anyhow::Result<Vec<Decision>> {
+        let mut session = guest.session(Some(&stream))?;
+        machinesets
+            .iter()
+            .map(|ms| Ok(session.decide(ms, &cluster, None)?))
+            .collect()
+    };
+    let (native, native_time) = best_of(native_run)?;
+    let (wasm, wasm_time) = best_of(wasm_run)?;
+    anyhow::ensure!(native == wasm, "wasm and native disagree");
+    let patches = native
+        .iter()
+        .filter(|d| matches!(d, Decision::Patch { .. }))
+        .count();
+    println!(
+        "{MACHINESETS} MachineSets ({patches} patches) against a {} KiB stream ({} regions), best of {RUNS}: wasm {wasm_time:?}, native {native_time:?}, wasm/native {:.2}x",
+        stream.len() >> 10,
+        regions.len(),
+        wasm_time.as_secs_f64() / native_time.as_secs_f64().max(f64::MIN_POSITIVE),
+    );
+    Ok(())
+}
+
+fn best_of<T>(mut run: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(T, Duration)> {
+    let mut best = None;
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        let result = run()?;
+        let elapsed = started.elapsed();
+        if best.as_ref().is_none_or(|(_, b)| elapsed < *b) {
+            best = Some((result, elapsed));
+        }
+    }
+    best.context("no runs")
+}
+
+fn yaml(path: &Path) -> anyhow::Result<Value> {
+    Ok(serde_saphyr::from_str(&std::fs::read_to_string(path)?)?)
+}
+
+/// The golden stream, grown to 1 MB with synthetic AWS regions.
+fn big_stream(configmap: &Value) -> anyhow::Result<(String, Vec<String>)> {
+    let mut stream: Value =
+        serde_json::from_str(configmap["data"]["stream"].as_str().context("no stream")?)?;
+    let regions = stream
+        .pointer_mut("/architectures/x86_64/images/aws/regions")
+        .and_then(Value::as_object_mut)
+        .context("no AWS regions")?;
+    let mut i = 0;
+    while serde_json::to_string(regions)?.len() < STREAM_BYTES {
+        for _ in 0..500 {
+            regions.insert(
+                format!("synthetic-{i}"),
+                json!({"release": "9.8.20260428-0", "image": format!("ami-{:017x}", 0x5eed_0000_u64 + i)}),
+            );
+            i += 1;
+        }
+    }
+    let names = regions.keys().cloned().collect();
+    Ok((stream.to_string(), names))
+}
+
+/// A mix: most on a known older AMI (patch), some on the target (noop),
+/// some on an unknown AMI (skip).
+fn machineset(template: &Value, i: usize, regions: &[String]) -> anyhow::Result<MachineSetView> {
+    let mut ms = template.clone();
+    ms["metadata"]["name"] = json!(format!("worker-{i}"));
+    let spec = ms
+        .pointer_mut("/spec/template/spec/providerSpec/value")
+        .context("no providerSpec")?;
+    spec["placement"]["region"] = json!(regions[i * 7919 % regions.len()]);
+    spec["ami"]["id"] = json!(match i % 10 {
+        0 => "ami-ffffffffffffffff0",
+        1 => "ami-0fbc8be8796dc1df5",
+        _ => "ami-0c5a8e7f3b2d1e4f6",
+    });
+    Ok(MachineSetView::from_object(&ms)?)
+}

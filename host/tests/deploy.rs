@@ -1,0 +1,1288 @@
+//! `deploy/`, the Kustomize base for the in-cluster controller: it renders
+//! to what `mco-host run` needs (arguments, probes, hardening), its RBAC is
+//! exactly the pinned rule set, and its pieces (CRD, component, boot image
+//! RBAC, Containerfile) agree with each other.
+//!
+//! The tests render the kustomizations themselves, doing what `kustomize
+//! build` does for the few features `deploy/` uses; a kustomization using
+//! anything else fails the render instead of being half understood.
+//! `real_kustomize_renders_the_same` builds the real kustomize from the Go
+//! module proxy and checks that both renders agree.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value, json};
+
+const NAMESPACE: &str = "mco-system";
+const SERVICE_ACCOUNT: &str = "mco-host";
+const GUEST_DIR: &str = "/usr/share/mco-host/guests";
+const CACHE_DIR: &str = "/var/cache/mco-host";
+const RUN_ARGS: &[&str] = &[
+    "run",
+    "--namespace",
+    "$(POD_NAMESPACE)",
+    "--lease-name",
+    "mco-host",
+    "--admin-addr",
+    "0.0.0.0:8080",
+    "--guest-dir",
+    GUEST_DIR,
+    "--cache-dir",
+    CACHE_DIR,
+];
+
+// ---------------------------------------------------------------------------
+// Rendering
+// ---------------------------------------------------------------------------
+
+fn deploy_dir() -> PathBuf {
+    common::repo_root().join("deploy")
+}
+
+fn read_text(path: &Path) -> String {
+    fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every document of a (multi-document) YAML file.
+fn read_documents(path: &Path) -> Vec<Value> {
+    parse_documents(&read_text(path), &path.display().to_string())
+}
+
+fn parse_documents(text: &str, origin: &str) -> Vec<Value> {
+    serde_saphyr::from_multiple::<Value>(text)
+        .unwrap_or_else(|e| panic!("{origin}: not valid YAML: {e}"))
+}
+
+fn read_kustomization(dir: &Path) -> Map<String, Value> {
+    let path = dir.join("kustomization.yaml");
+    let mut docs = read_documents(&path);
+    assert_eq!(docs.len(), 1, "{}: one document expected", path.display());
+    match docs.pop() {
+        Some(Value::Object(map)) => map,
+        other => panic!("{}: not a mapping: {other:?}", path.display()),
+    }
+}
+
+/// The keys of a kustomization this renderer implements.
+const SUPPORTED_KEYS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "namespace",
+    "resources",
+    "components",
+    "patches",
+    "images",
+];
+
+fn strings(k: &Map<String, Value>, key: &str, dir: &Path) -> Vec<String> {
+    match k.get(key) {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => s.clone(),
+                other => panic!("{}: {key} entry {other} is not a path", dir.display()),
+            })
+            .collect(),
+        Some(other) => panic!("{}: {key} is not a list: {other}", dir.display()),
+    }
+}
+
+/// `kustomize build DIR`, for the features `deploy/` uses.
+fn render(dir: &Path) -> Vec<Value> {
+    let k = read_kustomization(dir);
+    assert_eq!(
+        (k.get("apiVersion"), k.get("kind")),
+        (
+            Some(&json!("kustomize.config.k8s.io/v1beta1")),
+            Some(&json!("Kustomization"))
+        ),
+        "{}: not a Kustomization",
+        dir.display()
+    );
+    let mut objects = Vec::new();
+    for entry in strings(&k, "resources", dir) {
+        let path = dir.join(&entry);
+        if path.is_dir() {
+            objects.extend(render(&path));
+        } else {
+            objects.extend(read_documents(&path));
+        }
+    }
+    for entry in strings(&k, "components", dir) {
+        let path = dir.join(&entry);
+        let component = read_kustomization(&path);
+        assert_eq!(
+            (component.get("apiVersion"), component.get("kind")),
+            (
+                Some(&json!("kustomize.config.k8s.io/v1alpha1")),
+                Some(&json!("Component"))
+            ),
+            "{}: not a Component",
+            path.display()
+        );
+        for entry in strings(&component, "resources", &path) {
+            objects.extend(read_documents(&path.join(entry)));
+        }
+        transform(&component, &path, &mut objects);
+    }
+    transform(&k, dir, &mut objects);
+    objects
+}
+
+/// A kustomization's transformers, in kustomize's order: patches, then the
+/// namespace, then images.
+fn transform(k: &Map<String, Value>, dir: &Path, objects: &mut [Value]) {
+    for key in k.keys() {
+        assert!(
+            SUPPORTED_KEYS.contains(&key.as_str()),
+            "{}: `{key}` is not implemented by this test's renderer; extend it (and compare with the real kustomize)",
+            dir.display()
+        );
+    }
+    if let Some(patches) = k.get("patches") {
+        for patch in patches.as_array().into_iter().flatten() {
+            let file = match patch.as_object() {
+                Some(p) if p.len() == 1 && p.get("path").is_some_and(Value::is_string) => {
+                    p["path"].as_str().unwrap_or_default()
+                }
+                _ => panic!(
+                    "{}: only `patches: - path: FILE` is implemented, got {patch}",
+                    dir.display()
+                ),
+            };
+            for doc in read_documents(&dir.join(file)) {
+                apply_patch(objects, &doc, &dir.join(file));
+            }
+        }
+    }
+    if let Some(namespace) = k.get("namespace") {
+        let namespace = namespace
+            .as_str()
+            .unwrap_or_else(|| panic!("{}: namespace is not a string", dir.display()));
+        set_namespace(objects, namespace);
+    }
+    if let Some(images) = k.get("images") {
+        for image in images.as_array().into_iter().flatten() {
+            set_image(objects, image, dir);
+        }
+    }
+}
+
+/// Kinds kustomize knows to be cluster-scoped, among those worth knowing
+/// here; every other kind (custom resources too) is namespaced.
+fn is_cluster_scoped(kind: &str) -> bool {
+    matches!(
+        kind,
+        "Namespace"
+            | "ClusterRole"
+            | "ClusterRoleBinding"
+            | "CustomResourceDefinition"
+            | "PriorityClass"
+            | "StorageClass"
+            | "PersistentVolume"
+            | "ValidatingWebhookConfiguration"
+            | "MutatingWebhookConfiguration"
+            | "APIService"
+    )
+}
+
+/// The `namespace:` transformer: it moves every namespaced object (whatever
+/// namespace it had), renames Namespace objects, and moves binding subjects
+/// that name a ServiceAccount of the build in its old namespace (kustomize's
+/// name-reference fix-up) or that are named `default`.
+fn set_namespace(objects: &mut [Value], namespace: &str) {
+    let moved_accounts: BTreeSet<(String, String)> = objects
+        .iter()
+        .filter(|o| o["kind"] == "ServiceAccount")
+        .map(|o| {
+            (
+                str_at(o, "/metadata/name").to_owned(),
+                str_at(o, "/metadata/namespace").to_owned(),
+            )
+        })
+        .collect();
+    for object in objects.iter_mut() {
+        let kind = str_at(object, "/kind").to_owned();
+        if kind == "Namespace" {
+            object["metadata"]["name"] = json!(namespace);
+        } else if !is_cluster_scoped(&kind) {
+            object["metadata"]["namespace"] = json!(namespace);
+        }
+        if kind == "RoleBinding" || kind == "ClusterRoleBinding" {
+            for subject in object["subjects"].as_array_mut().into_iter().flatten() {
+                let name = str_at(subject, "/name").to_owned();
+                let old = str_at(subject, "/namespace").to_owned();
+                let follows = subject["kind"] == "ServiceAccount"
+                    && moved_accounts.contains(&(name.clone(), old));
+                if follows || name == "default" {
+                    subject["namespace"] = json!(namespace);
+                }
+            }
+        }
+    }
+}
+
+/// List fields merged by key under a strategic merge patch of a Deployment;
+/// other lists are replaced.
+fn merge_key(field: &str) -> Option<&'static str> {
+    match field {
+        "containers" | "initContainers" | "volumes" | "env" => Some("name"),
+        "volumeMounts" => Some("mountPath"),
+        "ports" => Some("containerPort"),
+        _ => None,
+    }
+}
+
+fn apply_patch(objects: &mut [Value], patch: &Value, file: &Path) {
+    let kind = str_at(patch, "/kind");
+    let name = str_at(patch, "/metadata/name");
+    assert_eq!(
+        kind,
+        "Deployment",
+        "{}: the renderer only knows the strategic merge keys of Deployments",
+        file.display()
+    );
+    let namespace = patch.pointer("/metadata/namespace");
+    let mut targets: Vec<&mut Value> = objects
+        .iter_mut()
+        .filter(|o| {
+            o["apiVersion"] == patch["apiVersion"]
+                && o["kind"] == kind
+                && o["metadata"]["name"] == name
+                && namespace.is_none_or(|ns| o["metadata"]["namespace"] == *ns)
+        })
+        .collect();
+    assert_eq!(
+        targets.len(),
+        1,
+        "{}: the patch must match exactly one object ({kind} {name})",
+        file.display()
+    );
+    merge(targets[0], patch, file);
+}
+
+fn merge(target: &mut Value, patch: &Value, file: &Path) {
+    let (Value::Object(target), Value::Object(patch)) = (&mut *target, patch) else {
+        *target = patch.clone();
+        return;
+    };
+    for (key, value) in patch {
+        assert!(
+            !key.starts_with('$'),
+            "{}: patch directive {key} is not implemented",
+            file.display()
+        );
+        match (target.get_mut(key), value, merge_key(key)) {
+            (_, Value::Null, _) => {
+                target.remove(key);
+            }
+            (Some(Value::Array(items)), Value::Array(patches), Some(merge_by)) => {
+                // Like kustomize (kyaml), new elements go before the old ones.
+                let mut added = Vec::new();
+                for item_patch in patches {
+                    let id = &item_patch[merge_by];
+                    match items.iter_mut().find(|item| item[merge_by] == *id) {
+                        Some(item) => merge(item, item_patch, file),
+                        None => added.push(item_patch.clone()),
+                    }
+                }
+                items.splice(0..0, added);
+            }
+            (Some(existing @ Value::Object(_)), Value::Object(_), _) => {
+                merge(existing, value, file);
+            }
+            _ => {
+                target.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+/// The `images:` transformer for pod templates: `name` (a reference without
+/// tag or digest) gets `newName` and/or `newTag`.
+fn set_image(objects: &mut [Value], image: &Value, dir: &Path) {
+    for key in image.as_object().into_iter().flatten().map(|(k, _)| k) {
+        assert!(
+            ["name", "newName", "newTag"].contains(&key.as_str()),
+            "{}: images.{key} is not implemented",
+            dir.display()
+        );
+    }
+    let name = str_at(image, "/name");
+    for object in objects.iter_mut() {
+        for list in ["containers", "initContainers"] {
+            let pointer = format!("/spec/template/spec/{list}");
+            for container in object
+                .pointer_mut(&pointer)
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                let current = str_at(container, "/image").to_owned();
+                let (repo, tag) = split_image(&current);
+                if repo != name {
+                    continue;
+                }
+                let repo = image["newName"].as_str().unwrap_or(repo);
+                let tag = image["newTag"].as_str().or(tag);
+                container["image"] = json!(match tag {
+                    Some(tag) => format!("{repo}:{tag}"),
+                    None => repo.to_owned(),
+                });
+            }
+        }
+    }
+}
+
+/// `registry:5000/repo:tag` → (`registry:5000/repo`, `tag`).
+fn split_image(image: &str) -> (&str, Option<&str>) {
+    let last = image.rsplit('/').next().unwrap_or(image);
+    match last.rfind(':') {
+        Some(i) => {
+            let at = image.len() - last.len() + i;
+            (&image[..at], Some(&image[at + 1..]))
+        }
+        None => (image, None),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Looking things up
+// ---------------------------------------------------------------------------
+
+/// The string at a JSON pointer, or "" (absent fields compare as empty).
+fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
+    value.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+type Id = (String, String, String, String);
+
+/// apiVersion, kind, namespace, name.
+fn id(object: &Value) -> Id {
+    (
+        str_at(object, "/apiVersion").to_owned(),
+        str_at(object, "/kind").to_owned(),
+        str_at(object, "/metadata/namespace").to_owned(),
+        str_at(object, "/metadata/name").to_owned(),
+    )
+}
+
+fn by_id(objects: &[Value]) -> BTreeMap<Id, Value> {
+    let mut map = BTreeMap::new();
+    for object in objects {
+        let previous = map.insert(id(object), object.clone());
+        assert!(previous.is_none(), "duplicate object {:?}", id(object));
+    }
+    map
+}
+
+fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    let found: Vec<&Value> = objects
+        .iter()
+        .filter(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .collect();
+    assert_eq!(found.len(), 1, "exactly one {kind} {name} expected");
+    found[0]
+}
+
+fn base() -> &'static [Value] {
+    static BASE: OnceLock<Vec<Value>> = OnceLock::new();
+    BASE.get_or_init(|| render(&deploy_dir()))
+}
+
+fn container(objects: &[Value]) -> &Value {
+    let deployment = find(objects, "Deployment", "mco-host");
+    let containers = deployment
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("Deployment without containers"));
+    assert_eq!(containers.len(), 1, "one container expected");
+    &containers[0]
+}
+
+/// One permission: (apiGroup, resource, verb, resourceName or "").
+type Grant = (String, String, String, String);
+
+/// A rule as written in the assertions: (apiGroup, resources, verbs,
+/// resourceNames).
+type Rule<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
+
+/// The RBAC rules of a role flattened to (apiGroup, resource, verb,
+/// resourceName or ""), so the assertion does not depend on how rules are
+/// grouped.
+fn grants(role: &Value) -> BTreeSet<Grant> {
+    let mut grants = BTreeSet::new();
+    let name = str_at(role, "/metadata/name");
+    for rule in role["rules"].as_array().into_iter().flatten() {
+        for key in rule.as_object().into_iter().flatten().map(|(k, _)| k) {
+            assert!(
+                ["apiGroups", "resources", "verbs", "resourceNames"].contains(&key.as_str()),
+                "{name}: unexpected rule field {key} in {rule}"
+            );
+        }
+        let list = |key: &str| -> Vec<String> {
+            rule[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| {
+                    v.as_str()
+                        .unwrap_or_else(|| panic!("{name}: {key} entry {v} is not a string"))
+                        .to_owned()
+                })
+                .collect()
+        };
+        let names = match list("resourceNames") {
+            names if names.is_empty() => vec![String::new()],
+            names => names,
+        };
+        for group in list("apiGroups") {
+            for resource in list("resources") {
+                for verb in list("verbs") {
+                    for resource_name in &names {
+                        grants.insert((
+                            group.clone(),
+                            resource.clone(),
+                            verb.clone(),
+                            resource_name.clone(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    grants
+}
+
+fn expect_grants(rules: &[Rule]) -> BTreeSet<Grant> {
+    let mut grants = BTreeSet::new();
+    for (group, resources, verbs, names) in rules {
+        let names: &[&str] = if names.is_empty() { &[""] } else { names };
+        for resource in *resources {
+            for verb in *verbs {
+                for name in names {
+                    grants.insert((
+                        group.to_string(),
+                        resource.to_string(),
+                        verb.to_string(),
+                        name.to_string(),
+                    ));
+                }
+            }
+        }
+    }
+    grants
+}
+
+/// No wildcard anywhere, and none of the verbs that let a role grow.
+fn assert_no_wildcards(objects: &[Value]) {
+    for role in objects
+        .iter()
+        .filter(|o| o["kind"] == "Role" || o["kind"] == "ClusterRole")
+    {
+        let name = str_at(role, "/metadata/name");
+        assert!(
+            role.get("aggregationRule").is_none(),
+            "{name}: aggregated roles grow silently"
+        );
+        for (group, resource, verb, _) in grants(role) {
+            assert!(
+                group != "*" && resource != "*" && verb != "*" && !resource.ends_with("/*"),
+                "{name}: wildcard in {group}/{resource} {verb}"
+            );
+            assert!(
+                !["escalate", "bind", "impersonate", "deletecollection"].contains(&verb.as_str()),
+                "{name}: {verb} on {group}/{resource} is never needed"
+            );
+        }
+    }
+}
+
+/// Every binding grants a role of the same build to the controller's
+/// ServiceAccount in mco-system, and nobody else.
+fn assert_bindings_name_the_service_account(objects: &[Value]) -> usize {
+    let mut count = 0;
+    for binding in objects
+        .iter()
+        .filter(|o| o["kind"] == "RoleBinding" || o["kind"] == "ClusterRoleBinding")
+    {
+        count += 1;
+        let name = str_at(binding, "/metadata/name");
+        assert_eq!(
+            binding["subjects"],
+            json!([{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}]),
+            "{} {name}: subjects",
+            binding["kind"]
+        );
+        let role_kind = str_at(binding, "/roleRef/kind");
+        assert_eq!(
+            binding["roleRef"]["apiGroup"], "rbac.authorization.k8s.io",
+            "{name}: roleRef.apiGroup"
+        );
+        if binding["kind"] == "ClusterRoleBinding" {
+            assert_eq!(
+                role_kind, "ClusterRole",
+                "{name}: a ClusterRoleBinding grants a ClusterRole"
+            );
+        }
+        // A Role is looked up in the binding's namespace; a ClusterRole has none.
+        let namespace = match role_kind {
+            "Role" => str_at(binding, "/metadata/namespace"),
+            _ => "",
+        };
+        let role_name = str_at(binding, "/roleRef/name");
+        let roles = objects
+            .iter()
+            .filter(|o| {
+                o["kind"] == role_kind
+                    && o["metadata"]["name"] == role_name
+                    && str_at(o, "/metadata/namespace") == namespace
+            })
+            .count();
+        assert_eq!(roles, 1, "{name}: {role_kind} {role_name} not in the build");
+    }
+    count
+}
+
+// ---------------------------------------------------------------------------
+// The base
+// ---------------------------------------------------------------------------
+
+#[test]
+fn the_base_renders_to_named_objects_in_mco_system() {
+    let objects = base();
+    for object in objects {
+        for field in ["/apiVersion", "/kind", "/metadata/name"] {
+            assert!(
+                !str_at(object, field).is_empty(),
+                "document without {field}: {object}"
+            );
+        }
+        let kind = str_at(object, "/kind");
+        let namespace = str_at(object, "/metadata/namespace");
+        if is_cluster_scoped(kind) {
+            assert_eq!(namespace, "", "{:?} is cluster-scoped", id(object));
+        } else {
+            assert_eq!(namespace, NAMESPACE, "{:?}", id(object));
+        }
+    }
+    let ids: BTreeSet<(String, String)> = by_id(objects)
+        .keys()
+        .map(|(_, kind, _, name)| (kind.clone(), name.clone()))
+        .collect();
+    let expected: BTreeSet<(String, String)> = [
+        ("Namespace", NAMESPACE),
+        (
+            "CustomResourceDefinition",
+            "machineconfignodes.machineconfiguration.openshift.io",
+        ),
+        ("ServiceAccount", SERVICE_ACCOUNT),
+        ("ClusterRole", "mco-host"),
+        ("ClusterRoleBinding", "mco-host"),
+        ("Role", "mco-host-leader-election"),
+        ("RoleBinding", "mco-host-leader-election"),
+        ("Deployment", "mco-host"),
+        ("PodDisruptionBudget", "mco-host"),
+        ("Service", "mco-host-metrics"),
+    ]
+    .into_iter()
+    .map(|(k, n)| (k.to_owned(), n.to_owned()))
+    .collect();
+    assert_eq!(ids, expected);
+}
+
+#[test]
+fn the_crd_is_the_one_the_types_generate() {
+    let generated = mco_host::crd::manifests().unwrap_or_else(|e| panic!("mco-host crds: {e}"));
+    let generated = parse_documents(&generated, "mco_host::crd::manifests()");
+    assert_eq!(generated.len(), 1);
+    let rendered = find(
+        base(),
+        "CustomResourceDefinition",
+        "machineconfignodes.machineconfiguration.openshift.io",
+    );
+    assert!(
+        *rendered == generated[0],
+        "deploy/crds/machineconfignodes.yaml differs from the Rust types: run `make crds`"
+    );
+}
+
+#[test]
+fn the_deployment_runs_two_hardened_controllers() {
+    let objects = base();
+    let deployment = find(objects, "Deployment", "mco-host");
+    let spec = &deployment["spec"];
+    let pod = &spec["template"]["spec"];
+    let c = container(objects);
+
+    assert_eq!(spec["replicas"], 2);
+    assert_eq!(pod["serviceAccountName"], SERVICE_ACCOUNT);
+    find(objects, "ServiceAccount", SERVICE_ACCOUNT);
+    assert_eq!(c["image"], "mco-host:latest");
+
+    // The image's ENTRYPOINT is mco-host; args replace its CMD.
+    assert!(
+        c.get("command").is_none(),
+        "command would bypass the image's ENTRYPOINT"
+    );
+    assert_eq!(c["args"], json!(RUN_ARGS));
+    // Every $(VAR) in the arguments is defined, POD_NAMESPACE by the downward API.
+    assert_eq!(
+        c["env"],
+        json!([{"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}])
+    );
+
+    assert_eq!(
+        c["ports"],
+        json!([{"name": "admin", "containerPort": 8080, "protocol": "TCP"}])
+    );
+    for (probe, path) in [("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")] {
+        assert_eq!(
+            c[probe]["httpGet"],
+            json!({"path": path, "port": "admin"}),
+            "{probe}"
+        );
+    }
+    assert_eq!(
+        c["resources"],
+        json!({"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}})
+    );
+
+    // Container settings win over pod settings.
+    let effective = |field: &str| -> Value {
+        match c["securityContext"].get(field) {
+            Some(value) => value.clone(),
+            None => pod["securityContext"][field].clone(),
+        }
+    };
+    let sc = &c["securityContext"];
+    assert_eq!(effective("runAsNonRoot"), true);
+    assert_eq!(
+        effective("seccompProfile"),
+        json!({"type": "RuntimeDefault"})
+    );
+    assert_ne!(effective("runAsUser"), 0, "root UID");
+    assert_eq!(sc["readOnlyRootFilesystem"], true);
+    assert_eq!(sc["allowPrivilegeEscalation"], false);
+    assert_eq!(sc["capabilities"], json!({"drop": ["ALL"]}));
+    assert_ne!(sc["privileged"], true);
+    for field in ["hostNetwork", "hostPID", "hostIPC"] {
+        assert_ne!(pod[field], true, "{field}");
+    }
+
+    // The root filesystem is read-only: the cache directory is the one
+    // writable mount, an emptyDir. The guests come from the image.
+    let volumes = pod["volumes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        c["volumeMounts"],
+        json!([{"name": "guest-cache", "mountPath": CACHE_DIR}])
+    );
+    let cache = volumes
+        .iter()
+        .find(|v| v["name"] == "guest-cache")
+        .unwrap_or_else(|| panic!("no guest-cache volume"));
+    assert!(
+        cache["emptyDir"].is_object(),
+        "guest-cache is not an emptyDir"
+    );
+    assert_eq!(volumes.len(), 1);
+}
+
+#[test]
+fn the_service_pdb_and_anti_affinity_select_the_controller_pods() {
+    let objects = base();
+    let deployment = find(objects, "Deployment", "mco-host");
+    let pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let selects_pods = |selector: &Value, what: &str| {
+        let selector = selector
+            .as_object()
+            .unwrap_or_else(|| panic!("{what}: no selector"));
+        assert!(!selector.is_empty(), "{what}: empty selector");
+        for (key, value) in selector {
+            assert_eq!(
+                pod_labels.get(key),
+                Some(value),
+                "{what}: {key} does not select the pods"
+            );
+        }
+    };
+    selects_pods(&deployment["spec"]["selector"]["matchLabels"], "Deployment");
+
+    let pdb = find(objects, "PodDisruptionBudget", "mco-host");
+    selects_pods(
+        &pdb["spec"]["selector"]["matchLabels"],
+        "PodDisruptionBudget",
+    );
+    assert_eq!(pdb["spec"]["maxUnavailable"], 1);
+
+    let anti = &deployment["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"];
+    let term = &anti["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"];
+    assert_eq!(term["topologyKey"], "kubernetes.io/hostname");
+    selects_pods(&term["labelSelector"]["matchLabels"], "podAntiAffinity");
+
+    let service = find(objects, "Service", "mco-host-metrics");
+    selects_pods(&service["spec"]["selector"], "Service");
+    assert_eq!(
+        service["spec"]["ports"],
+        json!([{"name": "metrics", "port": 8080, "targetPort": "admin", "protocol": "TCP"}])
+    );
+    let annotations = &service["metadata"]["annotations"];
+    assert_eq!(annotations["prometheus.io/scrape"], "true");
+    assert_eq!(annotations["prometheus.io/port"], "8080");
+    assert_eq!(annotations["prometheus.io/path"], "/metrics");
+}
+
+#[test]
+fn the_cluster_role_grants_exactly_what_the_mcn_controller_needs() {
+    let objects = base();
+    assert_no_wildcards(objects);
+    let mco = "machineconfiguration.openshift.io";
+    assert_eq!(
+        grants(find(objects, "ClusterRole", "mco-host")),
+        expect_grants(&[
+            ("", &["nodes"], &["get", "list", "watch"], &[]),
+            (
+                mco,
+                &["machineconfigpools", "machineconfigs"],
+                &["get", "list", "watch"],
+                &[]
+            ),
+            (
+                mco,
+                &["machineconfignodes"],
+                &["get", "list", "watch", "create", "patch", "delete"],
+                &[]
+            ),
+            (mco, &["machineconfignodes/status"], &["patch"], &[]),
+            ("events.k8s.io", &["events"], &["create", "patch"], &[]),
+        ])
+    );
+    assert_eq!(
+        objects
+            .iter()
+            .filter(|o| o["kind"] == "ClusterRole")
+            .count(),
+        1,
+        "the base has one ClusterRole; boot image rules live in deploy/boot-images"
+    );
+}
+
+#[test]
+fn the_lease_role_reaches_only_the_lease() {
+    let objects = base();
+    let role = find(objects, "Role", "mco-host-leader-election");
+    assert_eq!(role["metadata"]["namespace"], NAMESPACE);
+    let lease = "coordination.k8s.io";
+    assert_eq!(
+        grants(role),
+        expect_grants(&[
+            (lease, &["leases"], &["create"], &[]),
+            (
+                lease,
+                &["leases"],
+                &["get", "update", "patch"],
+                &["mco-host"]
+            ),
+        ])
+    );
+    // resourceNames follows the lease the controller is told to hold.
+    let args = &container(objects)["args"];
+    let lease_name = args
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .position(|v| v == "--lease-name")
+                .map(|i| &a[i + 1])
+        })
+        .unwrap_or_else(|| panic!("no --lease-name"));
+    assert_eq!(lease_name, "mco-host");
+}
+
+#[test]
+fn the_bindings_grant_the_roles_to_the_service_account() {
+    let objects = base();
+    let sa = find(objects, "ServiceAccount", SERVICE_ACCOUNT);
+    assert_eq!(sa["metadata"]["namespace"], NAMESPACE);
+    assert_eq!(assert_bindings_name_the_service_account(objects), 2);
+}
+
+// ---------------------------------------------------------------------------
+// Boot images, custom guests, the image
+// ---------------------------------------------------------------------------
+
+#[test]
+fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
+    let dir = deploy_dir().join("boot-images");
+    assert!(
+        read_kustomization(&dir).get("namespace").is_none(),
+        "a namespace: would move the Roles out of openshift-machine-api and openshift-machine-config-operator"
+    );
+    let objects = render(&dir);
+    assert_no_wildcards(&objects);
+    assert_eq!(assert_bindings_name_the_service_account(&objects), 3);
+
+    let role_in = |namespace: &str| {
+        let found: Vec<&Value> = objects
+            .iter()
+            .filter(|o| o["kind"] == "Role" && o["metadata"]["namespace"] == namespace)
+            .collect();
+        assert_eq!(found.len(), 1, "one Role in {namespace}");
+        grants(found[0])
+    };
+    assert_eq!(
+        grants(find(&objects, "ClusterRole", "mco-host-boot-images")),
+        expect_grants(&[
+            (
+                "config.openshift.io",
+                &["infrastructures", "clusterversions"],
+                &["get", "list", "watch"],
+                &[]
+            ),
+            (
+                "operator.openshift.io",
+                &["machineconfigurations"],
+                &["get", "list", "watch"],
+                &[]
+            ),
+            (
+                "operator.openshift.io",
+                &["machineconfigurations/status"],
+                &["patch"],
+                &["cluster"]
+            ),
+        ])
+    );
+    assert_eq!(
+        role_in("openshift-machine-api"),
+        expect_grants(&[
+            (
+                "machine.openshift.io",
+                &["machinesets"],
+                &["get", "list", "watch", "patch"],
+                &[]
+            ),
+            ("", &["secrets"], &["get", "patch"], &[]),
+        ])
+    );
+    assert_eq!(
+        role_in("openshift-machine-config-operator"),
+        expect_grants(&[(
+            "",
+            &["configmaps"],
+            &["get", "list", "watch"],
+            &["coreos-bootimages"]
+        )])
+    );
+    assert_eq!(
+        objects.len(),
+        6,
+        "a ClusterRole and two Roles, each with its binding"
+    );
+}
+
+/// An overlay outside `deploy/` (kustomize refuses one nested in its base)
+/// with the given extra kustomization lines, `<deploy>` standing for the
+/// relative path to `deploy/`.
+fn overlay(extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("deploy-overlay-")
+        .tempdir_in(common::target_dir())
+        .unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let to_deploy = relative(dir.path(), &deploy_dir());
+    let text = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - <deploy>\n{extra}"
+    )
+    .replace("<deploy>", &to_deploy.display().to_string());
+    fs::write(dir.path().join("kustomization.yaml"), text).unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+/// The path from directory `from` to `to` (kustomize wants relative paths).
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let canonical =
+        |p: &Path| fs::canonicalize(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let (from, to) = (canonical(from), canonical(to));
+    let from: Vec<Component> = from.components().collect();
+    let to: Vec<Component> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut path = PathBuf::new();
+    for _ in common..from.len() {
+        path.push("..");
+    }
+    for part in &to[common..] {
+        path.push(part);
+    }
+    path
+}
+
+const CUSTOM_GUESTS: &str = "components:\n  - <deploy>/components/custom-guests\n";
+
+#[test]
+fn the_custom_guests_component_mounts_the_configmap_over_the_guest_dir() {
+    let component = deploy_dir().join("components/custom-guests");
+    let text = read_text(&component.join("kustomization.yaml"));
+    assert!(
+        text.contains("kubectl -n mco-system create configmap mco-guests")
+            && text.contains("--from-file=mcn.wasm="),
+        "the component must tell how to create the ConfigMap it mounts"
+    );
+
+    let overlay = overlay(CUSTOM_GUESTS);
+    let rendered = render(overlay.path());
+    let mut expected = base().to_vec();
+    {
+        let deployment = expected
+            .iter_mut()
+            .find(|o| o["kind"] == "Deployment")
+            .unwrap_or_else(|| panic!("no Deployment"));
+        let pod = &mut deployment["spec"]["template"]["spec"];
+        let mounts = pod["containers"][0]["volumeMounts"]
+            .as_array_mut()
+            .unwrap_or_else(|| panic!("no volumeMounts"));
+        // Read-only and without subPath, so ConfigMap updates reach the pod.
+        mounts.insert(
+            0,
+            json!({"name": "guests", "mountPath": GUEST_DIR, "readOnly": true}),
+        );
+        let volumes = pod["volumes"]
+            .as_array_mut()
+            .unwrap_or_else(|| panic!("no volumes"));
+        volumes.insert(
+            0,
+            json!({"name": "guests", "configMap": {"name": "mco-guests"}}),
+        );
+    }
+    assert_eq!(
+        by_id(&rendered),
+        by_id(&expected),
+        "the component changes nothing but the guest volume"
+    );
+}
+
+/// `object` read into the k8s-openapi type of its kind and written back: a
+/// misspelt or misplaced field is dropped on the way, so the result differs.
+fn round_trip(object: &Value) -> Value {
+    fn via<T: serde::de::DeserializeOwned + serde::Serialize>(object: &Value) -> Value {
+        let typed: T = serde_json::from_value(object.clone())
+            .unwrap_or_else(|e| panic!("{:?}: {e}", id(object)));
+        serde_json::to_value(typed).unwrap_or_else(|e| panic!("{:?}: {e}", id(object)))
+    }
+    use k8s_openapi::api::{apps, core, policy, rbac};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
+    match (str_at(object, "/apiVersion"), str_at(object, "/kind")) {
+        ("v1", "Namespace") => via::<core::v1::Namespace>(object),
+        ("v1", "ServiceAccount") => via::<core::v1::ServiceAccount>(object),
+        ("v1", "Service") => via::<core::v1::Service>(object),
+        ("apps/v1", "Deployment") => via::<apps::v1::Deployment>(object),
+        ("policy/v1", "PodDisruptionBudget") => via::<policy::v1::PodDisruptionBudget>(object),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => via::<rbac::v1::ClusterRole>(object),
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            via::<rbac::v1::ClusterRoleBinding>(object)
+        }
+        ("rbac.authorization.k8s.io/v1", "Role") => via::<rbac::v1::Role>(object),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => via::<rbac::v1::RoleBinding>(object),
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => {
+            via::<apiextensions::v1::CustomResourceDefinition>(object)
+        }
+        _ => panic!("{:?}: no schema known to this test", id(object)),
+    }
+}
+
+#[test]
+fn every_object_matches_its_kubernetes_schema() {
+    let custom = overlay(CUSTOM_GUESTS);
+    let mut objects = base().to_vec();
+    objects.extend(render(&deploy_dir().join("boot-images")));
+    objects.extend(render(custom.path()));
+    for object in &objects {
+        let mut typed = round_trip(object);
+        let mut object = object.clone();
+        normalize_numbers(&mut typed);
+        normalize_numbers(&mut object);
+        assert!(
+            typed == object,
+            "{:?}: fields the Kubernetes schema does not have (or wrong types):\nwritten:\n{object:#}\nas Kubernetes reads it:\n{typed:#}",
+            id(&object)
+        );
+    }
+}
+
+/// Logical Containerfile lines (continuations joined), without comments.
+fn containerfile() -> Vec<String> {
+    let text = read_text(&deploy_dir().join("Containerfile"));
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('#') || (trimmed.is_empty() && current.is_empty()) {
+            continue;
+        }
+        match trimmed.strip_suffix('\\') {
+            Some(part) => {
+                current.push_str(part);
+                current.push(' ');
+            }
+            None => {
+                current.push_str(trimmed);
+                lines.push(std::mem::take(&mut current));
+            }
+        }
+    }
+    lines
+}
+
+#[test]
+fn the_containerfile_builds_what_the_deployment_runs() {
+    let lines = containerfile();
+    let has = |needle: &str| lines.iter().any(|l| l.contains(needle));
+    let froms: Vec<&String> = lines.iter().filter(|l| l.starts_with("FROM ")).collect();
+    assert_eq!(froms.len(), 2, "two stages: {froms:?}");
+    assert!(
+        froms[0].contains("rust:1.95") && froms[0].ends_with(" AS build"),
+        "{}",
+        froms[0]
+    );
+    assert!(has("rustup target add wasm32-wasip2"));
+    assert!(has("guests/build.sh"));
+    assert!(has("cargo build --locked --release -p mco-host"));
+
+    // The runtime stage: the binary, the guests where --guest-dir points,
+    // a numeric non-root user (runAsNonRoot can only check a number).
+    let runtime: Vec<&String> = lines
+        .iter()
+        .skip_while(|l| !std::ptr::eq(*l, froms[1]))
+        .collect();
+    let runtime_has = |needle: &str| runtime.iter().any(|l| l.contains(needle));
+    assert!(runtime_has(
+        "COPY --from=build /out/bin/mco-host /usr/local/bin/mco-host"
+    ));
+    assert!(
+        runtime_has(&format!(" {GUEST_DIR}/")),
+        "guests not copied to {GUEST_DIR}"
+    );
+    let user = runtime
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix("USER "))
+        .unwrap_or_else(|| panic!("no USER in the runtime stage"));
+    let uid: u32 = user
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("USER {user} is not numeric"));
+    assert_ne!(uid, 0);
+    assert_eq!(
+        runtime
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("ENTRYPOINT "))
+            .map(|l| l.as_str()),
+        Some(r#"ENTRYPOINT ["/usr/local/bin/mco-host"]"#)
+    );
+    assert_eq!(
+        runtime
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("CMD "))
+            .map(|l| l.as_str()),
+        Some(r#"CMD ["run"]"#)
+    );
+    assert_eq!(container(base())["args"][0], "run");
+}
+
+#[test]
+fn every_manifest_under_deploy_is_used() {
+    fn walk(dir: &Path, files: &mut BTreeSet<PathBuf>) {
+        for entry in fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+            if path.is_dir() {
+                walk(&path, files);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                files.insert(path);
+            }
+        }
+    }
+    let mut files = BTreeSet::new();
+    walk(&deploy_dir(), &mut files);
+    let mut used = BTreeSet::new();
+    for file in files.iter().filter(|f| f.ends_with("kustomization.yaml")) {
+        let dir = file.parent().unwrap_or(Path::new("."));
+        used.insert(file.clone());
+        let k = read_kustomization(dir);
+        let mut entries = strings(&k, "resources", dir);
+        for patch in k
+            .get("patches")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            entries.extend(patch["path"].as_str().map(str::to_owned));
+        }
+        for entry in entries {
+            let path = dir.join(&entry);
+            assert!(path.exists(), "{}: {entry} does not exist", file.display());
+            if path.is_file() {
+                used.insert(path);
+            }
+        }
+    }
+    let unused: Vec<&PathBuf> = files.difference(&used).collect();
+    assert!(
+        unused.is_empty(),
+        "manifests no kustomization uses: {unused:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The real kustomize
+// ---------------------------------------------------------------------------
+
+const KUSTOMIZE_VERSION: &str = "v5.8.2";
+
+/// kustomize, built once from the Go module proxy into
+/// `<target>/tools/kustomize-<version>/`.
+fn kustomize() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = common::target_dir()
+            .join("tools")
+            .join(format!("kustomize-{KUSTOMIZE_VERSION}"));
+        let bin = dir.join("kustomize");
+        if bin.is_file() {
+            return bin;
+        }
+        let gobin = tempfile::Builder::new()
+            .prefix("kustomize-build-")
+            .tempdir_in(common::target_dir())
+            .unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let module = format!("sigs.k8s.io/kustomize/kustomize/v5@{KUSTOMIZE_VERSION}");
+        let output = Command::new("go")
+            .args(["install", &module])
+            .current_dir(gobin.path())
+            .env("GOBIN", gobin.path())
+            .env("GOFLAGS", "-mod=mod")
+            .env("GOTOOLCHAIN", "local")
+            .env("GOWORK", "off")
+            .env("CGO_ENABLED", "0")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "this test builds kustomize {KUSTOMIZE_VERSION} from the Go module proxy \
+                     (about a minute, once) and needs `go` on PATH: {e}"
+                )
+            });
+        assert!(
+            output.status.success(),
+            "`go install {module}` failed (it needs Go >= 1.24 and the Go module proxy):\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        fs::rename(gobin.path().join("kustomize"), &bin)
+            .unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
+        bin
+    })
+}
+
+fn kustomize_build(dir: &Path) -> Vec<Value> {
+    let output = Command::new(kustomize())
+        .arg("build")
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("kustomize: {e}"));
+    assert!(
+        output.status.success(),
+        "kustomize build {} failed:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap_or_else(|e| panic!("{e}"));
+    parse_documents(&text, &format!("kustomize build {}", dir.display()))
+}
+
+/// JSON has one number type: kustomize prints the CRD's `minimum: 1.0` as
+/// `1`, which means the same to the apiserver.
+fn normalize_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0) {
+                // Integral floats within i64 convert exactly.
+                if f.abs() < 9.0e15 {
+                    *value = json!(f as i64);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalize_numbers),
+        Value::Object(map) => map.values_mut().for_each(normalize_numbers),
+        _ => {}
+    }
+}
+
+fn assert_same_render(dir: &Path, what: &str) {
+    let normalized = |mut objects: Vec<Value>| {
+        objects.iter_mut().for_each(normalize_numbers);
+        by_id(&objects)
+    };
+    let ours = normalized(render(dir));
+    let theirs = normalized(kustomize_build(dir));
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        theirs.keys().collect::<Vec<_>>(),
+        "{what}: different objects"
+    );
+    for (id, object) in &ours {
+        assert!(
+            theirs[id] == *object,
+            "{what}: {id:?} differs\nthis test's render:\n{object:#}\nkustomize {KUSTOMIZE_VERSION}:\n{:#}",
+            theirs[id]
+        );
+    }
+}
+
+#[test]
+fn real_kustomize_renders_the_same() {
+    let version = Command::new(kustomize())
+        .arg("version")
+        .output()
+        .unwrap_or_else(|e| panic!("kustomize version: {e}"));
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        KUSTOMIZE_VERSION
+    );
+
+    assert_same_render(&deploy_dir(), "deploy");
+    assert_same_render(&deploy_dir().join("boot-images"), "deploy/boot-images");
+
+    // The documented ways to customise the base: the guests component, an
+    // image override, another namespace (the subjects must follow).
+    let custom = overlay(&format!(
+        "{CUSTOM_GUESTS}images:\n  - name: mco-host\n    newName: registry.example.com/mco/mco-host\n    newTag: v0.1.0\n"
+    ));
+    assert_same_render(custom.path(), "guests component + image override");
+    assert_eq!(
+        container(&render(custom.path()))["image"],
+        "registry.example.com/mco/mco-host:v0.1.0"
+    );
+
+    let moved = overlay("namespace: mco-elsewhere\n");
+    assert_same_render(moved.path(), "namespace override");
+    let moved = render(moved.path());
+    for binding in moved
+        .iter()
+        .filter(|o| o["kind"] == "RoleBinding" || o["kind"] == "ClusterRoleBinding")
+    {
+        assert_eq!(
+            binding["subjects"][0]["namespace"], "mco-elsewhere",
+            "{}: subject left behind",
+            binding["metadata"]["name"]
+        );
+    }
+}

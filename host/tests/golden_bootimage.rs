@@ -1,0 +1,186 @@
+//! Every boot image golden case runs through the native platform rules and
+//! the wasm guests; both must agree with each other and with
+//! expected.json. Every patch is applied (RFC 7386) and decided again,
+//! which must give `noop`: a patch that does not converge would make the
+//! controller patch forever.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use mco_bootimage::{Decision, Platform, decide_loaded, load_stream};
+use mco_host::bootimage::{self, Prepared, Step};
+use mco_host::eval::{BootImageInputs, BootImagePaths};
+use mco_host::runtime::{
+    BOOT_IMAGE_INTERFACE, BootImageGuest, GuestModule, Runtime, RuntimeConfig,
+};
+use serde_json::Value;
+
+/// The golden cases are written for an amd64 control plane.
+const CONTROL_PLANE_ARCH: &str = "x86_64";
+
+fn native_rule(platform: &str) -> Option<&'static dyn Platform> {
+    match platform {
+        "GCP" => Some(&mco_bootimage_gcp::Gcp),
+        "AWS" => Some(&mco_bootimage_aws::Aws),
+        "Azure" => Some(&mco_bootimage_azure::Azure),
+        _ => None,
+    }
+}
+
+fn guests(runtime: &Runtime) -> BTreeMap<&'static str, BootImageGuest> {
+    [
+        ("GCP", "bootimage-gcp.wasm"),
+        ("AWS", "bootimage-aws.wasm"),
+        ("Azure", "bootimage-azure.wasm"),
+    ]
+    .into_iter()
+    .map(|(platform, file)| {
+        let module = GuestModule::from_file(
+            runtime,
+            &common::installed_guest(file),
+            BOOT_IMAGE_INTERFACE,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        (
+            platform,
+            BootImageGuest::new(runtime, module).unwrap_or_else(|e| panic!("{e}")),
+        )
+    })
+    .collect()
+}
+
+fn read(case: &Path) -> BootImageInputs {
+    let file = |name: &str| {
+        let path = case.join(name);
+        path.exists().then(|| path.display().to_string())
+    };
+    let required =
+        |name: &str| file(name).unwrap_or_else(|| panic!("{}: no {name}", case.display()));
+    let (machineset, configmap, infrastructure) = (
+        required("machineset.yaml"),
+        required("configmap.yaml"),
+        required("infrastructure.yaml"),
+    );
+    let (clusterversion, machineconfiguration) = (
+        file("clusterversion.yaml"),
+        file("machineconfiguration.yaml"),
+    );
+    let (user_data_secret, known_images) =
+        (file("user-data-secret.yaml"), file("known-images.txt"));
+    BootImageInputs::read(&BootImagePaths {
+        machineset: &machineset,
+        configmap: &configmap,
+        infrastructure: &infrastructure,
+        clusterversion: clusterversion.as_deref(),
+        machineconfiguration: machineconfiguration.as_deref(),
+        user_data_secret: user_data_secret.as_deref(),
+        known_images: known_images.as_deref(),
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}", case.display()))
+}
+
+/// Both decisions for one input: (native, wasm).
+fn decide(
+    inputs: &BootImageInputs,
+    guests: &BTreeMap<&str, BootImageGuest>,
+) -> (Decision, Decision) {
+    let stream = inputs.stream().unwrap_or_else(|e| panic!("{e}"));
+    let prepared: Prepared = match bootimage::prepare(&inputs.eval_inputs(CONTROL_PLANE_ARCH)) {
+        Ok(Step::Decided(decision)) => return (decision.clone(), decision),
+        Ok(Step::Guest(prepared)) => prepared,
+        Err(e) => panic!("{e}"),
+    };
+    let user_data = prepared.user_data.as_deref();
+    let native = match native_rule(&prepared.platform_type) {
+        None => prepared.without_guest(),
+        Some(rule) => {
+            let loaded = load_stream(stream);
+            decide_loaded(
+                rule,
+                loaded.as_ref().map_err(String::as_str),
+                &prepared.machineset,
+                &prepared.cluster,
+                user_data,
+            )
+        }
+    };
+    let wasm = match guests.get(prepared.platform_type.as_str()) {
+        None => prepared.without_guest(),
+        Some(guest) => guest
+            .decide_one(stream, &prepared.machineset, &prepared.cluster, user_data)
+            .unwrap_or_else(|e| panic!("{e}")),
+    };
+    (native, wasm)
+}
+
+#[test]
+fn native_and_wasm_agree_on_every_golden_case_and_patches_converge() {
+    let runtime = common::runtime(RuntimeConfig::default());
+    let guests = guests(&runtime);
+    let cases = common::golden_cases("bootimage");
+    assert!(
+        cases.len() >= 40,
+        "only {} boot image golden cases",
+        cases.len()
+    );
+    let mut patches = 0;
+    for case in cases {
+        let name = case
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut inputs = read(&case);
+        let (native, wasm) = decide(&inputs, &guests);
+        assert_eq!(native, wasm, "{name}: native and wasm disagree");
+        bootimage::validate(&native).unwrap_or_else(|e| panic!("{name}: invalid decision: {e}"));
+        let expected = std::fs::read_to_string(case.join("expected.json"))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let expected: Value =
+            serde_json::from_str(&expected).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let actual = serde_json::to_value(&native).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            actual, expected,
+            "{name}: decision differs from expected.json"
+        );
+
+        if let Decision::Patch { patch, .. } = &native {
+            patches += 1;
+            json_patch::merge(&mut inputs.machineset, patch);
+            let (native, wasm) = decide(&inputs, &guests);
+            assert_eq!(native, wasm, "{name}: disagree after the patch");
+            assert!(
+                matches!(native, Decision::Noop { .. }),
+                "{name}: deciding again after the patch gave {native:?}"
+            );
+        }
+    }
+    assert!(patches >= 15, "only {patches} patch cases");
+}
+
+#[test]
+fn one_instance_serves_many_machinesets() {
+    let runtime = common::runtime(RuntimeConfig::default());
+    let guests = guests(&runtime);
+    let inputs = read(&common::repo_root().join("tests/golden/bootimage/gcp-patch-boot-disk-only"));
+    let Ok(Step::Guest(prepared)) = bootimage::prepare(&inputs.eval_inputs(CONTROL_PLANE_ARCH))
+    else {
+        panic!("the case should reach the guest");
+    };
+    let guest = &guests["GCP"];
+    let stream = inputs.stream().unwrap_or_else(|e| panic!("{e}"));
+    let mut session = guest.session(stream).unwrap_or_else(|e| panic!("{e}"));
+    let first = session
+        .decide(&prepared.machineset, &prepared.cluster, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for _ in 0..100 {
+        let again = session
+            .decide(&prepared.machineset, &prepared.cluster, None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            again, first,
+            "a guest instance must not carry state between MachineSets"
+        );
+    }
+}
