@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use mco_host::eval::{McnInputs, McnPaths};
+use mco_host::eval::McnInputs;
 use mco_host::mcn;
 use mco_host::runtime::{GuestModule, McnGuest, NODE_STATE_INTERFACE, Runtime, RuntimeConfig};
 use serde_json::Value;
@@ -63,19 +63,7 @@ fn main() -> anyhow::Result<()> {
         .chain(COLUMNS.iter().map(|(h, _)| *h))
         .collect();
     for step in steps {
-        let file = |name: &str| {
-            let path = step.join(format!("{name}.yaml"));
-            path.exists().then(|| path.display().to_string())
-        };
-        let node = file("node").context("step without node.yaml")?;
-        let (pools, machineconfigs, previous) =
-            (file("pools"), file("machineconfigs"), file("previous"));
-        let inputs = McnInputs::read(&McnPaths {
-            node: &node,
-            pools: pools.as_deref(),
-            machineconfigs: machineconfigs.as_deref(),
-            previous: previous.as_deref(),
-        })?;
+        let inputs = McnInputs::read_case(&step)?;
         let decision = guest.derive(&inputs.facts())?;
         mcn::validate(&decision).map_err(anyhow::Error::msg)?;
         let output = inputs.output(decision, k8s_openapi::jiff::Timestamp::now());

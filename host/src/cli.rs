@@ -38,8 +38,35 @@ enum Command {
     /// Run one guest on objects read from files, without a cluster.
     #[command(subcommand)]
     Eval(EvalJob),
+    /// Run the controllers in the cluster.
+    Run(RunArgs),
     /// Print the CustomResourceDefinitions this host owns, as YAML.
     Crds,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Kubeconfig to use (default: in-cluster config, or $KUBECONFIG).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// Namespace of the leader-election Lease.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "mco-system")]
+    namespace: String,
+    /// Name of the leader-election Lease.
+    #[arg(long, default_value = "mco-host")]
+    lease_name: String,
+    /// This replica's identity in the Lease (default: $POD_NAME or $HOSTNAME).
+    #[arg(long)]
+    identity: Option<String>,
+    /// How long a lease holder may be silent before a standby takes over.
+    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    lease_duration: Duration,
+    /// Period of the full re-check of every node.
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    resync: Duration,
+    /// Address of /healthz, /readyz and /metrics.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    admin_addr: std::net::SocketAddr,
 }
 
 #[derive(Subcommand)]
@@ -161,12 +188,22 @@ impl Failure {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
+    // The controller logs JSON at info for log pipelines; offline commands
+    // log plain text and only warnings, as stdout carries their output.
+    let (json, default_level) = match cli.command {
+        Command::Run(_) => (true, "info"),
+        _ => (false, "warn"),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| default_level.into());
+    let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
+        .with_env_filter(filter);
+    if json {
+        logs.json().init();
+    } else {
+        logs.init();
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
@@ -183,6 +220,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Eval(EvalJob::Mcn(args)) => eval_mcn(&cli.sandbox, args)?,
         Command::Eval(EvalJob::Bootimage(args)) => eval_bootimage(&cli.sandbox, args)?,
+        Command::Run(args) => return run_controllers(&cli.sandbox, args),
     };
     print(&format!("{output}\n"))
 }
@@ -291,4 +329,39 @@ fn eval_bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, F
         }
     };
     serde_json::to_value(&decision).map_err(|e| Failure::Other(e.to_string()))
+}
+
+fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> {
+    let runtime = sandbox.runtime()?;
+    let path = sandbox.registry()?.mcn.ok_or_else(|| {
+        Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
+    })?;
+    let guest = McnGuest::new(
+        &runtime,
+        GuestModule::from_file(&runtime, &path, NODE_STATE_INTERFACE)?,
+    )?;
+    let identity = args
+        .identity
+        .clone()
+        .or_else(|| std::env::var("POD_NAME").ok())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .ok_or_else(|| Failure::Other("no --identity, $POD_NAME or $HOSTNAME".into()))?;
+    let tokio = tokio::runtime::Runtime::new().map_err(|e| Failure::Other(e.to_string()))?;
+    tokio
+        .block_on(crate::run::run(args.into_options(identity), guest))
+        .map_err(|e| Failure::Other(format!("{e:#}")))
+}
+
+impl RunArgs {
+    fn into_options(self, identity: String) -> crate::run::RunOptions {
+        crate::run::RunOptions {
+            kubeconfig: self.kubeconfig,
+            namespace: self.namespace,
+            lease_name: self.lease_name,
+            identity,
+            lease_duration: self.lease_duration,
+            resync: self.resync,
+            admin_addr: self.admin_addr,
+        }
+    }
 }

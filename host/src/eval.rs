@@ -2,6 +2,7 @@
 //! JSON the eval contract promises.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
@@ -43,6 +44,21 @@ fn all<T: serde::de::DeserializeOwned>(
 }
 
 impl McnInputs {
+    /// Reads a case directory holding files named after the flags
+    /// (`node.yaml`, optional `pools.yaml`, `machineconfigs.yaml`,
+    /// `previous.yaml`), as the golden cases are laid out.
+    pub fn read_case(dir: &Path) -> Result<Self, InputError> {
+        let [node, pools, machineconfigs, previous] =
+            ["node", "pools", "machineconfigs", "previous"]
+                .map(|flag| case_file(dir, &format!("{flag}.yaml")));
+        McnInputs::read(&McnPaths {
+            node: node.as_deref().unwrap_or("node.yaml"),
+            pools: pools.as_deref(),
+            machineconfigs: machineconfigs.as_deref(),
+            previous: previous.as_deref(),
+        })
+    }
+
     pub fn read(paths: &McnPaths) -> Result<Self, InputError> {
         let mut reader = Reader::default();
         let pools = all(&mut reader, paths.pools, "MachineConfigPool")?;
@@ -107,6 +123,40 @@ pub struct BootImagePaths<'a> {
 }
 
 impl BootImageInputs {
+    /// Reads a case directory holding files named after the flags
+    /// (`machineset.yaml`, `configmap.yaml`, `infrastructure.yaml`, optional
+    /// `clusterversion.yaml`, `machineconfiguration.yaml`,
+    /// `user-data-secret.yaml`, `known-images.txt`).
+    pub fn read_case(dir: &Path) -> Result<Self, InputError> {
+        let [
+            machineset,
+            configmap,
+            infrastructure,
+            clusterversion,
+            machineconfiguration,
+            secret,
+            known,
+        ] = [
+            "machineset.yaml",
+            "configmap.yaml",
+            "infrastructure.yaml",
+            "clusterversion.yaml",
+            "machineconfiguration.yaml",
+            "user-data-secret.yaml",
+            "known-images.txt",
+        ]
+        .map(|file| case_file(dir, file));
+        BootImageInputs::read(&BootImagePaths {
+            machineset: machineset.as_deref().unwrap_or("machineset.yaml"),
+            configmap: configmap.as_deref().unwrap_or("configmap.yaml"),
+            infrastructure: infrastructure.as_deref().unwrap_or("infrastructure.yaml"),
+            clusterversion: clusterversion.as_deref(),
+            machineconfiguration: machineconfiguration.as_deref(),
+            user_data_secret: secret.as_deref(),
+            known_images: known.as_deref(),
+        })
+    }
+
     pub fn read(paths: &BootImagePaths) -> Result<Self, InputError> {
         let mut reader = Reader::default();
         let mut optional =
@@ -147,6 +197,13 @@ impl BootImageInputs {
     pub fn stream(&self) -> Result<Option<&str>, mco_bootimage::InputError> {
         bootimage::stream_from_configmap(&self.configmap)
     }
+}
+
+/// `dir/file` when it exists. A missing required file is reported by the
+/// reader under its plain name.
+fn case_file(dir: &Path, file: &str) -> Option<String> {
+    let path = dir.join(file);
+    path.exists().then(|| path.display().to_string())
 }
 
 /// A known-images file: a ConfigMap whose data values list images, or

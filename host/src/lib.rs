@@ -3,11 +3,15 @@
 //! into guest input and guest output into the object to write; `cli` wires
 //! them to the command line.
 
+pub mod admin;
 pub mod bootimage;
 pub mod cli;
+pub mod controller;
 pub mod crd;
 pub mod eval;
 pub mod inputs;
 pub mod mcn;
+pub mod metrics;
 pub mod registry;
+pub mod run;
 pub mod runtime;

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use mco_bootimage::{Decision, Platform, decide_loaded, load_stream};
 use mco_host::bootimage::{self, Prepared, Step};
-use mco_host::eval::{BootImageInputs, BootImagePaths};
+use mco_host::eval::BootImageInputs;
 use mco_host::runtime::{
     BOOT_IMAGE_INTERFACE, BootImageGuest, GuestModule, Runtime, RuntimeConfig,
 };
@@ -52,33 +52,7 @@ fn guests(runtime: &Runtime) -> BTreeMap<&'static str, BootImageGuest> {
 }
 
 fn read(case: &Path) -> BootImageInputs {
-    let file = |name: &str| {
-        let path = case.join(name);
-        path.exists().then(|| path.display().to_string())
-    };
-    let required =
-        |name: &str| file(name).unwrap_or_else(|| panic!("{}: no {name}", case.display()));
-    let (machineset, configmap, infrastructure) = (
-        required("machineset.yaml"),
-        required("configmap.yaml"),
-        required("infrastructure.yaml"),
-    );
-    let (clusterversion, machineconfiguration) = (
-        file("clusterversion.yaml"),
-        file("machineconfiguration.yaml"),
-    );
-    let (user_data_secret, known_images) =
-        (file("user-data-secret.yaml"), file("known-images.txt"));
-    BootImageInputs::read(&BootImagePaths {
-        machineset: &machineset,
-        configmap: &configmap,
-        infrastructure: &infrastructure,
-        clusterversion: clusterversion.as_deref(),
-        machineconfiguration: machineconfiguration.as_deref(),
-        user_data_secret: user_data_secret.as_deref(),
-        known_images: known_images.as_deref(),
-    })
-    .unwrap_or_else(|e| panic!("{}: {e}", case.display()))
+    BootImageInputs::read_case(case).unwrap_or_else(|e| panic!("{}: {e}", case.display()))
 }
 
 /// Both decisions for one input: (native, wasm).

@@ -4,7 +4,7 @@
 
 mod common;
 
-use mco_host::eval::{McnInputs, McnPaths};
+use mco_host::eval::McnInputs;
 use mco_host::mcn;
 use mco_host::runtime::RuntimeConfig;
 
@@ -19,20 +19,7 @@ fn native_and_wasm_agree_on_every_golden_case() {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let file = |flag: &str| {
-            let path = case.join(format!("{flag}.yaml"));
-            path.exists().then(|| path.display().to_string())
-        };
-        let node = file("node").unwrap_or_else(|| panic!("{name}: no node.yaml"));
-        let (pools, machineconfigs, previous) =
-            (file("pools"), file("machineconfigs"), file("previous"));
-        let inputs = McnInputs::read(&McnPaths {
-            node: &node,
-            pools: pools.as_deref(),
-            machineconfigs: machineconfigs.as_deref(),
-            previous: previous.as_deref(),
-        })
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let inputs = McnInputs::read_case(&case).unwrap_or_else(|e| panic!("{name}: {e}"));
         let facts = inputs.facts();
 
         let native = mco_mcn::derive(&facts);

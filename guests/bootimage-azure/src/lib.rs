@@ -213,19 +213,9 @@ fn reconcile(
     })
 }
 
-/// The component: this crate's rule behind the shared boot-image glue.
+// The component: this crate's rule behind the shared boot-image glue.
 #[cfg(target_arch = "wasm32")]
-mod component {
-    struct Component;
-
-    impl mco_bootimage::component::PlatformGuest for Component {
-        fn rule() -> &'static dyn mco_bootimage::Platform {
-            &super::Azure
-        }
-    }
-
-    mco_bootimage::component::export_boot_image!(Component);
-}
+mco_bootimage::export_platform!(Azure);
 
 #[cfg(test)]
 mod tests {

@@ -93,19 +93,9 @@ fn reconcile(
     Ok(PlatformOutcome::Update { target, fragment })
 }
 
-/// The component: this crate's rule behind the shared boot-image glue.
+// The component: this crate's rule behind the shared boot-image glue.
 #[cfg(target_arch = "wasm32")]
-mod component {
-    struct Component;
-
-    impl mco_bootimage::component::PlatformGuest for Component {
-        fn rule() -> &'static dyn mco_bootimage::Platform {
-            &super::Gcp
-        }
-    }
-
-    mco_bootimage::component::export_boot_image!(Component);
-}
+mco_bootimage::export_platform!(Gcp);
 
 #[cfg(test)]
 mod tests {

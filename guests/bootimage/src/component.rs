@@ -1,6 +1,6 @@
 //! The `boot-image-selector` component glue every platform guest shares:
 //! WIT values to library types and back, no decisions. A platform crate
-//! implements [`PlatformGuest`] and calls `mco_bootimage::component::export_boot_image!`.
+//! exports its rule with `mco_bootimage::export_platform!(Rule);`.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +19,23 @@ wit_bindgen::generate!({
 /// What a platform crate provides: its rule.
 pub trait PlatformGuest {
     fn rule() -> &'static dyn Platform;
+}
+
+/// Exports a platform rule (a unit struct implementing [`Platform`]) as the
+/// `boot-image-selector` component.
+#[macro_export]
+macro_rules! export_platform {
+    ($rule:expr) => {
+        struct Component;
+
+        impl $crate::component::PlatformGuest for Component {
+            fn rule() -> &'static dyn $crate::Platform {
+                &$rule
+            }
+        }
+
+        $crate::component::export_boot_image!(Component);
+    };
 }
 
 /// The stream resource: parsed once, or the reason it cannot be used.

@@ -1,0 +1,424 @@
+//! The MachineConfigNode controller: keeps every Node's MCN true.
+//!
+//! Watches feed in-memory stores; `reconcile` reads them, asks the guest,
+//! and writes only what changed, and only while this replica holds the
+//! lease. A guest failure for one node is logged, counted and retried with
+//! backoff for that node; nothing is written for it meanwhile.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams,
+};
+use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use mco_mcn as logic;
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::crd::MachineConfigNode;
+use crate::mcn::{self, MachineConfig, MachineConfigPool};
+use crate::metrics::{EvaluationLabels, KindLabels, Metrics};
+use crate::runtime::{GuestError, McnGuest};
+
+/// The one field manager for everything this host writes.
+pub const FIELD_MANAGER: &str = "mco-host";
+/// Nodes reconciled at once; each holds a guest instance while it runs.
+const CONCURRENCY: u16 = 8;
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("guest failed: {0}")]
+    Guest(#[from] GuestError),
+    #[error("the guest cannot report this node: {0}")]
+    Undecidable(String),
+    #[error("guest evaluation was cancelled: {0}")]
+    Cancelled(String),
+    #[error("writing the MachineConfigNode: {0}")]
+    Write(#[from] kube::Error),
+}
+
+impl Error {
+    /// Metric and log label.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Guest(err) => err.kind(),
+            Error::Undecidable(_) => "undecidable",
+            Error::Cancelled(_) => "cancelled",
+            Error::Write(_) => "write",
+        }
+    }
+}
+
+/// Shared by every reconcile.
+pub struct Context {
+    client: Client,
+    guest: McnGuest,
+    nodes: Store<Node>,
+    pools: Store<DynamicObject>,
+    configs: Store<DynamicObject>,
+    mcns: Store<MachineConfigNode>,
+    leader: watch::Receiver<bool>,
+    metrics: Metrics,
+    resync: Duration,
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+pub fn pool_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(
+            "machineconfiguration.openshift.io",
+            "v1",
+            "MachineConfigPool",
+        ),
+        "machineconfigpools",
+    )
+}
+
+pub fn config_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("machineconfiguration.openshift.io", "v1", "MachineConfig"),
+        "machineconfigs",
+    )
+}
+
+/// Converts a watched object to the reduced type the job reads; an object
+/// that does not fit is left out (and logged) rather than stalling others.
+fn typed<T: serde::de::DeserializeOwned>(object: &DynamicObject) -> Option<T> {
+    let value = serde_json::to_value(object).ok()?;
+    match serde_json::from_value(value) {
+        Ok(typed) => Some(typed),
+        Err(err) => {
+            tracing::warn!(object = %object.name_any(), error = %err, "ignoring malformed object");
+            None
+        }
+    }
+}
+
+impl Context {
+    fn is_leader(&self) -> bool {
+        *self.leader.borrow()
+    }
+
+    fn facts(&self, node: &Node, previous: Option<&MachineConfigNode>) -> logic::Facts {
+        let pools: Vec<MachineConfigPool> =
+            self.pools.state().iter().filter_map(|p| typed(p)).collect();
+        let annotations = node.metadata.annotations.clone().unwrap_or_default();
+        let configs: Vec<MachineConfig> = ["currentConfig", "desiredConfig"]
+            .iter()
+            .filter_map(|key| annotations.get(&format!("machineconfiguration.openshift.io/{key}")))
+            .filter_map(|name| {
+                self.configs
+                    .get(&ObjectRef::new_with(name, config_resource()))
+            })
+            .filter_map(|mc| typed(&mc))
+            .collect();
+        mcn::facts(node, &pools, &configs, previous)
+    }
+
+    /// Runs the guest off the async workers and checks what it returned.
+    async fn evaluate(&self, facts: logic::Facts) -> Result<logic::Decision, Error> {
+        let guest = self.guest.clone();
+        let started = Instant::now();
+        let result = tokio::task::spawn_blocking(move || {
+            let decision = guest.derive(&facts)?;
+            mcn::validate(&decision).map_err(|detail| GuestError::InvalidOutput {
+                guest: guest.module().name.clone(),
+                detail,
+            })?;
+            Ok::<_, GuestError>(decision)
+        })
+        .await
+        .map_err(|e| Error::Cancelled(e.to_string()))?;
+        self.metrics
+            .evaluation_seconds
+            .observe(started.elapsed().as_secs_f64());
+        let result_label = match &result {
+            Ok(logic::Decision::Apply(_)) => "apply",
+            Ok(logic::Decision::Skip(_)) => "skip",
+            Ok(logic::Decision::Error(_)) => "error",
+            Err(_) => "failed",
+        };
+        let labels = EvaluationLabels {
+            guest: "mcn".into(),
+            result: result_label.into(),
+        };
+        self.metrics.evaluations.get_or_create(&labels).inc();
+        if let Err(err) = &result {
+            self.metrics
+                .guest_failures
+                .get_or_create(&KindLabels {
+                    kind: err.kind().into(),
+                })
+                .inc();
+        }
+        Ok(result?)
+    }
+
+    /// Applies spec, then status, each only when it differs from what is
+    /// stored (status compared with transition times, which are kept for
+    /// unchanged conditions, so a resync of an unchanged node writes nothing).
+    async fn write(
+        &self,
+        previous: Option<&MachineConfigNode>,
+        desired: &MachineConfigNode,
+    ) -> Result<(), Error> {
+        let api: Api<MachineConfigNode> = Api::all(self.client.clone());
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        let name = desired.name_any();
+        let (api_version, kind) = (
+            MachineConfigNode::api_version(&()),
+            MachineConfigNode::kind(&()),
+        );
+        let spec_changed = previous.is_none_or(|p| {
+            p.spec != desired.spec
+                || p.metadata.owner_references != desired.metadata.owner_references
+        });
+        if spec_changed {
+            let body = json!({
+                "apiVersion": api_version, "kind": kind,
+                "metadata": {"name": name, "ownerReferences": desired.metadata.owner_references},
+                "spec": desired.spec,
+            });
+            api.patch(&name, &params, &Patch::Apply(&body)).await?;
+            self.metrics.count_write(if previous.is_none() {
+                "create"
+            } else {
+                "apply_spec"
+            });
+        }
+        if previous.and_then(|p| p.status.as_ref()) != desired.status.as_ref() {
+            let body = json!({
+                "apiVersion": api_version, "kind": kind,
+                "metadata": {"name": name},
+                "status": desired.status,
+            });
+            api.patch_status(&name, &params, &Patch::Apply(&body))
+                .await?;
+            self.metrics.count_write("apply_status");
+        }
+        Ok(())
+    }
+
+    async fn delete(&self, name: &str) -> Result<(), Error> {
+        let api: Api<MachineConfigNode> = Api::all(self.client.clone());
+        match api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {
+                self.metrics.count_write("delete");
+                tracing::info!(mcn = name, "deleted MachineConfigNode");
+                Ok(())
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// Deletes MCNs whose Node is gone (the garbage collector would too, via
+    /// the owner reference, but not every cluster runs it for our CRD in time).
+    async fn sweep_orphans(&self) {
+        if !self.is_leader() {
+            return;
+        }
+        for mcn in self.mcns.state() {
+            let name = mcn.name_any();
+            if self.nodes.get(&ObjectRef::new(&name)).is_none()
+                && let Err(err) = self.delete(&name).await
+            {
+                tracing::warn!(mcn = %name, error = %err, "could not delete orphaned MachineConfigNode");
+            }
+        }
+    }
+}
+
+#[tracing::instrument(skip_all, fields(node = %node.name_any()))]
+async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> {
+    if !ctx.is_leader() {
+        // Becoming leader triggers a full reconcile.
+        return Ok(Action::await_change());
+    }
+    let name = node.name_any();
+    let previous = ctx.mcns.get(&ObjectRef::new(&name));
+    let facts = ctx.facts(&node, previous.as_deref());
+    match ctx.evaluate(facts).await? {
+        logic::Decision::Apply(result) => {
+            let desired = mcn::to_object(&node, result, previous.as_deref(), Timestamp::now());
+            ctx.write(previous.as_deref(), &desired).await?;
+        }
+        logic::Decision::Skip(reason) => {
+            tracing::debug!(%reason, "no MachineConfigNode for this node");
+            if previous.is_some() {
+                ctx.delete(&name).await?;
+            }
+        }
+        logic::Decision::Error(message) => return Err(Error::Undecidable(message)),
+    }
+    ctx.failures.lock().map(|mut f| f.remove(&name)).ok();
+    Ok(Action::requeue(ctx.resync))
+}
+
+/// Retries with exponential backoff per node, capped at five minutes.
+fn error_policy(node: Arc<Node>, error: &Error, ctx: Arc<Context>) -> Action {
+    ctx.metrics.reconcile_errors.inc();
+    let name = node.name_any();
+    let attempts = ctx
+        .failures
+        .lock()
+        .map(|mut failures| {
+            let attempts = failures.entry(name.clone()).or_insert(0);
+            *attempts = attempts.saturating_add(1);
+            *attempts
+        })
+        .unwrap_or(1);
+    let delay = Duration::from_secs(1u64 << attempts.min(9)).min(MAX_BACKOFF);
+    tracing::warn!(node = %name, kind = error.kind(), error = %error, retry_in = ?delay, "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// What `run` needs besides the client and the guest.
+pub struct Options {
+    pub resync: Duration,
+    pub leader: watch::Receiver<bool>,
+    pub metrics: Metrics,
+    pub ready: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Runs until `shutdown` resolves.
+pub async fn run(
+    client: Client,
+    guest: McnGuest,
+    options: Options,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    // managedFields are large and never read: keep them out of the caches.
+    let strip = |object: &mut DynamicObject| object.managed_fields_mut().clear();
+    let pool_writer = reflector::store::Writer::new(pool_resource());
+    let pools = pool_writer.as_reader();
+    let pool_api: Api<DynamicObject> = Api::all_with(client.clone(), &pool_resource());
+    let pool_watch = reflector::reflector(
+        pool_writer,
+        watcher(pool_api, watcher::Config::default()).modify(strip),
+    )
+    .default_backoff()
+    .touched_objects();
+    let config_writer = reflector::store::Writer::new(config_resource());
+    let configs = config_writer.as_reader();
+    let config_api: Api<DynamicObject> = Api::all_with(client.clone(), &config_resource());
+    let config_watch = reflector::reflector(
+        config_writer,
+        watcher(config_api, watcher::Config::default()).modify(strip),
+    )
+    .default_backoff()
+    .touched_objects();
+    let (mcns, mcn_writer) = reflector::store::<MachineConfigNode>();
+    let mcn_api: Api<MachineConfigNode> = Api::all(client.clone());
+    let mcn_watch = reflector::reflector(
+        mcn_writer,
+        watcher(mcn_api.clone(), watcher::Config::default()),
+    )
+    .default_backoff()
+    .touched_objects();
+
+    let node_api: Api<Node> = Api::all(client.clone());
+    let controller = Controller::new(node_api, watcher::Config::default())
+        .with_config(ControllerConfig::default().concurrency(CONCURRENCY))
+        .owns(mcn_api, watcher::Config::default());
+    let nodes = controller.store();
+    let all_nodes = {
+        let nodes = nodes.clone();
+        move |_: DynamicObject| {
+            nodes
+                .state()
+                .iter()
+                .map(|n| ObjectRef::from_obj(n.as_ref()))
+                .collect::<Vec<_>>()
+        }
+    };
+    let became_leader = tokio_stream::wrappers::WatchStream::new(options.leader.clone())
+        .filter(|leader| std::future::ready(*leader))
+        .map(|_| ());
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        guest,
+        nodes: nodes.clone(),
+        pools: pools.clone(),
+        configs: configs.clone(),
+        mcns: mcns.clone(),
+        leader: options.leader,
+        metrics: options.metrics,
+        resync: options.resync,
+        failures: Mutex::new(HashMap::new()),
+    });
+
+    // Keep the side stores flowing; they only feed the stores.
+    tokio::spawn(pool_watch.for_each(|_| std::future::ready(())));
+    tokio::spawn(config_watch.for_each(|_| std::future::ready(())));
+    tokio::spawn(mcn_watch.for_each(|_| std::future::ready(())));
+    let readiness = {
+        let (nodes, pools, configs, mcns, ready) = (
+            nodes.clone(),
+            pools.clone(),
+            configs.clone(),
+            mcns,
+            options.ready,
+        );
+        async move {
+            let synced = futures::future::try_join4(
+                nodes.wait_until_ready(),
+                pools.wait_until_ready(),
+                configs.wait_until_ready(),
+                mcns.wait_until_ready(),
+            )
+            .await;
+            if synced.is_ok() {
+                tracing::info!("caches synced");
+                ready.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    };
+    tokio::spawn(readiness);
+    let sweeper = {
+        let ctx = ctx.clone();
+        let every = ctx.resync.min(Duration::from_secs(5));
+        async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                ctx.sweep_orphans().await;
+            }
+        }
+    };
+    let sweeper = tokio::spawn(sweeper);
+
+    controller
+        .watches_with(
+            Api::all_with(client.clone(), &pool_resource()),
+            pool_resource(),
+            watcher::Config::default(),
+            all_nodes.clone(),
+        )
+        .watches_with(
+            Api::all_with(client.clone(), &config_resource()),
+            config_resource(),
+            watcher::Config::default(),
+            all_nodes,
+        )
+        .reconcile_all_on(became_leader)
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| {
+            if let Err(err) = result {
+                tracing::debug!(error = %err, "reconcile loop");
+            }
+            std::future::ready(())
+        })
+        .await;
+    sweeper.abort();
+}

@@ -1,0 +1,82 @@
+//! Prometheus metrics: one registry, every series prefixed `mco_`.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EvaluationLabels {
+    pub guest: String,
+    /// `apply`, `skip`, `error` (the guest's decision) or `failed` (the
+    /// guest trapped, timed out or returned invalid output).
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    pub kind: String,
+}
+
+#[derive(Clone)]
+pub struct Metrics {
+    pub leader: Gauge,
+    pub evaluations: Family<EvaluationLabels, Counter>,
+    pub evaluation_seconds: Histogram,
+    pub guest_failures: Family<KindLabels, Counter>,
+    pub api_writes: Family<KindLabels, Counter>,
+    pub reconcile_errors: Counter,
+}
+
+impl Metrics {
+    pub fn register(registry: &mut Registry) -> Metrics {
+        let metrics = Metrics {
+            leader: Gauge::default(),
+            evaluations: Family::default(),
+            evaluation_seconds: Histogram::new(exponential_buckets(10e-6, 4.0, 10)),
+            guest_failures: Family::default(),
+            api_writes: Family::default(),
+            reconcile_errors: Counter::default(),
+        };
+        let sub = registry.sub_registry_with_prefix("mco");
+        sub.register(
+            "leader",
+            "1 while this replica holds the lease and writes",
+            metrics.leader.clone(),
+        );
+        sub.register(
+            "evaluations",
+            "Guest evaluations by guest and result",
+            metrics.evaluations.clone(),
+        );
+        sub.register(
+            "evaluation_duration_seconds",
+            "Time of one guest evaluation (fresh instance and call)",
+            metrics.evaluation_seconds.clone(),
+        );
+        sub.register(
+            "guest_failures",
+            "Guest failures by kind (deadline, memory_limit, stack_overflow, trap, invalid_output)",
+            metrics.guest_failures.clone(),
+        );
+        sub.register(
+            "api_writes",
+            "Writes to the Kubernetes API by kind",
+            metrics.api_writes.clone(),
+        );
+        sub.register(
+            "reconcile_errors",
+            "Reconciles that failed and were requeued",
+            metrics.reconcile_errors.clone(),
+        );
+        metrics
+    }
+
+    pub fn count_write(&self, kind: &str) {
+        self.api_writes
+            .get_or_create(&KindLabels { kind: kind.into() })
+            .inc();
+    }
+}

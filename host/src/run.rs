@@ -1,0 +1,116 @@
+//! `mco-host run`: the composition root of the in-cluster host — client,
+//! admin server, lease, controllers — and a clean shutdown on SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use kube::Client;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube_lease_manager::LeaseManagerBuilder;
+use prometheus_client::registry::Registry;
+
+use crate::admin::{self, AdminState};
+use crate::controller::{self, FIELD_MANAGER};
+use crate::metrics::Metrics;
+use crate::runtime::McnGuest;
+
+pub struct RunOptions {
+    pub kubeconfig: Option<PathBuf>,
+    pub namespace: String,
+    pub lease_name: String,
+    pub identity: String,
+    pub lease_duration: Duration,
+    pub resync: Duration,
+    pub admin_addr: SocketAddr,
+}
+
+pub async fn run(options: RunOptions, guest: McnGuest) -> anyhow::Result<()> {
+    let client = client(options.kubeconfig.as_deref()).await?;
+    let mut registry = Registry::default();
+    let metrics = Metrics::register(&mut registry);
+    let ready = Arc::new(AtomicBool::new(false));
+    let admin = AdminState {
+        registry: Arc::new(registry),
+        ready: ready.clone(),
+    };
+    let admin = tokio::spawn(admin::serve(options.admin_addr, admin));
+
+    let lease_seconds = options.lease_duration.as_secs().max(2);
+    let lease = LeaseManagerBuilder::new(client.clone(), &options.lease_name)
+        .with_namespace(&options.namespace)
+        .with_identity(&options.identity)
+        .with_duration(lease_seconds)
+        .with_grace((lease_seconds / 3).max(1))
+        .with_field_manager(FIELD_MANAGER)
+        .build()
+        .await
+        .context("setting up the leader-election lease")?;
+    let (leader, lease_task) = lease.watch().await;
+    tracing::info!(identity = %options.identity, lease = %options.lease_name, namespace = %options.namespace, "waiting for the lease");
+    let leader_gauge = {
+        let (mut leader, gauge) = (leader.clone(), metrics.leader.clone());
+        async move {
+            loop {
+                let is_leader = *leader.borrow_and_update();
+                gauge.set(i64::from(is_leader));
+                tracing::info!(leader = is_leader, "leadership changed");
+                if leader.changed().await.is_err() {
+                    break;
+                }
+            }
+        }
+    };
+    tokio::spawn(leader_gauge);
+
+    let options = controller::Options {
+        resync: options.resync,
+        leader,
+        metrics,
+        ready,
+    };
+    controller::run(client, guest, options, shutdown_signal()).await;
+    tracing::info!("controllers stopped");
+    lease_task.abort();
+    admin.abort();
+    Ok(())
+}
+
+async fn client(kubeconfig: Option<&std::path::Path>) -> anyhow::Result<Client> {
+    match kubeconfig {
+        None => Client::try_default()
+            .await
+            .context("no in-cluster config or $KUBECONFIG"),
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let config =
+                kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                    .await?;
+            Ok(Client::try_from(config)?)
+        }
+    }
+}
+
+/// SIGTERM (Kubernetes) or Ctrl-C.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = terminate => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    tracing::info!("shutting down");
+}

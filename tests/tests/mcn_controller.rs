@@ -1,0 +1,657 @@
+//! `mco-host run`, the in-cluster MachineConfigNode controller, against a real
+//! kube-apiserver + etcd. The controller is the release binary as a child
+//! process, authenticated as the ServiceAccount `mco-system/mco-host` that
+//! `deploy/rbac.yaml` binds, never as an admin; the test plays the other
+//! actors (installer, node controller, MCD, drain controller) as admin.
+//!
+//! Expected MCNs come from the golden cases in `tests/golden/mcn/`: each step
+//! of an update walk must end with the conditions (status, reason, message;
+//! not the timestamps) the golden case for that step holds.
+//!
+//! Needs `cargo build --release -p mco-host` and `guests/build.sh` first
+//! (`make host guests`), with the same `CARGO_TARGET_DIR`; or set `MCO_HOST_BIN`.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::core::v1::{Node, Secret};
+use kube::api::{Api, DeleteParams};
+use serde_json::json;
+use tokio::time::sleep;
+
+use support::golden::{self, Expected};
+use support::{Fixture, api_code};
+
+/// Bound on one update step reaching its MCN.
+const STEP_TIMEOUT: Duration = Duration::from_secs(15);
+/// After an apiserver restart the controller's watches back off before they
+/// reconnect (kube-runtime: 0.8 s doubling), so the first step gets longer.
+const AFTER_RESTART_TIMEOUT: Duration = Duration::from_secs(30);
+const B: &str = "rendered-worker-b";
+
+/// One update step as the MCD and the drain controller write it: node
+/// annotations (prefix omitted) and `spec.unschedulable`, reaching the state
+/// of golden case `case` (which `tests/golden/mcn/generate.py` wrote).
+struct Step {
+    case: &'static str,
+    set: &'static [(&'static str, &'static str)],
+    unschedulable: bool,
+}
+
+/// spec/mcn.md §5.1, as `generate.py`'s reboot walk replays it.
+const REBOOT_WALK: &[Step] = &[
+    Step {
+        case: "reboot-01-desired-config-set",
+        set: &[("desiredConfig", B)],
+        unschedulable: false,
+    },
+    Step {
+        case: "reboot-02-working",
+        set: &[("state", "Working")],
+        unschedulable: false,
+    },
+    Step {
+        case: "reboot-03-drain-requested",
+        set: &[("desiredDrain", "drain-rendered-worker-b")],
+        unschedulable: false,
+    },
+    Step {
+        case: "reboot-04-cordoned",
+        set: &[],
+        unschedulable: true,
+    },
+    Step {
+        case: "reboot-05-drained",
+        set: &[("lastAppliedDrain", "drain-rendered-worker-b")],
+        unschedulable: true,
+    },
+    Step {
+        case: "reboot-06-rebooting",
+        set: &[("post-config-action", "Rebooting")],
+        unschedulable: true,
+    },
+    Step {
+        case: "reboot-07-rebooted",
+        set: &[("post-config-action", "")],
+        unschedulable: true,
+    },
+    Step {
+        case: "reboot-08-uncordon-requested",
+        set: &[("desiredDrain", "uncordon-rendered-worker-b")],
+        unschedulable: true,
+    },
+    Step {
+        case: "reboot-09-uncordoned",
+        set: &[("lastAppliedDrain", "uncordon-rendered-worker-b")],
+        unschedulable: false,
+    },
+    Step {
+        case: "reboot-10-done",
+        set: &[("state", "Done"), ("currentConfig", B)],
+        unschedulable: false,
+    },
+    Step {
+        case: "reboot-11-resync",
+        set: &[],
+        unschedulable: false,
+    },
+];
+
+/// The rebootless variant (rendered-worker-b differs only in SSH keys).
+const REBOOTLESS_WALK: &[Step] = &[
+    Step {
+        case: "rebootless-01-desired-config-set",
+        set: &[("desiredConfig", B)],
+        unschedulable: false,
+    },
+    Step {
+        case: "rebootless-02-working-no-drain",
+        set: &[("state", "Working")],
+        unschedulable: false,
+    },
+    Step {
+        case: "rebootless-03-uncordon-requested",
+        set: &[("desiredDrain", "uncordon-rendered-worker-b")],
+        unschedulable: false,
+    },
+    Step {
+        case: "rebootless-04-uncordoned",
+        set: &[("lastAppliedDrain", "uncordon-rendered-worker-b")],
+        unschedulable: false,
+    },
+    Step {
+        case: "rebootless-05-done",
+        set: &[("state", "Done"), ("currentConfig", B)],
+        unschedulable: false,
+    },
+];
+
+// ---- tests ---------------------------------------------------------------------------------------
+
+/// Pools and node kinds (tests 1 and 5), a reboot and a rebootless update
+/// step by step (2), a node deleted and a resync of a stable cluster (3).
+#[tokio::test]
+async fn reports_nodes_through_updates_as_the_service_account() -> Result<()> {
+    let mut fx = Fixture::start().await?;
+    let r = lifecycle(&mut fx).await;
+    fx.finish(r)
+}
+
+/// Two replicas on one lease: one writer; the standby takes over when the
+/// leader is SIGKILLed (test 4).
+#[tokio::test]
+async fn standby_takes_over_when_the_leader_dies() -> Result<()> {
+    let mut fx = Fixture::start().await?;
+    let r = failover(&mut fx).await;
+    fx.finish(r)
+}
+
+/// The apiserver restarts while the controller runs (test 6).
+#[tokio::test]
+async fn converges_after_an_apiserver_restart() -> Result<()> {
+    let mut fx = Fixture::start().await?;
+    let r = apiserver_restart(&mut fx).await;
+    fx.finish(r)
+}
+
+// ---- scenarios -----------------------------------------------------------------------------------
+
+async fn lifecycle(fx: &mut Fixture) -> Result<()> {
+    // ---- the cluster: three pools, six nodes of every kind -------------------------------------
+    for pool in ["master", "worker", "infra"] {
+        fx.apply_pool(pool, &format!("rendered-{pool}-a")).await?;
+    }
+    fx.apply_machineconfig("rendered-master-a").await?;
+    fx.apply_machineconfig("rendered-infra-a").await?;
+    // rendered-worker-a and rendered-worker-b (another OS image: the update reboots).
+    fx.apply_golden_machineconfigs("reboot-01-desired-config-set")
+        .await?;
+    let master0 = fx
+        .create_node("master-0", &["master"], &[], "rendered-master-a")
+        .await?;
+    let worker0 = fx
+        .create_node("worker-0", &["worker"], &[], "rendered-worker-a")
+        .await?;
+    let worker1 = fx
+        .create_node("worker-1", &["worker"], &[], "rendered-worker-a")
+        .await?;
+    let infra0 = fx
+        .create_node("infra-0", &["worker", "infra"], &[], "rendered-infra-a")
+        .await?;
+    fx.create_node(
+        "win-0",
+        &["worker"],
+        &[("kubernetes.io/os", "windows")],
+        "rendered-worker-a",
+    )
+    .await?;
+    let lonely0 = fx
+        .create_node("lonely-0", &[], &[], "rendered-worker-a")
+        .await?;
+
+    let c = fx
+        .start_controller("mco-host-0", &["--resync", "2s"])
+        .await?;
+
+    // ---- 1. an MCN per node with a primary pool, Updated=True -----------------------------------
+    let t = Instant::now();
+    for (node, uid, pool) in [
+        ("master-0", &master0, "master"),
+        ("worker-0", &worker0, "worker"),
+        ("worker-1", &worker1, "worker"),
+        ("infra-0", &infra0, "infra"),
+    ] {
+        let expected = updated_on(node, pool)?;
+        ensure!(
+            expected.conditions.len() == 14,
+            "golden has 14 condition types"
+        );
+        let (_, mcn) = fx
+            .wait_mcn(&expected, uid, STEP_TIMEOUT)
+            .await
+            .with_context(|| format!("initial MCN of {node}"))?;
+        ensure!(
+            mcn["status"]["observedGeneration"].as_i64() >= Some(1),
+            "{node}: status.observedGeneration must be ≥ 1: {}",
+            mcn["status"]
+        );
+    }
+    eprintln!("initial MCNs converged in {:.2?}", t.elapsed());
+    // Windows and pool-less nodes are skipped, not given an MCN.
+    wait_metric(fx, c, "two skip evaluations (win-0, lonely-0)", |m| {
+        m.evaluations("skip") >= 2.0
+    })
+    .await?;
+    let names = fx.mcn_names().await?;
+    ensure!(
+        names == ["infra-0", "master-0", "worker-0", "worker-1"],
+        "MCNs must exist exactly for the nodes with a primary pool, found {names:?}"
+    );
+
+    // ---- 5. the controller's identity is not an admin --------------------------------------------
+    rbac_is_narrow(fx).await?;
+
+    // A node that gains a pool gets an MCN; one that loses it, loses it.
+    let deletes_before = fx.controllers[c].metrics().await?.writes_of("delete");
+    fx.set_labels("lonely-0", json!({ "node-role.kubernetes.io/worker": "" }))
+        .await?;
+    fx.wait_mcn(&updated_on("lonely-0", "worker")?, &lonely0, STEP_TIMEOUT)
+        .await
+        .context("lonely-0 joined the worker pool")?;
+    fx.set_labels(
+        "lonely-0",
+        json!({ "node-role.kubernetes.io/worker": null }),
+    )
+    .await?;
+    let took = fx
+        .wait_mcn_gone("lonely-0", STEP_TIMEOUT)
+        .await
+        .context("lonely-0 left every pool: its MCN must be deleted")?;
+    eprintln!("lonely-0 MCN created and deleted again (deletion after {took:.2?})");
+    let deletes = fx.controllers[c].metrics().await?.writes_of("delete");
+    ensure!(
+        deletes >= deletes_before + 1.0,
+        "mco_api_writes_total{{kind=\"delete\"}} went from {deletes_before} to {deletes}"
+    );
+
+    // ---- 2. a reboot update on worker-0 ----------------------------------------------------------
+    fx.apply_pool("worker", B).await?;
+    walk(
+        fx,
+        c,
+        "worker-0",
+        &worker0,
+        "reboot-00-updated-on-a",
+        REBOOT_WALK,
+    )
+    .await?;
+
+    // ---- 2. a rebootless update on worker-1 ------------------------------------------------------
+    // Same rendered config name, new content: only the SSH keys differ from A.
+    fx.apply_golden_machineconfigs("rebootless-01-desired-config-set")
+        .await?;
+    walk(
+        fx,
+        c,
+        "worker-1",
+        &worker1,
+        "rebootless-00-updated-on-a",
+        REBOOTLESS_WALK,
+    )
+    .await?;
+    // worker-0 is done on the pool's target; new content under the name changes nothing.
+    fx.wait_mcn(
+        &Expected::load("reboot-11-resync", "worker-0")?,
+        &worker0,
+        STEP_TIMEOUT,
+    )
+    .await?;
+
+    // ---- 3. a deleted node loses its MCN ---------------------------------------------------------
+    fx.delete_node("worker-1").await?;
+    let took = fx.wait_mcn_gone("worker-1", STEP_TIMEOUT).await?;
+    eprintln!("worker-1 deleted: its MCN was gone after {took:.2?}");
+    let names = fx.mcn_names().await?;
+    ensure!(
+        names == ["infra-0", "master-0", "worker-0"],
+        "MCNs after deleting worker-1: {names:?}"
+    );
+
+    // ---- 3. a resync of an unchanged cluster writes nothing ---------------------------------------
+    sleep(Duration::from_secs(1)).await;
+    let before = fx.controllers[c].metrics().await?;
+    sleep(Duration::from_secs(5)).await; // more than two resync periods (--resync 2s)
+    fx.check_controllers()?;
+    let after = fx.controllers[c].metrics().await?;
+    ensure!(
+        after.writes() == before.writes(),
+        "an unchanged cluster must cause no writes on resync: mco_api_writes_total went from {} {} to {} {}",
+        before.writes(),
+        before.writes_summary(),
+        after.writes(),
+        after.writes_summary()
+    );
+    let evaluated = |m: &support::controller::Metrics| {
+        ["apply", "skip", "error", "failed"]
+            .iter()
+            .map(|r| m.evaluations(r))
+            .sum::<f64>()
+    };
+    ensure!(
+        evaluated(&after) > evaluated(&before),
+        "no evaluation during 5 s with --resync 2s ({} before, {} after): the zero-writes check proved nothing",
+        evaluated(&before),
+        evaluated(&after)
+    );
+    eprintln!(
+        "resync: {} evaluations in 5 s, no writes (totals {})",
+        evaluated(&after) - evaluated(&before),
+        after.writes_summary()
+    );
+    let m = fx.controllers[c].metrics().await?;
+    ensure!(m.leader()?, "the only replica must lead");
+    ensure!(
+        m.has("mco_reconcile_errors_total"),
+        "/metrics has no mco_reconcile_errors_total"
+    );
+    let errors = m.sum("mco_reconcile_errors_total", &[]);
+    ensure!(
+        errors == 0.0,
+        "{errors} reconcile errors in a run without faults (see the controller log)"
+    );
+    Ok(())
+}
+
+async fn failover(fx: &mut Fixture) -> Result<()> {
+    fx.apply_pool("worker", "rendered-worker-a").await?;
+    fx.apply_golden_machineconfigs("reboot-00-updated-on-a")
+        .await?;
+    let mut uids = Vec::new();
+    for node in ["worker-0", "worker-1"] {
+        uids.push(
+            fx.create_node(node, &["worker"], &[], "rendered-worker-a")
+                .await?,
+        );
+    }
+    let args = ["--lease-duration", "4s", "--resync", "2s"];
+    let a = fx.start_controller("replica-a", &args).await?;
+    let b = fx.start_controller("replica-b", &args).await?;
+
+    for (node, uid) in ["worker-0", "worker-1"].into_iter().zip(&uids) {
+        fx.wait_mcn(&updated_on(node, "worker")?, uid, STEP_TIMEOUT)
+            .await?;
+    }
+
+    // Exactly one leader, and only it writes.
+    let t = Instant::now();
+    let (leader, standby) = loop {
+        let (ma, mb) = (
+            fx.controllers[a].metrics().await?,
+            fx.controllers[b].metrics().await?,
+        );
+        match (ma.leader()?, mb.leader()?) {
+            (true, false) => break (a, b),
+            (false, true) => break (b, a),
+            (x, y) if t.elapsed() > Duration::from_secs(20) => {
+                bail!("expected exactly one leader, replica-a says {x}, replica-b says {y}")
+            }
+            _ => sleep(Duration::from_millis(200)).await,
+        }
+    };
+    let (leader_id, standby_id) = (
+        fx.controllers[leader].identity.clone(),
+        fx.controllers[standby].identity.clone(),
+    );
+    eprintln!("{leader_id} leads, {standby_id} stands by");
+    // Give a misbehaving standby the time of a resync to write, then look.
+    sleep(Duration::from_secs(3)).await;
+    let (ml, ms) = (
+        fx.controllers[leader].metrics().await?,
+        fx.controllers[standby].metrics().await?,
+    );
+    ensure!(
+        ml.leader()? && !ms.leader()?,
+        "leadership changed without a failure"
+    );
+    ensure!(
+        ml.writes() > 0.0,
+        "the leader {leader_id} created the MCNs but counts no writes {}",
+        ml.writes_summary()
+    );
+    ensure!(
+        ms.writes() == 0.0,
+        "the standby {standby_id} must not write: {}",
+        ms.writes_summary()
+    );
+    let holder = fx.lease_holder().await?;
+    ensure!(
+        holder.as_deref() == Some(leader_id.as_str()),
+        "Lease {}/{} holder is {holder:?}, the leader is {leader_id}",
+        support::NAMESPACE,
+        support::LEASE
+    );
+    let (code, _) = fx.controllers[standby].get("/readyz").await?;
+    ensure!(
+        code == 200,
+        "a standby is ready too; /readyz answered {code}"
+    );
+
+    // SIGKILL the leader: it cannot release the lease; the standby waits it out.
+    fx.controllers[leader].kill_hard()?;
+    let killed = Instant::now();
+    // A change made while nobody leads must still be picked up.
+    let uid2 = fx
+        .create_node("worker-2", &["worker"], &[], "rendered-worker-a")
+        .await?;
+    loop {
+        fx.controllers[standby].check_running()?;
+        if fx.controllers[standby].metrics().await?.leader()? {
+            break;
+        }
+        if killed.elapsed() > Duration::from_secs(20) {
+            bail!(
+                "{standby_id} did not take over within 20 s of {leader_id}'s SIGKILL (--lease-duration 4s)"
+            );
+        }
+        sleep(Duration::from_millis(200)).await;
+    }
+    let takeover = killed.elapsed();
+    fx.wait_mcn(&updated_on("worker-2", "worker")?, &uid2, STEP_TIMEOUT)
+        .await
+        .context("the new leader must converge a node created after the failover")?;
+    eprintln!(
+        "{standby_id} took over {takeover:.2?} after the SIGKILL; worker-2's MCN after {:.2?}",
+        killed.elapsed()
+    );
+    let ms = fx.controllers[standby].metrics().await?;
+    ensure!(
+        ms.writes() > 0.0,
+        "the new leader wrote worker-2's MCN but counts no writes"
+    );
+    let holder = fx.lease_holder().await?;
+    ensure!(
+        holder.as_deref() == Some(standby_id.as_str()),
+        "Lease holder is {holder:?} after the failover, expected {standby_id}"
+    );
+    Ok(())
+}
+
+async fn apiserver_restart(fx: &mut Fixture) -> Result<()> {
+    fx.apply_pool("worker", "rendered-worker-a").await?;
+    fx.apply_golden_machineconfigs("reboot-01-desired-config-set")
+        .await?;
+    let uid = fx
+        .create_node("worker-0", &["worker"], &[], "rendered-worker-a")
+        .await?;
+    let c = fx
+        .start_controller("mco-host-0", &["--resync", "2s"])
+        .await?;
+    fx.wait_mcn(
+        &Expected::load("reboot-00-updated-on-a", "worker-0")?,
+        &uid,
+        STEP_TIMEOUT,
+    )
+    .await?;
+    fx.apply_pool("worker", B).await?;
+    let (before, after) = REBOOT_WALK.split_at(2);
+    steps(fx, "worker-0", &uid, before, STEP_TIMEOUT).await?;
+
+    let took = fx.cp.restart_apiserver().await?;
+    eprintln!("kube-apiserver restarted, ready in {took:.2?}");
+    fx.controllers[c]
+        .check_running()
+        .context("the controller must survive an apiserver restart")?;
+
+    // The next step right away: the controller has to reconnect to see it.
+    let t = Instant::now();
+    steps(fx, "worker-0", &uid, &after[..1], AFTER_RESTART_TIMEOUT).await?;
+    eprintln!(
+        "first step after the restart converged {:.2?} after the apiserver was ready",
+        t.elapsed()
+    );
+    steps(fx, "worker-0", &uid, &after[1..3], STEP_TIMEOUT).await?;
+    let (code, _) = fx.controllers[c].get("/healthz").await?;
+    ensure!(code == 200, "/healthz answered {code} after the restart");
+    wait_metric(fx, c, "mco_leader 1 after the restart", |m| {
+        m.leader().unwrap_or(false)
+    })
+    .await?;
+    Ok(())
+}
+
+// ---- helpers -------------------------------------------------------------------------------------
+
+/// The MCN of a node done on `rendered-<pool>-a` (the golden `reboot-00`
+/// case for another pool and node).
+fn updated_on(node: &str, pool: &str) -> Result<Expected> {
+    let mut e = Expected::load("reboot-00-updated-on-a", node)?;
+    let config = format!("rendered-{pool}-a");
+    e.pool = pool.to_owned();
+    e.spec_desired = config.clone();
+    e.status_config_version = json!({ "current": config, "desired": config });
+    let updated = e
+        .conditions
+        .get("Updated")
+        .context("golden reboot-00 has no Updated condition")?;
+    ensure!(
+        updated.status == "True" && updated.message == format!("Node {node} Updated"),
+        "golden reboot-00 is not Updated=True: {updated:?}"
+    );
+    Ok(e)
+}
+
+/// One update walk: wait for the starting state `start`, replay the steps,
+/// then check the writes against "at most one status write per observed
+/// state change" and "the spec changes once".
+async fn walk(
+    fx: &mut Fixture,
+    c: usize,
+    node: &str,
+    uid: &str,
+    start: &str,
+    walk: &[Step],
+) -> Result<()> {
+    fx.wait_mcn(&Expected::load(start, node)?, uid, STEP_TIMEOUT)
+        .await
+        .with_context(|| format!("{node} before its update"))?;
+    let m0 = fx.controllers[c].metrics().await?;
+    let t = Instant::now();
+    steps(fx, node, uid, walk, STEP_TIMEOUT).await?;
+    let took = t.elapsed();
+
+    let mut changes = 0;
+    let mut prev = Expected::load(start, node)?;
+    for step in walk {
+        let e = Expected::load(step.case, node)?;
+        if e.conditions != prev.conditions || e.status_config_version != prev.status_config_version
+        {
+            changes += 1;
+        }
+        prev = e;
+    }
+    // Late writes would land within a moment of the last convergence.
+    sleep(Duration::from_secs(1)).await;
+    let m1 = fx.controllers[c].metrics().await?;
+    let delta = |kind: &str| m1.writes_of(kind) - m0.writes_of(kind);
+    eprintln!(
+        "{node}: {} steps in {took:.2?}; writes: apply_status {}, apply_spec {}, create {}, delete {} ({changes} state changes)",
+        walk.len(),
+        delta("apply_status"),
+        delta("apply_spec"),
+        delta("create"),
+        delta("delete")
+    );
+    ensure!(
+        delta("apply_status") <= f64::from(changes),
+        "{node}: {} status writes for {changes} observed state changes (design: at most one per change)",
+        delta("apply_status")
+    );
+    ensure!(
+        delta("apply_spec") <= 1.0,
+        "{node}: spec.configVersion.desired changed once, but the spec was applied {} times",
+        delta("apply_spec")
+    );
+    ensure!(
+        delta("create") == 0.0 && delta("delete") == 0.0,
+        "{node}: an update must neither create nor delete MCNs (create {}, delete {})",
+        delta("create"),
+        delta("delete")
+    );
+    Ok(())
+}
+
+/// Replays steps on `node`, each checked against its golden node state first
+/// (so the replay cannot drift from generate.py), then waits for the MCN.
+async fn steps(
+    fx: &mut Fixture,
+    node: &str,
+    uid: &str,
+    walk: &[Step],
+    limit: Duration,
+) -> Result<()> {
+    for step in walk {
+        let patched = fx
+            .patch_node(node, step.set, Some(step.unschedulable))
+            .await?;
+        let (want_annotations, want_unschedulable) = golden::node_state(step.case)?;
+        let (got_annotations, got_unschedulable) = golden::mco_state(&patched);
+        ensure!(
+            got_annotations == want_annotations && got_unschedulable == want_unschedulable,
+            "replaying {} on {node}: node state differs from the golden node.yaml:\n got {got_annotations:?} unschedulable={got_unschedulable}\nwant {want_annotations:?} unschedulable={want_unschedulable}",
+            step.case
+        );
+        let (took, _) = fx
+            .wait_mcn(&Expected::load(step.case, node)?, uid, limit)
+            .await
+            .with_context(|| format!("{node}, step {}", step.case))?;
+        eprintln!("  {node} {}: converged in {took:.2?}", step.case);
+    }
+    Ok(())
+}
+
+/// Polls a controller's /metrics until `ok` holds (bounded by STEP_TIMEOUT).
+async fn wait_metric(
+    fx: &mut Fixture,
+    c: usize,
+    what: &str,
+    ok: impl Fn(&support::controller::Metrics) -> bool,
+) -> Result<()> {
+    let t = Instant::now();
+    loop {
+        fx.check_controllers()?;
+        let last = match fx.controllers[c].metrics().await {
+            Ok(m) if ok(&m) => return Ok(()),
+            Ok(m) => format!("writes {}", m.writes_summary()),
+            Err(e) => format!("{e:#}"),
+        };
+        if t.elapsed() > STEP_TIMEOUT {
+            bail!("waiting for {what}: not after {STEP_TIMEOUT:?} (last: {last})");
+        }
+        sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The ServiceAccount may do what the MCN controller needs and no more.
+async fn rbac_is_narrow(fx: &Fixture) -> Result<()> {
+    let client = fx.cp.client_for(&fx.sa.name)?;
+    let nodes: Api<Node> = Api::all(client.clone());
+    match nodes.delete("lonely-0", &DeleteParams::default()).await {
+        Err(e) if api_code(&e) == Some(403) => {}
+        Err(e) => bail!("deleting a Node as {}: expected 403, got {e}", fx.sa.name),
+        Ok(_) => bail!("{} could delete a Node", fx.sa.name),
+    }
+    let secrets: Api<Secret> = Api::all(client);
+    match secrets.list(&Default::default()).await {
+        Err(e) if api_code(&e) == Some(403) => {}
+        Err(e) => bail!("listing Secrets as {}: expected 403, got {e}", fx.sa.name),
+        Ok(_) => bail!("{} could list Secrets", fx.sa.name),
+    }
+    // Still there: the 403 was not a late success.
+    Api::<Node>::all(fx.admin.clone())
+        .get("lonely-0")
+        .await
+        .context("lonely-0 must survive the forbidden delete")?;
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! Expected MachineConfigNodes from the golden cases (`tests/golden/mcn/`),
+//! compared with what the controller wrote, timestamps aside.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, anyhow, ensure};
+use serde_json::Value;
+
+/// The node every golden walk uses; its name appears in messages such as
+/// "Node worker-0 needs an update".
+const GOLDEN_NODE: &str = "worker-0";
+
+pub fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("golden")
+        .join("mcn")
+}
+
+/// Every document of a golden YAML file (`node.yaml`, `machineconfigs.yaml`, …).
+pub fn yaml_docs(case: &str, file: &str) -> Result<Vec<Value>> {
+    let path = golden_dir().join(case).join(file);
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&text)
+        .with_context(|| format!("cannot parse {}", path.display()))?;
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// What one condition must say.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cond {
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+}
+
+/// The parts of a golden MCN the controller must reproduce exactly.
+#[derive(Clone, Debug)]
+pub struct Expected {
+    pub case: String,
+    pub node: String,
+    pub pool: String,
+    pub spec_desired: String,
+    pub status_config_version: Value,
+    pub conditions: BTreeMap<String, Cond>,
+}
+
+impl Expected {
+    /// The golden case's expected MCN, for node `node` (the golden walks use
+    /// `worker-0`; its name in messages is replaced).
+    pub fn load(case: &str, node: &str) -> Result<Self> {
+        let path = golden_dir().join(case).join("expected.json");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let out: Value = serde_json::from_str(&text)
+            .with_context(|| format!("cannot parse {}", path.display()))?;
+        ensure!(
+            out["action"] == "apply",
+            "{}: expected action apply, found {}",
+            path.display(),
+            out["action"]
+        );
+        let mcn = &out["machineConfigNode"];
+        let rename = |s: &str| s.replace(&format!("Node {GOLDEN_NODE} "), &format!("Node {node} "));
+        let conditions = conditions(&mcn["status"])
+            .with_context(|| format!("{}", path.display()))?
+            .into_iter()
+            .map(|(t, c)| {
+                let message = rename(&c.message);
+                (t, Cond { message, ..c })
+            })
+            .collect();
+        Ok(Self {
+            case: case.to_owned(),
+            node: node.to_owned(),
+            pool: str_at(mcn, "/spec/pool/name")?,
+            spec_desired: str_at(mcn, "/spec/configVersion/desired")?,
+            status_config_version: mcn["status"]["configVersion"].clone(),
+            conditions,
+        })
+    }
+
+    /// Differences between a stored MCN and this expectation; empty when it
+    /// matches. `node_uid` is the real Node's uid for the owner reference.
+    pub fn diff(&self, mcn: &Value, node_uid: &str) -> Vec<String> {
+        let mut d = Vec::new();
+        let mut want = |what: &str, got: &Value, expected: &Value| {
+            if got != expected {
+                d.push(format!("{what}: got {got}, expected {expected}"));
+            }
+        };
+        want(
+            "spec.node.name",
+            &mcn["spec"]["node"]["name"],
+            &Value::from(self.node.as_str()),
+        );
+        want(
+            "spec.pool.name",
+            &mcn["spec"]["pool"]["name"],
+            &Value::from(self.pool.as_str()),
+        );
+        want(
+            "spec.configVersion.desired",
+            &mcn["spec"]["configVersion"]["desired"],
+            &Value::from(self.spec_desired.as_str()),
+        );
+        want(
+            "status.configVersion",
+            &mcn["status"]["configVersion"],
+            &self.status_config_version,
+        );
+        let owners = mcn["metadata"]["ownerReferences"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let owner_ok = owners.len() == 1
+            && owners[0]["apiVersion"] == "v1"
+            && owners[0]["kind"] == "Node"
+            && owners[0]["name"] == self.node.as_str()
+            && owners[0]["uid"] == node_uid;
+        if !owner_ok {
+            d.push(format!(
+                "metadata.ownerReferences: got {}, expected the Node {} (uid {node_uid})",
+                Value::from(owners),
+                self.node
+            ));
+        }
+        match conditions(&mcn["status"]) {
+            Err(e) => d.push(format!("status.conditions: {e:#}")),
+            Ok(got) => {
+                for (t, want) in &self.conditions {
+                    match got.get(t) {
+                        None => d.push(format!("condition {t}: missing, expected {want:?}")),
+                        Some(c) if c != want => {
+                            d.push(format!("condition {t}: got {c:?}, expected {want:?}"));
+                        }
+                        Some(_) => {}
+                    }
+                }
+                for t in got.keys().filter(|t| !self.conditions.contains_key(*t)) {
+                    d.push(format!("condition {t}: not expected"));
+                }
+            }
+        }
+        d
+    }
+}
+
+/// `status.conditions` by type; every one must have a lastTransitionTime.
+pub fn conditions(status: &Value) -> Result<BTreeMap<String, Cond>> {
+    let list = status["conditions"]
+        .as_array()
+        .ok_or_else(|| anyhow!("no conditions"))?;
+    let mut out = BTreeMap::new();
+    for c in list {
+        let t = str_at(c, "/type")?;
+        ensure!(
+            c["lastTransitionTime"].is_string(),
+            "condition {t} has no lastTransitionTime"
+        );
+        let cond = Cond {
+            status: str_at(c, "/status")?,
+            reason: str_at(c, "/reason")?,
+            message: str_at(c, "/message")?,
+        };
+        ensure!(
+            out.insert(t.clone(), cond).is_none(),
+            "condition {t} appears twice"
+        );
+    }
+    Ok(out)
+}
+
+fn str_at(v: &Value, pointer: &str) -> Result<String> {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow!("{pointer} is not a string in {v}"))
+}
+
+/// The `machineconfiguration.openshift.io/*` annotations and
+/// `spec.unschedulable` of a golden case's node, to check that the steps the
+/// test replays reach the same node state the golden case was generated from.
+pub fn node_state(case: &str) -> Result<(BTreeMap<String, String>, bool)> {
+    let docs = yaml_docs(case, "node.yaml")?;
+    let node = docs
+        .first()
+        .ok_or_else(|| anyhow!("{case}/node.yaml is empty"))?;
+    Ok(mco_state(node))
+}
+
+/// The MCO annotations and unschedulable flag of a Node (JSON).
+pub fn mco_state(node: &Value) -> (BTreeMap<String, String>, bool) {
+    let annotations = node["metadata"]["annotations"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter(|(k, _)| k.starts_with(super::ANNOTATION_PREFIX))
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let unschedulable = node["spec"]["unschedulable"].as_bool().unwrap_or(false);
+    (annotations, unschedulable)
+}
