@@ -9,9 +9,10 @@ WASMTIME := $(CARGO_TARGET_DIR)/tools/bin/wasmtime
 
 .PHONY: demo test guests host crds bench
 
-## demo: replay a node's update through the wasm guest, printing its MCN.
+## demo: a local control plane, mco-host run, and a rolling update across
+## the workers, printing the MCN table after every step.
 demo: guests host
-	cargo run --locked --release -p mco-host --example update_walk
+	cargo run --locked --release -p mco-e2e --example demo
 
 ## test: formatting, lints, unit, golden, hostile-guest and CLI tests.
 test: guests host $(WASMTIME)

@@ -70,6 +70,18 @@ pub struct Context {
     metrics: Metrics,
     resync: Duration,
     failures: Mutex<HashMap<String, u32>>,
+    /// What this replica last wrote per MCN, until the watch catches up.
+    written: Mutex<HashMap<String, Arc<MachineConfigNode>>>,
+}
+
+/// etcd's resource versions increase; anything unparseable counts as old.
+fn resource_version(object: &MachineConfigNode) -> u64 {
+    object
+        .metadata
+        .resource_version
+        .as_deref()
+        .and_then(|rv| rv.parse().ok())
+        .unwrap_or(0)
 }
 
 pub fn pool_resource() -> ApiResource {
@@ -106,6 +118,33 @@ fn typed<T: serde::de::DeserializeOwned>(object: &DynamicObject) -> Option<T> {
 impl Context {
     fn is_leader(&self) -> bool {
         *self.leader.borrow()
+    }
+
+    /// The newest MCN known for `name`: the watched copy, or our own last
+    /// write while the watch has not delivered it yet. Deriving from a stale
+    /// copy would write the same change twice.
+    fn previous(&self, name: &str) -> Option<Arc<MachineConfigNode>> {
+        let stored = self.mcns.get(&ObjectRef::new(name));
+        let mut written = self.written.lock().ok()?;
+        match (stored, written.get(name)) {
+            (stored, Some(ours))
+                if stored
+                    .as_ref()
+                    .is_none_or(|s| resource_version(s) < resource_version(ours)) =>
+            {
+                Some(ours.clone())
+            }
+            (stored, _) => {
+                written.remove(name);
+                stored
+            }
+        }
+    }
+
+    fn remember(&self, object: MachineConfigNode) {
+        if let Ok(mut written) = self.written.lock() {
+            written.insert(object.name_any(), Arc::new(object));
+        }
     }
 
     fn facts(&self, node: &Node, previous: Option<&MachineConfigNode>) -> logic::Facts {
@@ -188,12 +227,13 @@ impl Context {
                 "metadata": {"name": name, "ownerReferences": desired.metadata.owner_references},
                 "spec": desired.spec,
             });
-            api.patch(&name, &params, &Patch::Apply(&body)).await?;
+            let written = api.patch(&name, &params, &Patch::Apply(&body)).await?;
             self.metrics.count_write(if previous.is_none() {
                 "create"
             } else {
                 "apply_spec"
             });
+            self.remember(written);
         }
         if previous.and_then(|p| p.status.as_ref()) != desired.status.as_ref() {
             let body = json!({
@@ -201,9 +241,11 @@ impl Context {
                 "metadata": {"name": name},
                 "status": desired.status,
             });
-            api.patch_status(&name, &params, &Patch::Apply(&body))
+            let written = api
+                .patch_status(&name, &params, &Patch::Apply(&body))
                 .await?;
             self.metrics.count_write("apply_status");
+            self.remember(written);
         }
         Ok(())
     }
@@ -213,6 +255,9 @@ impl Context {
         match api.delete(name, &DeleteParams::default()).await {
             Ok(_) => {
                 self.metrics.count_write("delete");
+                if let Ok(mut written) = self.written.lock() {
+                    written.remove(name);
+                }
                 tracing::info!(mcn = name, "deleted MachineConfigNode");
                 Ok(())
             }
@@ -245,7 +290,7 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
         return Ok(Action::await_change());
     }
     let name = node.name_any();
-    let previous = ctx.mcns.get(&ObjectRef::new(&name));
+    let previous = ctx.previous(&name);
     let facts = ctx.facts(&node, previous.as_deref());
     match ctx.evaluate(facts).await? {
         logic::Decision::Apply(result) => {
@@ -326,10 +371,13 @@ pub async fn run(
     .default_backoff()
     .touched_objects();
 
+    // Each kind is watched once: the reflector fills the store the
+    // reconciler reads, then the same event triggers reconciles, so a
+    // reconcile never sees a store older than the event that woke it.
     let node_api: Api<Node> = Api::all(client.clone());
     let controller = Controller::new(node_api, watcher::Config::default())
         .with_config(ControllerConfig::default().concurrency(CONCURRENCY))
-        .owns(mcn_api, watcher::Config::default());
+        .owns_stream(mcn_watch);
     let nodes = controller.store();
     let all_nodes = {
         let nodes = nodes.clone();
@@ -355,12 +403,9 @@ pub async fn run(
         metrics: options.metrics,
         resync: options.resync,
         failures: Mutex::new(HashMap::new()),
+        written: Mutex::new(HashMap::new()),
     });
 
-    // Keep the side stores flowing; they only feed the stores.
-    tokio::spawn(pool_watch.for_each(|_| std::future::ready(())));
-    tokio::spawn(config_watch.for_each(|_| std::future::ready(())));
-    tokio::spawn(mcn_watch.for_each(|_| std::future::ready(())));
     let readiness = {
         let (nodes, pools, configs, mcns, ready) = (
             nodes.clone(),
@@ -398,24 +443,14 @@ pub async fn run(
     let sweeper = tokio::spawn(sweeper);
 
     controller
-        .watches_with(
-            Api::all_with(client.clone(), &pool_resource()),
-            pool_resource(),
-            watcher::Config::default(),
-            all_nodes.clone(),
-        )
-        .watches_with(
-            Api::all_with(client.clone(), &config_resource()),
-            config_resource(),
-            watcher::Config::default(),
-            all_nodes,
-        )
+        .watches_stream_with(pool_watch, all_nodes.clone(), pool_resource())
+        .watches_stream_with(config_watch, all_nodes, config_resource())
         .reconcile_all_on(became_leader)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| {
             if let Err(err) = result {
-                tracing::debug!(error = %err, "reconcile loop");
+                tracing::warn!(error = %err, "controller");
             }
             std::future::ready(())
         })

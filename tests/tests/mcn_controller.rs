@@ -28,7 +28,7 @@ use support::{Fixture, api_code};
 const STEP_TIMEOUT: Duration = Duration::from_secs(15);
 /// After an apiserver restart the controller's watches back off before they
 /// reconnect (kube-runtime: 0.8 s doubling), so the first step gets longer.
-const AFTER_RESTART_TIMEOUT: Duration = Duration::from_secs(30);
+const AFTER_RESTART_TIMEOUT: Duration = Duration::from_secs(120);
 const B: &str = "rendered-worker-b";
 
 /// One update step as the MCD and the drain controller write it: node

@@ -1,0 +1,157 @@
+//! The main-job demo (`make demo`): a local kube-apiserver + etcd, a small
+//! simulated cluster (pools, rendered configs, nodes), `mco-host run` as its
+//! own ServiceAccount, and a rolling update across the workers, one node at a
+//! time, the way the Machine Config Daemon and drain controller annotate
+//! nodes. After every step it prints the MachineConfigNodes as
+//! `kubectl get machineconfignodes -o wide` shows them. Everything it
+//! started is stopped when it ends.
+
+#[path = "../tests/support/mod.rs"]
+#[allow(dead_code, reason = "the demo uses part of the test support")]
+mod support;
+
+use std::time::Duration;
+
+use anyhow::Context;
+use serde_json::Value;
+use support::golden::{self, Expected};
+use support::{ANNOTATION_PREFIX, Fixture};
+
+const WORKERS: [&str; 3] = ["worker-0", "worker-1", "worker-2"];
+const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `-o wide` columns after NAME: (header, condition type or field).
+const COLUMNS: [(&str, &str); 14] = [
+    ("POOLNAME", ".pool"),
+    ("DESIREDCONFIG", ".desired"),
+    ("CURRENTCONFIG", ".current"),
+    ("UPDATED", "Updated"),
+    ("UPDATEPREPARED", "UpdatePrepared"),
+    ("UPDATEEXECUTED", "UpdateExecuted"),
+    ("UPDATEPOSTACTIONCOMPLETE", "UpdatePostActionComplete"),
+    ("UPDATECOMPLETE", "UpdateComplete"),
+    ("RESUMED", "Resumed"),
+    ("UPDATEDFILESANDOS", "AppliedFilesAndOS"),
+    ("CORDONEDNODE", "Cordoned"),
+    ("DRAINEDNODE", "Drained"),
+    ("REBOOTEDNODE", "RebootedNode"),
+    ("UNCORDONEDNODE", "Uncordoned"),
+];
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> anyhow::Result<()> {
+    let mut fx = Fixture::start().await?;
+    let result = demo(&mut fx).await;
+    fx.finish(result)
+}
+
+async fn demo(fx: &mut Fixture) -> anyhow::Result<()> {
+    fx.apply_pool("master", "rendered-master-a").await?;
+    fx.apply_pool("worker", "rendered-worker-a").await?;
+    fx.apply_machineconfig("rendered-master-a").await?;
+    fx.apply_golden_machineconfigs("reboot-01-desired-config-set")
+        .await?;
+    fx.start_controller("mco-host-demo", &["--resync", "1m"])
+        .await?;
+    fx.create_node("master-0", &["master"], &[], "rendered-master-a")
+        .await?;
+    let mut uids = Vec::new();
+    for worker in WORKERS {
+        uids.push(
+            fx.create_node(worker, &["worker"], &[], "rendered-worker-a")
+                .await?,
+        );
+    }
+    for (worker, uid) in WORKERS.iter().zip(&uids) {
+        fx.wait_mcn(
+            &Expected::load("reboot-00-updated-on-a", worker)?,
+            uid,
+            STEP_TIMEOUT,
+        )
+        .await?;
+    }
+    print_table(fx, "the cluster is up to date on rendered-worker-a").await?;
+
+    fx.apply_pool("worker", "rendered-worker-b").await?;
+    println!("pool worker now targets rendered-worker-b: rolling it out one node at a time\n");
+    let steps = reboot_steps()?;
+    for (worker, uid) in WORKERS.iter().zip(&uids) {
+        for step in &steps {
+            let (annotations, unschedulable) = golden::node_state(step)?;
+            let annotations: Vec<(&str, &str)> = annotations
+                .iter()
+                .map(|(k, v)| (k.trim_start_matches(ANNOTATION_PREFIX), v.as_str()))
+                .collect();
+            fx.patch_node(worker, &annotations, Some(unschedulable))
+                .await?;
+            fx.wait_mcn(&Expected::load(step, worker)?, uid, STEP_TIMEOUT)
+                .await
+                .with_context(|| format!("{worker}, step {step}"))?;
+            let label = step.trim_start_matches("reboot-").get(3..).unwrap_or(step);
+            print_table(fx, &format!("{worker}: {label}")).await?;
+        }
+    }
+    println!("rolling update complete");
+    Ok(())
+}
+
+/// The recorded reboot update (tests/golden/mcn/reboot-*), after its start.
+fn reboot_steps() -> anyhow::Result<Vec<String>> {
+    let mut steps: Vec<String> = std::fs::read_dir(golden::golden_dir())?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|name| name.starts_with("reboot-") && !name.starts_with("reboot-00"))
+        .collect();
+    steps.sort();
+    Ok(steps)
+}
+
+async fn print_table(fx: &Fixture, title: &str) -> anyhow::Result<()> {
+    let mut mcns = fx.mcns().list(&Default::default()).await?.items;
+    mcns.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    let rows: Vec<Vec<String>> = mcns
+        .iter()
+        .map(|m| row(&serde_json::to_value(m).unwrap_or_default()))
+        .collect();
+    let header: Vec<String> = std::iter::once("NAME")
+        .chain(COLUMNS.iter().map(|(h, _)| *h))
+        .map(String::from)
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            std::iter::once(&header)
+                .chain(&rows)
+                .map(|r| r[i].len())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    println!("# {title}");
+    for cells in std::iter::once(&header).chain(&rows) {
+        let line: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", line.join("   ").trim_end());
+    }
+    println!();
+    Ok(())
+}
+
+fn row(mcn: &Value) -> Vec<String> {
+    let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let condition = |type_: &str| {
+        mcn["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+            .map_or(String::new(), |c| text(&c["status"]))
+    };
+    std::iter::once(text(&mcn["metadata"]["name"]))
+        .chain(COLUMNS.iter().map(|(_, source)| match *source {
+            ".pool" => text(&mcn["spec"]["pool"]["name"]),
+            ".desired" => text(&mcn["spec"]["configVersion"]["desired"]),
+            ".current" => text(&mcn["status"]["configVersion"]["current"]),
+            type_ => condition(type_),
+        }))
+        .collect()
+}
