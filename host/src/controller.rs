@@ -292,6 +292,11 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
     let name = node.name_any();
     let previous = ctx.previous(&name);
     let facts = ctx.facts(&node, previous.as_deref());
+    tracing::debug!(
+        pools = facts.pools.len(),
+        configs = facts.configs.len(),
+        "deriving"
+    );
     match ctx.evaluate(facts).await? {
         logic::Decision::Apply(result) => {
             let desired = mcn::to_object(&node, result, previous.as_deref(), Timestamp::now());

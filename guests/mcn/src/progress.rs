@@ -261,6 +261,8 @@ pub fn report(facts: &Facts, pool: &Pool, a: &NodeAnnotations) -> MachineConfigN
 }
 
 const NO_DRAIN: &str = "Node Drain Not required for this update.";
+/// How W5 reads when the rendered configs were not available.
+const UNKNOWN_PLAN_PREFIX: &str = "Update Compatible. Post Cfg Actions: [] ";
 
 /// Replays upstream's condition writes for one update onto the stored set.
 struct Update<'a> {
@@ -454,8 +456,19 @@ impl<'a> Update<'a> {
         };
         let message =
             format!("Update Compatible. Post Cfg Actions: {actions} Drain Required: {drain}");
-        self.set
-            .advance(UPDATE_PREPARED, True, UPDATE_PREPARED, message);
+        // A message written before the rendered configs were known is
+        // completed once they are; otherwise the phase stays as written.
+        let written_blind = self
+            .set
+            .get(UPDATE_PREPARED)
+            .is_some_and(|c| c.message.starts_with(UNKNOWN_PLAN_PREFIX));
+        if written_blind && matches!(self.plan, Plan::Known(_)) {
+            self.set
+                .put(UPDATE_PREPARED, True, UPDATE_PREPARED, message);
+        } else {
+            self.set
+                .advance(UPDATE_PREPARED, True, UPDATE_PREPARED, message);
+        }
         true
     }
 

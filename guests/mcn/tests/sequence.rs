@@ -523,3 +523,20 @@ fn a_fresh_node_gets_placeholders() {
     assert_eq!(mcn.status.observed_generation, 1);
     walk.expect(&[]);
 }
+
+#[test]
+fn a_message_written_before_the_configs_arrived_is_completed() {
+    let mut walk = requested("os-b", "key-a");
+    let configs = std::mem::take(&mut walk.facts.configs);
+    walk.step(&[("state", "Working")]);
+    assert_eq!(
+        walk.message("UpdatePrepared"),
+        "Update Compatible. Post Cfg Actions: [] Drain Required: true"
+    );
+    walk.facts.configs = configs;
+    walk.step(&[]);
+    assert_eq!(
+        walk.message("UpdatePrepared"),
+        "Update Compatible. Post Cfg Actions: [reboot] Drain Required: true"
+    );
+}

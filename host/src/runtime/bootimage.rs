@@ -109,6 +109,7 @@ impl Session<'_> {
             &cluster,
             user_data,
         );
+        self.store.data().log_stderr(&guest.module.name);
         match result {
             Ok(decision) => from_wit(decision).map_err(|detail| GuestError::InvalidOutput {
                 guest: guest.module.name.clone(),

@@ -50,6 +50,7 @@ impl McnGuest {
                 .mco_machine_config_node_state()
                 .call_derive(&mut store, &input)
         });
+        store.data().log_stderr(&self.module.name);
         match result {
             Ok(decision) => Ok(from_wit(decision)),
             Err(err) => Err(self.runtime.classify(&self.module.name, &err, store.data())),

@@ -33,6 +33,14 @@ impl GuestState {
             .trim()
             .to_string()
     }
+
+    /// Passes what a guest printed on to the host's logs.
+    pub fn log_stderr(&self, guest: &str) {
+        let stderr = self.stderr();
+        if !stderr.is_empty() {
+            tracing::info!(guest, stderr = %stderr, "guest wrote to stderr");
+        }
+    }
 }
 
 impl WasiView for GuestState {
