@@ -332,6 +332,43 @@ fn error_policy(node: Arc<Node>, error: &Error, ctx: Arc<Context>) -> Action {
     Action::requeue(delay)
 }
 
+/// Delay before a failed watch retries: doubling from half a second to five
+/// seconds, back to the start after any success. kube's default (up to 30 s,
+/// reset only after two quiet minutes, and shared by every watch of a
+/// controller) turned the burst of errors around an apiserver restart —
+/// refused connections, 403s while RBAC warms up, 410s on resume — into
+/// minutes of blindness.
+struct WatchBackoff {
+    next: Duration,
+}
+
+const WATCH_RETRY_MIN: Duration = Duration::from_millis(500);
+const WATCH_RETRY_MAX: Duration = Duration::from_secs(5);
+
+impl Default for WatchBackoff {
+    fn default() -> Self {
+        WatchBackoff {
+            next: WATCH_RETRY_MIN,
+        }
+    }
+}
+
+impl Iterator for WatchBackoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        let delay = self.next;
+        self.next = (self.next * 2).min(WATCH_RETRY_MAX);
+        Some(delay)
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = WATCH_RETRY_MIN;
+    }
+}
+
 /// What `run` needs besides the client and the guest.
 pub struct Options {
     pub resync: Duration,
@@ -356,7 +393,7 @@ pub async fn run(
         pool_writer,
         watcher(pool_api, watcher::Config::default()).modify(strip),
     )
-    .default_backoff()
+    .backoff(WatchBackoff::default())
     .touched_objects();
     let config_writer = reflector::store::Writer::new(config_resource());
     let configs = config_writer.as_reader();
@@ -365,7 +402,7 @@ pub async fn run(
         config_writer,
         watcher(config_api, watcher::Config::default()).modify(strip),
     )
-    .default_backoff()
+    .backoff(WatchBackoff::default())
     .touched_objects();
     let (mcns, mcn_writer) = reflector::store::<MachineConfigNode>();
     let mcn_api: Api<MachineConfigNode> = Api::all(client.clone());
@@ -373,7 +410,7 @@ pub async fn run(
         mcn_writer,
         watcher(mcn_api.clone(), watcher::Config::default()),
     )
-    .default_backoff()
+    .backoff(WatchBackoff::default())
     .touched_objects();
 
     // Each kind is watched once: the reflector fills the store the
@@ -450,6 +487,7 @@ pub async fn run(
     controller
         .watches_stream_with(pool_watch, all_nodes.clone(), pool_resource())
         .watches_stream_with(config_watch, all_nodes, config_resource())
+        .trigger_backoff(WatchBackoff::default())
         .reconcile_all_on(became_leader)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
