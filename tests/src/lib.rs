@@ -33,4 +33,5 @@ pub use control_plane::{
     envtest_bin_dir,
 };
 pub use crds::{crds_dir, load_crd_dir, openshift};
+pub use process::tail;
 pub use users::{ADMIN_USER, User};

@@ -188,7 +188,7 @@ impl Drop for Proc {
 
 /// The last `max_lines` lines of a log (at most 64 KiB read), for error messages:
 /// the cause of a failed start is almost always near the end.
-pub(crate) fn tail(path: &Path, max_lines: usize) -> String {
+pub fn tail(path: &Path, max_lines: usize) -> String {
     const MAX_BYTES: u64 = 64 * 1024;
     const MAX_LINE: usize = 600;
     let read = || -> io::Result<String> {

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -466,41 +465,7 @@ fn dechunk(mut data: &[u8]) -> Result<Vec<u8>> {
     }
 }
 
-/// The last `max_lines` lines of a file (at most 64 KiB read).
-pub fn tail(path: &Path, max_lines: usize) -> String {
-    const MAX_BYTES: u64 = 64 * 1024;
-    let read = || -> std::io::Result<String> {
-        let mut f = File::open(path)?;
-        let len = f.metadata()?.len();
-        f.seek(SeekFrom::Start(len.saturating_sub(MAX_BYTES)))?;
-        let mut buf = Vec::new();
-        f.read_to_end(&mut buf)?;
-        Ok(String::from_utf8_lossy(&buf).into_owned())
-    };
-    match read() {
-        Err(e) => format!("(cannot read {}: {e})\n", path.display()),
-        Ok(text) => {
-            let lines: Vec<&str> = text.lines().collect();
-            let from = lines.len().saturating_sub(max_lines);
-            let mut out = String::new();
-            for line in &lines[from..] {
-                let mut cut = line.len().min(800);
-                while !line.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                out.push_str(&line[..cut]);
-                if cut < line.len() {
-                    out.push_str(" [...]");
-                }
-                out.push('\n');
-            }
-            if out.is_empty() {
-                out.push_str("(empty)\n");
-            }
-            out
-        }
-    }
-}
+pub use mco_e2e::tail;
 
 #[test]
 fn metrics_parser_reads_prometheus_and_openmetrics_text() {
