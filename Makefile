@@ -1,5 +1,5 @@
-# Two entry points do all set-up on a fresh machine (Rust toolchain with
-# rustup assumed): `make demo` runs the main job, `make test` the tests.
+# Two entry points do all set-up on a fresh machine (Rust with rustup and Go
+# assumed): `make demo` runs the main job, `make test` the tests.
 # Build outputs go to $CARGO_TARGET_DIR (default ./target); keeping it warm
 # between runs is what makes them fast.
 
@@ -20,9 +20,9 @@ test: guests host $(WASMTIME)
 	cargo clippy --locked --release --workspace --all-targets -- -D warnings
 	cargo test --locked --release --workspace
 
-## bench: wasm against native for the MachineConfigNode guest.
+## bench: wasm against native, MachineConfigNode and boot image guests.
 bench: guests
-	cargo bench --locked -p mco-host --bench mcn
+	cargo bench --locked -p mco-host --benches
 
 guests:
 	guests/build.sh --test
