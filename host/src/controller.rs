@@ -33,6 +33,9 @@ pub const FIELD_MANAGER: &str = "mco-host";
 /// Nodes reconciled at once; each holds a guest instance while it runs.
 const CONCURRENCY: u16 = 8;
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// How long our own write may be missing from the watch before we believe
+/// the watch (the object was deleted behind our back).
+const WRITE_VISIBILITY: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -70,8 +73,9 @@ pub struct Context {
     metrics: Metrics,
     resync: Duration,
     failures: Mutex<HashMap<String, u32>>,
-    /// What this replica last wrote per MCN, until the watch catches up.
-    written: Mutex<HashMap<String, Arc<MachineConfigNode>>>,
+    /// What this replica last wrote per MCN, and when, until the watch
+    /// catches up.
+    written: Mutex<HashMap<String, (Instant, Arc<MachineConfigNode>)>>,
 }
 
 /// etcd's resource versions increase; anything unparseable counts as old.
@@ -122,19 +126,19 @@ impl Context {
 
     /// The newest MCN known for `name`: the watched copy, or our own last
     /// write while the watch has not delivered it yet. Deriving from a stale
-    /// copy would write the same change twice.
+    /// copy would write the same change twice. A write the watch never shows
+    /// (someone deleted the object) is trusted only briefly, so it is
+    /// recreated.
     fn previous(&self, name: &str) -> Option<Arc<MachineConfigNode>> {
         let stored = self.mcns.get(&ObjectRef::new(name));
         let mut written = self.written.lock().ok()?;
-        match (stored, written.get(name)) {
-            (stored, Some(ours))
-                if stored
-                    .as_ref()
-                    .is_none_or(|s| resource_version(s) < resource_version(ours)) =>
-            {
-                Some(ours.clone())
-            }
-            (stored, _) => {
+        let newer = |(at, ours): &(Instant, Arc<MachineConfigNode>)| match &stored {
+            Some(stored) => resource_version(stored) < resource_version(ours),
+            None => at.elapsed() < WRITE_VISIBILITY,
+        };
+        match written.get(name) {
+            Some(entry) if newer(entry) => Some(entry.1.clone()),
+            _ => {
                 written.remove(name);
                 stored
             }
@@ -143,7 +147,7 @@ impl Context {
 
     fn remember(&self, object: MachineConfigNode) {
         if let Ok(mut written) = self.written.lock() {
-            written.insert(object.name_any(), Arc::new(object));
+            written.insert(object.name_any(), (Instant::now(), Arc::new(object)));
         }
     }
 
