@@ -9,7 +9,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{
@@ -20,6 +23,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use mco_mcn as logic;
+use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::watch;
 
@@ -336,6 +340,25 @@ fn error_policy(node: Arc<Node>, error: &Error, ctx: Arc<Context>) -> Action {
     Action::requeue(delay)
 }
 
+/// A watch that fills `writer`'s store, without managedFields (large and
+/// never read), and then yields each changed object.
+fn cached<K>(
+    api: Api<K>,
+    writer: reflector::store::Writer<K>,
+) -> impl Stream<Item = Result<K, watcher::Error>> + Send
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone + Send + Sync,
+{
+    let strip = |object: &mut K| object.managed_fields_mut().clear();
+    reflector::reflector(
+        writer,
+        watcher(api, watcher::Config::default()).modify(strip),
+    )
+    .backoff(WatchBackoff::default())
+    .touched_objects()
+}
+
 /// Delay before a failed watch retries: doubling from half a second to five
 /// seconds, back to the start after any success. kube's default (up to 30 s,
 /// reset only after two quiet minutes, and shared by every watch of a
@@ -388,43 +411,26 @@ pub async fn run(
     options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    // managedFields are large and never read: keep them out of the caches.
-    let strip = |object: &mut DynamicObject| object.managed_fields_mut().clear();
     let pool_writer = reflector::store::Writer::new(pool_resource());
     let pools = pool_writer.as_reader();
-    let pool_api: Api<DynamicObject> = Api::all_with(client.clone(), &pool_resource());
-    let pool_watch = reflector::reflector(
-        pool_writer,
-        watcher(pool_api, watcher::Config::default()).modify(strip),
-    )
-    .backoff(WatchBackoff::default())
-    .touched_objects();
+    let pool_watch = cached(Api::all_with(client.clone(), &pool_resource()), pool_writer);
     let config_writer = reflector::store::Writer::new(config_resource());
     let configs = config_writer.as_reader();
-    let config_api: Api<DynamicObject> = Api::all_with(client.clone(), &config_resource());
-    let config_watch = reflector::reflector(
+    let config_watch = cached(
+        Api::all_with(client.clone(), &config_resource()),
         config_writer,
-        watcher(config_api, watcher::Config::default()).modify(strip),
-    )
-    .backoff(WatchBackoff::default())
-    .touched_objects();
+    );
     let (mcns, mcn_writer) = reflector::store::<MachineConfigNode>();
-    let mcn_api: Api<MachineConfigNode> = Api::all(client.clone());
-    let mcn_watch = reflector::reflector(
-        mcn_writer,
-        watcher(mcn_api.clone(), watcher::Config::default()),
-    )
-    .backoff(WatchBackoff::default())
-    .touched_objects();
+    let mcn_watch = cached(Api::all(client.clone()), mcn_writer);
+    let (nodes, node_writer) = reflector::store::<Node>();
+    let node_watch = cached(Api::all(client.clone()), node_writer);
 
     // Each kind is watched once: the reflector fills the store the
     // reconciler reads, then the same event triggers reconciles, so a
     // reconcile never sees a store older than the event that woke it.
-    let node_api: Api<Node> = Api::all(client.clone());
-    let controller = Controller::new(node_api, watcher::Config::default())
+    let controller = Controller::for_stream(node_watch, nodes.clone())
         .with_config(ControllerConfig::default().concurrency(CONCURRENCY))
         .owns_stream(mcn_watch);
-    let nodes = controller.store();
     let all_nodes = {
         let nodes = nodes.clone();
         move |_: DynamicObject| {
@@ -468,9 +474,14 @@ pub async fn run(
                 mcns.wait_until_ready(),
             )
             .await;
-            if synced.is_ok() {
-                tracing::info!("caches synced");
-                ready.store(true, std::sync::atomic::Ordering::Relaxed);
+            match synced {
+                Ok(_) => {
+                    tracing::info!("caches synced");
+                    ready.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                Err(err) => {
+                    tracing::error!(error = %err, "a cache stopped before it synced; never ready")
+                }
             }
         }
     };
