@@ -31,6 +31,10 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(15);
 /// once it is back (their resourceVersion is gone: 410 Expired). A controller
 /// blind for longer after the API returns is not surviving the restart.
 const AFTER_RESTART_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One control plane and its controllers at a time: on two cores, three at
+/// once starve each other past the readiness and convergence bounds.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const B: &str = "rendered-worker-b";
 
 /// One update step as the MCD and the drain controller write it: node
@@ -136,6 +140,7 @@ const REBOOTLESS_WALK: &[Step] = &[
 /// step by step (2), a node deleted and a resync of a stable cluster (3).
 #[tokio::test]
 async fn reports_nodes_through_updates_as_the_service_account() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
     let mut fx = Fixture::start().await?;
     let r = lifecycle(&mut fx).await;
     fx.finish(r)
@@ -145,6 +150,7 @@ async fn reports_nodes_through_updates_as_the_service_account() -> Result<()> {
 /// leader is SIGKILLed (test 4).
 #[tokio::test]
 async fn standby_takes_over_when_the_leader_dies() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
     let mut fx = Fixture::start().await?;
     let r = failover(&mut fx).await;
     fx.finish(r)
@@ -153,6 +159,7 @@ async fn standby_takes_over_when_the_leader_dies() -> Result<()> {
 /// The apiserver restarts while the controller runs (test 6).
 #[tokio::test]
 async fn converges_after_an_apiserver_restart() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
     let mut fx = Fixture::start().await?;
     let r = apiserver_restart(&mut fx).await;
     fx.finish(r)
