@@ -1,5 +1,6 @@
 //! Command line: `eval` (one guest on objects from files) and `crds`.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,6 +13,7 @@ use serde_json::Value;
 use crate::bootimage::{self, Step};
 use crate::crd;
 use crate::eval::{BootImageInputs, BootImagePaths, McnInputs, McnPaths};
+use crate::guests::{GuestSet, Guests};
 use crate::inputs::InputError;
 use crate::mcn;
 use crate::registry::{Registry, RegistryError};
@@ -332,14 +334,7 @@ fn eval_bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, F
 }
 
 fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> {
-    let runtime = sandbox.runtime()?;
-    let path = sandbox.registry()?.mcn.ok_or_else(|| {
-        Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
-    })?;
-    let guest = McnGuest::new(
-        &runtime,
-        GuestModule::from_file(&runtime, &path, NODE_STATE_INTERFACE)?,
-    )?;
+    let guests = load_guests(sandbox)?;
     let identity = args
         .identity
         .clone()
@@ -348,8 +343,28 @@ fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> 
         .ok_or_else(|| Failure::Other("no --identity, $POD_NAME or $HOSTNAME".into()))?;
     let tokio = tokio::runtime::Runtime::new().map_err(|e| Failure::Other(e.to_string()))?;
     tokio
-        .block_on(crate::run::run(args.into_options(identity), guest))
+        .block_on(crate::run::run(args.into_options(identity), guests))
         .map_err(|e| Failure::Other(format!("{e:#}")))
+}
+
+/// Every module the registry names, loaded and checked before the
+/// controllers start: a bad module stops the start with its name.
+fn load_guests(sandbox: &SandboxArgs) -> Result<Guests, Failure> {
+    let runtime = sandbox.runtime()?;
+    let registry = sandbox.registry()?;
+    let path = registry.mcn.as_deref().ok_or_else(|| {
+        Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
+    })?;
+    let mcn = McnGuest::new(
+        &runtime,
+        GuestModule::from_file(&runtime, path, NODE_STATE_INTERFACE)?,
+    )?;
+    let mut boot_images = BTreeMap::new();
+    for (platform, path) in &registry.boot_image {
+        let module = GuestModule::from_file(&runtime, path, BOOT_IMAGE_INTERFACE)?;
+        boot_images.insert(platform.clone(), BootImageGuest::new(&runtime, module)?);
+    }
+    Ok(Guests::new(GuestSet { mcn, boot_images }))
 }
 
 impl RunArgs {

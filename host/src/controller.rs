@@ -28,9 +28,10 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use crate::crd::MachineConfigNode;
+use crate::guests::Guests;
 use crate::mcn::{self, MachineConfig, MachineConfigPool};
 use crate::metrics::{EvaluationLabels, KindLabels, Metrics};
-use crate::runtime::{GuestError, McnGuest};
+use crate::runtime::GuestError;
 
 /// The one field manager for everything this host writes.
 pub const FIELD_MANAGER: &str = "mco-host";
@@ -68,7 +69,7 @@ impl Error {
 /// Shared by every reconcile.
 pub struct Context {
     client: Client,
-    guest: McnGuest,
+    guests: Guests,
     nodes: Store<Node>,
     pools: Store<DynamicObject>,
     configs: Store<DynamicObject>,
@@ -173,7 +174,7 @@ impl Context {
 
     /// Runs the guest off the async workers and checks what it returned.
     async fn evaluate(&self, facts: logic::Facts) -> Result<logic::Decision, Error> {
-        let guest = self.guest.clone();
+        let guest = self.guests.current().mcn.clone();
         let started = Instant::now();
         let result = tokio::task::spawn_blocking(move || {
             let decision = guest.derive(&facts)?;
@@ -407,7 +408,7 @@ pub struct Options {
 /// Runs until `shutdown` resolves.
 pub async fn run(
     client: Client,
-    guest: McnGuest,
+    guests: Guests,
     options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
@@ -446,7 +447,7 @@ pub async fn run(
         .map(|_| ());
     let ctx = Arc::new(Context {
         client: client.clone(),
-        guest,
+        guests,
         nodes: nodes.clone(),
         pools: pools.clone(),
         configs: configs.clone(),

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod controller;
 pub mod crd;
 pub mod eval;
+pub mod guests;
 pub mod inputs;
 pub mod mcn;
 pub mod metrics;

@@ -15,8 +15,8 @@ use prometheus_client::registry::Registry;
 
 use crate::admin::{self, AdminState};
 use crate::controller::{self, FIELD_MANAGER};
+use crate::guests::Guests;
 use crate::metrics::Metrics;
-use crate::runtime::McnGuest;
 
 pub struct RunOptions {
     pub kubeconfig: Option<PathBuf>,
@@ -28,7 +28,7 @@ pub struct RunOptions {
     pub admin_addr: SocketAddr,
 }
 
-pub async fn run(options: RunOptions, guest: McnGuest) -> anyhow::Result<()> {
+pub async fn run(options: RunOptions, guests: Guests) -> anyhow::Result<()> {
     let client = client(options.kubeconfig.as_deref()).await?;
     let mut registry = Registry::default();
     let metrics = Metrics::register(&mut registry);
@@ -72,7 +72,7 @@ pub async fn run(options: RunOptions, guest: McnGuest) -> anyhow::Result<()> {
         metrics,
         ready,
     };
-    controller::run(client, guest, options, shutdown_signal()).await;
+    controller::run(client, guests, options, shutdown_signal()).await;
     tracing::info!("controllers stopped");
     lease_task.abort();
     admin.abort();
