@@ -69,6 +69,23 @@ struct RunArgs {
     /// Address of /healthz, /readyz and /metrics.
     #[arg(long, default_value = "0.0.0.0:8080")]
     admin_addr: std::net::SocketAddr,
+    /// Also run the managed boot image controller (needs the RBAC in
+    /// deploy/boot-images). MachineSets are touched only when enrolled in
+    /// MachineConfiguration `cluster`.
+    #[arg(long, env = "MCO_BOOT_IMAGES")]
+    boot_images: bool,
+    /// ConfigMap (in --namespace) where the boot image controller keeps its
+    /// hot-loop record and the boot images it has seen.
+    #[arg(long, default_value = "mco-host-boot-images", value_name = "NAME")]
+    boot_image_state: String,
+    /// ConfigMap (in --namespace) listing more boot images that count as
+    /// RHCOS, one per line in any key.
+    #[arg(long, value_name = "NAME")]
+    known_images_configmap: Option<String>,
+    /// How long MachineConfiguration `cluster` may be missing or behind its
+    /// spec before boot image updates report Degraded.
+    #[arg(long, default_value = "2m", value_parser = humantime::parse_duration)]
+    machineconfiguration_wait: Duration,
 }
 
 #[derive(Subcommand)]
@@ -292,13 +309,7 @@ fn eval_bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, F
         user_data_secret: args.user_data_secret.as_deref(),
         known_images: args.known_images.as_deref(),
     })?;
-    let arch =
-        mco_bootimage::arch::stream_arch_from_rust(std::env::consts::ARCH).ok_or_else(|| {
-            Failure::Other(format!(
-                "unsupported host architecture {}",
-                std::env::consts::ARCH
-            ))
-        })?;
+    let arch = host_stream_arch()?;
     let stream = inputs.stream()?;
     let decision = match bootimage::prepare(&inputs.eval_inputs(arch))? {
         Step::Decided(decision) => decision,
@@ -341,9 +352,10 @@ fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> 
         .or_else(|| std::env::var("POD_NAME").ok())
         .or_else(|| std::env::var("HOSTNAME").ok())
         .ok_or_else(|| Failure::Other("no --identity, $POD_NAME or $HOSTNAME".into()))?;
+    let options = args.into_options(identity)?;
     let tokio = tokio::runtime::Runtime::new().map_err(|e| Failure::Other(e.to_string()))?;
     tokio
-        .block_on(crate::run::run(args.into_options(identity), guests))
+        .block_on(crate::run::run(options, guests))
         .map_err(|e| Failure::Other(format!("{e:#}")))
 }
 
@@ -368,8 +380,18 @@ fn load_guests(sandbox: &SandboxArgs) -> Result<Guests, Failure> {
 }
 
 impl RunArgs {
-    fn into_options(self, identity: String) -> crate::run::RunOptions {
-        crate::run::RunOptions {
+    fn into_options(self, identity: String) -> Result<crate::run::RunOptions, Failure> {
+        let boot_images = if self.boot_images {
+            Some(crate::run::BootImageOptions {
+                state_configmap: self.boot_image_state,
+                known_images_configmap: self.known_images_configmap,
+                machineconfiguration_wait: self.machineconfiguration_wait,
+                control_plane_arch: host_stream_arch()?.to_owned(),
+            })
+        } else {
+            None
+        };
+        Ok(crate::run::RunOptions {
             kubeconfig: self.kubeconfig,
             namespace: self.namespace,
             lease_name: self.lease_name,
@@ -377,6 +399,17 @@ impl RunArgs {
             lease_duration: self.lease_duration,
             resync: self.resync,
             admin_addr: self.admin_addr,
-        }
+            boot_images,
+        })
     }
+}
+
+/// The stream architecture of this host, which runs on the control plane.
+fn host_stream_arch() -> Result<&'static str, Failure> {
+    mco_bootimage::arch::stream_arch_from_rust(std::env::consts::ARCH).ok_or_else(|| {
+        Failure::Other(format!(
+            "unsupported host architecture {}",
+            std::env::consts::ARCH
+        ))
+    })
 }

@@ -366,7 +366,7 @@ where
 /// controller) turned the burst of errors around an apiserver restart —
 /// refused connections, 403s while RBAC warms up, 410s on resume — into
 /// minutes of blindness.
-struct WatchBackoff {
+pub(crate) struct WatchBackoff {
     next: Duration,
 }
 

@@ -5,6 +5,7 @@
 
 pub mod admin;
 pub mod bootimage;
+pub mod bootimage_controller;
 pub mod cli;
 pub mod controller;
 pub mod crd;

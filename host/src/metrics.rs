@@ -20,6 +20,11 @@ pub struct KindLabels {
     pub kind: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    pub result: String,
+}
+
 #[derive(Clone)]
 pub struct Metrics {
     pub leader: Gauge,
@@ -28,6 +33,10 @@ pub struct Metrics {
     pub guest_failures: Family<KindLabels, Counter>,
     pub api_writes: Family<KindLabels, Counter>,
     pub reconcile_errors: Counter,
+    /// Enrolled MachineSets by the result of the last boot image pass.
+    pub bootimage_machinesets: Family<ResultLabels, Gauge>,
+    pub bootimage_patches: Counter,
+    pub bootimage_hot_loops: Counter,
 }
 
 impl Metrics {
@@ -39,6 +48,9 @@ impl Metrics {
             guest_failures: Family::default(),
             api_writes: Family::default(),
             reconcile_errors: Counter::default(),
+            bootimage_machinesets: Family::default(),
+            bootimage_patches: Counter::default(),
+            bootimage_hot_loops: Counter::default(),
         };
         let sub = registry.sub_registry_with_prefix("mco");
         sub.register(
@@ -70,6 +82,21 @@ impl Metrics {
             "reconcile_errors",
             "Reconciles that failed and were requeued",
             metrics.reconcile_errors.clone(),
+        );
+        sub.register(
+            "bootimage_machinesets",
+            "Enrolled MachineSets by the result of the last boot image pass (patched, current, skipped, degraded)",
+            metrics.bootimage_machinesets.clone(),
+        );
+        sub.register(
+            "bootimage_patches",
+            "Boot image patches applied to MachineSets",
+            metrics.bootimage_patches.clone(),
+        );
+        sub.register(
+            "bootimage_hot_loops",
+            "Boot image patches refused because another writer keeps reverting them",
+            metrics.bootimage_hot_loops.clone(),
         );
         metrics
     }

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -13,7 +13,10 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube_lease_manager::LeaseManagerBuilder;
 use prometheus_client::registry::Registry;
 
+use futures::FutureExt;
+
 use crate::admin::{self, AdminState};
+use crate::bootimage_controller;
 use crate::controller::{self, FIELD_MANAGER};
 use crate::guests::Guests;
 use crate::metrics::Metrics;
@@ -26,6 +29,15 @@ pub struct RunOptions {
     pub lease_duration: Duration,
     pub resync: Duration,
     pub admin_addr: SocketAddr,
+    /// Run the managed boot image controller too.
+    pub boot_images: Option<BootImageOptions>,
+}
+
+pub struct BootImageOptions {
+    pub state_configmap: String,
+    pub known_images_configmap: Option<String>,
+    pub machineconfiguration_wait: Duration,
+    pub control_plane_arch: String,
 }
 
 pub async fn run(options: RunOptions, guests: Guests) -> anyhow::Result<()> {
@@ -66,13 +78,56 @@ pub async fn run(options: RunOptions, guests: Guests) -> anyhow::Result<()> {
     };
     tokio::spawn(leader_gauge);
 
-    let options = controller::Options {
-        resync: options.resync,
-        leader,
-        metrics,
-        ready,
-    };
-    controller::run(client, guests, options, shutdown_signal()).await;
+    let shutdown = shutdown_signal().shared();
+    let mcn_ready = Arc::new(AtomicBool::new(false));
+    let mcn = controller::run(
+        client.clone(),
+        guests.clone(),
+        controller::Options {
+            resync: options.resync,
+            leader: leader.clone(),
+            metrics: metrics.clone(),
+            ready: mcn_ready.clone(),
+        },
+        shutdown.clone(),
+    );
+    let mut flags = vec![mcn_ready];
+    let boot_images = options.boot_images.map(|boot| {
+        let boot_ready = Arc::new(AtomicBool::new(false));
+        flags.push(boot_ready.clone());
+        let boot = bootimage_controller::Options {
+            namespace: options.namespace.clone(),
+            state_configmap: boot.state_configmap,
+            known_images_configmap: boot.known_images_configmap,
+            machineconfiguration_wait: boot.machineconfiguration_wait,
+            resync: options.resync,
+            control_plane_arch: boot.control_plane_arch,
+            identity: options.identity.clone(),
+            leader: leader.clone(),
+            metrics: metrics.clone(),
+            ready: boot_ready,
+        };
+        tokio::spawn(bootimage_controller::run(
+            client.clone(),
+            guests,
+            boot,
+            shutdown.clone(),
+        ))
+    });
+    // Ready once every controller's caches have synced.
+    let readiness = tokio::spawn(async move {
+        while !flags.iter().all(|f| f.load(Ordering::Relaxed)) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        ready.store(true, Ordering::Relaxed);
+    });
+    mcn.await;
+    if let Some(boot_images) = boot_images
+        && let Err(err) = boot_images.await
+    {
+        tracing::error!(error = %err, "the boot image controller stopped abnormally");
+    }
+    readiness.abort();
     tracing::info!("controllers stopped");
     lease_task.abort();
     admin.abort();

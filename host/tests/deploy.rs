@@ -829,7 +829,7 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
     );
     let objects = render(&dir);
     assert_no_wildcards(&objects);
-    assert_eq!(assert_bindings_name_the_service_account(&objects), 3);
+    assert_eq!(assert_bindings_name_the_service_account(&objects), 4);
 
     let role_in = |namespace: &str| {
         let found: Vec<&Value> = objects
@@ -884,9 +884,18 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
         )])
     );
     assert_eq!(
+        role_in("mco-system"),
+        expect_grants(&[(
+            "",
+            &["configmaps"],
+            &["get", "list", "watch", "create", "patch"],
+            &[]
+        )])
+    );
+    assert_eq!(
         objects.len(),
-        6,
-        "a ClusterRole and two Roles, each with its binding"
+        8,
+        "a ClusterRole and three Roles, each with its binding"
     );
 }
 

@@ -355,11 +355,34 @@ impl Stream {
     pub fn contains_aws_ami(&self, ami: &str) -> bool {
         self.aws_amis.contains(ami)
     }
+
+    /// Every boot image this stream publishes, as a MachineSet would name
+    /// it: AWS AMIs and full GCP image paths. A controller that remembers
+    /// them still recognises a MachineSet installed from this stream after
+    /// a newer stream has replaced it.
+    pub fn published_images(&self) -> BTreeSet<String> {
+        let gcp = self
+            .architectures
+            .keys()
+            .filter_map(|arch| self.gcp_image_path(arch).ok());
+        self.aws_amis.iter().cloned().chain(gcp).collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn published_images_name_amis_and_gcp_paths() {
+        let s = Stream::parse(FIXTURE).unwrap();
+        let images = s.published_images();
+        assert!(images.contains("ami-0fbc8be8796dc1df5"));
+        assert!(
+            images.contains("projects/rhcos-cloud/global/images/rhcos-9-8-20260428-0-gcp-x86-64")
+        );
+        assert!(images.iter().all(|i| !i.is_empty()));
+    }
 
     const FIXTURE: &str = r#"{
       "stream": "rhcos-4.21",

@@ -130,6 +130,21 @@ impl Fixture {
         })
     }
 
+    /// What `deploy/boot-images` adds: the namespaces the boot image
+    /// controller reads and its RBAC.
+    pub async fn enable_boot_images(&self) -> Result<()> {
+        for ns in ["openshift-machine-api", "openshift-machine-config-operator"] {
+            self.cp.create_namespace(ns).await?;
+        }
+        let rbac = repo_root()
+            .join("deploy")
+            .join("boot-images")
+            .join("rbac.yaml");
+        apply_manifest(&self.admin, &rbac)
+            .await
+            .context("applying deploy/boot-images/rbac.yaml")
+    }
+
     /// Starts `mco-host run` as the ServiceAccount and waits for `/readyz`.
     /// Returns its index in `controllers`.
     pub async fn start_controller(&mut self, identity: &str, extra: &[&str]) -> Result<usize> {

@@ -1,0 +1,227 @@
+//! `BootImageUpdateProgressing` and `BootImageUpdateDegraded` on
+//! MachineConfiguration `cluster`, in upstream's message formats, which
+//! dashboards and `oc` users already read. This host manages MachineAPI
+//! MachineSets only; the other kinds keep their upstream segments at 0.
+
+use serde_json::{Value, json};
+
+pub const PROGRESSING: &str = "BootImageUpdateProgressing";
+pub const DEGRADED: &str = "BootImageUpdateDegraded";
+
+/// One pass over the enrolled MachineSets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Enrolled MachineSets.
+    pub total: usize,
+    /// Reconciled without error (patched, already current, left alone).
+    pub reconciled: usize,
+    /// Of `reconciled`, those skipped for a reason (custom image, owner, ...).
+    pub skipped: usize,
+    /// One message per MachineSet that failed.
+    pub errors: Vec<String>,
+}
+
+/// A condition as this host wants it; reason and time are filled in when
+/// it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wanted {
+    pub type_: &'static str,
+    pub status: bool,
+    pub message: String,
+}
+
+impl Tally {
+    pub fn progressing(&self) -> Wanted {
+        let mapi = if self.skipped > 0 {
+            format!(
+                "Reconciled {} of {} MAPI MachineSets ({} skipped)",
+                self.reconciled - self.skipped.min(self.reconciled),
+                self.total,
+                self.skipped
+            )
+        } else {
+            format!(
+                "Reconciled {} of {} MAPI MachineSets",
+                self.reconciled, self.total
+            )
+        };
+        Wanted {
+            type_: PROGRESSING,
+            status: self.total != self.reconciled + self.errors.len(),
+            message: format!(
+                "{mapi} | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"
+            ),
+        }
+    }
+
+    pub fn degraded(&self) -> Wanted {
+        let mut message = format!(
+            "{} Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments",
+            self.errors.len()
+        );
+        if !self.errors.is_empty() {
+            message.push_str(" | Error(s): ");
+            message.push_str(&aggregate(&self.errors));
+        }
+        Wanted {
+            type_: DEGRADED,
+            status: !self.errors.is_empty(),
+            message,
+        }
+    }
+}
+
+/// A failure before any MachineSet was looked at (MachineConfiguration not
+/// ready, stream ConfigMap missing, invalid selector).
+pub fn degraded_before_start(error: &str) -> Wanted {
+    let tally = Tally {
+        errors: vec![error.to_owned()],
+        ..Tally::default()
+    };
+    tally.degraded()
+}
+
+/// Kubernetes' `utilerrors.NewAggregate` text: one error as is, several as
+/// `[a, b]`.
+fn aggregate(errors: &[String]) -> String {
+    match errors {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    }
+}
+
+/// The conditions to apply, or `None` when every wanted condition already
+/// holds with the same status and message. An unchanged condition keeps
+/// its reason and transition time, so a pass that changes nothing writes
+/// nothing however it was triggered; the time moves only with the status.
+pub fn next_conditions(
+    existing: &[Value],
+    wanted: &[Wanted],
+    reason: &str,
+    now: &str,
+) -> Option<Vec<Value>> {
+    let mut changed = false;
+    let conditions = wanted
+        .iter()
+        .map(|want| {
+            let status = if want.status { "True" } else { "False" };
+            let old = existing
+                .iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some(want.type_));
+            let field = |name: &str| old.and_then(|c| c.get(name)).and_then(Value::as_str);
+            let same_status = field("status") == Some(status);
+            if same_status
+                && field("message") == Some(want.message.as_str())
+                && let Some(old) = old
+            {
+                return old.clone();
+            }
+            changed = true;
+            let since = match field("lastTransitionTime") {
+                Some(t) if same_status => t.to_owned(),
+                _ => now.to_owned(),
+            };
+            json!({
+                "type": want.type_,
+                "status": status,
+                "reason": reason,
+                "message": want.message,
+                "lastTransitionTime": since,
+            })
+        })
+        .collect();
+    changed.then_some(conditions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_follow_upstream() {
+        let clean = Tally {
+            total: 3,
+            reconciled: 3,
+            ..Tally::default()
+        };
+        assert_eq!(
+            clean.progressing().message,
+            "Reconciled 3 of 3 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"
+        );
+        assert!(!clean.progressing().status);
+        assert_eq!(
+            clean.degraded().message,
+            "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments"
+        );
+        assert!(!clean.degraded().status);
+
+        let mixed = Tally {
+            total: 5,
+            reconciled: 3,
+            skipped: 1,
+            errors: vec!["a".into(), "b".into()],
+        };
+        assert!(
+            mixed
+                .progressing()
+                .message
+                .starts_with("Reconciled 2 of 5 MAPI MachineSets (1 skipped) | ")
+        );
+        assert!(!mixed.progressing().status);
+        assert!(mixed.degraded().status);
+        assert!(
+            mixed
+                .degraded()
+                .message
+                .starts_with("2 Degraded MAPI MachineSets | ")
+        );
+        assert!(mixed.degraded().message.ends_with(" | Error(s): [a, b]"));
+        assert!(
+            degraded_before_start("x")
+                .message
+                .ends_with(" | Error(s): x")
+        );
+
+        let midway = Tally {
+            total: 2,
+            reconciled: 1,
+            ..Tally::default()
+        };
+        assert!(midway.progressing().status);
+    }
+
+    #[test]
+    fn unchanged_conditions_are_not_rewritten() {
+        let tally = Tally {
+            total: 1,
+            reconciled: 1,
+            ..Tally::default()
+        };
+        let wanted = [tally.progressing(), tally.degraded()];
+        let first = next_conditions(&[], &wanted, "MAPIMachineSetAdded", "t1").unwrap();
+        assert_eq!(first.len(), 2);
+        assert_eq!(first[0]["reason"], "MAPIMachineSetAdded");
+        // Same state, another trigger: nothing to write.
+        assert_eq!(next_conditions(&first, &wanted, "Resync", "t2"), None);
+        // The message changes, the status does not: time kept, reason new.
+        let more = Tally {
+            total: 2,
+            reconciled: 2,
+            ..Tally::default()
+        };
+        let next =
+            next_conditions(&first, &[more.progressing(), more.degraded()], "R", "t3").unwrap();
+        assert_eq!(next[0]["lastTransitionTime"], "t1");
+        assert_eq!(next[0]["reason"], "R");
+        assert_eq!(next[1], first[1]);
+        // The status flips: new time.
+        let failing = Tally {
+            total: 1,
+            errors: vec!["e".into()],
+            ..Tally::default()
+        };
+        let next = next_conditions(&first, &[failing.degraded()], "R", "t4").unwrap();
+        assert_eq!(next[0]["lastTransitionTime"], "t4");
+        assert_eq!(next[0]["status"], "True");
+    }
+}
