@@ -3,8 +3,12 @@
 //! own ServiceAccount, and a rolling update across the workers, one node at a
 //! time, the way the Machine Config Daemon and drain controller annotate
 //! nodes. After every step it prints the MachineConfigNodes as
-//! `kubectl get machineconfignodes -o wide` shows them. Everything it
-//! started is stopped when it ends.
+//! `kubectl get machineconfignodes -o wide` shows them. Then a new
+//! release's CoreOS stream lands and the managed boot image controller moves
+//! the enrolled AWS MachineSets to its images, leaving a custom-image and a
+//! Windows MachineSet alone, and the demo prints the MachineSets, the
+//! conditions on MachineConfiguration `cluster` and the events. Everything
+//! it started is stopped when it ends.
 
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code, reason = "the demo uses part of the test support")]
@@ -14,6 +18,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde_json::Value;
+use support::bootimages::{Cluster, Image, MachineSetSpec, NEW, OLD, Platform};
 use support::golden::{self, Expected};
 use support::{ANNOTATION_PREFIX, Fixture};
 
@@ -40,19 +45,46 @@ const COLUMNS: [(&str, &str); 14] = [
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
-    let mut fx = Fixture::start().await?;
-    let result = demo(&mut fx).await;
-    fx.finish(result)
+    let machinesets = [
+        MachineSetSpec {
+            secret: "legacy-user-data",
+            ..MachineSetSpec::new("worker-us-east-1a")
+        },
+        MachineSetSpec {
+            image: Image::Rhcos(OLD, "aarch64"),
+            arch_annotation: "kubernetes.io/arch=arm64",
+            ..MachineSetSpec::new("worker-arm64")
+        },
+        MachineSetSpec {
+            image: Image::Custom,
+            ..MachineSetSpec::new("worker-golden-image")
+        },
+        MachineSetSpec {
+            windows: true,
+            ..MachineSetSpec::new("worker-windows")
+        },
+    ];
+    let mut cluster = Cluster::start(Platform::Aws, &machinesets).await?;
+    let result = demo(&mut cluster).await;
+    cluster.fx.finish(result)
 }
 
-async fn demo(fx: &mut Fixture) -> anyhow::Result<()> {
-    fx.apply_pool("master", "rendered-master-a").await?;
-    fx.apply_pool("worker", "rendered-worker-a").await?;
-    fx.apply_machineconfig("rendered-master-a").await?;
-    fx.apply_golden_machineconfigs("reboot-01-desired-config-set")
+async fn demo(cluster: &mut Cluster) -> anyhow::Result<()> {
+    cluster.fx.apply_pool("master", "rendered-master-a").await?;
+    cluster.fx.apply_pool("worker", "rendered-worker-a").await?;
+    cluster.fx.apply_machineconfig("rendered-master-a").await?;
+    cluster
+        .fx
+        .apply_golden_machineconfigs("reboot-01-desired-config-set")
         .await?;
-    fx.start_controller("mco-host-demo", &["--resync", "1m"])
+    cluster
+        .start_controller("mco-host-demo", &["--resync", "1m"])
         .await?;
+    rolling_update(&mut cluster.fx).await?;
+    boot_images(cluster).await
+}
+
+async fn rolling_update(fx: &mut Fixture) -> anyhow::Result<()> {
     fx.create_node("master-0", &["master"], &[], "rendered-master-a")
         .await?;
     let mut uids = Vec::new();
@@ -91,7 +123,76 @@ async fn demo(fx: &mut Fixture) -> anyhow::Result<()> {
             print_table(fx, &format!("{worker}: {label}")).await?;
         }
     }
-    println!("rolling update complete");
+    println!("rolling update complete\n");
+    Ok(())
+}
+
+async fn boot_images(cluster: &Cluster) -> anyhow::Result<()> {
+    print_machinesets(
+        cluster,
+        &format!("MachineSets on release {OLD}'s boot images"),
+    )
+    .await?;
+    println!("the coreos-bootimages ConfigMap now carries release {NEW}'s stream\n");
+    cluster.set_stream(NEW).await?;
+    for (name, arch) in [("worker-us-east-1a", "x86_64"), ("worker-arm64", "aarch64")] {
+        cluster
+            .wait_image(name, &cluster.expected_image(NEW, arch))
+            .await?;
+    }
+    let conditions = cluster
+        .wait_conditions(
+            "Reconciled 3 of 4 MAPI MachineSets (1 skipped)",
+            ("False", "0 Degraded"),
+        )
+        .await?;
+    print_machinesets(cluster, "after the boot image controller's pass").await?;
+    println!("# MachineConfiguration cluster");
+    for condition in conditions.values() {
+        println!(
+            "{}={}: {}",
+            condition["type"].as_str().unwrap_or_default(),
+            condition["status"].as_str().unwrap_or_default(),
+            condition["message"].as_str().unwrap_or_default()
+        );
+    }
+    println!("\n# events in openshift-machine-api");
+    for (name, _, _) in machineset_rows(cluster).await? {
+        for event in cluster.events(&name).await? {
+            println!("{name}: {event}");
+        }
+    }
+    println!();
+    Ok(())
+}
+
+async fn machineset_rows(cluster: &Cluster) -> anyhow::Result<Vec<(String, String, String)>> {
+    let mut rows = Vec::new();
+    for ms in cluster.machinesets().list(&Default::default()).await?.items {
+        let name = ms.metadata.name.clone().unwrap_or_default();
+        let arch =
+            ms.data["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/labels"]
+                .as_str()
+                .unwrap_or_default()
+                .trim_start_matches("kubernetes.io/arch=")
+                .to_owned();
+        let image = cluster.image(&name).await?["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        rows.push((name, arch, image));
+    }
+    rows.sort();
+    Ok(rows)
+}
+
+async fn print_machinesets(cluster: &Cluster, title: &str) -> anyhow::Result<()> {
+    println!("# {title}");
+    println!("{:<22} {:<7} AMI", "NAME", "ARCH");
+    for (name, arch, image) in machineset_rows(cluster).await? {
+        println!("{name:<22} {arch:<7} {image}");
+    }
+    println!();
     Ok(())
 }
 

@@ -11,7 +11,10 @@
 //! Needs `cargo build --release -p mco-host` and `guests/build.sh` first
 //! (`make host guests`), with the same `CARGO_TARGET_DIR`; or set `MCO_HOST_BIN`.
 
-#[allow(dead_code, reason = "the e2e files share one support module; each uses part of it")]
+#[allow(
+    dead_code,
+    reason = "the e2e files share one support module; each uses part of it"
+)]
 mod support;
 
 use std::time::{Duration, Instant};

@@ -2,6 +2,7 @@
 //! `mco-host run` (namespace, MCN CRD, RBAC for the ServiceAccount), the
 //! OpenShift objects the controller reads, and its child processes.
 
+pub mod bootimages;
 pub mod controller;
 pub mod golden;
 
