@@ -96,6 +96,8 @@ struct Outcome {
     object: Arc<DynamicObject>,
     name: String,
     result: Result<Decision, String>,
+    /// resourceVersion of the user-data Secret the decision read.
+    secret_version: Option<String>,
 }
 
 /// One guest call's input.
@@ -395,6 +397,7 @@ impl Worker {
                         name: ms.name_any(),
                         object: ms,
                         result: Err(format!("unreadable MachineSet: {err}")),
+                        secret_version: None,
                     });
                     continue;
                 }
@@ -404,6 +407,7 @@ impl Worker {
                     name: ms.name_any(),
                     object: ms,
                     result: Ok(Decision::noop("enrolled")),
+                    secret_version: None,
                 }),
                 Ok(Some(Decision::Error { message })) => {
                     self.write_degraded(&message, reason).await;
@@ -556,8 +560,11 @@ impl Worker {
         for ((index, platform, mut input), result) in for_guest.into_iter().zip(first) {
             if matches!(result, Ok(Decision::Patch { .. })) {
                 match self.user_data(&input.machineset).await {
-                    Ok(user_data) => {
-                        input.user_data = user_data;
+                    Ok(secret) => {
+                        if let Some((user_data, version)) = secret {
+                            input.user_data = Some(user_data);
+                            outcomes[index].secret_version = version;
+                        }
                         again.push((index, platform, input));
                         continue;
                     }
@@ -656,8 +663,12 @@ impl Worker {
         results
     }
 
-    /// The decoded stub of the MachineSet's user-data Secret.
-    async fn user_data(&self, machineset: &MachineSetView) -> Result<Option<String>, String> {
+    /// The decoded stub of the MachineSet's user-data Secret and the
+    /// Secret's resourceVersion.
+    async fn user_data(
+        &self,
+        machineset: &MachineSetView,
+    ) -> Result<Option<(String, Option<String>)>, String> {
         let name = match machineset.user_data_secret_name() {
             Ok(Some(name)) => name,
             // The guest reports a missing name itself.
@@ -667,9 +678,8 @@ impl Worker {
         let secrets: Api<Secret> = Api::namespaced(self.client.clone(), MACHINE_API_NAMESPACE);
         let secret = secrets.get(name).await.map_err(|e| e.to_string())?;
         let value = serde_json::to_value(&secret).map_err(|e| e.to_string())?;
-        bootimage::user_data_from_secret(&value)
-            .map(Some)
-            .map_err(|e| e.to_string())
+        let user_data = bootimage::user_data_from_secret(&value).map_err(|e| e.to_string())?;
+        Ok(Some((user_data, secret.metadata.resource_version)))
     }
 
     /// Executes the decisions, in MachineSet name order. Returns the tally
@@ -736,7 +746,14 @@ impl Worker {
                     patch,
                     user_data_secret,
                 }) => match self
-                    .apply(&outcome.object, state, &patch, user_data_secret.as_ref())
+                    .apply(
+                        &outcome.object,
+                        state,
+                        &patch,
+                        user_data_secret
+                            .as_ref()
+                            .map(|u| (u, outcome.secret_version.clone())),
+                    )
                     .await
                 {
                     Ok(Applied::Patched) => {
@@ -797,7 +814,7 @@ impl Worker {
         machineset: &DynamicObject,
         state: &mut ControllerState,
         patch: &Value,
-        upgrade: Option<&UserDataUpgrade>,
+        upgrade: Option<(&UserDataUpgrade, Option<String>)>,
     ) -> Result<Applied, (&'static str, String)> {
         let name = machineset.name_any();
         let fingerprint = patch_fingerprint(patch);
@@ -810,8 +827,8 @@ impl Worker {
                 ),
             ));
         }
-        if let Some(upgrade) = upgrade {
-            self.upgrade_stub(upgrade)
+        if let Some((upgrade, version)) = upgrade {
+            self.upgrade_stub(upgrade, version)
                 .await
                 .map_err(|e| ("BootImageUpdateFailed", e))?;
         }
@@ -850,18 +867,19 @@ impl Worker {
 
     /// Writes the converted stub, with the Secret's resourceVersion as
     /// precondition: a Secret changed since it was read is not overwritten.
-    async fn upgrade_stub(&self, upgrade: &UserDataUpgrade) -> Result<(), String> {
+    async fn upgrade_stub(
+        &self,
+        upgrade: &UserDataUpgrade,
+        version: Option<String>,
+    ) -> Result<(), String> {
         let secrets: Api<Secret> = Api::namespaced(self.client.clone(), MACHINE_API_NAMESPACE);
-        let current = secrets.get(&upgrade.name).await.map_err(|e| {
-            format!("error grabbing user data secret referenced in machineset: {e}")
-        })?;
         let mut annotations = upgrade.annotations.clone();
         annotations.insert(
             mco_bootimage::ignition::ANNOTATION_UPGRADED_AT.to_owned(),
             Timestamp::now().to_string(),
         );
         let body = json!({
-            "metadata": {"resourceVersion": current.metadata.resource_version, "annotations": annotations},
+            "metadata": {"resourceVersion": version, "annotations": annotations},
             "data": {"userData": upgrade.data.user_data},
         });
         secrets
