@@ -79,7 +79,10 @@ fn platform_machinesets() -> Vec<MachineSetSpec> {
 /// (name, event reason and note fragment, or none).
 fn left_alone(platform: Platform) -> Vec<(&'static str, Option<(&'static str, &'static str)>)> {
     let s390x = match platform {
-        Platform::Gcp => Some(("BootImageUpdateFailed", "has no GCP image")),
+        Platform::Gcp => Some((
+            "BootImageUpdateFailed",
+            "does not have architecture 's390x'",
+        )),
         Platform::Aws => Some(("BootImageUpdateSkipped", "s390x")),
         Platform::Azure => None,
     };

@@ -353,7 +353,11 @@ impl Worker {
         let mc = single(&self.stores.machineconfiguration);
         if let Some(why) = not_ready(mc.as_deref()) {
             let since = *self.not_ready_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= self.options.machineconfiguration_wait {
+            let remaining = self
+                .options
+                .machineconfiguration_wait
+                .saturating_sub(since.elapsed());
+            if remaining.is_zero() {
                 let message = format!("MachineConfiguration was not ready: {why}");
                 tracing::error!(%message, "boot image updates are blocked");
                 if mc.is_some() {
@@ -362,6 +366,7 @@ impl Worker {
                 }
             } else {
                 tracing::info!(%why, "waiting for MachineConfiguration cluster");
+                return Some(NOT_READY_POLL.min(remaining));
             }
             return Some(NOT_READY_POLL);
         }
