@@ -17,6 +17,7 @@ mod support;
 use std::time::Duration;
 
 use anyhow::Context;
+use kube::ResourceExt;
 use serde_json::Value;
 use support::bootimages::{Cluster, Image, MachineSetSpec, NEW, OLD, Platform};
 use support::golden::{self, Expected};
@@ -170,12 +171,11 @@ async fn machineset_rows(cluster: &Cluster) -> anyhow::Result<Vec<(String, Strin
     let mut rows = Vec::new();
     for ms in cluster.machinesets().list(&Default::default()).await?.items {
         let name = ms.metadata.name.clone().unwrap_or_default();
-        let arch =
-            ms.data["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/labels"]
-                .as_str()
-                .unwrap_or_default()
-                .trim_start_matches("kubernetes.io/arch=")
-                .to_owned();
+        let arch = ms
+            .annotations()
+            .get("capacity.cluster-autoscaler.kubernetes.io/labels")
+            .map(|labels| labels.trim_start_matches("kubernetes.io/arch=").to_owned())
+            .unwrap_or_default();
         let image = cluster.image(&name).await?["id"]
             .as_str()
             .unwrap_or_default()
