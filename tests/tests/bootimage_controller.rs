@@ -509,3 +509,84 @@ async fn updates_wait_for_a_ready_configuration_and_a_stable_cluster() -> Result
     })
     .await
 }
+
+// ---- hostile inputs from the cluster -------------------------------------------------------
+
+/// A stream that is not JSON, a nested bomb, and a corrupt hot-loop record:
+/// each is reported as Degraded with a message that says what is wrong, and
+/// no MachineSet is written until it is fixed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_streams_and_records_are_reported_and_nothing_is_written() -> Result<()> {
+    in_cluster(Platform::Aws, &[MachineSetSpec::new("rhcos")], async |c| {
+        c.start_controller("boot-a", &RESYNC).await?;
+        c.wait_conditions(
+            "Reconciled 1 of 1 MAPI MachineSets | ",
+            ("False", "0 Degraded"),
+        )
+        .await?;
+        let before = c.resource_versions().await?;
+        let bomb = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        for (text, says) in [
+            (
+                "{\"architectures\": {\"x86_64\": ",
+                "failed to parse CoreOS stream metadata",
+            ),
+            (bomb.as_str(), "failed to parse CoreOS stream metadata"),
+            ("[]", "failed to parse CoreOS stream metadata"),
+        ] {
+            c.set_stream_text(text).await?;
+            let conditions = c
+                .wait_conditions(
+                    "Reconciled 0 of 1 MAPI MachineSets | ",
+                    ("True", "1 Degraded"),
+                )
+                .await?;
+            let message = conditions["BootImageUpdateDegraded"]["message"]
+                .as_str()
+                .unwrap_or_default();
+            ensure!(message.contains(says), "for {:.40}…: {message}", text);
+            ensure!(
+                c.resource_versions().await? == before,
+                "a MachineSet was written"
+            );
+            c.set_stream(OLD).await?;
+            c.wait_conditions(
+                "Reconciled 1 of 1 MAPI MachineSets | ",
+                ("False", "0 Degraded"),
+            )
+            .await?;
+        }
+
+        // A record the controller cannot read blocks updates instead of
+        // being taken as empty (that would forget a hot loop).
+        c.set_state(json!({"hot-loops.json": "{not json"})).await?;
+        c.set_stream(NEW).await?;
+        let conditions = c
+            .wait_conditions("Reconciled ", ("True", "1 Degraded"))
+            .await?;
+        let message = conditions["BootImageUpdateDegraded"]["message"]
+            .as_str()
+            .unwrap_or_default();
+        ensure!(
+            message.contains("is unreadable") && message.contains("fix or delete it"),
+            "{message}"
+        );
+        sleep(QUIET).await;
+        ensure!(
+            c.resource_versions().await? == before,
+            "patched despite an unreadable record"
+        );
+        // Repaired in place; deleting it would also forget the images the
+        // controller has seen, and the old AMI would then count as custom.
+        c.set_state(json!({"hot-loops.json": "{}"})).await?;
+        c.wait_image("rhcos", &c.expected_image(NEW, "x86_64"))
+            .await?;
+        c.wait_conditions(
+            "Reconciled 1 of 1 MAPI MachineSets | ",
+            ("False", "0 Degraded"),
+        )
+        .await?;
+        Ok(())
+    })
+    .await
+}

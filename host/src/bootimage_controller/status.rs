@@ -90,24 +90,29 @@ fn aggregate(errors: &[String]) -> String {
     }
 }
 
-/// The conditions to apply, or `None` when every wanted condition already
+/// Both conditions to apply, or `None` when every wanted condition already
 /// holds with the same status and message. An unchanged condition keeps
 /// its reason and transition time, so a pass that changes nothing writes
 /// nothing however it was triggered; the time moves only with the status.
+/// A condition not wanted is carried over as it is: server-side apply
+/// deletes one that this manager stops sending.
 pub fn next_conditions(
     existing: &[Value],
     wanted: &[Wanted],
     reason: &str,
     now: &str,
 ) -> Option<Vec<Value>> {
+    let find = |type_: &str| {
+        existing
+            .iter()
+            .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
+    };
     let mut changed = false;
-    let conditions = wanted
+    let mut conditions: Vec<Value> = wanted
         .iter()
         .map(|want| {
             let status = if want.status { "True" } else { "False" };
-            let old = existing
-                .iter()
-                .find(|c| c.get("type").and_then(Value::as_str) == Some(want.type_));
+            let old = find(want.type_);
             let field = |name: &str| old.and_then(|c| c.get(name)).and_then(Value::as_str);
             let same_status = field("status") == Some(status);
             if same_status
@@ -130,6 +135,11 @@ pub fn next_conditions(
             })
         })
         .collect();
+    let carried = [PROGRESSING, DEGRADED]
+        .into_iter()
+        .filter(|t| wanted.iter().all(|w| w.type_ != *t))
+        .filter_map(|t| find(t).cloned());
+    conditions.extend(carried);
     changed.then_some(conditions)
 }
 
@@ -223,5 +233,8 @@ mod tests {
         let next = next_conditions(&first, &[failing.degraded()], "R", "t4").unwrap();
         assert_eq!(next[0]["lastTransitionTime"], "t4");
         assert_eq!(next[0]["status"], "True");
+        // The condition not written this time is sent unchanged.
+        assert_eq!(next.len(), 2);
+        assert_eq!(next[1], first[0]);
     }
 }

@@ -371,10 +371,23 @@ impl Cluster {
     }
 
     pub async fn set_stream(&self, release: &str) -> Result<()> {
+        self.set_stream_text(&stream(release)).await
+    }
+
+    /// Puts any text, JSON or not, into the ConfigMap's `data.stream`.
+    pub async fn set_stream_text(&self, text: &str) -> Result<()> {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "coreos-bootimages", "namespace": MCO},
-            "data": {"stream": stream(release), "releaseVersion": "4.21.0"}});
+            "data": {"stream": text, "releaseVersion": "4.21.0"}});
         self.apply(&ApiResource::erase::<ConfigMap>(&()), Some(MCO), cm)
+            .await
+    }
+
+    /// Sets keys of the controller's record, as an admin editing it would.
+    pub async fn set_state(&self, data: Value) -> Result<()> {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": STATE, "namespace": NAMESPACE}, "data": data});
+        self.apply(&ApiResource::erase::<ConfigMap>(&()), Some(NAMESPACE), cm)
             .await
     }
 
