@@ -7,7 +7,7 @@ export CARGO_TARGET_DIR ?= $(CURDIR)/target
 WASMTIME_VERSION := 48.0.8
 WASMTIME := $(CARGO_TARGET_DIR)/tools/bin/wasmtime
 
-.PHONY: demo test guests host crds bench
+.PHONY: demo test guests host crds bench fuzz
 
 ## demo: a local control plane, mco-host run, and a rolling update across
 ## the workers, printing the MCN table after every step.
@@ -23,6 +23,23 @@ test: guests host $(WASMTIME)
 ## bench: wasm against native, MachineConfigNode and boot image guests.
 bench: guests
 	cargo bench --locked -p mco-host --benches
+
+## fuzz: every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each (default
+## 180), on nightly with cargo-fuzz (installed if missing). Not part of
+## `make test`. New inputs go to $(FUZZ_WORK), crashes to fuzz/artifacts/;
+## the small seed corpus in fuzz/corpus/ is only read.
+FUZZ_SECONDS ?= 180
+FUZZ_TARGETS := stream provider_spec guest_output
+FUZZ_WORK ?= $(CARGO_TARGET_DIR)/fuzz-corpus
+FUZZ_TARGET_DIR ?= $(CARGO_TARGET_DIR)/fuzz
+fuzz:
+	@rustup toolchain list | grep -q '^nightly' || { echo 'make fuzz needs a nightly toolchain: rustup toolchain install nightly' >&2; exit 2; }
+	cargo fuzz --version >/dev/null 2>&1 || cargo install --locked cargo-fuzz
+	set -e; cd fuzz && for target in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_WORK)/$$target; \
+		cargo +nightly fuzz run --target-dir $(FUZZ_TARGET_DIR) $$target \
+			$(FUZZ_WORK)/$$target corpus/$$target -- -max_total_time=$(FUZZ_SECONDS); \
+	done
 
 guests:
 	guests/build.sh --test

@@ -370,60 +370,13 @@ pub fn label_selector_matches(
     Ok(selector.matches(labels))
 }
 
-/// Bound on a reason or message a guest may return.
-const MAX_REASON_TEXT: usize = 4096;
-
 /// Checks a guest's decision before anything acts on it: a patch may only
 /// touch `spec.template.spec.providerSpec.value`, and a Secret upgrade must
-/// name a Secret and carry base64 data.
+/// name a Secret and carry base64 data. The rules live in the guest library
+/// so guests hold themselves to them and fuzz targets reach them without
+/// the engine.
 pub fn validate(decision: &Decision) -> Result<(), String> {
-    let (target, patch, secret) = match decision {
-        Decision::Patch {
-            target,
-            patch,
-            user_data_secret,
-        } => (target, patch, user_data_secret),
-        Decision::Noop { reason: text }
-        | Decision::Skip { reason: text }
-        | Decision::Error { message: text } => {
-            return match text.len() {
-                0 => Err("empty reason or message".into()),
-                n if n > MAX_REASON_TEXT => Err(format!(
-                    "reason or message of {n} bytes (limit {MAX_REASON_TEXT})"
-                )),
-                _ => Ok(()),
-            };
-        }
-    };
-    if target.is_empty() || target.len() > 2048 {
-        return Err(format!("patch target of {} bytes", target.len()));
-    }
-    let mut level = patch;
-    for key in ["spec", "template", "spec", "providerSpec", "value"] {
-        level = match level.as_object() {
-            Some(map) if map.len() == 1 && map.contains_key(key) => &map[key],
-            _ => {
-                return Err(format!(
-                    "the merge patch touches more than spec.template.spec.providerSpec.value: {patch}"
-                ));
-            }
-        };
-    }
-    if level.as_object().is_none_or(|fields| fields.is_empty()) {
-        return Err("the merge patch changes no providerSpec field".into());
-    }
-    if let Some(secret) = secret {
-        if !mco_mcn::is_dns1123_subdomain(&secret.name) {
-            return Err(format!(
-                "user-data Secret name {:?} is not a DNS-1123 subdomain",
-                secret.name
-            ));
-        }
-        base64::engine::general_purpose::STANDARD
-            .decode(&secret.data.user_data)
-            .map_err(|e| format!("user-data Secret data is not base64: {e}"))?;
-    }
-    Ok(())
+    mco_bootimage::validate_decision(decision)
 }
 
 #[cfg(test)]

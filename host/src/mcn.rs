@@ -1,8 +1,6 @@
 //! The MachineConfigNode job on the host side: cluster objects in, guest
 //! output checked, the object to apply out. Shared by `eval` and tests.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     Condition, LabelSelector, ObjectMeta, OwnerReference, Time,
@@ -14,9 +12,6 @@ use serde::Deserialize;
 use crate::crd;
 
 const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
-/// Bound on a skip reason or error message a guest may return.
-const MAX_REASON_TEXT: usize = 4096;
-const MAX_MESSAGE: usize = 32768;
 
 /// A MachineConfigPool, reduced to what the job reads.
 #[derive(Deserialize, Clone, Debug, Default)]
@@ -155,111 +150,10 @@ fn previous_conditions(mcn: &crd::MachineConfigNode) -> Vec<logic::Condition> {
 
 /// Checks guest output against what the CRD accepts and what the job
 /// promises (every default condition present), before anything is written.
+/// The rules live in the guest library so the guest can hold itself to them
+/// and the fuzz targets can reach them without the engine.
 pub fn validate(decision: &logic::Decision) -> Result<(), String> {
-    let mcn = match decision {
-        logic::Decision::Apply(mcn) => mcn,
-        logic::Decision::Skip(text) | logic::Decision::Error(text) => {
-            return if text.trim().is_empty() {
-                Err("empty skip reason or error message".into())
-            } else if text.len() > MAX_REASON_TEXT {
-                Err(format!(
-                    "skip reason or error message of {} bytes (limit {MAX_REASON_TEXT})",
-                    text.len()
-                ))
-            } else {
-                Ok(())
-            };
-        }
-    };
-    let status = &mcn.status;
-    let names = [
-        ("spec.pool.name", Some(&mcn.pool)),
-        ("spec.configVersion.desired", Some(&mcn.desired_config)),
-        (
-            "status.configVersion.desired",
-            Some(&status.config_version.desired),
-        ),
-        (
-            "status.configVersion.current",
-            status.config_version.current.as_ref(),
-        ),
-    ];
-    for (field, value) in names {
-        if let Some(value) = value
-            && !logic::is_dns1123_subdomain(value)
-        {
-            return Err(format!(
-                "{field} {:?} is not a DNS-1123 subdomain",
-                shorten(value)
-            ));
-        }
-    }
-    if status.observed_generation < 1 {
-        return Err(format!(
-            "status.observedGeneration {} is below 1",
-            status.observed_generation
-        ));
-    }
-    let images = [
-        mcn.desired_image.as_ref(),
-        status
-            .config_image
-            .as_ref()
-            .and_then(|i| i.current_image.as_ref()),
-        status
-            .config_image
-            .as_ref()
-            .and_then(|i| i.desired_image.as_ref()),
-    ];
-    if let Some(image) = images
-        .into_iter()
-        .flatten()
-        .find(|i| i.is_empty() || i.len() > 447)
-    {
-        return Err(format!(
-            "image {:?} is empty or longer than 447 characters",
-            shorten(image)
-        ));
-    }
-    let conditions = &status.conditions;
-    if conditions.len() > 20 {
-        return Err(format!(
-            "{} conditions (the CRD allows 20)",
-            conditions.len()
-        ));
-    }
-    let mut seen = BTreeMap::new();
-    for condition in conditions {
-        if !logic::is_condition_reason(&condition.type_)
-            || !logic::is_condition_reason(&condition.reason)
-        {
-            return Err(format!(
-                "condition type {:?} / reason {:?} is malformed",
-                shorten(&condition.type_),
-                shorten(&condition.reason)
-            ));
-        }
-        if condition.message.len() > MAX_MESSAGE {
-            return Err(format!(
-                "condition {} has a message over {MAX_MESSAGE} bytes",
-                condition.type_
-            ));
-        }
-        if seen.insert(condition.type_.as_str(), ()).is_some() {
-            return Err(format!("condition {} appears twice", condition.type_));
-        }
-    }
-    if let Some(missing) = logic::DEFAULT_CONDITION_TYPES
-        .iter()
-        .find(|t| !seen.contains_key(*t))
-    {
-        return Err(format!("condition {missing} is missing"));
-    }
-    Ok(())
-}
-
-fn shorten(text: &str) -> String {
-    text.chars().take(80).collect()
+    logic::validate(decision)
 }
 
 /// The object the controller applies for `node`. A condition whose status,

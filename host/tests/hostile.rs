@@ -1,11 +1,18 @@
 //! Misbehaving guests are contained: each failure is classified, nothing
-//! else is affected, and the same runtime keeps serving a good guest.
+//! else is affected, and the same runtime keeps serving good guests of both
+//! jobs.
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mco_host::runtime::{GuestError, GuestModule, LoadError, NODE_STATE_INTERFACE, RuntimeConfig};
+use mco_bootimage::Decision as BootDecision;
+use mco_host::bootimage::{self, Prepared, Step};
+use mco_host::eval::BootImageInputs;
+use mco_host::runtime::{
+    BootImageGuest, GuestError, GuestModule, McnGuest, NODE_STATE_INTERFACE, Runtime, RuntimeConfig,
+};
 use mco_mcn::{Decision, Facts, Node};
 
 /// What a fault must be classified as.
@@ -29,6 +36,53 @@ fn facts(node: &str) -> Facts {
     }
 }
 
+/// Good guests of both jobs on one runtime, and a boot image case that
+/// reaches the guest, to show a fault elsewhere left them working.
+struct Bystanders {
+    mcn: McnGuest,
+    gcp: BootImageGuest,
+    prepared: Prepared,
+    stream: String,
+}
+
+impl Bystanders {
+    fn new(runtime: &Runtime) -> Self {
+        let case = common::repo_root().join("tests/golden/bootimage/gcp-patch-boot-disk-only");
+        let inputs = BootImageInputs::read_case(&case).unwrap_or_else(|e| panic!("{e}"));
+        let stream = inputs
+            .stream()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("the case has a stream"))
+            .to_owned();
+        let Ok(Step::Guest(prepared)) = bootimage::prepare(&inputs.eval_inputs("x86_64")) else {
+            panic!("the case should reach the guest");
+        };
+        Bystanders {
+            mcn: common::mcn_guest(runtime, &common::installed_guest("mcn.wasm")),
+            gcp: common::bootimage_guest(runtime, &common::installed_guest("bootimage-gcp.wasm")),
+            prepared,
+            stream,
+        }
+    }
+
+    fn still_serve(&self, after: &str) {
+        assert!(
+            matches!(self.mcn.derive(&facts("worker-0")), Ok(Decision::Skip(_))),
+            "after {after}: the node-state guest stopped working"
+        );
+        let decision = self.gcp.decide_one(
+            Some(&self.stream),
+            &self.prepared.machineset,
+            &self.prepared.cluster,
+            None,
+        );
+        assert!(
+            matches!(decision, Ok(BootDecision::Patch { .. })),
+            "after {after}: the boot image guest gave {decision:?}"
+        );
+    }
+}
+
 #[test]
 fn runtime_faults_are_classified_and_the_host_keeps_serving() {
     for pooling in [true, false] {
@@ -37,27 +91,39 @@ fn runtime_faults_are_classified_and_the_host_keeps_serving() {
             ..config()
         });
         let faulty = common::mcn_guest(&runtime, &common::test_guest("faulty.wasm"));
-        let good = common::mcn_guest(&runtime, &common::installed_guest("mcn.wasm"));
-        let cases: [(&str, Expectation); 4] = [
-            ("loop", |e| matches!(e, GuestError::Deadline { .. })),
-            ("allocate", |e| matches!(e, GuestError::MemoryLimit { .. })),
-            ("recurse", |e| matches!(e, GuestError::StackOverflow { .. })),
+        let others = Bystanders::new(&runtime);
+        let cases: [(&str, &str, Expectation); 4] = [
+            ("loop", "deadline", |e| {
+                matches!(e, GuestError::Deadline { .. })
+            }),
+            ("allocate", "memory_limit", |e| {
+                matches!(e, GuestError::MemoryLimit { .. })
+            }),
+            ("recurse", "stack_overflow", |e| {
+                matches!(e, GuestError::StackOverflow { .. })
+            }),
             (
                 "panic",
+                "trap",
                 |e| matches!(e, GuestError::Trap { detail, .. } if detail.contains("faulty guest gave up on node panic")),
             ),
         ];
-        for (fault, expected) in cases {
+        for (fault, kind, expected) in cases {
             match faulty.derive(&facts(fault)) {
-                Err(err) => assert!(
-                    expected(&err),
-                    "{fault} (pooling {pooling}): unexpected {err}"
-                ),
+                Err(err) => {
+                    assert!(
+                        expected(&err),
+                        "{fault} (pooling {pooling}): unexpected {err}"
+                    );
+                    assert_eq!(err.kind(), kind, "{fault}: {err}");
+                }
                 Ok(decision) => panic!("{fault} (pooling {pooling}): returned {decision:?}"),
             }
-            // The failure touched nothing shared: a good guest still works.
+            // The failure touched nothing shared: good guests of both jobs
+            // still work, and so does the faulty module on a harmless node.
+            others.still_serve(fault);
             assert!(matches!(
-                good.derive(&facts("worker-0")),
+                faulty.derive(&facts("worker-1")),
                 Ok(Decision::Skip(_))
             ));
         }
@@ -65,77 +131,231 @@ fn runtime_faults_are_classified_and_the_host_keeps_serving() {
 }
 
 #[test]
+fn a_fault_in_a_batch_fails_only_its_own_node() {
+    let runtime = common::runtime(config());
+    let faulty = common::mcn_guest(&runtime, &common::test_guest("faulty.wasm"));
+    let batch: Vec<Facts> = ["worker-0", "loop", "worker-1", "panic", "worker-2"]
+        .into_iter()
+        .map(facts)
+        .collect();
+    let results = faulty.derive_batch(&batch);
+    let kinds: Vec<&str> = results
+        .iter()
+        .map(|r| r.as_ref().map_or_else(GuestError::kind, |_| "ok"))
+        .collect();
+    assert_eq!(kinds, ["ok", "deadline", "ok", "trap", "ok"]);
+    Bystanders::new(&runtime).still_serve("a batch with faults");
+}
+
+#[test]
 fn bad_output_is_rejected_before_anything_is_written() {
     let runtime = common::runtime(config());
     let faulty = common::mcn_guest(&runtime, &common::test_guest("faulty.wasm"));
-    for fault in ["garbage", "huge"] {
+    let cases = [
+        (
+            "garbage",
+            "spec.pool.name \"Not A Pool!\" is not a DNS-1123 subdomain",
+        ),
+        (
+            "huge",
+            "skip reason or error message of 8388608 bytes (limit 4096)",
+        ),
+    ];
+    for (fault, message) in cases {
         let decision = faulty
             .derive(&facts(fault))
             .unwrap_or_else(|e| panic!("{fault}: {e}"));
-        let invalid = mco_host::mcn::validate(&decision);
-        assert!(invalid.is_err(), "{fault}: output accepted");
+        match mco_host::mcn::validate(&decision) {
+            Err(err) => assert!(err.contains(message), "{fault}: {err}"),
+            Ok(()) => panic!("{fault}: output accepted"),
+        }
     }
+    Bystanders::new(&runtime).still_serve("bad output");
+}
+
+/// A module the host must refuse when loading it: its file, the error kind
+/// and what the message must name.
+struct Refusal {
+    module: PathBuf,
+    kind: &'static str,
+    names: &'static [&'static str],
+}
+
+fn refusal(file: &str, kind: &'static str, names: &'static [&'static str]) -> Refusal {
+    Refusal {
+        module: common::test_guest(file),
+        kind,
+        names,
+    }
+}
+
+fn written(dir: &Path, file: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(file);
+    std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+    path
 }
 
 #[test]
 fn modules_outside_the_contract_are_refused_at_load() {
     let runtime = common::runtime(config());
-    let load = |path: &std::path::Path| {
-        GuestModule::from_file(&runtime, path, NODE_STATE_INTERFACE).map(|_| ())
-    };
-    match load(&common::test_guest("faulty-forbidden-import.wasm")) {
-        Err(LoadError::ForbiddenImport { import, .. }) => {
-            assert!(
-                import.starts_with("wasi:filesystem") || import.starts_with("wasi:clocks"),
-                "{import}"
-            )
-        }
-        other => panic!("forbidden import accepted: {:?}", other.err()),
-    }
-    match load(&common::test_guest("faulty-wrong-world.wasm")) {
-        Err(err @ LoadError::WrongWorld { .. }) => {
-            assert!(err.to_string().contains("greet"), "{err}")
-        }
-        other => panic!("wrong world accepted: {:?}", other.err()),
-    }
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let not_wasm = dir.path().join("not.wasm");
-    std::fs::write(&not_wasm, b"#!/bin/sh\necho hello\n").unwrap_or_else(|e| panic!("{e}"));
-    assert!(matches!(load(&not_wasm), Err(LoadError::NotWasm(_))));
-    let core = dir.path().join("core.wasm");
-    std::fs::write(&core, b"\0asm\x01\0\0\0").unwrap_or_else(|e| panic!("{e}"));
-    assert!(matches!(load(&core), Err(LoadError::CoreModule(_))));
-    let truncated = dir.path().join("truncated.wasm");
     let good = std::fs::read(common::installed_guest("mcn.wasm")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&truncated, &good[..good.len() / 2]).unwrap_or_else(|e| panic!("{e}"));
-    assert!(matches!(load(&truncated), Err(LoadError::Compile { .. })));
+    let cases = [
+        refusal(
+            "faulty-forbidden-import.wasm",
+            "forbidden_import",
+            &["wasi:filesystem/", "wasi:clocks/wall-clock", "may not use"],
+        ),
+        refusal(
+            "faulty-import-filesystem.wasm",
+            "forbidden_import",
+            &["wasi:filesystem/preopens", "may not use"],
+        ),
+        refusal(
+            "faulty-import-sockets.wasm",
+            "forbidden_import",
+            &["wasi:sockets/", "may not use"],
+        ),
+        refusal(
+            "faulty-import-clocks.wasm",
+            "forbidden_import",
+            &["wasi:clocks/monotonic-clock", "may not use"],
+        ),
+        refusal(
+            "faulty-import-random.wasm",
+            "forbidden_import",
+            &["wasi:random/random", "may not use"],
+        ),
+        refusal(
+            "faulty-wrong-world.wasm",
+            "wrong_world",
+            &[
+                "does not export mco:machine-config/node-state@0.1.0",
+                "greet",
+            ],
+        ),
+        refusal(
+            "faulty-newer-major.wasm",
+            "incompatible_version",
+            &[
+                "exports mco:machine-config/node-state@1.0.0",
+                "speaks mco:machine-config/node-state@0.1.0",
+            ],
+        ),
+        Refusal {
+            module: written(dir.path(), "not.wasm", b"#!/bin/sh\necho hello\n"),
+            kind: "not_wasm",
+            names: &["is not WebAssembly"],
+        },
+        Refusal {
+            module: written(dir.path(), "core.wasm", b"\0asm\x01\0\0\0"),
+            kind: "core_module",
+            names: &["core WebAssembly module, not a component"],
+        },
+        Refusal {
+            module: written(dir.path(), "truncated.wasm", &good[..good.len() / 2]),
+            kind: "compile",
+            names: &["could not be compiled"],
+        },
+        Refusal {
+            module: dir.path().join("missing.wasm"),
+            kind: "read",
+            names: &["could not read guest module"],
+        },
+    ];
+    let others = Bystanders::new(&runtime);
+    for case in cases {
+        let file = case.module.display().to_string();
+        match GuestModule::from_file(&runtime, &case.module, NODE_STATE_INTERFACE) {
+            Err(err) => {
+                let message = err.to_string();
+                assert_eq!(err.kind(), case.kind, "{file}: {message}");
+                for name in case.names {
+                    assert!(message.contains(name), "{file}: {message} lacks {name:?}");
+                }
+            }
+            Ok(_) => panic!("{file} was accepted"),
+        }
+        others.still_serve(&file);
+    }
+}
+
+/// Ways a compiled-guest cache entry can go bad on disk.
+type Spoil = fn(&Path, &Path);
+
+fn flip_middle_byte(code: &Path, _: &Path) {
+    let mut bytes = std::fs::read(code).unwrap_or_else(|e| panic!("{e}"));
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(code, &bytes).unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn truncate(code: &Path, _: &Path) {
+    let bytes = std::fs::read(code).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(code, &bytes[..bytes.len() / 3]).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Garbage with a checksum that matches it: only wasmtime's own checks stand
+/// between these bytes and native code.
+fn garbage_with_matching_checksum(code: &Path, checksum: &Path) {
+    let garbage = b"\x7fELF not really a precompiled component".repeat(100);
+    std::fs::write(code, &garbage).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(checksum, sha256_hex(&garbage)).unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn remove_checksum(_: &Path, checksum: &Path) {
+    std::fs::remove_file(checksum).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
 fn corrupt_cache_entries_are_recompiled() {
-    let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let runtime = common::runtime(RuntimeConfig {
-        cache_dir: Some(cache.path().to_path_buf()),
-        ..config()
-    });
+    let spoilers: [(&str, Spoil); 4] = [
+        ("flipped byte", flip_middle_byte),
+        ("truncated", truncate),
+        (
+            "garbage with a matching checksum",
+            garbage_with_matching_checksum,
+        ),
+        ("checksum missing", remove_checksum),
+    ];
     let guest = common::installed_guest("mcn.wasm");
-    common::mcn_guest(&runtime, &guest);
-    let entries: Vec<_> = std::fs::read_dir(cache.path())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
-        .collect();
-    assert_eq!(entries.len(), 1, "one compiled entry expected: {entries:?}");
-    let mut bytes = std::fs::read(&entries[0]).unwrap_or_else(|e| panic!("{e}"));
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 0xff;
-    std::fs::write(&entries[0], &bytes).unwrap_or_else(|e| panic!("{e}"));
+    for (how, spoil) in spoilers {
+        let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let runtime = common::runtime(RuntimeConfig {
+            cache_dir: Some(cache.path().to_path_buf()),
+            ..config()
+        });
+        common::mcn_guest(&runtime, &guest);
+        let entries: Vec<_> = std::fs::read_dir(cache.path())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+            .collect();
+        assert_eq!(entries.len(), 1, "one compiled entry expected: {entries:?}");
+        let code = &entries[0];
+        let checksum = code.with_extension("sha256");
+        spoil(code, &checksum);
 
-    let again = common::mcn_guest(&runtime, &guest);
-    assert!(matches!(
-        again.derive(&facts("worker-0")),
-        Ok(Decision::Skip(_))
-    ));
-    let rewritten = std::fs::read(&entries[0]).unwrap_or_else(|e| panic!("{e}"));
-    assert_ne!(rewritten, bytes, "the corrupt entry was not replaced");
+        let again = common::mcn_guest(&runtime, &guest);
+        assert!(
+            matches!(again.derive(&facts("worker-0")), Ok(Decision::Skip(_))),
+            "{how}: the recompiled guest does not work"
+        );
+        // The entry was rewritten whole: code and checksum agree again.
+        let rewritten = std::fs::read(code).unwrap_or_else(|e| panic!("{e}"));
+        let recorded = std::fs::read_to_string(&checksum).unwrap_or_default();
+        assert_eq!(
+            recorded.trim(),
+            sha256_hex(&rewritten),
+            "{how}: the corrupt entry was not replaced"
+        );
+    }
 }

@@ -12,6 +12,7 @@ use crate::ignition::{self, StubUpgrade};
 use crate::machineset::MachineSetView;
 use crate::platform::{Platform, PlatformOutcome};
 use crate::stream::Stream;
+use crate::validate::validate_decision;
 
 /// MachineSets labelled with another OS stream are managed elsewhere.
 pub const OS_STREAM_LABEL: &str = "machineconfiguration.openshift.io/osstream";
@@ -89,10 +90,11 @@ pub fn decide<P: Platform + ?Sized>(
     cluster: &ClusterFacts,
     user_data: Option<&str>,
 ) -> Decision {
-    match common_rules(ms, cluster) {
+    let decision = match common_rules(ms, cluster) {
         Ok(arch) => reconcile(platform, stream, &arch, ms, cluster, user_data),
         Err(d) => d,
-    }
+    };
+    checked(ms, decision)
 }
 
 /// The stream a `coreos-bootimages` ConfigMap carries (`None`: no
@@ -117,16 +119,29 @@ pub fn decide_loaded<P: Platform + ?Sized>(
     cluster: &ClusterFacts,
     user_data: Option<&str>,
 ) -> Decision {
-    let arch = match common_rules(ms, cluster) {
-        Ok(a) => a,
-        Err(d) => return d,
+    let decision = match common_rules(ms, cluster) {
+        Err(d) => d,
+        Ok(_) if ms.provider_spec.is_none() => provider_spec_empty(ms),
+        Ok(arch) => match stream {
+            Ok(stream) => reconcile(platform, stream, &arch, ms, cluster, user_data),
+            Err(detail) => fail(ms, detail),
+        },
     };
-    if ms.provider_spec.is_none() {
-        return provider_spec_empty(ms);
-    }
-    match stream {
-        Ok(stream) => reconcile(platform, stream, &arch, ms, cluster, user_data),
-        Err(detail) => fail(ms, detail),
+    checked(ms, decision)
+}
+
+/// Holds a decision to the host's own checks ([`validate_decision`]): one
+/// that would fail them (a Secret name the API server would refuse, an
+/// image reference of megabytes) becomes an `error` decision that names
+/// the problem, so hostile input is reported against its MachineSet instead
+/// of looking like a broken guest.
+fn checked(ms: &MachineSetView, decision: Decision) -> Decision {
+    match validate_decision(&decision) {
+        Ok(()) => decision,
+        Err(why) => fail(
+            ms,
+            &format!("the decision would not pass the host's checks: {why}"),
+        ),
     }
 }
 

@@ -5,6 +5,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use mco_k8s_names::bounded;
+
+use crate::validate::MAX_REASON_TEXT;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "lowercase")]
 pub enum Decision {
@@ -43,22 +47,25 @@ pub struct UserData {
     pub user_data: String,
 }
 
+/// The constructors bound their text to what the host accepts
+/// ([`MAX_REASON_TEXT`]): reasons quote MachineSet names, images and stream
+/// fields, which hostile input can make arbitrarily long.
 impl Decision {
     pub fn noop(reason: impl Into<String>) -> Decision {
         Decision::Noop {
-            reason: reason.into(),
+            reason: bounded(reason.into(), MAX_REASON_TEXT),
         }
     }
 
     pub fn skip(reason: impl Into<String>) -> Decision {
         Decision::Skip {
-            reason: reason.into(),
+            reason: bounded(reason.into(), MAX_REASON_TEXT),
         }
     }
 
     pub fn error(message: impl Into<String>) -> Decision {
         Decision::Error {
-            message: message.into(),
+            message: bounded(message.into(), MAX_REASON_TEXT),
         }
     }
 

@@ -23,6 +23,7 @@ pub mod ignition;
 mod machineset;
 mod platform;
 pub mod stream;
+mod validate;
 
 pub use decide::{
     ClusterFacts, OS_ID_LABEL, OS_STREAM_LABEL, SUPPORTED_OS_STREAM, common_rules, decide,
@@ -32,6 +33,7 @@ pub use decision::{Decision, UserData, UserDataUpgrade};
 pub use machineset::{InputError, MachineSetView};
 pub use platform::{Platform, PlatformOutcome, RuleError};
 pub use stream::{LookupError, Stream, StreamError};
+pub use validate::{MAX_REASON_TEXT, MAX_TARGET, validate_decision};
 
 // Platform crates depend on this one only, so they get json helpers here.
 pub use serde_json;

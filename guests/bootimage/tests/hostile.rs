@@ -267,3 +267,41 @@ fn mutated_golden_inputs_never_panic() {
     }
     assert!(decisions > 1000, "only {decisions} decisions");
 }
+
+/// What the property test found before the rules checked their own
+/// decisions: each would have been refused by the host as a broken guest.
+#[test]
+fn decisions_the_host_would_refuse_become_error_decisions() {
+    use base64::Engine as _;
+
+    let stream = stream_text();
+    let stub_case = "gcp-patch-stub-v2-converted";
+    let stub = load(stub_case, "user-data-secret.yaml")["data"]["userData"]
+        .as_str()
+        .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap();
+    let mut bad_secret = load(stub_case, "machineset.yaml");
+    bad_secret["spec"]["template"]["spec"]["providerSpec"]["value"]["userDataSecret"]["name"] =
+        json!("\t");
+    let mut long_arch = load("gcp-patch-boot-disk-only", "machineset.yaml");
+    long_arch["metadata"]["annotations"]["capacity.cluster-autoscaler.kubernetes.io/labels"] =
+        json!("x".repeat(5000));
+    let cases = [
+        // The stub upgrade named a Secret the API server cannot have.
+        (
+            bad_secret,
+            Some(stub.as_str()),
+            "is not a DNS-1123 subdomain",
+        ),
+        // The error quoted a 5000-byte annotation in full.
+        (long_arch, None, "kubernetes.io/arch label not found"),
+    ];
+    for (ms, user_data, fragment) in cases {
+        let view = MachineSetView::from_object(&ms).unwrap();
+        let d = decide_raw(&Gcp, Some(&stream), &view, &cluster(), user_data);
+        assert_eq!(d.action(), "error", "{:.300}", d.to_json());
+        assert!(d.to_json().contains(fragment), "{:.300}", d.to_json());
+        assert_eq!(mco_bootimage::validate_decision(&d), Ok(()));
+    }
+}

@@ -1,9 +1,13 @@
 //! Guests that misbehave on purpose. The default build exports the real
 //! node-state interface and picks its fault from the node's name, so one
-//! module covers every runtime fault; the `forbidden-import` and
-//! `wrong-world` features build modules the host must refuse at load time.
+//! module covers every runtime fault; the features (see Cargo.toml) build
+//! modules the host must refuse at load time: forbidden WASI imports, an
+//! unrelated world, a newer major version of our own package.
 
-#[cfg(all(target_arch = "wasm32", not(feature = "wrong-world")))]
+#[cfg(all(
+    target_arch = "wasm32",
+    not(any(feature = "wrong-world", feature = "newer-major"))
+))]
 mod node_state {
     use exports::mco::machine_config::node_state::{
         ConfigVersion, Decision, Facts, Guest, MachineConfigNode, NodeStatus,
@@ -62,7 +66,49 @@ mod node_state {
         format!("{hostname} at {:?}", std::time::SystemTime::now())
     }
 
-    #[cfg(not(feature = "forbidden-import"))]
+    /// Reading a file imports `wasi:filesystem` (whose types also pull in
+    /// `wasi:clocks/wall-clock` for file times).
+    #[cfg(feature = "import-filesystem")]
+    fn forbidden_effect() -> String {
+        std::fs::read_to_string("/etc/hostname").unwrap_or_default()
+    }
+
+    /// Opening a connection imports `wasi:sockets`.
+    #[cfg(feature = "import-sockets")]
+    fn forbidden_effect() -> String {
+        match std::net::TcpStream::connect(("127.0.0.1", 6443)) {
+            Ok(_) => "connected to the apiserver".into(),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    /// Reading the monotonic clock imports `wasi:clocks/monotonic-clock`.
+    #[cfg(feature = "import-clocks")]
+    fn forbidden_effect() -> String {
+        format!("{:?}", std::time::Instant::now())
+    }
+
+    /// wasi-libc's `getentropy` imports `wasi:random/random` (std itself only
+    /// uses the allowed `insecure-seed`).
+    #[cfg(feature = "import-random")]
+    fn forbidden_effect() -> String {
+        unsafe extern "C" {
+            fn getentropy(buffer: *mut u8, len: usize) -> i32;
+        }
+        let mut bytes = [0u8; 8];
+        // SAFETY: getentropy writes at most `len` bytes into `buffer`, which
+        // points at `bytes` of exactly that length.
+        let rc = unsafe { getentropy(bytes.as_mut_ptr(), bytes.len()) };
+        format!("{rc}: {bytes:?}")
+    }
+
+    #[cfg(not(any(
+        feature = "forbidden-import",
+        feature = "import-filesystem",
+        feature = "import-sockets",
+        feature = "import-clocks",
+        feature = "import-random"
+    )))]
     fn forbidden_effect() -> String {
         "faulty guest: no fault requested".into()
     }
@@ -85,4 +131,22 @@ mod wrong_world {
     }
 
     export!(Greeter);
+}
+
+#[cfg(all(target_arch = "wasm32", feature = "newer-major"))]
+mod newer_major {
+    wit_bindgen::generate!({ world: "node-state-reporter", path: "wit-next" });
+
+    struct Next;
+
+    impl exports::mco::machine_config::node_state::Guest for Next {
+        fn derive(facts: String) -> Result<String, String> {
+            Err(format!(
+                "node-state 1.0.0 got {} bytes of facts",
+                facts.len()
+            ))
+        }
+    }
+
+    export!(Next);
 }

@@ -15,17 +15,21 @@
 
 mod conditions;
 mod configdiff;
-mod names;
 mod pools;
 mod progress;
+mod validate;
 
 #[cfg(target_arch = "wasm32")]
 mod export;
 
 use std::collections::BTreeMap;
 
+// The name rules live in their own crate so the boot image guests share them.
+use mco_k8s_names as names;
+
 pub use conditions::{DEFAULT_CONDITION_TYPES, NOT_YET_SET};
 pub use names::{is_condition_reason, is_dns1123_subdomain};
+pub use validate::{MAX_MESSAGE, MAX_REASON_TEXT, validate};
 
 /// Everything one derivation looks at.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -142,8 +146,28 @@ pub enum Decision {
     Error(String),
 }
 
-/// Derives the MachineConfigNode for `facts.node`.
+/// Derives the MachineConfigNode for `facts.node`. The result always passes
+/// [`validate`]: whatever would not (a pool targeting a config name the CRD
+/// refuses, a reason of megabytes) becomes an `Error` naming the problem, so
+/// hostile input is reported against its node instead of looking like a
+/// broken guest.
 pub fn derive(facts: &Facts) -> Decision {
+    let node = &facts.node.name;
+    let decision = match derive_unchecked(facts) {
+        Decision::Skip(text) => Decision::Skip(names::bounded(text, MAX_REASON_TEXT)),
+        Decision::Error(text) => Decision::Error(names::bounded(text, MAX_REASON_TEXT)),
+        apply => apply,
+    };
+    match validate(&decision) {
+        Ok(()) => decision,
+        Err(why) => Decision::Error(names::bounded(
+            format!("node {node}: its MachineConfigNode would not pass the host's checks: {why}"),
+            MAX_REASON_TEXT,
+        )),
+    }
+}
+
+fn derive_unchecked(facts: &Facts) -> Decision {
     let node = &facts.node;
     if pools::is_windows(node) {
         return Decision::Skip(format!(

@@ -28,6 +28,14 @@ pub enum LoadError {
         "guest module {module} imports {import}, which guests may not use (allowed: wasi:io, wasi:cli streams/environment/exit, wasi:random/insecure-seed, mco:machine-config/types)"
     )]
     ForbiddenImport { module: String, import: String },
+    #[error(
+        "guest module {module} exports {found}, a version this host cannot call: it speaks {expected}, and only the same major version (minor below 1.0) is compatible"
+    )]
+    IncompatibleVersion {
+        module: String,
+        expected: String,
+        found: String,
+    },
     #[error("guest module {module} does not export {expected} (it exports: {found})")]
     WrongWorld {
         module: String,
@@ -38,6 +46,23 @@ pub enum LoadError {
     Smoke { module: String, detail: String },
     #[error("could not create the wasm engine: {0}")]
     Engine(String),
+}
+
+impl LoadError {
+    /// Stable label for metrics and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LoadError::Read { .. } => "read",
+            LoadError::NotWasm(_) => "not_wasm",
+            LoadError::CoreModule(_) => "core_module",
+            LoadError::Compile { .. } => "compile",
+            LoadError::ForbiddenImport { .. } => "forbidden_import",
+            LoadError::IncompatibleVersion { .. } => "incompatible_version",
+            LoadError::WrongWorld { .. } => "wrong_world",
+            LoadError::Smoke { .. } => "smoke",
+            LoadError::Engine(_) => "engine",
+        }
+    }
 }
 
 /// Why one evaluation failed. The host keeps serving; nothing is written

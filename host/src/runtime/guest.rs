@@ -74,17 +74,31 @@ impl GuestModule {
         let component = compile_cached(runtime, name, bytes, &digest)?;
         let ty = component.component_type();
         let engine = runtime.engine();
-        if let Some((import, _)) = ty
+        // Every forbidden import is named, not just the first: one family
+        // often drags in another (wasi:filesystem uses wasi:clocks types).
+        let forbidden: Vec<&str> = ty
             .imports(engine)
-            .find(|(import, _)| !allowed_import(import))
-        {
+            .map(|(import, _)| import)
+            .filter(|import| !allowed_import(import))
+            .collect();
+        if !forbidden.is_empty() {
             return Err(LoadError::ForbiddenImport {
                 module: name.to_string(),
-                import: import.to_string(),
+                import: forbidden.join(", "),
             });
         }
         let exports: Vec<String> = ty.exports(engine).map(|(e, _)| e.to_string()).collect();
         if !exports.iter().any(|e| same_interface(e, export)) {
+            // The interface at another major version is a different, clearer
+            // failure than a module that has nothing to do with the job.
+            let wanted = interface_name(export);
+            if let Some(found) = exports.iter().find(|e| interface_name(e) == wanted) {
+                return Err(LoadError::IncompatibleVersion {
+                    module: name.to_string(),
+                    expected: export.to_string(),
+                    found: found.clone(),
+                });
+            }
             return Err(LoadError::WrongWorld {
                 module: name.to_string(),
                 expected: export.to_string(),
@@ -123,6 +137,11 @@ pub(super) fn link<P>(
         .instantiate_pre(&module.component)
         .map_err(wrong_world)?;
     wrap(instance_pre).map_err(wrong_world)
+}
+
+/// `ns:pkg/iface` without its version.
+fn interface_name(name: &str) -> &str {
+    name.split('@').next().unwrap_or(name)
 }
 
 /// `ns:pkg/iface@1.2.3` provides `ns:pkg/iface@1.2.0`: same interface and

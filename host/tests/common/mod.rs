@@ -6,7 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use mco_host::runtime::{GuestModule, McnGuest, NODE_STATE_INTERFACE, Runtime, RuntimeConfig};
+use mco_host::runtime::{
+    BOOT_IMAGE_INTERFACE, BootImageGuest, GuestModule, McnGuest, NODE_STATE_INTERFACE, Runtime,
+    RuntimeConfig,
+};
 
 /// The cargo target directory this test binary was built in.
 pub fn target_dir() -> PathBuf {
@@ -61,4 +64,10 @@ pub fn mcn_guest(runtime: &Runtime, path: &Path) -> McnGuest {
     let module = GuestModule::from_file(runtime, path, NODE_STATE_INTERFACE)
         .unwrap_or_else(|e| panic!("{e}"));
     McnGuest::new(runtime, module).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn bootimage_guest(runtime: &Runtime, path: &Path) -> BootImageGuest {
+    let module = GuestModule::from_file(runtime, path, BOOT_IMAGE_INTERFACE)
+        .unwrap_or_else(|e| panic!("{e}"));
+    BootImageGuest::new(runtime, module).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -1,5 +1,8 @@
-//! Validation rules the MCN CRD enforces, checked before anything is written
-//! so a bad annotation becomes a clear error instead of a rejected apply.
+//! Validation rules the API server enforces on names, condition reasons and
+//! image references, checked before anything is written so a bad input
+//! becomes a clear error instead of a rejected write. Shared by the guest
+//! libraries (which check their own output) and the host (which trusts no
+//! guest), so both apply exactly the same rules.
 
 /// A DNS-1123 subdomain: at most 253 characters, dot-separated labels of
 /// lowercase alphanumerics and `-`, each starting and ending alphanumeric.
@@ -45,9 +48,34 @@ pub fn is_image_digest(value: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
+/// `text` cut to at most `max` bytes on a character boundary, marked with
+/// `…` when cut: messages quote names, images and annotations, which hostile
+/// input can make arbitrarily long, and the host refuses over-long text.
+pub fn bounded(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mark = if max >= '…'.len_utf8() { "…" } else { "" };
+    let mut end = max - mark.len();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{mark}", &text[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounded_cuts_on_a_character_boundary() {
+        assert_eq!(bounded("short".into(), 10), "short");
+        let cut = bounded("é".repeat(10), 8);
+        assert!(cut.len() <= 8, "{cut}");
+        assert!(cut.ends_with('…'), "{cut}");
+        assert_eq!(bounded("x".repeat(9000), 4096).len(), 4096);
+        assert_eq!(bounded("x".repeat(9), 2), "xx");
+    }
 
     #[test]
     fn subdomains() {

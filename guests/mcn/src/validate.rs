@@ -1,0 +1,122 @@
+//! The checks every decision must pass before the host writes anything:
+//! what the MachineConfigNode CRD accepts and what the job promises (every
+//! default condition present). The host runs them on whatever a guest
+//! returns; the library states them so native runs, property tests and fuzz
+//! targets can hold the derivation to the same rules.
+
+use std::collections::BTreeSet;
+
+use crate::names::{is_condition_reason, is_dns1123_subdomain};
+use crate::{DEFAULT_CONDITION_TYPES, Decision};
+
+/// Bound on a skip reason or error message.
+pub const MAX_REASON_TEXT: usize = 4096;
+/// Bound on one condition message.
+pub const MAX_MESSAGE: usize = 32768;
+/// The CRD's bound on image references.
+const MAX_IMAGE: usize = 447;
+/// The CRD's bound on the condition list.
+const MAX_CONDITIONS: usize = 20;
+
+/// `Err` says what is wrong with the first offending field.
+pub fn validate(decision: &Decision) -> Result<(), String> {
+    let mcn = match decision {
+        Decision::Apply(mcn) => mcn,
+        Decision::Skip(text) | Decision::Error(text) => {
+            return if text.trim().is_empty() {
+                Err("empty skip reason or error message".into())
+            } else if text.len() > MAX_REASON_TEXT {
+                Err(format!(
+                    "skip reason or error message of {} bytes (limit {MAX_REASON_TEXT})",
+                    text.len()
+                ))
+            } else {
+                Ok(())
+            };
+        }
+    };
+    let status = &mcn.status;
+    let names = [
+        ("spec.pool.name", Some(&mcn.pool)),
+        ("spec.configVersion.desired", Some(&mcn.desired_config)),
+        (
+            "status.configVersion.desired",
+            Some(&status.config_version.desired),
+        ),
+        (
+            "status.configVersion.current",
+            status.config_version.current.as_ref(),
+        ),
+    ];
+    for (field, value) in names {
+        if let Some(value) = value
+            && !is_dns1123_subdomain(value)
+        {
+            return Err(format!(
+                "{field} {:?} is not a DNS-1123 subdomain",
+                shorten(value)
+            ));
+        }
+    }
+    if status.observed_generation < 1 {
+        return Err(format!(
+            "status.observedGeneration {} is below 1",
+            status.observed_generation
+        ));
+    }
+    let images = [
+        mcn.desired_image.as_ref(),
+        status
+            .config_image
+            .as_ref()
+            .and_then(|i| i.current_image.as_ref()),
+        status
+            .config_image
+            .as_ref()
+            .and_then(|i| i.desired_image.as_ref()),
+    ];
+    if let Some(image) = images
+        .into_iter()
+        .flatten()
+        .find(|i| i.is_empty() || i.len() > MAX_IMAGE)
+    {
+        return Err(format!(
+            "image {:?} is empty or longer than {MAX_IMAGE} characters",
+            shorten(image)
+        ));
+    }
+    let conditions = &status.conditions;
+    if conditions.len() > MAX_CONDITIONS {
+        return Err(format!(
+            "{} conditions (the CRD allows {MAX_CONDITIONS})",
+            conditions.len()
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for condition in conditions {
+        if !is_condition_reason(&condition.type_) || !is_condition_reason(&condition.reason) {
+            return Err(format!(
+                "condition type {:?} / reason {:?} is malformed",
+                shorten(&condition.type_),
+                shorten(&condition.reason)
+            ));
+        }
+        if condition.message.len() > MAX_MESSAGE {
+            return Err(format!(
+                "condition {} has a message over {MAX_MESSAGE} bytes",
+                condition.type_
+            ));
+        }
+        if !seen.insert(condition.type_.as_str()) {
+            return Err(format!("condition {} appears twice", condition.type_));
+        }
+    }
+    if let Some(missing) = DEFAULT_CONDITION_TYPES.iter().find(|t| !seen.contains(*t)) {
+        return Err(format!("condition {missing} is missing"));
+    }
+    Ok(())
+}
+
+fn shorten(text: &str) -> String {
+    text.chars().take(80).collect()
+}

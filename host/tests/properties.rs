@@ -1,0 +1,140 @@
+//! Differential property tests: generated inputs (the same strategies as the
+//! guest libraries' own property tests) go through the wasm guests and the
+//! native libraries. The serialized decisions must be byte-identical, a
+//! second run must give the same bytes (guests are pure), and the host's
+//! `validate` must accept every decision.
+
+mod common;
+
+#[path = "../../guests/bootimage/tests/strategies/mod.rs"]
+mod bootimage_strategies;
+#[path = "../../guests/mcn/tests/strategies/mod.rs"]
+mod mcn_strategies;
+
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::Timestamp;
+use mco_bootimage::{Platform, decide_loaded, load_stream};
+use mco_host::runtime::{BootImageGuest, RuntimeConfig};
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::{prop_assert, prop_assert_eq};
+use serde_json::json;
+
+/// Small enough that both tests together stay within a few seconds in a
+/// release build; every case is a fresh wasm instance.
+const MCN_CASES: u32 = 300;
+const BOOT_IMAGE_CASES: u32 = 120;
+
+fn runner(cases: u32) -> TestRunner {
+    TestRunner::new(Config {
+        cases,
+        // A manual runner has no source file to record failures beside.
+        failure_persistence: None,
+        ..Config::default()
+    })
+}
+
+/// What `mco-host eval mcn` prints for `decision`, with a fixed clock.
+fn mcn_bytes(name: &str, decision: mco_mcn::Decision) -> String {
+    let node = Node {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            uid: Some("00000000-0000-0000-0000-000000000001".into()),
+            ..ObjectMeta::default()
+        },
+        ..Node::default()
+    };
+    let value = match decision {
+        mco_mcn::Decision::Apply(mcn) => {
+            let now = Timestamp::from_second(1_800_000_000).unwrap_or_else(|e| panic!("{e}"));
+            let object = mco_host::mcn::to_object(&node, mcn, None, now);
+            json!({"action": "apply", "machineConfigNode": object})
+        }
+        mco_mcn::Decision::Skip(reason) => json!({"action": "skip", "reason": reason}),
+        mco_mcn::Decision::Error(message) => json!({"action": "error", "message": message}),
+    };
+    value.to_string()
+}
+
+#[test]
+fn mcn_guest_and_library_give_identical_bytes_every_time() {
+    let runtime = common::runtime(RuntimeConfig::default());
+    let guest = common::mcn_guest(&runtime, &common::installed_guest("mcn.wasm"));
+    let result = runner(MCN_CASES).run(&mcn_strategies::facts(), |facts| {
+        let name = &facts.node.name;
+        let native = mcn_bytes(name, mco_mcn::derive(&facts));
+        let run = || {
+            guest
+                .derive(&facts)
+                .map_err(|e| TestCaseError::fail(format!("the guest failed: {e}")))
+        };
+        let wasm = run()?;
+        if let Err(why) = mco_host::mcn::validate(&wasm) {
+            return Err(TestCaseError::fail(format!("host refused {wasm:?}: {why}")));
+        }
+        let wasm = mcn_bytes(name, wasm);
+        prop_assert_eq!(&native, &wasm, "native and wasm disagree");
+        prop_assert_eq!(&mcn_bytes(name, run()?), &wasm, "a second run differs");
+        Ok(())
+    });
+    if let Err(err) = result {
+        panic!("{err}");
+    }
+}
+
+#[test]
+fn boot_image_guests_and_libraries_give_identical_bytes_every_time() {
+    let runtime = common::runtime(RuntimeConfig::default());
+    let files: [(&dyn Platform, &str); 3] = [
+        (&mco_bootimage_gcp::Gcp, "bootimage-gcp.wasm"),
+        (&mco_bootimage_aws::Aws, "bootimage-aws.wasm"),
+        (&mco_bootimage_azure::Azure, "bootimage-azure.wasm"),
+    ];
+    let platforms: [(&dyn Platform, BootImageGuest); 3] = files.map(|(rule, file)| {
+        (
+            rule,
+            common::bootimage_guest(&runtime, &common::installed_guest(file)),
+        )
+    });
+    let seeds = bootimage_strategies::Seeds::load();
+    let inputs = (
+        bootimage_strategies::machineset(&seeds),
+        bootimage_strategies::stream(&seeds),
+        bootimage_strategies::cluster(),
+        bootimage_strategies::user_data(&seeds),
+    );
+    let result = runner(BOOT_IMAGE_CASES).run(&inputs, |(ms, stream, cluster, user_data)| {
+        let Ok(view) = mco_bootimage::MachineSetView::from_object(&ms) else {
+            return Ok(());
+        };
+        let (stream, user_data) = (stream.as_deref(), user_data.as_deref());
+        for (rule, guest) in &platforms {
+            let loaded = load_stream(stream);
+            let loaded = loaded.as_ref().map_err(String::as_str);
+            let native = decide_loaded(*rule, loaded, &view, &cluster, user_data).to_json();
+            let run = || {
+                guest
+                    .decide_one(stream, &view, &cluster, user_data)
+                    .map_err(|e| TestCaseError::fail(format!("the guest failed: {e}")))
+            };
+            let wasm = run()?;
+            prop_assert!(
+                mco_host::bootimage::validate(&wasm).is_ok(),
+                "host refused {}",
+                wasm.to_json()
+            );
+            let wasm = wasm.to_json();
+            prop_assert_eq!(
+                &native,
+                &wasm,
+                "{}: native and wasm disagree",
+                rule.platform_type()
+            );
+            prop_assert_eq!(&run()?.to_json(), &wasm, "a second run differs");
+        }
+        Ok(())
+    });
+    if let Err(err) = result {
+        panic!("{err}");
+    }
+}
