@@ -20,6 +20,23 @@ pub struct KindLabels {
     pub kind: String,
 }
 
+/// A registry entry (`mcn`, `bootImage.<platform>`) and what happened.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobResultLabels {
+    pub job: String,
+    pub result: String,
+}
+
+/// The module serving a registry entry (`role` `active`) or shadowing it
+/// (`candidate`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
+pub struct GuestInfoLabels {
+    pub job: String,
+    pub role: String,
+    pub module: String,
+    pub sha256: String,
+}
+
 #[derive(Clone)]
 pub struct Metrics {
     pub leader: Gauge,
@@ -28,6 +45,9 @@ pub struct Metrics {
     pub guest_failures: Family<KindLabels, Counter>,
     pub api_writes: Family<KindLabels, Counter>,
     pub reconcile_errors: Counter,
+    pub guest_swaps: Family<JobResultLabels, Counter>,
+    pub guest_info: Family<GuestInfoLabels, Gauge>,
+    pub shadow_evaluations: Family<JobResultLabels, Counter>,
 }
 
 impl Metrics {
@@ -39,6 +59,9 @@ impl Metrics {
             guest_failures: Family::default(),
             api_writes: Family::default(),
             reconcile_errors: Counter::default(),
+            guest_swaps: Family::default(),
+            guest_info: Family::default(),
+            shadow_evaluations: Family::default(),
         };
         let sub = registry.sub_registry_with_prefix("mco");
         sub.register(
@@ -70,6 +93,21 @@ impl Metrics {
             "reconcile_errors",
             "Reconciles that failed and were requeued",
             metrics.reconcile_errors.clone(),
+        );
+        sub.register(
+            "guest_swaps",
+            "Guest module changes by registry entry and result (loaded, swapped, removed, failed)",
+            metrics.guest_swaps.clone(),
+        );
+        sub.register(
+            "guest_info",
+            "1 for the module serving (role active) or shadowing (role candidate) each registry entry",
+            metrics.guest_info.clone(),
+        );
+        sub.register(
+            "shadow_evaluations",
+            "Candidate evaluations compared with the active module's, by registry entry and result (agree, differ, failed)",
+            metrics.shadow_evaluations.clone(),
         );
         metrics
     }
