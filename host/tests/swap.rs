@@ -105,6 +105,9 @@ fn failed_load(built: &Built) -> &LoadError {
     }
 }
 
+/// What a refused module's error must be.
+type Refusal = fn(&LoadError) -> bool;
+
 fn serves(set: &GuestSet) -> String {
     smoke::mcn_guest(&set.mcn).unwrap_or_else(|e| panic!("the serving guest fails: {e}"));
     set.mcn.module().digest.clone()
@@ -148,7 +151,7 @@ fn only_a_module_that_passes_every_check_is_swapped_in() {
 
     // Modules the loader refuses, each with its reason; the old one serves on.
     let faulty = read(&common::test_guest("faulty.wasm"));
-    let refused: [(&str, Vec<u8>, fn(&LoadError) -> bool); 5] = [
+    let refused: [(&str, Vec<u8>, Refusal); 5] = [
         (
             "smoke",
             faulty,
@@ -325,12 +328,9 @@ fn a_bad_module_at_start_names_its_registry_entry() {
 #[test]
 fn every_shipped_guest_passes_its_smoke_evaluation() {
     let world = World::new();
-    let registry = mco_host::registry::Registry::installed(
-        &common::installed_guest("mcn.wasm")
-            .parent()
-            .unwrap_or_else(|| panic!("no guest dir"))
-            .to_path_buf(),
-    );
+    let mcn = common::installed_guest("mcn.wasm");
+    let dir = mcn.parent().unwrap_or_else(|| panic!("no guest dir"));
+    let registry = mco_host::registry::Registry::installed(dir);
     let (guests, _) = guests::initial(&world.runtime, &registry, &ConfigMaps::new())
         .unwrap_or_else(|e| panic!("{e}"));
     let set = guests.current();
