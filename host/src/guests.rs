@@ -295,7 +295,7 @@ impl Fetched {
 /// Why a module's bytes could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
-    #[error("cannot read guest module {path}: {source}")]
+    #[error("could not read guest module {path}: {source}")]
     File {
         path: String,
         #[source]
