@@ -227,8 +227,13 @@ impl Watch {
         self.count(REGISTRY_JOB, "failed");
         self.guests
             .with_status(|s| s.registry_error = Some(message.clone()));
-        self.event(EventType::Warning, "GuestRegistryUnreadable", &message)
-            .await;
+        self.event(
+            EventType::Warning,
+            "GuestRegistryUnreadable",
+            "ReadRegistry".into(),
+            &message,
+        )
+        .await;
         self.reported.insert(REGISTRY_JOB.into(), message);
     }
 
@@ -263,7 +268,9 @@ impl Watch {
                     if !first {
                         let note =
                             format!("registry entry {entry} now runs {module} (sha256 {sha256})");
-                        self.event(EventType::Normal, "GuestSwapped", &note).await;
+                        let action = swap_action(&entry, Some(&sha256));
+                        self.event(EventType::Normal, "GuestSwapped", action, &note)
+                            .await;
                     }
                 }
                 Outcome::Removed => {
@@ -294,7 +301,8 @@ impl Watch {
                         &job,
                         change("failed", module.as_deref(), sha256, Some(error.to_string())),
                     );
-                    self.event(EventType::Warning, "GuestSwapFailed", &message)
+                    let action = swap_action(&entry, sha256);
+                    self.event(EventType::Warning, "GuestSwapFailed", action, &message)
                         .await;
                     self.reported.insert(entry, message);
                 }
@@ -350,7 +358,7 @@ impl Watch {
 
     /// An Event on the registry ConfigMap; file registries have no object
     /// to hang one on.
-    async fn event(&self, type_: EventType, reason: &str, note: &str) {
+    async fn event(&self, type_: EventType, reason: &str, action: String, note: &str) {
         let Some(cm) = &self.registry_cm else {
             return;
         };
@@ -366,12 +374,22 @@ impl Watch {
             type_,
             reason: reason.into(),
             note: Some(note.chars().take(EVENT_NOTE_MAX).collect()),
-            action: "SwapGuest".into(),
+            action,
             secondary: None,
         };
         if let Err(err) = self.recorder.publish(&event, &reference).await {
             tracing::warn!(error = %err, reason, "cannot publish an Event on the registry ConfigMap");
         }
+    }
+}
+
+/// The Event action: the entry and the module it was about. kube's Recorder
+/// folds Events with the same reason and action on one object into a series
+/// that keeps the first note, so each attempted module gets its own.
+fn swap_action(entry: &str, sha256: Option<&str>) -> String {
+    match sha256 {
+        Some(sha256) => format!("Swap {entry} to sha256:{}", &sha256[..sha256.len().min(12)]),
+        None => format!("Swap {entry}"),
     }
 }
 

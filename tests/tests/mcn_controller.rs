@@ -613,16 +613,18 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
         "mcn-a must serve at start"
     );
 
+    // Good swaps load while the walk goes on (a step takes milliseconds, a
+    // swap hundreds); each is awaited only before the next registry change.
     let plan: BTreeMap<usize, Swap> = [
         (
-            1,
+            0,
             Swap::Good {
                 module: "mcn-b",
                 candidate: None,
             },
         ),
         (
-            3,
+            4,
             Swap::Refused {
                 module: "mcn-a",
                 pin: "mcn-b",
@@ -654,10 +656,26 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
     ]
     .into();
     fx.apply_pool("worker", B).await?;
+    let admin = fx.controllers[c].admin_addr;
     let mut latencies = Vec::new();
     let mut serving_now = sha("mcn-a");
+    // The good swap in progress: its module, a task that reports when it
+    // serves, and how many steps of all nodes converged meanwhile.
+    let mut pending: Option<(&str, tokio::task::JoinHandle<Result<Duration>>, usize)> = None;
+    let mut overlapped = 0;
     for (i, step) in REBOOT_WALK.iter().enumerate() {
         let swap = plan.get(&i);
+        if swap.is_some()
+            && let Some((module, task, steps)) = pending.take()
+        {
+            let took = task.await??;
+            eprintln!(
+                "  {module} serves {took:.2?} after the registry change ({steps} steps converged meanwhile)"
+            );
+            latencies.push(took);
+            overlapped += steps;
+            serving_now = sha(module);
+        }
         let before = fx.controllers[c].metrics().await?;
         let t = Instant::now();
         match swap {
@@ -665,6 +683,8 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
                 let candidate = candidate.map(|m| (m, sha(m)));
                 let candidate = candidate.as_ref().map(|(m, s)| (*m, s.as_str()));
                 put_registry(fx, &registry_yaml(module, &sha(module), candidate)).await?;
+                let want = sha(module);
+                pending = Some((module, tokio::spawn(until_serving(admin, want, t)), 0));
             }
             Some(Swap::Refused { module, pin, .. }) => {
                 put_registry(fx, &registry_yaml(module, &sha(pin), None)).await?
@@ -676,61 +696,69 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
             fx.patch_node(node, step.set, Some(step.unschedulable))
                 .await?;
         }
-        match swap {
-            Some(Swap::Good { module, .. }) => {
-                let want = sha(module);
-                wait_metric_for(fx, c, &format!("{module} serving"), SWAP_TIMEOUT, |m| {
-                    serving(m, &want)
-                })
-                .await?;
-                latencies.push(t.elapsed());
-                serving_now = want;
-                eprintln!(
-                    "  step {}: {module} serves {:.2?} after the registry change",
-                    step.case,
-                    t.elapsed()
-                );
-            }
-            Some(Swap::Refused { module, why, .. }) => {
-                let failed = swaps(&before, "failed");
-                wait_metric_for(fx, c, &format!("{module} refused"), SWAP_TIMEOUT, |m| {
-                    swaps(m, "failed") > failed
-                })
-                .await?;
-                eprintln!(
-                    "  step {}: {module} refused {:.2?} after the registry change",
-                    step.case,
-                    t.elapsed()
-                );
-                let m = fx.controllers[c].metrics().await?;
-                ensure!(
-                    serving(&m, &serving_now),
-                    "a refused swap must leave the old module serving"
-                );
-                // The status endpoint says why, under the entry's name.
-                let status = guests_status(fx, c).await?;
-                let last = &status["jobs"]["mcn"]["lastChange"];
-                ensure!(
-                    last["result"] == "failed"
-                        && last["error"].as_str().is_some_and(|e| e.contains(why))
-                        && status["jobs"]["mcn"]["sha256"] == serving_now.as_str(),
-                    "/guests must show the refusal ({why}) and the old module serving: {status}"
-                );
-            }
-            None => {}
+        if let Some(Swap::Refused { module, why, .. }) = swap {
+            let failed = swaps(&before, "failed");
+            wait_metric_for(fx, c, &format!("{module} refused"), SWAP_TIMEOUT, |m| {
+                swaps(m, "failed") > failed
+            })
+            .await?;
+            eprintln!(
+                "  step {}: {module} refused {:.2?} after the registry change",
+                step.case,
+                t.elapsed()
+            );
+            let m = fx.controllers[c].metrics().await?;
+            ensure!(
+                serving(&m, &serving_now),
+                "a refused swap must leave the old module serving"
+            );
+            // The status endpoint says why, under the entry's name.
+            let status = guests_status(fx, c).await?;
+            let last = &status["jobs"]["mcn"]["lastChange"];
+            ensure!(
+                last["result"] == "failed"
+                    && last["error"].as_str().is_some_and(|e| e.contains(why))
+                    && status["jobs"]["mcn"]["sha256"] == serving_now.as_str(),
+                "/guests must show the refusal ({why}) and the old module serving: {status}"
+            );
         }
         for (node, uid) in SWAP_WORKERS.iter().zip(&uids) {
-            let (took, _) = fx
-                .wait_mcn(&Expected::load(step.case, node)?, uid, STEP_TIMEOUT)
+            fx.wait_mcn(&Expected::load(step.case, node)?, uid, STEP_TIMEOUT)
                 .await
-                .with_context(|| {
-                    format!("{node}, step {} (swap: {})", step.case, swap.is_some())
-                })?;
-            if swap.is_some() {
-                eprintln!("  {node} {}: converged in {took:.2?}", step.case);
-            }
+                .with_context(|| format!("{node}, step {}", step.case))?;
         }
+        // A step that converged before the new module was seen serving
+        // was walked while the swap was loading.
+        if let Some((_, task, steps)) = pending.as_mut()
+            && !task.is_finished()
+        {
+            *steps += 1;
+        }
+        eprintln!(
+            "  {}: all {} workers converged",
+            step.case,
+            SWAP_WORKERS.len()
+        );
     }
+    if let Some((module, task, steps)) = pending.take() {
+        let took = task.await??;
+        eprintln!(
+            "  {module} serves {took:.2?} after the registry change ({steps} steps converged meanwhile)"
+        );
+        latencies.push(took);
+        overlapped += steps;
+    }
+
+    // The candidate shadows every node that changes from now on.
+    for node in SWAP_WORKERS {
+        fx.set_labels(node, json!({ "mco-e2e/shadowed": "yes" }))
+            .await?;
+    }
+    let workers = SWAP_WORKERS.len() as f64;
+    wait_metric_for(fx, c, "a shadow evaluation per worker", SWAP_TIMEOUT, |m| {
+        m.sum("mco_shadow_evaluations_total", &[("job", "mcn")]) >= workers
+    })
+    .await?;
 
     // Every swap counted, the refusals explained where an administrator looks.
     let m = fx.controllers[c].metrics().await?;
@@ -795,7 +823,8 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
     latencies.sort();
     eprintln!(
         "hot swap: {} swaps served after {:?} (registry change to new digest serving), 2 refused, \
-         {} shadow evaluations agreed, 0 reconciles missed over {} nodes x {} steps",
+         {} shadow evaluations agreed, {overlapped} steps walked while a swap was loading, \
+         0 reconciles missed over {} nodes x {} steps",
         latencies.len(),
         latencies,
         shadow("agree"),
@@ -803,6 +832,26 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
         REBOOT_WALK.len()
     );
     Ok(())
+}
+
+/// Polls `/metrics` at `admin` every 20 ms until `sha256` serves the mcn
+/// job; the time since `since`.
+async fn until_serving(
+    admin: std::net::SocketAddr,
+    sha256: String,
+    since: Instant,
+) -> Result<Duration> {
+    loop {
+        if let Ok((200, body)) = support::controller::http_get(admin, "/metrics").await
+            && support::controller::Metrics::parse(&body).is_ok_and(|m| serving(&m, &sha256))
+        {
+            return Ok(since.elapsed());
+        }
+        if since.elapsed() > SWAP_TIMEOUT {
+            bail!("sha256 {sha256} does not serve {SWAP_TIMEOUT:?} after the registry change");
+        }
+        sleep(Duration::from_millis(20)).await;
+    }
 }
 
 async fn guests_status(fx: &Fixture, c: usize) -> Result<Value> {
@@ -889,7 +938,8 @@ async fn apply_configmap(fx: &Fixture, name: &str, cm: &ConfigMap) -> Result<()>
     Ok(())
 }
 
-/// (reason, note) of the Events on the registry ConfigMap.
+/// (reason, note) of the Events on the registry ConfigMap, once per
+/// occurrence (a repeated Event is one object with a series count).
 async fn swap_events(fx: &Fixture) -> Result<Vec<(String, String)>> {
     let api: Api<Event> = Api::namespaced(fx.admin.clone(), support::NAMESPACE);
     let lp = Default::default();
@@ -898,7 +948,11 @@ async fn swap_events(fx: &Fixture) -> Result<Vec<(String, String)>> {
         .items
         .into_iter()
         .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(REGISTRY_CM))
-        .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
+        .flat_map(|e| {
+            let times = e.series.as_ref().map_or(1, |s| s.count.max(1));
+            let event = (e.reason.unwrap_or_default(), e.note.unwrap_or_default());
+            std::iter::repeat_n(event, usize::try_from(times).unwrap_or(1))
+        })
         .collect())
 }
 
