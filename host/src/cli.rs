@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::bootimage::{self, Step};
 use crate::crd;
 use crate::eval::{BootImageInputs, BootImagePaths, McnInputs, McnPaths};
-use crate::guests::{self, ConfigMaps, FetchError};
+use crate::guests::{self, ConfigMaps, FetchError, JobError, StartError};
 use crate::inputs::InputError;
 use crate::mcn;
 use crate::registry::{Entry, Location, Registry, RegistryError};
@@ -40,6 +40,10 @@ enum Command {
     Run(RunArgs),
     /// Print the CustomResourceDefinitions this host owns, as YAML.
     Crds,
+    /// Load every module the registry names with every check `run` makes
+    /// (digest, world, imports, limits, smoke evaluations) and print what
+    /// would serve each entry, as JSON. File registries only.
+    Guests,
 }
 
 #[derive(Args)]
@@ -181,6 +185,8 @@ enum Failure {
     #[error(transparent)]
     Fetch(#[from] FetchError),
     #[error(transparent)]
+    Start(#[from] StartError),
+    #[error(transparent)]
     Load(#[from] LoadError),
     #[error(transparent)]
     Guest(#[from] GuestError),
@@ -196,7 +202,17 @@ impl Failure {
             | Failure::Registry(_)
             | Failure::Fetch(_)
             | Failure::Load(LoadError::Read { .. }) => 2,
-            Failure::Load(_) | Failure::Guest(_) => 3,
+            Failure::Start(StartError::Job {
+                error: JobError::Load(LoadError::Read { .. }),
+                ..
+            }) => 2,
+            Failure::Load(_)
+            | Failure::Guest(_)
+            | Failure::Start(StartError::Job {
+                error: JobError::Load(_),
+                ..
+            }) => 3,
+            Failure::Start(_) => 2,
             Failure::Other(_) => 1,
         }
     }
@@ -237,6 +253,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Eval(EvalJob::Mcn(args)) => eval_mcn(&cli.sandbox, args)?,
         Command::Eval(EvalJob::Bootimage(args)) => eval_bootimage(&cli.sandbox, args)?,
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
+        Command::Guests => check_guests(&cli.sandbox)?,
     };
     print(&format!("{output}\n"))
 }
@@ -360,6 +377,17 @@ fn eval_bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, F
         }
     };
     serde_json::to_value(&decision).map_err(|e| Failure::Other(e.to_string()))
+}
+
+/// `mco-host guests`: the registry resolved and checked as `run` would at
+/// start, so a registry can be tried before it is deployed.
+fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
+    let runtime = sandbox.runtime()?;
+    let location = sandbox.location();
+    let registry = guests::read_local(&location)?;
+    let (guests, _) = guests::initial(&runtime, &registry, &ConfigMaps::new())?;
+    guests.with_status(|status| status.registry = location.to_string());
+    serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))
 }
 
 fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> {

@@ -524,8 +524,10 @@ pub enum JobError {
 pub enum Outcome {
     /// Loaded for the first time, or swapped for a new module.
     Loaded { key: EntryKey, first: bool },
-    /// Kept: the entry did not change, or its last failure is already known.
+    /// Kept: the entry names the module that serves.
     Unchanged,
+    /// Kept: the entry names what already failed (reported then).
+    KnownBad,
     /// The platform left the registry.
     Removed,
     Failed {
@@ -598,12 +600,19 @@ pub fn build(
         let key = fetched.key();
         // Unchanged, or failed before with exactly these bytes and settings
         // (already reported; retrying would only report it again).
-        if old_key.as_ref() == Some(&key) || known_bad.get(&job) == Some(&key) {
+        let kept = if old_key.as_ref() == Some(&key) {
+            Some(Outcome::Unchanged)
+        } else if known_bad.get(&job) == Some(&key) {
+            Some(Outcome::KnownBad)
+        } else {
+            None
+        };
+        if let Some(kept) = kept {
             keep_previous(&job, previous, &mut boot_images, &mut boot_image_candidates);
             if let Some(old) = old_key {
                 keys.insert(job.clone(), old);
             }
-            outcomes.insert(job, Outcome::Unchanged);
+            outcomes.insert(job, kept);
             continue;
         }
         let loaded = match &job {

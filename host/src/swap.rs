@@ -248,7 +248,13 @@ impl Watch {
         for (job, outcome) in outcomes {
             let entry = job.to_string();
             match outcome {
-                Outcome::Unchanged => {}
+                Outcome::KnownBad => {}
+                Outcome::Unchanged => {
+                    // Back on the serving module: a failure reported before
+                    // is over, and the same module may be tried again.
+                    self.known_bad.remove(&job);
+                    self.reported.remove(&entry);
+                }
                 Outcome::Loaded { key, first } => {
                     self.known_bad.remove(&job);
                     self.reported.remove(&entry);
