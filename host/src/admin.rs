@@ -1,5 +1,7 @@
 //! The admin endpoints: `/healthz` (alive), `/readyz` (caches synced and
-//! guests loaded), `/metrics` (Prometheus text).
+//! guests loaded), `/metrics` (Prometheus text) and `/guests` (JSON: per
+//! registry entry the serving module, its digest, limits and candidate, and
+//! the last attempt to change it, with its error).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,10 +14,13 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use prometheus_client::registry::Registry;
 
+use crate::guests::Guests;
+
 #[derive(Clone)]
 pub struct AdminState {
     pub registry: Arc<Registry>,
     pub ready: Arc<AtomicBool>,
+    pub guests: Guests,
 }
 
 pub async fn serve(addr: SocketAddr, state: AdminState) -> std::io::Result<()> {
@@ -23,6 +28,7 @@ pub async fn serve(addr: SocketAddr, state: AdminState) -> std::io::Result<()> {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
+        .route("/guests", get(guests))
         .with_state(state);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, "admin server listening");
@@ -50,6 +56,18 @@ async fn metrics(State(state): State<AdminState>) -> impl IntoResponse {
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
             )],
             text,
+        )
+            .into_response(),
+        Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response(),
+    }
+}
+
+async fn guests(State(state): State<AdminState>) -> impl IntoResponse {
+    match serde_json::to_string_pretty(&state.guests.status()) {
+        Ok(json) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            json + "\n",
         )
             .into_response(),
         Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response(),

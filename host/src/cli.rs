@@ -1,6 +1,5 @@
 //! Command line: `eval` (one guest on objects from files) and `crds`.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,14 +12,11 @@ use serde_json::Value;
 use crate::bootimage::{self, Step};
 use crate::crd;
 use crate::eval::{BootImageInputs, BootImagePaths, McnInputs, McnPaths};
-use crate::guests::{GuestSet, Guests};
+use crate::guests::{self, ConfigMaps, FetchError, JobError, StartError};
 use crate::inputs::InputError;
 use crate::mcn;
-use crate::registry::{Registry, RegistryError};
-use crate::runtime::{
-    BOOT_IMAGE_INTERFACE, BootImageGuest, GuestError, GuestModule, LoadError, McnGuest,
-    NODE_STATE_INTERFACE, Runtime, RuntimeConfig,
-};
+use crate::registry::{Entry, Location, Registry, RegistryError};
+use crate::runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
 
 #[derive(Parser)]
 #[command(
@@ -44,6 +40,10 @@ enum Command {
     Run(RunArgs),
     /// Print the CustomResourceDefinitions this host owns, as YAML.
     Crds,
+    /// Load every module the registry names with every check `run` makes
+    /// (digest, world, imports, limits, smoke evaluations) and print what
+    /// would serve each entry, as JSON. File registries only.
+    Guests,
 }
 
 #[derive(Args)]
@@ -170,6 +170,21 @@ struct SandboxArgs {
     /// the installed guests).
     #[arg(long, global = true, value_name = "FILE", env = "MCO_REGISTRY")]
     registry: Option<PathBuf>,
+    /// Read the registry from key `registry.yaml` of this ConfigMap in the
+    /// host's namespace instead (`run` only); relative module paths follow
+    /// the guest directory.
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME",
+        env = "MCO_REGISTRY_CONFIGMAP",
+        conflicts_with = "registry"
+    )]
+    registry_configmap: Option<String>,
+    /// How often `run` re-reads the registry and its modules to swap
+    /// changed guests in.
+    #[arg(long, global = true, default_value = "2s", value_parser = humantime::parse_duration, env = "MCO_REGISTRY_POLL")]
+    registry_poll: Duration,
     /// Cache directory for compiled guests (default: no cache).
     #[arg(long, global = true, value_name = "DIR", env = "MCO_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
@@ -185,6 +200,10 @@ enum Failure {
     #[error(transparent)]
     Registry(#[from] RegistryError),
     #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error(transparent)]
+    Start(#[from] StartError),
+    #[error(transparent)]
     Load(#[from] LoadError),
     #[error(transparent)]
     Guest(#[from] GuestError),
@@ -198,8 +217,19 @@ impl Failure {
             Failure::Input(_)
             | Failure::BootImageInput(_)
             | Failure::Registry(_)
+            | Failure::Fetch(_)
             | Failure::Load(LoadError::Read { .. }) => 2,
-            Failure::Load(_) | Failure::Guest(_) => 3,
+            Failure::Start(StartError::Job {
+                error: JobError::Load(LoadError::Read { .. }),
+                ..
+            }) => 2,
+            Failure::Load(_)
+            | Failure::Guest(_)
+            | Failure::Start(StartError::Job {
+                error: JobError::Load(_),
+                ..
+            }) => 3,
+            Failure::Start(_) => 2,
             Failure::Other(_) => 1,
         }
     }
@@ -240,6 +270,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Eval(EvalJob::Mcn(args)) => eval_mcn(&cli.sandbox, args)?,
         Command::Eval(EvalJob::Bootimage(args)) => eval_bootimage(&cli.sandbox, args)?,
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
+        Command::Guests => check_guests(&cli.sandbox)?,
     };
     print(&format!("{output}\n"))
 }
@@ -261,17 +292,32 @@ impl SandboxArgs {
         })
     }
 
-    fn registry(&self) -> Result<Registry, RegistryError> {
-        match &self.registry {
-            Some(path) => Registry::from_file(path),
-            None => {
-                let dir = self.guest_dir.clone().unwrap_or_else(|| {
-                    let exe = std::env::current_exe().unwrap_or_default();
-                    exe.parent().unwrap_or(Path::new(".")).join("guests")
-                });
-                Ok(Registry::installed(&dir))
-            }
+    fn location(&self) -> Location {
+        let guest_dir = self.guest_dir.clone().unwrap_or_else(|| {
+            let exe = std::env::current_exe().unwrap_or_default();
+            exe.parent().unwrap_or(Path::new(".")).join("guests")
+        });
+        match (&self.registry, &self.registry_configmap) {
+            (Some(path), _) => Location::File(path.clone()),
+            (None, Some(name)) => Location::ConfigMap {
+                name: name.clone(),
+                guest_dir,
+            },
+            (None, None) => Location::Installed(guest_dir),
         }
+    }
+
+    fn registry(&self) -> Result<Registry, RegistryError> {
+        guests::read_local(&self.location())
+    }
+}
+
+/// The entry `eval` runs: `--guest FILE` under the host's limits, else the
+/// registry's (digest pin and limits included; candidates are not run).
+fn eval_entry(guest: Option<PathBuf>, registered: Option<&Entry>) -> Option<Entry> {
+    match guest {
+        Some(path) => Some(Entry::path(path)),
+        None => registered.cloned(),
     }
 }
 
@@ -282,15 +328,15 @@ fn eval_mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure> {
         machineconfigs: args.machineconfigs.as_deref(),
         previous: args.previous.as_deref(),
     })?;
-    let path = match args.guest {
-        Some(path) => path,
-        None => sandbox.registry()?.mcn.ok_or_else(|| {
-            Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
-        })?,
+    let registered = match &args.guest {
+        Some(_) => None,
+        None => sandbox.registry()?.mcn,
     };
+    let entry = eval_entry(args.guest, registered.as_ref()).ok_or_else(|| {
+        Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
+    })?;
     let runtime = sandbox.runtime()?;
-    let module = GuestModule::from_file(&runtime, &path, NODE_STATE_INTERFACE)?;
-    let guest = McnGuest::new(&runtime, module)?;
+    let guest = guests::load_mcn(&runtime, &guests::fetch(&entry, &ConfigMaps::new())?)?;
     let decision = guest.derive(&inputs.facts())?;
     mcn::validate(&decision).map_err(|detail| GuestError::InvalidOutput {
         guest: guest.module().name.clone(),
@@ -314,17 +360,17 @@ fn eval_bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, F
     let decision = match bootimage::prepare(&inputs.eval_inputs(arch))? {
         Step::Decided(decision) => decision,
         Step::Guest(prepared) => {
-            let registry = sandbox.registry()?;
-            let path = args
-                .guest
-                .as_deref()
-                .or(registry.boot_image(&prepared.platform_type));
-            match path {
+            let registry = match &args.guest {
+                Some(_) => Registry::default(),
+                None => sandbox.registry()?,
+            };
+            let registered = registry.boot_image(&prepared.platform_type);
+            match eval_entry(args.guest, registered) {
                 None => prepared.without_guest(),
-                Some(path) => {
+                Some(entry) => {
                     let runtime = sandbox.runtime()?;
-                    let module = GuestModule::from_file(&runtime, path, BOOT_IMAGE_INTERFACE)?;
-                    let guest = BootImageGuest::new(&runtime, module)?;
+                    let fetched = guests::fetch(&entry, &ConfigMaps::new())?;
+                    let guest = guests::load_boot_image(&runtime, &fetched)?;
                     let user_data = prepared.user_data.as_deref();
                     let decision = guest.decide_one(
                         stream,
@@ -344,8 +390,23 @@ fn eval_bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, F
     serde_json::to_value(&decision).map_err(|e| Failure::Other(e.to_string()))
 }
 
+/// `mco-host guests`: the registry resolved and checked as `run` would at
+/// start, so a registry can be tried before it is deployed.
+fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
+    let runtime = sandbox.runtime()?;
+    let location = sandbox.location();
+    let registry = guests::read_local(&location)?;
+    let (guests, _) = guests::initial(&runtime, &registry, &ConfigMaps::new())?;
+    guests.with_status(|status| status.registry = location.to_string());
+    serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))
+}
+
 fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> {
-    let guests = load_guests(sandbox)?;
+    let guests = crate::swap::Config {
+        runtime: sandbox.runtime()?,
+        location: sandbox.location(),
+        poll: sandbox.registry_poll,
+    };
     let identity = args
         .identity
         .clone()
@@ -357,26 +418,6 @@ fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> 
     tokio
         .block_on(crate::run::run(options, guests))
         .map_err(|e| Failure::Other(format!("{e:#}")))
-}
-
-/// Every module the registry names, loaded and checked before the
-/// controllers start: a bad module stops the start with its name.
-fn load_guests(sandbox: &SandboxArgs) -> Result<Guests, Failure> {
-    let runtime = sandbox.runtime()?;
-    let registry = sandbox.registry()?;
-    let path = registry.mcn.as_deref().ok_or_else(|| {
-        Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
-    })?;
-    let mcn = McnGuest::new(
-        &runtime,
-        GuestModule::from_file(&runtime, path, NODE_STATE_INTERFACE)?,
-    )?;
-    let mut boot_images = BTreeMap::new();
-    for (platform, path) in &registry.boot_image {
-        let module = GuestModule::from_file(&runtime, path, BOOT_IMAGE_INTERFACE)?;
-        boot_images.insert(platform.clone(), BootImageGuest::new(&runtime, module)?);
-    }
-    Ok(Guests::new(GuestSet { mcn, boot_images }))
 }
 
 impl RunArgs {

@@ -31,7 +31,8 @@ use crate::crd::MachineConfigNode;
 use crate::guests::Guests;
 use crate::mcn::{self, MachineConfig, MachineConfigPool};
 use crate::metrics::{EvaluationLabels, KindLabels, Metrics};
-use crate::runtime::GuestError;
+use crate::registry::MCN_JOB;
+use crate::runtime::{GuestError, McnGuest};
 
 /// The one field manager for everything this host writes.
 pub const FIELD_MANAGER: &str = "mco-host";
@@ -81,6 +82,16 @@ pub struct Context {
     /// What this replica last wrote per MCN, and when, until the watch
     /// catches up.
     written: Mutex<HashMap<String, (Instant, Arc<MachineConfigNode>)>>,
+}
+
+/// One evaluation, and the host's validation of what it returned.
+fn checked(guest: &McnGuest, facts: &logic::Facts) -> Result<logic::Decision, GuestError> {
+    let decision = guest.derive(facts)?;
+    mcn::validate(&decision).map_err(|detail| GuestError::InvalidOutput {
+        guest: guest.module().name.clone(),
+        detail,
+    })?;
+    Ok(decision)
 }
 
 /// etcd's resource versions increase; anything unparseable counts as old.
@@ -173,22 +184,26 @@ impl Context {
     }
 
     /// Runs the guest off the async workers and checks what it returned.
-    async fn evaluate(&self, facts: logic::Facts) -> Result<logic::Decision, Error> {
-        let guest = self.guests.current().mcn.clone();
-        let started = Instant::now();
-        let result = tokio::task::spawn_blocking(move || {
-            let decision = guest.derive(&facts)?;
-            mcn::validate(&decision).map_err(|detail| GuestError::InvalidOutput {
-                guest: guest.module().name.clone(),
-                detail,
-            })?;
-            Ok::<_, GuestError>(decision)
+    /// A candidate registered beside it runs on the same facts in the same
+    /// task; its decision is only compared (see [`crate::shadow`]).
+    async fn evaluate(&self, node: &str, facts: logic::Facts) -> Result<logic::Decision, Error> {
+        let set = self.guests.current();
+        let (result, took, shadow) = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let result = checked(&set.mcn, &facts);
+            let took = started.elapsed();
+            let shadow = match (&result, &set.mcn_candidate) {
+                (Ok(_), Some(candidate)) => Some(checked(candidate, &facts)),
+                _ => None,
+            };
+            (result, took, shadow)
         })
         .await
         .map_err(|e| Error::Cancelled(e.to_string()))?;
-        self.metrics
-            .evaluation_seconds
-            .observe(started.elapsed().as_secs_f64());
+        self.metrics.evaluation_seconds.observe(took.as_secs_f64());
+        if let (Ok(active), Some(candidate)) = (&result, &shadow) {
+            crate::shadow::compare(&self.metrics, MCN_JOB, node, active, candidate);
+        }
         let result_label = match &result {
             Ok(logic::Decision::Apply(_)) => "apply",
             Ok(logic::Decision::Skip(_)) => "skip",
@@ -306,7 +321,7 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
         configs = facts.configs.len(),
         "deriving"
     );
-    match ctx.evaluate(facts).await? {
+    match ctx.evaluate(&name, facts).await? {
         logic::Decision::Apply(result) => {
             let desired = mcn::to_object(&node, result, previous.as_deref(), Timestamp::now());
             ctx.write(previous.as_deref(), &desired).await?;

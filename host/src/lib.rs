@@ -17,3 +17,6 @@ pub mod metrics;
 pub mod registry;
 pub mod run;
 pub mod runtime;
+pub mod shadow;
+pub mod smoke;
+pub mod swap;

@@ -25,6 +25,23 @@ pub struct ResultLabels {
     pub result: String,
 }
 
+/// A registry entry (`mcn`, `bootImage.<platform>`) and what happened.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobResultLabels {
+    pub job: String,
+    pub result: String,
+}
+
+/// The module serving a registry entry (`role` `active`) or shadowing it
+/// (`candidate`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
+pub struct GuestInfoLabels {
+    pub job: String,
+    pub role: String,
+    pub module: String,
+    pub sha256: String,
+}
+
 #[derive(Clone)]
 pub struct Metrics {
     pub leader: Gauge,
@@ -37,6 +54,9 @@ pub struct Metrics {
     pub bootimage_machinesets: Family<ResultLabels, Gauge>,
     pub bootimage_patches: Counter,
     pub bootimage_hot_loops: Counter,
+    pub guest_swaps: Family<JobResultLabels, Counter>,
+    pub guest_info: Family<GuestInfoLabels, Gauge>,
+    pub shadow_evaluations: Family<JobResultLabels, Counter>,
 }
 
 impl Metrics {
@@ -51,6 +71,9 @@ impl Metrics {
             bootimage_machinesets: Family::default(),
             bootimage_patches: Counter::default(),
             bootimage_hot_loops: Counter::default(),
+            guest_swaps: Family::default(),
+            guest_info: Family::default(),
+            shadow_evaluations: Family::default(),
         };
         let sub = registry.sub_registry_with_prefix("mco");
         sub.register(
@@ -97,6 +120,21 @@ impl Metrics {
             "bootimage_hot_loops",
             "Boot image patches refused because another writer keeps reverting them",
             metrics.bootimage_hot_loops.clone(),
+        );
+        sub.register(
+            "guest_swaps",
+            "Guest module changes by registry entry and result (loaded, swapped, removed, failed)",
+            metrics.guest_swaps.clone(),
+        );
+        sub.register(
+            "guest_info",
+            "1 for the module serving (role active) or shadowing (role candidate) each registry entry",
+            metrics.guest_info.clone(),
+        );
+        sub.register(
+            "shadow_evaluations",
+            "Candidate evaluations compared with the active module's, by registry entry and result (agree, differ, failed)",
+            metrics.shadow_evaluations.clone(),
         );
         metrics
     }

@@ -1,17 +1,32 @@
 //! Which guest module serves which job. Platform teams swap a module by
-//! pointing the registry at it; the host is not rebuilt.
+//! pointing the registry at it; the host is not rebuilt or restarted.
+//!
+//! Each job takes either a path (the short form) or a full entry:
 //!
 //! ```yaml
-//! mcn: mcn.wasm                  # paths are relative to this file
+//! mcn:                           # the full form
+//!   module: mcn.wasm             # paths are relative to this file
+//!   sha256: 4f1c…                # refused unless the module has this digest
+//!   memoryMiB: 64                # at most --guest-memory-mib
+//!   deadline: 1s
+//!   candidate:                   # shadow-evaluated, never applied
+//!     configMap: {name: mcn-next, key: mcn.wasm}
+//!     sha256: 9ab2…
 //! bootImage:
-//!   GCP: bootimage-gcp.wasm
+//!   GCP: bootimage-gcp.wasm      # the short form
 //!   AWS: /opt/guests/my-aws.wasm
 //! ```
+//!
+//! A module comes from a file (in the image or on a mounted volume) or from
+//! a `binaryData` key of a ConfigMap in the host's namespace.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
+use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
 
 /// Platforms the project ships a boot image guest for, by Infrastructure
 /// `status.platformStatus.type`.
@@ -21,16 +36,99 @@ const SHIPPED_PLATFORMS: [(&str, &str); 3] = [
     ("Azure", "bootimage-azure.wasm"),
 ];
 
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// The key of a registry held in a ConfigMap.
+pub const CONFIGMAP_KEY: &str = "registry.yaml";
+/// The registry entry name of the node-state job.
+pub const MCN_JOB: &str = "mcn";
+
+/// The registry entry name of a platform's boot image job, as logs,
+/// metrics and the status endpoint show it.
+pub fn boot_image_job(platform: &str) -> String {
+    format!("bootImage.{platform}")
+}
+
+/// Where a module's bytes come from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Source {
+    /// A file: in the image, or on a mounted volume.
+    Path(PathBuf),
+    /// A `binaryData` key of a ConfigMap in the host's namespace.
+    ConfigMap { name: String, key: String },
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Path(path) => write!(f, "{}", path.display()),
+            Source::ConfigMap { name, key } => write!(f, "configmap/{name}[{key}]"),
+        }
+    }
+}
+
+/// One module and, when pinned, the sha256 it must have (lowercase hex).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Module {
+    pub source: Source,
+    pub sha256: Option<String>,
+}
+
+/// What serves one job.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Entry {
+    pub module: Module,
+    /// Linear-memory cap; `None` is the host's `--guest-memory-mib`.
+    pub memory_mib: Option<usize>,
+    /// Budget of one evaluation; `None` is the host's `--guest-deadline`.
+    pub deadline: Option<Duration>,
+    /// Evaluated beside `module` on the same inputs; its decisions are
+    /// compared and counted, never applied.
+    pub candidate: Option<Module>,
+}
+
+impl Entry {
+    /// The short form: a module file under the host's limits.
+    pub fn path(path: PathBuf) -> Entry {
+        Entry {
+            module: Module {
+                source: Source::Path(path),
+                sha256: None,
+            },
+            memory_mib: None,
+            deadline: None,
+            candidate: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Registry {
     /// The node-state (MachineConfigNode) guest.
-    #[serde(default)]
-    pub mcn: Option<PathBuf>,
+    pub mcn: Option<Entry>,
     /// Boot image guest by platform type. A platform without an entry gets
     /// `noop` decisions.
-    #[serde(default)]
-    pub boot_image: BTreeMap<String, PathBuf>,
+    pub boot_image: BTreeMap<String, Entry>,
+}
+
+/// Where the host reads its registry from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// No registry: the guests installed in this directory.
+    Installed(PathBuf),
+    /// A YAML file; relative module paths follow the file.
+    File(PathBuf),
+    /// Key `registry.yaml` of a ConfigMap in the host's namespace; relative
+    /// module paths follow `guest_dir`.
+    ConfigMap { name: String, guest_dir: PathBuf },
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Installed(dir) => write!(f, "installed guests in {}", dir.display()),
+            Location::File(path) => write!(f, "{}", path.display()),
+            Location::ConfigMap { name, .. } => write!(f, "configmap/{name}[{CONFIGMAP_KEY}]"),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -43,16 +141,22 @@ pub enum RegistryError {
     },
     #[error("registry {path}: {detail}")]
     Parse { path: String, detail: String },
+    #[error("registry {path}, entry {entry}: {detail}")]
+    Entry {
+        path: String,
+        entry: String,
+        detail: String,
+    },
 }
 
 impl Registry {
     /// The guests installed beside the host.
     pub fn installed(dir: &Path) -> Registry {
         Registry {
-            mcn: Some(dir.join("mcn.wasm")),
+            mcn: Some(Entry::path(dir.join("mcn.wasm"))),
             boot_image: SHIPPED_PLATFORMS
                 .iter()
-                .map(|(platform, file)| (platform.to_string(), dir.join(file)))
+                .map(|(platform, file)| (platform.to_string(), Entry::path(dir.join(file))))
                 .collect(),
         }
     }
@@ -63,27 +167,199 @@ impl Registry {
             path: shown.clone(),
             source,
         })?;
-        let mut registry: Registry =
-            serde_saphyr::from_str(&text).map_err(|e| RegistryError::Parse {
-                path: shown,
-                detail: e.to_string(),
-            })?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        registry.mcn = registry.mcn.map(|p| base.join(p));
-        for module in registry.boot_image.values_mut() {
-            *module = base.join(&*module);
-        }
-        Ok(registry)
+        Registry::parse(&text, &shown, path.parent().unwrap_or(Path::new(".")))
     }
 
-    pub fn boot_image(&self, platform: &str) -> Option<&Path> {
-        self.boot_image.get(platform).map(PathBuf::as_path)
+    /// Parses registry YAML; `shown` names it in errors and relative module
+    /// paths are joined to `base`.
+    pub fn parse(text: &str, shown: &str, base: &Path) -> Result<Registry, RegistryError> {
+        let raw: RawRegistry = serde_saphyr::from_str(text).map_err(|e| RegistryError::Parse {
+            path: shown.to_string(),
+            detail: e.to_string(),
+        })?;
+        let entry = |job: String, raw: RawEntry| {
+            raw.resolve(base).map_err(|detail| RegistryError::Entry {
+                path: shown.to_string(),
+                entry: job,
+                detail,
+            })
+        };
+        Ok(Registry {
+            mcn: raw.mcn.map(|e| entry(MCN_JOB.to_string(), e)).transpose()?,
+            boot_image: raw
+                .boot_image
+                .into_iter()
+                .map(|(platform, e)| Ok((platform.clone(), entry(boot_image_job(&platform), e)?)))
+                .collect::<Result<_, RegistryError>>()?,
+        })
+    }
+
+    pub fn boot_image(&self, platform: &str) -> Option<&Entry> {
+        self.boot_image.get(platform)
+    }
+
+    /// Every entry with its job name (`mcn`, `bootImage.<platform>`).
+    pub fn entries(&self) -> Vec<(String, &Entry)> {
+        let mcn = self.mcn.iter().map(|e| (MCN_JOB.to_string(), e));
+        let boot = self
+            .boot_image
+            .iter()
+            .map(|(platform, e)| (boot_image_job(platform), e));
+        mcn.chain(boot).collect()
+    }
+}
+
+// ---- the YAML forms ------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawRegistry {
+    #[serde(default)]
+    mcn: Option<RawEntry>,
+    #[serde(default)]
+    boot_image: BTreeMap<String, RawEntry>,
+}
+
+/// A path, or a full entry. Hand-written rather than `untagged` so that a
+/// typo inside a full entry is reported as such, not as "no variant matched".
+enum RawEntry {
+    Path(PathBuf),
+    Full(Box<RawFull>),
+}
+
+impl<'de> Deserialize<'de> for RawEntry {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntryVisitor;
+        impl<'de> Visitor<'de> for EntryVisitor {
+            type Value = RawEntry;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a module path or an entry {module | configMap, sha256, memoryMiB, deadline, candidate}")
+            }
+            fn visit_str<E: de::Error>(self, path: &str) -> Result<RawEntry, E> {
+                Ok(RawEntry::Path(PathBuf::from(path)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawEntry, A::Error> {
+                RawFull::deserialize(MapAccessDeserializer::new(map))
+                    .map(|full| RawEntry::Full(Box::new(full)))
+            }
+        }
+        deserializer.deserialize_any(EntryVisitor)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawFull {
+    // The module's own fields, repeated rather than flattened: serde cannot
+    // combine `flatten` with `deny_unknown_fields`.
+    #[serde(default)]
+    module: Option<PathBuf>,
+    #[serde(default)]
+    config_map: Option<RawConfigMapKey>,
+    #[serde(default)]
+    sha256: Option<String>,
+    #[serde(rename = "memoryMiB", default)]
+    memory_mib: Option<usize>,
+    #[serde(default)]
+    deadline: Option<String>,
+    #[serde(default)]
+    candidate: Option<RawModule>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawModule {
+    #[serde(default)]
+    module: Option<PathBuf>,
+    #[serde(default)]
+    config_map: Option<RawConfigMapKey>,
+    #[serde(default)]
+    sha256: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfigMapKey {
+    name: String,
+    key: String,
+}
+
+impl RawEntry {
+    fn resolve(self, base: &Path) -> Result<Entry, String> {
+        let full = match self {
+            RawEntry::Path(path) => return Ok(Entry::path(base.join(path))),
+            RawEntry::Full(full) => *full,
+        };
+        let deadline = full
+            .deadline
+            .map(|text| match humantime::parse_duration(&text) {
+                Ok(d) if !d.is_zero() => Ok(d),
+                Ok(_) => Err("deadline must be above zero".to_string()),
+                Err(e) => Err(format!("deadline {text:?}: {e}")),
+            })
+            .transpose()?;
+        if full.memory_mib == Some(0) {
+            return Err("memoryMiB must be above zero".into());
+        }
+        let module = RawModule {
+            module: full.module,
+            config_map: full.config_map,
+            sha256: full.sha256,
+        };
+        Ok(Entry {
+            module: module.resolve(base, "")?,
+            memory_mib: full.memory_mib,
+            deadline,
+            candidate: full
+                .candidate
+                .map(|c| c.resolve(base, "candidate: "))
+                .transpose()?,
+        })
+    }
+}
+
+impl RawModule {
+    fn resolve(self, base: &Path, what: &str) -> Result<Module, String> {
+        let source = match (self.module, self.config_map) {
+            (Some(path), None) => Source::Path(base.join(path)),
+            (None, Some(RawConfigMapKey { name, key })) => Source::ConfigMap { name, key },
+            (Some(_), Some(_)) => {
+                return Err(format!("{what}give either module or configMap, not both"));
+            }
+            (None, None) => return Err(format!("{what}module or configMap is required")),
+        };
+        let sha256 = self
+            .sha256
+            .map(|pin| {
+                let hex = pin.strip_prefix("sha256:").unwrap_or(&pin);
+                if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    Ok(hex.to_ascii_lowercase())
+                } else {
+                    Err(format!("{what}sha256 {pin:?} is not 64 hex digits"))
+                }
+            })
+            .transpose()?;
+        Ok(Module { source, sha256 })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(text: &str) -> Result<Registry, RegistryError> {
+        Registry::parse(text, "registry.yaml", Path::new("/base"))
+    }
+
+    fn parsed(text: &str) -> Registry {
+        parse(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn path_source(registry: &Registry, platform: &str) -> Option<Source> {
+        registry
+            .boot_image(platform)
+            .map(|e| e.module.source.clone())
+    }
 
     #[test]
     fn relative_paths_follow_the_registry_file() {
@@ -96,12 +372,58 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         let registry = Registry::from_file(&file).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            registry.boot_image("GCP"),
-            Some(dir.path().join("custom/gcp.wasm").as_path())
+            path_source(&registry, "GCP"),
+            Some(Source::Path(dir.path().join("custom/gcp.wasm")))
         );
-        assert_eq!(registry.boot_image("AWS"), Some(Path::new("/abs/aws.wasm")));
-        assert_eq!(registry.boot_image("Azure"), None);
+        assert_eq!(
+            path_source(&registry, "AWS"),
+            Some(Source::Path("/abs/aws.wasm".into()))
+        );
+        assert_eq!(path_source(&registry, "Azure"), None);
         assert_eq!(registry.mcn, None);
+    }
+
+    #[test]
+    fn the_full_form_sets_digest_limits_and_candidate() {
+        let pin = "AB".repeat(32);
+        let registry = parsed(&format!(
+            "mcn:\n  module: mcn.wasm\n  sha256: sha256:{pin}\n  memoryMiB: 32\n  deadline: 250ms\n  \
+             candidate:\n    configMap: {{name: mcn-next, key: mcn.wasm}}\n    sha256: {pin}\n\
+             bootImage:\n  GCP: {{configMap: {{name: guests, key: gcp.wasm}}}}\n  AWS: aws.wasm\n"
+        ));
+        let mcn = registry.mcn.clone().unwrap_or_else(|| panic!("no mcn"));
+        let lower = "ab".repeat(32);
+        assert_eq!(
+            mcn,
+            Entry {
+                module: Module {
+                    source: Source::Path("/base/mcn.wasm".into()),
+                    sha256: Some(lower.clone()),
+                },
+                memory_mib: Some(32),
+                deadline: Some(Duration::from_millis(250)),
+                candidate: Some(Module {
+                    source: Source::ConfigMap {
+                        name: "mcn-next".into(),
+                        key: "mcn.wasm".into()
+                    },
+                    sha256: Some(lower),
+                }),
+            }
+        );
+        assert_eq!(
+            path_source(&registry, "GCP"),
+            Some(Source::ConfigMap {
+                name: "guests".into(),
+                key: "gcp.wasm".into()
+            })
+        );
+        assert_eq!(
+            path_source(&registry, "AWS"),
+            Some(Source::Path("/base/aws.wasm".into()))
+        );
+        let jobs: Vec<String> = registry.entries().into_iter().map(|(j, _)| j).collect();
+        assert_eq!(jobs, ["mcn", "bootImage.AWS", "bootImage.GCP"]);
     }
 
     #[test]
@@ -117,15 +439,68 @@ mod tests {
             Registry::from_file(&dir.path().join("missing.yaml")),
             Err(RegistryError::Read { .. })
         ));
+        // A typo inside a full entry names the field.
+        match parse("mcn:\n  module: mcn.wasm\n  memoryMB: 3\n") {
+            Err(RegistryError::Parse { detail, .. }) => {
+                assert!(detail.contains("memoryMB"), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse("mcn:\n  module: mcn.wasm\n  candidate: {module: x.wasm, deadline: 1s}\n") {
+            Err(RegistryError::Parse { detail, .. }) => {
+                assert!(detail.contains("deadline"), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_entries_name_the_entry_and_the_reason() {
+        let cases = [
+            ("mcn: {sha256: x}", "mcn", "module or configMap is required"),
+            (
+                "mcn: {module: a.wasm, configMap: {name: n, key: k}}",
+                "mcn",
+                "not both",
+            ),
+            (
+                "bootImage: {GCP: {module: a.wasm, sha256: abc}}",
+                "bootImage.GCP",
+                "sha256 \"abc\" is not 64 hex digits",
+            ),
+            (
+                "mcn: {module: a.wasm, deadline: soon}",
+                "mcn",
+                "deadline \"soon\"",
+            ),
+            ("mcn: {module: a.wasm, memoryMiB: 0}", "mcn", "memoryMiB"),
+            (
+                "mcn: {module: a.wasm, candidate: {sha256: x}}",
+                "mcn",
+                "candidate: module or configMap is required",
+            ),
+        ];
+        for (text, job, reason) in cases {
+            match parse(text) {
+                Err(RegistryError::Entry { entry, detail, .. }) => {
+                    assert_eq!(entry, job, "{text}");
+                    assert!(detail.contains(reason), "{text}: {detail}");
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
     }
 
     #[test]
     fn the_installed_registry_names_every_shipped_platform() {
         let registry = Registry::installed(Path::new("/g"));
         assert_eq!(
-            registry.boot_image("Azure"),
-            Some(Path::new("/g/bootimage-azure.wasm"))
+            path_source(&registry, "Azure"),
+            Some(Source::Path("/g/bootimage-azure.wasm".into()))
         );
-        assert_eq!(registry.mcn.as_deref(), Some(Path::new("/g/mcn.wasm")));
+        assert_eq!(
+            registry.mcn.map(|e| e.module.source),
+            Some(Source::Path("/g/mcn.wasm".into()))
+        );
     }
 }

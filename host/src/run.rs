@@ -18,8 +18,8 @@ use futures::FutureExt;
 use crate::admin::{self, AdminState};
 use crate::bootimage_controller;
 use crate::controller::{self, FIELD_MANAGER};
-use crate::guests::Guests;
 use crate::metrics::Metrics;
+use crate::swap;
 
 pub struct RunOptions {
     pub kubeconfig: Option<PathBuf>,
@@ -40,14 +40,17 @@ pub struct BootImageOptions {
     pub control_plane_arch: String,
 }
 
-pub async fn run(options: RunOptions, guests: Guests) -> anyhow::Result<()> {
+pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()> {
     let client = client(options.kubeconfig.as_deref()).await?;
     let mut registry = Registry::default();
     let metrics = Metrics::register(&mut registry);
+    let ns = &options.namespace;
+    let guests = swap::start(guests, client.clone(), ns, &options.identity, &metrics).await?;
     let ready = Arc::new(AtomicBool::new(false));
     let admin = AdminState {
         registry: Arc::new(registry),
         ready: ready.clone(),
+        guests: guests.clone(),
     };
     let admin = tokio::spawn(admin::serve(options.admin_addr, admin));
 

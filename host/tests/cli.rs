@@ -357,3 +357,47 @@ fn eval_bootimage_reports_bad_input_and_bad_guests() {
         "{err}"
     );
 }
+
+#[test]
+fn guests_checks_a_registry_before_it_is_deployed() {
+    // The installed guests: all load and pass their smoke evaluations.
+    let output = run(&["guests"], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let status: serde_json::Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let jobs = status["jobs"].as_object().cloned().unwrap_or_default();
+    let names: Vec<&str> = jobs.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["bootImage.AWS", "bootImage.Azure", "bootImage.GCP", "mcn"]
+    );
+    let mcn_sha = status["jobs"]["mcn"]["sha256"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(mcn_sha.len(), 64);
+
+    // A pin that does not match names the entry and both digests; exit 3.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let registry = dir.path().join("registry.yaml");
+    let mcn = common::installed_guest("mcn.wasm");
+    let pin = "ab".repeat(32);
+    std::fs::write(
+        &registry,
+        format!("mcn: {{module: {}, sha256: {pin}}}\n", mcn.display()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let output = run(
+        &["guests", "--registry", &registry.display().to_string()],
+        None,
+    );
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(3), "{message}");
+    assert!(
+        message.contains("registry entry mcn: ")
+            && message.contains(&format!("has sha256 {mcn_sha}"))
+            && message.contains(&format!("pins sha256 {pin}")),
+        "{message}"
+    );
+    assert!(output.stdout.is_empty());
+}

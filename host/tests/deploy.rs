@@ -588,6 +588,8 @@ fn the_base_renders_to_named_objects_in_mco_system() {
         ("ClusterRoleBinding", "mco-host"),
         ("Role", "mco-host-leader-election"),
         ("RoleBinding", "mco-host-leader-election"),
+        ("Role", "mco-host-guest-registry"),
+        ("RoleBinding", "mco-host-guest-registry"),
         ("Deployment", "mco-host"),
         ("PodDisruptionBudget", "mco-host"),
         ("Service", "mco-host-metrics"),
@@ -809,11 +811,22 @@ fn the_lease_role_reaches_only_the_lease() {
 }
 
 #[test]
+fn the_registry_role_reads_configmaps_in_its_namespace_only() {
+    let objects = base();
+    let role = find(objects, "Role", "mco-host-guest-registry");
+    assert_eq!(role["metadata"]["namespace"], NAMESPACE);
+    assert_eq!(
+        grants(role),
+        expect_grants(&[("", &["configmaps"], &["get"], &[])])
+    );
+}
+
+#[test]
 fn the_bindings_grant_the_roles_to_the_service_account() {
     let objects = base();
     let sa = find(objects, "ServiceAccount", SERVICE_ACCOUNT);
     assert_eq!(sa["metadata"]["namespace"], NAMESPACE);
-    assert_eq!(assert_bindings_name_the_service_account(objects), 2);
+    assert_eq!(assert_bindings_name_the_service_account(objects), 3);
 }
 
 // ---------------------------------------------------------------------------

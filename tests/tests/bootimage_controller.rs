@@ -133,7 +133,12 @@ async fn new_stream_lands(c: &mut Cluster) -> Result<()> {
             ("True", "1 Degraded MAPI MachineSets | "),
         ),
     };
-    let controller = c.start_controller("boot-a", &RESYNC).await?;
+    // Each platform's guest also shadows itself: every comparison agrees.
+    let registry = c.self_shadowing_registry()?;
+    let registry = registry.display().to_string();
+    let controller = c
+        .start_controller("boot-a", &[RESYNC[0], RESYNC[1], "--registry", &registry])
+        .await?;
     // On the old stream every RHCOS MachineSet is current.
     c.wait_conditions(progress, degraded).await?;
     let state = c.state().await?;
@@ -264,6 +269,35 @@ async fn new_stream_lands(c: &mut Cluster) -> Result<()> {
         "a resync changed MachineSets"
     );
     let evaluations = |m: &support::controller::Metrics| m.sum("mco_evaluations_total", &[]);
+    let job = format!("bootImage.{}", platform.infrastructure_type());
+    let shadow = |result: &str| {
+        later.sum(
+            "mco_shadow_evaluations_total",
+            &[("job", &job), ("result", result)],
+        )
+    };
+    let boot_evaluations = later.sum(
+        "mco_evaluations_total",
+        &[(
+            "guest",
+            &format!(
+                "bootimage-{}",
+                platform.infrastructure_type().to_lowercase()
+            ),
+        )],
+    );
+    ensure!(
+        shadow("agree") > 0.0 && shadow("differ") == 0.0 && shadow("failed") == 0.0,
+        "shadow evaluations: agree {}, differ {}, failed {}",
+        shadow("agree"),
+        shadow("differ"),
+        shadow("failed")
+    );
+    eprintln!(
+        "bootimage_controller: {platform:?} shadow: {} of {} guest evaluations compared, all agreeing",
+        shadow("agree"),
+        boot_evaluations
+    );
     ensure!(
         evaluations(&later) > evaluations(&settled),
         "no pass ran during the quiet period"

@@ -19,10 +19,15 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
-use k8s_openapi::api::core::v1::{Node, Secret};
-use kube::api::{Api, DeleteParams};
-use serde_json::json;
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result, anyhow, bail, ensure};
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use tokio::time::sleep;
 
 use support::golden::{self, Expected};
@@ -166,6 +171,18 @@ async fn converges_after_an_apiserver_restart() -> Result<()> {
     let _one_at_a_time = SERIAL.lock().await;
     let mut fx = Fixture::start().await?;
     let r = apiserver_restart(&mut fx).await;
+    fx.finish(r)
+}
+
+/// The MCN guest is swapped through a registry ConfigMap while four workers
+/// walk a reboot update together: good modules take over, refused ones
+/// leave the old module serving, a candidate is shadowed, and no step of
+/// any node is missed (test 7).
+#[tokio::test]
+async fn swaps_the_guest_while_nodes_update() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
+    let mut fx = Fixture::start().await?;
+    let r = hot_swap(&mut fx).await;
     fx.finish(r)
 }
 
@@ -525,6 +542,438 @@ async fn apiserver_restart(fx: &mut Fixture) -> Result<()> {
     Ok(())
 }
 
+const REGISTRY_CM: &str = "mco-guest-registry";
+const SWAP_WORKERS: [&str; 4] = ["worker-0", "worker-1", "worker-2", "worker-3"];
+/// Bound on a registry change being served or refused (poll 500 ms, then
+/// compiling and smoke-testing the module on a busy machine).
+const SWAP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// What the test does to the registry before a step of the walk.
+enum Swap {
+    /// To this module ConfigMap (and candidate); it must take over.
+    Good {
+        module: &'static str,
+        candidate: Option<&'static str>,
+    },
+    /// To this module ConfigMap pinned to that module's digest; it must be
+    /// refused with the old module serving on.
+    Refused {
+        module: &'static str,
+        pin: &'static str,
+        why: &'static str,
+    },
+}
+
+async fn hot_swap(fx: &mut Fixture) -> Result<()> {
+    // Module B is module A plus a custom section: another digest, the same
+    // behaviour, so every golden step holds whichever of the two serves.
+    let installed = support::controller::host_binary()?
+        .parent()
+        .ok_or_else(|| anyhow!("the host binary has no directory"))?
+        .join("guests")
+        .join("mcn.wasm");
+    let a =
+        std::fs::read(&installed).with_context(|| format!("reading {}", installed.display()))?;
+    let b = with_custom_section(&a, "mco-e2e-swap", b"module b");
+    let garbage = b"\0asm\x0d\0\x01\0 not really a component".to_vec();
+    let modules: BTreeMap<&str, Vec<u8>> =
+        [("mcn-a", a), ("mcn-b", b), ("mcn-garbage", garbage)].into();
+    let sha = |name: &str| sha256(&modules[name]);
+    for (name, bytes) in &modules {
+        put_configmap(fx, name, "mcn.wasm", bytes).await?;
+    }
+    put_registry(fx, &registry_yaml("mcn-a", &sha("mcn-a"), None)).await?;
+
+    fx.apply_pool("worker", "rendered-worker-a").await?;
+    fx.apply_golden_machineconfigs("reboot-01-desired-config-set")
+        .await?;
+    let mut uids = Vec::new();
+    for node in SWAP_WORKERS {
+        uids.push(
+            fx.create_node(node, &["worker"], &[], "rendered-worker-a")
+                .await?,
+        );
+    }
+    // A long resync: a reconcile lost in a swap would not be papered over.
+    let args = [
+        "--registry-configmap",
+        REGISTRY_CM,
+        "--registry-poll",
+        "500ms",
+        "--resync",
+        "10m",
+    ];
+    let c = fx.start_controller("mco-host-0", &args).await?;
+    for (node, uid) in SWAP_WORKERS.iter().zip(&uids) {
+        fx.wait_mcn(
+            &Expected::load("reboot-00-updated-on-a", node)?,
+            uid,
+            STEP_TIMEOUT,
+        )
+        .await?;
+    }
+    ensure!(
+        serving(&fx.controllers[c].metrics().await?, &sha("mcn-a")),
+        "mcn-a must serve at start"
+    );
+
+    // Good swaps load while the walk goes on (a step takes milliseconds, a
+    // swap hundreds); each is awaited only before the next registry change.
+    let plan: BTreeMap<usize, Swap> = [
+        (
+            0,
+            Swap::Good {
+                module: "mcn-b",
+                candidate: None,
+            },
+        ),
+        (
+            4,
+            Swap::Refused {
+                module: "mcn-a",
+                pin: "mcn-b",
+                why: "pins sha256",
+            },
+        ),
+        (
+            5,
+            Swap::Refused {
+                module: "mcn-garbage",
+                pin: "mcn-garbage",
+                why: "could not be compiled",
+            },
+        ),
+        (
+            6,
+            Swap::Good {
+                module: "mcn-a",
+                candidate: None,
+            },
+        ),
+        (
+            8,
+            Swap::Good {
+                module: "mcn-b",
+                candidate: Some("mcn-a"),
+            },
+        ),
+    ]
+    .into();
+    fx.apply_pool("worker", B).await?;
+    let admin = fx.controllers[c].admin_addr;
+    let mut latencies = Vec::new();
+    let mut serving_now = sha("mcn-a");
+    // The good swap in progress: its module, a task that reports when it
+    // serves, and how many steps of all nodes converged meanwhile.
+    let mut pending: Option<(&str, tokio::task::JoinHandle<Result<Duration>>, usize)> = None;
+    let mut overlapped = 0;
+    for (i, step) in REBOOT_WALK.iter().enumerate() {
+        let swap = plan.get(&i);
+        if swap.is_some()
+            && let Some((module, task, steps)) = pending.take()
+        {
+            let took = task.await??;
+            eprintln!(
+                "  {module} serves {took:.2?} after the registry change ({steps} steps converged meanwhile)"
+            );
+            latencies.push(took);
+            overlapped += steps;
+            serving_now = sha(module);
+        }
+        let before = fx.controllers[c].metrics().await?;
+        let t = Instant::now();
+        match swap {
+            Some(Swap::Good { module, candidate }) => {
+                let candidate = candidate.map(|m| (m, sha(m)));
+                let candidate = candidate.as_ref().map(|(m, s)| (*m, s.as_str()));
+                put_registry(fx, &registry_yaml(module, &sha(module), candidate)).await?;
+                let want = sha(module);
+                pending = Some((module, tokio::spawn(until_serving(admin, want, t)), 0));
+            }
+            Some(Swap::Refused { module, pin, .. }) => {
+                put_registry(fx, &registry_yaml(module, &sha(pin), None)).await?
+            }
+            None => {}
+        }
+        // The nodes move on at once, while the host picks the change up.
+        for node in SWAP_WORKERS {
+            fx.patch_node(node, step.set, Some(step.unschedulable))
+                .await?;
+        }
+        if let Some(Swap::Refused { module, why, .. }) = swap {
+            let failed = swaps(&before, "failed");
+            wait_metric_for(fx, c, &format!("{module} refused"), SWAP_TIMEOUT, |m| {
+                swaps(m, "failed") > failed
+            })
+            .await?;
+            eprintln!(
+                "  step {}: {module} refused {:.2?} after the registry change",
+                step.case,
+                t.elapsed()
+            );
+            let m = fx.controllers[c].metrics().await?;
+            ensure!(
+                serving(&m, &serving_now),
+                "a refused swap must leave the old module serving"
+            );
+            // The status endpoint says why, under the entry's name.
+            let status = guests_status(fx, c).await?;
+            let last = &status["jobs"]["mcn"]["lastChange"];
+            ensure!(
+                last["result"] == "failed"
+                    && last["error"].as_str().is_some_and(|e| e.contains(why))
+                    && status["jobs"]["mcn"]["sha256"] == serving_now.as_str(),
+                "/guests must show the refusal ({why}) and the old module serving: {status}"
+            );
+        }
+        for (node, uid) in SWAP_WORKERS.iter().zip(&uids) {
+            fx.wait_mcn(&Expected::load(step.case, node)?, uid, STEP_TIMEOUT)
+                .await
+                .with_context(|| format!("{node}, step {}", step.case))?;
+        }
+        // A step that converged before the new module was seen serving
+        // was walked while the swap was loading.
+        if let Some((_, task, steps)) = pending.as_mut()
+            && !task.is_finished()
+        {
+            *steps += 1;
+        }
+        eprintln!(
+            "  {}: all {} workers converged",
+            step.case,
+            SWAP_WORKERS.len()
+        );
+    }
+    if let Some((module, task, steps)) = pending.take() {
+        let took = task.await??;
+        eprintln!(
+            "  {module} serves {took:.2?} after the registry change ({steps} steps converged meanwhile)"
+        );
+        latencies.push(took);
+        overlapped += steps;
+    }
+
+    // The candidate shadows every node that changes from now on.
+    for node in SWAP_WORKERS {
+        fx.set_labels(node, json!({ "mco-e2e/shadowed": "yes" }))
+            .await?;
+    }
+    let workers = SWAP_WORKERS.len() as f64;
+    wait_metric_for(fx, c, "a shadow evaluation per worker", SWAP_TIMEOUT, |m| {
+        m.sum("mco_shadow_evaluations_total", &[("job", "mcn")]) >= workers
+    })
+    .await?;
+
+    // Every swap counted, the refusals explained where an administrator looks.
+    let m = fx.controllers[c].metrics().await?;
+    let (swapped, failed) = (swaps(&m, "swapped"), swaps(&m, "failed"));
+    ensure!(
+        (swapped, failed) == (3.0, 2.0),
+        "mco_guest_swaps_total{{job=\"mcn\"}}: swapped {swapped}, failed {failed}; expected 3 and 2"
+    );
+    let errors = m.sum("mco_reconcile_errors_total", &[]);
+    ensure!(errors == 0.0, "{errors} reconcile errors across the swaps");
+    ensure!(
+        m.evaluations("failed") == 0.0,
+        "an evaluation failed across the swaps"
+    );
+    let shadow = |r: &str| {
+        m.sum(
+            "mco_shadow_evaluations_total",
+            &[("job", "mcn"), ("result", r)],
+        )
+    };
+    ensure!(
+        shadow("agree") > 0.0 && shadow("differ") == 0.0 && shadow("failed") == 0.0,
+        "the candidate (module A beside B) must agree on every node: agree {}, differ {}, failed {}",
+        shadow("agree"),
+        shadow("differ"),
+        shadow("failed")
+    );
+    let status = guests_status(fx, c).await?;
+    let body = status.to_string();
+    let mcn = &status["jobs"]["mcn"];
+    ensure!(
+        mcn["sha256"] == sha("mcn-b")
+            && mcn["candidate"]["sha256"] == sha("mcn-a")
+            && mcn["lastChange"]["result"] == "swapped"
+            && status["registry"] == format!("configmap/{REGISTRY_CM}[registry.yaml]"),
+        "/guests does not show mcn-b serving with candidate mcn-a: {body}"
+    );
+    let events = swap_events(fx).await?;
+    let refused: Vec<&String> = events
+        .iter()
+        .filter(|(reason, _)| reason == "GuestSwapFailed")
+        .map(|(_, note)| note)
+        .collect();
+    ensure!(
+        refused.len() == 2
+            && refused
+                .iter()
+                .any(|n| n.contains(&sha("mcn-a")) && n.contains(&sha("mcn-b")))
+            && refused
+                .iter()
+                .all(|n| n.starts_with("registry entry mcn: ")),
+        "expected two GuestSwapFailed Events naming the entry (one with both digests): {events:?}"
+    );
+    ensure!(
+        events
+            .iter()
+            .filter(|(reason, _)| reason == "GuestSwapped")
+            .count()
+            == 3,
+        "expected three GuestSwapped Events: {events:?}"
+    );
+    latencies.sort();
+    eprintln!(
+        "hot swap: {} swaps served after {:?} (registry change to new digest serving), 2 refused, \
+         {} shadow evaluations agreed, {overlapped} steps walked while a swap was loading, \
+         0 reconciles missed over {} nodes x {} steps",
+        latencies.len(),
+        latencies,
+        shadow("agree"),
+        SWAP_WORKERS.len(),
+        REBOOT_WALK.len()
+    );
+    Ok(())
+}
+
+/// Polls `/metrics` at `admin` every 20 ms until `sha256` serves the mcn
+/// job; the time since `since`.
+async fn until_serving(
+    admin: std::net::SocketAddr,
+    sha256: String,
+    since: Instant,
+) -> Result<Duration> {
+    loop {
+        if let Ok((200, body)) = support::controller::http_get(admin, "/metrics").await
+            && support::controller::Metrics::parse(&body).is_ok_and(|m| serving(&m, &sha256))
+        {
+            return Ok(since.elapsed());
+        }
+        if since.elapsed() > SWAP_TIMEOUT {
+            bail!("sha256 {sha256} does not serve {SWAP_TIMEOUT:?} after the registry change");
+        }
+        sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn guests_status(fx: &Fixture, c: usize) -> Result<Value> {
+    let (code, body) = fx.controllers[c].get("/guests").await?;
+    ensure!(code == 200, "/guests answered {code}: {body}");
+    serde_json::from_str(&body).with_context(|| format!("/guests: {body}"))
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The same component with a custom section appended (id 0, size, name,
+/// payload): the engine ignores it, the digest changes.
+fn with_custom_section(wasm: &[u8], name: &str, payload: &[u8]) -> Vec<u8> {
+    fn leb128(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    let mut body = Vec::new();
+    leb128(name.len(), &mut body);
+    body.extend_from_slice(name.as_bytes());
+    body.extend_from_slice(payload);
+    let mut out = wasm.to_vec();
+    out.push(0);
+    leb128(body.len(), &mut out);
+    out.extend(body);
+    out
+}
+
+fn registry_yaml(module: &str, sha256: &str, candidate: Option<(&str, &str)>) -> String {
+    let mut yaml =
+        format!("mcn:\n  configMap: {{name: {module}, key: mcn.wasm}}\n  sha256: {sha256}\n");
+    if let Some((module, sha256)) = candidate {
+        yaml.push_str(&format!(
+            "  candidate:\n    configMap: {{name: {module}, key: mcn.wasm}}\n    sha256: {sha256}\n"
+        ));
+    }
+    yaml
+}
+
+async fn put_configmap(fx: &Fixture, name: &str, key: &str, bytes: &[u8]) -> Result<()> {
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        binary_data: Some([(key.to_owned(), ByteString(bytes.to_vec()))].into()),
+        ..ConfigMap::default()
+    };
+    apply_configmap(fx, name, &cm).await
+}
+
+async fn put_registry(fx: &Fixture, yaml: &str) -> Result<()> {
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(REGISTRY_CM.into()),
+            ..ObjectMeta::default()
+        },
+        data: Some([("registry.yaml".to_owned(), yaml.to_owned())].into()),
+        ..ConfigMap::default()
+    };
+    apply_configmap(fx, REGISTRY_CM, &cm).await
+}
+
+async fn apply_configmap(fx: &Fixture, name: &str, cm: &ConfigMap) -> Result<()> {
+    let api: Api<ConfigMap> = Api::namespaced(fx.admin.clone(), support::NAMESPACE);
+    let params = PatchParams::apply("mco-e2e-test").force();
+    let patch = Patch::Apply(cm);
+    support::retry(&format!("apply ConfigMap {name}"), || {
+        api.patch(name, &params, &patch)
+    })
+    .await?;
+    Ok(())
+}
+
+/// (reason, note) of the Events on the registry ConfigMap, once per
+/// occurrence (a repeated Event is one object with a series count).
+async fn swap_events(fx: &Fixture) -> Result<Vec<(String, String)>> {
+    let api: Api<Event> = Api::namespaced(fx.admin.clone(), support::NAMESPACE);
+    let lp = Default::default();
+    let list = support::retry("list Events", || api.list(&lp)).await?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(REGISTRY_CM))
+        .flat_map(|e| {
+            let times = e.series.as_ref().map_or(1, |s| s.count.max(1));
+            let event = (e.reason.unwrap_or_default(), e.note.unwrap_or_default());
+            std::iter::repeat_n(event, usize::try_from(times).unwrap_or(1))
+        })
+        .collect())
+}
+
+fn serving(m: &support::controller::Metrics, sha256: &str) -> bool {
+    m.sum(
+        "mco_guest_info",
+        &[("job", "mcn"), ("role", "active"), ("sha256", sha256)],
+    ) == 1.0
+}
+
+fn swaps(m: &support::controller::Metrics, result: &str) -> f64 {
+    m.sum(
+        "mco_guest_swaps_total",
+        &[("job", "mcn"), ("result", result)],
+    )
+}
+
 // ---- helpers -------------------------------------------------------------------------------------
 
 /// The MCN of a node done on `rendered-<pool>-a` (the golden `reboot-00`
@@ -642,6 +1091,17 @@ async fn wait_metric(
     what: &str,
     ok: impl Fn(&support::controller::Metrics) -> bool,
 ) -> Result<()> {
+    wait_metric_for(fx, c, what, STEP_TIMEOUT, ok).await
+}
+
+/// Polls a controller's /metrics every 50 ms until `ok` holds.
+async fn wait_metric_for(
+    fx: &mut Fixture,
+    c: usize,
+    what: &str,
+    limit: Duration,
+    ok: impl Fn(&support::controller::Metrics) -> bool,
+) -> Result<()> {
     let t = Instant::now();
     loop {
         fx.check_controllers()?;
@@ -650,10 +1110,10 @@ async fn wait_metric(
             Ok(m) => format!("writes {}", m.writes_summary()),
             Err(e) => format!("{e:#}"),
         };
-        if t.elapsed() > STEP_TIMEOUT {
-            bail!("waiting for {what}: not after {STEP_TIMEOUT:?} (last: {last})");
+        if t.elapsed() > limit {
+            bail!("waiting for {what}: not after {limit:?} (last: {last})");
         }
-        sleep(Duration::from_millis(200)).await;
+        sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -607,9 +607,10 @@ impl Worker {
         let mut results: Vec<Result<Decision, String>> =
             items.iter().map(|_| Err("not decided".into())).collect();
         for (platform, positions) in by_platform {
-            let Some(guest) = guests.boot_images.get(platform).cloned() else {
+            let Some(guest) = guests.boot_image(platform).cloned() else {
                 continue;
             };
+            let candidate = guests.boot_image_candidate(platform).cloned();
             let inputs: Vec<GuestInput> = positions
                 .iter()
                 .map(|&p| GuestInput {
@@ -621,20 +622,44 @@ impl Worker {
             let stream = stream.map(str::to_owned);
             let name = guest.module().name.clone();
             let started = Instant::now();
-            let decided =
-                tokio::task::spawn_blocking(move || decide_all(&guest, stream.as_deref(), &inputs))
-                    .await;
+            // The candidate, if any, decides the same inputs after the
+            // active guest; its decisions are only compared.
+            let decided = tokio::task::spawn_blocking(move || {
+                let active = decide_all(&guest, stream.as_deref(), &inputs);
+                let shadow = candidate.map(|c| decide_all(&c, stream.as_deref(), &inputs));
+                (active, shadow)
+            })
+            .await;
             self.options
                 .metrics
                 .evaluation_seconds
                 .observe(started.elapsed().as_secs_f64() / positions.len().max(1) as f64);
-            let decided = match decided {
+            let (decided, shadow) = match decided {
                 Ok(decided) => decided,
                 Err(err) => {
                     let failure = ("cancelled", err.to_string());
-                    positions.iter().map(|_| Err(failure.clone())).collect()
+                    (
+                        positions.iter().map(|_| Err(failure.clone())).collect(),
+                        None,
+                    )
                 }
             };
+            if let Some(shadow) = shadow {
+                let job = crate::registry::boot_image_job(platform);
+                for ((&p, active), candidate) in positions.iter().zip(&decided).zip(shadow) {
+                    if let Ok(active) = active {
+                        let candidate = candidate.map_err(|(_, message)| message);
+                        let object = &items[p].2.machineset.name;
+                        crate::shadow::compare(
+                            &self.options.metrics,
+                            &job,
+                            object,
+                            active,
+                            &candidate,
+                        );
+                    }
+                }
+            }
             for (&p, result) in positions.iter().zip(decided) {
                 let label = match &result {
                     Ok(decision) => decision.action(),

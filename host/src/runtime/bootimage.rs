@@ -10,9 +10,9 @@ use wasmtime::component::ResourceAny;
 use super::bindings::boot_image::BootImageSelector;
 use super::bindings::boot_image::BootImageSelectorPre;
 use super::bindings::boot_image::exports::mco::machine_config::boot_image as wit;
-use super::engine::Runtime;
+use super::engine::{GuestLimits, Runtime};
 use super::error::{GuestError, LoadError};
-use super::guest::{GuestModule, link};
+use super::guest::{GuestModule, check_limits, link};
 use super::store::GuestState;
 
 /// The interface a boot image guest must export.
@@ -24,6 +24,7 @@ pub struct BootImageGuest {
     runtime: Runtime,
     module: GuestModule,
     pre: BootImageSelectorPre<GuestState>,
+    limits: GuestLimits,
 }
 
 /// One instance with one parsed stream.
@@ -46,16 +47,28 @@ impl BootImageGuest {
             runtime: runtime.clone(),
             module,
             pre,
+            limits: runtime.default_limits(),
         })
+    }
+
+    /// The same guest under its registry entry's own limits.
+    pub fn with_limits(mut self, limits: GuestLimits) -> Result<Self, LoadError> {
+        check_limits(&self.runtime, &self.module, &limits)?;
+        self.limits = limits;
+        Ok(self)
     }
 
     pub fn module(&self) -> &GuestModule {
         &self.module
     }
 
+    pub fn limits(&self) -> &GuestLimits {
+        &self.limits
+    }
+
     /// A fresh instance holding `stream` (the ConfigMap's `data.stream`).
     pub fn session(&self, stream: Option<&str>) -> Result<Session<'_>, GuestError> {
-        let mut store = self.runtime.new_store();
+        let mut store = self.runtime.new_store(&self.limits);
         let started = self.pre.instantiate(&mut store).and_then(|bindings| {
             let stream = bindings
                 .mco_machine_config_boot_image()
@@ -70,7 +83,11 @@ impl BootImageGuest {
                 bindings,
                 stream,
             }),
-            Err(err) => Err(self.runtime.classify(&self.module.name, &err, store.data())),
+            Err(err) => {
+                Err(self
+                    .runtime
+                    .classify(&self.module.name, &err, store.data(), &self.limits))
+            }
         }
     }
 
@@ -95,7 +112,7 @@ impl Session<'_> {
         user_data: Option<&str>,
     ) -> Result<Decision, GuestError> {
         let guest = self.guest;
-        guest.runtime.rearm(&mut self.store);
+        guest.runtime.rearm(&mut self.store, &guest.limits);
         let input = to_wit(machineset);
         let cluster = wit::Cluster {
             control_plane_arch: cluster.control_plane_arch.clone(),
@@ -115,9 +132,12 @@ impl Session<'_> {
                 guest: guest.module.name.clone(),
                 detail,
             }),
-            Err(err) => Err(guest
-                .runtime
-                .classify(&guest.module.name, &err, self.store.data())),
+            Err(err) => Err(guest.runtime.classify(
+                &guest.module.name,
+                &err,
+                self.store.data(),
+                &guest.limits,
+            )),
         }
     }
 }

@@ -39,6 +39,25 @@ impl Default for RuntimeConfig {
     }
 }
 
+/// The two bounds of one guest's evaluations. The runtime's configuration
+/// gives the defaults; a registry entry may set its own (never more memory
+/// than the pooling allocator's slots hold).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GuestLimits {
+    /// Wall-clock budget of one evaluation (instantiation + call).
+    pub deadline: Duration,
+    /// Cap on the guest's linear memory, in bytes.
+    pub memory_limit: usize,
+}
+
+impl GuestLimits {
+    /// The deadline in epoch ticks, rounded up; never zero.
+    pub fn deadline_ticks(&self) -> u64 {
+        let ticks = self.deadline.as_nanos().div_ceil(EPOCH_TICK.as_nanos());
+        u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
+    }
+}
+
 /// Owns the engine and the epoch ticker that enforces deadlines.
 #[derive(Clone)]
 pub struct Runtime {
@@ -80,14 +99,12 @@ impl Runtime {
         self.pooling
     }
 
-    /// The deadline in epoch ticks, rounded up; never zero.
-    pub fn deadline_ticks(&self) -> u64 {
-        let ticks = self
-            .config
-            .deadline
-            .as_nanos()
-            .div_ceil(EPOCH_TICK.as_nanos());
-        u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
+    /// The limits of a guest whose registry entry sets none.
+    pub fn default_limits(&self) -> GuestLimits {
+        GuestLimits {
+            deadline: self.config.deadline,
+            memory_limit: self.config.memory_limit,
+        }
     }
 }
 

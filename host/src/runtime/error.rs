@@ -42,6 +42,16 @@ pub enum LoadError {
         expected: String,
         found: String,
     },
+    #[error(
+        "guest module {module} has sha256 {actual}, but the registry pins sha256 {expected}; refusing it"
+    )]
+    Digest {
+        module: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("guest module {module} asks for limits the host cannot give: {detail}")]
+    Limits { module: String, detail: String },
     #[error("guest module {module} failed its smoke evaluation: {detail}")]
     Smoke { module: String, detail: String },
     #[error("could not create the wasm engine: {0}")]
@@ -59,6 +69,8 @@ impl LoadError {
             LoadError::ForbiddenImport { .. } => "forbidden_import",
             LoadError::IncompatibleVersion { .. } => "incompatible_version",
             LoadError::WrongWorld { .. } => "wrong_world",
+            LoadError::Digest { .. } => "digest",
+            LoadError::Limits { .. } => "limits",
             LoadError::Smoke { .. } => "smoke",
             LoadError::Engine(_) => "engine",
         }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, InstancePre, Linker};
 
-use super::engine::Runtime;
+use super::engine::{GuestLimits, Runtime};
 use super::error::LoadError;
 use super::store::GuestState;
 
@@ -53,6 +53,29 @@ pub struct GuestModule {
 }
 
 impl GuestModule {
+    /// Like [`Self::from_bytes`], but refuses bytes whose sha256 is not
+    /// `sha256` (hex) before compiling anything: a registry that pins a
+    /// digest gets exactly that module or none.
+    pub fn pinned(
+        runtime: &Runtime,
+        name: &str,
+        bytes: &[u8],
+        export: &str,
+        sha256: Option<&str>,
+    ) -> Result<Self, LoadError> {
+        if let Some(expected) = sha256 {
+            let actual = digest(bytes);
+            if !actual.eq_ignore_ascii_case(expected) {
+                return Err(LoadError::Digest {
+                    module: name.to_string(),
+                    expected: expected.to_ascii_lowercase(),
+                    actual,
+                });
+            }
+        }
+        Self::from_bytes(runtime, name, bytes, export)
+    }
+
     pub fn from_file(runtime: &Runtime, path: &Path, export: &str) -> Result<Self, LoadError> {
         let bytes = fs::read(path).map_err(|source| LoadError::Read {
             path: path.display().to_string(),
@@ -70,7 +93,7 @@ impl GuestModule {
         export: &str,
     ) -> Result<Self, LoadError> {
         check_header(name, bytes)?;
-        let digest = hex(&Sha256::digest(bytes));
+        let digest = digest(bytes);
         let component = compile_cached(runtime, name, bytes, &digest)?;
         let ty = component.component_type();
         let engine = runtime.engine();
@@ -115,6 +138,37 @@ impl GuestModule {
             component,
         })
     }
+}
+
+/// The hex sha256 of a module, as registries pin it.
+pub fn digest(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Refuses limits the runtime cannot enforce: the pooling allocator's
+/// slots are sized for the host-wide memory cap, so an entry may lower it
+/// but not raise it.
+pub(super) fn check_limits(
+    runtime: &Runtime,
+    module: &GuestModule,
+    limits: &GuestLimits,
+) -> Result<(), LoadError> {
+    let ceiling = runtime.config().memory_limit;
+    let detail = if limits.memory_limit > ceiling {
+        format!(
+            "memory cap {} MiB is above the host's {} MiB (--guest-memory-mib)",
+            limits.memory_limit >> 20,
+            ceiling >> 20
+        )
+    } else if limits.memory_limit == 0 || limits.deadline.is_zero() {
+        "a zero memory cap or deadline would fail every evaluation".to_string()
+    } else {
+        return Ok(());
+    };
+    Err(LoadError::Limits {
+        module: module.name.clone(),
+        detail,
+    })
 }
 
 /// Links a loaded module against the sandbox's WASI and type-checks it

@@ -6,9 +6,9 @@ use mco_mcn as logic;
 use super::bindings::node_state::NodeStateReporterPre;
 use super::bindings::node_state::exports::mco::machine_config::node_state as wit;
 use super::bindings::node_state::mco::machine_config::types as wit_types;
-use super::engine::Runtime;
+use super::engine::{GuestLimits, Runtime};
 use super::error::{GuestError, LoadError};
-use super::guest::{GuestModule, link};
+use super::guest::{GuestModule, check_limits, link};
 use super::store::GuestState;
 
 /// The interface a node-state guest must export.
@@ -20,6 +20,7 @@ pub struct McnGuest {
     runtime: Runtime,
     module: GuestModule,
     pre: NodeStateReporterPre<GuestState>,
+    limits: GuestLimits,
 }
 
 impl McnGuest {
@@ -34,16 +35,28 @@ impl McnGuest {
             runtime: runtime.clone(),
             module,
             pre,
+            limits: runtime.default_limits(),
         })
+    }
+
+    /// The same guest under its registry entry's own limits.
+    pub fn with_limits(mut self, limits: GuestLimits) -> Result<Self, LoadError> {
+        check_limits(&self.runtime, &self.module, &limits)?;
+        self.limits = limits;
+        Ok(self)
     }
 
     pub fn module(&self) -> &GuestModule {
         &self.module
     }
 
+    pub fn limits(&self) -> &GuestLimits {
+        &self.limits
+    }
+
     /// Runs the guest on `facts` in a fresh instance.
     pub fn derive(&self, facts: &logic::Facts) -> Result<logic::Decision, GuestError> {
-        let mut store = self.runtime.new_store();
+        let mut store = self.runtime.new_store(&self.limits);
         let input = to_wit(facts);
         let result = self.pre.instantiate(&mut store).and_then(|guest| {
             guest
@@ -53,7 +66,11 @@ impl McnGuest {
         store.data().log_stderr(&self.module.name);
         match result {
             Ok(decision) => Ok(from_wit(decision)),
-            Err(err) => Err(self.runtime.classify(&self.module.name, &err, store.data())),
+            Err(err) => {
+                Err(self
+                    .runtime
+                    .classify(&self.module.name, &err, store.data(), &self.limits))
+            }
         }
     }
 
@@ -62,13 +79,13 @@ impl McnGuest {
     /// paid once. If the instance fails, the nodes it had not finished are
     /// retried one instance each, so only the culprit fails.
     pub fn derive_batch(&self, batch: &[logic::Facts]) -> Vec<Result<logic::Decision, GuestError>> {
-        let mut store = self.runtime.new_store();
+        let mut store = self.runtime.new_store(&self.limits);
         let Ok(instance) = self.pre.instantiate(&mut store) else {
             return batch.iter().map(|facts| self.derive(facts)).collect();
         };
         let mut results = Vec::with_capacity(batch.len());
         for (done, facts) in batch.iter().enumerate() {
-            self.runtime.rearm(&mut store);
+            self.runtime.rearm(&mut store, &self.limits);
             let call = instance
                 .mco_machine_config_node_state()
                 .call_derive(&mut store, &to_wit(facts));

@@ -10,7 +10,7 @@ mod mcn;
 mod store;
 
 pub use bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest, Session};
-pub use engine::{Runtime, RuntimeConfig};
+pub use engine::{GuestLimits, Runtime, RuntimeConfig};
 pub use error::{GuestError, LoadError};
-pub use guest::{GuestModule, allowed_import};
+pub use guest::{GuestModule, allowed_import, digest};
 pub use mcn::{McnGuest, NODE_STATE_INTERFACE};

@@ -6,7 +6,7 @@ use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use super::engine::Runtime;
+use super::engine::{GuestLimits, Runtime};
 use super::error::GuestError;
 
 /// Guest stderr kept per evaluation (a panic message fits easily).
@@ -96,8 +96,9 @@ impl ResourceLimiter for Limits {
 }
 
 impl Runtime {
-    /// A fresh store for one evaluation, with the memory cap and deadline.
-    pub fn new_store(&self) -> Store<GuestState> {
+    /// A fresh store for one evaluation, with the guest's memory cap and
+    /// deadline.
+    pub fn new_store(&self, limits: &GuestLimits) -> Store<GuestState> {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         let wasi = WasiCtxBuilder::new()
             .stderr(stderr.clone())
@@ -105,8 +106,8 @@ impl Runtime {
             // deterministic. Nothing else random is linked for guests.
             .insecure_random_seed(0)
             .build();
-        let limits = StoreLimitsBuilder::new()
-            .memory_size(self.config().memory_limit)
+        let store_limits = StoreLimitsBuilder::new()
+            .memory_size(limits.memory_limit)
             .instances(16)
             .tables(16)
             .memories(4)
@@ -115,25 +116,30 @@ impl Runtime {
             wasi,
             table: ResourceTable::new(),
             limits: Limits {
-                inner: limits,
+                inner: store_limits,
                 denied: false,
             },
             stderr,
         };
         let mut store = Store::new(self.engine(), state);
         store.limiter(|state| &mut state.limits);
-        store.set_epoch_deadline(self.deadline_ticks());
+        store.set_epoch_deadline(limits.deadline_ticks());
         store
     }
 
     /// Gives a store a fresh deadline before the next call on it.
-    pub fn rearm(&self, store: &mut Store<GuestState>) {
-        store.set_epoch_deadline(self.deadline_ticks());
+    pub fn rearm(&self, store: &mut Store<GuestState>, limits: &GuestLimits) {
+        store.set_epoch_deadline(limits.deadline_ticks());
     }
 
-    /// Classifies a failed instantiation or call with this runtime's limits.
-    pub fn classify(&self, guest: &str, err: &wasmtime::Error, state: &GuestState) -> GuestError {
-        let config = self.config();
-        GuestError::classify(guest, err, state, config.deadline, config.memory_limit)
+    /// Classifies a failed instantiation or call under the guest's limits.
+    pub fn classify(
+        &self,
+        guest: &str,
+        err: &wasmtime::Error,
+        state: &GuestState,
+        limits: &GuestLimits,
+    ) -> GuestError {
+        GuestError::classify(guest, err, state, limits.deadline, limits.memory_limit)
     }
 }

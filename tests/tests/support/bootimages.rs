@@ -383,6 +383,30 @@ impl Cluster {
             .await
     }
 
+    /// A registry in which every shipped boot image guest also shadows
+    /// itself as the candidate: every shadow evaluation must agree.
+    pub fn self_shadowing_registry(&self) -> Result<std::path::PathBuf> {
+        let guests = super::controller::host_binary()?
+            .parent()
+            .map(|release| release.join("guests"))
+            .ok_or_else(|| anyhow::anyhow!("the host binary has no directory"))?;
+        let mut text = format!("mcn: {}\nbootImage:\n", guests.join("mcn.wasm").display());
+        for (platform, file) in [
+            ("GCP", "bootimage-gcp.wasm"),
+            ("AWS", "bootimage-aws.wasm"),
+            ("Azure", "bootimage-azure.wasm"),
+        ] {
+            let module = guests.join(file);
+            text.push_str(&format!(
+                "  {platform}: {{module: {m}, candidate: {{module: {m}}}}}\n",
+                m = module.display()
+            ));
+        }
+        let path = self.fx.cp.dir().join("registry.yaml");
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        Ok(path)
+    }
+
     /// Sets keys of the controller's record, as an admin editing it would.
     pub async fn set_state(&self, data: Value) -> Result<()> {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",

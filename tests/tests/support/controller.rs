@@ -404,7 +404,7 @@ fn parse_labels(s: &str) -> Result<(BTreeMap<String, String>, &str)> {
 
 /// A plain HTTP/1.1 GET with `Connection: close`; the admin server is ours and
 /// local, so no client library is needed. Handles chunked bodies.
-async fn http_get(addr: SocketAddr, path: &str) -> Result<(u16, String)> {
+pub async fn http_get(addr: SocketAddr, path: &str) -> Result<(u16, String)> {
     let request = async {
         let mut stream = TcpStream::connect(addr).await.context("connect")?;
         stream

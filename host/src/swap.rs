@@ -1,0 +1,423 @@
+//! Hot swap: the host re-reads its registry and the modules it names every
+//! `--registry-poll`, and when an entry changed (other bytes, other pin or
+//! limits) loads the new module off the async workers — component of the
+//! right world, imports within the allowlist, digest as pinned, smoke
+//! evaluations on built-in fixtures — and only then swaps it in. The old
+//! module keeps serving until then, and for good when the new one is
+//! refused; evaluations already running finish on the module they started
+//! with. No restart, and no reconcile is dropped: controllers read the
+//! current set per evaluation.
+//!
+//! Polling rather than watching: a file on a ConfigMap volume changes by a
+//! symlink swap that inotify reports unreliably, and one code path for file
+//! and ConfigMap registries is easier to trust. Unchanged polls cost a read
+//! and a sha256 of each module.
+//!
+//! A change is reported where an administrator looks: a log line naming the
+//! registry entry, `mco_guest_swaps_total{job,result}`, `mco_guest_info`,
+//! the `/guests` status endpoint and, when the registry is a ConfigMap, an
+//! Event on that ConfigMap.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Api, Client, Resource};
+
+use crate::guests::{
+    self, Built, Change, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, StartError,
+};
+use crate::metrics::{GuestInfoLabels, JobResultLabels, Metrics};
+use crate::registry::{CONFIGMAP_KEY, Location, Registry, RegistryError};
+use crate::runtime::Runtime;
+
+/// What the host needs to load and re-load its guests.
+pub struct Config {
+    pub runtime: Runtime,
+    pub location: Location,
+    /// How often the registry and its modules are re-read.
+    pub poll: Duration,
+}
+
+/// Event notes are bounded by the API; messages naming two digests fit.
+const EVENT_NOTE_MAX: usize = 1000;
+/// The job label of failures of the registry as a whole.
+const REGISTRY_JOB: &str = "registry";
+
+/// Loads every registered guest (all must load, or the host does not
+/// start), then keeps them current in a background task.
+pub async fn start(
+    config: Config,
+    client: Client,
+    namespace: &str,
+    identity: &str,
+    metrics: &Metrics,
+) -> Result<Guests, StartError> {
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let (registry, registry_cm) = read_registry(&config.location, &configmaps).await?;
+    let modules = read_configmaps(&configmaps, &registry).await;
+    let runtime = config.runtime.clone();
+    let started = Instant::now();
+    let (guests, outcomes) =
+        tokio::task::spawn_blocking(move || guests::initial(&runtime, &registry, &modules))
+            .await
+            .map_err(|e| {
+                StartError::Registry(RegistryError::Parse {
+                    path: config.location.to_string(),
+                    detail: format!("loading the guests was cancelled: {e}"),
+                })
+            })??;
+    guests.with_status(|s| s.registry = config.location.to_string());
+    let mut watch = Watch {
+        config,
+        guests: guests.clone(),
+        configmaps,
+        metrics: metrics.clone(),
+        recorder: Recorder::new(
+            client,
+            Reporter {
+                controller: crate::controller::FIELD_MANAGER.into(),
+                instance: Some(identity.to_string()),
+            },
+        ),
+        registry_cm,
+        known_bad: BTreeMap::new(),
+        reported: BTreeMap::new(),
+        published: BTreeSet::new(),
+    };
+    let set = guests.current();
+    watch.report(&set, outcomes, started).await;
+    tokio::spawn(async move { watch.run().await });
+    Ok(guests)
+}
+
+/// Reads the registry; for a ConfigMap also returns the object, which
+/// Events are about.
+async fn read_registry(
+    location: &Location,
+    configmaps: &Api<ConfigMap>,
+) -> Result<(Registry, Option<ConfigMap>), RegistryError> {
+    let Location::ConfigMap { name, guest_dir } = location else {
+        let registry = location.clone();
+        return tokio::task::spawn_blocking(move || guests::read_local(&registry))
+            .await
+            .map_err(|e| RegistryError::Parse {
+                path: location.to_string(),
+                detail: e.to_string(),
+            })?
+            .map(|r| (r, None));
+    };
+    let shown = location.to_string();
+    let cm = configmaps
+        .get(name)
+        .await
+        .map_err(|e| RegistryError::Parse {
+            path: shown.clone(),
+            detail: format!("cannot read the ConfigMap: {e}"),
+        })?;
+    let text = cm
+        .data
+        .as_ref()
+        .and_then(|d| d.get(CONFIGMAP_KEY))
+        .ok_or_else(|| RegistryError::Parse {
+            path: shown.clone(),
+            detail: format!("the ConfigMap has no data key {CONFIGMAP_KEY}"),
+        })?;
+    let registry = Registry::parse(text, &shown, guest_dir)?;
+    Ok((registry, Some(cm)))
+}
+
+async fn read_configmaps(configmaps: &Api<ConfigMap>, registry: &Registry) -> ConfigMaps {
+    let mut read = BTreeMap::new();
+    for name in guests::configmap_names(registry) {
+        let cm = configmaps
+            .get(&name)
+            .await
+            .map_err(|e| format!("cannot read ConfigMap {name}: {e}"));
+        read.insert(name, cm);
+    }
+    read
+}
+
+struct Watch {
+    config: Config,
+    guests: Guests,
+    configmaps: Api<ConfigMap>,
+    metrics: Metrics,
+    recorder: Recorder,
+    /// The registry ConfigMap as last read, for Events.
+    registry_cm: Option<ConfigMap>,
+    /// Entries that failed with exactly this content: not retried until
+    /// something changes.
+    known_bad: BTreeMap<Job, EntryKey>,
+    /// The last failure reported per job (or `registry`), so a failure that
+    /// persists is reported once, not every poll.
+    reported: BTreeMap<String, String>,
+    /// `mco_guest_info` series currently set.
+    published: BTreeSet<GuestInfoLabels>,
+}
+
+impl Watch {
+    async fn run(mut self) {
+        let mut ticks = tokio::time::interval(self.config.poll);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks.tick().await;
+        loop {
+            ticks.tick().await;
+            self.poll().await;
+        }
+    }
+
+    async fn poll(&mut self) {
+        let started = Instant::now();
+        let registry = match read_registry(&self.config.location, &self.configmaps).await {
+            Ok((registry, cm)) => {
+                self.registry_cm = cm.or(self.registry_cm.take());
+                if self.reported.remove(REGISTRY_JOB).is_some() {
+                    tracing::info!(registry = %self.config.location, "registry readable again");
+                    self.guests.with_status(|s| s.registry_error = None);
+                }
+                registry
+            }
+            Err(err) => {
+                self.registry_failed(err.to_string()).await;
+                return;
+            }
+        };
+        let modules = read_configmaps(&self.configmaps, &registry).await;
+        let current = self.guests.current();
+        let runtime = self.config.runtime.clone();
+        let known_bad = self.known_bad.clone();
+        let previous = current.clone();
+        let built = tokio::task::spawn_blocking(move || {
+            let fetched = guests::fetch_all(&registry, &modules);
+            guests::build(&runtime, Some(&previous), fetched, &known_bad)
+        })
+        .await;
+        let Built { set, outcomes } = match built {
+            Ok(built) => {
+                if built.changed()
+                    && let Some(set) = &built.set
+                {
+                    self.guests.replace(set.clone());
+                }
+                built
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "building the new guest set was cancelled");
+                return;
+            }
+        };
+        let serving = set.unwrap_or_else(|| (*current).clone());
+        self.report(&serving, outcomes, started).await;
+    }
+
+    async fn registry_failed(&mut self, message: String) {
+        if self.reported.get(REGISTRY_JOB) == Some(&message) {
+            return;
+        }
+        tracing::warn!(
+            entry = REGISTRY_JOB,
+            registry = %self.config.location,
+            error = %message,
+            "cannot read the guest registry; the loaded guests keep serving"
+        );
+        self.count(REGISTRY_JOB, "failed");
+        self.guests
+            .with_status(|s| s.registry_error = Some(message.clone()));
+        self.event(
+            EventType::Warning,
+            "GuestRegistryUnreadable",
+            "ReadRegistry".into(),
+            &message,
+        )
+        .await;
+        self.reported.insert(REGISTRY_JOB.into(), message);
+    }
+
+    /// Logs, counts and records what a build did, and publishes which
+    /// modules serve.
+    async fn report(
+        &mut self,
+        serving: &GuestSet,
+        outcomes: BTreeMap<Job, Outcome>,
+        started: Instant,
+    ) {
+        for (job, outcome) in outcomes {
+            let entry = job.to_string();
+            match outcome {
+                Outcome::KnownBad => {}
+                Outcome::Unchanged => {
+                    // Back on the serving module: a failure reported before
+                    // is over, and the same module may be tried again.
+                    self.known_bad.remove(&job);
+                    self.reported.remove(&entry);
+                }
+                Outcome::Loaded { key, first } => {
+                    self.known_bad.remove(&job);
+                    self.reported.remove(&entry);
+                    let result = if first { "loaded" } else { "swapped" };
+                    let (module, sha256) = serving_module(serving, &job);
+                    tracing::info!(
+                        entry = %entry,
+                        module = %module,
+                        sha256 = %sha256,
+                        candidate = ?key.candidate_sha256(),
+                        took_ms = started.elapsed().as_millis() as u64,
+                        "guest {result}"
+                    );
+                    self.count(&entry, result);
+                    self.guests
+                        .record(&job, change(result, Some(&module), Some(&sha256), None));
+                    if !first {
+                        let note =
+                            format!("registry entry {entry} now runs {module} (sha256 {sha256})");
+                        let action = swap_action(&entry, Some(&sha256));
+                        self.event(EventType::Normal, "GuestSwapped", action, &note)
+                            .await;
+                    }
+                }
+                Outcome::Removed => {
+                    tracing::info!(entry = %entry, "guest removed from the registry");
+                    self.count(&entry, "removed");
+                    self.known_bad.remove(&job);
+                    self.reported.remove(&entry);
+                }
+                Outcome::Failed { key, error } => {
+                    let message = format!("registry entry {entry}: {error}");
+                    if let Some(key) = &key {
+                        self.known_bad.insert(job.clone(), key.clone());
+                    }
+                    if self.reported.get(&entry) == Some(&message) {
+                        continue;
+                    }
+                    tracing::warn!(
+                        entry = %entry,
+                        error = %error,
+                        "guest swap refused; the previous module keeps serving"
+                    );
+                    self.count(&entry, "failed");
+                    let (module, sha256) = key
+                        .as_ref()
+                        .map(|k| (Some(k.module()), Some(k.sha256())))
+                        .unwrap_or((None, None));
+                    self.guests.record(
+                        &job,
+                        change("failed", module.as_deref(), sha256, Some(error.to_string())),
+                    );
+                    let action = swap_action(&entry, sha256);
+                    self.event(EventType::Warning, "GuestSwapFailed", action, &message)
+                        .await;
+                    self.reported.insert(entry, message);
+                }
+            }
+        }
+        self.publish(serving);
+    }
+
+    fn count(&self, job: &str, result: &str) {
+        self.metrics
+            .guest_swaps
+            .get_or_create(&JobResultLabels {
+                job: job.into(),
+                result: result.into(),
+            })
+            .inc();
+    }
+
+    /// Sets `mco_guest_info` to the serving modules, removing the series
+    /// of modules that no longer serve.
+    fn publish(&mut self, set: &GuestSet) {
+        let mut now = BTreeSet::new();
+        let mut add = |job: &Job, role: &str, module: &crate::runtime::GuestModule| {
+            now.insert(GuestInfoLabels {
+                job: job.to_string(),
+                role: role.into(),
+                module: module.name.clone(),
+                sha256: module.digest.clone(),
+            });
+        };
+        add(&Job::Mcn, "active", set.mcn.module());
+        if let Some(candidate) = &set.mcn_candidate {
+            add(&Job::Mcn, "candidate", candidate.module());
+        }
+        for (platform, guest) in &set.boot_images {
+            add(&Job::BootImage(platform.clone()), "active", guest.module());
+        }
+        for (platform, guest) in &set.boot_image_candidates {
+            add(
+                &Job::BootImage(platform.clone()),
+                "candidate",
+                guest.module(),
+            );
+        }
+        for gone in self.published.difference(&now) {
+            self.metrics.guest_info.remove(gone);
+        }
+        for labels in &now {
+            self.metrics.guest_info.get_or_create(labels).set(1);
+        }
+        self.published = now;
+    }
+
+    /// An Event on the registry ConfigMap; file registries have no object
+    /// to hang one on.
+    async fn event(&self, type_: EventType, reason: &str, action: String, note: &str) {
+        let Some(cm) = &self.registry_cm else {
+            return;
+        };
+        let reference = ObjectReference {
+            api_version: Some(ConfigMap::api_version(&()).into()),
+            kind: Some(ConfigMap::kind(&()).into()),
+            name: cm.metadata.name.clone(),
+            namespace: cm.metadata.namespace.clone(),
+            uid: cm.metadata.uid.clone(),
+            ..ObjectReference::default()
+        };
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note.chars().take(EVENT_NOTE_MAX).collect()),
+            action,
+            secondary: None,
+        };
+        if let Err(err) = self.recorder.publish(&event, &reference).await {
+            tracing::warn!(error = %err, reason, "cannot publish an Event on the registry ConfigMap");
+        }
+    }
+}
+
+/// The Event action: the entry and the module it was about. kube's Recorder
+/// folds Events with the same reason and action on one object into a series
+/// that keeps the first note, so each attempted module gets its own.
+fn swap_action(entry: &str, sha256: Option<&str>) -> String {
+    match sha256 {
+        Some(sha256) => format!("Swap {entry} to sha256:{}", &sha256[..sha256.len().min(12)]),
+        None => format!("Swap {entry}"),
+    }
+}
+
+fn serving_module(set: &GuestSet, job: &Job) -> (String, String) {
+    let module = match job {
+        Job::Mcn => Some(set.mcn.module()),
+        Job::BootImage(platform) => set.boot_image(platform).map(|g| g.module()),
+    };
+    module.map_or_else(Default::default, |m| (m.name.clone(), m.digest.clone()))
+}
+
+fn change(
+    result: &'static str,
+    module: Option<&str>,
+    sha256: Option<&str>,
+    error: Option<String>,
+) -> Change {
+    Change {
+        at: Timestamp::now().to_string(),
+        result,
+        module: module.map(str::to_string),
+        sha256: sha256.map(str::to_string),
+        error,
+    }
+}

@@ -1,0 +1,355 @@
+//! Hot swap through the real host path: a registry file names modules, a
+//! new set is built from it, and only a module that passes every check
+//! (digest pin, component of the right world, allowlisted imports, limits,
+//! smoke evaluation) replaces the one serving.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mco_host::guests::{
+    self, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, JobError, Outcome,
+};
+use mco_host::registry::Location;
+use mco_host::runtime::{LoadError, Runtime, RuntimeConfig, digest};
+use mco_host::smoke;
+
+/// The same component with a custom section appended: another digest,
+/// identical behaviour (custom sections are ignored by the engine).
+fn with_custom_section(wasm: &[u8], name: &str, payload: &[u8]) -> Vec<u8> {
+    fn leb128(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    let mut body = Vec::new();
+    leb128(name.len(), &mut body);
+    body.extend_from_slice(name.as_bytes());
+    body.extend_from_slice(payload);
+    let mut out = wasm.to_vec();
+    out.push(0);
+    leb128(body.len(), &mut out);
+    out.extend(body);
+    out
+}
+
+struct World {
+    dir: tempfile::TempDir,
+    runtime: Runtime,
+}
+
+impl World {
+    fn new() -> World {
+        World {
+            dir: tempfile::tempdir().unwrap_or_else(|e| panic!("{e}")),
+            runtime: common::runtime(RuntimeConfig {
+                memory_limit: 64 << 20,
+                ..RuntimeConfig::default()
+            }),
+        }
+    }
+
+    fn path(&self, file: &str) -> PathBuf {
+        self.dir.path().join(file)
+    }
+
+    fn write(&self, file: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.path(file);
+        std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        path
+    }
+
+    fn registry(&self, yaml: &str) -> Location {
+        Location::File(self.write("registry.yaml", yaml.as_bytes()))
+    }
+
+    /// One poll of the swapper, without the Kubernetes parts.
+    fn build(
+        &self,
+        location: &Location,
+        previous: &GuestSet,
+        known_bad: &BTreeMap<Job, EntryKey>,
+    ) -> Built {
+        let registry = guests::read_local(location).unwrap_or_else(|e| panic!("{e}"));
+        let fetched = guests::fetch_all(&registry, &ConfigMaps::new());
+        guests::build(&self.runtime, Some(previous), fetched, known_bad)
+    }
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn mcn_outcome(built: &Built) -> &Outcome {
+    built
+        .outcomes
+        .get(&Job::Mcn)
+        .unwrap_or_else(|| panic!("no outcome for mcn"))
+}
+
+fn failed_load(built: &Built) -> &LoadError {
+    match mcn_outcome(built) {
+        Outcome::Failed {
+            error: JobError::Load(err),
+            ..
+        } => err,
+        other => panic!("expected a refused module, got {other:?}"),
+    }
+}
+
+/// What a refused module's error must be.
+type Refusal = fn(&LoadError) -> bool;
+
+fn serves(set: &GuestSet) -> String {
+    smoke::mcn_guest(&set.mcn).unwrap_or_else(|e| panic!("the serving guest fails: {e}"));
+    set.mcn.module().digest.clone()
+}
+
+#[test]
+fn only_a_module_that_passes_every_check_is_swapped_in() {
+    let world = World::new();
+    let a = read(&common::installed_guest("mcn.wasm"));
+    let b = with_custom_section(&a, "mco-swap-test", b"b");
+    let (sha_a, sha_b) = (digest(&a), digest(&b));
+    assert_ne!(sha_a, sha_b);
+    world.write("mcn-a.wasm", &a);
+    world.write("mcn-b.wasm", &b);
+
+    let location = world.registry(&format!("mcn: {{module: mcn-a.wasm, sha256: {sha_a}}}\n"));
+    let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
+    let (guests, outcomes) = guests::initial(&world.runtime, &registry, &ConfigMaps::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(
+        outcomes.get(&Job::Mcn),
+        Some(Outcome::Loaded { first: true, .. })
+    ));
+    assert_eq!(serves(&guests.current()), sha_a);
+
+    // A pin that does not match: refused before compiling, both digests named.
+    let location = world.registry(&format!("mcn: {{module: mcn-b.wasm, sha256: {sha_a}}}\n"));
+    let built = world.build(&location, &guests.current(), &BTreeMap::new());
+    let message = failed_load(&built).to_string();
+    assert!(
+        matches!(failed_load(&built), LoadError::Digest { .. })
+            && message.contains(&format!("has sha256 {sha_b}"))
+            && message.contains(&format!("pins sha256 {sha_a}")),
+        "{message}"
+    );
+    assert!(!built.changed());
+    assert_eq!(
+        serves(built.set.as_ref().unwrap_or_else(|| panic!("no set"))),
+        sha_a
+    );
+
+    // Modules the loader refuses, each with its reason; the old one serves on.
+    let faulty = read(&common::test_guest("faulty.wasm"));
+    let refused: [(&str, Vec<u8>, Refusal); 5] = [
+        (
+            "smoke",
+            faulty,
+            |e| matches!(e, LoadError::Smoke { detail, .. } if detail.contains("must be reported (apply)")),
+        ),
+        (
+            "import",
+            read(&common::test_guest("faulty-forbidden-import.wasm")),
+            |e| matches!(e, LoadError::ForbiddenImport { .. }),
+        ),
+        (
+            "world",
+            read(&common::test_guest("faulty-wrong-world.wasm")),
+            |e| matches!(e, LoadError::WrongWorld { .. }),
+        ),
+        ("garbage", b"not a module".to_vec(), |e| {
+            matches!(e, LoadError::NotWasm(_))
+        }),
+        // Limits the pooling allocator cannot give.
+        ("limits", b.clone(), |e| {
+            matches!(e, LoadError::Limits { .. })
+        }),
+    ];
+    let mut known_bad = BTreeMap::new();
+    for (what, bytes, expected) in refused {
+        let file = format!("{what}.wasm");
+        world.write(&file, &bytes);
+        let memory = if what == "limits" { 128 } else { 16 };
+        let location = world.registry(&format!(
+            "mcn: {{module: {file}, sha256: {}, memoryMiB: {memory}}}\n",
+            digest(&bytes)
+        ));
+        let built = world.build(&location, &guests.current(), &known_bad);
+        let err = failed_load(&built);
+        assert!(expected(err), "{what}: {err}");
+        assert!(!built.changed(), "{what}");
+        // The same failing entry again is not retried (it is known bad).
+        if let Outcome::Failed { key: Some(key), .. } = mcn_outcome(&built) {
+            known_bad.insert(Job::Mcn, key.clone());
+        }
+        let set = built.set.unwrap_or_else(|| panic!("{what}: no set"));
+        assert_eq!(serves(&set), sha_a, "{what}");
+        let again = world.build(&location, &set, &known_bad);
+        assert!(
+            matches!(mcn_outcome(&again), Outcome::KnownBad),
+            "{what}: {:?}",
+            mcn_outcome(&again)
+        );
+    }
+
+    // A good module, with limits of its own and a candidate: swapped in,
+    // while an evaluation that started on the old set finishes on it.
+    let in_flight: Arc<GuestSet> = guests.current();
+    let location = world.registry(&format!(
+        "mcn:\n  module: mcn-b.wasm\n  sha256: {sha_b}\n  memoryMiB: 32\n  deadline: 500ms\n  \
+         candidate: {{module: mcn-a.wasm, sha256: {sha_a}}}\n"
+    ));
+    let built = world.build(&location, &in_flight, &known_bad);
+    assert!(
+        matches!(mcn_outcome(&built), Outcome::Loaded { first: false, .. }),
+        "{:?}",
+        mcn_outcome(&built)
+    );
+    assert!(built.changed());
+    guests.replace(built.set.unwrap_or_else(|| panic!("no set")));
+    let now = guests.current();
+    assert_eq!(serves(&now), sha_b);
+    assert_eq!(serves(&in_flight), sha_a, "the old set still evaluates");
+    assert_eq!(now.mcn.limits().memory_limit, 32 << 20);
+    assert_eq!(now.mcn.limits().deadline.as_millis(), 500);
+    let candidate = now
+        .mcn_candidate
+        .as_ref()
+        .unwrap_or_else(|| panic!("no candidate"));
+    assert_eq!(candidate.module().digest, sha_a);
+    let status = guests.status();
+    let job = &status.jobs["mcn"];
+    assert_eq!((job.sha256.as_str(), job.memory_mib), (sha_b.as_str(), 32));
+    assert_eq!(
+        job.candidate.as_ref().map(|c| c.sha256.as_str()),
+        Some(sha_a.as_str())
+    );
+
+    // Nothing changed: the loaded guest is reused, not recompiled.
+    let built = world.build(&location, &now, &known_bad);
+    assert!(matches!(mcn_outcome(&built), Outcome::Unchanged));
+    assert!(!built.changed());
+}
+
+#[test]
+fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
+    let world = World::new();
+    let mcn = common::installed_guest("mcn.wasm");
+    let gcp = read(&common::installed_guest("bootimage-gcp.wasm"));
+    let aws = read(&common::installed_guest("bootimage-aws.wasm"));
+    world.write("gcp.wasm", &gcp);
+    world.write("aws.wasm", &aws);
+    let location = world.registry(&format!(
+        "mcn: {}\nbootImage:\n  GCP: gcp.wasm\n  AWS: aws.wasm\n",
+        mcn.display()
+    ));
+    let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
+    let (guests, _) = guests::initial(&world.runtime, &registry, &ConfigMaps::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let platforms = |g: &Guests| g.current().boot_images.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(platforms(&guests), ["AWS", "GCP"]);
+
+    // GCP now names the MCN guest (wrong world): refused, the GCP guest
+    // stays; AWS leaves the registry; Azure joins.
+    let azure = read(&common::installed_guest("bootimage-azure.wasm"));
+    world.write("azure.wasm", &azure);
+    let location = world.registry(&format!(
+        "mcn: {0}\nbootImage:\n  GCP: {0}\n  Azure: azure.wasm\n",
+        mcn.display()
+    ));
+    let built = world.build(&location, &guests.current(), &BTreeMap::new());
+    let outcome = |platform: &str| &built.outcomes[&Job::BootImage(platform.into())];
+    assert!(matches!(
+        outcome("GCP"),
+        Outcome::Failed {
+            error: JobError::Load(LoadError::WrongWorld { .. }),
+            ..
+        }
+    ));
+    assert!(matches!(outcome("AWS"), Outcome::Removed));
+    assert!(matches!(
+        outcome("Azure"),
+        Outcome::Loaded { first: true, .. }
+    ));
+    guests.replace(built.set.unwrap_or_else(|| panic!("no set")));
+    assert_eq!(platforms(&guests), ["Azure", "GCP"]);
+    let gcp_now = guests.current();
+    let gcp_now = gcp_now
+        .boot_image("GCP")
+        .unwrap_or_else(|| panic!("no GCP"));
+    assert_eq!(gcp_now.module().digest, digest(&gcp));
+    smoke::boot_image_guest("GCP", gcp_now).unwrap_or_else(|e| panic!("{e}"));
+
+    // A registry without an mcn entry keeps the MCN guest and says why.
+    let location = world.registry("bootImage:\n  Azure: azure.wasm\n");
+    let built = world.build(&location, &guests.current(), &BTreeMap::new());
+    assert!(matches!(
+        mcn_outcome(&built),
+        Outcome::Failed {
+            error: JobError::NoMcn,
+            ..
+        }
+    ));
+    assert!(built.set.is_some());
+}
+
+#[test]
+fn a_bad_module_at_start_names_its_registry_entry() {
+    let world = World::new();
+    let a = read(&common::installed_guest("mcn.wasm"));
+    world.write("mcn.wasm", &a);
+    let pin = "0".repeat(64);
+    let location = world.registry(&format!("mcn: {{module: mcn.wasm, sha256: {pin}}}\n"));
+    let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
+    match guests::initial(&world.runtime, &registry, &ConfigMaps::new()) {
+        Err(err) => {
+            let message = err.to_string();
+            assert!(
+                message.starts_with("registry entry mcn: ")
+                    && message.contains(&digest(&a))
+                    && message.contains(&pin),
+                "{message}"
+            );
+        }
+        Ok(_) => panic!("a module with the wrong digest was loaded"),
+    }
+}
+
+#[test]
+fn every_shipped_guest_passes_its_smoke_evaluation() {
+    let world = World::new();
+    let mcn = common::installed_guest("mcn.wasm");
+    let dir = mcn.parent().unwrap_or_else(|| panic!("no guest dir"));
+    let registry = mco_host::registry::Registry::installed(dir);
+    let (guests, _) = guests::initial(&world.runtime, &registry, &ConfigMaps::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let set = guests.current();
+    assert_eq!(set.boot_images.len(), 3);
+    // What every poll of an unchanged registry costs: reading and hashing
+    // the modules; nothing is compiled.
+    let started = std::time::Instant::now();
+    let fetched = guests::fetch_all(&registry, &ConfigMaps::new());
+    let built = guests::build(&world.runtime, Some(&set), fetched, &BTreeMap::new());
+    assert!(!built.changed());
+    eprintln!(
+        "an unchanged poll of the 4 installed guests took {:.2?}",
+        started.elapsed()
+    );
+    for (platform, guest) in &set.boot_images {
+        // The fixtures are meaningful: each shipped guest patches its
+        // platform's MachineSet to the fixture stream's image.
+        let decision = smoke::boot_image_decision(platform, guest)
+            .unwrap_or_else(|e| panic!("{platform}: {e}"));
+        assert_eq!(decision.action(), "patch", "{platform}: {decision:?}");
+    }
+}
