@@ -871,28 +871,17 @@ fn sha256(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// The same component with a custom section appended (id 0, size, name,
-/// payload): the engine ignores it, the digest changes.
+/// The same component with a custom section appended: another digest,
+/// identical behaviour (the engine ignores custom sections).
 fn with_custom_section(wasm: &[u8], name: &str, payload: &[u8]) -> Vec<u8> {
-    fn leb128(mut n: usize, out: &mut Vec<u8>) {
-        loop {
-            let byte = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                out.push(byte);
-                return;
-            }
-            out.push(byte | 0x80);
-        }
-    }
-    let mut body = Vec::new();
-    leb128(name.len(), &mut body);
-    body.extend_from_slice(name.as_bytes());
-    body.extend_from_slice(payload);
+    use wasm_encoder::{Encode, Section};
+    let section = wasm_encoder::CustomSection {
+        name: name.into(),
+        data: payload.into(),
+    };
     let mut out = wasm.to_vec();
-    out.push(0);
-    leb128(body.len(), &mut out);
-    out.extend(body);
+    out.push(section.id());
+    section.encode(&mut out);
     out
 }
 
