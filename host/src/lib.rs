@@ -1,7 +1,9 @@
 //! `mco-host`: runs OpenShift Machine Config logic as sandboxed WebAssembly
-//! guests. `runtime` is the wasmtime façade; `mcn` turns cluster objects
-//! into guest input and guest output into the object to write; `cli` wires
-//! them to the command line.
+//! guests. `runtime` is the wasmtime façade; `mcn` and `bootimage` are the
+//! host rules of the two jobs; `controller` (MachineConfigNodes) and
+//! `bootimage_controller` run them against the cluster; `registry`,
+//! `guests` and `swap` decide which module serves each job; `cli` wires it
+//! all to the command line.
 
 pub mod admin;
 pub mod bootimage;
