@@ -604,8 +604,16 @@ impl Worker {
         for (position, (_, platform, _)) in items.iter().enumerate() {
             by_platform.entry(platform).or_default().push(position);
         }
-        let mut results: Vec<Result<Decision, String>> =
-            items.iter().map(|_| Err("not decided".into())).collect();
+        // Only if a swap removed the platform's guest since the host rules ran.
+        let mut results: Vec<Result<Decision, String>> = items
+            .iter()
+            .map(|(_, platform, input)| {
+                Err(format!(
+                    "failed to reconcile machineset {}, err: the boot image guest for {platform} was removed from the registry; deciding again on the next pass",
+                    input.machineset.name
+                ))
+            })
+            .collect();
         for (platform, positions) in by_platform {
             let Some(guest) = guests.boot_image(platform).cloned() else {
                 continue;
