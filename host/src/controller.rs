@@ -95,9 +95,9 @@ fn checked(guest: &McnGuest, facts: &logic::Facts) -> Result<logic::Decision, Gu
 }
 
 /// etcd's resource versions increase; anything unparseable counts as old.
-fn resource_version(object: &MachineConfigNode) -> u64 {
+pub(crate) fn resource_version<K: Resource>(object: &K) -> u64 {
     object
-        .metadata
+        .meta()
         .resource_version
         .as_deref()
         .and_then(|rv| rv.parse().ok())
@@ -149,7 +149,7 @@ impl Context {
         let stored = self.mcns.get(&ObjectRef::new(name));
         let mut written = self.written.lock().ok()?;
         let newer = |(at, ours): &(Instant, Arc<MachineConfigNode>)| match &stored {
-            Some(stored) => resource_version(stored) < resource_version(ours),
+            Some(stored) => resource_version(stored.as_ref()) < resource_version(ours.as_ref()),
             None => at.elapsed() < WRITE_VISIBILITY,
         };
         match written.get(name) {

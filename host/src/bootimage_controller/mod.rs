@@ -24,15 +24,15 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::Store;
 use kube::{Client, Resource, ResourceExt};
-use mco_bootimage::{ClusterFacts, Decision, MachineSetView, UserDataUpgrade};
+use mco_bootimage::{Decision, MachineSetView, UserDataUpgrade};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::bootimage::{self, EvalInputs, Step};
-use crate::controller::FIELD_MANAGER;
+use crate::controller::{FIELD_MANAGER, resource_version};
 use crate::guests::Guests;
 use crate::metrics::{EvaluationLabels, KindLabels, Metrics};
-use crate::runtime::BootImageGuest;
+use crate::runtime::BatchItem;
 use state::{ControllerState, Guard, patch_fingerprint};
 use status::{Tally, Wanted};
 use triggers::Kind;
@@ -89,23 +89,25 @@ struct Worker {
     /// Conditions this replica last wrote, with the resourceVersion of the
     /// result, until the watch shows them.
     written_conditions: Option<(u64, Vec<Value>)>,
+    /// The boot images of the stream ConfigMap at a resourceVersion, so a
+    /// pass does not parse a stream it has already learned from.
+    published: Option<(String, Arc<BTreeSet<String>>)>,
 }
 
 /// A MachineSet that ends up in the loop, with what was decided for it.
 struct Outcome {
     object: Arc<DynamicObject>,
+    /// `object` as JSON, made once per pass for the host rules.
+    value: Value,
     name: String,
     result: Result<Decision, String>,
     /// resourceVersion of the user-data Secret the decision read.
     secret_version: Option<String>,
 }
 
-/// One guest call's input.
-struct GuestInput {
-    machineset: MachineSetView,
-    cluster: ClusterFacts,
-    user_data: Option<String>,
-}
+/// A MachineSet waiting for its platform's guest: its place among the
+/// outcomes, the platform and the guest's input.
+type GuestItem = (usize, String, BatchItem);
 
 /// Runs until `shutdown` resolves.
 pub async fn run(
@@ -177,6 +179,7 @@ pub async fn run(
         last_events: HashMap::new(),
         not_ready_since: None,
         written_conditions: None,
+        published: None,
     };
     let mut shutdown = std::pin::pin!(shutdown);
     tokio::select! {
@@ -250,16 +253,6 @@ fn to_value(object: &DynamicObject) -> Value {
     serde_json::to_value(object).unwrap_or(Value::Null)
 }
 
-/// etcd's resource versions increase; anything unparseable counts as old.
-fn resource_version<K: Resource>(object: &K) -> u64 {
-    object
-        .meta()
-        .resource_version
-        .as_deref()
-        .and_then(|rv| rv.parse().ok())
-        .unwrap_or(0)
-}
-
 /// `None` when MachineConfiguration `cluster` exists and its status caught
 /// up with its spec; otherwise why not.
 fn not_ready(mc: Option<&DynamicObject>) -> Option<String> {
@@ -290,55 +283,6 @@ fn release_mismatch(cm: &Value, cv: &Value) -> Option<String> {
     (stream_release != cluster_release && stream_release != "0.0.1-snapshot").then(|| {
         format!("the coreos-bootimages ConfigMap is for release {stream_release}, the cluster is on {cluster_release}")
     })
-}
-
-/// Calls one platform's guest for every input in one instance that parses
-/// the stream once; a failed call poisons the instance, so the next input
-/// gets a new one. A stream the guest cannot even load fails them all.
-fn decide_all(
-    guest: &BootImageGuest,
-    stream: Option<&str>,
-    inputs: &[GuestInput],
-) -> Vec<Result<Decision, (&'static str, String)>> {
-    let mut session = None;
-    let mut results = Vec::with_capacity(inputs.len());
-    for input in inputs {
-        if session.is_none() {
-            match guest.session(stream) {
-                Ok(started) => session = Some(started),
-                Err(err) => {
-                    let failure = (err.kind(), err.to_string());
-                    results.extend(inputs[results.len()..].iter().map(|_| Err(failure.clone())));
-                    return results;
-                }
-            }
-        }
-        let Some(current) = session.as_mut() else {
-            break;
-        };
-        let result = current
-            .decide(
-                &input.machineset,
-                &input.cluster,
-                input.user_data.as_deref(),
-            )
-            .map_err(|err| (err.kind(), err.to_string()))
-            .and_then(|decision| match bootimage::validate(&decision) {
-                Ok(()) => Ok(decision),
-                Err(detail) => Err((
-                    "invalid_output",
-                    format!(
-                        "guest {} returned invalid output: {detail}",
-                        guest.module().name
-                    ),
-                )),
-            });
-        if result.is_err() {
-            session = None;
-        }
-        results.push(result);
-    }
-    results
 }
 
 impl Worker {
@@ -395,36 +339,29 @@ impl Worker {
         let mut enrolled = Vec::new();
         for ms in machinesets {
             let value = to_value(&ms);
-            let view = match MachineSetView::from_object(&value) {
-                Ok(view) => view,
-                Err(err) => {
-                    enrolled.push(Outcome {
-                        name: ms.name_any(),
-                        object: ms,
-                        result: Err(format!("unreadable MachineSet: {err}")),
-                        secret_version: None,
-                    });
-                    continue;
-                }
+            let result = match MachineSetView::from_object(&value) {
+                Err(err) => Err(format!("unreadable MachineSet: {err}")),
+                Ok(view) => match bootimage::enrollment_gate(&mc, &view) {
+                    Ok(None) => Ok(Decision::noop("enrolled")),
+                    Ok(Some(Decision::Error { message })) => {
+                        self.write_degraded(&message, reason).await;
+                        return None;
+                    }
+                    // Not enrolled.
+                    Ok(Some(_)) => continue,
+                    Err(err) => {
+                        self.write_degraded(&err.to_string(), reason).await;
+                        return None;
+                    }
+                },
             };
-            match bootimage::enrollment_gate(&mc, &view) {
-                Ok(None) => enrolled.push(Outcome {
-                    name: ms.name_any(),
-                    object: ms,
-                    result: Ok(Decision::noop("enrolled")),
-                    secret_version: None,
-                }),
-                Ok(Some(Decision::Error { message })) => {
-                    self.write_degraded(&message, reason).await;
-                    return None;
-                }
-                // Not enrolled.
-                Ok(Some(_)) => {}
-                Err(err) => {
-                    self.write_degraded(&err.to_string(), reason).await;
-                    return None;
-                }
-            }
+            enrolled.push(Outcome {
+                name: ms.name_any(),
+                object: ms,
+                value,
+                result,
+                secret_version: None,
+            });
         }
 
         let mut state = match self.load_state().await {
@@ -435,19 +372,19 @@ impl Worker {
             }
         };
         // Opting out (or deleting a MachineSet) forgets its hot loop.
-        let before = state.clone();
-        let names: BTreeSet<String> = enrolled.iter().map(|o| o.name.clone()).collect();
-        state.retain_hot_loops(|name| names.contains(name));
+        let names: BTreeSet<&str> = enrolled.iter().map(|o| o.name.as_str()).collect();
+        if state.retain_hot_loops(|name| names.contains(name))
+            && let Err(message) = self.save_state(&state).await
+        {
+            self.write_degraded(&message, reason).await;
+            return Some(NOT_READY_POLL);
+        }
 
         let mut retry = None;
         let tally = if enrolled.is_empty() {
-            if let Err(message) = self.save_state(&before, &state).await {
-                tracing::warn!(%message, "could not clear the hot-loop record");
-            }
             Tally::default()
         } else {
-            let Some(cm) = single(&self.stores.stream).map(|cm| to_value(&cm)) else {
-                self.save_state(&before, &state).await.ok();
+            let Some(cm) = single(&self.stores.stream) else {
                 self.write_degraded(
                     "failed to fetch coreos-bootimages config map: configmaps \"coreos-bootimages\" not found",
                     reason,
@@ -455,25 +392,25 @@ impl Worker {
                 .await;
                 return None;
             };
-            if let Some(why) = release_mismatch(&cm, &cv) {
+            let cm_value = to_value(&cm);
+            if let Some(why) = release_mismatch(&cm_value, &cv) {
                 tracing::info!(%why, "deferring boot image updates");
-                self.save_state(&before, &state).await.ok();
                 return None;
             }
-            let stream = bootimage::stream_from_configmap(&cm).ok().flatten();
+            let stream = bootimage::stream_from_configmap(&cm_value).ok().flatten();
             // Remember this stream's images before any MachineSet moves off
             // them, so nothing installed from it is ever unknown.
-            if let Some(parsed) = stream.and_then(|s| mco_bootimage::Stream::parse(s).ok()) {
-                let added = state.learn(parsed.published_images());
-                if added > 0 {
-                    tracing::info!(added, "recorded the stream's boot images as known");
+            let added = state.learn(self.published_images(&cm, stream).iter().cloned());
+            if added > 0 {
+                tracing::info!(added, "recorded the stream's boot images as known");
+                if let Err(message) = self.save_state(&state).await {
+                    self.write_degraded(&message, reason).await;
+                    return Some(NOT_READY_POLL);
                 }
             }
-            if let Err(message) = self.save_state(&before, &state).await {
-                self.write_degraded(&message, reason).await;
-                return Some(NOT_READY_POLL);
-            }
-            let outcomes = self.decide(enrolled, &cm, &cv, &mc, &state, stream).await;
+            let outcomes = self
+                .decide(enrolled, &cm_value, &cv, &mc, &state, stream)
+                .await;
             let (tally, conflicted) = self.act(outcomes, &mut state, reason).await;
             if conflicted {
                 retry = Some(CONFLICT_RETRY);
@@ -485,9 +422,34 @@ impl Worker {
         retry
     }
 
+    /// The boot images `stream` publishes, parsed once per ConfigMap
+    /// version. A stream that does not parse publishes none (every guest
+    /// call reports why).
+    fn published_images(
+        &mut self,
+        cm: &DynamicObject,
+        stream: Option<&str>,
+    ) -> Arc<BTreeSet<String>> {
+        let version = cm.resource_version().unwrap_or_default();
+        if let Some((seen, images)) = &self.published
+            && *seen == version
+        {
+            return images.clone();
+        }
+        let images = Arc::new(
+            stream
+                .and_then(|s| mco_bootimage::Stream::parse(s).ok())
+                .map(|parsed| parsed.published_images())
+                .unwrap_or_default(),
+        );
+        self.published = Some((version, images.clone()));
+        images
+    }
+
     /// Runs the host rules and the platform guest for every enrolled
     /// MachineSet. A MachineSet the guest wants to patch is decided again
-    /// with its user-data Secret, which only then is read.
+    /// with its user-data Secret, which only then is read (and not at all
+    /// when the hot-loop guard will refuse the patch anyway).
     async fn decide(
         &self,
         enrolled: Vec<Outcome>,
@@ -507,16 +469,15 @@ impl Worker {
                 Err(err) => tracing::warn!(error = %err, "ignoring the known-images ConfigMap"),
             }
         }
-        let mut outcomes = Vec::with_capacity(enrolled.len());
-        let mut for_guest: Vec<(usize, String, GuestInput)> = Vec::new();
-        for mut outcome in enrolled {
+        let guests = self.guests.current();
+        let mut outcomes = enrolled;
+        let mut for_guest: Vec<GuestItem> = Vec::new();
+        for (index, outcome) in outcomes.iter_mut().enumerate() {
             if outcome.result.is_err() {
-                outcomes.push(outcome);
                 continue;
             }
-            let value = to_value(&outcome.object);
             let inputs = EvalInputs {
-                machineset: &value,
+                machineset: &outcome.value,
                 configmap: cm,
                 infrastructure: &infrastructure,
                 clusterversion: Some(cv),
@@ -531,171 +492,144 @@ impl Worker {
                     outcome.name
                 )),
                 Ok(Step::Decided(decision)) => Ok(decision),
+                Ok(Step::Guest(prepared))
+                    if guests.boot_image(&prepared.platform_type).is_none() =>
+                {
+                    Ok(prepared.without_guest())
+                }
                 Ok(Step::Guest(prepared)) => {
-                    match self
-                        .guests
-                        .current()
-                        .boot_images
-                        .get(&prepared.platform_type)
-                    {
-                        None => Ok(prepared.without_guest()),
-                        Some(_) => {
-                            for_guest.push((
-                                outcomes.len(),
-                                prepared.platform_type.clone(),
-                                GuestInput {
-                                    machineset: prepared.machineset,
-                                    cluster: prepared.cluster,
-                                    user_data: None,
-                                },
-                            ));
-                            Ok(Decision::noop("pending"))
-                        }
-                    }
+                    let item = BatchItem {
+                        machineset: prepared.machineset,
+                        cluster: prepared.cluster,
+                        user_data: None,
+                    };
+                    for_guest.push((index, prepared.platform_type, item));
+                    continue;
                 }
             };
-            outcomes.push(outcome);
-        }
-        if for_guest.is_empty() {
-            return outcomes;
         }
 
-        let first = self.call_guest(&for_guest, stream).await;
         let mut again = Vec::new();
-        for ((index, platform, mut input), result) in for_guest.into_iter().zip(first) {
-            if matches!(result, Ok(Decision::Patch { .. })) {
-                match self.user_data(&input.machineset).await {
-                    Ok(secret) => {
-                        if let Some((user_data, version)) = secret {
-                            input.user_data = Some(user_data);
-                            outcomes[index].secret_version = version;
-                        }
-                        again.push((index, platform, input));
-                        continue;
+        for ((index, platform, mut item), result) in self.call_guest(for_guest, stream).await {
+            let outcome = &mut outcomes[index];
+            let refused = matches!(&result, Ok(Decision::Patch { patch, .. })
+                if state.guard(&outcome.name, &patch_fingerprint(patch)) == Guard::HotLoop);
+            if !matches!(result, Ok(Decision::Patch { .. })) || refused {
+                outcome.result = result;
+                continue;
+            }
+            match self.user_data(&item.machineset).await {
+                Ok(secret) => {
+                    if let Some((user_data, version)) = secret {
+                        item.user_data = Some(user_data);
+                        outcome.secret_version = version;
                     }
-                    Err(message) => {
-                        outcomes[index].result = Err(format!(
-                            "failed to reconcile machineset {}, err: error grabbing user data secret referenced in machineset: {message}",
-                            outcomes[index].name
-                        ));
-                        continue;
-                    }
+                    again.push((index, platform, item));
+                }
+                Err(message) => {
+                    outcome.result = Err(format!(
+                        "failed to reconcile machineset {}, err: error grabbing user data secret referenced in machineset: {message}",
+                        outcome.name
+                    ));
                 }
             }
-            outcomes[index].result = result;
         }
-        if !again.is_empty() {
-            let second = self.call_guest(&again, stream).await;
-            for ((index, _, _), result) in again.iter().zip(second) {
-                outcomes[*index].result = result;
-            }
+        for ((index, _, _), result) in self.call_guest(again, stream).await {
+            outcomes[index].result = result;
         }
         outcomes
     }
 
-    /// The guest calls, off the async workers; every result is counted.
+    /// The guest calls, one batch per platform off the async workers, with
+    /// the candidate (if the registry names one) deciding the same inputs
+    /// for comparison only. Every result is counted; the items come back
+    /// with their results.
     async fn call_guest(
         &self,
-        items: &[(usize, String, GuestInput)],
+        items: Vec<GuestItem>,
         stream: Option<&str>,
-    ) -> Vec<Result<Decision, String>> {
+    ) -> Vec<(GuestItem, Result<Decision, String>)> {
         let guests = self.guests.current();
-        let mut by_platform: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (position, (_, platform, _)) in items.iter().enumerate() {
-            by_platform.entry(platform).or_default().push(position);
+        let mut by_platform: BTreeMap<String, Vec<(usize, BatchItem)>> = BTreeMap::new();
+        for (index, platform, item) in items {
+            by_platform.entry(platform).or_default().push((index, item));
         }
-        // Only if a swap removed the platform's guest since the host rules ran.
-        let mut results: Vec<Result<Decision, String>> = items
-            .iter()
-            .map(|(_, platform, input)| {
-                Err(format!(
-                    "failed to reconcile machineset {}, err: the boot image guest for {platform} was removed from the registry; deciding again on the next pass",
-                    input.machineset.name
-                ))
-            })
-            .collect();
-        for (platform, positions) in by_platform {
-            let Some(guest) = guests.boot_image(platform).cloned() else {
+        let mut results = Vec::new();
+        for (platform, entries) in by_platform {
+            let (indices, batch): (Vec<usize>, Vec<BatchItem>) = entries.into_iter().unzip();
+            let Some(guest) = guests.boot_image(&platform).cloned() else {
+                // A swap removed the platform's guest since the host rules ran.
+                for (index, item) in indices.into_iter().zip(batch) {
+                    let message = format!(
+                        "failed to reconcile machineset {}, err: the boot image guest for {platform} was removed from the registry; deciding again on the next pass",
+                        item.machineset.name
+                    );
+                    results.push(((index, platform.clone(), item), Err(message)));
+                }
                 continue;
             };
-            let candidate = guests.boot_image_candidate(platform).cloned();
-            let inputs: Vec<GuestInput> = positions
-                .iter()
-                .map(|&p| GuestInput {
-                    machineset: items[p].2.machineset.clone(),
-                    cluster: items[p].2.cluster.clone(),
-                    user_data: items[p].2.user_data.clone(),
-                })
-                .collect();
-            let stream = stream.map(str::to_owned);
+            let candidate = guests.boot_image_candidate(&platform).cloned();
             let name = guest.module().name.clone();
+            let stream = stream.map(str::to_owned);
             let started = Instant::now();
-            // The candidate, if any, decides the same inputs after the
-            // active guest; its decisions are only compared.
+            let count = batch.len();
             let decided = tokio::task::spawn_blocking(move || {
-                let active = decide_all(&guest, stream.as_deref(), &inputs);
-                let shadow = candidate.map(|c| decide_all(&c, stream.as_deref(), &inputs));
-                (active, shadow)
+                let active = guest.decide_batch(stream.as_deref(), &batch);
+                let shadow = candidate.map(|c| c.decide_batch(stream.as_deref(), &batch));
+                (batch, active, shadow)
             })
             .await;
             self.options
                 .metrics
                 .evaluation_seconds
-                .observe(started.elapsed().as_secs_f64() / positions.len().max(1) as f64);
-            let (decided, shadow) = match decided {
+                .observe(started.elapsed().as_secs_f64() / count.max(1) as f64);
+            let (batch, decided, shadow) = match decided {
                 Ok(decided) => decided,
                 Err(err) => {
-                    let failure = ("cancelled", err.to_string());
-                    (
-                        positions.iter().map(|_| Err(failure.clone())).collect(),
-                        None,
-                    )
+                    tracing::error!(error = %err, %platform, "the guest task did not finish");
+                    continue;
                 }
             };
-            if let Some(shadow) = shadow {
-                let job = crate::registry::boot_image_job(platform);
-                for ((&p, active), candidate) in positions.iter().zip(&decided).zip(shadow) {
-                    if let Ok(active) = active {
-                        let candidate = candidate.map_err(|(_, message)| message);
-                        let object = &items[p].2.machineset.name;
-                        crate::shadow::compare(
-                            &self.options.metrics,
-                            &job,
-                            object,
-                            active,
-                            &candidate,
-                        );
-                    }
+            let job = crate::registry::boot_image_job(&platform);
+            let shadow = shadow.map(|s| s.into_iter().map(Some).collect::<Vec<_>>());
+            for (position, ((index, item), result)) in
+                indices.into_iter().zip(batch).zip(decided).enumerate()
+            {
+                let candidate = shadow.as_ref().and_then(|s| s[position].as_ref());
+                if let (Ok(active), Some(candidate)) = (&result, candidate) {
+                    let object = &item.machineset.name;
+                    crate::shadow::compare(&self.options.metrics, &job, object, active, candidate);
                 }
-            }
-            for (&p, result) in positions.iter().zip(decided) {
                 let label = match &result {
                     Ok(decision) => decision.action(),
-                    Err((kind, _)) => {
+                    Err(err) => {
+                        let kind = KindLabels {
+                            kind: err.kind().into(),
+                        };
                         self.options
                             .metrics
                             .guest_failures
-                            .get_or_create(&KindLabels {
-                                kind: (*kind).into(),
-                            })
+                            .get_or_create(&kind)
                             .inc();
                         "failed"
                     }
                 };
+                let labels = EvaluationLabels {
+                    guest: format!("bootimage-{}", platform.to_lowercase()),
+                    result: label.into(),
+                };
                 self.options
                     .metrics
                     .evaluations
-                    .get_or_create(&EvaluationLabels {
-                        guest: format!("bootimage-{}", platform.to_lowercase()),
-                        result: label.into(),
-                    })
+                    .get_or_create(&labels)
                     .inc();
-                results[p] = result.map_err(|(_, message)| {
+                let result = result.map_err(|err| {
                     format!(
-                        "failed to reconcile machineset {}, err: boot image guest {name} failed: {message}",
-                        items[p].2.machineset.name
+                        "failed to reconcile machineset {}, err: boot image guest {name} failed: {err}",
+                        item.machineset.name
                     )
                 });
+                results.push(((index, platform.clone(), item), result));
             }
         }
         results
@@ -892,9 +826,8 @@ impl Worker {
         }
         self.options.metrics.count_write("patch_machineset");
         self.options.metrics.bootimage_patches.inc();
-        let before = state.clone();
         state.record_patch(&name, &fingerprint);
-        self.save_state(&before, state).await.map_err(|e| {
+        self.save_state(state).await.map_err(|e| {
             (
                 "BootImageUpdateFailed",
                 format!("patched machineset {name}, but {e}"),
@@ -955,20 +888,13 @@ impl Worker {
         }
     }
 
-    /// Writes the state when it changed.
-    async fn save_state(
-        &self,
-        before: &ControllerState,
-        after: &ControllerState,
-    ) -> Result<(), String> {
-        if before == after {
-            return Ok(());
-        }
+    /// Writes the whole record; callers write only when it changed.
+    async fn save_state(&self, state: &ControllerState) -> Result<(), String> {
         let name = &self.options.state_configmap;
         let body = json!({
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": FIELD_MANAGER}},
-            "data": after.to_data(),
+            "data": state.to_data(),
         });
         self.state_api()
             .patch(

@@ -115,8 +115,11 @@ impl ControllerState {
 
     /// Forgets MachineSets that no longer exist or are no longer enrolled:
     /// opting out (and back in) is how an administrator clears a hot loop.
-    pub fn retain_hot_loops(&mut self, keep: impl Fn(&str) -> bool) {
+    /// Returns whether anything was forgotten.
+    pub fn retain_hot_loops(&mut self, keep: impl Fn(&str) -> bool) -> bool {
+        let before = self.hot_loops.len();
         self.hot_loops.retain(|name, _| keep(name));
+        self.hot_loops.len() < before
     }
 
     /// Adds images; returns how many were new. Stops at
@@ -155,8 +158,9 @@ mod tests {
         assert_eq!(state.guard("other", &a), Guard::Allow);
         state.record_patch("ms", &b);
         assert_eq!(state.hot_loops["ms"].count, 1);
-        state.retain_hot_loops(|_| false);
+        assert!(state.retain_hot_loops(|_| false));
         assert!(state.hot_loops.is_empty());
+        assert!(!state.retain_hot_loops(|_| false));
     }
 
     #[test]

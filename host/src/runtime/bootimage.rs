@@ -27,6 +27,15 @@ pub struct BootImageGuest {
     limits: GuestLimits,
 }
 
+/// One MachineSet to decide, with what the guest is told about it.
+#[derive(Debug, Clone)]
+pub struct BatchItem {
+    pub machineset: MachineSetView,
+    pub cluster: ClusterFacts,
+    /// The decoded stub of its user-data Secret, once the host read it.
+    pub user_data: Option<String>,
+}
+
 /// One instance with one parsed stream.
 pub struct Session<'g> {
     guest: &'g BootImageGuest,
@@ -91,6 +100,37 @@ impl BootImageGuest {
         }
     }
 
+    /// Decides several MachineSets in one instance that parses the stream
+    /// once. A failed call poisons the instance, so the next MachineSet gets
+    /// a new one; a stream the guest cannot even load fails them all with
+    /// the same error instead of paying the deadline again for each.
+    pub fn decide_batch(
+        &self,
+        stream: Option<&str>,
+        batch: &[BatchItem],
+    ) -> Vec<Result<Decision, GuestError>> {
+        let mut session = None;
+        let mut results = Vec::with_capacity(batch.len());
+        for item in batch {
+            let current = match &mut session {
+                Some(current) => current,
+                None => match self.session(stream) {
+                    Ok(started) => session.insert(started),
+                    Err(err) => {
+                        results.resize(batch.len(), Err(err));
+                        return results;
+                    }
+                },
+            };
+            let result = current.decide(&item.machineset, &item.cluster, item.user_data.as_deref());
+            if result.is_err() {
+                session = None;
+            }
+            results.push(result);
+        }
+        results
+    }
+
     /// Decides one MachineSet in its own instance.
     pub fn decide_one(
         &self,
@@ -128,10 +168,14 @@ impl Session<'_> {
         );
         self.store.data().log_stderr(&guest.module.name);
         match result {
-            Ok(decision) => from_wit(decision).map_err(|detail| GuestError::InvalidOutput {
-                guest: guest.module.name.clone(),
-                detail,
-            }),
+            // Checked before anyone can act on it: a patch only under
+            // providerSpec.value, bounded texts, a valid Secret upgrade.
+            Ok(decision) => from_wit(decision)
+                .and_then(|d| crate::bootimage::validate(&d).map(|()| d))
+                .map_err(|detail| GuestError::InvalidOutput {
+                    guest: guest.module.name.clone(),
+                    detail,
+                }),
             Err(err) => Err(guest.runtime.classify(
                 &guest.module.name,
                 &err,

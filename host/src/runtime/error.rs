@@ -79,7 +79,7 @@ impl LoadError {
 
 /// Why one evaluation failed. The host keeps serving; nothing is written
 /// for the object concerned.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum GuestError {
     #[error("guest {guest} exceeded its deadline of {deadline:?}")]
     Deadline { guest: String, deadline: Duration },

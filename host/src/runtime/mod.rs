@@ -9,7 +9,7 @@ mod guest;
 mod mcn;
 mod store;
 
-pub use bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest, Session};
+pub use bootimage::{BOOT_IMAGE_INTERFACE, BatchItem, BootImageGuest, Session};
 pub use engine::{GuestLimits, Runtime, RuntimeConfig};
 pub use error::{GuestError, LoadError};
 pub use guest::{GuestModule, allowed_import, digest};
