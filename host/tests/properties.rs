@@ -138,3 +138,45 @@ fn boot_image_guests_and_libraries_give_identical_bytes_every_time() {
         panic!("{err}");
     }
 }
+
+/// Found by the property above: a float elsewhere in the providerSpec
+/// crosses into the guest as JSON text, and serde_json's fast float parser
+/// read it back one ULP off, so the GCP patch (which carries the whole
+/// `disks` array) would have rewritten an unrelated number. The workspace
+/// now parses floats exactly (`float_roundtrip`).
+#[test]
+fn floats_in_the_provider_spec_survive_the_guest_unchanged() {
+    let runtime = common::runtime(RuntimeConfig::default());
+    let guest = common::bootimage_guest(&runtime, &common::installed_guest("bootimage-gcp.wasm"));
+    let ms = json!({"metadata": {"name": "ms", "annotations": {
+            "capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64"}},
+        "spec": {"template": {"spec": {"providerSpec": {"value": {
+            "disks": [{"boot": true, "image": "projects/rhcos-cloud/global/images/old"},
+                      {"boot": false, "weight": -11.788264161927755}],
+            "userDataSecret": {"name": "worker-user-data"}}}}}}});
+    let view = mco_bootimage::MachineSetView::from_object(&ms).unwrap();
+    let stream = r#"{"stream": "s", "architectures": {"x86_64": {"images": {"gcp": {"project": "rhcos-cloud", "name": "new"}}}}}"#;
+    let cluster = mco_bootimage::ClusterFacts {
+        control_plane_arch: "x86_64".into(),
+        multi_arch: false,
+        known_images: Default::default(),
+    };
+    let loaded = load_stream(Some(stream));
+    let native = decide_loaded(
+        &mco_bootimage_gcp::Gcp,
+        loaded.as_ref().map_err(String::as_str),
+        &view,
+        &cluster,
+        None,
+    );
+    let wasm = guest
+        .decide_one(Some(stream), &view, &cluster, None)
+        .unwrap();
+    assert_eq!(native.action(), "patch");
+    assert_eq!(wasm.to_json(), native.to_json());
+    assert!(
+        wasm.to_json().contains("-11.788264161927755"),
+        "{}",
+        wasm.to_json()
+    );
+}
