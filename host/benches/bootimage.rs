@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use mco_bootimage::{ClusterFacts, Decision, MachineSetView, decide_loaded, load_stream};
-use mco_host::runtime::{
-    BOOT_IMAGE_INTERFACE, BootImageGuest, GuestModule, Runtime, RuntimeConfig,
-};
+use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
+use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
 use serde_json::{Value, json};
 
 const MACHINESETS: usize = 1_000;

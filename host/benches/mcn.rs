@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mco_host::runtime::{GuestModule, McnGuest, NODE_STATE_INTERFACE, Runtime, RuntimeConfig};
+use mco_host::mcn::{McnGuest, NODE_STATE_INTERFACE};
+use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
 use mco_mcn::{
     Condition, ConditionStatus, Decision, Facts, LabelSelector, Node, Pool, RenderedConfig,
 };

@@ -5,7 +5,6 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::Router;
 use axum::extract::State;
@@ -15,11 +14,13 @@ use axum::routing::get;
 use prometheus_client::registry::Registry;
 
 use crate::guests::Guests;
+use crate::kube::watch::Readiness;
 
 #[derive(Clone)]
 pub struct AdminState {
     pub registry: Arc<Registry>,
-    pub ready: Arc<AtomicBool>,
+    /// Guests load before the controllers start, so this is every watch.
+    pub readiness: Readiness,
     pub guests: Guests,
 }
 
@@ -36,12 +37,13 @@ pub async fn serve(addr: SocketAddr, state: AdminState) -> std::io::Result<()> {
 }
 
 async fn ready(State(state): State<AdminState>) -> impl IntoResponse {
-    if state.ready.load(Ordering::Relaxed) {
-        (StatusCode::OK, "ok")
+    let pending = state.readiness.pending();
+    if pending.is_empty() {
+        (StatusCode::OK, "ok".to_owned())
     } else {
         (
             StatusCode::SERVICE_UNAVAILABLE,
-            "caches not synced or guests not loaded",
+            format!("caches not synced: {} not listed yet", pending.join(", ")),
         )
     }
 }

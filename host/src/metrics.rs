@@ -1,4 +1,6 @@
-//! Prometheus metrics: one registry, every series prefixed `mco_`.
+//! Prometheus metrics: one registry, every series prefixed `mco_`. Series
+//! about a job carry its registry entry name as `job` (`mcn`,
+//! `bootImage.<platform>`), the same everywhere.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -6,14 +8,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct EvaluationLabels {
-    pub guest: String,
-    /// `apply`, `skip`, `error` (the guest's decision) or `failed` (the
-    /// guest trapped, timed out or returned invalid output).
-    pub result: String,
-}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabels {
@@ -45,7 +39,9 @@ pub struct GuestInfoLabels {
 #[derive(Clone)]
 pub struct Metrics {
     pub leader: Gauge,
-    pub evaluations: Family<EvaluationLabels, Counter>,
+    /// By job and result: the guest's decision (`apply`, `skip`, `error`,
+    /// `patch`, `noop`) or `failed` (trapped, timed out, invalid output).
+    pub evaluations: Family<JobResultLabels, Counter>,
     pub evaluation_seconds: Histogram,
     pub guest_failures: Family<KindLabels, Counter>,
     pub api_writes: Family<KindLabels, Counter>,
@@ -83,7 +79,7 @@ impl Metrics {
         );
         sub.register(
             "evaluations",
-            "Guest evaluations by guest and result",
+            "Guest evaluations by job and result",
             metrics.evaluations.clone(),
         );
         sub.register(
@@ -137,6 +133,21 @@ impl Metrics {
             metrics.shadow_evaluations.clone(),
         );
         metrics
+    }
+
+    pub fn count_evaluation(&self, job: &str, result: &str) {
+        self.evaluations
+            .get_or_create(&JobResultLabels {
+                job: job.into(),
+                result: result.into(),
+            })
+            .inc();
+    }
+
+    pub fn count_guest_failure(&self, kind: &str) {
+        self.guest_failures
+            .get_or_create(&KindLabels { kind: kind.into() })
+            .inc();
     }
 
     pub fn count_write(&self, kind: &str) {

@@ -4,7 +4,6 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -16,10 +15,11 @@ use prometheus_client::registry::Registry;
 use futures::FutureExt;
 
 use crate::admin::{self, AdminState};
-use crate::bootimage_controller;
-use crate::controller::{self, FIELD_MANAGER};
+use crate::guests::swap;
+use crate::kube::FIELD_MANAGER;
+use crate::kube::watch::Readiness;
 use crate::metrics::Metrics;
-use crate::swap;
+use crate::{bootimage, mcn};
 
 pub struct RunOptions {
     pub kubeconfig: Option<PathBuf>,
@@ -46,13 +46,6 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     let metrics = Metrics::register(&mut registry);
     let ns = &options.namespace;
     let guests = swap::start(guests, client.clone(), ns, &options.identity, &metrics).await?;
-    let ready = Arc::new(AtomicBool::new(false));
-    let admin = AdminState {
-        registry: Arc::new(registry),
-        ready: ready.clone(),
-        guests: guests.clone(),
-    };
-    let admin = tokio::spawn(admin::serve(options.admin_addr, admin));
 
     let lease_seconds = options.lease_duration.as_secs().max(2);
     let lease = LeaseManagerBuilder::new(client.clone(), &options.lease_name)
@@ -82,23 +75,22 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     tokio::spawn(leader_gauge);
 
     let shutdown = shutdown_signal().shared();
-    let mcn_ready = Arc::new(AtomicBool::new(false));
-    let mcn = controller::run(
+    // Both controllers register their watches before the admin server
+    // answers, so /readyz is never ready before they listed.
+    let readiness = Readiness::default();
+    let mcn = mcn::controller::run(
         client.clone(),
         guests.clone(),
-        controller::Options {
+        mcn::controller::Options {
             resync: options.resync,
             leader: leader.clone(),
             metrics: metrics.clone(),
-            ready: mcn_ready.clone(),
+            readiness: readiness.clone(),
         },
         shutdown.clone(),
     );
-    let mut flags = vec![mcn_ready];
     let boot_images = options.boot_images.map(|boot| {
-        let boot_ready = Arc::new(AtomicBool::new(false));
-        flags.push(boot_ready.clone());
-        let boot = bootimage_controller::Options {
+        let boot = bootimage::controller::Options {
             namespace: options.namespace.clone(),
             state_configmap: boot.state_configmap,
             known_images_configmap: boot.known_images_configmap,
@@ -108,29 +100,27 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             identity: options.identity.clone(),
             leader: leader.clone(),
             metrics: metrics.clone(),
-            ready: boot_ready,
+            readiness: readiness.clone(),
         };
-        tokio::spawn(bootimage_controller::run(
+        tokio::spawn(bootimage::controller::run(
             client.clone(),
-            guests,
+            guests.clone(),
             boot,
             shutdown.clone(),
         ))
     });
-    // Ready once every controller's caches have synced.
-    let readiness = tokio::spawn(async move {
-        while !flags.iter().all(|f| f.load(Ordering::Relaxed)) {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        ready.store(true, Ordering::Relaxed);
-    });
+    let admin = AdminState {
+        registry: Arc::new(registry),
+        readiness,
+        guests,
+    };
+    let admin = tokio::spawn(admin::serve(options.admin_addr, admin));
     mcn.await;
     if let Some(boot_images) = boot_images
         && let Err(err) = boot_images.await
     {
         tracing::error!(error = %err, "the boot image controller stopped abnormally");
     }
-    readiness.abort();
     tracing::info!("controllers stopped");
     lease_task.abort();
     admin.abort();

@@ -602,8 +602,9 @@ fn the_base_renders_to_named_objects_in_mco_system() {
 
 #[test]
 fn the_crd_is_the_one_the_types_generate() {
-    let generated = mco_host::crd::manifests().unwrap_or_else(|e| panic!("mco-host crds: {e}"));
-    let generated = parse_documents(&generated, "mco_host::crd::manifests()");
+    let generated =
+        mco_host::mcn::crd::manifests().unwrap_or_else(|e| panic!("mco-host crds: {e}"));
+    let generated = parse_documents(&generated, "mco_host::mcn::crd::manifests()");
     assert_eq!(generated.len(), 1);
     let rendered = find(
         base(),

@@ -10,11 +10,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use mco_bootimage::{Decision, Platform, decide_loaded, load_stream};
-use mco_host::bootimage::{self, Prepared, Step};
-use mco_host::eval::BootImageInputs;
-use mco_host::runtime::{
-    BOOT_IMAGE_INTERFACE, BootImageGuest, GuestModule, Runtime, RuntimeConfig,
-};
+use mco_host::bootimage::eval::BootImageInputs;
+use mco_host::bootimage::rules::Step;
+use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
+use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
 use serde_json::Value;
 
 /// The golden cases are written for an amd64 control plane.
@@ -55,18 +54,22 @@ fn read(case: &Path) -> BootImageInputs {
     BootImageInputs::read_case(case).unwrap_or_else(|e| panic!("{}: {e}", case.display()))
 }
 
-/// Both decisions for one input: (native, wasm).
+/// Both decisions for one input: (native, wasm). The wasm side is what
+/// `eval bootimage` prints: the planner, with the two guest rounds.
 fn decide(
     inputs: &BootImageInputs,
     guests: &BTreeMap<&str, BootImageGuest>,
 ) -> (Decision, Decision) {
     let stream = inputs.stream().unwrap_or_else(|e| panic!("{e}"));
-    let prepared: Prepared = match bootimage::prepare(&inputs.eval_inputs(CONTROL_PLANE_ARCH)) {
-        Ok(Step::Decided(decision)) => return (decision.clone(), decision),
-        Ok(Step::Guest(prepared)) => prepared,
-        Err(e) => panic!("{e}"),
+    let rules = inputs
+        .host_rules(CONTROL_PLANE_ARCH)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let prepared = match &rules.step {
+        Step::Decided(decision) => return (decision.clone(), decision.clone()),
+        Step::Guest(prepared) => prepared.clone(),
     };
-    let user_data = prepared.user_data.as_deref();
+    let user_data = rules.user_data.clone();
+    let user_data = user_data.as_deref();
     let native = match native_rule(&prepared.platform_type) {
         None => prepared.without_guest(),
         Some(rule) => {
@@ -80,12 +83,10 @@ fn decide(
             )
         }
     };
-    let wasm = match guests.get(prepared.platform_type.as_str()) {
-        None => prepared.without_guest(),
-        Some(guest) => guest
-            .decide_one(stream, &prepared.machineset, &prepared.cluster, user_data)
-            .unwrap_or_else(|e| panic!("{e}")),
-    };
+    let guest = guests.get(prepared.platform_type.as_str());
+    let wasm = inputs
+        .decide(rules, guest)
+        .unwrap_or_else(|e| panic!("{e}"));
     (native, wasm)
 }
 
@@ -108,7 +109,8 @@ fn native_and_wasm_agree_on_every_golden_case_and_patches_converge() {
         let mut inputs = read(&case);
         let (native, wasm) = decide(&inputs, &guests);
         assert_eq!(native, wasm, "{name}: native and wasm disagree");
-        bootimage::validate(&native).unwrap_or_else(|e| panic!("{name}: invalid decision: {e}"));
+        mco_bootimage::validate_decision(&native)
+            .unwrap_or_else(|e| panic!("{name}: invalid decision: {e}"));
         let expected = std::fs::read_to_string(case.join("expected.json"))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let expected: Value =
@@ -138,8 +140,7 @@ fn one_instance_serves_many_machinesets() {
     let runtime = common::runtime(RuntimeConfig::default());
     let guests = guests(&runtime);
     let inputs = read(&common::repo_root().join("tests/golden/bootimage/gcp-patch-boot-disk-only"));
-    let Ok(Step::Guest(prepared)) = bootimage::prepare(&inputs.eval_inputs(CONTROL_PLANE_ARCH))
-    else {
+    let Ok(Step::Guest(prepared)) = inputs.host_rules(CONTROL_PLANE_ARCH).map(|r| r.step) else {
         panic!("the case should reach the guest");
     };
     let guest = &guests["GCP"];

@@ -4,8 +4,7 @@
 
 mod common;
 
-use mco_host::eval::McnInputs;
-use mco_host::mcn;
+use mco_host::mcn::eval::McnInputs;
 use mco_host::runtime::RuntimeConfig;
 
 #[test]
@@ -27,7 +26,7 @@ fn native_and_wasm_agree_on_every_golden_case() {
             .derive(&facts)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(native, wasm, "{name}: native and wasm disagree");
-        mcn::validate(&native).unwrap_or_else(|e| panic!("{name}: invalid output: {e}"));
+        mco_mcn::validate(&native).unwrap_or_else(|e| panic!("{name}: invalid output: {e}"));
 
         let now =
             std::fs::read_to_string(case.join("now.txt")).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -15,7 +15,8 @@ use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::{Platform, decide_loaded, load_stream};
-use mco_host::runtime::{BootImageGuest, RuntimeConfig};
+use mco_host::bootimage::BootImageGuest;
+use mco_host::runtime::RuntimeConfig;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use proptest::{prop_assert, prop_assert_eq};
 use serde_json::json;
@@ -47,7 +48,7 @@ fn mcn_bytes(name: &str, decision: mco_mcn::Decision) -> String {
     let value = match decision {
         mco_mcn::Decision::Apply(mcn) => {
             let now = Timestamp::from_second(1_800_000_000).unwrap_or_else(|e| panic!("{e}"));
-            let object = mco_host::mcn::to_object(&node, mcn, None, now);
+            let object = mco_host::mcn::rules::to_object(&node, mcn, None, now);
             json!({"action": "apply", "machineConfigNode": object})
         }
         mco_mcn::Decision::Skip(reason) => json!({"action": "skip", "reason": reason}),
@@ -69,7 +70,7 @@ fn mcn_guest_and_library_give_identical_bytes_every_time() {
                 .map_err(|e| TestCaseError::fail(format!("the guest failed: {e}")))
         };
         let wasm = run()?;
-        if let Err(why) = mco_host::mcn::validate(&wasm) {
+        if let Err(why) = mco_mcn::validate(&wasm) {
             return Err(TestCaseError::fail(format!("host refused {wasm:?}: {why}")));
         }
         let wasm = mcn_bytes(name, wasm);
@@ -119,7 +120,7 @@ fn boot_image_guests_and_libraries_give_identical_bytes_every_time() {
             };
             let wasm = run()?;
             prop_assert!(
-                mco_host::bootimage::validate(&wasm).is_ok(),
+                mco_bootimage::validate_decision(&wasm).is_ok(),
                 "host refused {}",
                 wasm.to_json()
             );

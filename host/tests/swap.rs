@@ -9,12 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use mco_host::guests::registry::Location;
 use mco_host::guests::{
-    self, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, JobError, Outcome,
+    self, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, JobError, Outcome, smoke,
 };
-use mco_host::registry::Location;
 use mco_host::runtime::{LoadError, Runtime, RuntimeConfig, digest};
-use mco_host::smoke;
 
 /// The same component with a custom section appended: another digest,
 /// identical behaviour (the engine ignores custom sections).
@@ -98,8 +97,8 @@ fn failed_load(built: &Built) -> &LoadError {
 type Refusal = fn(&LoadError) -> bool;
 
 fn serves(set: &GuestSet) -> String {
-    smoke::mcn_guest(&set.mcn).unwrap_or_else(|e| panic!("the serving guest fails: {e}"));
-    set.mcn.module().digest.clone()
+    smoke::mcn_guest(&set.mcn.active).unwrap_or_else(|e| panic!("the serving guest fails: {e}"));
+    set.mcn.active.module().digest.clone()
 }
 
 #[test]
@@ -209,10 +208,11 @@ fn only_a_module_that_passes_every_check_is_swapped_in() {
     let now = guests.current();
     assert_eq!(serves(&now), sha_b);
     assert_eq!(serves(&in_flight), sha_a, "the old set still evaluates");
-    assert_eq!(now.mcn.limits().memory_limit, 32 << 20);
-    assert_eq!(now.mcn.limits().deadline.as_millis(), 500);
+    assert_eq!(now.mcn.active.limits().memory_limit, 32 << 20);
+    assert_eq!(now.mcn.active.limits().deadline.as_millis(), 500);
     let candidate = now
-        .mcn_candidate
+        .mcn
+        .candidate
         .as_ref()
         .unwrap_or_else(|| panic!("no candidate"));
     assert_eq!(candidate.module().digest, sha_a);
@@ -273,9 +273,11 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
     guests.replace(built.set.unwrap_or_else(|| panic!("no set")));
     assert_eq!(platforms(&guests), ["Azure", "GCP"]);
     let gcp_now = guests.current();
-    let gcp_now = gcp_now
-        .boot_image("GCP")
-        .unwrap_or_else(|| panic!("no GCP"));
+    let gcp_now = &gcp_now
+        .boot_images
+        .get("GCP")
+        .unwrap_or_else(|| panic!("no GCP"))
+        .active;
     assert_eq!(gcp_now.module().digest, digest(&gcp));
     smoke::boot_image_guest("GCP", gcp_now).unwrap_or_else(|e| panic!("{e}"));
 
@@ -319,7 +321,7 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
     let world = World::new();
     let mcn = common::installed_guest("mcn.wasm");
     let dir = mcn.parent().unwrap_or_else(|| panic!("no guest dir"));
-    let registry = mco_host::registry::Registry::installed(dir);
+    let registry = mco_host::guests::registry::Registry::installed(dir);
     let (guests, _) = guests::initial(&world.runtime, &registry, &ConfigMaps::new())
         .unwrap_or_else(|e| panic!("{e}"));
     let set = guests.current();
@@ -337,7 +339,7 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
     for (platform, guest) in &set.boot_images {
         // The fixtures are meaningful: each shipped guest patches its
         // platform's MachineSet to the fixture stream's image.
-        let decision = smoke::boot_image_decision(platform, guest)
+        let decision = smoke::boot_image_decision(platform, &guest.active)
             .unwrap_or_else(|e| panic!("{platform}: {e}"));
         assert_eq!(decision.action(), "patch", "{platform}: {decision:?}");
     }

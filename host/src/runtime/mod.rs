@@ -1,16 +1,16 @@
-//! The wasmtime façade: one engine, one store constructor, guest loading and
-//! failure classification. Nothing here knows about Kubernetes.
+//! The wasmtime façade, for any guest of any job: one engine, one store
+//! constructor, module checks, the compiled-guest cache and one generic
+//! guest handle. Nothing here knows about Kubernetes or about a job.
 
-mod bindings;
-mod bootimage;
+mod cache;
 mod engine;
 mod error;
-mod guest;
-mod mcn;
+mod handle;
+mod module;
 mod store;
 
-pub use bootimage::{BOOT_IMAGE_INTERFACE, BatchItem, BootImageGuest, Session};
 pub use engine::{GuestLimits, Runtime, RuntimeConfig};
 pub use error::{GuestError, LoadError};
-pub use guest::{GuestModule, allowed_import, digest};
-pub use mcn::{McnGuest, NODE_STATE_INTERFACE};
+pub use handle::{Guest, World};
+pub use module::{GuestModule, digest};
+pub use store::GuestState;

@@ -1,4 +1,9 @@
-//! Command line: `eval` (one guest on objects from files) and `crds`.
+//! The command line: `run` (the controllers), `eval` (one decision from
+//! files, `eval.rs`), `guests` (a registry checked offline) and `crds`,
+//! with the exit statuses of the eval contract.
+
+mod eval;
+pub mod files;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -7,16 +12,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use k8s_openapi::jiff::Timestamp;
-use serde_json::Value;
 
-use crate::bootimage::{self, Step};
-use crate::crd;
-use crate::eval::{BootImageInputs, BootImagePaths, McnInputs, McnPaths};
-use crate::guests::{self, ConfigMaps, FetchError, JobError, StartError};
-use crate::inputs::InputError;
-use crate::mcn;
-use crate::registry::{Entry, Location, Registry, RegistryError};
+use crate::guests::registry::{Location, Registry, RegistryError};
+use crate::guests::{self, FetchError, JobError, StartError};
+use crate::mcn::crd;
 use crate::runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
+use files::InputError;
 
 #[derive(Parser)]
 #[command(
@@ -211,6 +212,15 @@ enum Failure {
     Other(String),
 }
 
+impl From<crate::bootimage::eval::EvalError> for Failure {
+    fn from(err: crate::bootimage::eval::EvalError) -> Failure {
+        match err {
+            crate::bootimage::eval::EvalError::Input(e) => Failure::BootImageInput(e),
+            crate::bootimage::eval::EvalError::Guest(e) => Failure::Guest(e),
+        }
+    }
+}
+
 impl Failure {
     fn exit_code(&self) -> u8 {
         match self {
@@ -239,20 +249,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // The controller logs JSON at info for log pipelines; offline commands
     // log plain text and only warnings, as stdout carries their output.
-    let (json, default_level) = match cli.command {
-        Command::Run(_) => (true, "info"),
-        _ => (false, "warn"),
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| default_level.into());
-    let logs = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter);
-    if json {
-        logs.json().init();
-    } else {
-        logs.init();
-    }
+    crate::telemetry::init(matches!(cli.command, Command::Run(_)));
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
@@ -267,10 +264,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Crds => {
             return print(&crd::manifests().map_err(|e| Failure::Other(e.to_string()))?);
         }
-        Command::Eval(EvalJob::Mcn(args)) => eval_mcn(&cli.sandbox, args)?,
-        Command::Eval(EvalJob::Bootimage(args)) => eval_bootimage(&cli.sandbox, args)?,
+        Command::Eval(EvalJob::Mcn(args)) => eval::mcn(&cli.sandbox, args)?,
+        Command::Eval(EvalJob::Bootimage(args)) => eval::bootimage(&cli.sandbox, args)?,
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
-        Command::Guests => check_guests(&cli.sandbox)?,
+        Command::Guests => eval::check_guests(&cli.sandbox)?,
     };
     print(&format!("{output}\n"))
 }
@@ -312,87 +309,8 @@ impl SandboxArgs {
     }
 }
 
-/// The entry `eval` runs: `--guest FILE` under the host's limits, else the
-/// registry's (digest pin and limits included; candidates are not run).
-fn eval_entry(guest: Option<PathBuf>, registered: Option<&Entry>) -> Option<Entry> {
-    match guest {
-        Some(path) => Some(Entry::path(path)),
-        None => registered.cloned(),
-    }
-}
-
-fn eval_mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure> {
-    let inputs = McnInputs::read(&McnPaths {
-        node: &args.node,
-        pools: args.pools.as_deref(),
-        machineconfigs: args.machineconfigs.as_deref(),
-        previous: args.previous.as_deref(),
-    })?;
-    let registered = match &args.guest {
-        Some(_) => None,
-        None => sandbox.registry()?.mcn,
-    };
-    let entry = eval_entry(args.guest, registered.as_ref()).ok_or_else(|| {
-        Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
-    })?;
-    let runtime = sandbox.runtime()?;
-    let guest = guests::load_mcn(&runtime, &guests::fetch(&entry, &ConfigMaps::new())?)?;
-    let decision = guest.derive(&inputs.facts())?;
-    mcn::validate(&decision).map_err(|detail| GuestError::InvalidOutput {
-        guest: guest.module().name.clone(),
-        detail,
-    })?;
-    Ok(inputs.output(decision, args.now.unwrap_or_else(Timestamp::now)))
-}
-
-fn eval_bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, Failure> {
-    let inputs = BootImageInputs::read(&BootImagePaths {
-        machineset: &args.machineset,
-        configmap: &args.configmap,
-        infrastructure: &args.infrastructure,
-        clusterversion: args.clusterversion.as_deref(),
-        machineconfiguration: args.machineconfiguration.as_deref(),
-        user_data_secret: args.user_data_secret.as_deref(),
-        known_images: args.known_images.as_deref(),
-    })?;
-    let arch = host_stream_arch()?;
-    let stream = inputs.stream()?;
-    let decision = match bootimage::prepare(&inputs.eval_inputs(arch))? {
-        Step::Decided(decision) => decision,
-        Step::Guest(prepared) => {
-            let registry = match &args.guest {
-                Some(_) => Registry::default(),
-                None => sandbox.registry()?,
-            };
-            let registered = registry.boot_image(&prepared.platform_type);
-            match eval_entry(args.guest, registered) {
-                None => prepared.without_guest(),
-                Some(entry) => {
-                    let runtime = sandbox.runtime()?;
-                    let fetched = guests::fetch(&entry, &ConfigMaps::new())?;
-                    let guest = guests::load_boot_image(&runtime, &fetched)?;
-                    let user_data = prepared.user_data.as_deref();
-                    guest.decide_one(stream, &prepared.machineset, &prepared.cluster, user_data)?
-                }
-            }
-        }
-    };
-    serde_json::to_value(&decision).map_err(|e| Failure::Other(e.to_string()))
-}
-
-/// `mco-host guests`: the registry resolved and checked as `run` would at
-/// start, so a registry can be tried before it is deployed.
-fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
-    let runtime = sandbox.runtime()?;
-    let location = sandbox.location();
-    let registry = guests::read_local(&location)?;
-    let (guests, _) = guests::initial(&runtime, &registry, &ConfigMaps::new())?;
-    guests.with_status(|status| status.registry = location.to_string());
-    serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))
-}
-
 fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> {
-    let guests = crate::swap::Config {
+    let guests = crate::guests::swap::Config {
         runtime: sandbox.runtime()?,
         location: sandbox.location(),
         poll: sandbox.registry_poll,

@@ -1,20 +1,23 @@
 //! The watches of the boot image controller, and which of their events
 //! start a pass (upstream §2): every event name is also the `reason` of the
-//! conditions the pass writes. Each watch keeps a fingerprint of the fields
-//! that matter per object, so our own status writes and unrelated edits do
-//! not wake the controller.
+//! conditions the pass writes. Each watch indexes its objects, decoded once
+//! per event, and keeps a fingerprint of the fields that matter per object,
+//! so our own status writes and unrelated edits do not wake the controller.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, RwLock};
 
 use futures::{Stream, StreamExt};
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
-use crate::controller::WatchBackoff;
+use crate::kube::resources::{
+    CLUSTER_VERSION, CONFIG_MAP, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
+};
+use crate::kube::watch::{self, Readiness};
 
 /// The kinds the controller reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,34 +39,26 @@ enum Change {
 
 impl Kind {
     pub fn resource(self) -> ApiResource {
-        let (group, version, kind, plural) = match self {
-            Kind::MachineSet => (
-                "machine.openshift.io",
-                "v1beta1",
-                "MachineSet",
-                "machinesets",
-            ),
-            Kind::StreamConfigMap | Kind::KnownImages => ("", "v1", "ConfigMap", "configmaps"),
-            Kind::MachineConfiguration => (
-                "operator.openshift.io",
-                "v1",
-                "MachineConfiguration",
-                "machineconfigurations",
-            ),
-            Kind::ClusterVersion => (
-                "config.openshift.io",
-                "v1",
-                "ClusterVersion",
-                "clusterversions",
-            ),
-            Kind::Infrastructure => (
-                "config.openshift.io",
-                "v1",
-                "Infrastructure",
-                "infrastructures",
-            ),
-        };
-        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+        match self {
+            Kind::MachineSet => MACHINE_SET,
+            Kind::StreamConfigMap | Kind::KnownImages => CONFIG_MAP,
+            Kind::MachineConfiguration => MACHINE_CONFIGURATION,
+            Kind::ClusterVersion => CLUSTER_VERSION,
+            Kind::Infrastructure => INFRASTRUCTURE,
+        }
+        .api_resource()
+    }
+
+    /// The watch's name in readiness reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::MachineSet => "machinesets",
+            Kind::StreamConfigMap => "coreos-bootimages",
+            Kind::MachineConfiguration => "machineconfigurations",
+            Kind::ClusterVersion => "clusterversions",
+            Kind::Infrastructure => "infrastructures",
+            Kind::KnownImages => "known-images",
+        }
     }
 
     /// What of an object can change a decision.
@@ -122,11 +117,35 @@ impl Kind {
     }
 }
 
+/// The objects of one watch by name, each decoded once, when its event
+/// arrived.
+#[derive(Clone, Default)]
+pub struct Index(Arc<RwLock<BTreeMap<String, Arc<Value>>>>);
+
+impl Index {
+    pub fn all(&self) -> Vec<Arc<Value>> {
+        self.with(|objects| objects.values().cloned().collect())
+    }
+
+    /// The object of a watch of one name.
+    pub fn one(&self) -> Option<Arc<Value>> {
+        self.with(|objects| objects.values().next().cloned())
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<String, Arc<Value>>) -> T) -> T {
+        match self.0.write() {
+            Ok(mut objects) => f(&mut objects),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+    }
+}
+
 /// Fingerprints per object name, and the names seen during a relist.
 #[derive(Default)]
 struct Seen {
     fingerprints: HashMap<String, u64>,
     relisting: Option<HashSet<String>>,
+    index: Index,
 }
 
 impl Seen {
@@ -148,15 +167,20 @@ impl Seen {
                 if let Some(names) = &mut self.relisting {
                     names.insert(name.clone());
                 }
-                let change = match self.fingerprints.insert(name, hasher.finish()) {
-                    None => Change::Added,
-                    Some(old) if old != hasher.finish() => Change::Updated,
-                    Some(_) => return None,
-                };
-                Some(kind.reason(change, Some(&value)))
+                let reason = match self.fingerprints.insert(name.clone(), hasher.finish()) {
+                    None => Some(Change::Added),
+                    Some(old) if old != hasher.finish() => Some(Change::Updated),
+                    Some(_) => None,
+                }
+                .map(|change| kind.reason(change, Some(&value)));
+                self.index
+                    .with(|objects| objects.insert(name, Arc::new(value)));
+                reason
             }
             watcher::Event::Delete(object) => {
-                self.fingerprints.remove(&object.name_any());
+                let name = object.name_any();
+                self.fingerprints.remove(&name);
+                self.index.with(|objects| objects.remove(&name));
                 Some(kind.reason(Change::Deleted, None))
             }
             // Objects deleted while the watch was down are missing from the
@@ -165,23 +189,23 @@ impl Seen {
                 let names = self.relisting.take().unwrap_or_default();
                 let before = self.fingerprints.len();
                 self.fingerprints.retain(|name, _| names.contains(name));
+                self.index
+                    .with(|objects| objects.retain(|name, _| names.contains(name)));
                 (self.fingerprints.len() < before).then(|| kind.reason(Change::Deleted, None))
             }
         }
     }
 }
 
-/// A watch of `kind` (one object when `name` is given) into `store`,
+/// A watch of `kind` (one object when `name` is given) into an index,
 /// yielding the reason of every event that may change a decision.
 pub fn watch(
     client: &Client,
     kind: Kind,
     namespace: Option<&str>,
     name: Option<&str>,
-) -> (
-    Store<DynamicObject>,
-    impl Stream<Item = &'static str> + Send + 'static,
-) {
+    readiness: &Readiness,
+) -> (Index, impl Stream<Item = &'static str> + Send + 'static) {
     let resource = kind.resource();
     let api = match namespace {
         Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource),
@@ -192,13 +216,10 @@ pub fn watch(
         // Also what the RBAC expects: the Roles name these objects.
         config = config.fields(&format!("metadata.name={name}"));
     }
-    let writer = reflector::store::Writer::new(resource);
-    let store = writer.as_reader();
-    let strip = |object: &mut DynamicObject| object.managed_fields_mut().clear();
     let mut seen = Seen::default();
-    let reasons = reflector::reflector(writer, watcher(api, config).modify(strip))
-        .backoff(WatchBackoff::default())
-        .filter_map(move |event| {
+    let index = seen.index.clone();
+    let reasons =
+        watch::watch(api, config, readiness.watch(kind.name())).filter_map(move |event| {
             let reason = match event {
                 Ok(event) => seen.on_event(kind, event),
                 Err(err) => {
@@ -208,7 +229,7 @@ pub fn watch(
             };
             std::future::ready(reason)
         });
-    (store, reasons)
+    (index, reasons)
 }
 
 #[cfg(test)]

@@ -1,55 +1,24 @@
-//! The MachineConfigNode job on the host side: cluster objects in, guest
-//! output checked, the object to apply out. Shared by `eval` and tests.
+//! The MachineConfigNode job's host rules, sans-IO: cluster objects in,
+//! the guest's facts out; the guest's result in, the object to apply out.
+//! The controller and `eval mcn` both go through these two functions.
 
 use k8s_openapi::api::core::v1::Node;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-    Condition, LabelSelector, ObjectMeta, OwnerReference, Time,
-};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, OwnerReference, Time};
 use k8s_openapi::jiff::Timestamp;
 use mco_mcn as logic;
-use serde::Deserialize;
 
-use crate::crd;
+use super::crd;
+use super::objects::{MachineConfig, MachineConfigPool};
+use crate::kube::conditions::{self, Transition};
 
 const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
-
-/// A MachineConfigPool, reduced to what the job reads.
-#[derive(Deserialize, Clone, Debug, Default)]
-pub struct MachineConfigPool {
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    #[serde(default)]
-    pub spec: PoolSpec,
-}
-
-#[derive(Deserialize, Clone, Debug, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct PoolSpec {
-    pub node_selector: Option<LabelSelector>,
-    pub configuration: Option<ConfigurationRef>,
-}
-
-#[derive(Deserialize, Clone, Debug, Default)]
-pub struct ConfigurationRef {
-    #[serde(default)]
-    pub name: String,
-}
-
-/// A rendered MachineConfig; its spec stays free-form JSON.
-#[derive(Deserialize, Clone, Debug, Default)]
-pub struct MachineConfig {
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    #[serde(default)]
-    pub spec: serde_json::Value,
-}
 
 /// The guest's input for one node. Only the rendered configs the node's
 /// annotations name are passed along.
 pub fn facts(
     node: &Node,
-    pools: &[MachineConfigPool],
-    configs: &[MachineConfig],
+    pools: &[&MachineConfigPool],
+    configs: &[&MachineConfig],
     previous: Option<&crd::MachineConfigNode>,
 ) -> logic::Facts {
     let annotations = node.metadata.annotations.clone().unwrap_or_default();
@@ -88,7 +57,7 @@ pub fn facts(
             labels: node.metadata.labels.clone().unwrap_or_default(),
             annotations,
         },
-        pools: pools.iter().map(pool).collect(),
+        pools: pools.iter().map(|p| pool(p)).collect(),
         configs,
         previous: previous.map(previous_conditions).unwrap_or_default(),
     }
@@ -148,14 +117,6 @@ fn previous_conditions(mcn: &crd::MachineConfigNode) -> Vec<logic::Condition> {
         .collect()
 }
 
-/// Checks guest output against what the CRD accepts and what the job
-/// promises (every default condition present), before anything is written.
-/// The rules live in the guest library so the guest can hold itself to them
-/// and the fuzz targets can reach them without the engine.
-pub fn validate(decision: &logic::Decision) -> Result<(), String> {
-    logic::validate(decision)
-}
-
 /// The object the controller applies for `node`. A condition whose status,
 /// reason and message did not change keeps its stored transition time.
 pub fn to_object(
@@ -175,28 +136,19 @@ pub fn to_object(
         desired_image,
         status,
     } = mcn;
-    let conditions = status
+    let wanted = status
         .conditions
         .into_iter()
-        .map(|c| {
-            let status = c.status.as_str().to_string();
-            let unchanged = stored.iter().find(|s| {
-                s.type_ == c.type_
-                    && s.status == status
-                    && s.reason == c.reason
-                    && s.message == c.message
-            });
-            Condition {
-                last_transition_time: unchanged
-                    .map_or(Time(now), |s| s.last_transition_time.clone()),
-                message: c.message,
-                observed_generation: None,
-                reason: c.reason,
-                status,
-                type_: c.type_,
-            }
+        .map(|c| Condition {
+            last_transition_time: Time(now),
+            message: c.message,
+            observed_generation: None,
+            reason: c.reason,
+            status: c.status.as_str().to_string(),
+            type_: c.type_,
         })
         .collect();
+    let (conditions, _) = conditions::merge(stored, wanted, &Time(now), Transition::AnyChange);
     let owner = node.metadata.uid.clone().map(|uid| OwnerReference {
         api_version: "v1".into(),
         kind: "Node".into(),

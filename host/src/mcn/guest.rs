@@ -1,77 +1,48 @@
-//! Calling the node-state guest: a fresh store and instance per evaluation
-//! from one pre-instantiated component.
+//! The node-state guest: the WIT binding of world `node-state-reporter`,
+//! the conversions between WIT and the guest library's types, and the one
+//! place where what a guest returns is checked before anyone acts on it.
 
 use mco_mcn as logic;
 
-use super::bindings::node_state::NodeStateReporterPre;
-use super::bindings::node_state::exports::mco::machine_config::node_state as wit;
-use super::bindings::node_state::mco::machine_config::types as wit_types;
-use super::engine::{GuestLimits, Runtime};
-use super::error::{GuestError, LoadError};
-use super::guest::{GuestModule, check_limits, link};
-use super::store::GuestState;
+use crate::runtime::{Guest, GuestError, GuestState, World};
+
+mod wit_bindings {
+    wasmtime::component::bindgen!({ world: "node-state-reporter", path: "../wit" });
+}
+
+use wit_bindings::NodeStateReporterPre;
+use wit_bindings::exports::mco::machine_config::node_state as wit;
+use wit_bindings::mco::machine_config::types as wit_types;
 
 /// The interface a node-state guest must export.
 pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.1.0";
 
-/// A loaded node-state guest, ready for any number of evaluations.
-#[derive(Clone)]
-pub struct McnGuest {
-    runtime: Runtime,
-    module: GuestModule,
-    pre: NodeStateReporterPre<GuestState>,
-    limits: GuestLimits,
+impl World for NodeStateReporterPre<GuestState> {
+    const INTERFACE: &'static str = NODE_STATE_INTERFACE;
+    fn bind(pre: wasmtime::component::InstancePre<GuestState>) -> wasmtime::Result<Self> {
+        NodeStateReporterPre::new(pre)
+    }
 }
 
+/// A loaded node-state guest, ready for any number of evaluations.
+pub type McnGuest = Guest<NodeStateReporterPre<GuestState>>;
+
 impl McnGuest {
-    pub fn new(runtime: &Runtime, module: GuestModule) -> Result<Self, LoadError> {
-        let pre = link(
-            runtime,
-            &module,
-            NODE_STATE_INTERFACE,
-            NodeStateReporterPre::new,
-        )?;
-        Ok(McnGuest {
-            runtime: runtime.clone(),
-            module,
-            pre,
-            limits: runtime.default_limits(),
-        })
-    }
-
-    /// The same guest under its registry entry's own limits.
-    pub fn with_limits(mut self, limits: GuestLimits) -> Result<Self, LoadError> {
-        check_limits(&self.runtime, &self.module, &limits)?;
-        self.limits = limits;
-        Ok(self)
-    }
-
-    pub fn module(&self) -> &GuestModule {
-        &self.module
-    }
-
-    pub fn limits(&self) -> &GuestLimits {
-        &self.limits
-    }
-
-    /// Runs the guest on `facts` in a fresh instance.
+    /// Runs the guest on `facts` in a fresh instance. What it returns is
+    /// checked against what the CRD accepts and what the job promises
+    /// (`mco_mcn::validate`: every default condition present, names the API
+    /// server accepts, bounded texts); output that fails is the guest's
+    /// failure, never something to write.
     pub fn derive(&self, facts: &logic::Facts) -> Result<logic::Decision, GuestError> {
-        let mut store = self.runtime.new_store(&self.limits);
+        let mut store = self.store();
         let input = to_wit(facts);
-        let result = self.pre.instantiate(&mut store).and_then(|guest| {
+        let result = self.bindings().instantiate(&mut store).and_then(|guest| {
             guest
                 .mco_machine_config_node_state()
                 .call_derive(&mut store, &input)
         });
-        store.data().log_stderr(&self.module.name);
-        match result {
-            Ok(decision) => Ok(from_wit(decision)),
-            Err(err) => {
-                Err(self
-                    .runtime
-                    .classify(&self.module.name, &err, store.data(), &self.limits))
-            }
-        }
+        let decision = from_wit(self.finish(&store, result)?);
+        self.checked(decision)
     }
 
     /// Derives several nodes in one fresh instance: guests are pure, so
@@ -79,25 +50,31 @@ impl McnGuest {
     /// paid once. If the instance fails, the nodes it had not finished are
     /// retried one instance each, so only the culprit fails.
     pub fn derive_batch(&self, batch: &[logic::Facts]) -> Vec<Result<logic::Decision, GuestError>> {
-        let mut store = self.runtime.new_store(&self.limits);
-        let Ok(instance) = self.pre.instantiate(&mut store) else {
+        let mut store = self.store();
+        let Ok(instance) = self.bindings().instantiate(&mut store) else {
             return batch.iter().map(|facts| self.derive(facts)).collect();
         };
         let mut results = Vec::with_capacity(batch.len());
         for (done, facts) in batch.iter().enumerate() {
-            self.runtime.rearm(&mut store, &self.limits);
+            self.rearm(&mut store);
             let call = instance
                 .mco_machine_config_node_state()
                 .call_derive(&mut store, &to_wit(facts));
             match call {
-                Ok(decision) => results.push(Ok(from_wit(decision))),
+                Ok(decision) => results.push(self.checked(from_wit(decision))),
                 Err(_) => {
                     results.extend(batch[done..].iter().map(|facts| self.derive(facts)));
                     break;
                 }
             }
         }
+        store.data().log_stderr(&self.module().name);
         results
+    }
+
+    fn checked(&self, decision: logic::Decision) -> Result<logic::Decision, GuestError> {
+        logic::validate(&decision).map_err(|detail| self.invalid_output(detail))?;
+        Ok(decision)
     }
 }
 

@@ -1,31 +1,35 @@
-//! Calling a platform's boot image guest. One instance parses the stream
-//! once and then decides for a batch of MachineSets; guests are pure, so
-//! nothing leaks from one MachineSet to the next. A failed call poisons the
-//! instance, so callers start a new session for what remains.
+//! The boot image guest: the WIT binding of world `boot-image-selector`,
+//! the conversions, and the one place where a decision is checked before
+//! anyone acts on it. One instance parses the stream once and then decides
+//! for a batch of MachineSets; guests are pure, so nothing leaks from one
+//! MachineSet to the next. A failed call poisons the instance, so the next
+//! MachineSet gets a new one.
 
 use mco_bootimage::{ClusterFacts, Decision, MachineSetView, UserData, UserDataUpgrade};
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
-use super::bindings::boot_image::BootImageSelector;
-use super::bindings::boot_image::BootImageSelectorPre;
-use super::bindings::boot_image::exports::mco::machine_config::boot_image as wit;
-use super::engine::{GuestLimits, Runtime};
-use super::error::{GuestError, LoadError};
-use super::guest::{GuestModule, check_limits, link};
-use super::store::GuestState;
+use crate::runtime::{Guest, GuestError, GuestState, World};
+
+mod wit_bindings {
+    wasmtime::component::bindgen!({ world: "boot-image-selector", path: "../wit" });
+}
+
+use wit_bindings::exports::mco::machine_config::boot_image as wit;
+use wit_bindings::{BootImageSelector, BootImageSelectorPre};
 
 /// The interface a boot image guest must export.
 pub const BOOT_IMAGE_INTERFACE: &str = "mco:machine-config/boot-image@0.1.0";
 
-/// A loaded platform guest, ready for any number of sessions.
-#[derive(Clone)]
-pub struct BootImageGuest {
-    runtime: Runtime,
-    module: GuestModule,
-    pre: BootImageSelectorPre<GuestState>,
-    limits: GuestLimits,
+impl World for BootImageSelectorPre<GuestState> {
+    const INTERFACE: &'static str = BOOT_IMAGE_INTERFACE;
+    fn bind(pre: wasmtime::component::InstancePre<GuestState>) -> wasmtime::Result<Self> {
+        BootImageSelectorPre::new(pre)
+    }
 }
+
+/// A loaded platform guest, ready for any number of sessions.
+pub type BootImageGuest = Guest<BootImageSelectorPre<GuestState>>;
 
 /// One MachineSet to decide, with what the guest is told about it.
 #[derive(Debug, Clone)]
@@ -45,79 +49,48 @@ pub struct Session<'g> {
 }
 
 impl BootImageGuest {
-    pub fn new(runtime: &Runtime, module: GuestModule) -> Result<Self, LoadError> {
-        let pre = link(
-            runtime,
-            &module,
-            BOOT_IMAGE_INTERFACE,
-            BootImageSelectorPre::new,
-        )?;
-        Ok(BootImageGuest {
-            runtime: runtime.clone(),
-            module,
-            pre,
-            limits: runtime.default_limits(),
-        })
-    }
-
-    /// The same guest under its registry entry's own limits.
-    pub fn with_limits(mut self, limits: GuestLimits) -> Result<Self, LoadError> {
-        check_limits(&self.runtime, &self.module, &limits)?;
-        self.limits = limits;
-        Ok(self)
-    }
-
-    pub fn module(&self) -> &GuestModule {
-        &self.module
-    }
-
-    pub fn limits(&self) -> &GuestLimits {
-        &self.limits
-    }
-
     /// A fresh instance holding `stream` (the ConfigMap's `data.stream`).
     pub fn session(&self, stream: Option<&str>) -> Result<Session<'_>, GuestError> {
-        let mut store = self.runtime.new_store(&self.limits);
-        let started = self.pre.instantiate(&mut store).and_then(|bindings| {
-            let stream = bindings
-                .mco_machine_config_boot_image()
-                .coreos_stream()
-                .call_constructor(&mut store, stream)?;
-            Ok((bindings, stream))
-        });
-        match started {
-            Ok((bindings, stream)) => Ok(Session {
-                guest: self,
-                store,
-                bindings,
-                stream,
-            }),
-            Err(err) => {
-                Err(self
-                    .runtime
-                    .classify(&self.module.name, &err, store.data(), &self.limits))
-            }
-        }
+        let mut store = self.store();
+        let started = self
+            .bindings()
+            .instantiate(&mut store)
+            .and_then(|bindings| {
+                let stream = bindings
+                    .mco_machine_config_boot_image()
+                    .coreos_stream()
+                    .call_constructor(&mut store, stream)?;
+                Ok((bindings, stream))
+            });
+        let (bindings, stream) = self.finish(&store, started)?;
+        Ok(Session {
+            guest: self,
+            store,
+            bindings,
+            stream,
+        })
     }
 
     /// Decides several MachineSets in one instance that parses the stream
     /// once. A failed call poisons the instance, so the next MachineSet gets
     /// a new one; a stream the guest cannot even load fails them all with
     /// the same error instead of paying the deadline again for each.
-    pub fn decide_batch(
+    pub fn decide_batch<'a>(
         &self,
         stream: Option<&str>,
-        batch: &[BatchItem],
+        batch: impl IntoIterator<Item = &'a BatchItem, IntoIter: ExactSizeIterator>,
     ) -> Vec<Result<Decision, GuestError>> {
+        let batch = batch.into_iter();
+        let total = batch.len();
         let mut session = None;
-        let mut results = Vec::with_capacity(batch.len());
+        let mut results = Vec::with_capacity(total);
         for item in batch {
             let current = match &mut session {
                 Some(current) => current,
                 None => match self.session(stream) {
                     Ok(started) => session.insert(started),
                     Err(err) => {
-                        results.resize(batch.len(), Err(err));
+                        results.resize(total, Err(err));
                         return results;
                     }
                 },
@@ -152,7 +125,7 @@ impl Session<'_> {
         user_data: Option<&str>,
     ) -> Result<Decision, GuestError> {
         let guest = self.guest;
-        guest.runtime.rearm(&mut self.store, &guest.limits);
+        guest.rearm(&mut self.store);
         let input = to_wit(machineset);
         let cluster = wit::Cluster {
             control_plane_arch: cluster.control_plane_arch.clone(),
@@ -166,23 +139,12 @@ impl Session<'_> {
             &cluster,
             user_data,
         );
-        self.store.data().log_stderr(&guest.module.name);
-        match result {
-            // Checked before anyone can act on it: a patch only under
-            // providerSpec.value, bounded texts, a valid Secret upgrade.
-            Ok(decision) => from_wit(decision)
-                .and_then(|d| crate::bootimage::validate(&d).map(|()| d))
-                .map_err(|detail| GuestError::InvalidOutput {
-                    guest: guest.module.name.clone(),
-                    detail,
-                }),
-            Err(err) => Err(guest.runtime.classify(
-                &guest.module.name,
-                &err,
-                self.store.data(),
-                &guest.limits,
-            )),
-        }
+        let decision = guest.finish(&self.store, result)?;
+        // Checked before anyone can act on it: a patch only under
+        // providerSpec.value, bounded texts, a valid Secret upgrade.
+        from_wit(decision)
+            .and_then(|d| mco_bootimage::validate_decision(&d).map(|()| d))
+            .map_err(|detail| guest.invalid_output(detail))
     }
 }
 

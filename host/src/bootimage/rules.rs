@@ -1,6 +1,7 @@
-//! The boot image job's host rules: reading the cluster objects, the
-//! stability and enrollment gates, and what the platform guest is given.
-//! Sans-IO: shared by `eval bootimage`, the tests and the controller.
+//! The boot image job's host rules, sans-IO: reading the cluster objects,
+//! the readiness, stability, release and enrollment gates, and what the
+//! platform guest is given for one MachineSet. The planner (`plan`) and
+//! `eval bootimage` both go through these.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,21 +12,20 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::{Selector, SelectorExt};
 use mco_bootimage::{ClusterFacts, Decision, InputError, MachineSetView, fields};
 
-/// The eval inputs, as parsed objects.
+/// What the host rules read for one MachineSet besides the cluster gates.
 #[derive(Debug, Clone, Copy)]
-pub struct EvalInputs<'a> {
-    pub machineset: &'a Value,
-    pub configmap: &'a Value,
+pub struct MachineSetInputs<'a> {
+    pub machineset: &'a MachineSetView,
     pub infrastructure: &'a Value,
-    pub clusterversion: Option<&'a Value>,
-    pub machineconfiguration: Option<&'a Value>,
-    pub user_data_secret: Option<&'a Value>,
+    /// ClusterVersion says `Multi` (changes the architecture rule).
+    pub multi_arch: bool,
     pub known_images: &'a BTreeSet<String>,
     /// Stream arch name of the control plane (the host's own arch offline).
     pub control_plane_arch: &'a str,
 }
 
 /// Where the host rules leave one MachineSet.
+#[derive(Debug, Clone)]
 pub enum Step {
     /// A gate (unstable cluster, not enrolled, unsupported platform) decided.
     Decided(Decision),
@@ -34,13 +34,12 @@ pub enum Step {
 }
 
 /// A MachineSet that passed the host rules, with everything the guest gets.
+#[derive(Debug, Clone)]
 pub struct Prepared {
     /// Infrastructure `status.platformStatus.type` (`GCP`, `AWS`, ...).
     pub platform_type: String,
     pub machineset: MachineSetView,
     pub cluster: ClusterFacts,
-    /// Decoded `userData` of the user-data Secret, when given.
-    pub user_data: Option<String>,
 }
 
 impl Prepared {
@@ -54,38 +53,18 @@ impl Prepared {
     }
 }
 
-/// The host rules for one MachineSet: cluster stability, enrollment and
-/// platforms that run no boot image controller. `Err` means an input
-/// object is unusable (exit status 2).
-pub fn prepare(inputs: &EvalInputs<'_>) -> Result<Step, InputError> {
-    let machineset = MachineSetView::from_object(inputs.machineset)?;
-    let platform_type = platform_type(inputs.infrastructure)?;
-    let user_data = inputs
-        .user_data_secret
-        .map(user_data_from_secret)
-        .transpose()?;
-    let mut multi_arch = false;
-    if let Some(cv) = inputs.clusterversion {
-        if let Some(d) = stability_gate(cv)? {
-            return Ok(Step::Decided(d));
-        }
-        multi_arch = is_multi_arch(cv)?;
-    }
-    if let Some(mc) = inputs.machineconfiguration
-        && let Some(d) = enrollment_gate(mc, &machineset)?
-    {
-        return Ok(Step::Decided(d));
-    }
-    let cluster = ClusterFacts {
-        control_plane_arch: inputs.control_plane_arch.to_owned(),
-        multi_arch,
-        known_images: inputs.known_images.clone(),
-    };
+/// The host rules for one MachineSet that passed the cluster gates:
+/// platforms that run no boot image controller, and what its guest gets.
+/// `Err` means an input object is unusable.
+pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
     let prepared = Prepared {
-        platform_type,
-        machineset,
-        cluster,
-        user_data,
+        platform_type: platform_type(inputs.infrastructure)?,
+        machineset: inputs.machineset.clone(),
+        cluster: ClusterFacts {
+            control_plane_arch: inputs.control_plane_arch.to_owned(),
+            multi_arch: inputs.multi_arch,
+            known_images: inputs.known_images.clone(),
+        },
     };
     if is_azure_stack(inputs.infrastructure)? {
         let label = format!("{} (AzureStackCloud)", prepared.platform_type);
@@ -96,6 +75,40 @@ pub fn prepare(inputs: &EvalInputs<'_>) -> Result<Step, InputError> {
         return Ok(Step::Decided(decision));
     }
     Ok(Step::Guest(prepared))
+}
+
+/// `None` when MachineConfiguration `cluster` exists and its status caught
+/// up with its spec; otherwise why not.
+pub fn not_ready(mc: Option<&Value>) -> Option<String> {
+    let Some(mc) = mc else {
+        return Some("machineconfigurations.operator.openshift.io \"cluster\" not found".into());
+    };
+    let generation = mc
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let observed = mc
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64);
+    (observed != Some(generation)).then(|| {
+        format!(
+            "status.observedGeneration {} has not caught up with generation {generation}",
+            observed.map_or("unset".to_owned(), |o| o.to_string())
+        )
+    })
+}
+
+/// The ConfigMap's release, when stamped, must be the release the cluster
+/// is on: a stream from another release must not be rolled out. A literal
+/// `0.0.1-snapshot` is a development payload and is not compared.
+pub fn release_mismatch(cm: &Value, cv: &Value) -> Option<String> {
+    let stream_release = cm.pointer("/data/releaseVersion").and_then(Value::as_str)?;
+    let cluster_release = cv
+        .pointer("/status/desired/version")
+        .and_then(Value::as_str)?;
+    (stream_release != cluster_release && stream_release != "0.0.1-snapshot").then(|| {
+        format!("the coreos-bootimages ConfigMap is for release {stream_release}, the cluster is on {cluster_release}")
+    })
 }
 
 fn check_kind(obj: &Value, what: &'static str, kind: &'static str) -> Result<(), InputError> {
@@ -370,15 +383,6 @@ pub fn label_selector_matches(
     Ok(selector.matches(labels))
 }
 
-/// Checks a guest's decision before anything acts on it: a patch may only
-/// touch `spec.template.spec.providerSpec.value`, and a Secret upgrade must
-/// name a Secret and carry base64 data. The rules live in the guest library
-/// so guests hold themselves to them and fuzz targets reach them without
-/// the engine.
-pub fn validate(decision: &Decision) -> Result<(), String> {
-    mco_bootimage::validate_decision(decision)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -546,6 +550,42 @@ mod tests {
                 &json!({"status": {"platformStatus": {"type": "Azure", "azure": {"cloudName": "AzureStackCloud"}}}})
             )
             .unwrap()
+        );
+    }
+
+    #[test]
+    fn machineconfiguration_readiness() {
+        assert!(not_ready(None).unwrap().contains("not found"));
+        let mc = |generation: i64, observed: Value| {
+            json!({
+                "metadata": {"name": "cluster", "generation": generation},
+                "status": {"observedGeneration": observed},
+            })
+        };
+        assert_eq!(not_ready(Some(&mc(2, json!(2)))), None);
+        assert!(
+            not_ready(Some(&mc(3, json!(2))))
+                .unwrap()
+                .contains("generation 3")
+        );
+        assert!(
+            not_ready(Some(&mc(1, Value::Null)))
+                .unwrap()
+                .contains("unset")
+        );
+    }
+
+    #[test]
+    fn a_stream_for_another_release_waits() {
+        let cm = |v: &str| json!({"data": {"releaseVersion": v}});
+        let cv = json!({"status": {"desired": {"version": "4.21.3"}}});
+        assert_eq!(release_mismatch(&cm("4.21.3"), &cv), None);
+        assert_eq!(release_mismatch(&cm("0.0.1-snapshot"), &cv), None);
+        assert_eq!(release_mismatch(&json!({"data": {}}), &cv), None);
+        assert!(
+            release_mismatch(&cm("4.22.0"), &cv)
+                .unwrap()
+                .contains("4.22.0")
         );
     }
 }

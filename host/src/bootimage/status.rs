@@ -3,7 +3,9 @@
 //! dashboards and `oc` users already read. This host manages MachineAPI
 //! MachineSets only; the other kinds keep their upstream segments at 0.
 
-use serde_json::{Value, json};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+use crate::kube::conditions::{self, Transition};
 
 pub const PROGRESSING: &str = "BootImageUpdateProgressing";
 pub const DEGRADED: &str = "BootImageUpdateDegraded";
@@ -97,50 +99,30 @@ fn aggregate(errors: &[String]) -> String {
 /// A condition not wanted is carried over as it is: server-side apply
 /// deletes one that this manager stops sending.
 pub fn next_conditions(
-    existing: &[Value],
+    existing: &[Condition],
     wanted: &[Wanted],
     reason: &str,
-    now: &str,
-) -> Option<Vec<Value>> {
-    let find = |type_: &str| {
-        existing
-            .iter()
-            .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
-    };
-    let mut changed = false;
-    let mut conditions: Vec<Value> = wanted
+    now: &Time,
+) -> Option<Vec<Condition>> {
+    let wanted_conditions = wanted
         .iter()
-        .map(|want| {
-            let status = if want.status { "True" } else { "False" };
-            let old = find(want.type_);
-            let field = |name: &str| old.and_then(|c| c.get(name)).and_then(Value::as_str);
-            let same_status = field("status") == Some(status);
-            if same_status
-                && field("message") == Some(want.message.as_str())
-                && let Some(old) = old
-            {
-                return old.clone();
-            }
-            changed = true;
-            let since = match field("lastTransitionTime") {
-                Some(t) if same_status => t.to_owned(),
-                _ => now.to_owned(),
-            };
-            json!({
-                "type": want.type_,
-                "status": status,
-                "reason": reason,
-                "message": want.message,
-                "lastTransitionTime": since,
-            })
+        .map(|want| Condition {
+            type_: want.type_.to_owned(),
+            status: if want.status { "True" } else { "False" }.to_owned(),
+            reason: reason.to_owned(),
+            message: want.message.clone(),
+            last_transition_time: now.clone(),
+            observed_generation: None,
         })
         .collect();
+    let (mut next, changed) =
+        conditions::merge(existing, wanted_conditions, now, Transition::Status);
     let carried = [PROGRESSING, DEGRADED]
         .into_iter()
         .filter(|t| wanted.iter().all(|w| w.type_ != *t))
-        .filter_map(|t| find(t).cloned());
-    conditions.extend(carried);
-    changed.then_some(conditions)
+        .filter_map(|t| existing.iter().find(|c| c.type_ == t).cloned());
+    next.extend(carried);
+    changed.then_some(next)
 }
 
 #[cfg(test)]
@@ -200,6 +182,10 @@ mod tests {
         assert!(midway.progressing().status);
     }
 
+    fn at(second: i64) -> Time {
+        Time(k8s_openapi::jiff::Timestamp::from_second(second).unwrap_or_default())
+    }
+
     #[test]
     fn unchanged_conditions_are_not_rewritten() {
         let tally = Tally {
@@ -208,11 +194,11 @@ mod tests {
             ..Tally::default()
         };
         let wanted = [tally.progressing(), tally.degraded()];
-        let first = next_conditions(&[], &wanted, "MAPIMachineSetAdded", "t1").unwrap();
+        let first = next_conditions(&[], &wanted, "MAPIMachineSetAdded", &at(1)).unwrap();
         assert_eq!(first.len(), 2);
-        assert_eq!(first[0]["reason"], "MAPIMachineSetAdded");
+        assert_eq!(first[0].reason, "MAPIMachineSetAdded");
         // Same state, another trigger: nothing to write.
-        assert_eq!(next_conditions(&first, &wanted, "Resync", "t2"), None);
+        assert_eq!(next_conditions(&first, &wanted, "Resync", &at(2)), None);
         // The message changes, the status does not: time kept, reason new.
         let more = Tally {
             total: 2,
@@ -220,9 +206,9 @@ mod tests {
             ..Tally::default()
         };
         let next =
-            next_conditions(&first, &[more.progressing(), more.degraded()], "R", "t3").unwrap();
-        assert_eq!(next[0]["lastTransitionTime"], "t1");
-        assert_eq!(next[0]["reason"], "R");
+            next_conditions(&first, &[more.progressing(), more.degraded()], "R", &at(3)).unwrap();
+        assert_eq!(next[0].last_transition_time, at(1));
+        assert_eq!(next[0].reason, "R");
         assert_eq!(next[1], first[1]);
         // The status flips: new time.
         let failing = Tally {
@@ -230,9 +216,9 @@ mod tests {
             errors: vec!["e".into()],
             ..Tally::default()
         };
-        let next = next_conditions(&first, &[failing.degraded()], "R", "t4").unwrap();
-        assert_eq!(next[0]["lastTransitionTime"], "t4");
-        assert_eq!(next[0]["status"], "True");
+        let next = next_conditions(&first, &[failing.degraded()], "R", &at(4)).unwrap();
+        assert_eq!(next[0].last_transition_time, at(4));
+        assert_eq!(next[0].status, "True");
         // The condition not written this time is sent unchanged.
         assert_eq!(next.len(), 2);
         assert_eq!(next[1], first[0]);

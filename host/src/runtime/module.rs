@@ -1,17 +1,17 @@
 //! Loading a guest module: it must be a component, import only what the
-//! sandbox provides, and export the expected interface. Compiled code is
-//! cached on disk by (module digest, engine compatibility hash).
+//! sandbox provides, and export the interface its job calls. A module that
+//! passes is compiled (through the cache, see `cache.rs`) and addressed by
+//! its sha256.
 
 use std::fs;
-use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, InstancePre, Linker};
+use wasmtime::component::Component;
 
-use super::engine::{GuestLimits, Runtime};
+use super::cache::compile_cached;
+use super::engine::Runtime;
 use super::error::LoadError;
-use super::store::GuestState;
 
 /// WASI interfaces a guest may import. Everything a pure function could use
 /// to observe the world (clocks, random, filesystem, sockets) is absent;
@@ -36,7 +36,7 @@ const SEED_IMPORT: &str = "wasi:random/insecure-seed";
 const TYPES_IMPORT: &str = "mco:machine-config/types";
 
 /// Whether a guest may import `name` (`ns:pkg/iface@version`).
-pub fn allowed_import(name: &str) -> bool {
+pub(super) fn allowed_import(name: &str) -> bool {
     let unversioned = name.split('@').next().unwrap_or(name);
     unversioned == SEED_IMPORT
         || unversioned == TYPES_IMPORT
@@ -145,52 +145,8 @@ pub fn digest(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-/// Refuses limits the runtime cannot enforce: the pooling allocator's
-/// slots are sized for the host-wide memory cap, so an entry may lower it
-/// but not raise it.
-pub(super) fn check_limits(
-    runtime: &Runtime,
-    module: &GuestModule,
-    limits: &GuestLimits,
-) -> Result<(), LoadError> {
-    let ceiling = runtime.config().memory_limit;
-    let detail = if limits.memory_limit > ceiling {
-        format!(
-            "memory cap {} MiB is above the host's {} MiB (--guest-memory-mib)",
-            limits.memory_limit >> 20,
-            ceiling >> 20
-        )
-    } else if limits.memory_limit == 0 || limits.deadline.is_zero() {
-        "a zero memory cap or deadline would fail every evaluation".to_string()
-    } else {
-        return Ok(());
-    };
-    Err(LoadError::Limits {
-        module: module.name.clone(),
-        detail,
-    })
-}
-
-/// Links a loaded module against the sandbox's WASI and type-checks it
-/// against a world's bindings (`wrap`, e.g. `NodeStateReporterPre::new`).
-pub(super) fn link<P>(
-    runtime: &Runtime,
-    module: &GuestModule,
-    expected: &str,
-    wrap: impl FnOnce(InstancePre<GuestState>) -> wasmtime::Result<P>,
-) -> Result<P, LoadError> {
-    let wrong_world = |detail: wasmtime::Error| LoadError::WrongWorld {
-        module: module.name.clone(),
-        expected: expected.to_string(),
-        found: format!("{detail:#}"),
-    };
-    let mut linker = Linker::new(runtime.engine());
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
-        .map_err(|e| LoadError::Engine(e.to_string()))?;
-    let instance_pre = linker
-        .instantiate_pre(&module.component)
-        .map_err(wrong_world)?;
-    wrap(instance_pre).map_err(wrong_world)
+pub(super) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `ns:pkg/iface` without its version.
@@ -224,109 +180,6 @@ fn check_header(name: &str, bytes: &[u8]) -> Result<(), LoadError> {
         Some([0, b'a', b's', b'm', ..]) => Err(LoadError::CoreModule(name.to_string())),
         _ => Err(LoadError::NotWasm(name.to_string())),
     }
-}
-
-/// Compiles through the on-disk cache. A cache entry is only used when its
-/// recorded checksum matches, so a truncated or corrupted file is
-/// recompiled instead of being mapped as native code.
-fn compile_cached(
-    runtime: &Runtime,
-    name: &str,
-    bytes: &[u8],
-    digest: &str,
-) -> Result<Component, LoadError> {
-    let engine = runtime.engine();
-    let compile = || {
-        Component::new(engine, bytes).map_err(|e| LoadError::Compile {
-            module: name.to_string(),
-            detail: format!("{e:#}"),
-        })
-    };
-    let Some(dir) = &runtime.config().cache_dir else {
-        return compile();
-    };
-    let entry = CacheEntry::new(dir, digest, &engine_hash(runtime));
-    if let Some(component) = entry.load(runtime) {
-        return Ok(component);
-    }
-    let component = compile()?;
-    if let Err(err) = entry.store(&component) {
-        tracing::warn!(module = name, error = %err, "could not write the compiled-guest cache");
-    }
-    Ok(component)
-}
-
-struct CacheEntry {
-    code: PathBuf,
-    checksum: PathBuf,
-}
-
-impl CacheEntry {
-    fn new(dir: &Path, digest: &str, engine: &str) -> Self {
-        let stem = format!("{digest}-{engine}");
-        CacheEntry {
-            code: dir.join(format!("{stem}.cwasm")),
-            checksum: dir.join(format!("{stem}.sha256")),
-        }
-    }
-
-    fn load(&self, runtime: &Runtime) -> Option<Component> {
-        let code = fs::read(&self.code).ok()?;
-        let expected = fs::read_to_string(&self.checksum).ok()?;
-        if hex(&Sha256::digest(&code)) != expected.trim() {
-            tracing::warn!(path = %self.code.display(), "compiled-guest cache entry is corrupt; recompiling");
-            return None;
-        }
-        // SAFETY: the bytes were produced by `Component::serialize` of this
-        // engine configuration (the file name carries the compatibility
-        // hash) and match the checksum written with them.
-        match unsafe { Component::deserialize(runtime.engine(), &code) } {
-            Ok(component) => Some(component),
-            Err(err) => {
-                tracing::warn!(path = %self.code.display(), error = %err, "unusable compiled-guest cache entry; recompiling");
-                None
-            }
-        }
-    }
-
-    fn store(&self, component: &Component) -> std::io::Result<()> {
-        let code = component.serialize().map_err(std::io::Error::other)?;
-        if let Some(dir) = self.code.parent() {
-            fs::create_dir_all(dir)?;
-        }
-        write_atomically(&self.code, &code)?;
-        write_atomically(&self.checksum, hex(&Sha256::digest(&code)).as_bytes())
-    }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    fs::write(&tmp, bytes)?;
-    fs::rename(&tmp, path)
-}
-
-/// Feeds wasmtime's compatibility hash into sha256 so it is stable across
-/// processes (std's hashers are not).
-fn engine_hash(runtime: &Runtime) -> String {
-    struct ShaHasher(Sha256);
-    impl Hasher for ShaHasher {
-        fn finish(&self) -> u64 {
-            0
-        }
-        fn write(&mut self, bytes: &[u8]) {
-            self.0.update(bytes);
-        }
-    }
-    let mut hasher = ShaHasher(Sha256::new());
-    runtime
-        .engine()
-        .precompile_compatibility_hash()
-        .hash(&mut hasher);
-    hex(&hasher.0.finalize())[..16].to_string()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

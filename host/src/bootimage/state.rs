@@ -61,7 +61,7 @@ impl ControllerState {
         };
         let known_images = data
             .get(KNOWN_IMAGES_KEY)
-            .map(|text| crate::bootimage::known_images_from_text(text))
+            .map(|text| super::rules::known_images_from_text(text))
             .unwrap_or_default();
         Ok(ControllerState {
             hot_loops,

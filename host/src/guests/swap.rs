@@ -23,15 +23,17 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use k8s_openapi::jiff::Timestamp;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::EventType;
 use kube::{Api, Client, Resource};
 
-use crate::guests::{
-    self, Built, Change, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, StartError,
+use super::registry::{CONFIGMAP_KEY, Location, Registry, RegistryError};
+use super::status::Change;
+use super::{
+    self as guests, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, StartError,
 };
+use crate::kube::events::{Events, Note};
 use crate::metrics::{GuestInfoLabels, JobResultLabels, Metrics};
-use crate::registry::{CONFIGMAP_KEY, Location, Registry, RegistryError};
-use crate::runtime::Runtime;
+use crate::runtime::{Guest, Runtime};
 
 /// What the host needs to load and re-load its guests.
 pub struct Config {
@@ -41,8 +43,6 @@ pub struct Config {
     pub poll: Duration,
 }
 
-/// Event notes are bounded by the API; messages naming two digests fit.
-const EVENT_NOTE_MAX: usize = 1000;
 /// The job label of failures of the registry as a whole.
 const REGISTRY_JOB: &str = "registry";
 
@@ -75,13 +75,7 @@ pub async fn start(
         guests: guests.clone(),
         configmaps,
         metrics: metrics.clone(),
-        recorder: Recorder::new(
-            client,
-            Reporter {
-                controller: crate::controller::FIELD_MANAGER.into(),
-                instance: Some(identity.to_string()),
-            },
-        ),
+        events: Events::new(client, identity),
         registry_cm,
         known_bad: BTreeMap::new(),
         reported: BTreeMap::new(),
@@ -146,7 +140,7 @@ struct Watch {
     guests: Guests,
     configmaps: Api<ConfigMap>,
     metrics: Metrics,
-    recorder: Recorder,
+    events: Events,
     /// The registry ConfigMap as last read, for Events.
     registry_cm: Option<ConfigMap>,
     /// Entries that failed with exactly this content: not retried until
@@ -331,7 +325,7 @@ impl Watch {
     /// of modules that no longer serve.
     fn publish(&mut self, set: &GuestSet) {
         let mut now = BTreeSet::new();
-        let mut add = |job: &Job, role: &str, module: &crate::runtime::GuestModule| {
+        let mut add = |job: Job, role: &str, module: &crate::runtime::GuestModule| {
             now.insert(GuestInfoLabels {
                 job: job.to_string(),
                 role: role.into(),
@@ -339,19 +333,23 @@ impl Watch {
                 sha256: module.digest.clone(),
             });
         };
-        add(&Job::Mcn, "active", set.mcn.module());
-        if let Some(candidate) = &set.mcn_candidate {
-            add(&Job::Mcn, "candidate", candidate.module());
-        }
-        for (platform, guest) in &set.boot_images {
-            add(&Job::BootImage(platform.clone()), "active", guest.module());
-        }
-        for (platform, guest) in &set.boot_image_candidates {
-            add(
-                &Job::BootImage(platform.clone()),
-                "candidate",
-                guest.module(),
-            );
+        let slots = std::iter::once((
+            Job::Mcn,
+            set.mcn.active.module(),
+            set.mcn.candidate.as_ref().map(Guest::module),
+        ))
+        .chain(set.boot_images.iter().map(|(platform, slot)| {
+            (
+                Job::BootImage(platform.clone()),
+                slot.active.module(),
+                slot.candidate.as_ref().map(Guest::module),
+            )
+        }));
+        for (job, active, candidate) in slots {
+            if let Some(candidate) = candidate {
+                add(job.clone(), "candidate", candidate);
+            }
+            add(job, "active", active);
         }
         for gone in self.published.difference(&now) {
             self.metrics.guest_info.remove(gone);
@@ -376,16 +374,13 @@ impl Watch {
             uid: cm.metadata.uid.clone(),
             ..ObjectReference::default()
         };
-        let event = Event {
+        let note = Note {
             type_,
-            reason: reason.into(),
-            note: Some(note.chars().take(EVENT_NOTE_MAX).collect()),
-            action,
-            secondary: None,
+            reason,
+            action: &action,
+            note,
         };
-        if let Err(err) = self.recorder.publish(&event, &reference).await {
-            tracing::warn!(error = %err, reason, "cannot publish an Event on the registry ConfigMap");
-        }
+        self.events.publish(&reference, note).await;
     }
 }
 
@@ -401,8 +396,8 @@ fn swap_action(entry: &str, sha256: Option<&str>) -> String {
 
 fn serving_module(set: &GuestSet, job: &Job) -> (String, String) {
     let module = match job {
-        Job::Mcn => Some(set.mcn.module()),
-        Job::BootImage(platform) => set.boot_image(platform).map(|g| g.module()),
+        Job::Mcn => Some(set.mcn.active.module()),
+        Job::BootImage(platform) => set.boot_images.get(platform).map(|s| s.active.module()),
     };
     module.map_or_else(Default::default, |m| (m.name.clone(), m.digest.clone()))
 }

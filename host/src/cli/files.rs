@@ -2,6 +2,7 @@
 //! object, a `List`, or several YAML documents; `-` is standard input.
 
 use std::io::Read;
+use std::path::Path;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -47,6 +48,18 @@ pub struct Reader {
 }
 
 impl Reader {
+    /// Every object of `kind` in an optional file; none when it was not given.
+    pub fn all<T: DeserializeOwned>(
+        &mut self,
+        path: Option<&str>,
+        kind: &str,
+    ) -> Result<Vec<T>, InputError> {
+        match path {
+            Some(path) => self.objects(path, kind),
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// All objects of `kind` in `path` (a file holding other kinds is an error).
     pub fn objects<T: DeserializeOwned>(
         &mut self,
@@ -155,6 +168,13 @@ fn flatten(value: Value) -> Vec<Value> {
         }
         other => vec![other],
     }
+}
+
+/// `dir/file` when it exists. A missing required file is reported by the
+/// reader under its plain name.
+pub fn case_file(dir: &Path, file: &str) -> Option<String> {
+    let path = dir.join(file);
+    path.exists().then(|| path.display().to_string())
 }
 
 #[cfg(test)]

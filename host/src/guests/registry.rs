@@ -26,6 +26,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+
+use super::Job;
 use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
 
 /// Platforms the project ships a boot image guest for, by Infrastructure
@@ -38,15 +40,6 @@ const SHIPPED_PLATFORMS: [(&str, &str); 3] = [
 
 /// The key of a registry held in a ConfigMap.
 pub const CONFIGMAP_KEY: &str = "registry.yaml";
-/// The registry entry name of the node-state job.
-pub const MCN_JOB: &str = "mcn";
-
-/// The registry entry name of a platform's boot image job, as logs,
-/// metrics and the status endpoint show it.
-pub fn boot_image_job(platform: &str) -> String {
-    format!("bootImage.{platform}")
-}
-
 /// Where a module's bytes come from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Source {
@@ -185,11 +178,19 @@ impl Registry {
             })
         };
         Ok(Registry {
-            mcn: raw.mcn.map(|e| entry(MCN_JOB.to_string(), e)).transpose()?,
+            mcn: raw
+                .mcn
+                .map(|e| entry(Job::Mcn.to_string(), e))
+                .transpose()?,
             boot_image: raw
                 .boot_image
                 .into_iter()
-                .map(|(platform, e)| Ok((platform.clone(), entry(boot_image_job(&platform), e)?)))
+                .map(|(platform, e)| {
+                    Ok((
+                        platform.clone(),
+                        entry(Job::BootImage(platform.clone()).to_string(), e)?,
+                    ))
+                })
                 .collect::<Result<_, RegistryError>>()?,
         })
     }
@@ -200,11 +201,11 @@ impl Registry {
 
     /// Every entry with its job name (`mcn`, `bootImage.<platform>`).
     pub fn entries(&self) -> Vec<(String, &Entry)> {
-        let mcn = self.mcn.iter().map(|e| (MCN_JOB.to_string(), e));
+        let mcn = self.mcn.iter().map(|e| (Job::Mcn.to_string(), e));
         let boot = self
             .boot_image
             .iter()
-            .map(|(platform, e)| (boot_image_job(platform), e));
+            .map(|(platform, e)| (Job::BootImage(platform.clone()).to_string(), e));
         mcn.chain(boot).collect()
     }
 }

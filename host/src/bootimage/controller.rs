@@ -1,0 +1,470 @@
+//! The managed boot image controller: moves every enrolled MachineSet to
+//! the boot image of the current release, and says why it left any alone.
+//!
+//! Like upstream, any relevant event starts one full pass from a single
+//! worker: snapshot the watched objects → plan (`plan`, pure) → read the
+//! user-data Secrets and call the guests the plan asks for → write what
+//! the plan says (`write`). A pass that finds nothing to do writes nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+use kube::{Client, ResourceExt};
+use mco_bootimage::Decision;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use super::error::PassError;
+use super::objects::{MACHINE_API_NAMESPACE, STREAM_CONFIGMAP, STREAM_NAMESPACE};
+use super::plan::{self, Gate, Pass, Request, Snapshot, UserData};
+use super::rules;
+use super::status;
+use super::triggers::{self, Index, Kind};
+use super::write::Writer;
+use crate::guests::{Guests, Job};
+use crate::kube::events::Events;
+use crate::kube::own_writes::OwnWrites;
+use crate::kube::watch::Readiness;
+use crate::metrics::Metrics;
+
+/// How often a pass re-checks a MachineConfiguration that is not ready.
+const NOT_READY_POLL: Duration = Duration::from_secs(5);
+/// Triggers arriving this close together make one pass.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+/// After a write conflict: the newer object is on its way.
+const CONFLICT_RETRY: Duration = Duration::from_secs(1);
+
+/// What `run` needs besides the client and the guests.
+pub struct Options {
+    /// The host's namespace: the state and known-images ConfigMaps.
+    pub namespace: String,
+    pub state_configmap: String,
+    pub known_images_configmap: Option<String>,
+    /// How long MachineConfiguration `cluster` may be missing or behind
+    /// before the controller reports Degraded (upstream: 2 minutes).
+    pub machineconfiguration_wait: Duration,
+    pub resync: Duration,
+    /// Stream arch of the control plane (the host's own).
+    pub control_plane_arch: String,
+    pub identity: String,
+    pub leader: watch::Receiver<bool>,
+    pub metrics: Metrics,
+    pub readiness: Readiness,
+}
+
+/// The watched objects, each decoded once per event.
+struct Indexes {
+    machinesets: Index,
+    stream: Index,
+    machineconfiguration: Index,
+    clusterversion: Index,
+    infrastructure: Index,
+    known_images: Option<Index>,
+}
+
+/// The single worker.
+struct Worker {
+    guests: Guests,
+    indexes: Indexes,
+    writer: Writer,
+    machineconfiguration_wait: Duration,
+    control_plane_arch: String,
+    /// Since when MachineConfiguration `cluster` is not ready.
+    not_ready_since: Option<Instant>,
+    /// The boot images of the stream ConfigMap at a resourceVersion, so a
+    /// pass does not parse a stream it has already learned from.
+    published: Option<(String, Arc<BTreeSet<String>>)>,
+}
+
+/// Sets up the watches (registering them with `options.readiness` right
+/// away), and returns the controller, which runs until `shutdown` resolves.
+pub fn run(
+    client: Client,
+    guests: Guests,
+    options: Options,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> impl std::future::Future<Output = ()> + Send {
+    let readiness = &options.readiness;
+    let watch = |kind, namespace, name| triggers::watch(&client, kind, namespace, name, readiness);
+    let (machinesets, ms_events) = watch(Kind::MachineSet, Some(MACHINE_API_NAMESPACE), None);
+    let (stream, cm_events) = watch(
+        Kind::StreamConfigMap,
+        Some(STREAM_NAMESPACE),
+        Some(STREAM_CONFIGMAP),
+    );
+    let (machineconfiguration, mc_events) =
+        watch(Kind::MachineConfiguration, None, Some("cluster"));
+    let (clusterversion, cv_events) = watch(Kind::ClusterVersion, None, Some("version"));
+    let (infrastructure, infra_events) = watch(Kind::Infrastructure, None, Some("cluster"));
+    let mut watched = vec![
+        Kind::MachineSet,
+        Kind::StreamConfigMap,
+        Kind::MachineConfiguration,
+        Kind::ClusterVersion,
+        Kind::Infrastructure,
+    ];
+    let mut events = vec![
+        ms_events.boxed(),
+        cm_events.boxed(),
+        mc_events.boxed(),
+        cv_events.boxed(),
+        infra_events.boxed(),
+    ];
+    let known_images = options.known_images_configmap.as_deref().map(|name| {
+        let known = triggers::watch(
+            &client,
+            Kind::KnownImages,
+            Some(&options.namespace),
+            Some(name),
+            readiness,
+        );
+        watched.push(Kind::KnownImages);
+        events.push(known.1.boxed());
+        known.0
+    });
+    let watched: Vec<&'static str> = watched.into_iter().map(Kind::name).collect();
+    let worker = Worker {
+        writer: Writer {
+            events: Events::new(client.clone(), &options.identity),
+            client,
+            namespace: options.namespace,
+            state_configmap: options.state_configmap,
+            metrics: options.metrics,
+            leader: options.leader.clone(),
+            written: OwnWrites::default(),
+        },
+        guests,
+        indexes: Indexes {
+            machinesets,
+            stream,
+            machineconfiguration,
+            clusterversion,
+            infrastructure,
+            known_images,
+        },
+        machineconfiguration_wait: options.machineconfiguration_wait,
+        control_plane_arch: options.control_plane_arch,
+        not_ready_since: None,
+        published: None,
+    };
+    async move {
+        // The watches run on their own task so the indexes stay current
+        // while a pass waits on the API.
+        let (tx, reasons) = mpsc::unbounded_channel();
+        let pump = tokio::spawn(async move {
+            let mut events = futures::stream::select_all(events);
+            while let Some(reason) = events.next().await {
+                if tx.send(reason).is_err() {
+                    break;
+                }
+            }
+        });
+        worker
+            .run(
+                options.leader,
+                options.readiness,
+                watched,
+                options.resync,
+                reasons,
+                shutdown,
+            )
+            .await;
+        pump.abort();
+    }
+}
+
+impl Worker {
+    async fn run(
+        mut self,
+        mut leader: watch::Receiver<bool>,
+        readiness: Readiness,
+        watched: Vec<&'static str>,
+        resync: Duration,
+        mut reasons: mpsc::UnboundedReceiver<&'static str>,
+        shutdown: impl std::future::Future<Output = ()> + Send,
+    ) {
+        let mut shutdown = std::pin::pin!(shutdown);
+        tokio::select! {
+            _ = &mut shutdown => return,
+            () = readiness.listed(&watched) => {
+                tracing::info!("boot image caches synced");
+            }
+        }
+        let mut retry: Option<Duration> = None;
+        let mut reason = "ControllerStarted";
+        loop {
+            if *leader.borrow_and_update() {
+                retry = self.pass(reason).await;
+            }
+            let wait = retry.unwrap_or(resync);
+            reason = tokio::select! {
+                _ = &mut shutdown => break,
+                next = reasons.recv() => match next {
+                    Some(next) => next,
+                    None => break,
+                },
+                changed = leader.changed() => match changed {
+                    Ok(()) => "LeaderElected",
+                    Err(_) => break,
+                },
+                _ = tokio::time::sleep(wait) => if retry.is_some() { "Retry" } else { "Resync" },
+            };
+            let until = tokio::time::Instant::now() + DEBOUNCE;
+            while let Ok(Some(next)) = tokio::time::timeout_at(until, reasons.recv()).await {
+                reason = next;
+            }
+        }
+    }
+
+    /// One pass over every enrolled MachineSet. Returns when to retry
+    /// early, if at all.
+    #[tracing::instrument(skip(self), fields(reason))]
+    async fn pass(&mut self, reason: &'static str) -> Option<Duration> {
+        let snapshot = self.snapshot();
+        let mc = snapshot.machineconfiguration.clone();
+        let enrolled = match plan::gates(&snapshot) {
+            Ok(enrolled) => enrolled,
+            Err(Gate::NotReady(why)) => return self.not_ready(mc.as_ref(), &why, reason).await,
+            Err(Gate::Deferred(why)) => {
+                self.not_ready_since = None;
+                tracing::info!(%why, "deferring boot image updates");
+                return None;
+            }
+            Err(Gate::Degraded(message)) => {
+                self.not_ready_since = None;
+                self.writer
+                    .write_degraded(mc.as_ref(), &message, reason)
+                    .await;
+                return None;
+            }
+        };
+        self.not_ready_since = None;
+        let state = match self.writer.load_state().await {
+            Ok(state) => state,
+            Err(message) => {
+                self.writer
+                    .write_degraded(mc.as_ref(), &message, reason)
+                    .await;
+                return Some(NOT_READY_POLL);
+            }
+        };
+        let mut pass = Pass::new(&snapshot, enrolled, state);
+        loop {
+            let requests = pass.take_requests();
+            if requests.is_empty() {
+                break;
+            }
+            for (request, result) in self.decide(requests, pass.stream()).await {
+                pass.answer(request, result);
+            }
+            for secret in pass.secrets() {
+                let user_data = self.user_data(&secret.name).await;
+                pass.give_secret(secret.index, Some(user_data));
+            }
+        }
+        let plan = pass.finish();
+        if plan.save_state
+            && let Err(message) = self.writer.save_state(&plan.state).await
+        {
+            self.writer
+                .write_degraded(mc.as_ref(), &message, reason)
+                .await;
+            return Some(NOT_READY_POLL);
+        }
+        match &plan.stopped {
+            None => {}
+            Some(Gate::Degraded(message)) => {
+                self.writer
+                    .write_degraded(mc.as_ref(), message, reason)
+                    .await;
+                return None;
+            }
+            Some(Gate::Deferred(why) | Gate::NotReady(why)) => {
+                tracing::info!(%why, "deferring boot image updates");
+                return None;
+            }
+        }
+        let (tally, conflicted) = self.writer.execute(plan, mc.as_ref(), reason).await;
+        self.writer
+            .write_conditions(
+                mc.as_ref(),
+                &[tally.progressing(), tally.degraded()],
+                reason,
+            )
+            .await;
+        conflicted.then_some(CONFLICT_RETRY)
+    }
+
+    /// MachineConfiguration `cluster` is missing or behind: wait, then say so.
+    async fn not_ready(
+        &mut self,
+        mc: Option<&Arc<Value>>,
+        why: &str,
+        reason: &'static str,
+    ) -> Option<Duration> {
+        let since = *self.not_ready_since.get_or_insert_with(Instant::now);
+        let remaining = self
+            .machineconfiguration_wait
+            .saturating_sub(since.elapsed());
+        if !remaining.is_zero() {
+            tracing::info!(%why, "waiting for MachineConfiguration cluster");
+            return Some(NOT_READY_POLL.min(remaining));
+        }
+        let message = format!("MachineConfiguration was not ready: {why}");
+        tracing::error!(%message, "boot image updates are blocked");
+        self.writer
+            .write_conditions(mc, &[status::degraded_before_start(&message)], reason)
+            .await;
+        Some(NOT_READY_POLL)
+    }
+
+    /// The watched objects as they are now, and what the guests serve.
+    fn snapshot(&mut self) -> Snapshot {
+        let stream = self.indexes.stream.one();
+        let known_images = match self.indexes.known_images.as_ref().and_then(Index::one) {
+            None => BTreeSet::new(),
+            Some(cm) => rules::known_images_from_configmap(&cm).unwrap_or_else(|err| {
+                tracing::warn!(error = %err, "ignoring the known-images ConfigMap");
+                BTreeSet::new()
+            }),
+        };
+        Snapshot {
+            published_images: self.published_images(stream.as_deref()),
+            machineconfiguration: self.indexes.machineconfiguration.one(),
+            clusterversion: self.indexes.clusterversion.one(),
+            infrastructure: self.indexes.infrastructure.one(),
+            stream,
+            known_images,
+            machinesets: self.indexes.machinesets.all(),
+            control_plane_arch: self.control_plane_arch.clone(),
+            platforms: self.guests.current().boot_images.keys().cloned().collect(),
+        }
+    }
+
+    /// The boot images the stream ConfigMap publishes, parsed once per
+    /// ConfigMap version. A stream that does not parse publishes none (every
+    /// guest call reports why).
+    fn published_images(&mut self, cm: Option<&Value>) -> Arc<BTreeSet<String>> {
+        let Some(cm) = cm else {
+            return Arc::default();
+        };
+        let version = cm
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if let Some((seen, images)) = &self.published
+            && *seen == version
+        {
+            return images.clone();
+        }
+        let images = Arc::new(
+            rules::stream_from_configmap(cm)
+                .ok()
+                .flatten()
+                .and_then(|s| mco_bootimage::Stream::parse(s).ok())
+                .map(|parsed| parsed.published_images())
+                .unwrap_or_default(),
+        );
+        self.published = Some((version, images.clone()));
+        images
+    }
+
+    /// The guest decisions a pass asks for: one batch per platform off the
+    /// async workers, with the candidate (if the registry names one)
+    /// deciding the same inputs for comparison only. Every result is counted.
+    async fn decide(
+        &self,
+        requests: Vec<Request>,
+        stream: Option<Arc<str>>,
+    ) -> Vec<(Request, Result<Decision, PassError>)> {
+        let guests = self.guests.current();
+        let metrics = &self.writer.metrics;
+        let mut by_platform: BTreeMap<String, Vec<Request>> = BTreeMap::new();
+        for request in requests {
+            by_platform
+                .entry(request.platform.clone())
+                .or_default()
+                .push(request);
+        }
+        let mut results = Vec::new();
+        for (platform, batch) in by_platform {
+            let Some(slot) = guests.boot_images.get(&platform).cloned() else {
+                // A swap removed the platform's guest since the pass started.
+                for request in batch {
+                    let error = PassError::GuestRemoved {
+                        machineset: request.item.machineset.name.clone(),
+                        platform: platform.clone(),
+                    };
+                    results.push((request, Err(error)));
+                }
+                continue;
+            };
+            let guest = slot.active.module().name.clone();
+            let stream = stream.clone();
+            let started = Instant::now();
+            let count = batch.len();
+            let decided = tokio::task::spawn_blocking(move || {
+                let items = || batch.iter().map(|r| &r.item);
+                let active = slot.active.decide_batch(stream.as_deref(), items());
+                let shadow = slot
+                    .candidate
+                    .map(|c| c.decide_batch(stream.as_deref(), items()));
+                (batch, active, shadow)
+            })
+            .await;
+            metrics
+                .evaluation_seconds
+                .observe(started.elapsed().as_secs_f64() / count.max(1) as f64);
+            let (batch, decided, shadow) = match decided {
+                Ok(decided) => decided,
+                Err(err) => {
+                    tracing::error!(error = %err, %platform, "the guest task did not finish");
+                    continue;
+                }
+            };
+            let job = Job::BootImage(platform.clone()).to_string();
+            let mut shadow = shadow.map(Vec::into_iter);
+            for (request, result) in batch.into_iter().zip(decided) {
+                let name = request.item.machineset.name.clone();
+                let candidate = shadow.as_mut().and_then(Iterator::next);
+                if let (Ok(active), Some(candidate)) = (&result, &candidate) {
+                    crate::guests::shadow::compare(metrics, &job, &name, active, candidate);
+                }
+                let outcome = match &result {
+                    Ok(decision) => decision.action(),
+                    Err(err) => {
+                        metrics.count_guest_failure(err.kind());
+                        "failed"
+                    }
+                };
+                metrics.count_evaluation(&job, outcome);
+                let result = result.map_err(|error| PassError::Guest {
+                    machineset: name,
+                    guest: guest.clone(),
+                    error,
+                });
+                results.push((request, result));
+            }
+        }
+        results
+    }
+
+    /// The decoded stub of a user-data Secret and its resourceVersion.
+    async fn user_data(&self, name: &str) -> Result<UserData, String> {
+        let secrets: Api<Secret> =
+            Api::namespaced(self.writer.client.clone(), MACHINE_API_NAMESPACE);
+        let secret = secrets.get(name).await.map_err(|e| e.to_string())?;
+        let value = serde_json::to_value(&secret).map_err(|e| e.to_string())?;
+        let text = rules::user_data_from_secret(&value).map_err(|e| e.to_string())?;
+        tracing::debug!(secret = %secret.name_any(), "read the user-data stub");
+        Ok(UserData {
+            text,
+            resource_version: secret.metadata.resource_version,
+        })
+    }
+}

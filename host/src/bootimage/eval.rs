@@ -1,0 +1,232 @@
+//! What `eval bootimage` reads: the MachineSet, the stream ConfigMap, the
+//! Infrastructure and the optional ClusterVersion, MachineConfiguration,
+//! user-data Secret and known images, from files laid out as the flags (or
+//! a golden case) name them.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use mco_bootimage::{Decision, InputError, MachineSetView};
+use serde_json::Value;
+
+use super::error::PassError;
+use super::guest::{BatchItem, BootImageGuest};
+use super::plan::{Pass, UserData};
+use super::rules::{self, MachineSetInputs, Step};
+use crate::cli::files::{InputError as FileError, Reader, case_file};
+use crate::runtime::GuestError;
+
+/// Everything `eval bootimage` reads, parsed.
+pub struct BootImageInputs {
+    pub machineset: Value,
+    pub configmap: Value,
+    pub infrastructure: Value,
+    pub clusterversion: Option<Value>,
+    pub machineconfiguration: Option<Value>,
+    pub user_data_secret: Option<Value>,
+    pub known_images: BTreeSet<String>,
+}
+
+/// Paths of the `eval bootimage` inputs (`-` is standard input).
+#[derive(Default)]
+pub struct BootImagePaths<'a> {
+    pub machineset: &'a str,
+    pub configmap: &'a str,
+    pub infrastructure: &'a str,
+    pub clusterversion: Option<&'a str>,
+    pub machineconfiguration: Option<&'a str>,
+    pub user_data_secret: Option<&'a str>,
+    pub known_images: Option<&'a str>,
+}
+
+impl BootImageInputs {
+    /// Reads a case directory holding files named after the flags
+    /// (`machineset.yaml`, `configmap.yaml`, `infrastructure.yaml`, optional
+    /// `clusterversion.yaml`, `machineconfiguration.yaml`,
+    /// `user-data-secret.yaml`, `known-images.txt`).
+    pub fn read_case(dir: &Path) -> Result<Self, FileError> {
+        let [
+            machineset,
+            configmap,
+            infrastructure,
+            clusterversion,
+            machineconfiguration,
+            secret,
+            known,
+        ] = [
+            "machineset.yaml",
+            "configmap.yaml",
+            "infrastructure.yaml",
+            "clusterversion.yaml",
+            "machineconfiguration.yaml",
+            "user-data-secret.yaml",
+            "known-images.txt",
+        ]
+        .map(|file| case_file(dir, file));
+        BootImageInputs::read(&BootImagePaths {
+            machineset: machineset.as_deref().unwrap_or("machineset.yaml"),
+            configmap: configmap.as_deref().unwrap_or("configmap.yaml"),
+            infrastructure: infrastructure.as_deref().unwrap_or("infrastructure.yaml"),
+            clusterversion: clusterversion.as_deref(),
+            machineconfiguration: machineconfiguration.as_deref(),
+            user_data_secret: secret.as_deref(),
+            known_images: known.as_deref(),
+        })
+    }
+
+    pub fn read(paths: &BootImagePaths) -> Result<Self, FileError> {
+        let mut reader = Reader::default();
+        let mut optional =
+            |path: Option<&str>, kind: &str| path.map(|p| reader.object(p, kind)).transpose();
+        let clusterversion = optional(paths.clusterversion, "ClusterVersion")?;
+        let machineconfiguration = optional(paths.machineconfiguration, "MachineConfiguration")?;
+        let user_data_secret = optional(paths.user_data_secret, "Secret")?;
+        let known_images = match paths.known_images {
+            Some(path) => known_images(path, &reader.text(path)?)?,
+            None => BTreeSet::new(),
+        };
+        Ok(BootImageInputs {
+            machineset: reader.object(paths.machineset, "MachineSet")?,
+            configmap: reader.object(paths.configmap, "ConfigMap")?,
+            infrastructure: reader.object(paths.infrastructure, "Infrastructure")?,
+            clusterversion,
+            machineconfiguration,
+            user_data_secret,
+            known_images,
+        })
+    }
+
+    /// The ConfigMap's `data.stream` text.
+    pub fn stream(&self) -> Result<Option<&str>, mco_bootimage::InputError> {
+        rules::stream_from_configmap(&self.configmap)
+    }
+}
+
+/// A known-images file: a ConfigMap whose data values list images, or
+/// plain text with one image per line.
+fn known_images(path: &str, text: &str) -> Result<BTreeSet<String>, FileError> {
+    match serde_saphyr::from_str::<Value>(text) {
+        Ok(object) if object.get("kind").and_then(Value::as_str) == Some("ConfigMap") => {
+            rules::known_images_from_configmap(&object).map_err(|e| FileError::Malformed {
+                path: path.into(),
+                kind: "ConfigMap".into(),
+                name: "known images".into(),
+                detail: e.to_string(),
+            })
+        }
+        _ => Ok(rules::known_images_from_text(text)),
+    }
+}
+
+/// Why `eval bootimage` could not decide: unusable input (exit status 2)
+/// or a guest that failed (exit status 3).
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Guest(#[from] GuestError),
+}
+
+/// The host rules' verdict on the `eval bootimage` inputs, with the user
+/// data read from `--user-data-secret`.
+pub struct EvalStep {
+    pub step: Step,
+    pub user_data: Option<String>,
+}
+
+impl BootImageInputs {
+    /// The host rules as `eval` applies them: like the controller's, but a
+    /// gate is a decision to print (an unstable cluster is `noop`, a
+    /// MachineSet not enrolled `skip`), and ClusterVersion and
+    /// MachineConfiguration are optional. `Err` is unusable input.
+    pub fn host_rules(&self, control_plane_arch: &str) -> Result<EvalStep, InputError> {
+        let machineset = MachineSetView::from_object(&self.machineset)?;
+        rules::platform_type(&self.infrastructure)?;
+        let user_data = self
+            .user_data_secret
+            .as_ref()
+            .map(rules::user_data_from_secret)
+            .transpose()?;
+        let decided = |decision| EvalStep {
+            step: Step::Decided(decision),
+            user_data: None,
+        };
+        let mut multi_arch = false;
+        if let Some(cv) = &self.clusterversion {
+            if let Some(decision) = rules::stability_gate(cv)? {
+                return Ok(decided(decision));
+            }
+            multi_arch = rules::is_multi_arch(cv)?;
+        }
+        if let Some(mc) = &self.machineconfiguration
+            && let Some(decision) = rules::enrollment_gate(mc, &machineset)?
+        {
+            return Ok(decided(decision));
+        }
+        let step = rules::prepare(&MachineSetInputs {
+            machineset: &machineset,
+            infrastructure: &self.infrastructure,
+            multi_arch,
+            known_images: &self.known_images,
+            control_plane_arch,
+        })?;
+        Ok(EvalStep { step, user_data })
+    }
+
+    /// The decision for what passed the host rules, through the
+    /// controller's own planner: the guest decides, and a patch is decided
+    /// again with the user data, exactly as in the cluster. `guest` is the
+    /// one registered for the platform, if any.
+    pub fn decide(
+        &self,
+        rules: EvalStep,
+        guest: Option<&BootImageGuest>,
+    ) -> Result<Decision, EvalError> {
+        let stream = self.stream()?;
+        let platforms: BTreeSet<String> = match (&rules.step, guest) {
+            (Step::Guest(prepared), Some(_)) => BTreeSet::from([prepared.platform_type.clone()]),
+            _ => BTreeSet::new(),
+        };
+        let name = self
+            .machineset
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let object = Arc::new(self.machineset.clone());
+        let mut pass = Pass::single(name, object, rules.step, stream, &platforms);
+        while let Some(guest) = guest {
+            let requests = pass.take_requests();
+            if requests.is_empty() {
+                break;
+            }
+            let items: Vec<&BatchItem> = requests.iter().map(|r| &r.item).collect();
+            let results = guest.decide_batch(stream, items);
+            for (request, result) in requests.into_iter().zip(results) {
+                let result = result.map_err(|error| PassError::Guest {
+                    machineset: name.to_owned(),
+                    guest: guest.module().name.clone(),
+                    error,
+                });
+                pass.answer(request, result);
+            }
+            for secret in pass.secrets() {
+                let given = rules.user_data.clone().map(|text| {
+                    Ok(UserData {
+                        text,
+                        resource_version: None,
+                    })
+                });
+                pass.give_secret(secret.index, given);
+            }
+        }
+        let outcome = pass.finish().actions.into_iter().next().map(|a| a.outcome);
+        match outcome {
+            Some(Ok(decision)) => Ok(decision),
+            Some(Err(PassError::Guest { error, .. })) => Err(error.into()),
+            Some(Err(other)) => Ok(Decision::error(other.to_string())),
+            None => Ok(Decision::error("the pass decided nothing")),
+        }
+    }
+}

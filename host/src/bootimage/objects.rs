@@ -1,0 +1,9 @@
+//! Where the boot image job's objects live. It reads them as JSON, decoded
+//! once per watch event (`triggers::Index`): the host rules walk them with
+//! field-path errors (`rules`), and a providerSpec is free-form by nature.
+
+/// MachineSets and their user-data Secrets.
+pub const MACHINE_API_NAMESPACE: &str = "openshift-machine-api";
+/// The `coreos-bootimages` ConfigMap with the release's CoreOS stream.
+pub const STREAM_NAMESPACE: &str = "openshift-machine-config-operator";
+pub const STREAM_CONFIGMAP: &str = "coreos-bootimages";

@@ -1,0 +1,724 @@
+//! The boot image pass, sans-IO. From a snapshot of the watched objects and
+//! the controller's state, [`gates`] and [`Pass::new`] apply the host rules;
+//! the pass then asks for guest decisions ([`Pass::take_requests`]) and for
+//! the user-data Secrets of the MachineSets it would patch
+//! ([`Pass::secrets`]), and [`Pass::finish`] says what to write. The
+//! controller only gathers what is asked for; `eval bootimage` drives the
+//! same pass from files. Nothing here reads the cluster or calls a guest.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use mco_bootimage::{Decision, MachineSetView};
+use serde_json::{Value, json};
+
+use super::error::PassError;
+use super::guest::BatchItem;
+use super::rules::{self, MachineSetInputs, Step};
+use super::state::{ControllerState, Guard, patch_fingerprint};
+
+/// What a pass reads, as the watches hold it at one instant.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub machineconfiguration: Option<Arc<Value>>,
+    pub clusterversion: Option<Arc<Value>>,
+    pub infrastructure: Option<Arc<Value>>,
+    /// The `coreos-bootimages` ConfigMap.
+    pub stream: Option<Arc<Value>>,
+    /// The images that stream publishes (parsed once per ConfigMap version
+    /// by the caller), recorded as known before any MachineSet moves off them.
+    pub published_images: Arc<BTreeSet<String>>,
+    /// The administrator's own list of RHCOS images.
+    pub known_images: BTreeSet<String>,
+    /// Every MachineSet in the machine API namespace.
+    pub machinesets: Vec<Arc<Value>>,
+    /// Stream arch name of the control plane.
+    pub control_plane_arch: String,
+    /// Platforms a boot image guest is registered for.
+    pub platforms: BTreeSet<String>,
+}
+
+/// Why a pass stops before any MachineSet is decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// MachineConfiguration `cluster` is missing or behind its spec: the
+    /// controller waits, then reports Degraded.
+    NotReady(String),
+    /// The cluster is installing or upgrading, or the stream is for
+    /// another release: nothing is written.
+    Deferred(String),
+    /// Boot image updates cannot run at all: reported Degraded.
+    Degraded(String),
+}
+
+/// A MachineSet enrolled for boot image updates.
+#[derive(Debug, Clone)]
+pub struct Enrolled {
+    pub name: String,
+    pub object: Arc<Value>,
+    pub view: Result<MachineSetView, String>,
+}
+
+/// The cluster-wide gates, then enrollment, in MachineSet name order.
+pub fn gates(snapshot: &Snapshot) -> Result<Vec<Enrolled>, Gate> {
+    let mc = snapshot.machineconfiguration.as_deref();
+    if let Some(why) = rules::not_ready(mc) {
+        return Err(Gate::NotReady(why));
+    }
+    let mc = mc.unwrap_or(&Value::Null);
+    let Some(cv) = &snapshot.clusterversion else {
+        return Err(Gate::Deferred("ClusterVersion version not found".into()));
+    };
+    match rules::stability_gate(cv) {
+        Ok(None) => {}
+        Ok(Some(deferred)) => return Err(Gate::Deferred(deferred.to_json().to_string())),
+        Err(err) => return Err(Gate::Deferred(format!("unreadable ClusterVersion: {err}"))),
+    }
+    let mut machinesets: Vec<&Arc<Value>> = snapshot.machinesets.iter().collect();
+    machinesets.sort_by_key(|ms| name_of(ms));
+    let mut enrolled = Vec::new();
+    for object in machinesets {
+        let view = match MachineSetView::from_object(object) {
+            Ok(view) => view,
+            Err(err) => {
+                enrolled.push(Enrolled {
+                    name: name_of(object),
+                    object: object.clone(),
+                    view: Err(err.to_string()),
+                });
+                continue;
+            }
+        };
+        match rules::enrollment_gate(mc, &view) {
+            Ok(None) => enrolled.push(Enrolled {
+                name: view.name.clone(),
+                object: object.clone(),
+                view: Ok(view),
+            }),
+            Ok(Some(Decision::Error { message })) => return Err(Gate::Degraded(message)),
+            // Not enrolled: not part of the pass at all.
+            Ok(Some(_)) => {}
+            Err(err) => return Err(Gate::Degraded(err.to_string())),
+        }
+    }
+    Ok(enrolled)
+}
+
+fn name_of(object: &Value) -> String {
+    object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// One guest decision to make: for the MachineSet at `index` of the pass.
+#[derive(Debug)]
+pub struct Request {
+    pub index: usize,
+    /// Infrastructure `status.platformStatus.type`: which guest decides.
+    pub platform: String,
+    pub item: BatchItem,
+    /// Whether the user data was read for this request (the second round).
+    with_user_data: bool,
+}
+
+/// A user-data Secret the pass needs before it can decide a patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretRequest {
+    pub index: usize,
+    pub name: String,
+}
+
+/// The user data of a Secret, as read.
+#[derive(Debug, Clone)]
+pub struct UserData {
+    /// The decoded `userData` stub.
+    pub text: String,
+    /// The Secret's resourceVersion: the stub is written against it.
+    pub resource_version: Option<String>,
+}
+
+/// Where one MachineSet is in the pass.
+#[derive(Debug)]
+enum Progress {
+    Guest(Request),
+    /// Handed out by `take_requests`, awaiting `answer`.
+    Asked,
+    /// A patch waits for the user data of Secret `secret`.
+    Secret {
+        request: Request,
+        secret: String,
+        first: Decision,
+    },
+    Done(Result<Decision, PassError>),
+}
+
+#[derive(Debug)]
+struct Item {
+    name: String,
+    object: Arc<Value>,
+    progress: Progress,
+    secret_version: Option<String>,
+}
+
+/// A pass in progress.
+#[derive(Debug)]
+pub struct Pass {
+    items: Vec<Item>,
+    state: ControllerState,
+    save_state: bool,
+    stopped: Option<Gate>,
+    stream: Option<Arc<str>>,
+}
+
+/// What one MachineSet's decision comes to.
+#[derive(Debug)]
+pub struct Action {
+    pub name: String,
+    pub object: Arc<Value>,
+    pub outcome: Result<Decision, PassError>,
+    /// resourceVersion of the user-data Secret the decision read.
+    pub secret_version: Option<String>,
+}
+
+/// What to write, in order: the state (when `save_state`), then either the
+/// gate's report or each action.
+#[derive(Debug)]
+pub struct Plan {
+    pub state: ControllerState,
+    pub save_state: bool,
+    pub stopped: Option<Gate>,
+    pub actions: Vec<Action>,
+}
+
+impl Pass {
+    /// The host rules for every enrolled MachineSet, under `state` (the
+    /// hot-loop record and the images seen so far).
+    pub fn new(snapshot: &Snapshot, enrolled: Vec<Enrolled>, mut state: ControllerState) -> Pass {
+        // Opting out (or deleting a MachineSet) forgets its hot loop.
+        let names: BTreeSet<&str> = enrolled.iter().map(|e| e.name.as_str()).collect();
+        let mut save_state = state.retain_hot_loops(|name| names.contains(name));
+        let mut pass = Pass {
+            items: Vec::new(),
+            state,
+            save_state,
+            stopped: None,
+            stream: None,
+        };
+        if enrolled.is_empty() {
+            return pass;
+        }
+        let Some(cm) = &snapshot.stream else {
+            pass.stopped = Some(Gate::Degraded(
+                "failed to fetch coreos-bootimages config map: configmaps \"coreos-bootimages\" not found"
+                    .into(),
+            ));
+            return pass;
+        };
+        let cv = snapshot.clusterversion.as_deref().unwrap_or(&Value::Null);
+        if let Some(why) = rules::release_mismatch(cm, cv) {
+            pass.stopped = Some(Gate::Deferred(why));
+            return pass;
+        }
+        pass.stream = rules::stream_from_configmap(cm)
+            .ok()
+            .flatten()
+            .map(Arc::from);
+        // Remember this stream's images before any MachineSet moves off
+        // them, so nothing installed from it is ever unknown.
+        let added = pass.state.learn(snapshot.published_images.iter().cloned());
+        if added > 0 {
+            tracing::info!(added, "recorded the stream's boot images as known");
+            save_state = true;
+        }
+        pass.save_state = save_state;
+        let mut known = pass.state.known_images.clone();
+        known.extend(snapshot.known_images.iter().cloned());
+        let infrastructure = snapshot
+            .infrastructure
+            .as_deref()
+            .cloned()
+            .unwrap_or(json!({"kind": "Infrastructure"}));
+        let multi_arch = rules::is_multi_arch(cv).map_err(|e| e.to_string());
+        for (index, Enrolled { name, object, view }) in enrolled.into_iter().enumerate() {
+            let step = view.map_err(PassError::Unreadable).and_then(|view| {
+                let multi_arch = multi_arch.clone().map_err(|detail| PassError::Rules {
+                    machineset: name.clone(),
+                    detail,
+                })?;
+                rules::prepare(&MachineSetInputs {
+                    machineset: &view,
+                    infrastructure: &infrastructure,
+                    multi_arch,
+                    known_images: &known,
+                    control_plane_arch: &snapshot.control_plane_arch,
+                })
+                .map_err(|err| PassError::Rules {
+                    machineset: name.clone(),
+                    detail: err.to_string(),
+                })
+            });
+            let progress = match step {
+                Ok(step) => Progress::of(index, step, &snapshot.platforms),
+                Err(err) => Progress::Done(Err(err)),
+            };
+            pass.items.push(Item {
+                name,
+                object,
+                progress,
+                secret_version: None,
+            });
+        }
+        pass
+    }
+
+    /// A pass of one MachineSet that already went through the host rules
+    /// (as `eval` applies them), with no controller state.
+    pub fn single(
+        name: &str,
+        object: Arc<Value>,
+        step: Step,
+        stream: Option<&str>,
+        platforms: &BTreeSet<String>,
+    ) -> Pass {
+        Pass {
+            items: vec![Item {
+                name: name.to_owned(),
+                object,
+                progress: Progress::of(0, step, platforms),
+                secret_version: None,
+            }],
+            state: ControllerState::default(),
+            save_state: false,
+            stopped: None,
+            stream: stream.map(Arc::from),
+        }
+    }
+
+    /// The stream text every guest call is given.
+    pub fn stream(&self) -> Option<Arc<str>> {
+        self.stream.clone()
+    }
+
+    /// The guest decisions the pass waits for; each comes back through
+    /// [`Pass::answer`].
+    pub fn take_requests(&mut self) -> Vec<Request> {
+        let mut requests = Vec::new();
+        for item in &mut self.items {
+            if matches!(item.progress, Progress::Guest(_)) {
+                let Progress::Guest(request) =
+                    std::mem::replace(&mut item.progress, Progress::Asked)
+                else {
+                    continue;
+                };
+                requests.push(request);
+            }
+        }
+        requests
+    }
+
+    /// A guest's answer to `request`. A patch is checked against the
+    /// hot-loop guard; a first-round patch then asks for the MachineSet's
+    /// user-data Secret (read only now, and not at all for a refused patch),
+    /// and is decided again with it.
+    pub fn answer(&mut self, request: Request, result: Result<Decision, PassError>) {
+        let Some(item) = self.items.get_mut(request.index) else {
+            return;
+        };
+        item.progress = match result {
+            Ok(Decision::Patch { patch, .. })
+                if self.state.guard(&item.name, &patch_fingerprint(&patch)) == Guard::HotLoop =>
+            {
+                Progress::Done(Err(PassError::HotLoop(item.name.clone())))
+            }
+            Ok(first @ Decision::Patch { .. }) if !request.with_user_data => {
+                match request.item.machineset.user_data_secret_name() {
+                    Ok(Some(secret)) => Progress::Secret {
+                        secret: secret.to_owned(),
+                        request,
+                        first,
+                    },
+                    // The guest reports a missing name itself.
+                    Ok(None) => Progress::Done(Ok(first)),
+                    Err(err) => Progress::Done(Err(PassError::SecretRead {
+                        machineset: item.name.clone(),
+                        detail: err.to_string(),
+                    })),
+                }
+            }
+            done => Progress::Done(done),
+        };
+    }
+
+    /// The user-data Secrets the pass waits for; each comes back through
+    /// [`Pass::give_secret`].
+    pub fn secrets(&self) -> Vec<SecretRequest> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(index, item)| match &item.progress {
+                Progress::Secret { secret, .. } => Some(SecretRequest {
+                    index,
+                    name: secret.clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The Secret a [`SecretRequest`] asked for: read (the patch is decided
+    /// again with its user data), unreadable (the MachineSet fails), or not
+    /// available at all (`eval` without `--user-data-secret`: the first
+    /// decision stands).
+    pub fn give_secret(&mut self, index: usize, secret: Option<Result<UserData, String>>) {
+        let Some(item) = self.items.get_mut(index) else {
+            return;
+        };
+        let Progress::Secret {
+            mut request, first, ..
+        } = std::mem::replace(&mut item.progress, Progress::Asked)
+        else {
+            return;
+        };
+        item.progress = match secret {
+            None => Progress::Done(Ok(first)),
+            Some(Err(detail)) => Progress::Done(Err(PassError::SecretRead {
+                machineset: item.name.clone(),
+                detail,
+            })),
+            Some(Ok(user_data)) => {
+                item.secret_version = user_data.resource_version;
+                request.item.user_data = Some(user_data.text);
+                request.with_user_data = true;
+                Progress::Guest(request)
+            }
+        };
+    }
+
+    /// What to write. A MachineSet still waiting for an answer (a caller
+    /// that stopped early) is reported, not patched.
+    pub fn finish(self) -> Plan {
+        let actions = self
+            .items
+            .into_iter()
+            .map(|item| Action {
+                outcome: match item.progress {
+                    Progress::Done(outcome) => outcome,
+                    _ => Err(PassError::Rules {
+                        machineset: item.name.clone(),
+                        detail: "the pass ended before its guest decided".into(),
+                    }),
+                },
+                name: item.name,
+                object: item.object,
+                secret_version: item.secret_version,
+            })
+            .collect();
+        Plan {
+            state: self.state,
+            save_state: self.save_state,
+            stopped: self.stopped,
+            actions,
+        }
+    }
+}
+
+impl Progress {
+    fn of(index: usize, step: Step, platforms: &BTreeSet<String>) -> Progress {
+        match step {
+            Step::Decided(decision) => Progress::Done(Ok(decision)),
+            Step::Guest(prepared) if !platforms.contains(&prepared.platform_type) => {
+                Progress::Done(Ok(prepared.without_guest()))
+            }
+            Step::Guest(prepared) => Progress::Guest(Request {
+                index,
+                platform: prepared.platform_type,
+                item: BatchItem {
+                    machineset: prepared.machineset,
+                    cluster: prepared.cluster,
+                    user_data: None,
+                },
+                with_user_data: false,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mco_bootimage::{UserData as Stub, UserDataUpgrade};
+
+    use super::*;
+
+    fn machineset(name: &str, labels: Value) -> Arc<Value> {
+        Arc::new(json!({
+            "kind": "MachineSet",
+            "metadata": {"name": name, "namespace": "openshift-machine-api", "labels": labels},
+            "spec": {"template": {"spec": {"providerSpec": {"value": {
+                "kind": "AWSMachineProviderConfig",
+                "ami": {"id": "ami-old"},
+                "userDataSecret": {"name": format!("{name}-user-data")},
+            }}}}},
+        }))
+    }
+
+    fn enrollment(mode: Value) -> Arc<Value> {
+        Arc::new(json!({
+            "kind": "MachineConfiguration",
+            "metadata": {"name": "cluster", "generation": 1},
+            "status": {"observedGeneration": 1, "managedBootImagesStatus": {"machineManagers": [
+                {"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": mode}]}},
+        }))
+    }
+
+    fn snapshot(machinesets: &[&str]) -> Snapshot {
+        Snapshot {
+            machineconfiguration: Some(enrollment(json!({"mode": "All"}))),
+            clusterversion: Some(Arc::new(json!({"kind": "ClusterVersion",
+                "status": {"history": [{"state": "Completed"}], "desired": {"version": "4.21.0"}}}))),
+            infrastructure: Some(Arc::new(json!({"kind": "Infrastructure",
+                "status": {"platformStatus": {"type": "AWS"}}}))),
+            stream: Some(Arc::new(
+                json!({"kind": "ConfigMap", "data": {"stream": "{}"}}),
+            )),
+            published_images: Arc::new(BTreeSet::from(["ami-new".to_owned()])),
+            machinesets: machinesets
+                .iter()
+                .map(|n| machineset(n, json!({})))
+                .collect(),
+            control_plane_arch: "x86_64".into(),
+            platforms: BTreeSet::from(["AWS".to_owned()]),
+            ..Snapshot::default()
+        }
+    }
+
+    fn patch(ami: &str) -> Decision {
+        Decision::Patch {
+            target: ami.into(),
+            patch: json!({"spec": {"template": {"spec": {"providerSpec": {"value": {"ami": {"id": ami}}}}}}}),
+            user_data_secret: None,
+        }
+    }
+
+    fn start(snapshot: &Snapshot, state: ControllerState) -> Pass {
+        let enrolled = gates(snapshot).unwrap_or_else(|gate| panic!("stopped at {gate:?}"));
+        Pass::new(snapshot, enrolled, state)
+    }
+
+    #[test]
+    fn gates_stop_the_pass_before_any_machineset() {
+        let mut s = snapshot(&["a"]);
+        s.machineconfiguration = None;
+        assert!(matches!(gates(&s), Err(Gate::NotReady(why)) if why.contains("not found")));
+
+        let mut s = snapshot(&["a"]);
+        s.clusterversion = Some(Arc::new(
+            json!({"kind": "ClusterVersion", "status": {"history": [{"state": "Partial"}]}}),
+        ));
+        assert!(matches!(gates(&s), Err(Gate::Deferred(why)) if why.contains("not stable")));
+
+        let mut s = snapshot(&["a"]);
+        s.clusterversion = None;
+        assert!(matches!(gates(&s), Err(Gate::Deferred(_))));
+
+        let mut s = snapshot(&["a"]);
+        s.machineconfiguration = Some(enrollment(json!({"mode": "Sometimes"})));
+        assert!(matches!(gates(&s), Err(Gate::Degraded(why)) if why.contains("Sometimes")));
+
+        let mut s = snapshot(&["a"]);
+        s.stream = None;
+        let plan = start(&s, ControllerState::default()).finish();
+        assert!(
+            matches!(plan.stopped, Some(Gate::Degraded(why)) if why.contains("coreos-bootimages"))
+        );
+
+        let mut s = snapshot(&["a"]);
+        s.stream = Some(Arc::new(
+            json!({"kind": "ConfigMap", "data": {"releaseVersion": "4.22.0"}}),
+        ));
+        let plan = start(&s, ControllerState::default()).finish();
+        assert!(matches!(plan.stopped, Some(Gate::Deferred(why)) if why.contains("4.22.0")));
+    }
+
+    #[test]
+    fn only_enrolled_machinesets_are_in_the_pass_in_name_order() {
+        let mut s = snapshot(&[]);
+        s.machinesets = vec![
+            machineset("b", json!({"env": "prod"})),
+            machineset("a", json!({"env": "prod"})),
+            machineset("c", json!({"env": "dev"})),
+        ];
+        s.machineconfiguration = Some(enrollment(json!({"mode": "Partial",
+            "partial": {"machineResourceSelector": {"matchLabels": {"env": "prod"}}}})));
+        let names: Vec<String> = gates(&s)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        s.machineconfiguration = Some(enrollment(json!({"mode": "None"})));
+        assert!(gates(&s).unwrap_or_default().is_empty());
+    }
+
+    #[test]
+    fn a_patch_reads_its_secret_and_is_decided_again_with_it() {
+        let s = snapshot(&["a", "b"]);
+        let mut pass = start(&s, ControllerState::default());
+        let requests = pass.take_requests();
+        assert_eq!(requests.len(), 2);
+        assert!(
+            requests
+                .iter()
+                .all(|r| r.item.user_data.is_none() && r.platform == "AWS")
+        );
+        assert!(
+            pass.take_requests().is_empty(),
+            "requests are handed out once"
+        );
+        let mut requests = requests.into_iter();
+        let (a, b) = (requests.next().unwrap(), requests.next().unwrap());
+        pass.answer(a, Ok(patch("ami-new")));
+        pass.answer(b, Ok(Decision::noop("current")));
+        assert_eq!(
+            pass.secrets(),
+            [SecretRequest {
+                index: 0,
+                name: "a-user-data".into()
+            }]
+        );
+        pass.give_secret(
+            0,
+            Some(Ok(UserData {
+                text: "{}".into(),
+                resource_version: Some("7".into()),
+            })),
+        );
+        let again = pass.take_requests();
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].item.user_data.as_deref(), Some("{}"));
+        let upgraded = Decision::Patch {
+            target: "ami-new".into(),
+            patch: json!({"spec": {}}),
+            user_data_secret: Some(UserDataUpgrade {
+                name: "a-user-data".into(),
+                data: Stub {
+                    user_data: "e30=".into(),
+                },
+                annotations: Default::default(),
+            }),
+        };
+        pass.answer(again.into_iter().next().unwrap(), Ok(upgraded.clone()));
+        assert!(pass.secrets().is_empty() && pass.take_requests().is_empty());
+        let plan = pass.finish();
+        assert!(plan.save_state, "the stream's images were learned");
+        assert!(plan.state.known_images.contains("ami-new"));
+        assert_eq!(plan.actions[0].outcome.as_ref().ok(), Some(&upgraded));
+        assert_eq!(plan.actions[0].secret_version.as_deref(), Some("7"));
+        assert_eq!(
+            plan.actions[1].outcome.as_ref().ok(),
+            Some(&Decision::noop("current"))
+        );
+    }
+
+    #[test]
+    fn the_fourth_identical_patch_is_refused_without_reading_the_secret() {
+        let mut state = ControllerState::default();
+        let fingerprint = match patch("ami-new") {
+            Decision::Patch { patch, .. } => patch_fingerprint(&patch),
+            _ => unreachable!(),
+        };
+        for _ in 0..super::super::state::HOT_LOOP_LIMIT {
+            state.record_patch("a", &fingerprint);
+        }
+        let s = snapshot(&["a"]);
+        let mut pass = start(&s, state);
+        let request = pass.take_requests().pop().unwrap();
+        pass.answer(request, Ok(patch("ami-new")));
+        assert!(pass.secrets().is_empty());
+        let plan = pass.finish();
+        let err = plan.actions[0]
+            .outcome
+            .as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(
+            err.starts_with("refusing to reconcile machineset a, hot loop detected"),
+            "{err}"
+        );
+        assert_eq!(
+            plan.actions[0]
+                .outcome
+                .as_ref()
+                .err()
+                .map(PassError::reason),
+            Some("HotLoopDetected")
+        );
+    }
+
+    #[test]
+    fn a_guest_failure_or_an_unreadable_secret_fails_that_machineset_only() {
+        let s = snapshot(&["a", "b", "c"]);
+        let mut pass = start(&s, ControllerState::default());
+        let mut requests = pass.take_requests().into_iter();
+        pass.answer(
+            requests.next().unwrap(),
+            Err(PassError::Undecidable("no image".into())),
+        );
+        pass.answer(requests.next().unwrap(), Ok(patch("ami-new")));
+        pass.answer(requests.next().unwrap(), Ok(Decision::skip("custom image")));
+        pass.give_secret(1, Some(Err("secrets \"b-user-data\" not found".into())));
+        let plan = pass.finish();
+        let outcomes: Vec<String> = plan
+            .actions
+            .iter()
+            .map(|a| match &a.outcome {
+                Ok(d) => d.action().to_owned(),
+                Err(e) => e.to_string(),
+            })
+            .collect();
+        assert_eq!(outcomes[0], "no image");
+        assert!(
+            outcomes[1].contains("error grabbing user data secret"),
+            "{}",
+            outcomes[1]
+        );
+        assert_eq!(outcomes[2], "skip");
+    }
+
+    #[test]
+    fn a_platform_without_a_guest_and_an_unreadable_machineset_are_decided_by_the_host() {
+        let mut s = snapshot(&["a"]);
+        s.platforms.clear();
+        s.machinesets.push(Arc::new(
+            json!({"kind": "MachineSet", "metadata": {"name": "z", "labels": 5}}),
+        ));
+        let mut pass = start(&s, ControllerState::default());
+        assert!(pass.take_requests().is_empty());
+        let plan = pass.finish();
+        assert_eq!(
+            plan.actions[0].outcome.as_ref().map(Decision::action).ok(),
+            Some("noop")
+        );
+        let unreadable = plan.actions[1]
+            .outcome
+            .as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(
+            unreadable.starts_with("unreadable MachineSet: "),
+            "{unreadable}"
+        );
+    }
+
+    #[test]
+    fn opting_out_forgets_a_hot_loop() {
+        let mut state = ControllerState::default();
+        state.record_patch("gone", "f");
+        let s = snapshot(&["a"]);
+        let plan = start(&s, state).finish();
+        assert!(plan.save_state && plan.state.hot_loops.is_empty());
+    }
+}

@@ -1,0 +1,418 @@
+//! Where boot image decisions get written: the user-data stub, then the
+//! MachineSet merge patch (each with the resourceVersion the decision read
+//! as precondition), the controller's record, the two conditions on
+//! MachineConfiguration `cluster`, and Events. Only the lease holder
+//! writes; nothing here decides.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+use kube::Client;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::runtime::events::EventType;
+use mco_bootimage::{Decision, UserDataUpgrade};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::error::PassError;
+use super::objects::MACHINE_API_NAMESPACE;
+use super::plan::{Action, Plan};
+use super::state::{ControllerState, patch_fingerprint};
+use super::status::{self, Tally, Wanted};
+use crate::kube::events::{Events, Note};
+use crate::kube::own_writes::OwnWrites;
+use crate::kube::resources::{MACHINE_CONFIGURATION, MACHINE_SET};
+use crate::kube::{FIELD_MANAGER, is_status};
+use crate::metrics::{Metrics, ResultLabels};
+
+pub(super) struct Writer {
+    pub(super) client: Client,
+    /// The host's namespace, where the record lives.
+    pub(super) namespace: String,
+    pub(super) state_configmap: String,
+    pub(super) metrics: Metrics,
+    pub(super) events: Events,
+    pub(super) leader: watch::Receiver<bool>,
+    /// MachineConfiguration `cluster` as our last condition write left it.
+    pub(super) written: OwnWrites<DynamicObject>,
+}
+
+/// How one patch went.
+enum Applied {
+    Patched,
+    /// The MachineSet changed after it was read; nothing was written.
+    Conflict,
+}
+
+impl Writer {
+    fn state_api(&self) -> Api<ConfigMap> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    pub(super) async fn load_state(&self) -> Result<ControllerState, String> {
+        let what = format!(
+            "boot image controller state {}/{}",
+            self.namespace, self.state_configmap
+        );
+        match self.state_api().get_opt(&self.state_configmap).await {
+            Ok(None) => Ok(ControllerState::default()),
+            Ok(Some(cm)) => ControllerState::from_data(&cm.data.unwrap_or_default())
+                .map_err(|e| format!("{what} is unreadable ({e}); fix or delete it")),
+            Err(err) => Err(format!("reading {what}: {err}")),
+        }
+    }
+
+    /// Writes the whole record; callers write only when it changed.
+    pub(super) async fn save_state(&self, state: &ControllerState) -> Result<(), String> {
+        let name = &self.state_configmap;
+        let body = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": FIELD_MANAGER}},
+            "data": state.to_data(),
+        });
+        self.state_api()
+            .patch(
+                name,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&body),
+            )
+            .await
+            .map_err(|e| {
+                format!(
+                    "could not record the boot image controller state in {}/{name}: {e}",
+                    self.namespace
+                )
+            })?;
+        self.metrics.count_write("boot_image_state");
+        Ok(())
+    }
+
+    /// Executes the actions of a plan, in MachineSet name order, and tallies
+    /// them. Returns whether a write lost a race (retry soon).
+    pub(super) async fn execute(
+        &self,
+        plan: Plan,
+        mc: Option<&Arc<Value>>,
+        reason: &'static str,
+    ) -> (Tally, bool) {
+        let Plan {
+            mut state, actions, ..
+        } = plan;
+        let mut tally = Tally {
+            total: actions.len(),
+            ..Tally::default()
+        };
+        if actions
+            .iter()
+            .any(|a| matches!(a.outcome, Ok(Decision::Patch { .. })))
+        {
+            // Upstream shows Progressing while MachineSets are being patched.
+            let start = Tally {
+                total: tally.total,
+                ..Tally::default()
+            };
+            self.write_conditions(mc, &[start.progressing()], reason)
+                .await;
+        }
+        let mut counts: BTreeMap<&'static str, i64> = BTreeMap::new();
+        let mut conflicted = false;
+        for action in actions {
+            let span = tracing::info_span!("machineset", name = %action.name);
+            let _entered = span.enter();
+            let reference = machineset_reference(&action.object);
+            let (result, event) = match self.act(&action, &mut state).await {
+                Ok(ActOutcome::Current) => {
+                    tally.reconciled += 1;
+                    ("current", None)
+                }
+                Ok(ActOutcome::Conflict) => {
+                    tracing::info!("the MachineSet changed meanwhile; deciding again");
+                    tally.reconciled += 1;
+                    conflicted = true;
+                    ("current", None)
+                }
+                Ok(ActOutcome::Skipped(why)) => {
+                    tracing::info!(%why, "left alone");
+                    tally.reconciled += 1;
+                    tally.skipped += 1;
+                    let event = (EventType::Normal, "BootImageUpdateSkipped", why);
+                    ("skipped", Some(event))
+                }
+                Ok(ActOutcome::Patched(note)) => {
+                    tracing::info!(%note, "patched");
+                    tally.reconciled += 1;
+                    // A patch is news even when it repeats.
+                    self.events.forget(&action.name);
+                    (
+                        "patched",
+                        Some((EventType::Normal, "BootImageUpdated", note)),
+                    )
+                }
+                Err(err) => {
+                    let message = err.to_string();
+                    tracing::warn!(%message, "cannot update the boot image");
+                    if matches!(err, PassError::HotLoop(_)) {
+                        self.metrics.bootimage_hot_loops.inc();
+                    }
+                    tally.errors.push(message.clone());
+                    (
+                        "degraded",
+                        Some((EventType::Warning, err.reason(), message)),
+                    )
+                }
+            };
+            *counts.entry(result).or_default() += 1;
+            if let Some((type_, why, note)) = event {
+                let note = Note {
+                    type_,
+                    reason: why,
+                    action: "UpdateBootImage",
+                    note: &note,
+                };
+                if self
+                    .events
+                    .publish_once(&action.name, &reference, note)
+                    .await
+                {
+                    self.metrics.count_write("event");
+                }
+            }
+        }
+        for result in ["patched", "current", "skipped", "degraded"] {
+            self.metrics
+                .bootimage_machinesets
+                .get_or_create(&ResultLabels {
+                    result: result.into(),
+                })
+                .set(counts.get(result).copied().unwrap_or(0));
+        }
+        (tally, conflicted)
+    }
+
+    async fn act(
+        &self,
+        action: &Action,
+        state: &mut ControllerState,
+    ) -> Result<ActOutcome, PassError> {
+        match &action.outcome {
+            Err(err) => Err(err.clone()),
+            Ok(Decision::Noop { reason }) => {
+                tracing::debug!(%reason, "nothing to do");
+                Ok(ActOutcome::Current)
+            }
+            Ok(Decision::Skip { reason }) => Ok(ActOutcome::Skipped(reason.clone())),
+            Ok(Decision::Error { message }) => Err(PassError::Undecidable(message.clone())),
+            Ok(Decision::Patch {
+                target,
+                patch,
+                user_data_secret,
+            }) => {
+                let upgrade = user_data_secret.as_ref();
+                let applied = self
+                    .apply(
+                        action,
+                        state,
+                        patch,
+                        upgrade.map(|u| (u, action.secret_version.clone())),
+                    )
+                    .await?;
+                Ok(match applied {
+                    Applied::Conflict => ActOutcome::Conflict,
+                    Applied::Patched => {
+                        let mut note = format!("boot image updated to {target}");
+                        if let Some(secret) = upgrade {
+                            note.push_str(&format!(
+                                "; user-data Secret {} upgraded to Ignition spec {}",
+                                secret.name,
+                                mco_bootimage::ignition::STUB_TARGET_VERSION
+                            ));
+                        }
+                        ActOutcome::Patched(note)
+                    }
+                })
+            }
+        }
+    }
+
+    /// Applies one patch: first the stub upgrade (the new image must be able
+    /// to read it), then the MachineSet, with its resourceVersion as
+    /// precondition so a decision made on a stale copy is never written.
+    async fn apply(
+        &self,
+        action: &Action,
+        state: &mut ControllerState,
+        patch: &Value,
+        upgrade: Option<(&UserDataUpgrade, Option<String>)>,
+    ) -> Result<Applied, PassError> {
+        let name = &action.name;
+        if let Some((upgrade, version)) = upgrade {
+            self.upgrade_stub(upgrade, version).await?;
+        }
+        let mut body = patch.clone();
+        body["metadata"] =
+            json!({"resourceVersion": action.object.pointer("/metadata/resourceVersion")});
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            self.client.clone(),
+            MACHINE_API_NAMESPACE,
+            &MACHINE_SET.api_resource(),
+        );
+        match api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&body))
+            .await
+        {
+            Ok(_) => {}
+            Err(err) if is_status(&err, 409) => return Ok(Applied::Conflict),
+            Err(err) => {
+                return Err(PassError::Patch {
+                    machineset: name.clone(),
+                    detail: err.to_string(),
+                });
+            }
+        }
+        self.metrics.count_write("patch_machineset");
+        self.metrics.bootimage_patches.inc();
+        state.record_patch(name, &patch_fingerprint(patch));
+        self.save_state(state)
+            .await
+            .map_err(|detail| PassError::StateAfterPatch {
+                machineset: name.clone(),
+                detail,
+            })?;
+        Ok(Applied::Patched)
+    }
+
+    /// Writes the converted stub, with the Secret's resourceVersion as
+    /// precondition: a Secret changed since it was read is not overwritten.
+    async fn upgrade_stub(
+        &self,
+        upgrade: &UserDataUpgrade,
+        version: Option<String>,
+    ) -> Result<(), PassError> {
+        let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(self.client.clone(), MACHINE_API_NAMESPACE);
+        let mut annotations = upgrade.annotations.clone();
+        annotations.insert(
+            mco_bootimage::ignition::ANNOTATION_UPGRADED_AT.to_owned(),
+            Timestamp::now().to_string(),
+        );
+        let body = json!({
+            "metadata": {"resourceVersion": version, "annotations": annotations},
+            "data": {"userData": upgrade.data.user_data},
+        });
+        secrets
+            .patch(&upgrade.name, &PatchParams::default(), &Patch::Merge(&body))
+            .await
+            .map_err(|e| PassError::StubWrite {
+                namespace: MACHINE_API_NAMESPACE.into(),
+                secret: upgrade.name.clone(),
+                detail: e.to_string(),
+            })?;
+        self.metrics.count_write("update_secret");
+        tracing::info!(secret = %upgrade.name, "upgraded the user-data stub to Ignition spec 3");
+        Ok(())
+    }
+
+    pub(super) async fn write_degraded(
+        &self,
+        mc: Option<&Arc<Value>>,
+        message: &str,
+        reason: &'static str,
+    ) {
+        tracing::warn!(%message, "boot image updates degraded");
+        self.write_conditions(mc, &[status::degraded_before_start(message)], reason)
+            .await;
+    }
+
+    /// Applies the wanted conditions to MachineConfiguration `cluster` when
+    /// any of them differs from what is there (or what this replica wrote
+    /// last and the watch has not shown yet).
+    pub(super) async fn write_conditions(
+        &self,
+        mc: Option<&Arc<Value>>,
+        wanted: &[Wanted],
+        reason: &'static str,
+    ) {
+        if !*self.leader.borrow() {
+            return;
+        }
+        let Some(stored) = mc.and_then(|mc| serde_json::from_value((**mc).clone()).ok()) else {
+            return;
+        };
+        let newest = self
+            .written
+            .newest("cluster", Some(Arc::new(stored)))
+            .map(|mc: Arc<DynamicObject>| conditions_of(&mc.data))
+            .unwrap_or_default();
+        let now = Time(Timestamp::now());
+        let Some(conditions) = status::next_conditions(&newest, wanted, reason, &now) else {
+            return;
+        };
+        let body = json!({
+            "apiVersion": "operator.openshift.io/v1", "kind": "MachineConfiguration",
+            "metadata": {"name": "cluster"},
+            "status": {"conditions": conditions},
+        });
+        let api: Api<DynamicObject> =
+            Api::all_with(self.client.clone(), &MACHINE_CONFIGURATION.api_resource());
+        match api
+            .patch_status(
+                "cluster",
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&body),
+            )
+            .await
+        {
+            Ok(written) => {
+                self.metrics.count_write("boot_image_conditions");
+                self.written.remember(written);
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "could not write the boot image conditions");
+            }
+        }
+    }
+}
+
+/// What executing one action came to, short of failing.
+enum ActOutcome {
+    Current,
+    Conflict,
+    Skipped(String),
+    /// The Event note saying what changed.
+    Patched(String),
+}
+
+/// The conditions of an object's status; one that does not parse is left
+/// out (and then rewritten by whoever owns it).
+fn conditions_of(object: &Value) -> Vec<Condition> {
+    object
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map(|all| {
+            all.iter()
+                .filter_map(|c| serde_json::from_value(c.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What an Event about a MachineSet points at.
+fn machineset_reference(object: &Value) -> ObjectReference {
+    let meta = |field: &str| {
+        object
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    ObjectReference {
+        api_version: Some(format!("{}/{}", MACHINE_SET.group, MACHINE_SET.version)),
+        kind: Some(MACHINE_SET.kind.into()),
+        name: meta("name"),
+        namespace: meta("namespace"),
+        uid: meta("uid"),
+        ..ObjectReference::default()
+    }
+}

@@ -1,0 +1,39 @@
+//! Which guest module serves which job: the registry (`registry`), the
+//! module bytes (`fetch`), the set serving now with one slot per job
+//! (`set`), the checks a new module passes before it serves (`smoke`), hot
+//! swap (`swap`), shadow evaluation of candidates (`shadow`) and what
+//! `/guests` shows (`status`).
+
+pub mod fetch;
+pub mod registry;
+pub mod set;
+pub mod shadow;
+pub mod smoke;
+pub mod status;
+pub mod swap;
+
+use std::fmt;
+
+pub use fetch::{ConfigMaps, FetchError, Fetched, configmap_names, fetch, fetch_all};
+pub use set::{
+    Built, EntryKey, GuestSet, Guests, JobError, Outcome, Slot, StartError, build, initial, load,
+    read_local,
+};
+
+/// One registry entry. Its name (`mcn`, `bootImage.<platform>`) is the
+/// `job` label of every metric, log line and status the host writes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Job {
+    Mcn,
+    /// By Infrastructure `status.platformStatus.type`.
+    BootImage(String),
+}
+
+impl fmt::Display for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Job::Mcn => f.write_str("mcn"),
+            Job::BootImage(platform) => write!(f, "bootImage.{platform}"),
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! "Our write until the watch shows it." After a write, the watched copy
+//! lags behind for a moment; deciding again from it would write the same
+//! change twice. Each job keeps what it wrote here and reads through
+//! [`OwnWrites::newest`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kube::{Resource, ResourceExt};
+
+use super::resource_version;
+
+/// How long our own write may be missing from the watch before the watch
+/// is believed (someone deleted the object behind our back).
+const WRITE_VISIBILITY: Duration = Duration::from_secs(10);
+
+/// The last object this replica wrote, per name.
+pub struct OwnWrites<K> {
+    written: Mutex<HashMap<String, (Instant, Arc<K>)>>,
+}
+
+impl<K> Default for OwnWrites<K> {
+    fn default() -> Self {
+        OwnWrites {
+            written: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<K: Resource> OwnWrites<K> {
+    /// Records what the API returned for our write.
+    pub fn remember(&self, object: K) {
+        let name = object.name_any();
+        self.with(|written| written.insert(name, (Instant::now(), Arc::new(object))));
+    }
+
+    pub fn forget(&self, name: &str) {
+        self.with(|written| written.remove(name));
+    }
+
+    /// The newer of the watched copy and our own last write. A write the
+    /// watch never shows is trusted only briefly, so a deleted object is
+    /// recreated.
+    pub fn newest(&self, name: &str, stored: Option<Arc<K>>) -> Option<Arc<K>> {
+        self.with(|written| {
+            let ours_is_newer = |(at, ours): &(Instant, Arc<K>)| match &stored {
+                Some(stored) => resource_version(stored.as_ref()) < resource_version(ours.as_ref()),
+                None => at.elapsed() < WRITE_VISIBILITY,
+            };
+            match written.get(name) {
+                Some(entry) if ours_is_newer(entry) => Some(entry.1.clone()),
+                _ => {
+                    written.remove(name);
+                    stored.clone()
+                }
+            }
+        })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, (Instant, Arc<K>)>) -> T) -> T {
+        // A poisoned lock only means another task panicked mid-update of a
+        // cache entry; the map itself is whole.
+        match self.written.lock() {
+            Ok(mut written) => f(&mut written),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+
+    use super::*;
+
+    fn cm(rv: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("a".into()),
+                resource_version: Some(rv.into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    #[test]
+    fn our_write_wins_until_the_watch_catches_up() {
+        let writes = OwnWrites::default();
+        assert_eq!(writes.newest("a", None), None);
+        writes.remember(cm("5"));
+        let newest = |stored: &str| {
+            writes
+                .newest("a", Some(Arc::new(cm(stored))))
+                .and_then(|o| o.metadata.resource_version.clone())
+        };
+        assert_eq!(newest("4").as_deref(), Some("5"));
+        // Not yet watched at all: ours, for a while.
+        assert!(writes.newest("a", None).is_some());
+        // The watch shows it (or something newer): the watch, and ours is gone.
+        assert_eq!(newest("5").as_deref(), Some("5"));
+        assert_eq!(newest("3").as_deref(), Some("3"));
+        writes.remember(cm("9"));
+        writes.forget("a");
+        assert_eq!(newest("3").as_deref(), Some("3"));
+    }
+}

@@ -1,0 +1,192 @@
+//! The one way this host watches a kind: a reflector that fills a store,
+//! without `managedFields` (large, and never read), retrying a failed watch
+//! quickly, and reporting when its first list is done.
+//!
+//! Readiness is taken from the watch's own `InitDone`, never from
+//! `Store::wait_until_ready`: a store's readiness is a oneshot receiver that
+//! wakes only its latest poller, and kube's `Controller` already waits on
+//! its main store, so a second waiter could sleep forever (it did, at
+//! 5,000 nodes, whenever the Node list finished last).
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::watcher::{self, ExponentialBackoff};
+use kube::runtime::{WatchStreamExt, reflector};
+use kube::{Api, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+
+/// Delay before a failed watch retries: doubling from half a second to five
+/// seconds, back to the start after any success. kube's default (up to 30 s,
+/// reset only after two quiet minutes) turned the burst of errors around an
+/// apiserver restart (refused connections, 403s while RBAC warms up, 410s
+/// on resume) into minutes of blindness.
+pub fn backoff() -> ExponentialBackoff {
+    backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(500))
+        .with_max_delay(Duration::from_secs(5))
+        .with_factor(2.0)
+        .without_max_times()
+        .into()
+}
+
+/// The events of a watch on `api`, each applied to `writer`'s store before
+/// it is yielded, so whoever reacts to an event reads a store at least as
+/// new as the event. `listed` is marked once the first list is in the store.
+pub fn reflect<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    writer: Writer<K>,
+    listed: Listed,
+) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone + Default + Send + Sync,
+{
+    reflector::reflector(writer, events(api, config)).inspect(move |e| listed.on(e))
+}
+
+/// The events of a watch on `api`, for a caller that indexes them itself.
+pub fn watch<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    listed: Listed,
+) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    events(api, config).inspect(move |e| listed.on(e))
+}
+
+fn events<K>(
+    api: Api<K>,
+    config: watcher::Config,
+) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let strip = |object: &mut K| object.managed_fields_mut().clear();
+    watcher::watcher(api, config)
+        .modify(strip)
+        .backoff(backoff())
+}
+
+/// Whether every watch the host depends on has finished its first list:
+/// what `/readyz` reports.
+#[derive(Clone)]
+pub struct Readiness {
+    watches: Arc<Mutex<BTreeMap<String, bool>>>,
+    /// Bumped whenever a watch lists, for [`Readiness::listed`].
+    changes: Arc<tokio::sync::watch::Sender<()>>,
+}
+
+impl Default for Readiness {
+    fn default() -> Self {
+        Readiness {
+            watches: Arc::default(),
+            changes: Arc::new(tokio::sync::watch::Sender::new(())),
+        }
+    }
+}
+
+/// One watch's part of [`Readiness`].
+pub struct Listed {
+    name: String,
+    readiness: Readiness,
+}
+
+impl Readiness {
+    /// A watch that must list before the host is ready.
+    pub fn watch(&self, name: &str) -> Listed {
+        self.with(|watches| watches.insert(name.to_owned(), false));
+        Listed {
+            name: name.to_owned(),
+            readiness: self.clone(),
+        }
+    }
+
+    /// The watches that have not listed yet; empty once ready.
+    pub fn pending(&self) -> Vec<String> {
+        self.with(|watches| {
+            watches
+                .iter()
+                .filter(|(_, listed)| !**listed)
+                .map(|(name, _)| name.clone())
+                .collect()
+        })
+    }
+
+    /// Resolves once every watch named has listed.
+    pub async fn listed(&self, names: &[&str]) {
+        let mut changes = self.changes.subscribe();
+        loop {
+            let pending = self.pending();
+            if names.iter().all(|n| !pending.iter().any(|p| p == n)) {
+                return;
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<String, bool>) -> T) -> T {
+        match self.watches.lock() {
+            Ok(mut watches) => f(&mut watches),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+    }
+}
+
+impl Listed {
+    fn on<K>(&self, event: &Result<watcher::Event<K>, watcher::Error>) {
+        if matches!(event, Ok(watcher::Event::InitDone)) {
+            self.mark();
+        }
+    }
+
+    fn mark(&self) {
+        let first = self
+            .readiness
+            .with(|watches| watches.insert(self.name.clone(), true) == Some(false));
+        if first {
+            self.readiness.changes.send_replace(());
+            tracing::info!(watch = %self.name, "watch listed");
+            if self.readiness.pending().is_empty() {
+                tracing::info!("caches synced");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ready_once_every_watch_listed() {
+        let readiness = Readiness::default();
+        let nodes = readiness.watch("nodes");
+        let pools = readiness.watch("machineconfigpools");
+        assert_eq!(readiness.pending(), ["machineconfigpools", "nodes"]);
+        nodes.mark();
+        nodes.mark();
+        assert_eq!(readiness.pending(), ["machineconfigpools"]);
+        pools.mark();
+        assert!(readiness.pending().is_empty());
+    }
+
+    #[test]
+    fn retries_double_from_half_a_second_to_five() {
+        let delays: Vec<Duration> = backoff().take(6).collect();
+        assert_eq!(
+            delays,
+            [500, 1000, 2000, 4000, 5000, 5000].map(Duration::from_millis)
+        );
+    }
+}

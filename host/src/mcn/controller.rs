@@ -1,0 +1,337 @@
+//! The MachineConfigNode controller: keeps every Node's MCN true.
+//!
+//! Watches feed in-memory stores; `reconcile` reads them, asks the guest
+//! (`rules::facts` → guest → `rules::to_object`), and hands the result to
+//! the writer, which writes only what changed and only while this replica
+//! holds the lease. A guest failure for one node is logged, counted and
+//! retried with backoff for that node; nothing is written for it meanwhile.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::Api;
+use kube::core::DeserializeGuard;
+use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use mco_mcn as logic;
+use tokio::sync::watch;
+
+use super::crd::MachineConfigNode;
+use super::objects::{MachineConfig, MachineConfigPool};
+use super::rules;
+use super::write::Writer;
+use crate::guests::{Guests, Job};
+use crate::kube::watch::{Readiness, reflect};
+use crate::metrics::Metrics;
+use crate::runtime::GuestError;
+
+/// Nodes reconciled at once; each holds a guest instance while it runs.
+const CONCURRENCY: u16 = 8;
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("guest failed: {0}")]
+    Guest(#[from] GuestError),
+    #[error("the guest cannot report this node: {0}")]
+    Undecidable(String),
+    #[error("guest evaluation was cancelled: {0}")]
+    Cancelled(String),
+    #[error("writing the MachineConfigNode: {0}")]
+    Write(#[from] kube::Error),
+}
+
+impl Error {
+    /// Metric and log label.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Guest(err) => err.kind(),
+            Error::Undecidable(_) => "undecidable",
+            Error::Cancelled(_) => "cancelled",
+            Error::Write(_) => "write",
+        }
+    }
+}
+
+/// What `run` needs besides the client and the guests.
+pub struct Options {
+    /// Period of the full re-check of every node.
+    pub resync: Duration,
+    pub leader: watch::Receiver<bool>,
+    pub metrics: Metrics,
+    pub readiness: Readiness,
+}
+
+/// The read model every reconcile shares.
+struct Context {
+    guests: Guests,
+    nodes: Store<Node>,
+    pools: Store<DeserializeGuard<MachineConfigPool>>,
+    configs: Store<DeserializeGuard<MachineConfig>>,
+    mcns: Store<MachineConfigNode>,
+    leader: watch::Receiver<bool>,
+    metrics: Metrics,
+    resync: Duration,
+    failures: Mutex<HashMap<String, u32>>,
+    writer: Writer,
+}
+
+impl Context {
+    fn is_leader(&self) -> bool {
+        *self.leader.borrow()
+    }
+
+    /// The newest MCN known for `name` (see [`crate::kube::own_writes`]).
+    fn previous(&self, name: &str) -> Option<Arc<MachineConfigNode>> {
+        self.writer
+            .written
+            .newest(name, self.mcns.get(&ObjectRef::new(name)))
+    }
+
+    /// The guest's input for `node`, from the stores as they are now.
+    fn facts(&self, node: &Node, previous: Option<&MachineConfigNode>) -> logic::Facts {
+        let pools = self.pools.state();
+        let pools: Vec<&MachineConfigPool> =
+            pools.iter().filter_map(|p| p.0.as_ref().ok()).collect();
+        let annotations = node.metadata.annotations.as_ref();
+        let configs: Vec<Arc<DeserializeGuard<MachineConfig>>> = ["currentConfig", "desiredConfig"]
+            .iter()
+            .filter_map(|key| annotations?.get(&format!("machineconfiguration.openshift.io/{key}")))
+            .filter_map(|name| self.configs.get(&ObjectRef::new(name)))
+            .collect();
+        let configs: Vec<&MachineConfig> =
+            configs.iter().filter_map(|c| c.0.as_ref().ok()).collect();
+        rules::facts(node, &pools, &configs, previous)
+    }
+
+    /// Runs the guest off the async workers (its output is checked inside
+    /// the guest binding). A candidate registered beside it runs on the
+    /// same facts in the same task; its decision is only compared.
+    async fn evaluate(&self, node: &str, facts: logic::Facts) -> Result<logic::Decision, Error> {
+        let set = self.guests.current();
+        let (result, took, shadow) = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let result = set.mcn.active.derive(&facts);
+            let took = started.elapsed();
+            let shadow = match (&result, &set.mcn.candidate) {
+                (Ok(_), Some(candidate)) => Some(candidate.derive(&facts)),
+                _ => None,
+            };
+            (result, took, shadow)
+        })
+        .await
+        .map_err(|e| Error::Cancelled(e.to_string()))?;
+        self.metrics.evaluation_seconds.observe(took.as_secs_f64());
+        let job = Job::Mcn.to_string();
+        if let (Ok(active), Some(candidate)) = (&result, &shadow) {
+            crate::guests::shadow::compare(&self.metrics, &job, node, active, candidate);
+        }
+        let outcome = match &result {
+            Ok(logic::Decision::Apply(_)) => "apply",
+            Ok(logic::Decision::Skip(_)) => "skip",
+            Ok(logic::Decision::Error(_)) => "error",
+            Err(_) => "failed",
+        };
+        self.metrics.count_evaluation(&job, outcome);
+        if let Err(err) = &result {
+            self.metrics.count_guest_failure(err.kind());
+        }
+        Ok(result?)
+    }
+
+    /// Deletes MCNs whose Node is gone (the garbage collector would too, via
+    /// the owner reference, but not every cluster runs it for our CRD in time).
+    async fn sweep_orphans(&self) {
+        if !self.is_leader() {
+            return;
+        }
+        for mcn in self.mcns.state() {
+            let name = mcn.name_any();
+            if self.nodes.get(&ObjectRef::new(&name)).is_none()
+                && let Err(err) = self.writer.delete(&name).await
+            {
+                tracing::warn!(mcn = %name, error = %err, "could not delete orphaned MachineConfigNode");
+            }
+        }
+    }
+}
+
+#[tracing::instrument(skip_all, fields(node = %node.name_any()))]
+async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> {
+    if !ctx.is_leader() {
+        // Becoming leader triggers a full reconcile.
+        return Ok(Action::await_change());
+    }
+    let name = node.name_any();
+    let previous = ctx.previous(&name);
+    let facts = ctx.facts(&node, previous.as_deref());
+    tracing::debug!(
+        pools = facts.pools.len(),
+        configs = facts.configs.len(),
+        "deriving"
+    );
+    match ctx.evaluate(&name, facts).await? {
+        logic::Decision::Apply(result) => {
+            let desired = rules::to_object(&node, result, previous.as_deref(), Timestamp::now());
+            ctx.writer.apply(previous.as_deref(), &desired).await?;
+        }
+        logic::Decision::Skip(reason) => {
+            tracing::debug!(%reason, "no MachineConfigNode for this node");
+            if previous.is_some() {
+                ctx.writer.delete(&name).await?;
+            }
+        }
+        logic::Decision::Error(message) => return Err(Error::Undecidable(message)),
+    }
+    ctx.failures.lock().map(|mut f| f.remove(&name)).ok();
+    Ok(Action::requeue(ctx.resync))
+}
+
+/// Retries with exponential backoff per node, capped at five minutes.
+fn error_policy(node: Arc<Node>, error: &Error, ctx: Arc<Context>) -> Action {
+    ctx.metrics.reconcile_errors.inc();
+    let name = node.name_any();
+    let attempts = ctx
+        .failures
+        .lock()
+        .map(|mut failures| {
+            let attempts = failures.entry(name.clone()).or_insert(0);
+            *attempts = attempts.saturating_add(1);
+            *attempts
+        })
+        .unwrap_or(1);
+    let delay = Duration::from_secs(1u64 << attempts.min(9)).min(MAX_BACKOFF);
+    tracing::warn!(node = %name, kind = error.kind(), error = %error, retry_in = ?delay, "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// Logs an object the job cannot read, once per watch event.
+fn report_invalid<K: Resource>(event: &watcher::Event<DeserializeGuard<K>>) {
+    if let watcher::Event::Apply(object) | watcher::Event::InitApply(object) = event
+        && let Err(invalid) = &object.0
+    {
+        tracing::warn!(object = %object.name_any(), error = %invalid, "ignoring malformed object");
+    }
+}
+
+/// Every node: a pool or a rendered config can change any node's MCN.
+fn all_nodes<T>(nodes: Store<Node>) -> impl Fn(T) -> Vec<ObjectRef<Node>> {
+    move |_| {
+        nodes
+            .state()
+            .iter()
+            .map(|n| ObjectRef::from_obj(n.as_ref()))
+            .collect()
+    }
+}
+
+/// Sets up the watches (registering them with `options.readiness` right
+/// away), and returns the controller, which runs until `shutdown` resolves.
+pub fn run(
+    client: Client,
+    guests: Guests,
+    options: Options,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) -> impl std::future::Future<Output = ()> + Send {
+    let config = watcher::Config::default;
+    let readiness = &options.readiness;
+    let (pools, pool_writer) = reflector::store();
+    let pool_watch = reflect(
+        Api::all(client.clone()),
+        config(),
+        pool_writer,
+        readiness.watch("machineconfigpools"),
+    )
+    .inspect(|e| {
+        if let Ok(e) = e {
+            report_invalid(e)
+        }
+    })
+    .touched_objects();
+    let (configs, config_writer) = reflector::store();
+    let config_watch = reflect(
+        Api::all(client.clone()),
+        config(),
+        config_writer,
+        readiness.watch("machineconfigs"),
+    )
+    .inspect(|e| {
+        if let Ok(e) = e {
+            report_invalid(e)
+        }
+    })
+    .touched_objects();
+    let (mcns, mcn_writer) = reflector::store::<MachineConfigNode>();
+    let mcn_watch = reflect(
+        Api::all(client.clone()),
+        config(),
+        mcn_writer,
+        readiness.watch("machineconfignodes"),
+    )
+    .touched_objects();
+    let (nodes, node_writer) = reflector::store::<Node>();
+    let node_watch = reflect(
+        Api::all(client.clone()),
+        config(),
+        node_writer,
+        readiness.watch("nodes"),
+    )
+    .touched_objects();
+
+    // Each kind is watched once: the reflector fills the store the
+    // reconciler reads, then the same event triggers reconciles, so a
+    // reconcile never sees a store older than the event that woke it.
+    let controller = Controller::for_stream(node_watch, nodes.clone())
+        .with_config(ControllerConfig::default().concurrency(CONCURRENCY))
+        .owns_stream(mcn_watch);
+    let became_leader = tokio_stream::wrappers::WatchStream::new(options.leader.clone())
+        .filter(|leader| std::future::ready(*leader))
+        .map(|_| ());
+    let ctx = Arc::new(Context {
+        writer: Writer::new(client, options.metrics.clone()),
+        guests,
+        nodes: nodes.clone(),
+        pools,
+        configs,
+        mcns,
+        leader: options.leader,
+        metrics: options.metrics,
+        resync: options.resync,
+        failures: Mutex::new(HashMap::new()),
+    });
+    let sweeper = {
+        let ctx = ctx.clone();
+        let every = ctx.resync.min(Duration::from_secs(5));
+        async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                ctx.sweep_orphans().await;
+            }
+        }
+    };
+    let controller = controller
+        .watches_stream_with(pool_watch, all_nodes(nodes.clone()), ())
+        .watches_stream_with(config_watch, all_nodes(nodes), ())
+        .trigger_backoff(crate::kube::watch::backoff())
+        .reconcile_all_on(became_leader)
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| {
+            if let Err(err) = result {
+                tracing::warn!(error = %err, "controller");
+            }
+            std::future::ready(())
+        });
+    async move {
+        let sweeper = tokio::spawn(sweeper);
+        controller.await;
+        sweeper.abort();
+    }
+}

@@ -1,0 +1,85 @@
+//! What `eval mcn` reads: the Node, its pools, the rendered configs and the
+//! stored MCN, from files laid out as the flags (or a golden case) name
+//! them, and the JSON the eval contract promises for a decision.
+
+use std::path::Path;
+
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::jiff::Timestamp;
+use mco_mcn as logic;
+use serde_json::{Value, json};
+
+use super::crd;
+use super::objects::{MachineConfig, MachineConfigPool};
+use super::rules;
+use crate::cli::files::{InputError, Reader, case_file};
+
+/// Everything `eval mcn` reads, parsed.
+pub struct McnInputs {
+    pub node: Node,
+    pub pools: Vec<MachineConfigPool>,
+    pub configs: Vec<MachineConfig>,
+    pub previous: Option<crd::MachineConfigNode>,
+}
+
+/// Paths of the `eval mcn` inputs (`-` is standard input).
+#[derive(Default)]
+pub struct McnPaths<'a> {
+    pub node: &'a str,
+    pub pools: Option<&'a str>,
+    pub machineconfigs: Option<&'a str>,
+    pub previous: Option<&'a str>,
+}
+
+impl McnInputs {
+    /// Reads a case directory holding files named after the flags
+    /// (`node.yaml`, optional `pools.yaml`, `machineconfigs.yaml`,
+    /// `previous.yaml`), as the golden cases are laid out.
+    pub fn read_case(dir: &Path) -> Result<Self, InputError> {
+        let [node, pools, machineconfigs, previous] =
+            ["node", "pools", "machineconfigs", "previous"]
+                .map(|flag| case_file(dir, &format!("{flag}.yaml")));
+        McnInputs::read(&McnPaths {
+            node: node.as_deref().unwrap_or("node.yaml"),
+            pools: pools.as_deref(),
+            machineconfigs: machineconfigs.as_deref(),
+            previous: previous.as_deref(),
+        })
+    }
+
+    pub fn read(paths: &McnPaths) -> Result<Self, InputError> {
+        let mut reader = Reader::default();
+        let pools = reader.all(paths.pools, "MachineConfigPool")?;
+        let configs = reader.all(paths.machineconfigs, "MachineConfig")?;
+        let node = reader.object(paths.node, "Node")?;
+        let previous = match paths.previous {
+            Some(path) => Some(reader.object(path, "MachineConfigNode")?),
+            None => None,
+        };
+        Ok(McnInputs {
+            node,
+            pools,
+            configs,
+            previous,
+        })
+    }
+
+    pub fn facts(&self) -> logic::Facts {
+        let pools: Vec<&MachineConfigPool> = self.pools.iter().collect();
+        let configs: Vec<&MachineConfig> = self.configs.iter().collect();
+        rules::facts(&self.node, &pools, &configs, self.previous.as_ref())
+    }
+
+    /// The eval output for a validated decision; changed conditions are
+    /// stamped with `now`.
+    pub fn output(&self, decision: logic::Decision, now: Timestamp) -> Value {
+        match decision {
+            logic::Decision::Apply(result) => {
+                let object = rules::to_object(&self.node, result, self.previous.as_ref(), now);
+                json!({"action": "apply", "machineConfigNode": object})
+            }
+            logic::Decision::Skip(reason) => json!({"action": "skip", "reason": reason}),
+            logic::Decision::Error(message) => json!({"action": "error", "message": message}),
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! The MachineConfigNode job, all of it: the MCN CRD (`crd`), the objects
+//! it reads (`objects`), its sans-IO rules (`rules`: facts for the guest,
+//! the object to apply, the condition times), the guest binding that checks
+//! every answer (`guest`), the controller (`controller`), the one place
+//! MCNs are written (`write`) and what `eval mcn` reads (`eval`).
+
+pub mod controller;
+pub mod crd;
+pub mod eval;
+pub mod guest;
+pub mod objects;
+pub mod rules;
+mod write;
+
+pub use guest::{McnGuest, NODE_STATE_INTERFACE};

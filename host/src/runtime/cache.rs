@@ -1,0 +1,115 @@
+//! The compiled-guest cache: compiled code on disk keyed by (module
+//! sha256, engine compatibility hash), each entry with a checksum so that a
+//! truncated or corrupted file is recompiled instead of being mapped as
+//! native code. This is the one place that needs `unsafe`.
+#![allow(unsafe_code)]
+
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
+
+use super::engine::Runtime;
+use super::error::LoadError;
+use super::module::hex;
+
+/// Compiles through the on-disk cache. A cache entry is only used when its
+/// recorded checksum matches, so a truncated or corrupted file is
+/// recompiled instead of being mapped as native code.
+pub(super) fn compile_cached(
+    runtime: &Runtime,
+    name: &str,
+    bytes: &[u8],
+    digest: &str,
+) -> Result<Component, LoadError> {
+    let engine = runtime.engine();
+    let compile = || {
+        Component::new(engine, bytes).map_err(|e| LoadError::Compile {
+            module: name.to_string(),
+            detail: format!("{e:#}"),
+        })
+    };
+    let Some(dir) = &runtime.config().cache_dir else {
+        return compile();
+    };
+    let entry = CacheEntry::new(dir, digest, &engine_hash(runtime));
+    if let Some(component) = entry.load(runtime) {
+        return Ok(component);
+    }
+    let component = compile()?;
+    if let Err(err) = entry.store(&component) {
+        tracing::warn!(module = name, error = %err, "could not write the compiled-guest cache");
+    }
+    Ok(component)
+}
+
+struct CacheEntry {
+    code: PathBuf,
+    checksum: PathBuf,
+}
+
+impl CacheEntry {
+    fn new(dir: &Path, digest: &str, engine: &str) -> Self {
+        let stem = format!("{digest}-{engine}");
+        CacheEntry {
+            code: dir.join(format!("{stem}.cwasm")),
+            checksum: dir.join(format!("{stem}.sha256")),
+        }
+    }
+
+    fn load(&self, runtime: &Runtime) -> Option<Component> {
+        let code = fs::read(&self.code).ok()?;
+        let expected = fs::read_to_string(&self.checksum).ok()?;
+        if hex(&Sha256::digest(&code)) != expected.trim() {
+            tracing::warn!(path = %self.code.display(), "compiled-guest cache entry is corrupt; recompiling");
+            return None;
+        }
+        // SAFETY: the bytes were produced by `Component::serialize` of this
+        // engine configuration (the file name carries the compatibility
+        // hash) and match the checksum written with them.
+        match unsafe { Component::deserialize(runtime.engine(), &code) } {
+            Ok(component) => Some(component),
+            Err(err) => {
+                tracing::warn!(path = %self.code.display(), error = %err, "unusable compiled-guest cache entry; recompiling");
+                None
+            }
+        }
+    }
+
+    fn store(&self, component: &Component) -> std::io::Result<()> {
+        let code = component.serialize().map_err(std::io::Error::other)?;
+        if let Some(dir) = self.code.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        write_atomically(&self.code, &code)?;
+        write_atomically(&self.checksum, hex(&Sha256::digest(&code)).as_bytes())
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path)
+}
+
+/// Feeds wasmtime's compatibility hash into sha256 so it is stable across
+/// processes (std's hashers are not).
+fn engine_hash(runtime: &Runtime) -> String {
+    struct ShaHasher(Sha256);
+    impl Hasher for ShaHasher {
+        fn finish(&self) -> u64 {
+            0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            self.0.update(bytes);
+        }
+    }
+    let mut hasher = ShaHasher(Sha256::new());
+    runtime
+        .engine()
+        .precompile_compatibility_hash()
+        .hash(&mut hasher);
+    hex(&hasher.0.finalize())[..16].to_string()
+}
