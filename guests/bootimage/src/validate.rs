@@ -60,7 +60,7 @@ pub fn validate_decision(decision: &Decision) -> Result<(), String> {
         return Err("the merge patch changes no providerSpec field".into());
     }
     if let Some(secret) = secret {
-        if !mco_k8s_names::is_dns1123_subdomain(&secret.name) {
+        if !mco_k8s_rules::is_dns1123_subdomain(&secret.name) {
             return Err(format!(
                 "user-data Secret name {:?} is not a DNS-1123 subdomain",
                 quote(&secret.name)

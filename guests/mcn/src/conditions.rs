@@ -1,8 +1,8 @@
 //! The MCN condition list and the two ways upstream changes it: a write that
 //! moves one phase forward, and the reset that an `Updated` write performs.
 
-use crate::names::is_condition_reason;
 use crate::{Condition, ConditionStatus};
+use mco_k8s_rules::is_condition_reason;
 
 /// Placeholder upstream writes where a name is not known yet.
 pub const NOT_YET_SET: &str = "not-yet-set";

@@ -4,11 +4,11 @@
 
 use crate::conditions::*;
 use crate::configdiff::{self, PostAction, UpdatePlan};
-use crate::names::{is_dns1123_subdomain, is_image_digest};
 use crate::{
     ConditionStatus::{False, True, Unknown},
     ConfigImage, ConfigVersion, Facts, MachineConfigNode, Node, NodeStatus, Pool,
 };
+use mco_k8s_rules::{is_dns1123_subdomain, is_image_digest};
 
 const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 /// Upstream keeps at most this much of a failure in the `reason` annotation.

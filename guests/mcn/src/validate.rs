@@ -6,8 +6,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::names::{is_condition_reason, is_dns1123_subdomain};
 use crate::{DEFAULT_CONDITION_TYPES, Decision};
+use mco_k8s_rules::{is_condition_reason, is_dns1123_subdomain};
 
 /// Bound on a skip reason or error message.
 pub const MAX_REASON_TEXT: usize = 4096;
