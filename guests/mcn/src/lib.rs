@@ -11,7 +11,7 @@
 //!
 //! The crate is a plain library so the host can run it natively (tests,
 //! benchmarks, differential checks); built for `wasm32` it is also the
-//! `node-state-reporter` component.
+//! `node-state-reporter` component (`component.rs`, type conversions only).
 
 mod conditions;
 mod configdiff;
@@ -20,7 +20,7 @@ mod progress;
 mod validate;
 
 #[cfg(target_arch = "wasm32")]
-mod export;
+mod component;
 
 use std::collections::BTreeMap;
 
