@@ -109,6 +109,27 @@ pub fn load_stream(text: Option<&str>) -> Result<Stream, String> {
     }
 }
 
+/// [`decide_loaded`] straight from the text a `coreos-bootimages` ConfigMap
+/// carries in `data.stream` (`None`: no such key): the answer one guest call
+/// with a fresh stream resource gives. The component and the controller load
+/// a stream once for many MachineSets instead.
+pub fn decide_text<P: Platform + ?Sized>(
+    platform: &P,
+    stream: Option<&str>,
+    ms: &MachineSetView,
+    cluster: &ClusterFacts,
+    user_data: Option<&str>,
+) -> Decision {
+    let loaded = load_stream(stream);
+    decide_loaded(
+        platform,
+        loaded.as_ref().map_err(String::as_str),
+        ms,
+        cluster,
+        user_data,
+    )
+}
+
 /// Like [`decide`], for a stream that may be unusable: the common rules and
 /// the providerSpec check come first, so in the controller a MachineSet that
 /// is skipped anyway is never affected by a broken ConfigMap.
@@ -436,39 +457,28 @@ mod tests {
         assert_eq!(run(&v, None).action(), "patch");
     }
 
-    fn decide_raw(
-        p: &Fake,
-        stream: Option<&str>,
-        ms: &MachineSetView,
-        c: &ClusterFacts,
-        user_data: Option<&str>,
-    ) -> Decision {
-        let loaded = load_stream(stream);
-        decide_loaded(p, loaded.as_ref().map_err(String::as_str), ms, c, user_data)
-    }
-
     #[test]
     fn decide_raw_parses_the_stream_after_the_cheap_checks() {
         let v = ms("old");
         let c = cluster();
         assert_eq!(
-            decide_raw(&FAKE, Some(r#"{"stream":"new"}"#), &view(&v), &c, None).action(),
+            decide_text(&FAKE, Some(r#"{"stream":"new"}"#), &view(&v), &c, None).action(),
             "patch"
         );
         assert_eq!(
-            decide_raw(&FAKE, Some("{oops"), &view(&v), &c, None),
+            decide_text(&FAKE, Some("{oops"), &view(&v), &c, None),
             Decision::error(
                 "failed to reconcile machineset ms1, err: failed to parse CoreOS stream metadata: key must be a string at line 1 column 2"
             )
         );
         assert!(matches!(
-            decide_raw(&FAKE, None, &view(&v), &c, None),
+            decide_text(&FAKE, None, &view(&v), &c, None),
             Decision::Error { message } if message.contains("no data.stream")
         ));
         let mut no_spec = ms("old");
         no_spec["spec"]["template"]["spec"] = json!({});
         assert_eq!(
-            decide_raw(&FAKE, Some("{oops"), &view(&no_spec), &c, None),
+            decide_text(&FAKE, Some("{oops"), &view(&no_spec), &c, None),
             Decision::error(
                 "failed to reconcile machineset ms1, err: providerSpec field was empty"
             )
@@ -482,7 +492,7 @@ mod tests {
         let mut owned = ms("old");
         owned["metadata"]["ownerReferences"] = json!([{"kind": "K", "name": "n"}]);
         assert_eq!(
-            decide_raw(&FAKE, Some("{oops"), &view(&owned), &c, None).action(),
+            decide_text(&FAKE, Some("{oops"), &view(&owned), &c, None).action(),
             "skip"
         );
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use mco_k8s_names::bounded;
+use mco_k8s_rules::bounded;
 
 use crate::validate::MAX_REASON_TEXT;
 

@@ -58,11 +58,7 @@ pub fn opt_object<'a>(
     key: &str,
     parent_path: &str,
 ) -> Result<Option<&'a Map<String, Value>>, FieldError> {
-    match parent.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m)),
-        Some(v) => Err(wrong(&join(parent_path, key), "an object", v)),
-    }
+    optional(parent, key, parent_path, "an object", Value::as_object)
 }
 
 /// A child that must be a string when set.
@@ -71,11 +67,7 @@ pub fn opt_str<'a>(
     key: &str,
     parent_path: &str,
 ) -> Result<Option<&'a str>, FieldError> {
-    match parent.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(v) => Err(wrong(&join(parent_path, key), "a string", v)),
-    }
+    optional(parent, key, parent_path, "a string", Value::as_str)
 }
 
 /// A child that must be a boolean when set.
@@ -84,11 +76,7 @@ pub fn opt_bool(
     key: &str,
     parent_path: &str,
 ) -> Result<Option<bool>, FieldError> {
-    match parent.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(v) => Err(wrong(&join(parent_path, key), "a boolean", v)),
-    }
+    optional(parent, key, parent_path, "a boolean", Value::as_bool)
 }
 
 /// A child that must be an array when set.
@@ -97,10 +85,24 @@ pub fn opt_array<'a>(
     key: &str,
     parent_path: &str,
 ) -> Result<Option<&'a Vec<Value>>, FieldError> {
+    optional(parent, key, parent_path, "an array", Value::as_array)
+}
+
+/// The shared shape of the `opt_*` readers: missing or `null` is `None`, a
+/// value `read` accepts is `Some`, anything else names the field and both
+/// types.
+fn optional<'a, T>(
+    parent: &'a Map<String, Value>,
+    key: &str,
+    parent_path: &str,
+    expected: &'static str,
+    read: impl FnOnce(&'a Value) -> Option<T>,
+) -> Result<Option<T>, FieldError> {
     match parent.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(a)) => Ok(Some(a)),
-        Some(v) => Err(wrong(&join(parent_path, key), "an array", v)),
+        Some(v) => read(v)
+            .map(Some)
+            .ok_or_else(|| wrong(&join(parent_path, key), expected, v)),
     }
 }
 

@@ -27,7 +27,7 @@ mod validate;
 
 pub use decide::{
     ClusterFacts, OS_ID_LABEL, OS_STREAM_LABEL, SUPPORTED_OS_STREAM, common_rules, decide,
-    decide_loaded, load_stream, unsupported_platform,
+    decide_loaded, decide_text, load_stream, unsupported_platform,
 };
 pub use decision::{Decision, UserData, UserDataUpgrade};
 pub use machineset::{InputError, MachineSetView};

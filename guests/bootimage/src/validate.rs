@@ -5,6 +5,7 @@
 //! host has to throw away as a broken guest.
 
 use base64::Engine as _;
+use mco_k8s_rules::{bounded, quote};
 
 use crate::decision::Decision;
 
@@ -12,7 +13,7 @@ use crate::decision::Decision;
 pub const MAX_REASON_TEXT: usize = 4096;
 /// Bound on a patch target (an image reference).
 pub const MAX_TARGET: usize = 2048;
-/// How much of an offending value an error message quotes.
+/// How much of an offending value an error message quotes, in bytes.
 const QUOTE: usize = 200;
 
 /// `Err` says what is wrong: a patch may only touch
@@ -51,7 +52,7 @@ pub fn validate_decision(decision: &Decision) -> Result<(), String> {
             _ => {
                 return Err(format!(
                     "the merge patch touches more than spec.template.spec.providerSpec.value: {}",
-                    quote(&patch.to_string())
+                    bounded(patch.to_string(), QUOTE)
                 ));
             }
         };
@@ -60,10 +61,10 @@ pub fn validate_decision(decision: &Decision) -> Result<(), String> {
         return Err("the merge patch changes no providerSpec field".into());
     }
     if let Some(secret) = secret {
-        if !mco_k8s_names::is_dns1123_subdomain(&secret.name) {
+        if !mco_k8s_rules::is_dns1123_subdomain(&secret.name) {
             return Err(format!(
-                "user-data Secret name {:?} is not a DNS-1123 subdomain",
-                quote(&secret.name)
+                "user-data Secret name {} is not a DNS-1123 subdomain",
+                quote(&secret.name, QUOTE)
             ));
         }
         base64::engine::general_purpose::STANDARD
@@ -71,14 +72,6 @@ pub fn validate_decision(decision: &Decision) -> Result<(), String> {
             .map_err(|e| format!("user-data Secret data is not base64: {e}"))?;
     }
     Ok(())
-}
-
-/// The first [`QUOTE`] characters of `text`, marked when cut.
-fn quote(text: &str) -> String {
-    match text.char_indices().nth(QUOTE) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
-use mco_bootimage::{ClusterFacts, Decision, MachineSetView, Platform, decide_loaded, load_stream};
+use mco_bootimage::{ClusterFacts, Decision, MachineSetView, Platform, decide_text};
 use mco_bootimage_aws::Aws;
 use mco_bootimage_azure::Azure;
 use mco_bootimage_gcp::Gcp;
@@ -43,28 +43,11 @@ fn with_provider_spec(value: Value) -> Value {
            "spec": {"template": {"spec": {"providerSpec": {"value": value}}}}})
 }
 
-fn decide_raw(
-    p: &dyn Platform,
-    stream: Option<&str>,
-    ms: &MachineSetView,
-    cluster: &ClusterFacts,
-    user_data: Option<&str>,
-) -> Decision {
-    let loaded = load_stream(stream);
-    decide_loaded(
-        p,
-        loaded.as_ref().map_err(String::as_str),
-        ms,
-        cluster,
-        user_data,
-    )
-}
-
 fn decide_all(ms: &Value, stream: &str, user_data: Option<&str>) -> Vec<Decision> {
     let view = MachineSetView::from_object(ms).expect("readable MachineSet");
     PLATFORMS
         .iter()
-        .map(|p| decide_raw(*p, Some(stream), &view, &cluster(), user_data))
+        .map(|p| decide_text(*p, Some(stream), &view, &cluster(), user_data))
         .collect()
 }
 
@@ -159,7 +142,7 @@ fn hostile_user_data() {
         r#"{"ignition": {"version": "2.2.0"}, "systemd": {"units": [{"dropins": [null]}]}}"#,
     ] {
         let view = MachineSetView::from_object(&ms).unwrap();
-        let d = decide_raw(&Gcp, Some(&stream), &view, &cluster(), Some(ud));
+        let d = decide_text(&Gcp, Some(&stream), &view, &cluster(), Some(ud));
         assert_eq!(d.action(), "error", "{ud:.80}: {}", d.to_json());
     }
 }
@@ -257,7 +240,7 @@ fn mutated_golden_inputs_never_panic() {
                 continue;
             };
             for p in PLATFORMS {
-                let d = decide_raw(p, cm["data"]["stream"].as_str(), &view, &cluster(), None);
+                let d = decide_text(p, cm["data"]["stream"].as_str(), &view, &cluster(), None);
                 // Every decision serializes to the contract shape.
                 let v: Value = serde_json::from_str(&d.to_json()).unwrap();
                 assert!(v["action"].is_string());
@@ -299,7 +282,7 @@ fn decisions_the_host_would_refuse_become_error_decisions() {
     ];
     for (ms, user_data, fragment) in cases {
         let view = MachineSetView::from_object(&ms).unwrap();
-        let d = decide_raw(&Gcp, Some(&stream), &view, &cluster(), user_data);
+        let d = decide_text(&Gcp, Some(&stream), &view, &cluster(), user_data);
         assert_eq!(d.action(), "error", "{:.300}", d.to_json());
         assert!(d.to_json().contains(fragment), "{:.300}", d.to_json());
         assert_eq!(mco_bootimage::validate_decision(&d), Ok(()));

@@ -9,9 +9,7 @@ mod strategies;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use mco_bootimage::{
-    ClusterFacts, Decision, MachineSetView, Platform, decide_loaded, load_stream, validate_decision,
-};
+use mco_bootimage::{Decision, MachineSetView, Platform, decide_text, validate_decision};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::Value;
@@ -25,23 +23,6 @@ const PLATFORMS: [&dyn Platform; 3] = [
 
 /// Each case runs all three platforms; release builds take a few seconds.
 const CASES: u32 = 1500;
-
-fn decide(
-    platform: &dyn Platform,
-    stream: Option<&str>,
-    ms: &MachineSetView,
-    cluster: &ClusterFacts,
-    user_data: Option<&str>,
-) -> Decision {
-    let loaded = load_stream(stream);
-    decide_loaded(
-        platform,
-        loaded.as_ref().map_err(String::as_str),
-        ms,
-        cluster,
-        user_data,
-    )
-}
 
 /// Only `spec.template.spec.providerSpec.value` fields, checked apart from
 /// `validate_decision` so a loosened validator cannot hide a wider patch.
@@ -79,7 +60,7 @@ fn every_platform_decides_totally_well_formed_and_deterministically() {
         };
         for platform in PLATFORMS {
             let run = || {
-                decide(
+                decide_text(
                     platform,
                     stream.as_deref(),
                     &view,

@@ -1,8 +1,9 @@
 //! The MCN condition list and the two ways upstream changes it: a write that
 //! moves one phase forward, and the reset that an `Updated` write performs.
 
-use crate::names::is_condition_reason;
+use crate::validate::MAX_MESSAGE;
 use crate::{Condition, ConditionStatus};
+use mco_k8s_rules::{bounded, is_condition_reason};
 
 /// Placeholder upstream writes where a name is not known yet.
 pub const NOT_YET_SET: &str = "not-yet-set";
@@ -38,9 +39,6 @@ pub const REBOOTED_NODE: &str = "RebootedNode";
 pub const UPDATED: &str = "Updated";
 pub const UNCORDONED: &str = "Uncordoned";
 pub const NODE_DEGRADED: &str = "NodeDegraded";
-
-/// The CRD caps a condition message at this many bytes.
-const MAX_MESSAGE: usize = 32768;
 
 /// Conditions in list order, one per type.
 #[derive(Clone, Debug)]
@@ -99,7 +97,7 @@ impl ConditionSet {
 
     /// Overwrites (or appends) one condition.
     pub fn put(&mut self, type_: &str, status: ConditionStatus, reason: &str, message: String) {
-        let message = truncate(message);
+        let message = bounded(message, MAX_MESSAGE);
         let condition = Condition {
             type_: type_.to_string(),
             status,
@@ -144,10 +142,10 @@ impl ConditionSet {
         for condition in self.items.iter_mut() {
             if condition.type_ != UPDATED && condition.status != ConditionStatus::False {
                 condition.status = ConditionStatus::False;
-                condition.message = truncate(format!(
-                    "Action during update to {target}: {}",
-                    condition.message
-                ));
+                condition.message = bounded(
+                    format!("Action during update to {target}: {}", condition.message),
+                    MAX_MESSAGE,
+                );
             }
         }
     }
@@ -155,17 +153,6 @@ impl ConditionSet {
     pub fn into_vec(self) -> Vec<Condition> {
         self.items
     }
-}
-
-fn truncate(mut message: String) -> String {
-    if message.len() > MAX_MESSAGE {
-        let mut end = MAX_MESSAGE;
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        message.truncate(end);
-    }
-    message
 }
 
 #[cfg(test)]

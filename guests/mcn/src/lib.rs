@@ -11,7 +11,7 @@
 //!
 //! The crate is a plain library so the host can run it natively (tests,
 //! benchmarks, differential checks); built for `wasm32` it is also the
-//! `node-state-reporter` component.
+//! `node-state-reporter` component (`component.rs`, type conversions only).
 
 mod conditions;
 mod configdiff;
@@ -20,15 +20,14 @@ mod progress;
 mod validate;
 
 #[cfg(target_arch = "wasm32")]
-mod export;
+mod component;
 
 use std::collections::BTreeMap;
 
-// The name rules live in their own crate so the boot image guests share them.
-use mco_k8s_names as names;
-
 pub use conditions::{DEFAULT_CONDITION_TYPES, NOT_YET_SET};
-pub use names::{is_condition_reason, is_dns1123_subdomain};
+// The API server's rules live in their own crate so the boot image guests
+// and the host share them.
+pub use mco_k8s_rules::{is_condition_reason, is_dns1123_subdomain};
 pub use validate::{MAX_MESSAGE, MAX_REASON_TEXT, validate};
 
 /// Everything one derivation looks at.
@@ -154,13 +153,13 @@ pub enum Decision {
 pub fn derive(facts: &Facts) -> Decision {
     let node = &facts.node.name;
     let decision = match derive_unchecked(facts) {
-        Decision::Skip(text) => Decision::Skip(names::bounded(text, MAX_REASON_TEXT)),
-        Decision::Error(text) => Decision::Error(names::bounded(text, MAX_REASON_TEXT)),
+        Decision::Skip(text) => Decision::Skip(mco_k8s_rules::bounded(text, MAX_REASON_TEXT)),
+        Decision::Error(text) => Decision::Error(mco_k8s_rules::bounded(text, MAX_REASON_TEXT)),
         apply => apply,
     };
     match validate(&decision) {
         Ok(()) => decision,
-        Err(why) => Decision::Error(names::bounded(
+        Err(why) => Decision::Error(mco_k8s_rules::bounded(
             format!("node {node}: its MachineConfigNode would not pass the host's checks: {why}"),
             MAX_REASON_TEXT,
         )),

@@ -4,14 +4,16 @@
 
 use crate::conditions::*;
 use crate::configdiff::{self, PostAction, UpdatePlan};
-use crate::names::{is_dns1123_subdomain, is_image_digest};
+use crate::validate::QUOTE;
 use crate::{
     ConditionStatus::{False, True, Unknown},
     ConfigImage, ConfigVersion, Facts, MachineConfigNode, Node, NodeStatus, Pool,
 };
+use mco_k8s_rules::{bounded, is_dns1123_subdomain, is_image_digest, quote};
 
 const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
-/// Upstream keeps at most this much of a failure in the `reason` annotation.
+/// Upstream keeps at most this much of a failure in the `reason` annotation
+/// (bytes, like every bound here).
 const MAX_REASON: usize = 2000;
 
 /// The daemon-written annotations the derivation reads, already validated.
@@ -72,7 +74,7 @@ impl<'a> NodeAnnotations<'a> {
             current: config("currentConfig")?,
             desired: config("desiredConfig")?,
             state: get("state").unwrap_or_default(),
-            reason: reason.chars().take(MAX_REASON).collect(),
+            reason: bounded(reason.to_owned(), MAX_REASON),
             desired_drain: get("desiredDrain").unwrap_or_default(),
             last_applied_drain: get("lastAppliedDrain").unwrap_or_default(),
             post_config_action: get("post-config-action").unwrap_or_default(),
@@ -108,11 +110,10 @@ impl<'a> NodeAnnotations<'a> {
 }
 
 fn invalid(node: &Node, key: &str, value: &str, problem: &str) -> String {
-    let shown: String = value.chars().take(80).collect();
-    let more = if shown.len() < value.len() { "…" } else { "" };
     format!(
-        "node {}: annotation {ANNOTATION_PREFIX}{key} {problem}: {shown:?}{more}",
-        node.name
+        "node {}: annotation {ANNOTATION_PREFIX}{key} {problem}: {}",
+        node.name,
+        quote(value, QUOTE)
     )
 }
 

@@ -6,17 +6,19 @@
 
 use std::collections::BTreeSet;
 
-use crate::names::{is_condition_reason, is_dns1123_subdomain};
 use crate::{DEFAULT_CONDITION_TYPES, Decision};
+use mco_k8s_rules::{is_condition_reason, is_dns1123_subdomain, quote};
 
 /// Bound on a skip reason or error message.
 pub const MAX_REASON_TEXT: usize = 4096;
-/// Bound on one condition message.
+/// The CRD's bound on one condition message, in bytes.
 pub const MAX_MESSAGE: usize = 32768;
 /// The CRD's bound on image references.
 const MAX_IMAGE: usize = 447;
 /// The CRD's bound on the condition list.
 const MAX_CONDITIONS: usize = 20;
+/// How much of an offending value an error message quotes, in bytes.
+pub(crate) const QUOTE: usize = 80;
 
 /// `Err` says what is wrong with the first offending field.
 pub fn validate(decision: &Decision) -> Result<(), String> {
@@ -53,8 +55,8 @@ pub fn validate(decision: &Decision) -> Result<(), String> {
             && !is_dns1123_subdomain(value)
         {
             return Err(format!(
-                "{field} {:?} is not a DNS-1123 subdomain",
-                shorten(value)
+                "{field} {} is not a DNS-1123 subdomain",
+                quote(value, QUOTE)
             ));
         }
     }
@@ -81,8 +83,8 @@ pub fn validate(decision: &Decision) -> Result<(), String> {
         .find(|i| i.is_empty() || i.len() > MAX_IMAGE)
     {
         return Err(format!(
-            "image {:?} is empty or longer than {MAX_IMAGE} characters",
-            shorten(image)
+            "image {} is empty or longer than {MAX_IMAGE} characters",
+            quote(image, QUOTE)
         ));
     }
     let conditions = &status.conditions;
@@ -96,9 +98,9 @@ pub fn validate(decision: &Decision) -> Result<(), String> {
     for condition in conditions {
         if !is_condition_reason(&condition.type_) || !is_condition_reason(&condition.reason) {
             return Err(format!(
-                "condition type {:?} / reason {:?} is malformed",
-                shorten(&condition.type_),
-                shorten(&condition.reason)
+                "condition type {} / reason {} is malformed",
+                quote(&condition.type_, QUOTE),
+                quote(&condition.reason, QUOTE)
             ));
         }
         if condition.message.len() > MAX_MESSAGE {
@@ -115,8 +117,4 @@ pub fn validate(decision: &Decision) -> Result<(), String> {
         return Err(format!("condition {missing} is missing"));
     }
     Ok(())
-}
-
-fn shorten(text: &str) -> String {
-    text.chars().take(80).collect()
 }

@@ -3,6 +3,11 @@
 //! becomes a clear error instead of a rejected write. Shared by the guest
 //! libraries (which check their own output) and the host (which trusts no
 //! guest), so both apply exactly the same rules.
+//!
+//! Also the one way guests bound text: [`bounded`] for a whole reason or
+//! message, [`quote`] for a value quoted inside one. Both count bytes, never
+//! characters, because every limit they serve (API fields, the host's
+//! checks) is in bytes.
 
 /// A DNS-1123 subdomain: at most 253 characters, dot-separated labels of
 /// lowercase alphanumerics and `-`, each starting and ending alphanumeric.
@@ -56,11 +61,30 @@ pub fn bounded(text: String, max: usize) -> String {
         return text;
     }
     let mark = if max >= '…'.len_utf8() { "…" } else { "" };
-    let mut end = max - mark.len();
+    format!("{}{mark}", prefix(&text, max - mark.len()))
+}
+
+/// `value` as a message quotes it: its first `max` bytes (cut on a character
+/// boundary) in Rust string syntax, so quotes and control characters show
+/// escaped, followed by `…` when it was cut. The quote marks and escapes
+/// come on top of `max`; the message as a whole is bounded separately.
+pub fn quote(value: &str, max: usize) -> String {
+    let shown = prefix(value, max);
+    let more = if shown.len() < value.len() { "…" } else { "" };
+    format!("{shown:?}{more}")
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a
+/// character boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}{mark}", &text[..end])
+    &text[..end]
 }
 
 #[cfg(test)]
@@ -75,6 +99,19 @@ mod tests {
         assert!(cut.ends_with('…'), "{cut}");
         assert_eq!(bounded("x".repeat(9000), 4096).len(), 4096);
         assert_eq!(bounded("x".repeat(9), 2), "xx");
+    }
+
+    #[test]
+    fn quote_escapes_and_cuts_on_a_character_boundary() {
+        assert_eq!(quote("Not A Pool!", 80), "\"Not A Pool!\"");
+        assert_eq!(quote("\t", 80), "\"\\t\"");
+        assert_eq!(
+            quote(&"x".repeat(100), 80),
+            format!("{:?}…", "x".repeat(80))
+        );
+        // 'é' is two bytes: 81 bytes hold 40 of them, never half of one.
+        assert_eq!(quote(&"é".repeat(50), 81), format!("{:?}…", "é".repeat(40)));
+        assert_eq!(quote("", 0), "\"\"");
     }
 
     #[test]

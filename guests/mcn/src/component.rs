@@ -1,5 +1,6 @@
 //! The `node-state-reporter` component: converts WIT values to the library's
-//! types and back. No decisions here.
+//! types and back. No decisions here. Same role, and same file name, as
+//! `mco_bootimage::component` on the boot image side.
 
 use exports::mco::machine_config::node_state as wit;
 use mco::machine_config::types as wit_types;
