@@ -53,6 +53,7 @@ impl Spawner {
     fn spawn(&self, mut cmd: Command) -> Result<Child> {
         // SAFETY: runs between fork and exec; it only makes the prctl syscall,
         // which is async-signal-safe, and allocates nothing.
+        #[allow(unsafe_code)]
         unsafe {
             cmd.pre_exec(|| {
                 set_parent_process_death_signal(Some(Signal::KILL))?;

@@ -8,6 +8,9 @@
 //! else was chosen by the admin or copied by the installer (encrypted,
 //! private regions) and must not be overwritten (OCPBUGS-57348/57506).
 
+// The component bindings wit-bindgen generates for wasm32 use `unsafe`.
+#![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]
+
 use std::collections::BTreeSet;
 
 use mco_bootimage::fields;

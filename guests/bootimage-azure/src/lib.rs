@@ -8,6 +8,9 @@
 //! VM generation. Images uploaded by old installers (`resourceID`) are
 //! always migrated to the matching free marketplace image.
 
+// The component bindings wit-bindgen generates for wasm32 use `unsafe`.
+#![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]
+
 use std::collections::BTreeSet;
 
 use mco_bootimage::fields;

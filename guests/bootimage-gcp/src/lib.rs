@@ -7,6 +7,9 @@
 //! (marketplace, custom, another project), and replacing it would be a
 //! silent downgrade of their choice (OCPBUGS-57348).
 
+// The component bindings wit-bindgen generates for wasm32 use `unsafe`.
+#![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]
+
 use std::collections::BTreeSet;
 
 use mco_bootimage::fields;

@@ -13,6 +13,9 @@
 //! error value, never a panic. That is what lets the same code run natively
 //! and as a WebAssembly guest and give byte-identical answers.
 
+// The component bindings wit-bindgen generates for wasm32 use `unsafe`.
+#![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]
+
 pub mod arch;
 #[cfg(target_arch = "wasm32")]
 pub mod component;

@@ -13,6 +13,9 @@
 //! benchmarks, differential checks); built for `wasm32` it is also the
 //! `node-state-reporter` component (`component.rs`, type conversions only).
 
+// The component bindings wit-bindgen generates for wasm32 use `unsafe`.
+#![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]
+
 mod conditions;
 mod configdiff;
 mod pools;

@@ -98,6 +98,7 @@ impl Controller {
         // SAFETY: runs between fork and exec and only makes the prctl syscall,
         // which is async-signal-safe and allocates nothing. A test binary that
         // is killed outright then takes its controllers with it.
+        #[allow(unsafe_code)]
         unsafe {
             cmd.pre_exec(|| {
                 set_parent_process_death_signal(Some(Signal::KILL))?;
