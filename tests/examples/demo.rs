@@ -20,8 +20,8 @@ use anyhow::Context;
 use kube::ResourceExt;
 use serde_json::Value;
 use support::bootimages::{Cluster, Image, MachineSetSpec, NEW, OLD, Platform};
+use support::fixture::{ANNOTATION_PREFIX, Fixture};
 use support::golden::{self, Expected};
-use support::{ANNOTATION_PREFIX, Fixture};
 
 const WORKERS: [&str; 3] = ["worker-0", "worker-1", "worker-2"];
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);

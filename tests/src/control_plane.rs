@@ -17,10 +17,10 @@ use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
 use serde_json::json;
 use tempfile::TempDir;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::time::{sleep, timeout};
 
+use crate::http::http_get;
 use crate::process::{Proc, Spawner, tail};
 use crate::users::{ADMIN_USER, User, random_token};
 
@@ -632,25 +632,15 @@ fn failed_checks(err: &str) -> String {
     }
 }
 
-/// `GET /health` over plain HTTP/1.0, which is all etcd's client port needs;
-/// not worth an HTTP client dependency.
+/// `GET /health` on etcd's client port: 200 with `{"health":"true"}`.
 async fn etcd_health(addr: SocketAddr) -> Result<()> {
-    let mut stream = TcpStream::connect(addr).await.context("connect")?;
-    stream
-        .write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        .await
-        .context("send")?;
-    let mut buf = Vec::new();
-    stream.read_to_end(&mut buf).await.context("receive")?;
-    let text = String::from_utf8_lossy(&buf);
-    let status_ok = text
-        .lines()
-        .next()
-        .is_some_and(|l| l.split_whitespace().nth(1) == Some("200"));
+    let (code, body) = http_get(addr, "/health").await?;
+    let healthy =
+        serde_json::from_str::<serde_json::Value>(&body).is_ok_and(|v| v["health"] == "true");
     ensure!(
-        status_ok && text.contains("\"health\":\"true\""),
-        "unhealthy: {}",
-        text.lines().last().unwrap_or_default()
+        code == 200 && healthy,
+        "unhealthy: HTTP {code}: {}",
+        body.trim()
     );
     Ok(())
 }

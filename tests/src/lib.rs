@@ -25,6 +25,7 @@
 
 mod control_plane;
 mod crds;
+mod http;
 mod process;
 mod users;
 
@@ -33,5 +34,6 @@ pub use control_plane::{
     envtest_bin_dir,
 };
 pub use crds::{crds_dir, load_crd_dir, openshift};
+pub use http::http_get;
 pub use process::tail;
 pub use users::{ADMIN_USER, User};

@@ -276,16 +276,7 @@ async fn new_stream_lands(c: &mut Cluster) -> Result<()> {
             &[("job", &job), ("result", result)],
         )
     };
-    let boot_evaluations = later.sum(
-        "mco_evaluations_total",
-        &[(
-            "guest",
-            &format!(
-                "bootimage-{}",
-                platform.infrastructure_type().to_lowercase()
-            ),
-        )],
-    );
+    let boot_evaluations = later.sum("mco_evaluations_total", &[("job", &job)]);
     ensure!(
         shadow("agree") > 0.0 && shadow("differ") == 0.0 && shadow("failed") == 0.0,
         "shadow evaluations: agree {}, differ {}, failed {}",

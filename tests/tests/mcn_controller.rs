@@ -30,8 +30,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::time::sleep;
 
+use support::fixture::{self, Fixture, api_code};
 use support::golden::{self, Expected};
-use support::{Fixture, api_code};
 
 /// Bound on one update step reaching its MCN.
 const STEP_TIMEOUT: Duration = Duration::from_secs(15);
@@ -439,8 +439,8 @@ async fn failover(fx: &mut Fixture) -> Result<()> {
     ensure!(
         holder.as_deref() == Some(leader_id.as_str()),
         "Lease {}/{} holder is {holder:?}, the leader is {leader_id}",
-        support::NAMESPACE,
-        support::LEASE
+        fixture::NAMESPACE,
+        fixture::LEASE
     );
     let (code, _) = fx.controllers[standby].get("/readyz").await?;
     ensure!(
@@ -921,10 +921,10 @@ async fn put_registry(fx: &Fixture, yaml: &str) -> Result<()> {
 }
 
 async fn apply_configmap(fx: &Fixture, name: &str, cm: &ConfigMap) -> Result<()> {
-    let api: Api<ConfigMap> = Api::namespaced(fx.admin.clone(), support::NAMESPACE);
+    let api: Api<ConfigMap> = Api::namespaced(fx.admin.clone(), fixture::NAMESPACE);
     let params = PatchParams::apply("mco-e2e-test").force();
     let patch = Patch::Apply(cm);
-    support::retry(&format!("apply ConfigMap {name}"), || {
+    fixture::retry(&format!("apply ConfigMap {name}"), || {
         api.patch(name, &params, &patch)
     })
     .await?;
@@ -934,9 +934,9 @@ async fn apply_configmap(fx: &Fixture, name: &str, cm: &ConfigMap) -> Result<()>
 /// (reason, note) of the Events on the registry ConfigMap, once per
 /// occurrence (a repeated Event is one object with a series count).
 async fn swap_events(fx: &Fixture) -> Result<Vec<(String, String)>> {
-    let api: Api<Event> = Api::namespaced(fx.admin.clone(), support::NAMESPACE);
+    let api: Api<Event> = Api::namespaced(fx.admin.clone(), fixture::NAMESPACE);
     let lp = Default::default();
-    let list = support::retry("list Events", || api.list(&lp)).await?;
+    let list = fixture::retry("list Events", || api.list(&lp)).await?;
     Ok(list
         .items
         .into_iter()

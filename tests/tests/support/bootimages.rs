@@ -14,7 +14,7 @@ use mco_e2e::openshift;
 use serde_json::{Value, json};
 use tokio::time::sleep;
 
-use super::{Fixture, NAMESPACE};
+use super::fixture::{Fixture, NAMESPACE};
 
 pub const MAPI: &str = "openshift-machine-api";
 pub const MCO: &str = "openshift-machine-config-operator";

@@ -1,7 +1,6 @@
 //! One `mco-host run` child process: spawning, its admin endpoints
 //! (`/healthz`, `/readyz`, `/metrics`), logs and stopping.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
@@ -11,9 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
 use rustix::process::{Pid, Signal, kill_process, set_parent_process_death_signal};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::time::{sleep, timeout};
+use tokio::time::sleep;
 
 /// Lines of each log shown when a test fails.
 const TAIL_LINES: usize = 40;
@@ -166,9 +163,7 @@ impl Controller {
 
     /// `GET path` on the admin server: (status code, body).
     pub async fn get(&self, path: &str) -> Result<(u16, String)> {
-        http_get(self.admin_addr, path)
-            .await
-            .with_context(|| format!("GET http://{}{path}", self.admin_addr))
+        http_get(self.admin_addr, path).await
     }
 
     /// `/metrics`, parsed; fails unless the answer is 200.
@@ -272,67 +267,60 @@ impl Drop for Controller {
     }
 }
 
-/// Prometheus text: samples as (name, labels, value).
-#[derive(Debug, Default)]
+/// `/metrics` as read by `prometheus-parse`: counters, gauges and untyped
+/// samples by name and labels (histograms and summaries are grouped by it,
+/// and no lookup here needs them).
+#[derive(Debug)]
 pub struct Metrics {
-    samples: Vec<(String, BTreeMap<String, String>, f64)>,
+    samples: Vec<prometheus_parse::Sample>,
 }
 
 impl Metrics {
     pub fn parse(text: &str) -> Result<Self> {
-        let mut samples = Vec::new();
-        for line in text.lines().map(str::trim) {
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (name, labels, rest) = match line.find(['{', ' ']) {
-                Some(i) if line.as_bytes()[i] == b'{' => {
-                    let (labels, rest) = parse_labels(&line[i + 1..])
-                        .with_context(|| format!("bad labels in {line:?}"))?;
-                    (&line[..i], labels, rest)
-                }
-                Some(i) => (&line[..i], BTreeMap::new(), &line[i..]),
-                None => bail!("no value in {line:?}"),
-            };
-            let value = rest
-                .split_whitespace()
-                .next()
-                .ok_or_else(|| anyhow!("no value in {line:?}"))?;
-            let value: f64 = value
-                .parse()
-                .with_context(|| format!("bad value in {line:?}"))?;
-            samples.push((name.to_owned(), labels, value));
-        }
-        Ok(Self { samples })
+        let lines = text.lines().map(|l| Ok(l.to_owned()));
+        let scrape = prometheus_parse::Scrape::parse(lines)?;
+        Ok(Self {
+            samples: scrape.samples,
+        })
+    }
+
+    /// The samples of `name` with a single value, and their labels.
+    fn values<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = (&'a prometheus_parse::Labels, f64)> + 'a {
+        self.samples
+            .iter()
+            .filter(move |s| s.metric == name)
+            .filter_map(|s| match s.value {
+                prometheus_parse::Value::Counter(v)
+                | prometheus_parse::Value::Gauge(v)
+                | prometheus_parse::Value::Untyped(v) => Some((&s.labels, v)),
+                prometheus_parse::Value::Histogram(_) | prometheus_parse::Value::Summary(_) => None,
+            })
     }
 
     /// Sum of every sample of `name` whose labels include `labels`; 0 when
     /// there is none (a counter family with no observation prints nothing).
     pub fn sum(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
-        self.samples
-            .iter()
-            .filter(|(n, l, _)| {
-                n == name
-                    && labels
-                        .iter()
-                        .all(|(k, v)| l.get(*k).is_some_and(|x| x == v))
-            })
-            .map(|(_, _, v)| v)
+        self.values(name)
+            .filter(|(l, _)| labels.iter().all(|(k, v)| l.get(k) == Some(*v)))
+            .map(|(_, v)| v)
             .sum()
     }
 
     /// The one sample of `name` (no label filter); fails if absent.
     pub fn gauge(&self, name: &str) -> Result<f64> {
-        let mut it = self.samples.iter().filter(|(n, _, _)| n == name);
+        let mut it = self.values(name);
         let first = it
             .next()
             .ok_or_else(|| anyhow!("metric {name} is missing"))?;
         ensure!(it.next().is_none(), "metric {name} has several samples");
-        Ok(first.2)
+        Ok(first.1)
     }
 
     pub fn has(&self, name: &str) -> bool {
-        self.samples.iter().any(|(n, _, _)| n == name)
+        self.samples.iter().any(|s| s.metric == name)
     }
 
     /// `mco_api_writes_total` over all kinds.
@@ -353,138 +341,54 @@ impl Metrics {
     pub fn evaluations(&self, result: &str) -> f64 {
         self.sum(
             "mco_evaluations_total",
-            &[("guest", "mcn"), ("result", result)],
+            &[("job", "mcn"), ("result", result)],
         )
     }
 
     /// Every write kind with a non-zero count, for messages.
     pub fn writes_summary(&self) -> String {
         let mut parts: Vec<String> = self
-            .samples
-            .iter()
-            .filter(|(n, _, v)| n == "mco_api_writes_total" && *v != 0.0)
-            .map(|(_, l, v)| format!("{}={v}", l.get("kind").map_or("?", String::as_str)))
+            .values("mco_api_writes_total")
+            .filter(|(_, v)| *v != 0.0)
+            .map(|(l, v)| format!("{}={v}", l.get("kind").unwrap_or("?")))
             .collect();
         parts.sort();
         format!("[{}]", parts.join(", "))
     }
 }
 
-/// `a="x",b="y\"z"} rest` → ({a: x, b: y"z}, rest).
-fn parse_labels(s: &str) -> Result<(BTreeMap<String, String>, &str)> {
-    let mut labels = BTreeMap::new();
-    let mut rest = s;
-    loop {
-        rest = rest.trim_start_matches([',', ' ']);
-        if let Some(r) = rest.strip_prefix('}') {
-            return Ok((labels, r));
-        }
-        let eq = rest.find('=').ok_or_else(|| anyhow!("no '='"))?;
-        let key = rest[..eq].trim().to_owned();
-        let after = rest[eq + 1..]
-            .strip_prefix('"')
-            .ok_or_else(|| anyhow!("label value not quoted"))?;
-        let mut value = String::new();
-        let mut chars = after.char_indices();
-        let end = loop {
-            match chars.next() {
-                None => bail!("unterminated label value"),
-                Some((i, '"')) => break i,
-                Some((_, '\\')) => match chars.next() {
-                    Some((_, 'n')) => value.push('\n'),
-                    Some((_, c)) => value.push(c),
-                    None => bail!("dangling escape"),
-                },
-                Some((_, c)) => value.push(c),
-            }
-        };
-        labels.insert(key, value);
-        rest = &after[end + 1..];
-    }
-}
-
-/// A plain HTTP/1.1 GET with `Connection: close`; the admin server is ours and
-/// local, so no client library is needed. Handles chunked bodies.
-pub async fn http_get(addr: SocketAddr, path: &str) -> Result<(u16, String)> {
-    let request = async {
-        let mut stream = TcpStream::connect(addr).await.context("connect")?;
-        stream
-            .write_all(
-                format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
-                    .as_bytes(),
-            )
-            .await
-            .context("send")?;
-        let mut buf = Vec::new();
-        stream.read_to_end(&mut buf).await.context("receive")?;
-        anyhow::Ok(buf)
-    };
-    let buf = timeout(Duration::from_secs(5), request)
-        .await
-        .map_err(|_| anyhow!("no answer within 5 s"))??;
-    let split = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| anyhow!("no end of headers in {:?}", String::from_utf8_lossy(&buf)))?;
-    let head = String::from_utf8_lossy(&buf[..split]).into_owned();
-    let body = &buf[split + 4..];
-    let code: u16 = head
-        .lines()
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| anyhow!("bad status line in {head:?}"))?;
-    let chunked = head.lines().any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("transfer-encoding:") && l.contains("chunked")
-    });
-    let body = if chunked {
-        dechunk(body)?
-    } else {
-        body.to_vec()
-    };
-    Ok((code, String::from_utf8_lossy(&body).into_owned()))
-}
-
-fn dechunk(mut data: &[u8]) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let eol = data
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or_else(|| anyhow!("bad chunk header"))?;
-        let size_text = String::from_utf8_lossy(&data[..eol]);
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
-            .with_context(|| format!("bad chunk size {size_text:?}"))?;
-        data = &data[eol + 2..];
-        if size == 0 {
-            return Ok(out);
-        }
-        ensure!(data.len() >= size, "truncated chunk");
-        out.extend_from_slice(&data[..size]);
-        data = data[size..].strip_prefix(b"\r\n").unwrap_or(&data[size..]);
-    }
-}
+pub use mco_e2e::http_get;
 
 pub use mco_e2e::tail;
 
+/// The lookups on what `mco-host`'s encoder (prometheus-client,
+/// OpenMetrics text) prints: `_total` counters, label filters, a gauge.
 #[test]
-fn metrics_parser_reads_prometheus_and_openmetrics_text() {
-    let m = Metrics::parse(
-        "# HELP mco_leader Lease holder.\n# TYPE mco_leader gauge\nmco_leader 1\n\
-         mco_api_writes_total{kind=\"create\"} 3\nmco_api_writes_total{kind=\"apply_status\"} 4.0\n\
-         mco_evaluations_total{guest=\"mcn\",result=\"skip\"} 2 1700000000\n\
-         odd{a=\"x,\\\"}y\"} 1\n# EOF\n",
-    )
-    .unwrap();
-    assert!(m.leader().unwrap());
-    assert_eq!(m.writes(), 7.0);
+fn metrics_read_what_prometheus_client_writes() {
+    use prometheus_client::metrics::{counter::Counter, family::Family, gauge::Gauge};
+    let mut registry = prometheus_client::registry::Registry::default();
+    let sub = registry.sub_registry_with_prefix("mco");
+    let leader = Gauge::<i64>::default();
+    let writes = Family::<Vec<(String, String)>, Counter>::default();
+    let evaluations = Family::<Vec<(String, String)>, Counter>::default();
+    sub.register("leader", "Lease holder", leader.clone());
+    sub.register("api_writes", "Writes", writes.clone());
+    sub.register("evaluations", "Evaluations", evaluations.clone());
+    leader.set(1);
+    let kind = |k: &str| vec![("kind".to_owned(), k.to_owned())];
+    writes.get_or_create(&kind("create")).inc_by(3);
+    writes.get_or_create(&kind("apply_status")).inc_by(4);
+    let labels = [("job", "mcn"), ("result", "skip")].map(|(k, v)| (k.into(), v.into()));
+    evaluations.get_or_create(&labels.to_vec()).inc_by(2);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+
+    let m = Metrics::parse(&text).unwrap();
+    assert!(m.leader().unwrap(), "{text}");
+    assert_eq!(m.writes(), 7.0, "{text}");
     assert_eq!(m.writes_of("apply_status"), 4.0);
     assert_eq!(m.writes_of("delete"), 0.0);
     assert_eq!(m.evaluations("skip"), 2.0);
-    assert_eq!(m.sum("odd", &[("a", "x,\"}y")]), 1.0);
-    assert_eq!(
-        dechunk(b"3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n").unwrap(),
-        b"abcde"
-    );
+    assert_eq!(m.writes_summary(), "[apply_status=4, create=3]");
+    assert!(m.has("mco_api_writes_total"));
 }

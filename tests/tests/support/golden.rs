@@ -196,7 +196,7 @@ pub fn mco_state(node: &Value) -> (BTreeMap<String, String>, bool) {
         .as_object()
         .map(|m| {
             m.iter()
-                .filter(|(k, _)| k.starts_with(super::ANNOTATION_PREFIX))
+                .filter(|(k, _)| k.starts_with(super::fixture::ANNOTATION_PREFIX))
                 .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
                 .collect()
         })

@@ -1,0 +1,504 @@
+//! A control plane set up the way `deploy/` sets up a cluster for
+//! `mco-host run` (namespace, MCN CRD, RBAC for the ServiceAccount), the
+//! OpenShift objects the controller reads, and its child processes.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams,
+};
+use kube::discovery::{Scope, pinned_kind};
+use kube::{Client, ResourceExt};
+use mco_e2e::{ControlPlane, User, openshift};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::time::sleep;
+
+use super::controller::{Controller, host_binary, tail};
+use super::golden::{self, Expected};
+
+pub const NAMESPACE: &str = "mco-system";
+pub const SERVICE_ACCOUNT: &str = "mco-host";
+/// deploy/rbac.yaml grants get/update/patch on this one Lease name only.
+pub const LEASE: &str = "mco-host";
+pub const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
+/// Field manager of everything the test itself writes as admin.
+const MANAGER: &str = "mco-e2e-test";
+const POLL: Duration = Duration::from_millis(200);
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_owned()
+}
+
+pub fn machine_config_node() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(
+            "machineconfiguration.openshift.io",
+            "v1",
+            "MachineConfigNode",
+        ),
+        "machineconfignodes",
+    )
+}
+
+/// One test's world: the control plane, a temp dir for controller logs and
+/// the controllers themselves. Fields drop in order: controllers first (so
+/// they do not log a dying apiserver), then the control plane, then the dir.
+pub struct Fixture {
+    pub controllers: Vec<Controller>,
+    pub cp: ControlPlane,
+    pub admin: Client,
+    pub sa: User,
+    dir: Option<TempDir>,
+    dir_path: PathBuf,
+    bin: PathBuf,
+    kubeconfig: PathBuf,
+    t0: Instant,
+}
+
+impl Fixture {
+    /// Control plane with the controller's ServiceAccount user, the OpenShift
+    /// CRDs, the generated MCN CRD, namespace `mco-system` and `deploy/rbac.yaml`.
+    pub async fn start() -> Result<Self> {
+        let t0 = Instant::now();
+        // Before the control plane: a missing binary is the most likely failure.
+        let bin = host_binary()?;
+        let sa = User::service_account(NAMESPACE, SERVICE_ACCOUNT);
+        let cp = ControlPlane::builder().user(sa.clone()).start().await?;
+        let admin = cp.admin_client()?;
+        cp.install_openshift_crds().await?;
+        cp.install_crd_dir(repo_root().join("deploy").join("crds"))
+            .await?;
+        cp.create_namespace(NAMESPACE).await?;
+        apply_manifest(&admin, &repo_root().join("deploy").join("rbac.yaml"))
+            .await
+            .context("applying deploy/rbac.yaml")?;
+
+        let dir = tempfile::Builder::new()
+            .prefix("mco-mcn-controller.")
+            .tempdir()
+            .context("cannot create a temp dir")?;
+        let dir_path = dir.path().to_owned();
+        let kubeconfig = dir_path.join("kubeconfig.yaml");
+        cp.write_kubeconfig(&sa.name, &kubeconfig)?;
+
+        // RBAC takes effect within milliseconds, but not synchronously.
+        let nodes: Api<Node> = Api::all(cp.client_for(&sa.name)?);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match nodes.list(&Default::default()).await {
+                Ok(_) => break,
+                Err(e) if Instant::now() < deadline => {
+                    eprintln!("mcn_controller: waiting for the RBAC grant ({e})");
+                    sleep(POLL).await;
+                }
+                Err(e) => {
+                    return Err(e).context(
+                        "the ServiceAccount cannot list nodes 10 s after deploy/rbac.yaml was applied",
+                    );
+                }
+            }
+        }
+        eprintln!(
+            "mcn_controller: fixture ready in {:.2?}; controller logs in {}",
+            t0.elapsed(),
+            dir_path.display()
+        );
+        Ok(Self {
+            controllers: Vec::new(),
+            cp,
+            admin,
+            sa,
+            dir: Some(dir),
+            dir_path,
+            bin,
+            kubeconfig,
+            t0,
+        })
+    }
+
+    /// What `deploy/boot-images` adds: the namespaces the boot image
+    /// controller reads and its RBAC.
+    pub async fn enable_boot_images(&self) -> Result<()> {
+        for ns in ["openshift-machine-api", "openshift-machine-config-operator"] {
+            self.cp.create_namespace(ns).await?;
+        }
+        let rbac = repo_root()
+            .join("deploy")
+            .join("boot-images")
+            .join("rbac.yaml");
+        apply_manifest(&self.admin, &rbac)
+            .await
+            .context("applying deploy/boot-images/rbac.yaml")
+    }
+
+    /// Starts `mco-host run` as the ServiceAccount and waits for `/readyz`.
+    /// Returns its index in `controllers`.
+    pub async fn start_controller(&mut self, identity: &str, extra: &[&str]) -> Result<usize> {
+        let common = vec![
+            "--kubeconfig".to_owned(),
+            self.kubeconfig.display().to_string(),
+            "--namespace".to_owned(),
+            NAMESPACE.to_owned(),
+            "--lease-name".to_owned(),
+            LEASE.to_owned(),
+        ];
+        let c = Controller::spawn(&self.bin, &self.dir_path, identity, &common, extra)?;
+        self.controllers.push(c);
+        let i = self.controllers.len() - 1;
+        let took = self.controllers[i]
+            .wait_ready(Duration::from_secs(30))
+            .await?;
+        eprintln!("mcn_controller: controller {identity} ready in {took:.2?}");
+        Ok(i)
+    }
+
+    /// The test's result, with the controllers' and the apiserver's log tails
+    /// attached to an error.
+    pub fn finish(self, result: Result<()>) -> Result<()> {
+        let elapsed = self.t0.elapsed();
+        match result {
+            Ok(()) => {
+                eprintln!("mcn_controller: passed in {elapsed:.2?}");
+                Ok(())
+            }
+            Err(e) => {
+                let mut msg = format!("{e:#}\n(after {elapsed:.2?})\n");
+                for c in &self.controllers {
+                    msg.push_str(&c.tails());
+                }
+                msg.push_str(&format!(
+                    "===== kube-apiserver {} (last 20 lines) =====\n{}",
+                    self.cp.apiserver_log().display(),
+                    tail(&self.cp.apiserver_log(), 20)
+                ));
+                Err(anyhow!(msg))
+            }
+        }
+    }
+
+    // ---- objects -------------------------------------------------------------------------------
+
+    pub async fn apply_pool(&self, name: &str, target: &str) -> Result<()> {
+        let ar = openshift::machine_config_pool();
+        let obj = json!({
+            "apiVersion": ar.api_version, "kind": ar.kind,
+            "metadata": { "name": name },
+            "spec": {
+                "nodeSelector": { "matchLabels": { format!("node-role.kubernetes.io/{name}"): "" } },
+                "configuration": { "name": target },
+            },
+        });
+        self.apply(&ar, name, &obj)
+            .await
+            .with_context(|| format!("pool {name} → {target}"))
+    }
+
+    /// Server-side applies every MachineConfig of a golden case.
+    pub async fn apply_golden_machineconfigs(&self, case: &str) -> Result<()> {
+        let ar = openshift::machine_config();
+        for doc in golden::yaml_docs(case, "machineconfigs.yaml")? {
+            let name = doc["metadata"]["name"]
+                .as_str()
+                .ok_or_else(|| anyhow!("{case}: a MachineConfig without a name"))?
+                .to_owned();
+            self.apply(&ar, &name, &doc).await?;
+        }
+        Ok(())
+    }
+
+    /// A minimal rendered MachineConfig, for pools the walks do not update.
+    pub async fn apply_machineconfig(&self, name: &str) -> Result<()> {
+        let ar = openshift::machine_config();
+        let obj = json!({
+            "apiVersion": ar.api_version, "kind": ar.kind,
+            "metadata": { "name": name },
+            "spec": {
+                "osImageURL": format!("quay.io/openshift/os-a@sha256:{}", "0".repeat(64)),
+                "config": { "ignition": { "version": "3.4.0" } },
+            },
+        });
+        self.apply(&ar, name, &obj).await
+    }
+
+    async fn apply(&self, ar: &ApiResource, name: &str, obj: &Value) -> Result<()> {
+        let api = Api::<DynamicObject>::all_with(self.admin.clone(), ar);
+        let params = PatchParams::apply(MANAGER).force();
+        let patch = Patch::Apply(obj);
+        retry(&format!("apply {} {name}", ar.kind), || {
+            api.patch(name, &params, &patch)
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// A Node as the installer and the MCO leave it: done on `config`, with
+    /// `node-role.kubernetes.io/<role>` labels. Returns its uid.
+    pub async fn create_node(
+        &self,
+        name: &str,
+        roles: &[&str],
+        labels: &[(&str, &str)],
+        config: &str,
+    ) -> Result<String> {
+        let mut l: BTreeMap<String, String> = roles
+            .iter()
+            .map(|r| (format!("node-role.kubernetes.io/{r}"), String::new()))
+            .collect();
+        l.extend(
+            labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
+        let a: BTreeMap<String, String> = [
+            ("currentConfig", config.to_owned()),
+            ("desiredConfig", config.to_owned()),
+            ("state", "Done".to_owned()),
+            ("desiredDrain", format!("uncordon-{config}")),
+            ("lastAppliedDrain", format!("uncordon-{config}")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (format!("{ANNOTATION_PREFIX}{k}"), v))
+        .collect();
+        // Nodes keep status on create (kubelet registers them that way).
+        let node: Node = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": { "name": name, "labels": l, "annotations": a },
+            "spec": {},
+            "status": { "phase": "Running" },
+        }))?;
+        let api: Api<Node> = Api::all(self.admin.clone());
+        let pp = PostParams::default();
+        let created = retry(&format!("create node {name}"), || api.create(&pp, &node)).await?;
+        created
+            .metadata
+            .uid
+            .ok_or_else(|| anyhow!("node {name} has no uid"))
+    }
+
+    /// What the MCD or the drain controller would do to a node: set MCO
+    /// annotations and, if given, `spec.unschedulable`.
+    pub async fn patch_node(
+        &self,
+        name: &str,
+        annotations: &[(&str, &str)],
+        unschedulable: Option<bool>,
+    ) -> Result<Value> {
+        let a: serde_json::Map<String, Value> = annotations
+            .iter()
+            .map(|(k, v)| (format!("{ANNOTATION_PREFIX}{k}"), Value::from(*v)))
+            .collect();
+        let mut patch = json!({ "metadata": { "annotations": a } });
+        if let Some(u) = unschedulable {
+            // Like `kubectl uncordon`: false is written as the field's absence.
+            patch["spec"] =
+                json!({ "unschedulable": if u { Value::Bool(true) } else { Value::Null } });
+        }
+        let api: Api<Node> = Api::all(self.admin.clone());
+        let (pp, patch) = (PatchParams::default(), Patch::Merge(&patch));
+        let node = retry(&format!("patch node {name}"), || {
+            api.patch(name, &pp, &patch)
+        })
+        .await?;
+        Ok(serde_json::to_value(node)?)
+    }
+
+    pub async fn set_labels(&self, name: &str, labels: Value) -> Result<()> {
+        let api: Api<Node> = Api::all(self.admin.clone());
+        let patch = json!({ "metadata": { "labels": labels } });
+        let (pp, patch) = (PatchParams::default(), Patch::Merge(&patch));
+        retry(&format!("label node {name}"), || {
+            api.patch(name, &pp, &patch)
+        })
+        .await?;
+        Ok(())
+    }
+
+    pub async fn delete_node(&self, name: &str) -> Result<()> {
+        let api: Api<Node> = Api::all(self.admin.clone());
+        let dp = DeleteParams::default();
+        retry(&format!("delete node {name}"), || api.delete(name, &dp)).await?;
+        Ok(())
+    }
+
+    pub fn mcns(&self) -> Api<DynamicObject> {
+        Api::all_with(self.admin.clone(), &machine_config_node())
+    }
+
+    pub async fn mcn_names(&self) -> Result<Vec<String>> {
+        let (api, lp) = (self.mcns(), ListParams::default());
+        let list = retry("list MCNs", || api.list(&lp)).await?;
+        let mut names: Vec<String> = list.items.iter().map(ResourceExt::name_any).collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// Polls the MCN of `expected.node` until it matches; returns the time it
+    /// took and the stored object.
+    pub async fn wait_mcn(
+        &mut self,
+        expected: &Expected,
+        node_uid: &str,
+        limit: Duration,
+    ) -> Result<(Duration, Value)> {
+        let t = Instant::now();
+        let api = self.mcns();
+        loop {
+            let last = match api.get_opt(&expected.node).await {
+                Ok(Some(obj)) => {
+                    let v = serde_json::to_value(&obj)?;
+                    let diff = expected.diff(&v, node_uid);
+                    if diff.is_empty() {
+                        return Ok((t.elapsed(), v));
+                    }
+                    format!("differences:\n  {}", diff.join("\n  "))
+                }
+                Ok(None) => "it does not exist".to_owned(),
+                Err(e) => format!("reading it failed: {e}"),
+            };
+            if t.elapsed() > limit {
+                bail!(
+                    "MachineConfigNode {} does not match golden case {} after {limit:?}; {last}",
+                    expected.node,
+                    expected.case
+                );
+            }
+            self.check_controllers()?;
+            sleep(POLL).await;
+        }
+    }
+
+    pub async fn wait_mcn_gone(&mut self, name: &str, limit: Duration) -> Result<Duration> {
+        let t = Instant::now();
+        let api = self.mcns();
+        loop {
+            match api.get_opt(name).await {
+                Ok(None) => return Ok(t.elapsed()),
+                Ok(Some(_)) | Err(_) if t.elapsed() > limit => {
+                    bail!("MachineConfigNode {name} still exists after {limit:?}")
+                }
+                _ => {}
+            }
+            self.check_controllers()?;
+            sleep(POLL).await;
+        }
+    }
+
+    /// Fails as soon as a controller that should be running has exited.
+    pub fn check_controllers(&mut self) -> Result<()> {
+        for c in &mut self.controllers {
+            if !c.killed() {
+                c.check_running()?;
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn lease_holder(&self) -> Result<Option<String>> {
+        let api: Api<Lease> = Api::namespaced(self.admin.clone(), NAMESPACE);
+        let lease = retry("get lease", || api.get_opt(LEASE)).await?;
+        Ok(lease.and_then(|l| l.spec).and_then(|s| s.holder_identity))
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let keep = std::env::var("MCO_ENVTEST_KEEP_DIR").is_ok_and(|v| !v.is_empty() && v != "0");
+        // Stop the controllers before their log dir goes.
+        self.controllers.clear();
+        if let Some(dir) = self.dir.take() {
+            if keep {
+                eprintln!("mcn_controller: keeping {}", dir.keep().display());
+            } else if let Err(e) = dir.close() {
+                eprintln!(
+                    "mcn_controller: cannot remove {}: {e}",
+                    self.dir_path.display()
+                );
+            }
+        }
+    }
+}
+
+/// Server-side applies every document of a manifest as admin; namespaced
+/// objects without a namespace go to `mco-system`, as the kustomization does.
+async fn apply_manifest(admin: &Client, path: &Path) -> Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&text)
+        .with_context(|| format!("cannot parse {}", path.display()))?;
+    let params = PatchParams::apply(MANAGER).force().validation_strict();
+    let mut applied = 0;
+    for doc in docs.into_iter().filter(|d| !d.is_null()) {
+        let api_version = doc["apiVersion"].as_str().unwrap_or_default();
+        let kind = doc["kind"].as_str().unwrap_or_default();
+        let name = doc["metadata"]["name"]
+            .as_str()
+            .ok_or_else(|| anyhow!("a {kind} without a name"))?;
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let (ar, caps) = pinned_kind(admin, &gvk)
+            .await
+            .with_context(|| format!("{api_version} {kind} is not served"))?;
+        let api: Api<DynamicObject> = match caps.scope {
+            Scope::Cluster => Api::all_with(admin.clone(), &ar),
+            Scope::Namespaced => {
+                let ns = doc["metadata"]["namespace"].as_str().unwrap_or(NAMESPACE);
+                Api::namespaced_with(admin.clone(), ns, &ar)
+            }
+        };
+        api.patch(name, &params, &Patch::Apply(&doc))
+            .await
+            .with_context(|| format!("cannot apply {kind} {name}"))?;
+        applied += 1;
+    }
+    if applied == 0 {
+        bail!("{} holds no objects", path.display());
+    }
+    Ok(())
+}
+
+/// Retries a request for up to 20 s while the failure is the connection
+/// (an apiserver restarting) or a 5xx/429; API errors such as 404/409/422 fail
+/// at once.
+pub async fn retry<T, F, Fut>(what: &str, mut f: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = kube::Result<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match f().await {
+            Ok(v) => return Ok(v),
+            Err(e) => {
+                let transient = match &e {
+                    kube::Error::Api(s) => s.code >= 500 || s.code == 429,
+                    _ => true,
+                };
+                if !transient || Instant::now() >= deadline {
+                    return Err(e).with_context(|| what.to_owned());
+                }
+                sleep(POLL).await;
+            }
+        }
+    }
+}
+
+pub fn api_code(e: &kube::Error) -> Option<u16> {
+    match e {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    }
+}
