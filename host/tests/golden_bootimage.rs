@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use mco_bootimage::{Decision, Platform, decide_loaded, load_stream};
+use mco_bootimage::{Decision, Platform, decide_text};
 use mco_host::bootimage::eval::BootImageInputs;
 use mco_host::bootimage::rules::Step;
 use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
@@ -72,16 +72,13 @@ fn decide(
     let user_data = user_data.as_deref();
     let native = match native_rule(&prepared.platform_type) {
         None => prepared.without_guest(),
-        Some(rule) => {
-            let loaded = load_stream(stream);
-            decide_loaded(
-                rule,
-                loaded.as_ref().map_err(String::as_str),
-                &prepared.machineset,
-                &prepared.cluster,
-                user_data,
-            )
-        }
+        Some(rule) => decide_text(
+            rule,
+            stream,
+            &prepared.machineset,
+            &prepared.cluster,
+            user_data,
+        ),
     };
     let guest = guests.get(prepared.platform_type.as_str());
     let wasm = inputs

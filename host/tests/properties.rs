@@ -14,7 +14,7 @@ mod mcn_strategies;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
-use mco_bootimage::{Platform, decide_loaded, load_stream};
+use mco_bootimage::{Platform, decide_text};
 use mco_host::bootimage::BootImageGuest;
 use mco_host::runtime::RuntimeConfig;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -110,9 +110,7 @@ fn boot_image_guests_and_libraries_give_identical_bytes_every_time() {
         };
         let (stream, user_data) = (stream.as_deref(), user_data.as_deref());
         for (rule, guest) in &platforms {
-            let loaded = load_stream(stream);
-            let loaded = loaded.as_ref().map_err(String::as_str);
-            let native = decide_loaded(*rule, loaded, &view, &cluster, user_data).to_json();
+            let native = decide_text(*rule, stream, &view, &cluster, user_data).to_json();
             let run = || {
                 guest
                     .decide_one(stream, &view, &cluster, user_data)
@@ -162,14 +160,7 @@ fn floats_in_the_provider_spec_survive_the_guest_unchanged() {
         multi_arch: false,
         known_images: Default::default(),
     };
-    let loaded = load_stream(Some(stream));
-    let native = decide_loaded(
-        &mco_bootimage_gcp::Gcp,
-        loaded.as_ref().map_err(String::as_str),
-        &view,
-        &cluster,
-        None,
-    );
+    let native = decide_text(&mco_bootimage_gcp::Gcp, Some(stream), &view, &cluster, None);
     let wasm = guest
         .decide_one(Some(stream), &view, &cluster, None)
         .unwrap();

@@ -5,6 +5,9 @@
 //! ([`Pass::secrets`]), and [`Pass::finish`] says what to write. The
 //! controller only gathers what is asked for; `eval bootimage` drives the
 //! same pass from files. Nothing here reads the cluster or calls a guest.
+//!
+//! Over 500 lines because its unit tests (the second half) live beside it:
+//! they are the planner's specification.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The boot image job's host rules, sans-IO: reading the cluster objects,
 //! the readiness, stability, release and enrollment gates, and what the
 //! platform guest is given for one MachineSet. The planner (`plan`) and
-//! `eval bootimage` both go through these.
+//! `eval bootimage` both go through these. The last third is unit tests.
 
 use std::collections::{BTreeMap, BTreeSet};
 

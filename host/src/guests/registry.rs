@@ -18,7 +18,8 @@
 //! ```
 //!
 //! A module comes from a file (in the image or on a mounted volume) or from
-//! a `binaryData` key of a ConfigMap in the host's namespace.
+//! a `binaryData` key of a ConfigMap in the host's namespace. The last third
+//! is unit tests of the format.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -12,8 +12,8 @@ use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 
 use super::FIELD_MANAGER;
 
-/// The Events API refuses notes over 1 KiB; leave room for the ellipsis.
-const NOTE_MAX_BYTES: usize = 1000;
+/// The Events API refuses notes over 1 KiB (counted in bytes).
+const NOTE_MAX_BYTES: usize = 1024;
 
 /// Publishes Events as this host, once per distinct outcome per key.
 pub struct Events {
@@ -61,7 +61,7 @@ impl Events {
         let event = Event {
             type_: note.type_,
             reason: note.reason.into(),
-            note: Some(bounded(note.note, NOTE_MAX_BYTES)),
+            note: Some(mco_k8s_rules::bounded(note.note.to_owned(), NOTE_MAX_BYTES)),
             action: note.action.into(),
             secondary: None,
         };
@@ -88,30 +88,15 @@ impl Events {
     }
 }
 
-/// `text` cut to at most `max` bytes on a character boundary, with `...`
-/// marking the cut.
-fn bounded(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut cut = max.saturating_sub(3);
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}...", &text[..cut])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn notes_are_bounded_in_bytes_on_a_character_boundary() {
-        assert_eq!(bounded("short", 1000), "short");
         let wide = "é".repeat(800); // 1,600 bytes
-        let cut = bounded(&wide, NOTE_MAX_BYTES);
+        let cut = mco_k8s_rules::bounded(wide, NOTE_MAX_BYTES);
         assert!(cut.len() <= NOTE_MAX_BYTES, "{}", cut.len());
-        assert!(cut.ends_with("..."));
-        assert!(cut.trim_end_matches("...").chars().all(|c| c == 'é'));
+        assert!(cut.trim_end_matches('…').chars().all(|c| c == 'é'));
     }
 }

@@ -10,7 +10,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
+use std::fmt::Debug;
+
+use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::Api;
@@ -20,6 +22,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use mco_mcn as logic;
+use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 use super::crd::MachineConfigNode;
@@ -211,12 +214,58 @@ fn error_policy(node: Arc<Node>, error: &Error, ctx: Arc<Context>) -> Action {
     Action::requeue(delay)
 }
 
-/// Logs an object the job cannot read, once per watch event.
-fn report_invalid<K: Resource>(event: &watcher::Event<DeserializeGuard<K>>) {
-    if let watcher::Event::Apply(object) | watcher::Event::InitApply(object) = event
-        && let Err(invalid) = &object.0
-    {
-        tracing::warn!(object = %object.name_any(), error = %invalid, "ignoring malformed object");
+/// A store of every `K` in the cluster and the stream of objects that
+/// changed, applied to the store before they are yielded. An object the
+/// job cannot read is logged once per watch event.
+fn cached<K>(
+    client: &Client,
+    readiness: &Readiness,
+    name: &str,
+) -> (
+    Store<K>,
+    impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+)
+where
+    K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope> + Invalid,
+    K: Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let (store, writer) = reflector::store::<K>();
+    let api = Api::<K>::all(client.clone());
+    let stream = reflect(
+        api,
+        watcher::Config::default(),
+        writer,
+        readiness.watch(name),
+    )
+    .touched_objects()
+    .inspect_ok(|object| {
+        if let Some(error) = object.invalid() {
+            tracing::warn!(object = %object.name_any(), %error, "ignoring malformed object");
+        }
+    });
+    (store, stream)
+}
+
+/// Why a cached object cannot be read, if it cannot.
+trait Invalid {
+    fn invalid(&self) -> Option<&str>;
+}
+
+impl<K> Invalid for DeserializeGuard<K> {
+    fn invalid(&self) -> Option<&str> {
+        self.0.as_ref().err().map(|e| e.error.as_str())
+    }
+}
+
+impl Invalid for Node {
+    fn invalid(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl Invalid for MachineConfigNode {
+    fn invalid(&self) -> Option<&str> {
+        None
     }
 }
 
@@ -239,50 +288,11 @@ pub fn run(
     options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) -> impl std::future::Future<Output = ()> + Send {
-    let config = watcher::Config::default;
     let readiness = &options.readiness;
-    let (pools, pool_writer) = reflector::store();
-    let pool_watch = reflect(
-        Api::all(client.clone()),
-        config(),
-        pool_writer,
-        readiness.watch("machineconfigpools"),
-    )
-    .inspect(|e| {
-        if let Ok(e) = e {
-            report_invalid(e)
-        }
-    })
-    .touched_objects();
-    let (configs, config_writer) = reflector::store();
-    let config_watch = reflect(
-        Api::all(client.clone()),
-        config(),
-        config_writer,
-        readiness.watch("machineconfigs"),
-    )
-    .inspect(|e| {
-        if let Ok(e) = e {
-            report_invalid(e)
-        }
-    })
-    .touched_objects();
-    let (mcns, mcn_writer) = reflector::store::<MachineConfigNode>();
-    let mcn_watch = reflect(
-        Api::all(client.clone()),
-        config(),
-        mcn_writer,
-        readiness.watch("machineconfignodes"),
-    )
-    .touched_objects();
-    let (nodes, node_writer) = reflector::store::<Node>();
-    let node_watch = reflect(
-        Api::all(client.clone()),
-        config(),
-        node_writer,
-        readiness.watch("nodes"),
-    )
-    .touched_objects();
+    let (pools, pool_watch) = cached(&client, readiness, "machineconfigpools");
+    let (configs, config_watch) = cached(&client, readiness, "machineconfigs");
+    let (mcns, mcn_watch) = cached::<MachineConfigNode>(&client, readiness, "machineconfignodes");
+    let (nodes, node_watch) = cached::<Node>(&client, readiness, "nodes");
 
     // Each kind is watched once: the reflector fills the store the
     // reconciler reads, then the same event triggers reconciles, so a

@@ -142,5 +142,5 @@ fn summarize(stderr: &str) -> String {
         .filter(|l| !l.is_empty() && !l.starts_with("note:"))
         .collect::<Vec<_>>()
         .join(" ");
-    text.chars().take(500).collect()
+    mco_k8s_rules::bounded(text, 500)
 }

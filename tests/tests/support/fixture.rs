@@ -145,6 +145,17 @@ impl Fixture {
     /// Starts `mco-host run` as the ServiceAccount and waits for `/readyz`.
     /// Returns its index in `controllers`.
     pub async fn start_controller(&mut self, identity: &str, extra: &[&str]) -> Result<usize> {
+        self.start_controller_within(identity, extra, Duration::from_secs(30))
+            .await
+    }
+
+    /// [`Self::start_controller`], waiting up to `limit` for `/readyz`.
+    pub async fn start_controller_within(
+        &mut self,
+        identity: &str,
+        extra: &[&str],
+        limit: Duration,
+    ) -> Result<usize> {
         let common = vec![
             "--kubeconfig".to_owned(),
             self.kubeconfig.display().to_string(),
@@ -156,9 +167,7 @@ impl Fixture {
         let c = Controller::spawn(&self.bin, &self.dir_path, identity, &common, extra)?;
         self.controllers.push(c);
         let i = self.controllers.len() - 1;
-        let took = self.controllers[i]
-            .wait_ready(Duration::from_secs(30))
-            .await?;
+        let took = self.controllers[i].wait_ready(limit).await?;
         eprintln!("mcn_controller: controller {identity} ready in {took:.2?}");
         Ok(i)
     }
