@@ -7,7 +7,7 @@ export CARGO_TARGET_DIR ?= $(CURDIR)/target
 WASMTIME_VERSION := 48.0.8
 WASMTIME := $(CARGO_TARGET_DIR)/tools/bin/wasmtime
 
-.PHONY: demo test guests host crds bench fuzz
+.PHONY: demo test guests host crds bench bench-scale fuzz
 
 ## demo: a local control plane, mco-host run, and a rolling update across
 ## the workers, printing the MCN table after every step.
@@ -23,6 +23,12 @@ test: guests host $(WASMTIME)
 ## bench: wasm against native, MachineConfigNode and boot image guests.
 bench: guests
 	cargo bench --locked -p mco-host --benches
+
+## bench-scale: the MCN controller at 5,000 nodes and a wave of 500 on the
+## real control plane, beside a plain client's time for the same writes
+## (MCO_SCALE_NODES, MCO_SCALE_WAVE). Not part of `make test`.
+bench-scale: guests host
+	cargo run --locked --release -p mco-e2e --example bench_scale
 
 ## fuzz: every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each (default
 ## 180), on nightly with cargo-fuzz (installed if missing). Not part of

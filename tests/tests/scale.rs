@@ -14,21 +14,15 @@
 )]
 mod support;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Node;
-use kube::api::{Api, ListParams, PostParams};
-use serde_json::json;
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
+use kube::api::{Api, ListParams};
 
-use support::fixture::{ANNOTATION_PREFIX, Fixture};
+use support::fixture::Fixture;
 
 const NODES: usize = 5_000;
-/// Creates in flight: what a 2-core apiserver takes without throttling.
-const IN_FLIGHT: usize = 32;
 /// A bound, not a measurement: listing 5,000 Nodes takes seconds, and the
 /// broken controller stayed unready for ten minutes and more.
 const READY_WITHIN: Duration = Duration::from_secs(120);
@@ -44,7 +38,7 @@ async fn ready_at_scale(fx: &mut Fixture) -> Result<()> {
     fx.apply_machineconfig("rendered-worker-a").await?;
     fx.apply_pool("worker", "rendered-worker-a").await?;
     let started = Instant::now();
-    create_nodes(fx, NODES).await?;
+    fx.create_workers(NODES, "rendered-worker-a").await?;
     eprintln!("scale: created {NODES} nodes in {:.2?}", started.elapsed());
     let nodes: Api<Node> = Api::all(fx.admin.clone());
     let listed = nodes
@@ -63,35 +57,4 @@ async fn ready_at_scale(fx: &mut Fixture) -> Result<()> {
         .context("the controller never became ready with 5,000 nodes")?;
     eprintln!("scale: ready {:.2?} after start", started.elapsed());
     fx.check_controllers()
-}
-
-/// `count` worker Nodes done on `rendered-worker-a`, created concurrently.
-async fn create_nodes(fx: &Fixture, count: usize) -> Result<()> {
-    let api: Api<Node> = Api::all(fx.admin.clone());
-    let slots = Arc::new(Semaphore::new(IN_FLIGHT));
-    let mut creates = JoinSet::new();
-    for i in 0..count {
-        let (api, slots) = (api.clone(), slots.clone());
-        creates.spawn(async move {
-            let _slot = slots.acquire_owned().await?;
-            let node: Node = serde_json::from_value(json!({
-                "metadata": {
-                    "name": format!("worker-{i:05}"),
-                    "labels": {"node-role.kubernetes.io/worker": ""},
-                    "annotations": {
-                        format!("{ANNOTATION_PREFIX}currentConfig"): "rendered-worker-a",
-                        format!("{ANNOTATION_PREFIX}desiredConfig"): "rendered-worker-a",
-                        format!("{ANNOTATION_PREFIX}state"): "Done",
-                    },
-                },
-                "status": {"phase": "Running"},
-            }))?;
-            api.create(&PostParams::default(), &node).await?;
-            anyhow::Ok(())
-        });
-    }
-    while let Some(created) = creates.join_next().await {
-        created.context("a create task panicked")??;
-    }
-    Ok(())
 }

@@ -121,6 +121,11 @@ impl Controller {
         })
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Fails if the process has exited (it must run until the test stops it).
     pub fn check_running(&mut self) -> Result<()> {
         if let Some(status) = self.exit {

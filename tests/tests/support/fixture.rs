@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -19,6 +20,8 @@ use kube::{Client, ResourceExt};
 use mco_e2e::{ControlPlane, User, openshift};
 use serde_json::{Value, json};
 use tempfile::TempDir;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 use tokio::time::sleep;
 
 use super::controller::{Controller, host_binary, tail};
@@ -32,6 +35,9 @@ pub const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 /// Field manager of everything the test itself writes as admin.
 const MANAGER: &str = "mco-e2e-test";
 const POLL: Duration = Duration::from_millis(200);
+/// Writes in flight for bulk set-up: what a 2-core apiserver takes without
+/// throttling.
+pub const IN_FLIGHT: usize = 32;
 
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -293,6 +299,38 @@ impl Fixture {
             .metadata
             .uid
             .ok_or_else(|| anyhow!("node {name} has no uid"))
+    }
+
+    /// `count` worker Nodes `worker-00000`… done on `config`, created
+    /// [`IN_FLIGHT`] at a time, as a plain client would.
+    pub async fn create_workers(&self, count: usize, config: &str) -> Result<()> {
+        let api: Api<Node> = Api::all(self.admin.clone());
+        let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+        let mut creates = JoinSet::new();
+        for i in 0..count {
+            let (api, slots) = (api.clone(), slots.clone());
+            let node: Node = serde_json::from_value(json!({
+                "metadata": {
+                    "name": format!("worker-{i:05}"),
+                    "labels": {"node-role.kubernetes.io/worker": ""},
+                    "annotations": {
+                        format!("{ANNOTATION_PREFIX}currentConfig"): config,
+                        format!("{ANNOTATION_PREFIX}desiredConfig"): config,
+                        format!("{ANNOTATION_PREFIX}state"): "Done",
+                    },
+                },
+                "status": {"phase": "Running"},
+            }))?;
+            creates.spawn(async move {
+                let _slot = slots.acquire_owned().await?;
+                api.create(&PostParams::default(), &node).await?;
+                anyhow::Ok(())
+            });
+        }
+        while let Some(created) = creates.join_next().await {
+            created.context("a create task panicked")??;
+        }
+        Ok(())
     }
 
     /// What the MCD or the drain controller would do to a node: set MCO
