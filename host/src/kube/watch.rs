@@ -38,17 +38,21 @@ pub fn backoff() -> ExponentialBackoff {
 /// The events of a watch on `api`, each applied to `writer`'s store before
 /// it is yielded, so whoever reacts to an event reads a store at least as
 /// new as the event. `listed` is marked once the first list is in the store.
+///
+/// `trim` drops what the job never reads before the object is cached.
 pub fn reflect<K>(
     api: Api<K>,
     config: watcher::Config,
     writer: Writer<K>,
     listed: Listed,
+    trim: fn(&mut K),
 ) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Default + Send + Sync,
 {
-    reflector::reflector(writer, events(api, config)).inspect(move |e| listed.on(e))
+    let events = events(api, config).modify(trim);
+    reflector::reflector(writer, events).inspect(move |e| listed.on(e))
 }
 
 /// The events of a watch on `api`, for a caller that indexes them itself.

@@ -23,10 +23,10 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use mco_mcn as logic;
 use serde::de::DeserializeOwned;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 
 use super::crd::MachineConfigNode;
-use super::objects::{MachineConfig, MachineConfigPool};
+use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::rules;
 use super::write::Writer;
 use crate::guests::{Guests, Job};
@@ -34,8 +34,13 @@ use crate::kube::watch::{Readiness, reflect};
 use crate::metrics::Metrics;
 use crate::runtime::GuestError;
 
-/// Nodes reconciled at once; each holds a guest instance while it runs.
-const CONCURRENCY: u16 = 8;
+/// Nodes reconciled at once. A reconcile mostly waits on the apiserver
+/// (kube's client speaks HTTP/1.1, one pooled connection per request in
+/// flight), so this is sized for I/O, not for the two cores.
+const CONCURRENCY: u16 = 64;
+/// Guest evaluations at once: they are CPU work, each holds a slot of the
+/// pooling allocator while it runs, and the boot image job needs slots too.
+const EVALUATIONS: usize = 8;
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +87,7 @@ struct Context {
     metrics: Metrics,
     resync: Duration,
     failures: Mutex<HashMap<String, u32>>,
+    evaluations: Semaphore,
     writer: Writer,
 }
 
@@ -117,6 +123,11 @@ impl Context {
     /// the guest binding). A candidate registered beside it runs on the
     /// same facts in the same task; its decision is only compared.
     async fn evaluate(&self, node: &str, facts: logic::Facts) -> Result<logic::Decision, Error> {
+        let _slot = self
+            .evaluations
+            .acquire()
+            .await
+            .map_err(|e| Error::Cancelled(e.to_string()))?;
         let set = self.guests.current();
         let (result, took, shadow) = tokio::task::spawn_blocking(move || {
             let started = Instant::now();
@@ -221,6 +232,7 @@ fn cached<K>(
     client: &Client,
     readiness: &Readiness,
     name: &str,
+    trim: fn(&mut K),
 ) -> (
     Store<K>,
     impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
@@ -236,6 +248,7 @@ where
         watcher::Config::default(),
         writer,
         readiness.watch(name),
+        trim,
     )
     .touched_objects()
     .inspect_ok(|object| {
@@ -245,6 +258,9 @@ where
     });
     (store, stream)
 }
+
+/// Caches an object as it comes.
+fn keep<K>(_: &mut K) {}
 
 /// Why a cached object cannot be read, if it cannot.
 trait Invalid {
@@ -289,10 +305,11 @@ pub fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) -> impl std::future::Future<Output = ()> + Send {
     let readiness = &options.readiness;
-    let (pools, pool_watch) = cached(&client, readiness, "machineconfigpools");
-    let (configs, config_watch) = cached(&client, readiness, "machineconfigs");
-    let (mcns, mcn_watch) = cached::<MachineConfigNode>(&client, readiness, "machineconfignodes");
-    let (nodes, node_watch) = cached::<Node>(&client, readiness, "nodes");
+    let (pools, pool_watch) = cached(&client, readiness, "machineconfigpools", keep);
+    let (configs, config_watch) = cached(&client, readiness, "machineconfigs", keep);
+    let (mcns, mcn_watch) =
+        cached::<MachineConfigNode>(&client, readiness, "machineconfignodes", keep);
+    let (nodes, node_watch) = cached::<Node>(&client, readiness, "nodes", trim_node);
 
     // Each kind is watched once: the reflector fills the store the
     // reconciler reads, then the same event triggers reconciles, so a
@@ -314,6 +331,7 @@ pub fn run(
         metrics: options.metrics,
         resync: options.resync,
         failures: Mutex::new(HashMap::new()),
+        evaluations: Semaphore::new(EVALUATIONS),
     });
     let sweeper = {
         let ctx = ctx.clone();

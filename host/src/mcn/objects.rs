@@ -4,6 +4,9 @@
 //! as a `DeserializeGuard` error, logged and left out, rather than stalling
 //! the watch for the others.
 
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::core::ClusterResourceScope;
 use serde::Deserialize;
@@ -32,14 +35,48 @@ pub struct ConfigurationRef {
     pub name: String,
 }
 
-/// A rendered MachineConfig; its spec stays free-form JSON (the guest
-/// compares two of them).
+/// A rendered MachineConfig. The guest compares two specs as JSON text, so
+/// the spec is kept as that text, made once when the watch event arrives
+/// rather than on every reconcile of every node that names it.
 #[derive(Deserialize, Clone, Debug, Default)]
 pub struct MachineConfig {
     #[serde(default)]
     pub metadata: ObjectMeta,
     #[serde(default)]
-    pub spec: serde_json::Value,
+    pub spec: SpecText,
+}
+
+/// A spec as compact JSON text; `null` when the object has none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecText(pub Arc<str>);
+
+impl Default for SpecText {
+    fn default() -> Self {
+        SpecText(Arc::from("null"))
+    }
+}
+
+impl<'de> Deserialize<'de> for SpecText {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        Ok(SpecText(Arc::from(value.to_string())))
+    }
+}
+
+/// Drops from a cached Node what the job never reads: a real Node's status
+/// (images, conditions, addresses, node info) is most of its size, and the
+/// guest needs only its phase; of the spec, only `unschedulable`.
+pub fn trim_node(node: &mut Node) {
+    let phase = node.status.take().and_then(|s| s.phase);
+    node.status = phase.map(|phase| NodeStatus {
+        phase: Some(phase),
+        ..NodeStatus::default()
+    });
+    let unschedulable = node.spec.take().and_then(|s| s.unschedulable);
+    node.spec = Some(NodeSpec {
+        unschedulable,
+        ..NodeSpec::default()
+    });
 }
 
 crate::typed_resource!(MachineConfigPool, MACHINE_CONFIG_POOL, ClusterResourceScope);

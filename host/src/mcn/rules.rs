@@ -36,7 +36,7 @@ pub fn facts(
             let name = mc.metadata.name.as_deref()?;
             wanted.contains(&name).then(|| logic::RenderedConfig {
                 name: name.to_string(),
-                spec: mc.spec.to_string(),
+                spec: mc.spec.0.to_string(),
             })
         })
         .collect();
