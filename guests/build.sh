@@ -35,5 +35,11 @@ if [[ "${1:-}" == "--test" ]]; then
         cargo build --locked --target wasm32-wasip2 --profile guest -p mco-faulty-guest ${variant:+--features "$variant"}
         install -m 0644 "$out/mco_faulty_guest.wasm" "$tests/faulty${variant:+-$variant}.wasm"
     done
+    for variant in instance-type repoint-user-data foreign-secret foreign-merge \
+        stub-without-user-data unknown-ami not-an-object gcp-data-disk gcp-reorder \
+        azure-outside-image; do
+        cargo build --locked --target wasm32-wasip2 --profile guest -p mco-hostile-guest --features "$variant"
+        install -m 0644 "$out/mco_hostile_guest.wasm" "$tests/hostile-$variant.wasm"
+    done
     echo "test guests installed in $tests" >&2
 fi

@@ -60,7 +60,7 @@ fn main() -> anyhow::Result<()> {
         Ok(decisions)
     };
     let wasm_run = || -> anyhow::Result<Vec<Decision>> {
-        let mut session = guest.session(Some(&stream))?;
+        let mut session = guest.session("AWS", Some(&stream))?;
         machinesets
             .iter()
             .map(|ms| Ok(session.decide(ms, &cluster, None)?))

@@ -198,5 +198,6 @@ fn synthetic(seed: usize) -> Facts {
                 message: format!("This node has not yet entered the {t} phase"),
             })
             .collect(),
+        stored_generation: None,
     }
 }

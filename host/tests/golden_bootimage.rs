@@ -142,7 +142,9 @@ fn one_instance_serves_many_machinesets() {
     };
     let guest = &guests["GCP"];
     let stream = inputs.stream().unwrap_or_else(|e| panic!("{e}"));
-    let mut session = guest.session(stream).unwrap_or_else(|e| panic!("{e}"));
+    let mut session = guest
+        .session("GCP", stream)
+        .unwrap_or_else(|e| panic!("{e}"));
     let first = session
         .decide(&prepared.machineset, &prepared.cluster, None)
         .unwrap_or_else(|e| panic!("{e}"));

@@ -71,6 +71,7 @@ impl Bystanders {
             "after {after}: the node-state guest stopped working"
         );
         let decision = self.gcp.decide_one(
+            "GCP",
             Some(&self.stream),
             &self.prepared.machineset,
             &self.prepared.cluster,

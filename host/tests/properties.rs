@@ -2,7 +2,10 @@
 //! guest libraries' own property tests) go through the wasm guests and the
 //! native libraries. The serialized decisions must be byte-identical, a
 //! second run must give the same bytes (guests are pure), and the host's
-//! `validate` must accept every decision.
+//! `validate` must accept every decision. The wasm runs go through the
+//! guest binding, so the host's authority checks (field ownership, the
+//! image from the stream, the faithful stub; MCN pools, names, conditions)
+//! run on every one: a false refusal fails the property.
 
 mod common;
 
@@ -113,7 +116,7 @@ fn boot_image_guests_and_libraries_give_identical_bytes_every_time() {
             let native = decide_text(*rule, stream, &view, &cluster, user_data).to_json();
             let run = || {
                 guest
-                    .decide_one(stream, &view, &cluster, user_data)
+                    .decide_one(rule.platform_type(), stream, &view, &cluster, user_data)
                     .map_err(|e| TestCaseError::fail(format!("the guest failed: {e}")))
             };
             let wasm = run()?;
@@ -162,7 +165,7 @@ fn floats_in_the_provider_spec_survive_the_guest_unchanged() {
     };
     let native = decide_text(&mco_bootimage_gcp::Gcp, Some(stream), &view, &cluster, None);
     let wasm = guest
-        .decide_one(Some(stream), &view, &cluster, None)
+        .decide_one("GCP", Some(stream), &view, &cluster, None)
         .unwrap();
     assert_eq!(native.action(), "patch");
     assert_eq!(wasm.to_json(), native.to_json());

@@ -12,6 +12,7 @@ mod node_state {
     use exports::mco::machine_config::node_state::{
         ConfigVersion, Decision, Facts, Guest, MachineConfigNode, NodeStatus,
     };
+    use mco::machine_config::types::{Condition, ConditionStatus};
     use std::hint::black_box;
 
     wit_bindgen::generate!({ world: "node-state-reporter", path: "../../wit" });
@@ -48,9 +49,76 @@ mod node_state {
                     },
                 }),
                 "huge" => Decision::Skip("x".repeat(8 << 20)),
+                // Well-formed MCNs that claim what the facts do not give:
+                // a pool the host did not pass, a condition type twice.
+                "foreign-pool" => overstep(&facts, "gpu-not-passed", false),
+                "duplicate-condition" => {
+                    let pool = facts.pools.first().map(|p| p.name.clone());
+                    overstep(&facts, &pool.unwrap_or_else(|| "not-yet-set".into()), true)
+                }
                 _ => Decision::Skip(forbidden_effect()),
             }
         }
+    }
+
+    /// Every default condition `NotYetOccurred`, so only the overstep is wrong.
+    fn overstep(facts: &Facts, pool: &str, duplicate: bool) -> Decision {
+        const TYPES: [&str; 14] = [
+            "UpdatePrepared",
+            "UpdateExecuted",
+            "UpdatePostActionComplete",
+            "UpdateComplete",
+            "Resumed",
+            "Drained",
+            "AppliedFilesAndOS",
+            "Cordoned",
+            "RebootedNode",
+            "Updated",
+            "Uncordoned",
+            "NodeDegraded",
+            "PinnedImageSetsDegraded",
+            "PinnedImageSetsProgressing",
+        ];
+        let mut conditions: Vec<Condition> = TYPES
+            .iter()
+            .map(|t| Condition {
+                type_: (*t).into(),
+                status: ConditionStatus::False,
+                reason: "NotYetOccurred".into(),
+                message: format!("This node has not yet entered the {t} phase"),
+            })
+            .collect();
+        if duplicate {
+            conditions.push(Condition {
+                type_: "Updated".into(),
+                status: ConditionStatus::True,
+                reason: "Updated".into(),
+                message: "Node is up to date".into(),
+            });
+        }
+        let annotation = |key: &str| {
+            facts
+                .node
+                .annotations
+                .iter()
+                .find(|(k, _)| k == &format!("machineconfiguration.openshift.io/{key}"))
+                .map(|(_, v)| v.clone())
+        };
+        let desired = annotation("desiredConfig").unwrap_or_else(|| "not-yet-set".into());
+        Decision::Apply(MachineConfigNode {
+            pool: pool.into(),
+            desired_config: desired.clone(),
+            desired_image: None,
+            status: NodeStatus {
+                observed_generation: facts.node.generation.saturating_add(1).max(1),
+                config_version: ConfigVersion {
+                    current: annotation("currentConfig"),
+                    desired,
+                },
+                config_image: None,
+                conditions,
+            },
+        })
     }
 
     #[expect(unconditional_recursion, reason = "overflowing the stack is the point")]

@@ -25,6 +25,7 @@ impl From<wit::Facts> for crate::Facts {
     fn from(facts: wit::Facts) -> Self {
         let node = facts.node;
         crate::Facts {
+            stored_generation: None,
             node: crate::Node {
                 name: node.name,
                 generation: node.generation,

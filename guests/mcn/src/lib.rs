@@ -42,6 +42,10 @@ pub struct Facts {
     pub configs: Vec<RenderedConfig>,
     /// Conditions of the stored MCN, empty when there is none.
     pub previous: Vec<Condition>,
+    /// `status.observedGeneration` of the stored MCN. Not passed to the
+    /// guest (the WIT facts carry only the previous conditions): the host
+    /// keeps it to check that a decision never lowers it.
+    pub stored_generation: Option<i64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

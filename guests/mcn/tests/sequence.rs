@@ -52,6 +52,7 @@ impl Walk {
                 },
             ],
             previous: vec![],
+            stored_generation: None,
         };
         set(
             &mut facts.node.annotations,

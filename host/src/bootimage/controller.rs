@@ -406,14 +406,17 @@ impl Worker {
             };
             let guest = slot.active.module().name.clone();
             let stream = stream.clone();
+            let platform_name = platform.clone();
             let started = Instant::now();
             let count = batch.len();
             let decided = tokio::task::spawn_blocking(move || {
                 let items = || batch.iter().map(|r| &r.item);
-                let active = slot.active.decide_batch(stream.as_deref(), items());
+                let active = slot
+                    .active
+                    .decide_batch(&platform_name, stream.as_deref(), items());
                 let shadow = slot
                     .candidate
-                    .map(|c| c.decide_batch(stream.as_deref(), items()));
+                    .map(|c| c.decide_batch(&platform_name, stream.as_deref(), items()));
                 (batch, active, shadow)
             })
             .await;

@@ -201,8 +201,12 @@ impl BootImageInputs {
             if requests.is_empty() {
                 break;
             }
+            let platform = requests
+                .first()
+                .map(|r| r.platform.clone())
+                .unwrap_or_default();
             let items: Vec<&BatchItem> = requests.iter().map(|r| &r.item).collect();
-            let results = guest.decide_batch(stream, items);
+            let results = guest.decide_batch(&platform, stream, items);
             for (request, result) in requests.into_iter().zip(results) {
                 let result = result.map_err(|error| PassError::Guest {
                     machineset: name.to_owned(),

@@ -5,10 +5,11 @@
 //! MachineSet to the next. A failed call poisons the instance, so the next
 //! MachineSet gets a new one.
 
-use mco_bootimage::{ClusterFacts, Decision, MachineSetView, UserData, UserDataUpgrade};
+use mco_bootimage::{ClusterFacts, Decision, MachineSetView, Stream, UserData, UserDataUpgrade};
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
+use super::authority::{self, JobInputs};
 use crate::runtime::{Guest, GuestError, GuestState, World};
 
 mod wit_bindings {
@@ -40,17 +41,23 @@ pub struct BatchItem {
     pub user_data: Option<String>,
 }
 
-/// One instance with one parsed stream.
+/// One instance with one parsed stream, for one platform. The host parses
+/// the stream too: it checks every decision against the images the stream
+/// publishes (see [`super::authority`]).
 pub struct Session<'g> {
     guest: &'g BootImageGuest,
     store: Store<GuestState>,
     bindings: BootImageSelector,
     stream: ResourceAny,
+    platform: String,
+    index: Result<Stream, String>,
 }
 
 impl BootImageGuest {
-    /// A fresh instance holding `stream` (the ConfigMap's `data.stream`).
-    pub fn session(&self, stream: Option<&str>) -> Result<Session<'_>, GuestError> {
+    /// A fresh instance holding `stream` (the ConfigMap's `data.stream`),
+    /// deciding for MachineSets of `platform` (Infrastructure
+    /// `status.platformStatus.type`), whose field ownership applies.
+    pub fn session(&self, platform: &str, stream: Option<&str>) -> Result<Session<'_>, GuestError> {
         let mut store = self.store();
         let started = self
             .bindings()
@@ -62,12 +69,14 @@ impl BootImageGuest {
                     .call_constructor(&mut store, stream)?;
                 Ok((bindings, stream))
             });
-        let (bindings, stream) = self.finish(&store, started)?;
+        let (bindings, resource) = self.finish(&store, started)?;
         Ok(Session {
             guest: self,
             store,
             bindings,
-            stream,
+            stream: resource,
+            platform: platform.to_owned(),
+            index: mco_bootimage::load_stream(stream),
         })
     }
 
@@ -77,6 +86,7 @@ impl BootImageGuest {
     /// the same error instead of paying the deadline again for each.
     pub fn decide_batch<'a>(
         &self,
+        platform: &str,
         stream: Option<&str>,
         batch: impl IntoIterator<Item = &'a BatchItem, IntoIter: ExactSizeIterator>,
     ) -> Vec<Result<Decision, GuestError>> {
@@ -87,7 +97,7 @@ impl BootImageGuest {
         for item in batch {
             let current = match &mut session {
                 Some(current) => current,
-                None => match self.session(stream) {
+                None => match self.session(platform, stream) {
                     Ok(started) => session.insert(started),
                     Err(err) => {
                         results.resize(total, Err(err));
@@ -107,12 +117,14 @@ impl BootImageGuest {
     /// Decides one MachineSet in its own instance.
     pub fn decide_one(
         &self,
+        platform: &str,
         stream: Option<&str>,
         machineset: &MachineSetView,
         cluster: &ClusterFacts,
         user_data: Option<&str>,
     ) -> Result<Decision, GuestError> {
-        self.session(stream)?.decide(machineset, cluster, user_data)
+        self.session(platform, stream)?
+            .decide(machineset, cluster, user_data)
     }
 }
 
@@ -127,6 +139,7 @@ impl Session<'_> {
         let guest = self.guest;
         guest.rearm(&mut self.store);
         let input = to_wit(machineset);
+        let facts = cluster;
         let cluster = wit::Cluster {
             control_plane_arch: cluster.control_plane_arch.clone(),
             multi_arch: cluster.multi_arch,
@@ -140,9 +153,20 @@ impl Session<'_> {
             user_data,
         );
         let decision = guest.finish(&self.store, result)?;
-        // Checked before anyone can act on it: a patch only under
-        // providerSpec.value, bounded texts, a valid Secret upgrade.
+        // Checked before anyone can act on it, with this job's own inputs:
+        // only the platform's image fields change, to an image the stream
+        // publishes for this MachineSet, and a stub upgrade is the
+        // MachineSet's own Secret, faithfully converted (`authority`); then
+        // bounded texts and a valid Secret upgrade (`validate_decision`).
+        let job = JobInputs {
+            platform: &self.platform,
+            machineset,
+            cluster: facts,
+            user_data,
+            stream: self.index.as_ref().map_err(String::as_str),
+        };
         from_wit(decision)
+            .and_then(|d| authority::check(&job, &d).map(|()| d))
             .and_then(|d| mco_bootimage::validate_decision(&d).map(|()| d))
             .map_err(|detail| guest.invalid_output(detail))
     }

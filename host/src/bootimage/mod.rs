@@ -6,6 +6,7 @@
 //! its conditions (`status`), its errors (`error`) and what
 //! `eval bootimage` reads (`eval`).
 
+pub mod authority;
 pub mod controller;
 pub mod error;
 pub mod eval;

@@ -249,6 +249,23 @@ impl Writer {
     ) -> Result<Applied, PassError> {
         let name = &action.name;
         if let Some((upgrade, version)) = upgrade {
+            // The write is the decision: the guest binding already checked
+            // that the upgrade is for the Secret this MachineSet references;
+            // the writer holds to it too, against the object it patches.
+            let referenced = action
+                .object
+                .pointer("/spec/template/spec/providerSpec/value/userDataSecret/name")
+                .and_then(Value::as_str);
+            if referenced != Some(upgrade.name.as_str()) {
+                return Err(PassError::StubWrite {
+                    namespace: MACHINE_API_NAMESPACE.into(),
+                    secret: upgrade.name.clone(),
+                    detail: format!(
+                        "refusing to write it: machineset {name} references user-data Secret {}",
+                        referenced.unwrap_or("(none)")
+                    ),
+                });
+            }
             self.upgrade_stub(upgrade, version).await?;
         }
         let mut body = patch.clone();
@@ -286,6 +303,9 @@ impl Writer {
 
     /// Writes the converted stub, with the Secret's resourceVersion as
     /// precondition: a Secret changed since it was read is not overwritten.
+    /// A merge patch of key `userData` and the two upgrade annotations only:
+    /// every other key and annotation of the Secret is kept, and no other
+    /// annotation the decision might carry is written.
     async fn upgrade_stub(
         &self,
         upgrade: &UserDataUpgrade,
@@ -293,7 +313,12 @@ impl Writer {
     ) -> Result<(), PassError> {
         let secrets: Api<k8s_openapi::api::core::v1::Secret> =
             Api::namespaced(self.client.clone(), MACHINE_API_NAMESPACE);
-        let mut annotations = upgrade.annotations.clone();
+        let to = mco_bootimage::ignition::ANNOTATION_UPGRADED_TO;
+        let upgraded_to = upgrade
+            .annotations
+            .get(to)
+            .map_or(mco_bootimage::ignition::STUB_TARGET_VERSION, String::as_str);
+        let mut annotations = BTreeMap::from([(to.to_owned(), upgraded_to.to_owned())]);
         annotations.insert(
             mco_bootimage::ignition::ANNOTATION_UPGRADED_AT.to_owned(),
             Timestamp::now().to_string(),

@@ -44,6 +44,7 @@ pub fn mcn_fixture() -> logic::Facts {
         }],
         configs: Vec::new(),
         previous: Vec::new(),
+        stored_generation: None,
     }
 }
 
@@ -135,7 +136,13 @@ pub fn boot_image_decision(
         // The AWS fixture's current AMI, so it counts as an RHCOS image.
         known_images: [OLD_AMI.to_string()].into(),
     };
-    guest.decide_one(Some(STREAM), &boot_image_fixture(platform), &cluster, None)
+    guest.decide_one(
+        platform,
+        Some(STREAM),
+        &boot_image_fixture(platform),
+        &cluster,
+        None,
+    )
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ impl McnGuest {
                 .call_derive(&mut store, &input)
         });
         let decision = from_wit(self.finish(&store, result)?);
-        self.checked(decision)
+        self.checked(facts, decision)
     }
 
     /// Derives several nodes in one fresh instance: guests are pure, so
@@ -61,7 +61,7 @@ impl McnGuest {
                 .mco_machine_config_node_state()
                 .call_derive(&mut store, &to_wit(facts));
             match call {
-                Ok(decision) => results.push(self.checked(from_wit(decision))),
+                Ok(decision) => results.push(self.checked(facts, from_wit(decision))),
                 Err(_) => {
                     results.extend(batch[done..].iter().map(|facts| self.derive(facts)));
                     break;
@@ -72,8 +72,18 @@ impl McnGuest {
         results
     }
 
-    fn checked(&self, decision: logic::Decision) -> Result<logic::Decision, GuestError> {
-        logic::validate(&decision).map_err(|detail| self.invalid_output(detail))?;
+    /// The one place MCN output is checked: what the CRD accepts
+    /// (`mco_mcn::validate`), then what this node's facts allow
+    /// (`authority::check`: its pools, config names, images, condition
+    /// types, observedGeneration).
+    fn checked(
+        &self,
+        facts: &logic::Facts,
+        decision: logic::Decision,
+    ) -> Result<logic::Decision, GuestError> {
+        logic::validate(&decision)
+            .and_then(|()| super::authority::check(facts, &decision))
+            .map_err(|detail| self.invalid_output(detail))?;
         Ok(decision)
     }
 }

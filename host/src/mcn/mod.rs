@@ -4,6 +4,7 @@
 //! every answer (`guest`), the controller (`controller`), the one place
 //! MCNs are written (`write`) and what `eval mcn` reads (`eval`).
 
+pub mod authority;
 pub mod controller;
 pub mod crd;
 pub mod eval;

@@ -60,6 +60,9 @@ pub fn facts(
         pools: pools.iter().map(|p| pool(p)).collect(),
         configs,
         previous: previous.map(previous_conditions).unwrap_or_default(),
+        stored_generation: previous
+            .and_then(|mcn| mcn.status.as_ref())
+            .and_then(|status| status.observed_generation),
     }
 }
 

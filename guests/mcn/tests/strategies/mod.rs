@@ -228,5 +228,6 @@ pub fn facts() -> impl Strategy<Value = Facts> {
             pools,
             configs,
             previous,
+            stored_generation: None,
         })
 }

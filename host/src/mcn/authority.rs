@@ -1,0 +1,158 @@
+//! What a MachineConfigNode decision may say, checked by the host with the
+//! node's own facts. The MCN's name and owner come from the host anyway;
+//! this bounds the rest: the pool is one the host passed (or upstream's
+//! placeholder), the config names come from the node's annotations or its
+//! pool's target, the images from the node's annotations, every condition
+//! type is one the CRD's set allows and appears at most once, and
+//! `observedGeneration` never goes below the stored one.
+
+use std::collections::BTreeSet;
+
+use mco_k8s_rules::quote;
+use mco_mcn::{Decision, Facts, MachineConfigNode, NOT_YET_SET};
+
+const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
+/// How much of an offending value a message quotes, in bytes.
+const QUOTE: usize = 120;
+
+/// Every condition type the MCN CRD's set allows (`spec/mcn.md` §3.1): the
+/// default list plus the types of the `ImageModeStatusReporting` gate and
+/// the internal release image manager.
+pub fn allowed_condition_types() -> impl Iterator<Item = &'static str> {
+    mco_mcn::DEFAULT_CONDITION_TYPES.into_iter().chain([
+        "AppliedFiles",
+        "AppliedOSImage",
+        "ImagePulledFromRegistry",
+        "InternalReleaseImageDegraded",
+    ])
+}
+
+/// `Err` names the rule an `apply` decision breaks.
+pub fn check(facts: &Facts, decision: &Decision) -> Result<(), String> {
+    let Decision::Apply(mcn) = decision else {
+        return Ok(());
+    };
+    let node = &facts.node.name;
+    let pools: Vec<&str> = facts.pools.iter().map(|p| p.name.as_str()).collect();
+    if mcn.pool != NOT_YET_SET && !pools.contains(&mcn.pool.as_str()) {
+        return Err(format!(
+            "the MCN guest puts node {node} in pool {}, which is not one of the pools the host passed ({}) nor {NOT_YET_SET}",
+            quote(&mcn.pool, QUOTE),
+            if pools.is_empty() {
+                "none".to_owned()
+            } else {
+                pools.join(", ")
+            }
+        ));
+    }
+    config_names(facts, mcn)?;
+    images(facts, mcn)?;
+    conditions(mcn)?;
+    if let Some(stored) = facts.stored_generation
+        && mcn.status.observed_generation < stored
+    {
+        return Err(format!(
+            "the MCN guest lowers status.observedGeneration of node {node} from {stored} to {}",
+            mcn.status.observed_generation
+        ));
+    }
+    Ok(())
+}
+
+fn annotation<'f>(facts: &'f Facts, key: &str) -> Option<&'f str> {
+    facts
+        .node
+        .annotations
+        .get(&format!("{ANNOTATION_PREFIX}{key}"))
+        .map(String::as_str)
+}
+
+/// desired/current config names: the node's annotations, its pool's
+/// target config, or the placeholder.
+fn config_names(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), String> {
+    let pool_target = facts
+        .pools
+        .iter()
+        .find(|p| p.name == mcn.pool)
+        .map(|p| p.target_config.as_str());
+    let allowed: BTreeSet<&str> = [
+        annotation(facts, "currentConfig"),
+        annotation(facts, "desiredConfig"),
+        pool_target,
+        Some(NOT_YET_SET),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let version = &mcn.status.config_version;
+    for (field, name) in [
+        ("spec.configVersion.desired", Some(&mcn.desired_config)),
+        ("status.configVersion.desired", Some(&version.desired)),
+        ("status.configVersion.current", version.current.as_ref()),
+    ] {
+        if let Some(name) = name
+            && !allowed.contains(name.as_str())
+        {
+            return Err(format!(
+                "the MCN guest sets {field} of node {} to {}, which is neither one of the node's config annotations nor its pool's target config",
+                facts.node.name,
+                quote(name, QUOTE)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Beyond the issue: the images come from the node's image annotations.
+fn images(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), String> {
+    let allowed: BTreeSet<&str> = [
+        annotation(facts, "currentImage"),
+        annotation(facts, "desiredImage"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let image = mcn.status.config_image.as_ref();
+    for (field, value) in [
+        ("spec.configImage.desiredImage", mcn.desired_image.as_ref()),
+        (
+            "status.configImage.currentImage",
+            image.and_then(|i| i.current_image.as_ref()),
+        ),
+        (
+            "status.configImage.desiredImage",
+            image.and_then(|i| i.desired_image.as_ref()),
+        ),
+    ] {
+        if let Some(value) = value
+            && !allowed.contains(value.as_str())
+        {
+            return Err(format!(
+                "the MCN guest sets {field} of node {} to {}, which is not one of the node's image annotations",
+                facts.node.name,
+                quote(value, QUOTE)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn conditions(mcn: &MachineConfigNode) -> Result<(), String> {
+    let allowed: BTreeSet<&str> = allowed_condition_types().collect();
+    let mut seen = BTreeSet::new();
+    for condition in &mcn.status.conditions {
+        let kind = condition.type_.as_str();
+        if !allowed.contains(kind) {
+            return Err(format!(
+                "the MCN guest reports condition type {}, which the MachineConfigNode CRD's condition set does not allow",
+                quote(kind, QUOTE)
+            ));
+        }
+        if !seen.insert(kind) {
+            return Err(format!(
+                "the MCN guest reports condition type {kind} more than once"
+            ));
+        }
+    }
+    Ok(())
+}
