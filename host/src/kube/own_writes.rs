@@ -58,6 +58,18 @@ impl<K: Resource> OwnWrites<K> {
         })
     }
 
+    /// Forgets every write the watch has caught up with (`stored` gives the
+    /// watched copy by name), so the cache holds only writes in flight and
+    /// not a second copy of every object ever written.
+    pub fn prune(&self, stored: impl Fn(&str) -> Option<Arc<K>>) {
+        self.with(|written| {
+            written.retain(|name, (at, ours)| match stored(name) {
+                Some(stored) => resource_version(stored.as_ref()) < resource_version(ours.as_ref()),
+                None => at.elapsed() < WRITE_VISIBILITY,
+            })
+        });
+    }
+
     fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, (Instant, Arc<K>)>) -> T) -> T {
         // A poisoned lock only means another task panicked mid-update of a
         // cache entry; the map itself is whole.
@@ -105,5 +117,12 @@ mod tests {
         writes.remember(cm("9"));
         writes.forget("a");
         assert_eq!(newest("3").as_deref(), Some("3"));
+        // Pruning keeps only what the watch has not shown yet.
+        writes.remember(cm("9"));
+        writes.prune(|_| Some(Arc::new(cm("9"))));
+        assert_eq!(writes.newest("a", None), None);
+        writes.remember(cm("9"));
+        writes.prune(|_| Some(Arc::new(cm("8"))));
+        assert!(writes.newest("a", None).is_some());
     }
 }

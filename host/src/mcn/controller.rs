@@ -34,10 +34,12 @@ use crate::kube::watch::{Readiness, reflect};
 use crate::metrics::Metrics;
 use crate::runtime::GuestError;
 
-/// Nodes reconciled at once. A reconcile mostly waits on the apiserver
-/// (kube's client speaks HTTP/1.1, one pooled connection per request in
-/// flight), so this is sized for I/O, not for the two cores.
-const CONCURRENCY: u16 = 64;
+/// Nodes reconciled at once. 64 (a reconcile mostly waits on the
+/// apiserver) measured no faster on a 2-core control plane, where the
+/// apiserver is the bottleneck, and cost 28 MiB more (kube's client speaks
+/// HTTP/1.1: a pooled connection per request in flight); see
+/// `make bench-scale`.
+const CONCURRENCY: u16 = 8;
 /// Guest evaluations at once: they are CPU work, each holds a slot of the
 /// pooling allocator while it runs, and the boot image job needs slots too.
 const EVALUATIONS: usize = 8;
@@ -162,6 +164,9 @@ impl Context {
     /// Deletes MCNs whose Node is gone (the garbage collector would too, via
     /// the owner reference, but not every cluster runs it for our CRD in time).
     async fn sweep_orphans(&self) {
+        self.writer
+            .written
+            .prune(|name| self.mcns.get(&ObjectRef::new(name)));
         if !self.is_leader() {
             return;
         }
