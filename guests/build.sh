@@ -37,7 +37,7 @@ if [[ "${1:-}" == "--test" ]]; then
     done
     for variant in instance-type repoint-user-data foreign-secret foreign-merge \
         stub-without-user-data unknown-ami not-an-object gcp-data-disk gcp-reorder \
-        azure-outside-image; do
+        azure-outside-image sleeper; do
         cargo build --locked --target wasm32-wasip2 --profile guest -p mco-hostile-guest --features "$variant"
         install -m 0644 "$out/mco_hostile_guest.wasm" "$tests/hostile-$variant.wasm"
     done

@@ -615,3 +615,226 @@ async fn broken_streams_and_records_are_reported_and_nothing_is_written() -> Res
     })
     .await
 }
+
+// ---- a guest that oversteps its authority ----------------------------------------------------
+
+/// A registry with `aws` (and `candidate`, if any) as the AWS boot image
+/// guest, the shipped guests elsewhere; written where `--registry` reads it.
+fn write_registry(
+    c: &Cluster,
+    aws: &std::path::Path,
+    candidate: Option<&std::path::Path>,
+) -> Result<String> {
+    let guests = support::controller::host_binary()?
+        .parent()
+        .map(|release| release.join("guests"))
+        .ok_or_else(|| anyhow!("the host binary has no directory"))?;
+    let candidate = candidate
+        .map(|m| format!(", candidate: {{module: {}}}", m.display()))
+        .unwrap_or_default();
+    let text = format!(
+        "mcn: {}\nbootImage:\n  GCP: {}\n  AWS: {{module: {}{candidate}}}\n  Azure: {}\n",
+        guests.join("mcn.wasm").display(),
+        guests.join("bootimage-gcp.wasm").display(),
+        aws.display(),
+        guests.join("bootimage-azure.wasm").display(),
+    );
+    let path = c.fx.cp.dir().join("registry.yaml");
+    // Written whole and renamed: a poll never reads half a registry.
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, text).with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, &path)?;
+    Ok(path.display().to_string())
+}
+
+/// The module that oversteps on every MachineSet but the host's smoke
+/// fixture (`hostile-sleeper.wasm`: instanceType and credentialsSecret
+/// besides the AMI), so that it passes the smoke evaluations and serves.
+fn sleeper() -> Result<std::path::PathBuf> {
+    let host = support::controller::host_binary()?;
+    let beside = host
+        .parent()
+        .map(|d| d.join("guests").join("hostile-sleeper.wasm"));
+    let built = host
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|target| target.join("test-guests").join("hostile-sleeper.wasm"));
+    [beside, built]
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_file())
+        .ok_or_else(|| anyhow!("hostile-sleeper.wasm not found: run `guests/build.sh --test`"))
+}
+
+/// Guests propose, the host disposes (issue 11): a serving AWS guest that
+/// also changes instanceType and credentialsSecret writes nothing — no
+/// MachineSet, no Secret — and the refusal names the field in
+/// `BootImageUpdateDegraded`; once the registry serves the shipped guest
+/// again the MachineSets move, and the overstepping module as that entry's
+/// shadow candidate counts as a failed comparison, never as agreement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_that_oversteps_writes_nothing_and_is_named() -> Result<()> {
+    let machinesets = [
+        MachineSetSpec::new("rhcos"),
+        MachineSetSpec {
+            secret: "legacy-user-data",
+            ..MachineSetSpec::new("legacy")
+        },
+    ];
+    in_cluster(Platform::Aws, &machinesets, async |c| {
+        let hostile = sleeper()?;
+        let good = support::controller::host_binary()?
+            .parent()
+            .map(|d| d.join("guests").join("bootimage-aws.wasm"))
+            .ok_or_else(|| anyhow!("the host binary has no directory"))?;
+        // The shipped guest serves first, so the old stream's images are
+        // recorded as RHCOS ones (the controller learns them on a pass).
+        let registry = write_registry(c, &good, None)?;
+        let controller = c
+            .start_controller(
+                "boot-a",
+                &[
+                    RESYNC[0],
+                    RESYNC[1],
+                    "--registry",
+                    &registry,
+                    "--registry-poll",
+                    "500ms",
+                ],
+            )
+            .await?;
+        c.wait_conditions(
+            "Reconciled 2 of 2 MAPI MachineSets | ",
+            ("False", "0 Degraded"),
+        )
+        .await?;
+        let secrets: Api<Secret> = Api::namespaced(c.admin(), MAPI);
+        let secret_versions = async || -> Result<Vec<(String, Option<String>)>> {
+            Ok(secrets
+                .list(&Default::default())
+                .await?
+                .items
+                .iter()
+                .map(|s| (s.name_any(), s.resource_version()))
+                .collect())
+        };
+        let machinesets_before = c.resource_versions().await?;
+        let secrets_before = secret_versions().await?;
+        let job = "bootImage.AWS";
+        let refused = |m: &support::controller::Metrics| {
+            m.sum(
+                "mco_evaluations_total",
+                &[("job", job), ("result", "failed")],
+            )
+        };
+        let rule = |conditions: &std::collections::BTreeMap<String, Value>| {
+            let message = conditions["BootImageUpdateDegraded"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            ensure!(
+                (message.contains("providerSpec.value.credentialsSecret")
+                    || message.contains("providerSpec.value.instanceType"))
+                    && message.contains("may not touch")
+                    && message.contains("hostile-sleeper.wasm"),
+                "Degraded does not name the rule: {message}"
+            );
+            Ok(message)
+        };
+
+        // The registry now names the overstepping module; it passes the
+        // smoke evaluations and serves, and its first decisions are refused.
+        write_registry(c, &hostile, None)?;
+        let conditions = c
+            .wait_conditions(
+                "Reconciled 0 of 2 MAPI MachineSets | ",
+                ("True", "2 Degraded"),
+            )
+            .await?;
+        rule(&conditions)?;
+
+        // The new stream lands while the overstepping guest serves.
+        let landed = c.metrics(controller).await?;
+        c.set_stream(NEW).await?;
+        let conditions = c
+            .wait_conditions(
+                "Reconciled 0 of 2 MAPI MachineSets | ",
+                ("True", "2 Degraded"),
+            )
+            .await?;
+        let message = rule(&conditions)?;
+        eprintln!("bootimage_controller: overstepping guest refused: {message}");
+        // Several passes (--resync 1s) on the new stream, each refused.
+        sleep(QUIET).await;
+        let after = c.metrics(controller).await?;
+        ensure!(
+            refused(&after) >= refused(&landed) + 4.0,
+            "refusals went {} -> {}: the new stream was not evaluated repeatedly",
+            refused(&landed),
+            refused(&after)
+        );
+        ensure!(
+            after.sum("mco_guest_failures_total", &[("kind", "invalid_output")]) >= refused(&after),
+            "the refusals are not counted as invalid output"
+        );
+        ensure!(
+            c.resource_versions().await? == machinesets_before,
+            "a MachineSet was written on the overstepping guest's decision"
+        );
+        ensure!(
+            secret_versions().await? == secrets_before,
+            "a Secret was written on the overstepping guest's decision"
+        );
+        ensure!(after.writes_of("patch_machineset") == 0.0 && after.writes_of("update_secret") == 0.0,
+            "writes: {}", after.writes_summary());
+        ensure!(
+            c.image("rhcos").await? == c.expected_image(OLD, "x86_64"),
+            "rhcos moved"
+        );
+
+        // The shipped guest serves again, the overstepping one shadows it.
+        write_registry(c, &good, Some(&hostile))?;
+        c.wait_image("rhcos", &c.expected_image(NEW, "x86_64"))
+            .await?;
+        c.wait_image("legacy", &c.expected_image(NEW, "x86_64"))
+            .await?;
+        c.wait_conditions(
+            "Reconciled 2 of 2 MAPI MachineSets | ",
+            ("False", "0 Degraded"),
+        )
+        .await?;
+        let legacy = secrets.get("legacy-user-data").await?;
+        ensure!(
+            legacy
+                .annotations()
+                .get("machineconfiguration.openshift.io/stub-ignition-upgraded-to")
+                .map(String::as_str)
+                == Some("3.5.0"),
+            "the shipped guest did not upgrade the spec-2 stub: {:?}",
+            legacy.annotations()
+        );
+        // A few more passes for the shadow.
+        sleep(QUIET).await;
+        let swapped = c.metrics(controller).await?;
+        let shadow = |result: &str| {
+            swapped.sum(
+                "mco_shadow_evaluations_total",
+                &[("job", job), ("result", result)],
+            )
+        };
+        ensure!(
+            shadow("failed") > 0.0 && shadow("agree") == 0.0 && shadow("differ") == 0.0,
+            "shadow evaluations of the overstepping candidate: agree {}, differ {}, failed {}",
+            shadow("agree"),
+            shadow("differ"),
+            shadow("failed")
+        );
+        eprintln!(
+            "bootimage_controller: overstepping candidate: {} shadow evaluations failed, 0 agreed; writes {}",
+            shadow("failed"),
+            swapped.writes_summary()
+        );
+        Ok(())
+    })
+    .await
+}

@@ -73,7 +73,12 @@ mod hostile {
             .to_owned();
         let (target, mut fragment) = honest(stream, &arch, &spec)?;
         let mut upgrade = None;
-        tamper(&mut fragment, &mut upgrade, &secret, user_data.as_deref());
+        // `sleeper` behaves on the host's smoke fixture (`smoke-*`) and
+        // oversteps everywhere else: smoke evaluations cannot catch it,
+        // only the checks on every decision can.
+        if !(cfg!(feature = "sleeper") && ms.name.starts_with("smoke-")) {
+            tamper(&mut fragment, &mut upgrade, &secret, user_data.as_deref());
+        }
         let patch = json!({"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}});
         #[cfg(feature = "not-an-object")]
         let patch = json!([{"op": "replace", "path": "/spec/template/spec/providerSpec/value/ami/id", "value": target}]);
@@ -155,7 +160,7 @@ mod hostile {
             _ => None,
         });
         let _ = &honest;
-        #[cfg(feature = "instance-type")]
+        #[cfg(any(feature = "instance-type", feature = "sleeper"))]
         {
             fragment["instanceType"] = json!("m5.metal");
             fragment["credentialsSecret"] = json!({"name": "attacker-credentials"});

@@ -157,7 +157,7 @@ struct SandboxArgs {
     #[arg(
         long,
         global = true,
-        default_value_t = 64,
+        default_value_t = crate::runtime::DEFAULT_MEMORY_MIB,
         env = "MCO_GUEST_MEMORY_MIB"
     )]
     guest_memory_mib: usize,

@@ -40,9 +40,13 @@ use crate::runtime::GuestError;
 /// HTTP/1.1: a pooled connection per request in flight); see
 /// `make bench-scale`.
 const CONCURRENCY: u16 = 8;
-/// Guest evaluations at once: they are CPU work, each holds a slot of the
-/// pooling allocator while it runs, and the boot image job needs slots too.
-const EVALUATIONS: usize = 8;
+/// Guest evaluations at once: they are CPU work (the Deployment gives the
+/// host half a core), each holds a slot of the pooling allocator while it
+/// runs, and the boot image job needs slots too. Each may hold twice the
+/// guest memory cap at its peak (its linear memory and the lifted answer):
+/// see `runtime::DEFAULT_MEMORY_MIB` for how 2 of them fit the
+/// Deployment's memory limit beside the caches of 5,000 nodes.
+const EVALUATIONS: usize = 2;
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
 #[derive(Debug, thiserror::Error)]

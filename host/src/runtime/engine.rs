@@ -27,13 +27,45 @@ pub struct RuntimeConfig {
     pub cache_dir: Option<std::path::PathBuf>,
 }
 
+/// The default linear-memory cap of one guest (`--guest-memory-mib`), and
+/// the most any registry entry may ask for.
+///
+/// What a guest returns lives in its linear memory first, so the cap is
+/// also the bound on any answer: a guest cannot build a 48 MiB skip reason
+/// under a 12 MiB cap, it traps at its memory limit instead, and the host
+/// never copies it. Lifting an answer that fits copies at most the cap into
+/// the host, next to the guest's memory, so one evaluation in flight holds
+/// at most 2 × 12 = 24 MiB beyond the host's own state.
+///
+/// The worst case under `deploy/deployment.yaml`'s 256 MiB limit:
+///
+/// ```text
+///   evaluations in flight:  2 MCN (mcn::controller::EVALUATIONS)
+///                         + 1 boot image batch (one batch at a time)
+///                         + 1 load/smoke evaluation of a swapped module
+///                         = 4 × 24 MiB                          =  96 MiB
+///   idle pooled slots:      8 (DEFAULT_SLOTS) × 2 MiB kept resident =  16 MiB
+///   the host at 5,000 nodes (watch caches, `make bench-scale`)  ~ 130 MiB
+///                                                               -------
+///                                                               ~ 242 MiB < 256 MiB
+/// ```
+///
+/// The shipped guests use a few MiB (a stream of a few hundred KiB parsed,
+/// one node's facts); 12 MiB leaves them room.
+pub const DEFAULT_MEMORY_MIB: usize = 12;
+/// Pooling-allocator slots: twice the evaluations in flight above.
+pub const DEFAULT_SLOTS: u32 = 8;
+/// What an idle pooled slot keeps mapped of its linear memory (the stack
+/// and data segments of a Rust guest sit at its start).
+const KEEP_RESIDENT: usize = 2 << 20;
+
 impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
             deadline: Duration::from_secs(1),
-            memory_limit: 64 << 20,
+            memory_limit: DEFAULT_MEMORY_MIB << 20,
             pooling: true,
-            max_concurrent: 16,
+            max_concurrent: DEFAULT_SLOTS,
             cache_dir: None,
         }
     }
@@ -133,7 +165,7 @@ fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
             .max_memory_size(config.memory_limit)
             // Keep the first pages of a slot mapped between evaluations: the
             // first call's page faults dominate a fresh instance's cost.
-            .linear_memory_keep_resident(16 << 20)
+            .linear_memory_keep_resident(KEEP_RESIDENT.min(config.memory_limit))
             .table_keep_resident(64 << 10);
         wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }

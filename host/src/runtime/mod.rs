@@ -9,7 +9,7 @@ mod handle;
 mod module;
 mod store;
 
-pub use engine::{GuestLimits, Runtime, RuntimeConfig};
+pub use engine::{DEFAULT_MEMORY_MIB, DEFAULT_SLOTS, GuestLimits, Runtime, RuntimeConfig};
 pub use error::{GuestError, LoadError};
 pub use handle::{Guest, World};
 pub use module::{GuestModule, digest};
