@@ -128,6 +128,10 @@ async fn rolling_update(fx: &mut Fixture) -> Result<()> {
 
     fx.apply_pool("worker", "rendered-worker-b").await?;
     let mut watched = 1usize;
+    // The watch prints a frame only when the view changes: a step that
+    // changes nothing shown (Cordoned=True while the drain goes on) brings
+    // none, and the frame of the state before it already arrived.
+    let mut last_shown = None;
     for (step, phase) in WALK {
         let (annotations, unschedulable) = golden::node_state(step)?;
         let annotations: Vec<(&str, &str)> = annotations
@@ -172,6 +176,12 @@ async fn rolling_update(fx: &mut Fixture) -> Result<()> {
         }
 
         // The watch: a frame showing this very state arrives after the change.
+        let state = Some((shown.clone(), counts(pool)));
+        if state == last_shown {
+            eprintln!("status: {step}: nothing shown changed, no frame expected");
+            continue;
+        }
+        last_shown = state;
         let seen = tokio::time::timeout(FRAME_BOUND, async {
             while let Some(frame) = frames.recv().await {
                 watched += 1;
@@ -192,8 +202,8 @@ async fn rolling_update(fx: &mut Fixture) -> Result<()> {
         eprintln!("status: {step}: worker-0 {phase:?}, frames so far {watched}");
     }
     ensure!(
-        watched > WALK.len(),
-        "every step must have brought a new frame"
+        watched >= WALK.len(),
+        "every step that changed the view must have brought a frame"
     );
     let text = fx.status(&[]).await?;
     println!("{text}");
