@@ -36,6 +36,14 @@ pub struct GuestInfoLabels {
     pub sha256: String,
 }
 
+/// A pool and an update phase (`mcn::phase::Phase`): bounded by
+/// pools × 10 phases, never per node.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
+pub struct PoolPhaseLabels {
+    pub pool: String,
+    pub phase: String,
+}
+
 #[derive(Clone)]
 pub struct Metrics {
     pub leader: Gauge,
@@ -53,6 +61,8 @@ pub struct Metrics {
     pub guest_swaps: Family<JobResultLabels, Counter>,
     pub guest_info: Family<GuestInfoLabels, Gauge>,
     pub shadow_evaluations: Family<JobResultLabels, Counter>,
+    /// The longest time a node of the pool has been in its current phase.
+    pub node_phase_seconds: Family<PoolPhaseLabels, Gauge>,
 }
 
 impl Metrics {
@@ -70,6 +80,7 @@ impl Metrics {
             guest_swaps: Family::default(),
             guest_info: Family::default(),
             shadow_evaluations: Family::default(),
+            node_phase_seconds: Family::default(),
         };
         let sub = registry.sub_registry_with_prefix("mco");
         sub.register(
@@ -131,6 +142,11 @@ impl Metrics {
             "shadow_evaluations",
             "Candidate evaluations compared with the active module's, by registry entry and result (agree, differ, failed)",
             metrics.shadow_evaluations.clone(),
+        );
+        sub.register(
+            "node_phase_seconds",
+            "Longest time a node of the pool has spent in its current update phase (Pending, Preparing, Cordoning, Draining, Applying, Rebooting, PostAction, Resuming, Uncordoning, Degraded)",
+            metrics.node_phase_seconds.clone(),
         );
         metrics
     }

@@ -127,7 +127,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     Ok(())
 }
 
-async fn client(kubeconfig: Option<&std::path::Path>) -> anyhow::Result<Client> {
+pub(crate) async fn client(kubeconfig: Option<&std::path::Path>) -> anyhow::Result<Client> {
     match kubeconfig {
         None => Client::try_default()
             .await

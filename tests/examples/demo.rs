@@ -7,8 +7,9 @@
 //! release's CoreOS stream lands and the managed boot image controller moves
 //! the enrolled AWS MachineSets to its images, leaving a custom-image and a
 //! Windows MachineSet alone, and the demo prints the MachineSets, the
-//! conditions on MachineConfiguration `cluster` and the events. Everything
-//! it started is stopped when it ends.
+//! conditions on MachineConfiguration `cluster` and the events. It prints
+//! `mco-host status` once mid-rollout and once at the end. Everything it
+//! started is stopped when it ends.
 
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code, reason = "the demo uses part of the test support")]
@@ -82,7 +83,11 @@ async fn demo(cluster: &mut Cluster) -> anyhow::Result<()> {
         .start_controller("mco-host-demo", &["--resync", "1m"])
         .await?;
     rolling_update(&mut cluster.fx).await?;
-    boot_images(cluster).await
+    boot_images(cluster).await?;
+    let admin = format!("http://{}", cluster.fx.controllers[0].admin_addr);
+    println!("# mco-host status --admin-url {admin}\n");
+    println!("{}", cluster.fx.status(&["--admin-url", &admin]).await?);
+    Ok(())
 }
 
 async fn rolling_update(fx: &mut Fixture) -> anyhow::Result<()> {
@@ -122,6 +127,10 @@ async fn rolling_update(fx: &mut Fixture) -> anyhow::Result<()> {
                 .with_context(|| format!("{worker}, step {step}"))?;
             let label = step.trim_start_matches("reboot-").get(3..).unwrap_or(step);
             print_table(fx, &format!("{worker}: {label}")).await?;
+            if *worker == "worker-1" && step == "reboot-05-drained" {
+                println!("# mco-host status, mid-rollout\n");
+                println!("{}", fx.status(&[]).await?);
+            }
         }
     }
     println!("rolling update complete\n");

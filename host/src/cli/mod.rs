@@ -4,6 +4,7 @@
 
 mod eval;
 pub mod files;
+pub mod status;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,6 +46,9 @@ enum Command {
     /// (digest, world, imports, limits, smoke evaluations) and print what
     /// would serve each entry, as JSON. File registries only.
     Guests,
+    /// Show the update of every pool, the nodes in flight, boot images and
+    /// guests at a glance (`kubectl mco status` as a kubectl plugin).
+    Status(status::StatusArgs),
 }
 
 #[derive(Args)]
@@ -208,6 +212,8 @@ enum Failure {
     Load(#[from] LoadError),
     #[error(transparent)]
     Guest(#[from] GuestError),
+    #[error(transparent)]
+    Status(#[from] status::StatusError),
     #[error("{0}")]
     Other(String),
 }
@@ -240,13 +246,30 @@ impl Failure {
                 ..
             }) => 3,
             Failure::Start(_) => 2,
-            Failure::Other(_) => 1,
+            Failure::Status(_) | Failure::Other(_) => 1,
         }
     }
 }
 
+/// Installed as `kubectl-mco` (a symlink to `mco-host`), kubectl runs
+/// `kubectl mco status` as `kubectl-mco status`: the same arguments, so
+/// only the name shown in help and errors changes.
+const KUBECTL_PLUGIN: &str = "kubectl-mco";
+
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let as_plugin = std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n == KUBECTL_PLUGIN))
+        .unwrap_or(false);
+    let mut command = <Cli as clap::CommandFactory>::command();
+    if as_plugin {
+        command = command.bin_name("kubectl mco");
+    }
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(err) => err.exit(),
+    };
     // The controller logs JSON at info for log pipelines; offline commands
     // log plain text and only warnings, as stdout carries their output.
     crate::telemetry::init(matches!(cli.command, Command::Run(_)));
@@ -268,6 +291,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Eval(EvalJob::Bootimage(args)) => eval::bootimage(&cli.sandbox, args)?,
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
         Command::Guests => eval::check_guests(&cli.sandbox)?,
+        Command::Status(args) => return Ok(status::run(args)?),
     };
     print(&format!("{output}\n"))
 }

@@ -10,6 +10,7 @@ pub mod crd;
 pub mod eval;
 pub mod guest;
 pub mod objects;
+pub mod phase;
 pub mod rules;
 mod write;
 

@@ -178,6 +178,57 @@ impl Fixture {
         Ok(i)
     }
 
+    /// A kubeconfig for the admin user: what a person running
+    /// `mco-host status` has (the controller's ServiceAccount may not read
+    /// everything the view shows).
+    pub fn admin_kubeconfig(&self) -> Result<PathBuf> {
+        let path = self.dir_path.join("admin-kubeconfig.yaml");
+        if !path.exists() {
+            self.cp.write_kubeconfig(mco_e2e::ADMIN_USER, &path)?;
+        }
+        Ok(path)
+    }
+
+    /// The arguments of `mco-host status --kubeconfig <admin> …`.
+    fn status_command(&self, args: &[&str]) -> Result<tokio::process::Command> {
+        let mut command = tokio::process::Command::new(&self.bin);
+        command
+            .arg("status")
+            .arg("--kubeconfig")
+            .arg(self.admin_kubeconfig()?)
+            .args(args)
+            .env("COLUMNS", "120")
+            .kill_on_drop(true);
+        Ok(command)
+    }
+
+    /// Runs `mco-host status ARGS` once and returns its stdout.
+    pub async fn status(&self, args: &[&str]) -> Result<String> {
+        let out = self
+            .status_command(args)?
+            .output()
+            .await
+            .context("running mco-host status")?;
+        if !out.status.success() {
+            bail!(
+                "mco-host status {args:?} failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        String::from_utf8(out.stdout).context("mco-host status printed non-UTF-8")
+    }
+
+    /// Starts `mco-host status --watch ARGS` with its stdout piped.
+    pub fn status_watch(&self, args: &[&str]) -> Result<tokio::process::Child> {
+        self.status_command(args)?
+            .arg("--watch")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .context("starting mco-host status --watch")
+    }
+
     /// The test's result, with the controllers' and the apiserver's log tails
     /// attached to an error.
     pub fn finish(self, result: Result<()>) -> Result<()> {

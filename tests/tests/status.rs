@@ -1,0 +1,213 @@
+//! `mco-host status` against a real kube-apiserver + etcd while
+//! `mco-host run` reports a rolling update: at every step of the reboot
+//! walk, `status -o json` shows the updating node in the phase its MCN says
+//! and the pool counts add up; `status -o json --watch`, started before the
+//! update, emits a frame showing each step after the MCN changed (ordering,
+//! with a generous bound, not a timing threshold).
+//!
+//! Needs the release `mco-host` and the guests (`make host guests`), or
+//! `MCO_HOST_BIN`.
+
+#[allow(
+    dead_code,
+    reason = "the e2e files share one support module; each uses part of it"
+)]
+mod support;
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, ensure};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::mpsc;
+
+use support::fixture::{ANNOTATION_PREFIX, Fixture};
+use support::golden::{self, Expected};
+
+const STEP_TIMEOUT: Duration = Duration::from_secs(15);
+/// Bound on a watch frame showing a change: generous, as this is about
+/// arrival, not speed.
+const FRAME_BOUND: Duration = Duration::from_secs(20);
+
+/// The reboot walk and the phase `status` must show for worker-0 after
+/// each step (`None`: updated, not in flight).
+const WALK: &[(&str, Option<&str>)] = &[
+    ("reboot-01-desired-config-set", Some("Pending")),
+    ("reboot-02-working", Some("Cordoning")),
+    ("reboot-03-drain-requested", Some("Draining")),
+    ("reboot-04-cordoned", Some("Draining")),
+    ("reboot-05-drained", Some("Applying")),
+    ("reboot-06-rebooting", Some("Rebooting")),
+    ("reboot-07-rebooted", Some("Resuming")),
+    ("reboot-08-uncordon-requested", Some("Uncordoning")),
+    ("reboot-09-uncordoned", Some("Uncordoning")),
+    ("reboot-10-done", None),
+];
+
+#[tokio::test]
+async fn status_follows_a_rolling_update() -> Result<()> {
+    let mut fx = Fixture::start().await?;
+    let r = rolling_update(&mut fx).await;
+    fx.finish(r)
+}
+
+fn worker_pool(summary: &Value) -> Result<&Value> {
+    summary["pools"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["name"] == "worker"))
+        .ok_or_else(|| anyhow!("no worker pool in {summary}"))
+}
+
+/// A pool's counts, without the clock-driven ETA.
+fn counts(pool: &Value) -> [Value; 5] {
+    ["total", "updated", "updating", "waiting", "degraded"].map(|k| pool[k].clone())
+}
+
+/// worker-0's in-flight entry without the clock-driven field.
+fn in_flight(summary: &Value) -> Option<Value> {
+    let mut node = summary["nodesInFlight"]
+        .as_array()?
+        .iter()
+        .find(|n| n["name"] == "worker-0")?
+        .clone();
+    node["secondsInPhase"] = Value::Null;
+    Some(node)
+}
+
+async fn rolling_update(fx: &mut Fixture) -> Result<()> {
+    fx.apply_pool("master", "rendered-master-a").await?;
+    fx.apply_pool("worker", "rendered-worker-a").await?;
+    fx.apply_machineconfig("rendered-master-a").await?;
+    fx.apply_golden_machineconfigs("reboot-01-desired-config-set")
+        .await?;
+    fx.create_node("master-0", &["master"], &[], "rendered-master-a")
+        .await?;
+    let uid0 = fx
+        .create_node("worker-0", &["worker"], &[], "rendered-worker-a")
+        .await?;
+    let uid1 = fx
+        .create_node("worker-1", &["worker"], &[], "rendered-worker-a")
+        .await?;
+    fx.start_controller("mco-host-0", &["--resync", "1m"])
+        .await?;
+    for (worker, uid) in [("worker-0", &uid0), ("worker-1", &uid1)] {
+        fx.wait_mcn(
+            &Expected::load("reboot-00-updated-on-a", worker)?,
+            uid,
+            STEP_TIMEOUT,
+        )
+        .await?;
+    }
+
+    // The watch runs through the whole update; its frames (one JSON
+    // document a line) go to a channel.
+    let mut watch = fx.status_watch(&["-o", "json"])?;
+    let stdout = watch
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow!("status --watch has no stdout"))?;
+    let (tx, mut frames) = mpsc::unbounded_channel::<Value>();
+    let reader = tokio::spawn(async move {
+        let mut lines = BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Ok(v) = serde_json::from_str(&line)
+                && tx.send(v).is_err()
+            {
+                break;
+            }
+        }
+    });
+    let first = tokio::time::timeout(FRAME_BOUND, frames.recv())
+        .await
+        .context("no first frame from status --watch")?
+        .ok_or_else(|| anyhow!("status --watch ended"))?;
+    ensure!(
+        worker_pool(&first)?["updated"] == 2,
+        "before the update: {first}"
+    );
+
+    fx.apply_pool("worker", "rendered-worker-b").await?;
+    let mut watched = 1usize;
+    // The watch prints a frame only when the view changes: a step that
+    // changes nothing shown (Cordoned=True while the drain goes on) brings
+    // none, and the frame of the state before it already arrived.
+    let mut last_shown = None;
+    for (step, phase) in WALK {
+        let (annotations, unschedulable) = golden::node_state(step)?;
+        let annotations: Vec<(&str, &str)> = annotations
+            .iter()
+            .map(|(k, v)| (k.trim_start_matches(ANNOTATION_PREFIX), v.as_str()))
+            .collect();
+        fx.patch_node("worker-0", &annotations, Some(unschedulable))
+            .await?;
+        fx.wait_mcn(&Expected::load(step, "worker-0")?, &uid0, STEP_TIMEOUT)
+            .await
+            .with_context(|| format!("step {step}"))?;
+
+        // One-shot: the phase and the counts.
+        let text = fx.status(&["-o", "json"]).await?;
+        let summary: Value =
+            serde_json::from_str(&text).with_context(|| format!("{step}: {text}"))?;
+        let pool = worker_pool(&summary)?;
+        let count = |k: &str| pool[k].as_u64().unwrap_or(u64::MAX);
+        ensure!(
+            count("updated") + count("updating") + count("waiting") + count("degraded")
+                == count("total")
+                && count("total") == 2,
+            "{step}: pool counts do not add up: {pool}"
+        );
+        let shown = in_flight(&summary);
+        ensure!(
+            shown
+                .as_ref()
+                .map(|n| n["phase"].as_str().unwrap_or_default().to_owned())
+                == phase.map(str::to_owned),
+            "{step}: want worker-0 in {phase:?}, status shows {shown:?}"
+        );
+        match phase {
+            Some(_) => ensure!(
+                (count("updating"), count("waiting"), count("updated")) == (1, 1, 0),
+                "{step}: {pool}"
+            ),
+            None => ensure!(
+                (count("updating"), count("waiting"), count("updated")) == (0, 1, 1),
+                "{step}: {pool}"
+            ),
+        }
+
+        // The watch: a frame showing this very state arrives after the change.
+        let state = Some((shown.clone(), counts(pool)));
+        if state == last_shown {
+            eprintln!("status: {step}: nothing shown changed, no frame expected");
+            continue;
+        }
+        last_shown = state;
+        let seen = tokio::time::timeout(FRAME_BOUND, async {
+            while let Some(frame) = frames.recv().await {
+                watched += 1;
+                if in_flight(&frame) == shown
+                    && worker_pool(&frame).ok().map(counts) == Some(counts(pool))
+                {
+                    return true;
+                }
+            }
+            false
+        })
+        .await
+        .unwrap_or(false);
+        ensure!(
+            seen,
+            "{step}: status --watch showed no frame with {shown:?} (after {watched} frames)"
+        );
+        eprintln!("status: {step}: worker-0 {phase:?}, frames so far {watched}");
+    }
+    ensure!(
+        watched >= WALK.len(),
+        "every step that changed the view must have brought a frame"
+    );
+    let text = fx.status(&[]).await?;
+    println!("{text}");
+    watch.kill().await.ok();
+    reader.abort();
+    Ok(())
+}
