@@ -2,12 +2,16 @@
 //! job's own inputs. Guests propose, the host disposes: a patch is applied
 //! to the MachineSet's providerSpec here, the result is diffed against the
 //! original, and every changed path must be one the platform owns
-//! ([`FIELD_OWNERSHIP`], kept next to the platform table in
-//! `guests::registry`, not in any guest). The new image must be the one the
+//! ([`FIELD_OWNERSHIP`], kept here in the host, not in any guest). The new
+//! image must be the one the
 //! current stream publishes for the MachineSet's architecture (and, on AWS,
 //! its region), and a stub upgrade must be the MachineSet's own Secret and a
 //! faithful conversion of the stub the host passed. A decision that fails
 //! any of this is an `invalid_output` guest failure, never a write.
+//!
+//! Over 500 lines: one rule set per platform plus the faithful-stub
+//! comparison, which are one concern; the tests are in
+//! `host/tests/authority.rs`.
 
 use std::collections::BTreeSet;
 

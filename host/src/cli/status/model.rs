@@ -1,6 +1,8 @@
 //! The summary `mco-host status` shows, computed from plain objects (as
 //! JSON values, the way `kubectl get -o json` prints them) and a clock, so
-//! that the golden tests need no cluster and `-o json` is this struct.
+//! that the golden tests need no cluster and `-o json` is this struct. Over
+//! 500 lines because pools, nodes, boot images and guests are summarized
+//! here together, with their unit tests.
 //!
 //! **Pool counts.** Every MachineConfigNode of a pool is in exactly one
 //! bucket: `degraded` (`NodeDegraded=True`), else `updating` (`Updated=False`:
