@@ -173,6 +173,33 @@ fn bad_output_is_rejected_before_anything_is_written() {
     Bystanders::new(&runtime).still_serve("bad output");
 }
 
+/// The host's memory is bounded by the guest's cap, whatever it answers:
+/// the longest text a guest can build fits its linear memory, so lifting it
+/// copies at most the cap, and the answer is refused after that one copy.
+#[test]
+fn the_longest_answer_a_cap_allows_is_refused() {
+    let runtime = common::runtime(config());
+    let faulty = common::mcn_guest(&runtime, &common::test_guest("faulty.wasm"));
+    let cap = config().memory_limit;
+    let err = match faulty.derive(&facts("longest")) {
+        Err(err @ GuestError::InvalidOutput { .. }) => err.to_string(),
+        other => panic!("the longest answer was accepted or misclassified: {other:?}"),
+    };
+    let bytes: usize = err
+        .split("message of ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no size in {err:?}"));
+    // Within a sixteenth of the cap, less what the guest's own code and
+    // stack take: the answer really is as long as the cap allows, and no longer.
+    assert!(
+        bytes > cap / 16 * 14 && bytes < cap,
+        "{bytes} bytes under a {cap}-byte cap"
+    );
+    Bystanders::new(&runtime).still_serve("the longest answer");
+}
+
 /// A module the host must refuse when loading it: its file, the error kind
 /// and what the message must name.
 struct Refusal {

@@ -647,25 +647,6 @@ fn write_registry(
     Ok(path.display().to_string())
 }
 
-/// The module that oversteps on every MachineSet but the host's smoke
-/// fixture (`hostile-sleeper.wasm`: instanceType and credentialsSecret
-/// besides the AMI), so that it passes the smoke evaluations and serves.
-fn sleeper() -> Result<std::path::PathBuf> {
-    let host = support::controller::host_binary()?;
-    let beside = host
-        .parent()
-        .map(|d| d.join("guests").join("hostile-sleeper.wasm"));
-    let built = host
-        .parent()
-        .and_then(|d| d.parent())
-        .map(|target| target.join("test-guests").join("hostile-sleeper.wasm"));
-    [beside, built]
-        .into_iter()
-        .flatten()
-        .find(|p| p.is_file())
-        .ok_or_else(|| anyhow!("hostile-sleeper.wasm not found: run `guests/build.sh --test`"))
-}
-
 /// Guests propose, the host disposes (issue 11): a serving AWS guest that
 /// also changes instanceType and credentialsSecret writes nothing — no
 /// MachineSet, no Secret — and the refusal names the field in
@@ -682,7 +663,10 @@ async fn a_guest_that_oversteps_writes_nothing_and_is_named() -> Result<()> {
         },
     ];
     in_cluster(Platform::Aws, &machinesets, async |c| {
-        let hostile = sleeper()?;
+        // Oversteps on every MachineSet but the host's smoke fixture
+        // (instanceType and credentialsSecret besides the AMI), so that it
+        // passes the smoke evaluations and serves.
+        let hostile = support::controller::test_guest("hostile-sleeper.wasm")?;
         let good = support::controller::host_binary()?
             .parent()
             .map(|d| d.join("guests").join("bootimage-aws.wasm"))

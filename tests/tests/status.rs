@@ -205,9 +205,93 @@ async fn rolling_update(fx: &mut Fixture) -> Result<()> {
         watched >= WALK.len(),
         "every step that changed the view must have brought a frame"
     );
-    let text = fx.status(&[]).await?;
-    println!("{text}");
     watch.kill().await.ok();
     reader.abort();
+    guests_from_the_admin_port(fx).await?;
+    terminal_and_pipe(fx).await
+}
+
+/// `--admin-url`: the guests section comes from the running host's
+/// `/guests`, and names the module that serves by its digest.
+async fn guests_from_the_admin_port(fx: &Fixture) -> Result<()> {
+    use sha2::{Digest, Sha256};
+    let url = format!("http://{}", fx.controllers[0].admin_addr);
+    let text = fx.status(&["-o", "json", "--admin-url", &url]).await?;
+    let summary: Value = serde_json::from_str(&text).with_context(|| text.clone())?;
+    let guests = &summary["guests"];
+    ensure!(
+        guests["known"] == true && guests["source"] == url,
+        "{guests}"
+    );
+    let mcn = guests["jobs"]
+        .as_array()
+        .and_then(|jobs| jobs.iter().find(|j| j["job"] == "mcn"))
+        .ok_or_else(|| anyhow!("no mcn job in {guests}"))?;
+    let served = support::controller::host_binary()?
+        .parent()
+        .map(|release| release.join("guests").join("mcn.wasm"))
+        .ok_or_else(|| anyhow!("the host binary has no directory"))?;
+    let digest = format!("{:x}", Sha256::digest(std::fs::read(&served)?));
+    ensure!(
+        mcn["sha256"] == digest.as_str(),
+        "{mcn}: not the digest of {}",
+        served.display()
+    );
+    let plain = fx.status(&["--admin-url", &url]).await?;
+    ensure!(
+        plain.contains(&digest[..12]),
+        "the text view does not name the digest:\n{plain}"
+    );
     Ok(())
+}
+
+/// Colours only on a terminal, the view cut to the terminal's width, and a
+/// one-shot never clears the screen; a pipe gets plain text.
+async fn terminal_and_pipe(fx: &Fixture) -> Result<()> {
+    let plain = fx.status(&[]).await?;
+    println!("{plain}");
+    ensure!(
+        !plain.contains('\x1b'),
+        "escape codes on a pipe:\n{plain:?}"
+    );
+    const COLUMNS: u16 = 72;
+    let shown = fx.status_on_terminal(&[], COLUMNS).await?;
+    ensure!(
+        shown.contains("\x1b[1m"),
+        "no colour on a terminal:\n{shown:?}"
+    );
+    ensure!(
+        !shown.contains("\x1b[2J"),
+        "a one-shot cleared the screen:\n{shown:?}"
+    );
+    let widest = |text: &str| {
+        let visible = without_escapes(text);
+        let widest = visible.lines().map(|l| l.chars().count()).max();
+        (widest.unwrap_or(0), visible)
+    };
+    let (narrow, visible) = widest(&shown);
+    ensure!(
+        narrow <= usize::from(COLUMNS),
+        "the view is {narrow} columns wide on a {COLUMNS}-column terminal:\n{visible}"
+    );
+    // The same view on a wide terminal has longer lines: the cut above came
+    // from the terminal's size.
+    let (wide, visible) = widest(&fx.status_on_terminal(&[], 200).await?);
+    ensure!(
+        wide > usize::from(COLUMNS),
+        "on a 200-column terminal the view is only {wide} wide:\n{visible}"
+    );
+    Ok(())
+}
+
+/// `text` without its SGR escape sequences (`ESC [ … m`).
+fn without_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\x1b') {
+        out.push_str(&rest[..at]);
+        rest = rest[at..].find('m').map_or("", |end| &rest[at + end + 1..]);
+    }
+    out.push_str(rest);
+    out
 }

@@ -21,6 +21,17 @@ mod node_state {
 
     impl Guest for Faulty {
         fn derive(facts: Facts) -> Decision {
+            // `flood` passes the host's smoke evaluation (nodes named
+            // `smoke-*`) with a plain MCN, so that it serves, and answers
+            // every other node with the longest text its memory cap allows.
+            if cfg!(feature = "flood") {
+                return if facts.node.name.starts_with("smoke-") {
+                    let pool = facts.pools.first().map(|p| p.name.clone());
+                    overstep(&facts, &pool.unwrap_or_default(), false)
+                } else {
+                    Decision::Skip(longest_text())
+                };
+            }
             match facts.node.name.as_str() {
                 "loop" => loop {
                     black_box(());
@@ -49,9 +60,7 @@ mod node_state {
                     },
                 }),
                 "huge" => Decision::Skip("x".repeat(8 << 20)),
-                // The largest answer a default memory cap leaves room for:
-                // a 48 MiB skip reason, for every node whose name says so.
-                name if name.starts_with("max-output") => Decision::Skip("x".repeat(48 << 20)),
+                "longest" => Decision::Skip(longest_text()),
                 // Well-formed MCNs that claim what the facts do not give:
                 // a pool the host did not pass, a condition type twice.
                 "foreign-pool" => overstep(&facts, "gpu-not-passed", false),
@@ -122,6 +131,22 @@ mod node_state {
                 conditions,
             },
         })
+    }
+
+    /// The longest text the memory cap lets this guest build: asks for
+    /// 1 GiB and then for a sixteenth less each time the allocator (the
+    /// host's limiter) says no, so it ends within 1/16 of the cap.
+    fn longest_text() -> String {
+        let mut len: usize = 1 << 30;
+        while len > 0 {
+            let mut text = Vec::new();
+            if text.try_reserve_exact(len).is_ok() {
+                text.resize(len, b'x');
+                return String::from_utf8(text).unwrap_or_default();
+            }
+            len -= len.div_ceil(16);
+        }
+        String::new()
     }
 
     #[expect(unconditional_recursion, reason = "overflowing the stack is the point")]

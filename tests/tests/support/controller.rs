@@ -45,6 +45,23 @@ pub fn host_binary() -> Result<PathBuf> {
     Ok(bin)
 }
 
+/// A module `guests/build.sh --test` built for the host tests (`name`, e.g.
+/// `hostile-sleeper.wasm`): beside the host binary's guests (where a
+/// private copy puts it, see `MCO_HOST_BIN`), or in `<target>/test-guests`.
+pub fn test_guest(name: &str) -> Result<PathBuf> {
+    let host = host_binary()?;
+    let beside = host.parent().map(|d| d.join("guests").join(name));
+    let built = host
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|target| target.join("test-guests").join(name));
+    [beside, built]
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_file())
+        .ok_or_else(|| anyhow!("{name} not found: run `guests/build.sh --test`"))
+}
+
 /// A port that was free a moment ago, for `--admin-addr`.
 pub fn free_addr() -> Result<SocketAddr> {
     let l = TcpListener::bind("127.0.0.1:0").context("cannot bind a free port on 127.0.0.1")?;

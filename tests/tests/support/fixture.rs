@@ -3,7 +3,9 @@
 //! OpenShift objects the controller reads, and its child processes.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::future::Future;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -217,6 +219,60 @@ impl Fixture {
             );
         }
         String::from_utf8(out.stdout).context("mco-host status printed non-UTF-8")
+    }
+
+    /// Runs `mco-host status ARGS` once with its stdout on a pseudo-terminal
+    /// of `columns` columns, as at a person's terminal (no `COLUMNS` in its
+    /// environment, as shells do not export it), and returns what it wrote.
+    pub async fn status_on_terminal(&self, args: &[&str], columns: u16) -> Result<String> {
+        use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+        let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY)?;
+        grantpt(&master)?;
+        unlockpt(&master)?;
+        let size = rustix::termios::Winsize {
+            ws_row: 50,
+            ws_col: columns,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        rustix::termios::tcsetwinsize(&master, size)?;
+        let terminal = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(OsStr::from_bytes(ptsname(&master, Vec::new())?.as_bytes()))
+            .context("opening the pseudo-terminal")?;
+        let child = self
+            .status_command(args)?
+            .env_remove("COLUMNS")
+            .env_remove("NO_COLOR")
+            .stdout(terminal)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .context("starting mco-host status on a terminal")?;
+        // The `Command` is gone with its copy of the terminal: reads give
+        // what the child writes, then EIO once it exits.
+        let mut reader = std::fs::File::from(master);
+        let echoed = tokio::task::spawn_blocking(move || {
+            let mut text = Vec::new();
+            let _eio_at_close = std::io::Read::read_to_end(&mut reader, &mut text);
+            text
+        });
+        let out = child
+            .wait_with_output()
+            .await
+            .context("running mco-host status on a terminal")?;
+        if !out.status.success() {
+            bail!(
+                "mco-host status {args:?} on a terminal failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let text = echoed.await.context("reading the pseudo-terminal")?;
+        // The terminal turns `\n` into `\r\n`.
+        String::from_utf8(text)
+            .map(|t| t.replace("\r\n", "\n"))
+            .context("mco-host status printed non-UTF-8")
     }
 
     /// Starts `mco-host status --watch ARGS` with its stdout piped.

@@ -128,20 +128,27 @@ struct Printer {
     format: Format,
     style: Style,
     tty: bool,
+    watch: bool,
     last: Option<Value>,
 }
 
 impl Printer {
     fn new(args: &StatusArgs) -> Printer {
         let tty = std::io::stdout().is_terminal();
+        // `COLUMNS` first (scripts and `watch` set it), then the terminal's
+        // own size: shells do not export COLUMNS to the commands they run.
         let width = std::env::var("COLUMNS")
             .ok()
             .and_then(|c| c.parse().ok())
+            .or_else(|| terminal_size::terminal_size().map(|(width, _)| usize::from(width.0)))
             .unwrap_or(Style::default().width);
+        // https://no-color.org: a set, non-empty NO_COLOR turns colour off.
+        let colour = tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         Printer {
             format: args.output,
-            style: Style { width, colour: tty },
+            style: Style { width, colour },
             tty,
+            watch: args.watch,
             last: None,
         }
     }
@@ -158,7 +165,9 @@ impl Printer {
             Format::Json => format!("{}\n", serde_json::to_string_pretty(summary)?),
             Format::Text => {
                 let body = render::render(summary, self.style);
-                match (self.last.is_some(), self.tty) {
+                // Only a watch on a terminal redraws in place; a one-shot
+                // never clears the user's screen.
+                match (self.last.is_some(), self.tty && self.watch) {
                     (_, true) => format!("\x1b[H\x1b[2J{body}"),
                     (true, false) => format!("\n{body}"),
                     (false, false) => body,
