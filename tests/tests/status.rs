@@ -208,7 +208,48 @@ async fn rolling_update(fx: &mut Fixture) -> Result<()> {
     watch.kill().await.ok();
     reader.abort();
     guests_from_the_admin_port(fx).await?;
+    as_a_kubectl_plugin(fx).await?;
     terminal_and_pipe(fx).await
+}
+
+/// `kubectl mco status`: the real kubectl finds `kubectl-mco` (a symlink to
+/// mco-host) on `PATH` and runs it with kubectl's kubeconfig.
+async fn as_a_kubectl_plugin(fx: &Fixture) -> Result<()> {
+    let plugins = tempfile::tempdir()?;
+    std::os::unix::fs::symlink(
+        support::controller::host_binary()?,
+        plugins.path().join("kubectl-mco"),
+    )?;
+    let path = std::env::join_paths(std::iter::once(plugins.path().to_owned()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))?;
+    let out = tokio::process::Command::new("kubectl")
+        .args(["mco", "status", "-o", "json"])
+        .env("PATH", &path)
+        .env("KUBECONFIG", fx.admin_kubeconfig()?)
+        .output()
+        .await
+        .context("running kubectl (Debian's kubectl package; apt-get install kubectl)")?;
+    ensure!(
+        out.status.success(),
+        "kubectl mco status failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout)?;
+    ensure!(worker_pool(&summary)?["total"] == 2, "{summary}");
+    // Errors and help name the plugin as the user typed it.
+    let out = tokio::process::Command::new("kubectl")
+        .args(["mco", "status", "--no-such-flag"])
+        .env("PATH", &path)
+        .output()
+        .await?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(
+        !out.status.success() && stderr.contains("kubectl mco status"),
+        "a bad flag through kubectl: {stderr}"
+    );
+    Ok(())
 }
 
 /// `--admin-url`: the guests section comes from the running host's
