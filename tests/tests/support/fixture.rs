@@ -211,14 +211,7 @@ impl Fixture {
             .output()
             .await
             .context("running mco-host status")?;
-        if !out.status.success() {
-            bail!(
-                "mco-host status {args:?} failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        String::from_utf8(out.stdout).context("mco-host status printed non-UTF-8")
+        status_output(out, args, "")
     }
 
     /// Runs `mco-host status ARGS` once with its stdout on a pseudo-terminal
@@ -261,18 +254,12 @@ impl Fixture {
             .wait_with_output()
             .await
             .context("running mco-host status on a terminal")?;
-        if !out.status.success() {
-            bail!(
-                "mco-host status {args:?} on a terminal failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        let text = echoed.await.context("reading the pseudo-terminal")?;
+        let out = std::process::Output {
+            stdout: echoed.await.context("reading the pseudo-terminal")?,
+            ..out
+        };
         // The terminal turns `\n` into `\r\n`.
-        String::from_utf8(text)
-            .map(|t| t.replace("\r\n", "\n"))
-            .context("mco-host status printed non-UTF-8")
+        Ok(status_output(out, args, " on a terminal")?.replace("\r\n", "\n"))
     }
 
     /// Starts `mco-host status --watch ARGS` with its stdout piped.
@@ -563,6 +550,18 @@ impl Fixture {
         let lease = retry("get lease", || api.get_opt(LEASE)).await?;
         Ok(lease.and_then(|l| l.spec).and_then(|s| s.holder_identity))
     }
+}
+
+/// What `mco-host status ARGS` printed, or why it failed (`how`: where it ran).
+fn status_output(out: std::process::Output, args: &[&str], how: &str) -> Result<String> {
+    if !out.status.success() {
+        bail!(
+            "mco-host status {args:?}{how} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8(out.stdout).context("mco-host status printed non-UTF-8")
 }
 
 impl Drop for Fixture {
