@@ -58,6 +58,18 @@ impl<K: Resource> OwnWrites<K> {
         })
     }
 
+    /// Whether a watched copy is one of our own writes (or older than our
+    /// last one): the reconcile that wrote it already acted on what it
+    /// shows, so its echo need not wake the job again. A copy newer than
+    /// our last write (another writer, a deletion) is news.
+    pub fn is_echo(&self, watched: &K) -> bool {
+        self.with(|written| {
+            written.get(&watched.name_any()).is_some_and(|(_, ours)| {
+                resource_version(watched) <= resource_version(ours.as_ref())
+            })
+        })
+    }
+
     /// Forgets every write the watch has caught up with (`stored` gives the
     /// watched copy by name), so the cache holds only writes in flight and
     /// not a second copy of every object ever written.
@@ -96,6 +108,18 @@ mod tests {
             },
             ..ConfigMap::default()
         }
+    }
+
+    #[test]
+    fn only_copies_up_to_our_last_write_are_echoes() {
+        let writes = OwnWrites::default();
+        assert!(!writes.is_echo(&cm("4")), "nothing written yet");
+        writes.remember(cm("5"));
+        assert!(writes.is_echo(&cm("4")));
+        assert!(writes.is_echo(&cm("5")));
+        assert!(!writes.is_echo(&cm("6")), "a newer copy is someone else's");
+        writes.forget("a");
+        assert!(!writes.is_echo(&cm("5")));
     }
 
     #[test]

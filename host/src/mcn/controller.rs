@@ -364,17 +364,22 @@ pub fn run(
         cached::<MachineConfigNode>(&client, readiness, "machineconfignodes", keep);
     let (nodes, node_watch) = cached::<Node>(&client, readiness, "nodes", trim_node);
 
+    let writer = Writer::new(client, options.metrics.clone());
     // Each kind is watched once: the reflector fills the store the
     // reconciler reads, then the same event triggers reconciles, so a
-    // reconcile never sees a store older than the event that woke it.
+    // reconcile never sees a store older than the event that woke it. The
+    // echoes of our own MCN writes wake nobody: without that, every update
+    // cost two more reconciles and guest evaluations that wrote nothing.
+    let own_writes = writer.written.clone();
+    let mcn_changes = mcn_watch.try_filter(move |mcn| std::future::ready(!own_writes.is_echo(mcn)));
     let controller = Controller::for_stream(node_watch, nodes.clone())
         .with_config(ControllerConfig::default().concurrency(CONCURRENCY))
-        .owns_stream(mcn_watch);
+        .owns_stream(mcn_changes);
     let became_leader = tokio_stream::wrappers::WatchStream::new(options.leader.clone())
         .filter(|leader| std::future::ready(*leader))
         .map(|_| ());
     let ctx = Arc::new(Context {
-        writer: Writer::new(client, options.metrics.clone()),
+        writer,
         guests,
         nodes: nodes.clone(),
         pools,

@@ -3,6 +3,8 @@
 //! newest copy known, and deletes. What was written is kept until the
 //! watch shows it (`OwnWrites`).
 
+use std::sync::Arc;
+
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Client, Resource, ResourceExt};
 use serde_json::json;
@@ -15,7 +17,8 @@ use crate::metrics::Metrics;
 pub(super) struct Writer {
     api: Api<MachineConfigNode>,
     metrics: Metrics,
-    pub(super) written: OwnWrites<MachineConfigNode>,
+    /// Shared with the MCN watch's filter, which drops the echoes of these writes.
+    pub(super) written: Arc<OwnWrites<MachineConfigNode>>,
 }
 
 impl Writer {
@@ -23,7 +26,7 @@ impl Writer {
         Writer {
             api: Api::all(client),
             metrics,
-            written: OwnWrites::default(),
+            written: Arc::default(),
         }
     }
 
