@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::fetch::{ConfigMaps, FetchError, Fetched, fetch_all};
+use super::fetch::{FetchError, Fetched, Remote, fetch_all};
 use super::registry::{Entry, Location, Module, Registry, RegistryError};
 use super::status::{Change, Status};
 use super::{Job, smoke};
@@ -405,14 +405,9 @@ pub fn read_local(location: &Location) -> Result<Registry, RegistryError> {
 pub fn initial(
     runtime: &Runtime,
     registry: &Registry,
-    configmaps: &ConfigMaps,
+    remote: &Remote,
 ) -> Result<(Guests, BTreeMap<Job, Outcome>), StartError> {
-    let built = build(
-        runtime,
-        None,
-        fetch_all(registry, configmaps),
-        &BTreeMap::new(),
-    );
+    let built = build(runtime, None, fetch_all(registry, remote), &BTreeMap::new());
     let mut outcomes = BTreeMap::new();
     for (job, outcome) in built.outcomes {
         if let Outcome::Failed { error, .. } = outcome {

@@ -21,15 +21,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::events::EventType;
 use kube::{Api, Client, Resource};
 
-use super::registry::{CONFIGMAP_KEY, Location, Registry, RegistryError};
+use oci_client::secrets::RegistryAuth;
+
+use super::oci::{Oci, PullError, docker_auth, parse_reference};
+use super::registry::{CONFIGMAP_KEY, Location, OciSource, Registry, RegistryError};
 use super::status::Change;
 use super::{
-    self as guests, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, StartError,
+    self as guests, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, Remote, StartError,
 };
 use crate::kube::events::{Events, Note};
 use crate::metrics::{GuestInfoLabels, JobResultLabels, Metrics};
@@ -41,6 +44,8 @@ pub struct Config {
     pub location: Location,
     /// How often the registry and its modules are re-read.
     pub poll: Duration,
+    /// Pulls `oci:` modules.
+    pub oci: Oci,
 }
 
 /// The job label of failures of the registry as a whole.
@@ -56,8 +61,9 @@ pub async fn start(
     metrics: &Metrics,
 ) -> Result<Guests, StartError> {
     let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let (registry, registry_cm) = read_registry(&config.location, &configmaps).await?;
-    let modules = read_configmaps(&configmaps, &registry).await;
+    let modules = read_remote(&configmaps, &secrets, &config.oci, &registry, metrics).await;
     let runtime = config.runtime.clone();
     let started = Instant::now();
     let (guests, outcomes) =
@@ -74,6 +80,7 @@ pub async fn start(
         config,
         guests: guests.clone(),
         configmaps,
+        secrets,
         metrics: metrics.clone(),
         events: Events::new(client, identity),
         registry_cm,
@@ -135,10 +142,88 @@ async fn read_configmaps(configmaps: &Api<ConfigMap>, registry: &Registry) -> Co
     read
 }
 
+/// Reads the ConfigMaps and pulls the OCI modules `registry` names,
+/// counting each pull that reached a registry in
+/// `mco_guest_fetches_total`. A pull served whole from the digest cache is
+/// not counted: polls repeat it every `--registry-poll`.
+async fn read_remote(
+    configmaps: &Api<ConfigMap>,
+    secrets: &Api<Secret>,
+    oci: &Oci,
+    registry: &Registry,
+    metrics: &Metrics,
+) -> Remote {
+    let pulls = guests::pull_all(oci, registry, |source| pull_auth(secrets.clone(), source)).await;
+    let pulls = pulls
+        .into_iter()
+        .map(|((job, source), pulled)| {
+            let result = match &pulled {
+                Ok(p) if p.cached => None,
+                Ok(p) => {
+                    tracing::info!(
+                        entry = %job,
+                        reference = %source.reference,
+                        digest = %p.manifest_digest,
+                        "pulled a guest module"
+                    );
+                    Some("success")
+                }
+                Err(err) => Some(err.result()),
+            };
+            if let Some(result) = result {
+                metrics
+                    .guest_fetches
+                    .get_or_create(&JobResultLabels {
+                        job: job.to_string(),
+                        result: result.into(),
+                    })
+                    .inc();
+            }
+            ((job, source), pulled.map_err(|e| e.to_string()))
+        })
+        .collect();
+    Remote {
+        configmaps: read_configmaps(configmaps, registry).await,
+        pulls,
+    }
+}
+
+/// The credentials of an `oci:` module: anonymous, or those of its
+/// `kubernetes.io/dockerconfigjson` pull Secret for its registry.
+async fn pull_auth(secrets: Api<Secret>, source: OciSource) -> Result<RegistryAuth, PullError> {
+    let Some(name) = &source.pull_secret else {
+        return Ok(RegistryAuth::Anonymous);
+    };
+    let fail = |detail: String| PullError::Secret {
+        reference: source.reference.clone(),
+        secret: name.clone(),
+        detail,
+    };
+    let secret = secrets
+        .get(name)
+        .await
+        .map_err(|e| fail(format!("cannot read it: {e}")))?;
+    if secret.type_.as_deref() != Some(DOCKER_CONFIG_SECRET) {
+        return Err(fail(format!("its type is not {DOCKER_CONFIG_SECRET}")));
+    }
+    let config = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(DOCKER_CONFIG_KEY))
+        .ok_or_else(|| fail(format!("it has no {DOCKER_CONFIG_KEY}")))?;
+    let reference = parse_reference(&source.reference).map_err(fail)?;
+    docker_auth(&config.0, reference.resolve_registry()).map_err(fail)
+}
+
+const DOCKER_CONFIG_SECRET: &str = "kubernetes.io/dockerconfigjson";
+const DOCKER_CONFIG_KEY: &str = ".dockerconfigjson";
+
 struct Watch {
     config: Config,
     guests: Guests,
     configmaps: Api<ConfigMap>,
+    /// Pull Secrets of `oci:` modules.
+    secrets: Api<Secret>,
     metrics: Metrics,
     events: Events,
     /// The registry ConfigMap as last read, for Events.
@@ -180,7 +265,14 @@ impl Watch {
                 return;
             }
         };
-        let modules = read_configmaps(&self.configmaps, &registry).await;
+        let modules = read_remote(
+            &self.configmaps,
+            &self.secrets,
+            &self.config.oci,
+            &registry,
+            &self.metrics,
+        )
+        .await;
         let current = self.guests.current();
         let runtime = self.config.runtime.clone();
         let known_bad = self.known_bad.clone();
