@@ -560,6 +560,35 @@ mod tests {
     }
 
     #[test]
+    fn oci_entries_keep_their_reference_and_pull_secret() {
+        let digest = format!("sha256:{}", "c".repeat(64));
+        let registry = parsed(&format!(
+            "mcn:\n  oci: quay.io/team/mcn@{digest}\n  pullSecret: quay\n  sha256: {pin}\n  \
+             candidate: {{oci: 'quay.io/team/mcn:next'}}\nbootImage:\n  GCP: {{oci: 'localhost:5000/gcp:v1'}}\n",
+            pin = "d".repeat(64)
+        ));
+        let mcn = registry.mcn.clone().unwrap_or_else(|| panic!("no mcn"));
+        assert_eq!(
+            mcn.module.source,
+            Source::Oci(OciSource {
+                reference: format!("quay.io/team/mcn@{digest}"),
+                pull_secret: Some("quay".into()),
+            })
+        );
+        assert_eq!(
+            mcn.candidate.map(|c| c.source.to_string()),
+            Some("oci:quay.io/team/mcn:next".into())
+        );
+        assert_eq!(
+            path_source(&registry, "GCP"),
+            Some(Source::Oci(OciSource {
+                reference: "localhost:5000/gcp:v1".into(),
+                pull_secret: None,
+            }))
+        );
+    }
+
+    #[test]
     fn the_installed_registry_names_every_shipped_platform() {
         let registry = Registry::installed(Path::new("/g"));
         assert_eq!(
