@@ -344,3 +344,90 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
         assert_eq!(decision.action(), "patch", "{platform}: {decision:?}");
     }
 }
+
+/// A pod restarted while its registry entry cannot load (a module missing
+/// here, as when the registry is down) starts on the module that last
+/// served the job, then on the installed one, reports the entry degraded,
+/// and refuses to start only with `--strict-start`.
+#[test]
+fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
+    let world = World::new();
+    let installed_mcn = common::installed_guest("mcn.wasm");
+    let installed_dir = installed_mcn
+        .parent()
+        .unwrap_or_else(|| panic!("no guest dir"));
+    let installed = mco_host::guests::registry::Registry::installed(installed_dir);
+    let cache = mco_host::guests::oci::Oci::new(&[], Some(world.path("cache")));
+    let good = with_custom_section(&read(&installed_mcn), "last-good", b"1");
+    world.write("mcn.wasm", &good);
+    let location = world.registry("mcn: {module: mcn.wasm, memoryMiB: 32}\n");
+    let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
+    let fallback = |strict| guests::Fallback {
+        strict,
+        last_good: Some(&cache),
+        installed: &installed,
+    };
+    let serving =
+        |started: &guests::Started| started.guests.current().mcn.active.module().digest.clone();
+
+    // Before any module served, a missing one falls back to the installed
+    // module, under the entry's limits.
+    std::fs::remove_file(world.path("mcn.wasm")).unwrap_or_else(|e| panic!("{e}"));
+    let started = guests::start_set(
+        &world.runtime,
+        &registry,
+        &Remote::default(),
+        &fallback(false),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(serving(&started), digest(&read(&installed_mcn)));
+    assert_eq!(
+        started.guests.current().mcn.active.limits().memory_limit,
+        32 << 20
+    );
+    let why = started.degraded.get(&Job::Mcn).cloned().unwrap_or_default();
+    assert!(
+        why.contains("could not read guest module") && why.contains("the installed module"),
+        "{why}"
+    );
+
+    // A start that loads the entry remembers it ...
+    world.write("mcn.wasm", &good);
+    let started = guests::start_set(
+        &world.runtime,
+        &registry,
+        &Remote::default(),
+        &fallback(false),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(started.degraded.is_empty());
+    assert_eq!(serving(&started), digest(&good));
+
+    // ... so the next start without it serves that module again, not the
+    // installed one.
+    world.write("mcn.wasm", b"\0asm broken");
+    let started = guests::start_set(
+        &world.runtime,
+        &registry,
+        &Remote::default(),
+        &fallback(false),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let why = started.degraded.get(&Job::Mcn).cloned().unwrap_or_default();
+    assert_eq!(serving(&started), digest(&good), "{why}");
+    assert!(
+        why.contains("last served it") && why.contains(&digest(&good)),
+        "{why}"
+    );
+
+    // --strict-start keeps the old behaviour.
+    match guests::start_set(
+        &world.runtime,
+        &registry,
+        &Remote::default(),
+        &fallback(true),
+    ) {
+        Err(err) => assert!(err.to_string().starts_with("registry entry mcn: "), "{err}"),
+        Ok(_) => panic!("a strict start served a fallback"),
+    }
+}

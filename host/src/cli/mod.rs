@@ -93,6 +93,11 @@ struct RunArgs {
     /// spec before boot image updates report Degraded.
     #[arg(long, default_value = "2m", value_parser = humantime::parse_duration)]
     machineconfiguration_wait: Duration,
+    /// Refuse to start when a registry entry cannot load, instead of
+    /// serving the module that last served it (or the installed one) and
+    /// reporting the entry degraded.
+    #[arg(long, env = "MCO_STRICT_START")]
+    strict_start: bool,
 }
 
 #[derive(Subcommand)]
@@ -336,11 +341,15 @@ impl SandboxArgs {
         })
     }
 
-    fn location(&self) -> Location {
-        let guest_dir = self.guest_dir.clone().unwrap_or_else(|| {
+    fn guest_dir(&self) -> PathBuf {
+        self.guest_dir.clone().unwrap_or_else(|| {
             let exe = std::env::current_exe().unwrap_or_default();
             exe.parent().unwrap_or(Path::new(".")).join("guests")
-        });
+        })
+    }
+
+    fn location(&self) -> Location {
+        let guest_dir = self.guest_dir();
         match (&self.registry, &self.registry_configmap) {
             (Some(path), _) => Location::File(path.clone()),
             (None, Some(name)) => Location::ConfigMap {
@@ -366,6 +375,8 @@ fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> 
         location: sandbox.location(),
         poll: sandbox.registry_poll,
         oci: sandbox.oci(),
+        strict_start: args.strict_start,
+        installed: Registry::installed(&sandbox.guest_dir()),
     };
     let identity = args
         .identity

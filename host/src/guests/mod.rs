@@ -20,8 +20,8 @@ pub use fetch::{
     pull_all,
 };
 pub use set::{
-    Built, EntryKey, GuestSet, Guests, JobError, Outcome, Slot, StartError, build, initial, load,
-    read_local,
+    Built, EntryKey, Fallback, GuestSet, Guests, JobError, Outcome, Slot, StartError, Started,
+    build, fetched_bytes, initial, load, read_local, remember, start as start_set,
 };
 
 /// One registry entry. Its name (`mcn`, `bootImage.<platform>`) is the

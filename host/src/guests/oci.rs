@@ -25,6 +25,7 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use serde::{Deserialize, Serialize};
 
+use super::Job;
 use super::registry::OciSource;
 use crate::runtime::digest;
 
@@ -360,6 +361,40 @@ impl Oci {
         (format!("sha256:{}", digest(&bytes)) == digest_text).then_some(bytes)
     }
 
+    /// Records `bytes` as the module that serves `job` now, for the
+    /// fallback at the next start (see `set::start`). Best effort.
+    pub fn remember(&self, job: &Job, bytes: &[u8]) {
+        let hex = digest(bytes);
+        let Some(path) = self.last_good_path(job) else {
+            return;
+        };
+        self.store(&format!("sha256:{hex}"), bytes);
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| crate::runtime::cache::write_atomically(&path, hex.as_bytes()));
+        if let Err(err) = written {
+            tracing::warn!(path = %path.display(), error = %err, "cannot record the last good guest module");
+        }
+    }
+
+    /// The module that last served `job`, if the cache still has it intact.
+    pub fn last_good(&self, job: &Job) -> Option<Vec<u8>> {
+        let hex = std::fs::read_to_string(self.last_good_path(job)?).ok()?;
+        self.cached_blob(&format!("sha256:{}", hex.trim()))
+    }
+
+    /// `<cache>/last-good/<job>`; none for a platform name that is no
+    /// plain file name.
+    fn last_good_path(&self, job: &Job) -> Option<PathBuf> {
+        let name = job.to_string();
+        let plain = name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_');
+        (plain && !name.starts_with('.'))
+            .then(|| self.cache.as_ref().map(|c| c.join("last-good").join(name)))?
+    }
+
     /// Best effort: a cache that cannot be written costs a download later.
     fn store(&self, digest_text: &str, bytes: &[u8]) {
         let Some(path) = self.cache_path(digest_text) else {
@@ -615,5 +650,27 @@ mod tests {
         let path = oci.cache_path(&key).unwrap_or_else(|| panic!("no path"));
         std::fs::write(&path, b"tampered").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(oci.cached_blob(&key), None);
+    }
+
+    #[test]
+    fn the_last_good_module_is_remembered_per_job() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let oci = Oci::new(&[], Some(dir.path().to_path_buf()));
+        let gcp = Job::BootImage("GCP".into());
+        assert_eq!(oci.last_good(&gcp), None);
+        oci.remember(&gcp, b"one");
+        oci.remember(&gcp, b"two");
+        oci.remember(&Job::Mcn, b"mcn");
+        assert_eq!(oci.last_good(&gcp), Some(b"two".to_vec()));
+        assert_eq!(oci.last_good(&Job::Mcn), Some(b"mcn".to_vec()));
+        // A platform name that would leave the directory is not recorded.
+        let hostile = Job::BootImage("../../x".into());
+        oci.remember(&hostile, b"x");
+        assert_eq!(oci.last_good(&hostile), None);
+        assert!(!dir.path().join("x").exists());
+        // Without a cache nothing is remembered.
+        let none = Oci::new(&[], None);
+        none.remember(&Job::Mcn, b"mcn");
+        assert_eq!(none.last_good(&Job::Mcn), None);
     }
 }

@@ -44,8 +44,13 @@ pub struct Config {
     pub location: Location,
     /// How often the registry and its modules are re-read.
     pub poll: Duration,
-    /// Pulls `oci:` modules.
+    /// Pulls `oci:` modules, and keeps the last good module of each job.
     pub oci: Oci,
+    /// `--strict-start`: an entry that cannot load at start stops the host
+    /// instead of falling back.
+    pub strict_start: bool,
+    /// The guests installed in the image, the last fallback at start.
+    pub installed: Registry,
 }
 
 /// The job label of failures of the registry as a whole.
@@ -66,16 +71,41 @@ pub async fn start(
     let modules = read_remote(&configmaps, &secrets, &config.oci, &registry, metrics).await;
     let runtime = config.runtime.clone();
     let started = Instant::now();
-    let (guests, outcomes) =
-        tokio::task::spawn_blocking(move || guests::initial(&runtime, &registry, &modules))
-            .await
-            .map_err(|e| {
-                StartError::Registry(RegistryError::Parse {
-                    path: config.location.to_string(),
-                    detail: format!("loading the guests was cancelled: {e}"),
-                })
-            })??;
-    guests.with_status(|s| s.registry = config.location.to_string());
+    let (oci, installed, strict) = (
+        config.oci.clone(),
+        config.installed.clone(),
+        config.strict_start,
+    );
+    let started_set = tokio::task::spawn_blocking(move || {
+        let fallback = guests::Fallback {
+            strict,
+            last_good: Some(&oci),
+            installed: &installed,
+        };
+        guests::start_set(&runtime, &registry, &modules, &fallback)
+    })
+    .await
+    .map_err(|e| {
+        StartError::Registry(RegistryError::Parse {
+            path: config.location.to_string(),
+            detail: format!("loading the guests was cancelled: {e}"),
+        })
+    })??;
+    let guests::Started {
+        guests,
+        outcomes,
+        degraded,
+    } = started_set;
+    for (job, why) in &degraded {
+        tracing::warn!(entry = %job, error = %why, "registry entry degraded at start");
+    }
+    guests.with_status(|s| {
+        s.registry = config.location.to_string();
+        s.degraded = degraded
+            .into_iter()
+            .map(|(job, why)| (job.to_string(), why))
+            .collect();
+    });
     let mut watch = Watch {
         config,
         guests: guests.clone(),
@@ -277,9 +307,13 @@ impl Watch {
         let runtime = self.config.runtime.clone();
         let known_bad = self.known_bad.clone();
         let previous = current.clone();
+        let oci = self.config.oci.clone();
         let built = tokio::task::spawn_blocking(move || {
             let fetched = guests::fetch_all(&registry, &modules);
-            guests::build(&runtime, Some(&previous), fetched, &known_bad)
+            let bytes = guests::fetched_bytes(&fetched);
+            let built = guests::build(&runtime, Some(&previous), fetched, &known_bad);
+            guests::remember(Some(&oci), &bytes, &built.outcomes);
+            built
         })
         .await;
         let Built { set, outcomes } = match built {
@@ -344,6 +378,7 @@ impl Watch {
                 Outcome::Loaded { key, first } => {
                     self.known_bad.remove(&job);
                     self.reported.remove(&entry);
+                    self.guests.with_status(|s| s.degraded.remove(&entry));
                     let result = if first { "loaded" } else { "swapped" };
                     let (module, sha256) = serving_module(serving, &job);
                     tracing::info!(
