@@ -47,8 +47,20 @@ fuzz:
 			$(FUZZ_WORK)/$$target corpus/$$target -- -max_total_time=$(FUZZ_SECONDS); \
 	done
 
+## guests: build the guests; with GUEST_REGISTRY=host[:port]/prefix also
+## push each as an OCI artifact, GUEST_REGISTRY/<guest>:$(GUEST_TAG) (the
+## digests are printed; MCO_PLAIN_HTTP_REGISTRIES for a registry without TLS).
+GUEST_TAG ?= latest
+SHIPPED_GUESTS := mcn bootimage-gcp bootimage-aws bootimage-azure
 guests:
 	guests/build.sh --test
+ifneq ($(GUEST_REGISTRY),)
+	$(MAKE) host
+	set -e; for guest in $(SHIPPED_GUESTS); do \
+		$(CARGO_TARGET_DIR)/release/mco-host guests push \
+			$(CARGO_TARGET_DIR)/release/guests/$$guest.wasm $(GUEST_REGISTRY)/$$guest:$(GUEST_TAG); \
+	done
+endif
 
 host:
 	cargo build --locked --release -p mco-host

@@ -59,6 +59,8 @@ pub struct Metrics {
     pub bootimage_patches: Counter,
     pub bootimage_hot_loops: Counter,
     pub guest_swaps: Family<JobResultLabels, Counter>,
+    /// OCI pulls that reached a registry, by job and result.
+    pub guest_fetches: Family<JobResultLabels, Counter>,
     pub guest_info: Family<GuestInfoLabels, Gauge>,
     pub shadow_evaluations: Family<JobResultLabels, Counter>,
     /// The longest time a node of the pool has been in its current phase.
@@ -78,6 +80,7 @@ impl Metrics {
             bootimage_patches: Counter::default(),
             bootimage_hot_loops: Counter::default(),
             guest_swaps: Family::default(),
+            guest_fetches: Family::default(),
             guest_info: Family::default(),
             shadow_evaluations: Family::default(),
             node_phase_seconds: Family::default(),
@@ -132,6 +135,11 @@ impl Metrics {
             "guest_swaps",
             "Guest module changes by registry entry and result (loaded, swapped, removed, failed)",
             metrics.guest_swaps.clone(),
+        );
+        sub.register(
+            "guest_fetches",
+            "OCI pulls of guest modules by registry entry and result (success, manifest_failure, download_failure, digest_mismatch, refused, secret_failure)",
+            metrics.guest_fetches.clone(),
         );
         sub.register(
             "guest_info",

@@ -34,6 +34,8 @@ const RUN_ARGS: &[&str] = &[
     GUEST_DIR,
     "--cache-dir",
     CACHE_DIR,
+    "--oci-cache-dir",
+    "/var/cache/mco-host/oci",
 ];
 
 // ---------------------------------------------------------------------------
@@ -558,13 +560,13 @@ fn the_lease_role_reaches_only_the_lease() {
 }
 
 #[test]
-fn the_registry_role_reads_configmaps_in_its_namespace_only() {
+fn the_registry_role_reads_configmaps_and_pull_secrets_in_its_namespace_only() {
     let objects = base();
     let role = find(objects, "Role", "mco-host-guest-registry");
     assert_eq!(role["metadata"]["namespace"], NAMESPACE);
     assert_eq!(
         grants(role),
-        expect_grants(&[("", &["configmaps"], &["get"], &[])])
+        expect_grants(&[("", &["configmaps", "secrets"], &["get"], &[])])
     );
 }
 
@@ -697,13 +699,13 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 const CUSTOM_GUESTS: &str = "components:\n  - <deploy>/components/custom-guests\n";
 
 #[test]
-fn the_custom_guests_component_mounts_the_configmap_over_the_guest_dir() {
+fn the_custom_guests_component_reads_the_registry_from_a_configmap() {
     let component = deploy_dir().join("components/custom-guests");
     let text = read_text(&component.join("kustomization.yaml"));
     assert!(
-        text.contains("kubectl -n mco-system create configmap mco-guests")
-            && text.contains("--from-file=mcn.wasm="),
-        "the component must tell how to create the ConfigMap it mounts"
+        text.contains("kubectl -n mco-system create configmap mco-guest-registry")
+            && text.contains("mco-host guests push"),
+        "the component must tell how to publish a guest and create the registry it reads"
     );
 
     let overlay = overlay(CUSTOM_GUESTS);
@@ -714,27 +716,16 @@ fn the_custom_guests_component_mounts_the_configmap_over_the_guest_dir() {
             .iter_mut()
             .find(|o| o["kind"] == "Deployment")
             .unwrap_or_else(|| panic!("no Deployment"));
-        let pod = &mut deployment["spec"]["template"]["spec"];
-        let mounts = pod["containers"][0]["volumeMounts"]
+        let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
             .as_array_mut()
-            .unwrap_or_else(|| panic!("no volumeMounts"));
-        // Read-only and without subPath, so ConfigMap updates reach the pod.
-        mounts.insert(
-            0,
-            json!({"name": "guests", "mountPath": GUEST_DIR, "readOnly": true}),
-        );
-        let volumes = pod["volumes"]
-            .as_array_mut()
-            .unwrap_or_else(|| panic!("no volumes"));
-        volumes.insert(
-            0,
-            json!({"name": "guests", "configMap": {"name": "mco-guests"}}),
-        );
+            .unwrap_or_else(|| panic!("no args"));
+        args.push(json!("--registry-configmap"));
+        args.push(json!("mco-guest-registry"));
     }
     assert_eq!(
         by_id(&rendered),
         by_id(&expected),
-        "the component changes nothing but the guest volume"
+        "the component changes nothing but the registry flag"
     );
 }
 

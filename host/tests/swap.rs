@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use mco_host::guests::registry::Location;
 use mco_host::guests::{
-    self, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, JobError, Outcome, smoke,
+    self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, smoke,
 };
 use mco_host::runtime::{LoadError, Runtime, RuntimeConfig, digest};
 
@@ -67,7 +67,7 @@ impl World {
         known_bad: &BTreeMap<Job, EntryKey>,
     ) -> Built {
         let registry = guests::read_local(location).unwrap_or_else(|e| panic!("{e}"));
-        let fetched = guests::fetch_all(&registry, &ConfigMaps::new());
+        let fetched = guests::fetch_all(&registry, &Remote::default());
         guests::build(&self.runtime, Some(previous), fetched, known_bad)
     }
 }
@@ -113,7 +113,7 @@ fn only_a_module_that_passes_every_check_is_swapped_in() {
 
     let location = world.registry(&format!("mcn: {{module: mcn-a.wasm, sha256: {sha_a}}}\n"));
     let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
-    let (guests, outcomes) = guests::initial(&world.runtime, &registry, &ConfigMaps::new())
+    let (guests, outcomes) = guests::initial(&world.runtime, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(
         outcomes.get(&Job::Mcn),
@@ -243,7 +243,7 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
         mcn.display()
     ));
     let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
-    let (guests, _) = guests::initial(&world.runtime, &registry, &ConfigMaps::new())
+    let (guests, _) = guests::initial(&world.runtime, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let platforms = |g: &Guests| g.current().boot_images.keys().cloned().collect::<Vec<_>>();
     assert_eq!(platforms(&guests), ["AWS", "GCP"]);
@@ -302,7 +302,7 @@ fn a_bad_module_at_start_names_its_registry_entry() {
     let pin = "0".repeat(64);
     let location = world.registry(&format!("mcn: {{module: mcn.wasm, sha256: {pin}}}\n"));
     let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
-    match guests::initial(&world.runtime, &registry, &ConfigMaps::new()) {
+    match guests::initial(&world.runtime, &registry, &Remote::default()) {
         Err(err) => {
             let message = err.to_string();
             assert!(
@@ -322,14 +322,14 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
     let mcn = common::installed_guest("mcn.wasm");
     let dir = mcn.parent().unwrap_or_else(|| panic!("no guest dir"));
     let registry = mco_host::guests::registry::Registry::installed(dir);
-    let (guests, _) = guests::initial(&world.runtime, &registry, &ConfigMaps::new())
+    let (guests, _) = guests::initial(&world.runtime, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let set = guests.current();
     assert_eq!(set.boot_images.len(), 3);
     // What every poll of an unchanged registry costs: reading and hashing
     // the modules; nothing is compiled.
     let started = std::time::Instant::now();
-    let fetched = guests::fetch_all(&registry, &ConfigMaps::new());
+    let fetched = guests::fetch_all(&registry, &Remote::default());
     let built = guests::build(&world.runtime, Some(&set), fetched, &BTreeMap::new());
     assert!(!built.changed());
     eprintln!(
@@ -342,5 +342,92 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
         let decision = smoke::boot_image_decision(platform, &guest.active)
             .unwrap_or_else(|e| panic!("{platform}: {e}"));
         assert_eq!(decision.action(), "patch", "{platform}: {decision:?}");
+    }
+}
+
+/// A pod restarted while its registry entry cannot load (a module missing
+/// here, as when the registry is down) starts on the module that last
+/// served the job, then on the installed one, reports the entry degraded,
+/// and refuses to start only with `--strict-start`.
+#[test]
+fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
+    let world = World::new();
+    let installed_mcn = common::installed_guest("mcn.wasm");
+    let installed_dir = installed_mcn
+        .parent()
+        .unwrap_or_else(|| panic!("no guest dir"));
+    let installed = mco_host::guests::registry::Registry::installed(installed_dir);
+    let cache = mco_host::guests::oci::Oci::new(&[], Some(world.path("cache")));
+    let good = with_custom_section(&read(&installed_mcn), "last-good", b"1");
+    world.write("mcn.wasm", &good);
+    let location = world.registry("mcn: {module: mcn.wasm, memoryMiB: 32}\n");
+    let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
+    let fallback = |strict| guests::Fallback {
+        strict,
+        last_good: Some(&cache),
+        installed: &installed,
+    };
+    let serving =
+        |started: &guests::Started| started.guests.current().mcn.active.module().digest.clone();
+
+    // Before any module served, a missing one falls back to the installed
+    // module, under the entry's limits.
+    std::fs::remove_file(world.path("mcn.wasm")).unwrap_or_else(|e| panic!("{e}"));
+    let started = guests::start_set(
+        &world.runtime,
+        &registry,
+        &Remote::default(),
+        &fallback(false),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(serving(&started), digest(&read(&installed_mcn)));
+    assert_eq!(
+        started.guests.current().mcn.active.limits().memory_limit,
+        32 << 20
+    );
+    let why = started.degraded.get(&Job::Mcn).cloned().unwrap_or_default();
+    assert!(
+        why.contains("could not read guest module") && why.contains("the installed module"),
+        "{why}"
+    );
+
+    // A start that loads the entry remembers it ...
+    world.write("mcn.wasm", &good);
+    let started = guests::start_set(
+        &world.runtime,
+        &registry,
+        &Remote::default(),
+        &fallback(false),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(started.degraded.is_empty());
+    assert_eq!(serving(&started), digest(&good));
+
+    // ... so the next start without it serves that module again, not the
+    // installed one.
+    world.write("mcn.wasm", b"\0asm broken");
+    let started = guests::start_set(
+        &world.runtime,
+        &registry,
+        &Remote::default(),
+        &fallback(false),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let why = started.degraded.get(&Job::Mcn).cloned().unwrap_or_default();
+    assert_eq!(serving(&started), digest(&good), "{why}");
+    assert!(
+        why.contains("last served it") && why.contains(&digest(&good)),
+        "{why}"
+    );
+
+    // --strict-start keeps the old behaviour.
+    match guests::start_set(
+        &world.runtime,
+        &registry,
+        &Remote::default(),
+        &fallback(true),
+    ) {
+        Err(err) => assert!(err.to_string().starts_with("registry entry mcn: "), "{err}"),
+        Ok(_) => panic!("a strict start served a fallback"),
     }
 }

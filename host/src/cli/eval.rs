@@ -11,7 +11,7 @@ use crate::bootimage::BootImageGuest;
 use crate::bootimage::eval::{BootImageInputs, BootImagePaths};
 use crate::bootimage::rules::Step;
 use crate::guests::registry::{Entry, Registry};
-use crate::guests::{self, ConfigMaps};
+use crate::guests::{self, Job, Remote};
 use crate::mcn::McnGuest;
 use crate::mcn::eval::{McnInputs, McnPaths};
 
@@ -39,7 +39,7 @@ pub(super) fn mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure
         Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
     })?;
     let runtime = sandbox.runtime()?;
-    let fetched = guests::fetch(&entry, &ConfigMaps::new())?;
+    let fetched = guests::fetch(&Job::Mcn, &entry, &Remote::default())?;
     let guest: McnGuest = guests::load(&runtime, &fetched)?.active;
     let decision = guest.derive(&inputs.facts())?;
     Ok(inputs.output(decision, args.now.unwrap_or_else(Timestamp::now)))
@@ -70,7 +70,8 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
                 None => None,
                 Some(entry) => {
                     let runtime = sandbox.runtime()?;
-                    let fetched = guests::fetch(&entry, &ConfigMaps::new())?;
+                    let job = Job::BootImage(prepared.platform_type.clone());
+                    let fetched = guests::fetch(&job, &entry, &Remote::default())?;
                     Some(guests::load(&runtime, &fetched)?.active)
                 }
             }
@@ -86,7 +87,8 @@ pub(super) fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
     let runtime = sandbox.runtime()?;
     let location = sandbox.location();
     let registry = guests::read_local(&location)?;
-    let (guests, _) = guests::initial(&runtime, &registry, &ConfigMaps::new())?;
+    let remote = super::oci::pull_offline(sandbox, &registry)?;
+    let (guests, _) = guests::initial(&runtime, &registry, &remote)?;
     guests.with_status(|status| status.registry = location.to_string());
     serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))
 }

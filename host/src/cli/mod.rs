@@ -4,6 +4,7 @@
 
 mod eval;
 pub mod files;
+mod oci;
 pub mod status;
 
 use std::io::Write;
@@ -42,10 +43,11 @@ enum Command {
     Run(RunArgs),
     /// Print the CustomResourceDefinitions this host owns, as YAML.
     Crds,
-    /// Load every module the registry names with every check `run` makes
-    /// (digest, world, imports, limits, smoke evaluations) and print what
-    /// would serve each entry, as JSON. File registries only.
-    Guests,
+    /// Without a subcommand: load every module the registry names with
+    /// every check `run` makes (digest, world, imports, limits, smoke
+    /// evaluations) and print what would serve each entry, as JSON. File
+    /// registries only. With one: publish and fetch guests as OCI artifacts.
+    Guests(oci::GuestsArgs),
     /// Show the update of every pool, the nodes in flight, boot images and
     /// guests at a glance (`kubectl mco status` as a kubectl plugin).
     Status(status::StatusArgs),
@@ -91,6 +93,11 @@ struct RunArgs {
     /// spec before boot image updates report Degraded.
     #[arg(long, default_value = "2m", value_parser = humantime::parse_duration)]
     machineconfiguration_wait: Duration,
+    /// Refuse to start when a registry entry cannot load, instead of
+    /// serving the module that last served it (or the installed one) and
+    /// reporting the entry degraded.
+    #[arg(long, env = "MCO_STRICT_START")]
+    strict_start: bool,
 }
 
 #[derive(Subcommand)]
@@ -193,6 +200,21 @@ struct SandboxArgs {
     /// Cache directory for compiled guests (default: no cache).
     #[arg(long, global = true, value_name = "DIR", env = "MCO_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
+    /// Where modules pulled from OCI registries are kept, by digest: a
+    /// module pinned by digest and cached here loads without its registry
+    /// (default: no cache).
+    #[arg(long, global = true, value_name = "DIR", env = "MCO_OCI_CACHE_DIR")]
+    oci_cache_dir: Option<PathBuf>,
+    /// An OCI registry (`host:port`) reached over plain HTTP, such as one on
+    /// loopback; repeat for more, or separate them with commas.
+    #[arg(
+        long,
+        global = true,
+        value_name = "HOST",
+        env = "MCO_PLAIN_HTTP_REGISTRIES",
+        value_delimiter = ','
+    )]
+    plain_http_registry: Vec<String>,
 }
 
 /// Why a command failed, mapped to the exit statuses of the eval contract.
@@ -206,6 +228,8 @@ enum Failure {
     Registry(#[from] RegistryError),
     #[error(transparent)]
     Fetch(#[from] FetchError),
+    #[error(transparent)]
+    Pull(#[from] crate::guests::oci::PullError),
     #[error(transparent)]
     Start(#[from] StartError),
     #[error(transparent)]
@@ -234,6 +258,7 @@ impl Failure {
             | Failure::BootImageInput(_)
             | Failure::Registry(_)
             | Failure::Fetch(_)
+            | Failure::Pull(_)
             | Failure::Load(LoadError::Read { .. }) => 2,
             Failure::Start(StartError::Job {
                 error: JobError::Load(LoadError::Read { .. }),
@@ -290,7 +315,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Eval(EvalJob::Mcn(args)) => eval::mcn(&cli.sandbox, args)?,
         Command::Eval(EvalJob::Bootimage(args)) => eval::bootimage(&cli.sandbox, args)?,
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
-        Command::Guests => eval::check_guests(&cli.sandbox)?,
+        Command::Guests(args) => match args.action {
+            None => eval::check_guests(&cli.sandbox)?,
+            Some(action) => oci::run(&cli.sandbox, action)?,
+        },
         Command::Status(args) => return Ok(status::run(args)?),
     };
     print(&format!("{output}\n"))
@@ -313,11 +341,15 @@ impl SandboxArgs {
         })
     }
 
-    fn location(&self) -> Location {
-        let guest_dir = self.guest_dir.clone().unwrap_or_else(|| {
+    fn guest_dir(&self) -> PathBuf {
+        self.guest_dir.clone().unwrap_or_else(|| {
             let exe = std::env::current_exe().unwrap_or_default();
             exe.parent().unwrap_or(Path::new(".")).join("guests")
-        });
+        })
+    }
+
+    fn location(&self) -> Location {
+        let guest_dir = self.guest_dir();
         match (&self.registry, &self.registry_configmap) {
             (Some(path), _) => Location::File(path.clone()),
             (None, Some(name)) => Location::ConfigMap {
@@ -326,6 +358,10 @@ impl SandboxArgs {
             },
             (None, None) => Location::Installed(guest_dir),
         }
+    }
+
+    fn oci(&self) -> crate::guests::oci::Oci {
+        crate::guests::oci::Oci::new(&self.plain_http_registry, self.oci_cache_dir.clone())
     }
 
     fn registry(&self) -> Result<Registry, RegistryError> {
@@ -338,6 +374,9 @@ fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> 
         runtime: sandbox.runtime()?,
         location: sandbox.location(),
         poll: sandbox.registry_poll,
+        oci: sandbox.oci(),
+        strict_start: args.strict_start,
+        installed: Registry::installed(&sandbox.guest_dir()),
     };
     let identity = args
         .identity

@@ -1,13 +1,18 @@
-//! A registry entry's module bytes, from a file or a ConfigMap's
-//! `binaryData`.
+//! A registry entry's module bytes, from a file, a ConfigMap's
+//! `binaryData` or an OCI registry. Loading is synchronous (it runs off
+//! the async workers), so what comes over the network, ConfigMaps and OCI
+//! pulls, is read first into a [`Remote`] and looked up here.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
+use oci_client::secrets::RegistryAuth;
 
 use super::Job;
-use super::registry::{Entry, Module, Registry, Source};
+use super::oci::{Oci, PullError, Pulled};
+use super::registry::{Entry, Module, OciSource, Registry, Source};
 use super::set::EntryKey;
 use crate::runtime::digest;
 
@@ -40,11 +45,74 @@ pub enum FetchError {
     },
     #[error("guest module {module}: {detail}")]
     ConfigMap { module: Source, detail: String },
+    /// The pull's own message, which names the reference.
+    #[error("{0}")]
+    Oci(String),
 }
 
 /// The ConfigMaps a registry's modules come from, read once per pass;
 /// `Err` holds why one could not be read.
 pub type ConfigMaps = BTreeMap<String, Result<ConfigMap, String>>;
+
+/// OCI modules pulled for a pass, by the job they were pulled for (its
+/// world is checked before the download) and source.
+pub type Pulls = BTreeMap<(Job, OciSource), Result<Pulled, String>>;
+
+/// Everything a pass read over the network before loading.
+#[derive(Debug, Default)]
+pub struct Remote {
+    pub configmaps: ConfigMaps,
+    pub pulls: Pulls,
+}
+
+/// Every job of a registry with its entry.
+fn jobs(registry: &Registry) -> impl Iterator<Item = (Job, &Entry)> {
+    let mcn = registry.mcn.iter().map(|e| (Job::Mcn, e));
+    let boot = registry
+        .boot_image
+        .iter()
+        .map(|(platform, e)| (Job::BootImage(platform.clone()), e));
+    mcn.chain(boot)
+}
+
+/// The OCI modules (active and candidate) a registry names, by job.
+pub fn oci_sources(registry: &Registry) -> Vec<(Job, OciSource)> {
+    let mut sources: Vec<(Job, OciSource)> = jobs(registry)
+        .flat_map(|(job, e)| {
+            std::iter::once(&e.module)
+                .chain(e.candidate.as_ref())
+                .filter_map(move |m| match &m.source {
+                    Source::Oci(oci) => Some((job.clone(), oci.clone())),
+                    _ => None,
+                })
+        })
+        .collect();
+    sources.sort();
+    sources.dedup();
+    sources
+}
+
+/// Pulls every OCI module of `registry`, with the credentials `auth`
+/// finds for each.
+pub async fn pull_all<F, Fut>(
+    oci: &Oci,
+    registry: &Registry,
+    auth: F,
+) -> BTreeMap<(Job, OciSource), Result<Pulled, PullError>>
+where
+    F: Fn(OciSource) -> Fut,
+    Fut: Future<Output = Result<RegistryAuth, PullError>>,
+{
+    let mut pulls = BTreeMap::new();
+    for (job, source) in oci_sources(registry) {
+        let pulled = match auth(source.clone()).await {
+            Ok(auth) => oci.pull(&source, &auth, Some(job.interface())).await,
+            Err(err) => Err(err),
+        };
+        pulls.insert((job, source), pulled);
+    }
+    pulls
+}
 
 /// The ConfigMaps that `registry`'s modules name.
 pub fn configmap_names(registry: &Registry) -> Vec<String> {
@@ -54,7 +122,7 @@ pub fn configmap_names(registry: &Registry) -> Vec<String> {
         .flat_map(|(_, e)| std::iter::once(&e.module).chain(e.candidate.as_ref()))
         .filter_map(|m| match &m.source {
             Source::ConfigMap { name, .. } => Some(name.clone()),
-            Source::Path(_) => None,
+            Source::Path(_) | Source::Oci(_) => None,
         })
         .collect();
     names.sort();
@@ -62,8 +130,16 @@ pub fn configmap_names(registry: &Registry) -> Vec<String> {
     names
 }
 
-fn read_module(module: &Module, configmaps: &ConfigMaps) -> Result<Arc<Vec<u8>>, FetchError> {
+fn read_module(job: &Job, module: &Module, remote: &Remote) -> Result<Arc<Vec<u8>>, FetchError> {
     match &module.source {
+        Source::Oci(oci) => match remote.pulls.get(&(job.clone(), oci.clone())) {
+            Some(Ok(pulled)) => Ok(pulled.bytes.clone()),
+            Some(Err(err)) => Err(FetchError::Oci(err.clone())),
+            None => Err(FetchError::Oci(format!(
+                "{}: OCI modules are pulled by mco-host run; try mco-host guests pull",
+                module.source
+            ))),
+        },
         Source::Path(path) => {
             std::fs::read(path)
                 .map(Arc::new)
@@ -77,7 +153,7 @@ fn read_module(module: &Module, configmaps: &ConfigMaps) -> Result<Arc<Vec<u8>>,
                 module: module.source.clone(),
                 detail,
             };
-            let cm = match configmaps.get(name) {
+            let cm = match remote.configmaps.get(name) {
                 Some(Ok(cm)) => cm,
                 Some(Err(err)) => return Err(fail(err.clone())),
                 None => {
@@ -101,15 +177,15 @@ fn read_module(module: &Module, configmaps: &ConfigMaps) -> Result<Arc<Vec<u8>>,
     }
 }
 
-/// Reads an entry's module and candidate.
-pub fn fetch(entry: &Entry, configmaps: &ConfigMaps) -> Result<Fetched, FetchError> {
+/// Reads the module and candidate of `job`'s entry.
+pub fn fetch(job: &Job, entry: &Entry, remote: &Remote) -> Result<Fetched, FetchError> {
     Ok(Fetched {
         entry: entry.clone(),
-        bytes: read_module(&entry.module, configmaps)?,
+        bytes: read_module(job, &entry.module, remote)?,
         candidate: entry
             .candidate
             .as_ref()
-            .map(|c| read_module(c, configmaps))
+            .map(|c| read_module(job, c, remote))
             .transpose()?,
     })
 }
@@ -117,14 +193,12 @@ pub fn fetch(entry: &Entry, configmaps: &ConfigMaps) -> Result<Fetched, FetchErr
 /// Every entry of a registry, fetched.
 pub fn fetch_all(
     registry: &Registry,
-    configmaps: &ConfigMaps,
+    remote: &Remote,
 ) -> BTreeMap<Job, Result<Fetched, FetchError>> {
-    let mut jobs = BTreeMap::new();
-    if let Some(entry) = &registry.mcn {
-        jobs.insert(Job::Mcn, fetch(entry, configmaps));
-    }
-    for (platform, entry) in &registry.boot_image {
-        jobs.insert(Job::BootImage(platform.clone()), fetch(entry, configmaps));
-    }
-    jobs
+    jobs(registry)
+        .map(|(job, entry)| {
+            let fetched = fetch(&job, entry, remote);
+            (job, fetched)
+        })
+        .collect()
 }

@@ -1,10 +1,11 @@
 //! Which guest module serves which job: the registry (`registry`), the
-//! module bytes (`fetch`), the set serving now with one slot per job
+//! module bytes (`fetch`, from OCI registries in `oci`), the set serving now with one slot per job
 //! (`set`), the checks a new module passes before it serves (`smoke`), hot
 //! swap (`swap`), shadow evaluation of candidates (`shadow`) and what
 //! `/guests` shows (`status`).
 
 pub mod fetch;
+pub mod oci;
 pub mod registry;
 pub mod set;
 pub mod shadow;
@@ -14,10 +15,13 @@ pub mod swap;
 
 use std::fmt;
 
-pub use fetch::{ConfigMaps, FetchError, Fetched, configmap_names, fetch, fetch_all};
+pub use fetch::{
+    ConfigMaps, FetchError, Fetched, Pulls, Remote, configmap_names, fetch, fetch_all, oci_sources,
+    pull_all,
+};
 pub use set::{
-    Built, EntryKey, GuestSet, Guests, JobError, Outcome, Slot, StartError, build, initial, load,
-    read_local,
+    Built, EntryKey, Fallback, GuestSet, Guests, JobError, Outcome, Slot, StartError, Started,
+    build, fetched_bytes, initial, load, read_local, remember, start as start_set,
 };
 
 /// One registry entry. Its name (`mcn`, `bootImage.<platform>`) is the
@@ -27,6 +31,16 @@ pub enum Job {
     Mcn,
     /// By Infrastructure `status.platformStatus.type`.
     BootImage(String),
+}
+
+impl Job {
+    /// The interface a module must export to serve this job.
+    pub fn interface(&self) -> &'static str {
+        match self {
+            Job::Mcn => crate::mcn::NODE_STATE_INTERFACE,
+            Job::BootImage(_) => crate::bootimage::BOOT_IMAGE_INTERFACE,
+        }
+    }
 }
 
 impl fmt::Display for Job {

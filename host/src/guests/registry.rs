@@ -15,11 +15,18 @@
 //! bootImage:
 //!   GCP: bootimage-gcp.wasm      # the short form
 //!   AWS: /opt/guests/my-aws.wasm
+//!   Azure:
+//!     oci: quay.io/team/azure@sha256:5d0e…   # an OCI artifact (see oci.rs)
+//!     pullSecret: quay-creds                # kubernetes.io/dockerconfigjson
 //! ```
 //!
-//! A module comes from a file (in the image or on a mounted volume) or from
-//! a `binaryData` key of a ConfigMap in the host's namespace. The last third
-//! is unit tests of the format.
+//! A module comes from a file (in the image or on a mounted volume), from
+//! a `binaryData` key of a ConfigMap in the host's namespace (kept for
+//! compatibility: a ConfigMap holds at most 1 MiB), or from an OCI
+//! registry. An OCI reference may name a tag, which the host resolves to a
+//! digest on every pull; an entry that also pins `sha256` must name its
+//! artifact by digest, so that the pin and the reference cannot drift
+//! apart. The last third is unit tests of the format.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -48,6 +55,17 @@ pub enum Source {
     Path(PathBuf),
     /// A `binaryData` key of a ConfigMap in the host's namespace.
     ConfigMap { name: String, key: String },
+    /// An artifact in an OCI registry.
+    Oci(OciSource),
+}
+
+/// An OCI reference and the pull Secret (in the host's namespace) that
+/// grants access to it, if the registry wants one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OciSource {
+    /// As written: `registry/repository[:tag][@sha256:…]`.
+    pub reference: String,
+    pub pull_secret: Option<String>,
 }
 
 impl fmt::Display for Source {
@@ -55,6 +73,7 @@ impl fmt::Display for Source {
         match self {
             Source::Path(path) => write!(f, "{}", path.display()),
             Source::ConfigMap { name, key } => write!(f, "configmap/{name}[{key}]"),
+            Source::Oci(oci) => write!(f, "oci:{}", oci.reference),
         }
     }
 }
@@ -235,7 +254,7 @@ impl<'de> Deserialize<'de> for RawEntry {
         impl<'de> Visitor<'de> for EntryVisitor {
             type Value = RawEntry;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a module path or an entry {module | configMap, sha256, memoryMiB, deadline, candidate}")
+                f.write_str("a module path or an entry {module | configMap | oci, pullSecret, sha256, memoryMiB, deadline, candidate}")
             }
             fn visit_str<E: de::Error>(self, path: &str) -> Result<RawEntry, E> {
                 Ok(RawEntry::Path(PathBuf::from(path)))
@@ -259,6 +278,10 @@ struct RawFull {
     #[serde(default)]
     config_map: Option<RawConfigMapKey>,
     #[serde(default)]
+    oci: Option<String>,
+    #[serde(default)]
+    pull_secret: Option<String>,
+    #[serde(default)]
     sha256: Option<String>,
     #[serde(rename = "memoryMiB", default)]
     memory_mib: Option<usize>,
@@ -275,6 +298,10 @@ struct RawModule {
     module: Option<PathBuf>,
     #[serde(default)]
     config_map: Option<RawConfigMapKey>,
+    #[serde(default)]
+    oci: Option<String>,
+    #[serde(default)]
+    pull_secret: Option<String>,
     #[serde(default)]
     sha256: Option<String>,
 }
@@ -306,6 +333,8 @@ impl RawEntry {
         let module = RawModule {
             module: full.module,
             config_map: full.config_map,
+            oci: full.oci,
+            pull_secret: full.pull_secret,
             sha256: full.sha256,
         };
         Ok(Entry {
@@ -321,15 +350,31 @@ impl RawEntry {
 }
 
 impl RawModule {
-    fn resolve(self, base: &Path, what: &str) -> Result<Module, String> {
-        let source = match (self.module, self.config_map) {
-            (Some(path), None) => Source::Path(base.join(path)),
-            (None, Some(RawConfigMapKey { name, key })) => Source::ConfigMap { name, key },
-            (Some(_), Some(_)) => {
-                return Err(format!("{what}give either module or configMap, not both"));
+    fn resolve(mut self, base: &Path, what: &str) -> Result<Module, String> {
+        let source = match (self.module, self.config_map, self.oci) {
+            (Some(path), None, None) => Source::Path(base.join(path)),
+            (None, Some(RawConfigMapKey { name, key }), None) => Source::ConfigMap { name, key },
+            (None, None, Some(reference)) => {
+                let parsed = super::oci::parse_reference(&reference)
+                    .map_err(|e| format!("{what}oci {reference:?}: {e}"))?;
+                if self.sha256.is_some() && parsed.digest().is_none() {
+                    return Err(format!(
+                        "{what}a pinned OCI module is named by digest (oci: …@sha256:…), not by tag"
+                    ));
+                }
+                Source::Oci(OciSource {
+                    reference,
+                    pull_secret: self.pull_secret.take(),
+                })
             }
-            (None, None) => return Err(format!("{what}module or configMap is required")),
+            (None, None, None) => {
+                return Err(format!("{what}module, configMap or oci is required"));
+            }
+            _ => return Err(format!("{what}give one of module, configMap and oci")),
         };
+        if self.pull_secret.is_some() {
+            return Err(format!("{what}pullSecret goes with oci only"));
+        }
         let sha256 = self
             .sha256
             .map(|pin| {
@@ -459,11 +504,32 @@ mod tests {
     #[test]
     fn bad_entries_name_the_entry_and_the_reason() {
         let cases = [
-            ("mcn: {sha256: x}", "mcn", "module or configMap is required"),
+            (
+                "mcn: {sha256: x}",
+                "mcn",
+                "module, configMap or oci is required",
+            ),
             (
                 "mcn: {module: a.wasm, configMap: {name: n, key: k}}",
                 "mcn",
-                "not both",
+                "give one of",
+            ),
+            (
+                "mcn: {module: a.wasm, oci: r.example/g/mcn:v1}",
+                "mcn",
+                "give one of",
+            ),
+            (
+                "mcn: {module: a.wasm, pullSecret: creds}",
+                "mcn",
+                "pullSecret goes with oci only",
+            ),
+            ("mcn: {oci: 'UPPER/Case:x'}", "mcn", "oci \"UPPER/Case:x\""),
+            ("mcn: {oci: ''}", "mcn", "oci \"\""),
+            (
+                "bootImage: {GCP: {oci: r.example/g/gcp:v1, sha256: sha256:00000000000000000000000000000000000000000000000000000000000000aa}}",
+                "bootImage.GCP",
+                "named by digest",
             ),
             (
                 "bootImage: {GCP: {module: a.wasm, sha256: abc}}",
@@ -479,7 +545,7 @@ mod tests {
             (
                 "mcn: {module: a.wasm, candidate: {sha256: x}}",
                 "mcn",
-                "candidate: module or configMap is required",
+                "candidate: module, configMap or oci is required",
             ),
         ];
         for (text, job, reason) in cases {
@@ -491,6 +557,35 @@ mod tests {
                 other => panic!("{text}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn oci_entries_keep_their_reference_and_pull_secret() {
+        let digest = format!("sha256:{}", "c".repeat(64));
+        let registry = parsed(&format!(
+            "mcn:\n  oci: quay.io/team/mcn@{digest}\n  pullSecret: quay\n  sha256: {pin}\n  \
+             candidate: {{oci: 'quay.io/team/mcn:next'}}\nbootImage:\n  GCP: {{oci: 'localhost:5000/gcp:v1'}}\n",
+            pin = "d".repeat(64)
+        ));
+        let mcn = registry.mcn.clone().unwrap_or_else(|| panic!("no mcn"));
+        assert_eq!(
+            mcn.module.source,
+            Source::Oci(OciSource {
+                reference: format!("quay.io/team/mcn@{digest}"),
+                pull_secret: Some("quay".into()),
+            })
+        );
+        assert_eq!(
+            mcn.candidate.map(|c| c.source.to_string()),
+            Some("oci:quay.io/team/mcn:next".into())
+        );
+        assert_eq!(
+            path_source(&registry, "GCP"),
+            Some(Source::Oci(OciSource {
+                reference: "localhost:5000/gcp:v1".into(),
+                pull_secret: None,
+            }))
+        );
     }
 
     #[test]

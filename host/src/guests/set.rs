@@ -11,13 +11,14 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::fetch::{ConfigMaps, FetchError, Fetched, fetch_all};
+use super::fetch::{FetchError, Fetched, Remote, fetch, fetch_all};
+use super::oci::Oci;
 use super::registry::{Entry, Location, Module, Registry, RegistryError};
 use super::status::{Change, Status};
 use super::{Job, smoke};
 use crate::bootimage::BootImageGuest;
 use crate::mcn::McnGuest;
-use crate::runtime::{Guest, GuestLimits, LoadError, Runtime, World};
+use crate::runtime::{Guest, GuestLimits, LoadError, Runtime, World, digest};
 
 /// What a job was loaded from: an entry whose key did not change is
 /// reused as it is, not reloaded.
@@ -405,14 +406,158 @@ pub fn read_local(location: &Location) -> Result<Registry, RegistryError> {
 pub fn initial(
     runtime: &Runtime,
     registry: &Registry,
-    configmaps: &ConfigMaps,
+    remote: &Remote,
 ) -> Result<(Guests, BTreeMap<Job, Outcome>), StartError> {
-    let built = build(
-        runtime,
-        None,
-        fetch_all(registry, configmaps),
-        &BTreeMap::new(),
-    );
+    let built = build(runtime, None, fetch_all(registry, remote), &BTreeMap::new());
+    all_loaded(built)
+}
+
+/// What a job falls back to at start when its entry cannot load, so that
+/// a pod restarted while a registry is down or a module is bad does not
+/// crash-loop.
+pub struct Fallback<'a> {
+    /// `--strict-start`: no fallback, the host does not start.
+    pub strict: bool,
+    /// Keeps the module that last served each job.
+    pub last_good: Option<&'a Oci>,
+    /// The guests installed in the image.
+    pub installed: &'a Registry,
+}
+
+/// The set `run` starts with, and the jobs serving a fallback with why.
+pub struct Started {
+    pub guests: Guests,
+    pub outcomes: BTreeMap<Job, Outcome>,
+    pub degraded: BTreeMap<Job, String>,
+}
+
+/// The first set of `run`. An entry that cannot load falls back to the
+/// module that last served its job, then to the one installed in the
+/// image, under the entry's limits and without its candidate; such jobs
+/// come back with why, to be reported degraded. Only a job with neither
+/// (or `strict`) stops the start. The jobs that loaded their own entry are
+/// remembered as last good.
+pub fn start(
+    runtime: &Runtime,
+    registry: &Registry,
+    remote: &Remote,
+    fallback: &Fallback,
+) -> Result<Started, StartError> {
+    let fetched = fetch_all(registry, remote);
+    let bytes = fetched_bytes(&fetched);
+    let built = build(runtime, None, fetched, &BTreeMap::new());
+    let failed: BTreeMap<Job, String> = built
+        .outcomes
+        .iter()
+        .filter_map(|(job, outcome)| match outcome {
+            Outcome::Failed { error, .. } => Some((job.clone(), error.to_string())),
+            _ => None,
+        })
+        .collect();
+    if failed.is_empty() || fallback.strict {
+        let (guests, outcomes) = all_loaded(built)?;
+        remember(fallback.last_good, &bytes, &outcomes);
+        return Ok(Started {
+            guests,
+            outcomes,
+            degraded: BTreeMap::new(),
+        });
+    }
+    let mut fetched = fetch_all(registry, remote);
+    let mut degraded = BTreeMap::new();
+    for (job, error) in failed {
+        let entry = match &job {
+            Job::Mcn => registry.mcn.as_ref(),
+            Job::BootImage(platform) => registry.boot_image(platform),
+        };
+        if let Some((substitute, from)) = substitute(&job, entry, fallback) {
+            fetched.insert(job.clone(), Ok(substitute));
+            degraded.insert(job, format!("{error}; serving {from} instead"));
+        }
+    }
+    let built = build(runtime, None, fetched, &BTreeMap::new());
+    let (guests, outcomes) = all_loaded(built)?;
+    let own: BTreeMap<Job, Arc<Vec<u8>>> = bytes
+        .into_iter()
+        .filter(|(job, _)| !degraded.contains_key(job))
+        .collect();
+    remember(fallback.last_good, &own, &outcomes);
+    Ok(Started {
+        guests,
+        outcomes,
+        degraded,
+    })
+}
+
+/// The module bytes of every job that could be fetched, to remember those
+/// that load.
+pub fn fetched_bytes(
+    fetched: &BTreeMap<Job, Result<Fetched, FetchError>>,
+) -> BTreeMap<Job, Arc<Vec<u8>>> {
+    fetched
+        .iter()
+        .filter_map(|(job, f)| f.as_ref().ok().map(|f| (job.clone(), f.bytes.clone())))
+        .collect()
+}
+
+/// Records the modules of jobs that loaded as their last good ones.
+pub fn remember(
+    cache: Option<&Oci>,
+    bytes: &BTreeMap<Job, Arc<Vec<u8>>>,
+    outcomes: &BTreeMap<Job, Outcome>,
+) {
+    let Some(cache) = cache else { return };
+    for (job, outcome) in outcomes {
+        if let (Outcome::Loaded { .. }, Some(bytes)) = (outcome, bytes.get(job)) {
+            cache.remember(job, bytes);
+        }
+    }
+}
+
+/// A job's fallback module, and what it is for the log.
+fn substitute(job: &Job, entry: Option<&Entry>, fallback: &Fallback) -> Option<(Fetched, String)> {
+    let installed = match job {
+        Job::Mcn => fallback.installed.mcn.as_ref(),
+        Job::BootImage(platform) => fallback.installed.boot_image(platform),
+    };
+    // The entry's source names the module in status; its limits still hold.
+    let like_entry = |module: Module| Entry {
+        module,
+        memory_mib: entry.and_then(|e| e.memory_mib),
+        deadline: entry.and_then(|e| e.deadline),
+        candidate: None,
+    };
+    if let Some(bytes) = fallback.last_good.and_then(|c| c.last_good(job)) {
+        let source = entry
+            .map(|e| e.module.source.clone())
+            .or_else(|| installed.map(|i| i.module.source.clone()))?;
+        let from = format!("the module that last served it (sha256 {})", digest(&bytes));
+        let fetched = Fetched {
+            entry: like_entry(Module {
+                source,
+                sha256: None,
+            }),
+            bytes: Arc::new(bytes),
+            candidate: None,
+        };
+        return Some((fetched, from));
+    }
+    let installed = installed?;
+    let mut fetched = fetch(
+        job,
+        &like_entry(installed.module.clone()),
+        &Remote::default(),
+    )
+    .ok()?;
+    fetched.entry.module.sha256 = None;
+    Some((
+        fetched,
+        format!("the installed module {}", installed.module.source),
+    ))
+}
+
+/// The set, if every job loaded; else the first failure.
+fn all_loaded(built: Built) -> Result<(Guests, BTreeMap<Job, Outcome>), StartError> {
     let mut outcomes = BTreeMap::new();
     for (job, outcome) in built.outcomes {
         if let Outcome::Failed { error, .. } = outcome {

@@ -54,6 +54,9 @@ pub struct Status {
     pub registry: String,
     /// Why the registry itself could not be read, while it cannot.
     pub registry_error: Option<String>,
+    /// Entries that could not load at start, with why and what serves
+    /// them instead; cleared when the entry itself loads.
+    pub degraded: BTreeMap<String, String>,
     pub jobs: BTreeMap<String, JobStatus>,
 }
 

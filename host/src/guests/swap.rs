@@ -21,15 +21,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::events::EventType;
 use kube::{Api, Client, Resource};
 
-use super::registry::{CONFIGMAP_KEY, Location, Registry, RegistryError};
+use oci_client::secrets::RegistryAuth;
+
+use super::oci::{Oci, PullError, docker_auth, parse_reference};
+use super::registry::{CONFIGMAP_KEY, Location, OciSource, Registry, RegistryError};
 use super::status::Change;
 use super::{
-    self as guests, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, StartError,
+    self as guests, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, Remote, StartError,
 };
 use crate::kube::events::{Events, Note};
 use crate::metrics::{GuestInfoLabels, JobResultLabels, Metrics};
@@ -41,6 +44,13 @@ pub struct Config {
     pub location: Location,
     /// How often the registry and its modules are re-read.
     pub poll: Duration,
+    /// Pulls `oci:` modules, and keeps the last good module of each job.
+    pub oci: Oci,
+    /// `--strict-start`: an entry that cannot load at start stops the host
+    /// instead of falling back.
+    pub strict_start: bool,
+    /// The guests installed in the image, the last fallback at start.
+    pub installed: Registry,
 }
 
 /// The job label of failures of the registry as a whole.
@@ -56,24 +66,51 @@ pub async fn start(
     metrics: &Metrics,
 ) -> Result<Guests, StartError> {
     let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let (registry, registry_cm) = read_registry(&config.location, &configmaps).await?;
-    let modules = read_configmaps(&configmaps, &registry).await;
+    let modules = read_remote(&configmaps, &secrets, &config.oci, &registry, metrics).await;
     let runtime = config.runtime.clone();
     let started = Instant::now();
-    let (guests, outcomes) =
-        tokio::task::spawn_blocking(move || guests::initial(&runtime, &registry, &modules))
-            .await
-            .map_err(|e| {
-                StartError::Registry(RegistryError::Parse {
-                    path: config.location.to_string(),
-                    detail: format!("loading the guests was cancelled: {e}"),
-                })
-            })??;
-    guests.with_status(|s| s.registry = config.location.to_string());
+    let (oci, installed, strict) = (
+        config.oci.clone(),
+        config.installed.clone(),
+        config.strict_start,
+    );
+    let started_set = tokio::task::spawn_blocking(move || {
+        let fallback = guests::Fallback {
+            strict,
+            last_good: Some(&oci),
+            installed: &installed,
+        };
+        guests::start_set(&runtime, &registry, &modules, &fallback)
+    })
+    .await
+    .map_err(|e| {
+        StartError::Registry(RegistryError::Parse {
+            path: config.location.to_string(),
+            detail: format!("loading the guests was cancelled: {e}"),
+        })
+    })??;
+    let guests::Started {
+        guests,
+        outcomes,
+        degraded,
+    } = started_set;
+    for (job, why) in &degraded {
+        tracing::warn!(entry = %job, error = %why, "registry entry degraded at start");
+    }
+    guests.with_status(|s| {
+        s.registry = config.location.to_string();
+        s.degraded = degraded
+            .into_iter()
+            .map(|(job, why)| (job.to_string(), why))
+            .collect();
+    });
     let mut watch = Watch {
         config,
         guests: guests.clone(),
         configmaps,
+        secrets,
         metrics: metrics.clone(),
         events: Events::new(client, identity),
         registry_cm,
@@ -135,10 +172,88 @@ async fn read_configmaps(configmaps: &Api<ConfigMap>, registry: &Registry) -> Co
     read
 }
 
+/// Reads the ConfigMaps and pulls the OCI modules `registry` names,
+/// counting each pull that reached a registry in
+/// `mco_guest_fetches_total`. A pull served whole from the digest cache is
+/// not counted: polls repeat it every `--registry-poll`.
+async fn read_remote(
+    configmaps: &Api<ConfigMap>,
+    secrets: &Api<Secret>,
+    oci: &Oci,
+    registry: &Registry,
+    metrics: &Metrics,
+) -> Remote {
+    let pulls = guests::pull_all(oci, registry, |source| pull_auth(secrets.clone(), source)).await;
+    let pulls = pulls
+        .into_iter()
+        .map(|((job, source), pulled)| {
+            let result = match &pulled {
+                Ok(p) if p.cached => None,
+                Ok(p) => {
+                    tracing::info!(
+                        entry = %job,
+                        reference = %source.reference,
+                        digest = %p.manifest_digest,
+                        "pulled a guest module"
+                    );
+                    Some("success")
+                }
+                Err(err) => Some(err.result()),
+            };
+            if let Some(result) = result {
+                metrics
+                    .guest_fetches
+                    .get_or_create(&JobResultLabels {
+                        job: job.to_string(),
+                        result: result.into(),
+                    })
+                    .inc();
+            }
+            ((job, source), pulled.map_err(|e| e.to_string()))
+        })
+        .collect();
+    Remote {
+        configmaps: read_configmaps(configmaps, registry).await,
+        pulls,
+    }
+}
+
+/// The credentials of an `oci:` module: anonymous, or those of its
+/// `kubernetes.io/dockerconfigjson` pull Secret for its registry.
+async fn pull_auth(secrets: Api<Secret>, source: OciSource) -> Result<RegistryAuth, PullError> {
+    let Some(name) = &source.pull_secret else {
+        return Ok(RegistryAuth::Anonymous);
+    };
+    let fail = |detail: String| PullError::Secret {
+        reference: source.reference.clone(),
+        secret: name.clone(),
+        detail,
+    };
+    let secret = secrets
+        .get(name)
+        .await
+        .map_err(|e| fail(format!("cannot read it: {e}")))?;
+    if secret.type_.as_deref() != Some(DOCKER_CONFIG_SECRET) {
+        return Err(fail(format!("its type is not {DOCKER_CONFIG_SECRET}")));
+    }
+    let config = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(DOCKER_CONFIG_KEY))
+        .ok_or_else(|| fail(format!("it has no {DOCKER_CONFIG_KEY}")))?;
+    let reference = parse_reference(&source.reference).map_err(fail)?;
+    docker_auth(&config.0, reference.resolve_registry()).map_err(fail)
+}
+
+const DOCKER_CONFIG_SECRET: &str = "kubernetes.io/dockerconfigjson";
+const DOCKER_CONFIG_KEY: &str = ".dockerconfigjson";
+
 struct Watch {
     config: Config,
     guests: Guests,
     configmaps: Api<ConfigMap>,
+    /// Pull Secrets of `oci:` modules.
+    secrets: Api<Secret>,
     metrics: Metrics,
     events: Events,
     /// The registry ConfigMap as last read, for Events.
@@ -180,14 +295,25 @@ impl Watch {
                 return;
             }
         };
-        let modules = read_configmaps(&self.configmaps, &registry).await;
+        let modules = read_remote(
+            &self.configmaps,
+            &self.secrets,
+            &self.config.oci,
+            &registry,
+            &self.metrics,
+        )
+        .await;
         let current = self.guests.current();
         let runtime = self.config.runtime.clone();
         let known_bad = self.known_bad.clone();
         let previous = current.clone();
+        let oci = self.config.oci.clone();
         let built = tokio::task::spawn_blocking(move || {
             let fetched = guests::fetch_all(&registry, &modules);
-            guests::build(&runtime, Some(&previous), fetched, &known_bad)
+            let bytes = guests::fetched_bytes(&fetched);
+            let built = guests::build(&runtime, Some(&previous), fetched, &known_bad);
+            guests::remember(Some(&oci), &bytes, &built.outcomes);
+            built
         })
         .await;
         let Built { set, outcomes } = match built {
@@ -252,6 +378,7 @@ impl Watch {
                 Outcome::Loaded { key, first } => {
                     self.known_bad.remove(&job);
                     self.reported.remove(&entry);
+                    self.guests.with_status(|s| s.degraded.remove(&entry));
                     let result = if first { "loaded" } else { "swapped" };
                     let (module, sha256) = serving_module(serving, &job);
                     tracing::info!(

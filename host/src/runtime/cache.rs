@@ -88,7 +88,8 @@ impl CacheEntry {
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes through a temporary file so a reader never sees half a file.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     fs::write(&tmp, bytes)?;
     fs::rename(&tmp, path)

@@ -140,6 +140,22 @@ impl GuestModule {
     }
 }
 
+/// The interfaces a component exports and imports (`ns:pkg/iface@version`),
+/// as the CNCF wasm config lists them.
+pub fn interfaces(
+    runtime: &Runtime,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(Vec<String>, Vec<String>), LoadError> {
+    check_header(name, bytes)?;
+    let component = compile_cached(runtime, name, bytes, &digest(bytes))?;
+    let ty = component.component_type();
+    let engine = runtime.engine();
+    let exports = ty.exports(engine).map(|(e, _)| e.to_string()).collect();
+    let imports = ty.imports(engine).map(|(i, _)| i.to_string()).collect();
+    Ok((exports, imports))
+}
+
 /// The hex sha256 of a module, as registries pin it.
 pub fn digest(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
@@ -156,7 +172,7 @@ fn interface_name(name: &str) -> &str {
 
 /// `ns:pkg/iface@1.2.3` provides `ns:pkg/iface@1.2.0`: same interface and
 /// the same major version (or minor, below 1.0), as semver promises.
-fn same_interface(found: &str, expected: &str) -> bool {
+pub fn same_interface(found: &str, expected: &str) -> bool {
     let (found_name, found_version) = found.split_once('@').unwrap_or((found, ""));
     let (expected_name, expected_version) = expected.split_once('@').unwrap_or((expected, ""));
     found_name == expected_name

@@ -1,0 +1,265 @@
+//! `mco-host guests push|pull|inspect`: guests as OCI artifacts in the
+//! CNCF TAG Runtime layout, from the command line (see guests/oci.rs).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use oci_client::secrets::RegistryAuth;
+use serde_json::{Value, json};
+
+use super::{Failure, SandboxArgs};
+use crate::bootimage::BOOT_IMAGE_INTERFACE;
+use crate::guests::oci::{ComponentInfo, PullError, WasmConfig, docker_auth, parse_reference};
+use crate::guests::registry::{OciSource, Registry};
+use crate::guests::{self, Remote};
+use crate::mcn::NODE_STATE_INTERFACE;
+use crate::runtime::{digest, interfaces, same_interface};
+
+#[derive(Args)]
+pub(super) struct GuestsArgs {
+    #[command(subcommand)]
+    pub action: Option<GuestsAction>,
+}
+
+#[derive(Subcommand)]
+pub(super) enum GuestsAction {
+    /// Push a guest component as an OCI artifact (config
+    /// application/vnd.wasm.config.v0+json with its exports and imports,
+    /// one application/wasm layer); prints the manifest digest.
+    Push {
+        file: PathBuf,
+        /// `registry/repository:tag`.
+        reference: String,
+        #[command(flatten)]
+        auth: AuthArgs,
+    },
+    /// Pull a guest module (CNCF or Kubewarden layout) into a file.
+    Pull {
+        reference: String,
+        /// Where to write the module (default: the repository's last part
+        /// with `.wasm`, in the current directory).
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        auth: AuthArgs,
+    },
+    /// Show a module's world, WIT version, imports, size and digest, from a
+    /// file or (when the argument is no file) a registry.
+    Inspect {
+        target: String,
+        #[command(flatten)]
+        auth: AuthArgs,
+    },
+}
+
+#[derive(Args)]
+pub(super) struct AuthArgs {
+    /// A Docker config.json (or a Secret's `.dockerconfigjson`) with
+    /// credentials for the registry (default: anonymous).
+    #[arg(long, value_name = "FILE", env = "MCO_REGISTRY_AUTH_FILE")]
+    auth_file: Option<PathBuf>,
+}
+
+impl AuthArgs {
+    fn auth(&self, reference: &str) -> Result<RegistryAuth, Failure> {
+        let Some(path) = &self.auth_file else {
+            return Ok(RegistryAuth::Anonymous);
+        };
+        let json = std::fs::read(path)
+            .map_err(|e| Failure::Other(format!("--auth-file {}: {e}", path.display())))?;
+        let parsed =
+            parse_reference(reference).map_err(|e| Failure::Other(format!("{reference}: {e}")))?;
+        docker_auth(&json, parsed.resolve_registry())
+            .map_err(|e| Failure::Other(format!("--auth-file {}: {e}", path.display())))
+    }
+}
+
+fn tokio() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Other(e.to_string()))
+}
+
+/// The registry's OCI modules pulled as `run` pulls them, for the offline
+/// `mco-host guests` check: anonymously, as pull Secrets live in the
+/// cluster.
+pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result<Remote, Failure> {
+    if guests::oci_sources(registry).is_empty() {
+        return Ok(Remote::default());
+    }
+    let oci = sandbox.oci();
+    let anonymous = |source: OciSource| {
+        std::future::ready(match &source.pull_secret {
+            None => Ok(RegistryAuth::Anonymous),
+            Some(secret) => Err(PullError::Secret {
+                reference: source.reference.clone(),
+                secret: secret.clone(),
+                detail: "pull Secrets are read in the cluster (mco-host run)".into(),
+            }),
+        })
+    };
+    let pulls = tokio()?.block_on(guests::pull_all(&oci, registry, anonymous));
+    Ok(Remote {
+        configmaps: Default::default(),
+        pulls: pulls
+            .into_iter()
+            .map(|(key, pulled)| (key, pulled.map_err(|e| e.to_string())))
+            .collect(),
+    })
+}
+
+pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, Failure> {
+    let oci = sandbox.oci();
+    let tokio = tokio()?;
+    match action {
+        GuestsAction::Push {
+            file,
+            reference,
+            auth,
+        } => {
+            let bytes = read(&file)?;
+            let (exports, imports) =
+                interfaces(&sandbox.runtime()?, &file.display().to_string(), &bytes)?;
+            let config = WasmConfig {
+                created: None,
+                architecture: "wasm".into(),
+                os: "wasip2".into(),
+                layer_digests: Vec::new(),
+                component: Some(ComponentInfo { exports, imports }),
+            };
+            let size = bytes.len();
+            let module_digest = digest(&bytes);
+            let auth = auth.auth(&reference)?;
+            let title = file
+                .file_name()
+                .map_or_else(|| "guest.wasm".into(), |n| n.to_string_lossy().into_owned());
+            let manifest = tokio.block_on(oci.push(&reference, bytes, config, &title, &auth))?;
+            let pinned = format!("{}@{manifest}", strip_tag(&reference));
+            Ok(json!({
+                "reference": reference,
+                "manifestDigest": manifest,
+                "pinned": pinned,
+                "sha256": module_digest,
+                "size": size,
+            }))
+        }
+        GuestsAction::Pull {
+            reference,
+            output,
+            auth,
+        } => {
+            let source = OciSource {
+                reference: reference.clone(),
+                pull_secret: None,
+            };
+            let auth = auth.auth(&reference)?;
+            let pulled = tokio.block_on(oci.pull(&source, &auth, None))?;
+            let output = match output {
+                Some(path) => path,
+                None => default_output(&reference)?,
+            };
+            std::fs::write(&output, pulled.bytes.as_slice())
+                .map_err(|e| Failure::Other(format!("writing {}: {e}", output.display())))?;
+            Ok(json!({
+                "reference": reference,
+                "manifestDigest": pulled.manifest_digest,
+                "layerMediaType": pulled.layer_media_type,
+                "sha256": digest(&pulled.bytes),
+                "size": pulled.bytes.len(),
+                "file": output.display().to_string(),
+            }))
+        }
+        GuestsAction::Inspect { target, auth } => {
+            let path = PathBuf::from(&target);
+            let (bytes, registry) = if path.is_file() {
+                (read(&path)?, Value::Null)
+            } else {
+                let source = OciSource {
+                    reference: target.clone(),
+                    pull_secret: None,
+                };
+                let auth = auth.auth(&target)?;
+                let pulled = tokio.block_on(oci.pull(&source, &auth, None))?;
+                let registry = json!({
+                    "manifestDigest": pulled.manifest_digest,
+                    "layerMediaType": pulled.layer_media_type,
+                    "config": pulled.config,
+                });
+                (pulled.bytes.to_vec(), registry)
+            };
+            let (exports, imports) = interfaces(&sandbox.runtime()?, &target, &bytes)?;
+            let (world, wit_version) = world_of(&exports);
+            Ok(json!({
+                "target": target,
+                "world": world,
+                "witVersion": wit_version,
+                "exports": exports,
+                "imports": imports,
+                "size": bytes.len(),
+                "sha256": digest(&bytes),
+                "registry": registry,
+            }))
+        }
+    }
+}
+
+fn read(path: &PathBuf) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path).map_err(|e| Failure::Other(format!("{}: {e}", path.display())))
+}
+
+/// The job world a module's exports serve, and the version of its
+/// interface.
+fn world_of(exports: &[String]) -> (Option<&'static str>, Option<String>) {
+    let worlds = [
+        ("node-state-reporter", NODE_STATE_INTERFACE),
+        ("boot-image-selector", BOOT_IMAGE_INTERFACE),
+    ];
+    for (world, interface) in worlds {
+        if let Some(found) = exports.iter().find(|e| same_interface(e, interface)) {
+            let version = found.split_once('@').map(|(_, v)| v.to_string());
+            return (Some(world), version);
+        }
+    }
+    (None, None)
+}
+
+/// `registry/repo:tag` → `registry/repo`, for the pinned form.
+fn strip_tag(reference: &str) -> &str {
+    let without_digest = reference.split('@').next().unwrap_or(reference);
+    let last_slash = without_digest.rfind('/').map_or(0, |i| i + 1);
+    match without_digest[last_slash..].find(':') {
+        Some(colon) => &without_digest[..last_slash + colon],
+        None => without_digest,
+    }
+}
+
+fn default_output(reference: &str) -> Result<PathBuf, Failure> {
+    let parsed =
+        parse_reference(reference).map_err(|e| Failure::Other(format!("{reference}: {e}")))?;
+    let name = parsed.repository().rsplit('/').next().unwrap_or("guest");
+    Ok(PathBuf::from(format!("{name}.wasm")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pinned_references_drop_the_tag_but_keep_a_registry_port() {
+        assert_eq!(strip_tag("127.0.0.1:5000/g/mcn:v1"), "127.0.0.1:5000/g/mcn");
+        assert_eq!(strip_tag("127.0.0.1:5000/g/mcn"), "127.0.0.1:5000/g/mcn");
+        assert_eq!(strip_tag("q.io/g/mcn:v1@sha256:ab"), "q.io/g/mcn");
+    }
+
+    #[test]
+    fn the_world_is_named_by_the_interface_exported() {
+        let mcn = vec!["mco:machine-config/node-state@0.1.2".to_string()];
+        assert_eq!(
+            world_of(&mcn),
+            (Some("node-state-reporter"), Some("0.1.2".into()))
+        );
+        let other = vec!["wasi:http/incoming-handler@0.2.0".to_string()];
+        assert_eq!(world_of(&other), (None, None));
+    }
+}

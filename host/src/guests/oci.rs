@@ -1,0 +1,676 @@
+//! Guest modules as OCI artifacts: pulled by the host for `oci:` registry
+//! entries, pushed and pulled by `mco-host guests push|pull`.
+//!
+//! Two layouts are read. The CNCF TAG Runtime one (config
+//! `application/vnd.wasm.config.v0+json`, one `application/wasm` layer) is
+//! the one written; its config lists the component's exports, so a module
+//! of the wrong world is refused before its layer is downloaded. The older
+//! one Kubewarden pushes (one `application/vnd.wasm.content.layer.v1+wasm`
+//! layer) has no such list and is checked once loaded, like a file.
+//!
+//! Pulled modules are kept on disk by digest (`--oci-cache-dir`, an
+//! `emptyDir` in deploy/): a reference by digest whose manifest and layer
+//! are cached needs no registry at all, and every cached file is checked
+//! against its digest when read, so a corrupted cache is a miss, not a
+//! wrong module.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+use serde::{Deserialize, Serialize};
+
+use super::Job;
+use super::registry::OciSource;
+use crate::runtime::digest;
+
+/// The CNCF TAG Runtime config of a wasm artifact.
+pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
+/// The CNCF TAG Runtime layer: the component itself.
+pub const LAYER_MEDIA_TYPE: &str = "application/wasm";
+/// The layer Kubewarden (and older wasm tooling) pushes.
+pub const KUBEWARDEN_LAYER_MEDIA_TYPE: &str = "application/vnd.wasm.content.layer.v1+wasm";
+
+/// The OCI annotation naming a layer's file.
+const TITLE_ANNOTATION: &str = "org.opencontainers.image.title";
+
+/// Larger manifests or configs than this are not a guest artifact.
+const MAX_METADATA_BYTES: usize = 1 << 20;
+
+/// Parses an OCI reference as the registry file and the CLI take it.
+pub fn parse_reference(text: &str) -> Result<Reference, String> {
+    Reference::try_from(text).map_err(|e| e.to_string())
+}
+
+/// The CNCF wasm config: what the component exports and imports, so a
+/// puller can refuse it without downloading it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WasmConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    pub architecture: String,
+    pub os: String,
+    #[serde(default)]
+    pub layer_digests: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<ComponentInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentInfo {
+    #[serde(default)]
+    pub exports: Vec<String>,
+    #[serde(default)]
+    pub imports: Vec<String>,
+}
+
+/// A module pulled from a registry.
+#[derive(Debug, Clone)]
+pub struct Pulled {
+    pub bytes: Arc<Vec<u8>>,
+    /// The manifest digest the reference resolved to (`sha256:…`).
+    pub manifest_digest: String,
+    pub layer_media_type: String,
+    pub config: Option<WasmConfig>,
+    /// Whether the layer came from the disk cache.
+    pub cached: bool,
+}
+
+/// Why a module could not be pulled; `result()` is its
+/// `mco_guest_fetches_total` label.
+#[derive(Debug, thiserror::Error)]
+pub enum PullError {
+    #[error("oci:{reference}: {detail}")]
+    Reference { reference: String, detail: String },
+    #[error("oci:{reference}: cannot read the manifest: {detail}")]
+    Manifest { reference: String, detail: String },
+    #[error("oci:{reference}: not a guest module: {detail}")]
+    Layout { reference: String, detail: String },
+    #[error(
+        "oci:{reference}: the artifact's config says it exports {found}, not {expected}; the layer was not downloaded"
+    )]
+    World {
+        reference: String,
+        expected: String,
+        found: String,
+    },
+    #[error("oci:{reference}: cannot download {what}: {detail}")]
+    Download {
+        reference: String,
+        what: String,
+        detail: String,
+    },
+    #[error("oci:{reference}: {what} has digest {actual}, expected {expected}")]
+    DigestMismatch {
+        reference: String,
+        what: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("oci:{reference}: pull secret {secret}: {detail}")]
+    Secret {
+        reference: String,
+        secret: String,
+        detail: String,
+    },
+    #[error("oci:{reference}: cannot push: {detail}")]
+    Push { reference: String, detail: String },
+}
+
+impl PullError {
+    /// The `result` label of `mco_guest_fetches_total`.
+    pub fn result(&self) -> &'static str {
+        match self {
+            PullError::Reference { .. } | PullError::Manifest { .. } => "manifest_failure",
+            PullError::Layout { .. } | PullError::World { .. } => "refused",
+            PullError::Download { .. } | PullError::Push { .. } => "download_failure",
+            PullError::DigestMismatch { .. } => "digest_mismatch",
+            PullError::Secret { .. } => "secret_failure",
+        }
+    }
+}
+
+/// An OCI client with the host's TLS stack and the digest cache.
+#[derive(Clone)]
+pub struct Oci {
+    client: Arc<Client>,
+    cache: Option<PathBuf>,
+}
+
+impl Oci {
+    /// `plain_http` lists registries (`host:port`) reached without TLS, such
+    /// as one on loopback.
+    pub fn new(plain_http: &[String], cache: Option<PathBuf>) -> Oci {
+        // reqwest is built without a crypto provider of its own: ring, the
+        // one kube uses, serves both.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let protocol = if plain_http.is_empty() {
+            ClientProtocol::Https
+        } else {
+            ClientProtocol::HttpsExcept(plain_http.to_vec())
+        };
+        let client = Client::new(ClientConfig {
+            protocol,
+            ..ClientConfig::default()
+        });
+        Oci {
+            client: Arc::new(client),
+            cache,
+        }
+    }
+
+    /// Pulls `source`'s module. `export`, when given, is the interface the
+    /// job needs: a CNCF config that lists other exports is refused before
+    /// the layer is downloaded.
+    pub async fn pull(
+        &self,
+        source: &OciSource,
+        auth: &RegistryAuth,
+        export: Option<&str>,
+    ) -> Result<Pulled, PullError> {
+        let name = source.reference.clone();
+        let reference = parse_reference(&name).map_err(|detail| PullError::Reference {
+            reference: name.clone(),
+            detail,
+        })?;
+        let (manifest_bytes, manifest_digest) = match self.cached_manifest(&reference) {
+            Some(cached) => cached,
+            None => self.fetch_manifest(&reference, &name, auth).await?,
+        };
+        let manifest: OciImageManifest =
+            serde_json::from_slice(&manifest_bytes).map_err(|e| PullError::Layout {
+                reference: name.clone(),
+                detail: format!("the manifest is not an OCI image manifest: {e}"),
+            })?;
+        let layer = wasm_layer(&manifest).map_err(|detail| PullError::Layout {
+            reference: name.clone(),
+            detail,
+        })?;
+        let config = if manifest.config.media_type == CONFIG_MEDIA_TYPE {
+            let (bytes, _) = self
+                .cached_or_pulled(
+                    &reference,
+                    &name,
+                    &manifest.config,
+                    "the config",
+                    MAX_METADATA_BYTES,
+                )
+                .await?;
+            let config: WasmConfig =
+                serde_json::from_slice(&bytes).map_err(|e| PullError::Layout {
+                    reference: name.clone(),
+                    detail: format!("the {CONFIG_MEDIA_TYPE} config does not parse: {e}"),
+                })?;
+            if let (Some(export), Some(component)) = (export, &config.component)
+                && !component
+                    .exports
+                    .iter()
+                    .any(|e| crate::runtime::same_interface(e, export))
+            {
+                return Err(PullError::World {
+                    reference: name,
+                    expected: export.to_string(),
+                    found: if component.exports.is_empty() {
+                        "nothing".into()
+                    } else {
+                        component.exports.join(", ")
+                    },
+                });
+            }
+            Some(config)
+        } else {
+            None
+        };
+        let limit = usize::try_from(layer.size).unwrap_or(usize::MAX);
+        let (bytes, cached) = self
+            .cached_or_pulled(&reference, &name, layer, "the module layer", limit)
+            .await?;
+        self.store(&manifest_digest, &manifest_bytes);
+        Ok(Pulled {
+            bytes: Arc::new(bytes),
+            manifest_digest,
+            layer_media_type: layer.media_type.clone(),
+            config,
+            cached,
+        })
+    }
+
+    async fn fetch_manifest(
+        &self,
+        reference: &Reference,
+        name: &str,
+        auth: &RegistryAuth,
+    ) -> Result<(Vec<u8>, String), PullError> {
+        let (bytes, _) = self
+            .client
+            .pull_manifest_raw(reference, auth, &[OCI_IMAGE_MEDIA_TYPE])
+            .await
+            .map_err(|e| PullError::Manifest {
+                reference: name.to_string(),
+                detail: e.to_string(),
+            })?;
+        if bytes.len() > MAX_METADATA_BYTES {
+            return Err(PullError::Layout {
+                reference: name.to_string(),
+                detail: format!("a manifest of {} bytes", bytes.len()),
+            });
+        }
+        // Computed here rather than taken from the registry's header: the
+        // digest is what the host reports and caches by.
+        let actual = format!("sha256:{}", digest(&bytes));
+        if let Some(expected) = reference.digest()
+            && expected != actual
+        {
+            return Err(PullError::DigestMismatch {
+                reference: name.to_string(),
+                what: "the manifest".into(),
+                expected: expected.to_string(),
+                actual,
+            });
+        }
+        Ok((bytes.to_vec(), actual))
+    }
+
+    /// A blob from the cache, or downloaded and cached; `true` when cached.
+    async fn cached_or_pulled(
+        &self,
+        reference: &Reference,
+        name: &str,
+        descriptor: &OciDescriptor,
+        what: &str,
+        limit: usize,
+    ) -> Result<(Vec<u8>, bool), PullError> {
+        if let Some(bytes) = self.cached_blob(&descriptor.digest) {
+            return Ok((bytes, true));
+        }
+        let bytes = self.blob(reference, name, descriptor, what, limit).await?;
+        self.store(&descriptor.digest, &bytes);
+        Ok((bytes, false))
+    }
+
+    /// Downloads a blob and checks its digest and size.
+    async fn blob(
+        &self,
+        reference: &Reference,
+        name: &str,
+        descriptor: &OciDescriptor,
+        what: &str,
+        limit: usize,
+    ) -> Result<Vec<u8>, PullError> {
+        if usize::try_from(descriptor.size).map_or(true, |size| size > limit) {
+            return Err(PullError::Layout {
+                reference: name.to_string(),
+                detail: format!("{what} claims {} bytes", descriptor.size),
+            });
+        }
+        let mut bytes = Vec::new();
+        self.client
+            .pull_blob(reference, descriptor, &mut bytes)
+            .await
+            .map_err(|e| match e {
+                oci_client::errors::OciDistributionError::DigestError(detail) => {
+                    PullError::DigestMismatch {
+                        reference: name.to_string(),
+                        what: what.to_string(),
+                        expected: descriptor.digest.clone(),
+                        actual: detail.to_string(),
+                    }
+                }
+                other => PullError::Download {
+                    reference: name.to_string(),
+                    what: what.to_string(),
+                    detail: other.to_string(),
+                },
+            })?;
+        let actual = format!("sha256:{}", digest(&bytes));
+        if actual != descriptor.digest {
+            return Err(PullError::DigestMismatch {
+                reference: name.to_string(),
+                what: what.to_string(),
+                expected: descriptor.digest.clone(),
+                actual,
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// The cached manifest of a reference by digest.
+    fn cached_manifest(&self, reference: &Reference) -> Option<(Vec<u8>, String)> {
+        let digest = reference.digest()?;
+        self.cached_blob(digest).map(|b| (b, digest.to_string()))
+    }
+
+    fn cache_path(&self, digest_text: &str) -> Option<PathBuf> {
+        let hex = digest_text.strip_prefix("sha256:")?;
+        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        Some(self.cache.as_ref()?.join("sha256").join(hex))
+    }
+
+    /// A cached blob, if present and still of its digest.
+    fn cached_blob(&self, digest_text: &str) -> Option<Vec<u8>> {
+        let path = self.cache_path(digest_text)?;
+        let bytes = std::fs::read(&path).ok()?;
+        (format!("sha256:{}", digest(&bytes)) == digest_text).then_some(bytes)
+    }
+
+    /// Records `bytes` as the module that serves `job` now, for the
+    /// fallback at the next start (see `set::start`). Best effort.
+    pub fn remember(&self, job: &Job, bytes: &[u8]) {
+        let hex = digest(bytes);
+        let Some(path) = self.last_good_path(job) else {
+            return;
+        };
+        self.store(&format!("sha256:{hex}"), bytes);
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| crate::runtime::cache::write_atomically(&path, hex.as_bytes()));
+        if let Err(err) = written {
+            tracing::warn!(path = %path.display(), error = %err, "cannot record the last good guest module");
+        }
+    }
+
+    /// The module that last served `job`, if the cache still has it intact.
+    pub fn last_good(&self, job: &Job) -> Option<Vec<u8>> {
+        let hex = std::fs::read_to_string(self.last_good_path(job)?).ok()?;
+        self.cached_blob(&format!("sha256:{}", hex.trim()))
+    }
+
+    /// `<cache>/last-good/<job>`; none for a platform name that is no
+    /// plain file name.
+    fn last_good_path(&self, job: &Job) -> Option<PathBuf> {
+        let name = job.to_string();
+        let plain = name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_');
+        (plain && !name.starts_with('.'))
+            .then(|| self.cache.as_ref().map(|c| c.join("last-good").join(name)))?
+    }
+
+    /// Best effort: a cache that cannot be written costs a download later.
+    fn store(&self, digest_text: &str, bytes: &[u8]) {
+        let Some(path) = self.cache_path(digest_text) else {
+            return;
+        };
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| crate::runtime::cache::write_atomically(&path, bytes));
+        if let Err(err) = written {
+            tracing::warn!(path = %path.display(), error = %err, "cannot cache a pulled guest module");
+        }
+    }
+
+    /// Pushes `bytes` in the CNCF layout with `config`; returns the
+    /// manifest digest. `title` names the layer's file, which generic
+    /// clients (`oras pull`) need to write it out.
+    pub async fn push(
+        &self,
+        reference_text: &str,
+        bytes: Vec<u8>,
+        mut config: WasmConfig,
+        title: &str,
+        auth: &RegistryAuth,
+    ) -> Result<String, PullError> {
+        let fail = |detail: String| PullError::Push {
+            reference: reference_text.to_string(),
+            detail,
+        };
+        let reference = parse_reference(reference_text).map_err(|detail| PullError::Reference {
+            reference: reference_text.to_string(),
+            detail,
+        })?;
+        let layer_digest = format!("sha256:{}", digest(&bytes));
+        config.layer_digests = vec![layer_digest.clone()];
+        let config_bytes = serde_json::to_vec(&config).map_err(|e| fail(e.to_string()))?;
+        let descriptor = |media_type: &str, digest: String, size: usize| OciDescriptor {
+            media_type: media_type.to_string(),
+            digest,
+            size: i64::try_from(size).unwrap_or(i64::MAX),
+            urls: None,
+            annotations: None,
+            artifact_type: None,
+        };
+        let manifest = OciImageManifest {
+            schema_version: 2,
+            media_type: Some(OCI_IMAGE_MEDIA_TYPE.to_string()),
+            config: descriptor(
+                CONFIG_MEDIA_TYPE,
+                format!("sha256:{}", digest(&config_bytes)),
+                config_bytes.len(),
+            ),
+            layers: vec![OciDescriptor {
+                annotations: Some(BTreeMap::from([(
+                    TITLE_ANNOTATION.to_string(),
+                    title.to_string(),
+                )])),
+                ..descriptor(LAYER_MEDIA_TYPE, layer_digest.clone(), bytes.len())
+            }],
+            subject: None,
+            artifact_type: None,
+            annotations: None,
+        };
+        let manifest_bytes = serde_json::to_vec(&manifest).map_err(|e| fail(e.to_string()))?;
+        self.client
+            .store_auth_if_needed(reference.resolve_registry(), auth)
+            .await;
+        self.client
+            .push_blob(&reference, bytes, &layer_digest)
+            .await
+            .map_err(|e| fail(format!("the module layer: {e}")))?;
+        self.client
+            .push_blob(&reference, config_bytes, &manifest.config.digest)
+            .await
+            .map_err(|e| fail(format!("the config: {e}")))?;
+        let manifest_digest = format!("sha256:{}", digest(&manifest_bytes));
+        self.client
+            .push_manifest_raw(
+                &reference,
+                manifest_bytes,
+                http::HeaderValue::from_static(OCI_IMAGE_MEDIA_TYPE),
+            )
+            .await
+            .map_err(|e| fail(format!("the manifest: {e}")))?;
+        Ok(manifest_digest)
+    }
+}
+
+/// The one layer holding the module.
+fn wasm_layer(manifest: &OciImageManifest) -> Result<&OciDescriptor, String> {
+    let wasm: Vec<&OciDescriptor> = manifest
+        .layers
+        .iter()
+        .filter(|l| l.media_type == LAYER_MEDIA_TYPE || l.media_type == KUBEWARDEN_LAYER_MEDIA_TYPE)
+        .collect();
+    match wasm.as_slice() {
+        [layer] if manifest.layers.len() == 1 => Ok(layer),
+        [] => Err(format!(
+            "no {LAYER_MEDIA_TYPE} or {KUBEWARDEN_LAYER_MEDIA_TYPE} layer (layers: {})",
+            manifest
+                .layers
+                .iter()
+                .map(|l| l.media_type.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        _ => Err(format!(
+            "{} layers; a guest artifact has exactly one",
+            manifest.layers.len()
+        )),
+    }
+}
+
+/// The credentials a `kubernetes.io/dockerconfigjson` Secret's
+/// `.dockerconfigjson` holds for `registry`. Keys are matched as the
+/// kubelet does for the common forms: `host[:port]`, with or without a
+/// scheme and a trailing path.
+pub fn docker_auth(config_json: &[u8], registry: &str) -> Result<RegistryAuth, String> {
+    #[derive(Deserialize)]
+    struct DockerConfig {
+        #[serde(default)]
+        auths: BTreeMap<String, DockerAuth>,
+    }
+    #[derive(Deserialize)]
+    struct DockerAuth {
+        #[serde(default)]
+        auth: Option<String>,
+        #[serde(default)]
+        username: Option<String>,
+        #[serde(default)]
+        password: Option<String>,
+    }
+    let config: DockerConfig = serde_json::from_slice(config_json)
+        .map_err(|e| format!(".dockerconfigjson does not parse: {e}"))?;
+    let host_of = |key: &str| {
+        let key = key
+            .strip_prefix("https://")
+            .or_else(|| key.strip_prefix("http://"))
+            .unwrap_or(key);
+        key.split('/').next().unwrap_or(key).to_string()
+    };
+    // Docker Hub is stored under its legacy index address.
+    let wanted = |host: &str| {
+        host == registry
+            || (registry == "index.docker.io" || registry == "docker.io")
+                && (host == "index.docker.io" || host == "docker.io")
+    };
+    let Some(entry) = config.auths.iter().find(|(k, _)| wanted(&host_of(k))) else {
+        return Err(format!("no credentials for {registry}"));
+    };
+    let entry = entry.1;
+    if let (Some(user), Some(password)) = (&entry.username, &entry.password) {
+        return Ok(RegistryAuth::Basic(user.clone(), password.clone()));
+    }
+    let encoded = entry.auth.as_deref().ok_or_else(|| {
+        format!("the entry for {registry} has neither auth nor username/password")
+    })?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|e| format!("the auth of {registry} is not base64: {e}"))?;
+    let text =
+        String::from_utf8(decoded).map_err(|_| format!("the auth of {registry} is not UTF-8"))?;
+    let (user, password) = text
+        .split_once(':')
+        .ok_or_else(|| format!("the auth of {registry} is not user:password"))?;
+    Ok(RegistryAuth::Basic(user.to_string(), password.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(layers: &[&str]) -> OciImageManifest {
+        let d = |m: &str| OciDescriptor {
+            media_type: m.into(),
+            digest: format!("sha256:{}", "0".repeat(64)),
+            size: 1,
+            urls: None,
+            annotations: None,
+            artifact_type: None,
+        };
+        OciImageManifest {
+            schema_version: 2,
+            media_type: None,
+            config: d(CONFIG_MEDIA_TYPE),
+            layers: layers.iter().map(|m| d(m)).collect(),
+            subject: None,
+            artifact_type: None,
+            annotations: None,
+        }
+    }
+
+    #[test]
+    fn both_layouts_have_one_module_layer_and_nothing_else_does() {
+        for media in [LAYER_MEDIA_TYPE, KUBEWARDEN_LAYER_MEDIA_TYPE] {
+            let m = manifest(&[media]);
+            assert_eq!(wasm_layer(&m).map(|l| l.media_type.as_str()), Ok(media));
+        }
+        let tar = manifest(&["application/vnd.oci.image.layer.v1.tar"]);
+        assert!(wasm_layer(&tar).is_err_and(|e| e.contains("no application/wasm")));
+        assert!(wasm_layer(&manifest(&[])).is_err());
+        let two = manifest(&[LAYER_MEDIA_TYPE, LAYER_MEDIA_TYPE]);
+        assert!(wasm_layer(&two).is_err_and(|e| e.contains("2 layers")));
+        let extra = manifest(&[LAYER_MEDIA_TYPE, "text/plain"]);
+        assert!(wasm_layer(&extra).is_err_and(|e| e.contains("exactly one")));
+    }
+
+    #[test]
+    fn pull_secrets_give_credentials_for_their_registry_only() {
+        let auth = base64::engine::general_purpose::STANDARD.encode("robot:s3cr:et");
+        let json = format!(
+            r#"{{"auths":{{"https://quay.io/v1/":{{"auth":"{auth}"}},"r.example:5000":{{"username":"u","password":"p"}}}}}}"#
+        );
+        let basic = |u: &str, p: &str| format!("{:?}", RegistryAuth::Basic(u.into(), p.into()));
+        let got = |registry: &str| docker_auth(json.as_bytes(), registry).map(|a| format!("{a:?}"));
+        assert_eq!(got("quay.io"), Ok(basic("robot", "s3cr:et")));
+        assert_eq!(got("r.example:5000"), Ok(basic("u", "p")));
+        assert!(got("r.example").is_err_and(|e| e.contains("no credentials for r.example")));
+    }
+
+    #[test]
+    fn hostile_pull_secrets_are_refused_with_a_reason() {
+        let cases: [(&[u8], &str); 5] = [
+            (b"not json", "does not parse"),
+            (br#"{"auths":{"q.io":{"auth":"%%%"}}}"#, "not base64"),
+            (
+                br#"{"auths":{"q.io":{"auth":"bm9jb2xvbg=="}}}"#,
+                "not user:password",
+            ),
+            (br#"{"auths":{"q.io":{}}}"#, "neither auth"),
+            (br#"{"auths":[]}"#, "does not parse"),
+        ];
+        for (json, reason) in cases {
+            match docker_auth(json, "q.io") {
+                Err(e) => assert!(e.contains(reason), "{e}"),
+                Ok(a) => panic!("{a:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_cache_is_keyed_by_digest_and_ignores_corrupt_files() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let oci = Oci::new(&[], Some(dir.path().to_path_buf()));
+        let bytes = b"\0asm module".to_vec();
+        let key = format!("sha256:{}", digest(&bytes));
+        assert_eq!(oci.cached_blob(&key), None);
+        oci.store(&key, &bytes);
+        assert_eq!(oci.cached_blob(&key), Some(bytes.clone()));
+        // A digest that is no hex digest never names a path.
+        assert_eq!(oci.cache_path("sha256:../../etc/passwd"), None);
+        assert_eq!(oci.cache_path("md5:00"), None);
+        let path = oci.cache_path(&key).unwrap_or_else(|| panic!("no path"));
+        std::fs::write(&path, b"tampered").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(oci.cached_blob(&key), None);
+    }
+
+    #[test]
+    fn the_last_good_module_is_remembered_per_job() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let oci = Oci::new(&[], Some(dir.path().to_path_buf()));
+        let gcp = Job::BootImage("GCP".into());
+        assert_eq!(oci.last_good(&gcp), None);
+        oci.remember(&gcp, b"one");
+        oci.remember(&gcp, b"two");
+        oci.remember(&Job::Mcn, b"mcn");
+        assert_eq!(oci.last_good(&gcp), Some(b"two".to_vec()));
+        assert_eq!(oci.last_good(&Job::Mcn), Some(b"mcn".to_vec()));
+        // A platform name that would leave the directory is not recorded.
+        let hostile = Job::BootImage("../../x".into());
+        oci.remember(&hostile, b"x");
+        assert_eq!(oci.last_good(&hostile), None);
+        assert!(!dir.path().join("x").exists());
+        // Without a cache nothing is remembered.
+        let none = Oci::new(&[], None);
+        none.remember(&Job::Mcn, b"mcn");
+        assert_eq!(none.last_good(&Job::Mcn), None);
+    }
+}

@@ -1,0 +1,349 @@
+//! Guests as OCI artifacts against a real registry (CNCF distribution, from
+//! Debian's docker-registry) on loopback, with `oras` as the client on the
+//! other side: what `mco-host guests push` writes, oras pulls byte for
+//! byte; what oras pushes in Kubewarden's layout, the host pulls; a module
+//! of the wrong world is refused from its config before its layer is
+//! downloaded; a tampered layer is a digest mismatch; a module pinned by
+//! digest and cached loads with the registry gone.
+//!
+//! `tests/oci/build.sh` fetches the registry and builds oras once into a
+//! cache outside the clone; when either cannot be had, the test fails.
+//! Needs the release `mco-host` and the guests (`make host guests`).
+
+#[allow(
+    dead_code,
+    reason = "the e2e files share one support module; each uses part of it"
+)]
+mod support;
+
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use support::controller::{free_addr, host_binary};
+
+const KUBEWARDEN_LAYER: &str = "application/vnd.wasm.content.layer.v1+wasm";
+
+/// The registry and oras, from `tests/oci/build.sh`.
+struct Tools {
+    registry: PathBuf,
+    oras: PathBuf,
+}
+
+fn tools() -> Result<Tools> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oci/build.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("running {}", script.display()))?;
+    ensure!(out.status.success(), "{} failed", script.display());
+    let root = String::from_utf8(out.stdout)?;
+    let root = PathBuf::from(root.lines().last().context("build.sh printed nothing")?);
+    let find = |prefix: &str, name: &str| -> Result<PathBuf> {
+        for dir in std::fs::read_dir(&root)? {
+            let dir = dir?.path();
+            let matches = dir
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix));
+            if matches && dir.join(name).is_file() {
+                return Ok(dir.join(name));
+            }
+        }
+        bail!("no {prefix}*/{name} under {}", root.display())
+    };
+    Ok(Tools {
+        registry: find("registry-", "registry")?,
+        oras: find("oras-", "oras")?,
+    })
+}
+
+/// A registry child process on loopback; dropping it kills it.
+struct Registry {
+    addr: SocketAddr,
+    storage: PathBuf,
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Registry {
+    fn start(binary: &Path) -> Result<Registry> {
+        let dir = tempfile::tempdir()?;
+        let addr = free_addr()?;
+        let storage = dir.path().join("storage");
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog: {{level: warn}}\nstorage:\n  filesystem: {{rootdirectory: {}}}\n  \
+                 delete: {{enabled: true}}\nhttp: {{addr: '{addr}'}}\n",
+                storage.display()
+            ),
+        )?;
+        let log = std::fs::File::create(dir.path().join("registry.log"))?;
+        let child = Command::new(binary)
+            .arg("serve")
+            .arg(&config)
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {}", binary.display()))?;
+        let mut registry = Registry {
+            addr,
+            storage,
+            child,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(addr).is_err() {
+            if let Some(status) = registry.child.try_wait()? {
+                bail!("the registry exited: {status}");
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "the registry did not listen on {addr} in 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(registry)
+    }
+
+    fn reference(&self, path: &str) -> String {
+        format!("{}/{path}", self.addr)
+    }
+
+    /// The file holding a blob in the registry's storage.
+    fn blob(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self.storage
+            .join("docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run(cmd: &mut Command) -> Result<Output> {
+    let out = cmd.output().with_context(|| format!("{cmd:?}"))?;
+    Ok(out)
+}
+
+fn ok_json(cmd: &mut Command) -> Result<Value> {
+    let out = run(cmd)?;
+    ensure!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).with_context(|| format!("{cmd:?} printed no JSON"))
+}
+
+fn host(registry: &Registry) -> Result<Command> {
+    let mut cmd = Command::new(host_binary()?);
+    cmd.arg("--plain-http-registry")
+        .arg(registry.addr.to_string());
+    Ok(cmd)
+}
+
+fn guest(name: &str) -> Result<PathBuf> {
+    let bin = host_binary()?;
+    Ok(bin
+        .parent()
+        .context("no release dir")?
+        .join("guests")
+        .join(name))
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn guests_travel_through_a_real_registry_and_oras() -> Result<()> {
+    let tools = tools()?;
+    let registry = Registry::start(&tools.registry)?;
+    let work = tempfile::tempdir()?;
+    let mcn = guest("mcn.wasm")?;
+    let mcn_bytes = std::fs::read(&mcn)?;
+
+    // guests push writes the CNCF layout; oras pulls the same bytes.
+    let mcn_ref = registry.reference("guests/mcn:v1");
+    let pushed = ok_json(
+        host(&registry)?
+            .args(["guests", "push"])
+            .arg(&mcn)
+            .arg(&mcn_ref),
+    )?;
+    assert_eq!(pushed["sha256"], sha256(&mcn_bytes));
+    let manifest_digest = pushed["manifestDigest"]
+        .as_str()
+        .context("no manifestDigest")?
+        .to_string();
+    let oras_out = work.path().join("oras");
+    let out = run(Command::new(&tools.oras)
+        .args(["pull", "--plain-http", "-o"])
+        .arg(&oras_out)
+        .arg(&mcn_ref))?;
+    ensure!(
+        out.status.success(),
+        "oras pull: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(oras_out.join("mcn.wasm"))?, mcn_bytes);
+    let manifest = ok_json(
+        Command::new(&tools.oras)
+            .args(["manifest", "fetch", "--plain-http"])
+            .arg(&mcn_ref),
+    )?;
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.wasm.config.v0+json"
+    );
+    assert_eq!(manifest["layers"][0]["mediaType"], "application/wasm");
+    let out = run(Command::new(&tools.oras)
+        .args(["resolve", "--plain-http"])
+        .arg(&mcn_ref))?;
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), manifest_digest);
+
+    // inspect reads the world from the registry's copy.
+    let inspected = ok_json(host(&registry)?.args(["guests", "inspect"]).arg(&mcn_ref))?;
+    assert_eq!(inspected["world"], "node-state-reporter");
+    assert_eq!(
+        inspected["registry"]["manifestDigest"],
+        manifest_digest.as_str()
+    );
+    assert!(
+        inspected["registry"]["config"]["component"]["exports"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|x| x
+                .as_str()
+                .is_some_and(|x| x.starts_with("mco:machine-config/node-state@")))),
+        "{inspected}"
+    );
+
+    // oras pushes a boot image guest in Kubewarden's layout; the host pulls
+    // it, and the pull of a ~590 KB guest is timed for the record.
+    let gcp = guest("bootimage-gcp.wasm")?;
+    let gcp_bytes = std::fs::read(&gcp)?;
+    let gcp_ref = registry.reference("guests/gcp:kw");
+    let out = run(Command::new(&tools.oras)
+        .current_dir(gcp.parent().context("no guest dir")?)
+        .args(["push", "--plain-http"])
+        .arg(&gcp_ref)
+        .arg(format!("bootimage-gcp.wasm:{KUBEWARDEN_LAYER}")))?;
+    ensure!(
+        out.status.success(),
+        "oras push: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pulled_file = work.path().join("gcp.wasm");
+    let started = Instant::now();
+    let pulled = ok_json(
+        host(&registry)?
+            .args(["guests", "pull", "-o"])
+            .arg(&pulled_file)
+            .arg(&gcp_ref),
+    )?;
+    eprintln!(
+        "pulled {} bytes from the loopback registry in {:?} (mco-host guests pull, process start to exit)",
+        gcp_bytes.len(),
+        started.elapsed()
+    );
+    assert_eq!(pulled["layerMediaType"], KUBEWARDEN_LAYER);
+    assert_eq!(std::fs::read(&pulled_file)?, gcp_bytes);
+
+    // A module of the wrong world is refused from its config: the layer
+    // is removed from the registry's storage first, so a download would
+    // fail differently.
+    let wrong_ref = registry.reference("guests/wrong:v1");
+    let wrong = ok_json(
+        host(&registry)?
+            .args(["guests", "push"])
+            .arg(&gcp)
+            .arg(&wrong_ref),
+    )?;
+    let layer = registry.blob(&format!("sha256:{}", sha256(&gcp_bytes)));
+    std::fs::remove_file(&layer).with_context(|| format!("removing {}", layer.display()))?;
+    let registry_file = work.path().join("registry.yaml");
+    std::fs::write(&registry_file, format!("mcn:\n  oci: {wrong_ref}\n"))?;
+    let out = run(host(&registry)?
+        .arg("--registry")
+        .arg(&registry_file)
+        .arg("guests"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("not mco:machine-config/node-state")
+            && stderr.contains("the layer was not downloaded"),
+        "{stderr}"
+    );
+    assert!(wrong["manifestDigest"].is_string());
+
+    // A tampered layer (same size, other bytes) is a digest mismatch.
+    let tampered_ref = registry.reference("guests/tampered:v1");
+    let aws = guest("bootimage-aws.wasm")?;
+    let mut aws_bytes = std::fs::read(&aws)?;
+    ok_json(
+        host(&registry)?
+            .args(["guests", "push"])
+            .arg(&aws)
+            .arg(&tampered_ref),
+    )?;
+    let layer = registry.blob(&format!("sha256:{}", sha256(&aws_bytes)));
+    let last = aws_bytes.len() - 1;
+    aws_bytes[last] ^= 0xff;
+    std::fs::write(&layer, &aws_bytes)?;
+    let out = run(host(&registry)?
+        .args(["guests", "pull", "-o"])
+        .arg(work.path().join("tampered.wasm"))
+        .arg(&tampered_ref))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("the module layer has digest") || stderr.contains("Digest"),
+        "{stderr}"
+    );
+    assert!(!work.path().join("tampered.wasm").exists());
+
+    // Pinned by digest and cached, a module loads with the registry gone.
+    let cache = work.path().join("cache");
+    let pinned = format!("{}@{manifest_digest}", registry.reference("guests/mcn"));
+    std::fs::write(
+        &registry_file,
+        format!("mcn:\n  oci: {pinned}\n  sha256: {}\n", sha256(&mcn_bytes)),
+    )?;
+    let check = |registry_cmd: &mut Command| -> Result<Value> {
+        ok_json(
+            registry_cmd
+                .arg("--oci-cache-dir")
+                .arg(&cache)
+                .arg("--registry")
+                .arg(&registry_file)
+                .arg("guests"),
+        )
+    };
+    let online = check(&mut host(&registry)?)?;
+    let plain_http = registry.addr.to_string();
+    drop(registry);
+    let mut offline_cmd = Command::new(host_binary()?);
+    offline_cmd.arg("--plain-http-registry").arg(plain_http);
+    let offline = check(&mut offline_cmd)?;
+    assert_eq!(online, offline);
+    assert!(online.to_string().contains(&sha256(&mcn_bytes)), "{online}");
+    Ok(())
+}
