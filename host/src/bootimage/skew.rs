@@ -132,13 +132,13 @@ pub fn install_version(cv: Option<&Value>) -> String {
     let Some(history) = history.filter(|h| !h.is_empty()) else {
         return "0.0.0".into();
     };
-    let version = |entry: &Value| entry.get("version").and_then(Value::as_str);
     let chosen = history
         .iter()
         .rev()
         .find(|e| e.get("state").and_then(Value::as_str) == Some("Completed"))
         .or(history.last())
-        .and_then(version);
+        .and_then(|e| e.get("version"))
+        .and_then(Value::as_str);
     chosen
         .and_then(lenient_version)
         .unwrap_or_else(|| "0.0.0".into())
