@@ -24,6 +24,7 @@ pub fn machineset(provider_spec: Option<Value>) -> MachineSetView {
         "kubernetes.io/arch=amd64".to_owned(),
     )]);
     MachineSetView {
+        kind: Default::default(),
         name: "fuzz-worker-a".into(),
         namespace: Some("openshift-machine-api".into()),
         labels: Default::default(),

@@ -19,6 +19,14 @@ pub struct ResultLabels {
     pub result: String,
 }
 
+/// The OCP version the boot image skew record claims, and why.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SkewLabels {
+    pub ocp_version: String,
+    /// `recorded` (a clean pass) or `reset` (skips: the install version).
+    pub outcome: String,
+}
+
 /// A registry entry (`mcn`, `bootImage.<platform>`) and what happened.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct JobResultLabels {
@@ -58,6 +66,9 @@ pub struct Metrics {
     pub bootimage_machinesets: Family<ResultLabels, Gauge>,
     pub bootimage_patches: Counter,
     pub bootimage_hot_loops: Counter,
+    /// 1 for the version `status.bootImageSkewEnforcementStatus.automatic`
+    /// claims after the last pass that maintained it.
+    pub bootimage_skew: Family<SkewLabels, Gauge>,
     pub guest_swaps: Family<JobResultLabels, Counter>,
     /// OCI pulls that reached a registry, by job and result.
     pub guest_fetches: Family<JobResultLabels, Counter>,
@@ -79,6 +90,7 @@ impl Metrics {
             bootimage_machinesets: Family::default(),
             bootimage_patches: Counter::default(),
             bootimage_hot_loops: Counter::default(),
+            bootimage_skew: Family::default(),
             guest_swaps: Family::default(),
             guest_fetches: Family::default(),
             guest_info: Family::default(),
@@ -130,6 +142,11 @@ impl Metrics {
             "bootimage_hot_loops",
             "Boot image patches refused because another writer keeps reverting them",
             metrics.bootimage_hot_loops.clone(),
+        );
+        sub.register(
+            "bootimage_skew_enforcement_ocp_version",
+            "1 for the OCP version whose boot images the skew enforcement record (MachineConfiguration status.bootImageSkewEnforcementStatus.automatic) says the cluster uses, by outcome of the last pass (recorded, reset)",
+            metrics.bootimage_skew.clone(),
         );
         sub.register(
             "guest_swaps",

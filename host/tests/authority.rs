@@ -100,7 +100,7 @@ fn hostile_boot_image_decisions_are_refused_by_the_runtime() {
         let rules = inputs
             .host_rules("x86_64")
             .unwrap_or_else(|e| panic!("{case}: {e}"));
-        let err = match inputs.decide(rules, Some(&guest)) {
+        let err = match inputs.decide(rules, Some(&guest), Default::default()) {
             Err(mco_host::bootimage::eval::EvalError::Guest(err)) => err,
             other => panic!("{variant}: expected a guest failure, got {other:?}"),
         };

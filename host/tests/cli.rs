@@ -203,7 +203,7 @@ fn hostile_guests_exit_3_within_the_deadline() {
         (
             "worker",
             &wrong_world,
-            "does not export mco:machine-config/node-state@0.1.0",
+            "does not export mco:machine-config/node-state@0.2.0",
         ),
         ("worker", &not_component, "is not WebAssembly"),
     ];
@@ -260,16 +260,94 @@ fn the_crd_in_deploy_is_what_the_types_generate() {
     );
 }
 
+/// The flags for a golden case's files: every input file it has, named
+/// after its flag, and `--now` from `now.txt`.
 fn bootimage_args(case: &str) -> Vec<String> {
     let dir = common::repo_root()
         .join("tests/golden/bootimage")
         .join(case);
     let mut args = vec!["eval".to_string(), "bootimage".to_string()];
-    for flag in ["machineset", "configmap", "infrastructure"] {
-        args.push(format!("--{flag}"));
-        args.push(dir.join(format!("{flag}.yaml")).display().to_string());
+    for flag in [
+        "machineset",
+        "controlplanemachineset",
+        "configmap",
+        "infrastructure",
+        "clusterversion",
+        "machineconfiguration",
+        "user-data-secret",
+    ] {
+        let file = dir.join(format!("{flag}.yaml"));
+        if file.exists() {
+            args.push(format!("--{flag}"));
+            args.push(file.display().to_string());
+        }
+    }
+    for (flag, file) in [("--known-images", "known-images.txt"), ("--now", "now.txt")] {
+        if let Ok(text) = std::fs::read_to_string(dir.join(file)) {
+            args.push(flag.to_string());
+            args.push(if flag == "--now" {
+                text.trim().to_string()
+            } else {
+                dir.join(file).display().to_string()
+            });
+        }
     }
     args
+}
+
+#[test]
+fn eval_bootimage_prints_what_the_controller_writes_for_a_control_plane_machine_set() {
+    // A ControlPlaneMachineSet patch with a stub upgrade stamped at `--now`.
+    let case = "cpms-aws-patch-stub-v2-converted";
+    let (code, decision, err) = eval_bootimage(case, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let expected = common::repo_root()
+        .join("tests/golden/bootimage")
+        .join(case)
+        .join("expected.json");
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(expected).unwrap_or_default())
+            .unwrap_or_default();
+    assert_eq!(decision, expected);
+    assert_eq!(
+        decision["userDataSecret"]["annotations"]["machineconfiguration.openshift.io/stub-ignition-upgraded-at"],
+        "2026-12-01T09:30:00Z"
+    );
+}
+
+#[test]
+fn eval_bootimage_takes_exactly_one_of_machineset_and_controlplanemachineset() {
+    let dir = common::repo_root().join("tests/golden/bootimage");
+    let ms = dir.join("gcp-patch-boot-disk-only/machineset.yaml");
+    let cpms = dir.join("cpms-gcp-patch/controlplanemachineset.yaml");
+    let mut base = bootimage_args("cpms-gcp-patch");
+    // Drop `--controlplanemachineset FILE` to get the common part.
+    let at = base
+        .iter()
+        .position(|a| a == "--controlplanemachineset")
+        .unwrap_or_else(|| panic!("no --controlplanemachineset in {base:?}"));
+    base.drain(at..at + 2);
+    let with = |extra: &[&str]| {
+        let mut args: Vec<&str> = base.iter().map(String::as_str).collect();
+        args.extend(extra);
+        run(&args, None)
+    };
+    let (ms, cpms) = (ms.display().to_string(), cpms.display().to_string());
+    for (extra, what) in [
+        (vec![], "neither"),
+        (
+            vec!["--machineset", &ms, "--controlplanemachineset", &cpms],
+            "both",
+        ),
+        // A MachineSet file handed over as the ControlPlaneMachineSet.
+        (vec!["--controlplanemachineset", &ms], "another kind"),
+    ] {
+        let output = with(&extra);
+        assert_eq!(output.status.code(), Some(2), "{what}: {}", stderr(&output));
+        assert!(output.stdout.is_empty(), "{what}: printed a decision");
+    }
+    let output = with(&["--controlplanemachineset", &cpms]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
 
 fn eval_bootimage(case: &str, extra: &[&str]) -> (Option<i32>, serde_json::Value, String) {
@@ -353,7 +431,7 @@ fn eval_bootimage_reports_bad_input_and_bad_guests() {
     let (code, _, err) = eval_bootimage(case, &["--guest", &mcn_guest]);
     assert_eq!(code, Some(3), "wrong world: {err}");
     assert!(
-        err.contains("does not export mco:machine-config/boot-image@0.1.0"),
+        err.contains("does not export mco:machine-config/boot-image@0.2.0"),
         "{err}"
     );
 }

@@ -9,8 +9,10 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::{Decision, Platform, decide_text};
 use mco_host::bootimage::eval::BootImageInputs;
+use mco_host::bootimage::plan::stamp_upgrade;
 use mco_host::bootimage::rules::Step;
 use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
 use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
@@ -59,6 +61,7 @@ fn read(case: &Path) -> BootImageInputs {
 fn decide(
     inputs: &BootImageInputs,
     guests: &BTreeMap<&str, BootImageGuest>,
+    now: Timestamp,
 ) -> (Decision, Decision) {
     let stream = inputs.stream().unwrap_or_else(|e| panic!("{e}"));
     let rules = inputs
@@ -80,9 +83,11 @@ fn decide(
             user_data,
         ),
     };
+    // The planner stamps the stub upgrade's time; the library has no clock.
+    let native = stamp_upgrade(native, now);
     let guest = guests.get(prepared.platform_type.as_str());
     let wasm = inputs
-        .decide(rules, guest)
+        .decide(rules, guest, now)
         .unwrap_or_else(|e| panic!("{e}"));
     (native, wasm)
 }
@@ -104,9 +109,17 @@ fn native_and_wasm_agree_on_every_golden_case_and_patches_converge() {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mut inputs = read(&case);
-        let (native, wasm) = decide(&inputs, &guests);
+        // `now.txt`: the time a stub upgrade is stamped with (as `--now`).
+        let now = match std::fs::read_to_string(case.join("now.txt")) {
+            Ok(text) => text
+                .trim()
+                .parse()
+                .unwrap_or_else(|e| panic!("{name}: now.txt: {e}")),
+            Err(_) => Timestamp::UNIX_EPOCH,
+        };
+        let (native, wasm) = decide(&inputs, &guests, now);
         assert_eq!(native, wasm, "{name}: native and wasm disagree");
-        mco_bootimage::validate_decision(&native)
+        mco_bootimage::validate_decision_for(&native, inputs.kind)
             .unwrap_or_else(|e| panic!("{name}: invalid decision: {e}"));
         let expected = std::fs::read_to_string(case.join("expected.json"))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -121,7 +134,7 @@ fn native_and_wasm_agree_on_every_golden_case_and_patches_converge() {
         if let Decision::Patch { patch, .. } = &native {
             patches += 1;
             json_patch::merge(&mut inputs.machineset, patch);
-            let (native, wasm) = decide(&inputs, &guests);
+            let (native, wasm) = decide(&inputs, &guests, now);
             assert_eq!(native, wasm, "{name}: disagree after the patch");
             assert!(
                 matches!(native, Decision::Noop { .. }),

@@ -257,7 +257,7 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "faulty-wrong-world.wasm",
             "wrong_world",
             &[
-                "does not export mco:machine-config/node-state@0.1.0",
+                "does not export mco:machine-config/node-state@0.2.0",
                 "greet",
             ],
         ),
@@ -266,7 +266,7 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "incompatible_version",
             &[
                 "exports mco:machine-config/node-state@1.0.0",
-                "speaks mco:machine-config/node-state@0.1.0",
+                "speaks mco:machine-config/node-state@0.2.0",
             ],
         ),
         Refusal {

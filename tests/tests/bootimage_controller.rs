@@ -535,6 +535,88 @@ async fn updates_wait_for_a_ready_configuration_and_a_stable_cluster() -> Result
     .await
 }
 
+/// The skew enforcement record in MachineConfiguration
+/// `status.bootImageSkewEnforcementStatus.automatic`, as stored.
+async fn skew_record(c: &Cluster) -> Result<Value> {
+    let api: Api<DynamicObject> = Api::all_with(c.admin(), &openshift::machine_configuration());
+    let mc = api.get("cluster").await?;
+    Ok(mc.data["status"]["bootImageSkewEnforcementStatus"]["automatic"].clone())
+}
+
+async fn wait_skew_record(c: &Cluster, want: &Value) -> Result<Duration> {
+    let started = Instant::now();
+    loop {
+        let got = skew_record(c).await?;
+        if got == *want {
+            return Ok(started.elapsed());
+        }
+        ensure!(
+            started.elapsed() < CONVERGE,
+            "skew record is {got}, want {want}"
+        );
+        sleep(POLL).await;
+    }
+}
+
+/// Boot image skew enforcement (spec/bootimage.md §19.2): nothing is written
+/// while the cluster is not stable; a clean pass records the stream's
+/// release; a pass with a skipped MachineSet resets the record to the
+/// install version (the oldest Completed release); the metric says the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_skew_record_follows_clean_passes_and_is_reset_after_skips() -> Result<()> {
+    in_cluster(Platform::Gcp, &[MachineSetSpec::new("rhcos")], async |c| {
+        let cv = openshift::cluster_version();
+        let history = |state: &str| {
+            json!({"desired": {"version": "4.21.0"}, "history": [
+                {"state": state, "startedTime": "2026-11-01T00:00:00Z", "version": "4.21.0"},
+                {"state": "Completed", "startedTime": "2026-01-01T00:00:00Z", "version": "4.19.7"}]})
+        };
+        let installed = json!({"ocpVersion": "4.19.7"});
+        c.set_status(&cv, "version", history("Partial")).await?;
+        // The operator's first Automatic record: the install version.
+        c.set_status(
+            &openshift::machine_configuration(),
+            "cluster",
+            json!({"bootImageSkewEnforcementStatus": {"mode": "Automatic", "automatic": installed}}),
+        )
+        .await?;
+        c.set_stream(NEW).await?;
+        c.start_controller("boot-a", &RESYNC).await?;
+        sleep(QUIET).await;
+        ensure!(
+            skew_record(c).await? == installed,
+            "the skew record was written while the cluster is not stable"
+        );
+
+        c.set_status(&cv, "version", history("Completed")).await?;
+        c.wait_image("rhcos", &c.expected_image(NEW, "x86_64"))
+            .await?;
+        let took = wait_skew_record(c, &json!({"ocpVersion": "4.21.0"})).await?;
+        eprintln!("bootimage_controller: skew record written {took:.2?} after the patch");
+        let recorded = [("ocp_version", "4.21.0"), ("outcome", "recorded")];
+        let metric = "mco_bootimage_skew_enforcement_ocp_version";
+        ensure!(c.metrics(0).await?.sum(metric, &recorded) == 1.0);
+
+        // A MachineSet on a custom image is skipped: only the install
+        // version can be claimed now.
+        let custom = MachineSetSpec {
+            image: Image::Custom,
+            ..MachineSetSpec::new("custom")
+        };
+        c.apply(&openshift::machine_set(), Some(MAPI), custom.object(c.platform))
+            .await?;
+        wait_skew_record(c, &installed).await?;
+        let metrics = c.metrics(0).await?;
+        ensure!(metrics.sum(metric, &[("ocp_version", "4.19.7"), ("outcome", "reset")]) == 1.0);
+        ensure!(
+            metrics.sum(metric, &recorded) == 0.0,
+            "the metric still claims the recorded release"
+        );
+        Ok(())
+    })
+    .await
+}
+
 // ---- hostile inputs from the cluster -------------------------------------------------------
 
 /// A stream that is not JSON, a nested bomb, and a corrupt hot-loop record:

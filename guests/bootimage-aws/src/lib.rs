@@ -3,10 +3,12 @@
 //!
 //! AMIs are regional, so the target is the stream's AMI for the MachineSet's
 //! region. Only AMIs known to be published RHCOS images are replaced: the
-//! stream's own AMIs plus the caller's known-images list (upstream ships a
-//! static allowlist of every AMI the installer ever published). Anything
-//! else was chosen by the admin or copied by the installer (encrypted,
-//! private regions) and must not be overwritten (OCPBUGS-57348/57506).
+//! stream's own AMIs, upstream's static list of every AMI the installer
+//! ever published (compiled in, [`amis`]), and the caller's known-images
+//! list (the admin's, plus the AMIs the controller learned from earlier
+//! streams). Anything else was chosen by the admin or copied by the
+//! installer (encrypted, private regions) and must not be overwritten
+//! (OCPBUGS-57348/57506).
 
 // The component bindings wit-bindgen generates for wasm32 use `unsafe`.
 #![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]
@@ -16,6 +18,8 @@ use std::collections::BTreeSet;
 use mco_bootimage::fields;
 use mco_bootimage::serde_json::{Map, Value, json};
 use mco_bootimage::{Platform, PlatformOutcome, RuleError, Stream};
+
+pub mod amis;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Aws;
@@ -83,7 +87,7 @@ fn reconcile(
     if id == target {
         return Ok(PlatformOutcome::OnTarget { target });
     }
-    if !stream.contains_aws_ami(id) && !known_images.contains(id) {
+    if !stream.contains_aws_ami(id) && !amis::is_rhcos_ami(id) && !known_images.contains(id) {
         return Ok(PlatformOutcome::skip(format!(
             "current AMI {id:?} is unknown (not a published RHCOS AMI)"
         )));
@@ -146,6 +150,21 @@ mod tests {
                     .clone()
             }
         );
+    }
+
+    #[test]
+    fn an_install_ami_from_the_static_list_is_replaced_without_an_admin_list() {
+        // Listed upstream, in no stream here and in no known-images list.
+        let install = "ami-000065c53330c76d2";
+        let out = run("x86_64", spec("us-east-1", json!({"id": install})), &[]);
+        assert!(
+            matches!(&out, PlatformOutcome::Update { target, .. } if target == NEW_E1),
+            "{out:?}"
+        );
+        // Membership says nothing about region: a region the stream lacks
+        // is still a skip.
+        let out = run("x86_64", spec("mars-1", json!({"id": install})), &[]);
+        assert!(matches!(out, PlatformOutcome::Skip { .. }), "{out:?}");
     }
 
     #[test]

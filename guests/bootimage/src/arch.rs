@@ -5,7 +5,7 @@
 //! one puts x86 images on arm workers (OCPBUGS-69674), so anything unexpected
 //! is an error or a skip rather than a guess.
 
-use crate::machineset::MachineSetView;
+use crate::machineset::{MachineKind, MachineSetView};
 
 /// Set by the MAPI controller; the arch is one of its comma-separated labels.
 pub const ARCH_ANNOTATION: &str = "capacity.cluster-autoscaler.kubernetes.io/labels";
@@ -50,11 +50,16 @@ pub fn stream_arch_from_rust(rust_arch: &str) -> Option<&'static str> {
 
 /// `getArchFromMachineSet`: the annotation wins; without it a single-arch
 /// cluster uses the control-plane arch and a multi-arch cluster gives up.
+/// A ControlPlaneMachineSet's machines are the control plane, so its
+/// annotations and `Multi` play no part (spec/bootimage.md §18.3 row 4).
 pub fn machineset_arch(
     ms: &MachineSetView,
     control_plane_arch: &str,
     multi_arch: bool,
 ) -> Result<String, ArchError> {
+    if ms.kind == MachineKind::ControlPlaneMachineSet {
+        return Ok(control_plane_arch.to_owned());
+    }
     let Some(annotation) = ms.annotations.get(ARCH_ANNOTATION) else {
         if multi_arch {
             return Err(ArchError::NoAnnotation(ms.name.clone()));

@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use exports::mco::machine_config::boot_image as wit;
 
-use crate::{ClusterFacts, Decision, MachineSetView, Platform, Stream, decide_loaded, load_stream};
+use crate::{
+    ClusterFacts, Decision, MachineKind, MachineSetView, Platform, Stream, decide_loaded,
+    load_stream,
+};
 
 wit_bindgen::generate!({
     world: "boot-image-selector",
@@ -78,16 +81,22 @@ impl<T: PlatformGuest> wit::Guest for T {
 }
 
 fn view(ms: wit::MachineSet) -> Result<MachineSetView, Decision> {
+    let kind = match ms.kind {
+        wit::MachineKind::MachineSet => MachineKind::MachineSet,
+        wit::MachineKind::ControlPlaneMachineSet => MachineKind::ControlPlaneMachineSet,
+    };
     let provider_spec = match ms.provider_spec {
         None => None,
         Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
             Decision::error(format!(
-                "failed to reconcile machineset {}, err: providerSpec is not valid JSON: {e}",
+                "failed to reconcile {} {}, err: providerSpec is not valid JSON: {e}",
+                kind.noun(),
                 ms.name
             ))
         })?),
     };
     Ok(MachineSetView {
+        kind,
         name: ms.name,
         namespace: ms.namespace,
         labels: ms.labels.into_iter().collect(),

@@ -1,5 +1,6 @@
-//! The per-MachineSet algorithm (`syncMAPIMachineSet` on MCO main), minus
-//! the host's parts (informers, gates, hot-loop bookkeeping, the PATCH call).
+//! The per-MachineSet algorithm (`syncMAPIMachineSet` on MCO main) and its
+//! ControlPlaneMachineSet twin (`syncControlPlaneMachineSet`), minus the
+//! host's parts (informers, gates, hot-loop bookkeeping, the PATCH call).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,10 +10,10 @@ use serde_json::{Map, Value, json};
 use crate::arch::{self, ArchError};
 use crate::decision::{Decision, UserData, UserDataUpgrade};
 use crate::ignition::{self, StubUpgrade};
-use crate::machineset::MachineSetView;
+use crate::machineset::{MachineKind, MachineSetView};
 use crate::platform::{Platform, PlatformOutcome};
 use crate::stream::Stream;
-use crate::validate::validate_decision;
+use crate::validate::validate_decision_for;
 
 /// MachineSets labelled with another OS stream are managed elsewhere.
 pub const OS_STREAM_LABEL: &str = "machineconfiguration.openshift.io/osstream";
@@ -42,24 +43,29 @@ pub struct ClusterFacts {
 // MachineSet; boxing it would only make callers noisier.
 #[allow(clippy::result_large_err)]
 pub fn common_rules(ms: &MachineSetView, cluster: &ClusterFacts) -> Result<String, Decision> {
+    let noun = ms.kind.noun();
     if let Some(first) = ms.owner_references.first() {
-        return Err(Decision::skip(format!(
-            "machineset {} has OwnerReference: {}, skipping boot image update",
-            ms.name, first
-        )));
+        return Err(left_alone(
+            ms,
+            format!(
+                "{noun} {} has OwnerReference: {first}, skipping boot image update",
+                ms.name
+            ),
+        ));
     }
     if let Some(stream) = ms.labels.get(OS_STREAM_LABEL)
         && stream != SUPPORTED_OS_STREAM
     {
         return Err(Decision::noop(format!(
-            "machineset {} uses OS stream {:?}; boot image updates only manage the {} stream",
+            "{noun} {} uses OS stream {:?}; boot image updates only manage the {} stream",
             ms.name, stream, SUPPORTED_OS_STREAM
         )));
     }
     if ms.template_labels.get(OS_ID_LABEL).map(String::as_str) == Some("Windows") {
         return Err(Decision::noop(format!(
-            "machineset {} is a Windows MachineSet; boot image updates do not apply",
-            ms.name
+            "{noun} {} is a Windows {}; boot image updates do not apply",
+            ms.name,
+            ms.kind.kind()
         )));
     }
     match arch::machineset_arch(ms, &cluster.control_plane_arch, cluster.multi_arch) {
@@ -67,19 +73,41 @@ pub fn common_rules(ms: &MachineSetView, cluster: &ClusterFacts) -> Result<Strin
         Err(e @ ArchError::NoAnnotation(_)) => Err(Decision::skip(format!(
             "{e}, skipping boot image update until the MachineSet is annotated with its architecture"
         ))),
-        Err(e) => Err(Decision::error(format!(
-            "failed to reconcile machineset {}, err: failed to determine architecture: {e}",
-            ms.name
-        ))),
+        Err(e) => Err(fail(ms, &format!("failed to determine architecture: {e}"))),
     }
 }
 
-/// The decision for a platform the controller has no rule for.
+/// A decision that leaves the object alone on purpose. A MachineSet counts
+/// as skipped; upstream counts a ControlPlaneMachineSet as reconciled in
+/// every such case (spec/bootimage.md §18.3), so for it this is a `noop`
+/// that says why.
+fn left_alone(ms: &MachineSetView, reason: String) -> Decision {
+    match ms.kind {
+        MachineKind::MachineSet => Decision::skip(reason),
+        MachineKind::ControlPlaneMachineSet => Decision::noop(format!(
+            "{reason} (a ControlPlaneMachineSet left alone counts as reconciled)"
+        )),
+    }
+}
+
+/// The decision for a platform the controller has no rule for. vSphere is
+/// supported upstream (it imports an OVA into vCenter, which a pure guest
+/// cannot do), so its message says this controller does not do it yet.
 pub fn unsupported_platform(ms: &MachineSetView, platform_type: &str) -> Decision {
-    Decision::noop(format!(
-        "platform {platform_type:?} does not support boot image updates; nothing to do for machineset {}",
-        ms.name
-    ))
+    match (ms.kind, platform_type) {
+        (MachineKind::ControlPlaneMachineSet, _) => Decision::noop(format!(
+            "Skipping controlplanemachineset {}, unsupported platform {platform_type}",
+            ms.name
+        )),
+        (MachineKind::MachineSet, "VSphere") => Decision::noop(format!(
+            "this controller does not manage vSphere boot images yet (upstream imports the OVA into vCenter); nothing to do for machineset {}",
+            ms.name
+        )),
+        (MachineKind::MachineSet, _) => Decision::noop(format!(
+            "platform {platform_type:?} does not support boot image updates; nothing to do for machineset {}",
+            ms.name
+        )),
+    }
 }
 
 /// Decides for one MachineSet with an already parsed stream.
@@ -151,13 +179,13 @@ pub fn decide_loaded<P: Platform + ?Sized>(
     checked(ms, decision)
 }
 
-/// Holds a decision to the host's own checks ([`validate_decision`]): one
+/// Holds a decision to the host's own checks ([`validate_decision_for`]): one
 /// that would fail them (a Secret name the API server would refuse, an
 /// image reference of megabytes) becomes an `error` decision that names
 /// the problem, so hostile input is reported against its MachineSet instead
 /// of looking like a broken guest.
 fn checked(ms: &MachineSetView, decision: Decision) -> Decision {
-    match validate_decision(&decision) {
+    match validate_decision_for(&decision, ms.kind) {
         Ok(()) => decision,
         Err(why) => fail(
             ms,
@@ -168,7 +196,8 @@ fn checked(ms: &MachineSetView, decision: Decision) -> Decision {
 
 fn fail(ms: &MachineSetView, detail: &str) -> Decision {
     Decision::error(format!(
-        "failed to reconcile machineset {}, err: {detail}",
+        "failed to reconcile {} {}, err: {detail}",
+        ms.kind.noun(),
         ms.name
     ))
 }
@@ -177,9 +206,13 @@ fn provider_spec_empty(ms: &MachineSetView) -> Decision {
     fail(ms, "providerSpec field was empty")
 }
 
-/// Wraps a providerSpec-level merge patch into one for the MachineSet.
-fn machineset_patch(fragment: Map<String, Value>) -> Value {
-    json!({"spec": {"template": {"spec": {"providerSpec": {"value": Value::Object(fragment)}}}}})
+/// Wraps a providerSpec-level merge patch into one for the object, at the
+/// path its kind keeps the providerSpec.
+fn object_patch(kind: MachineKind, fragment: Map<String, Value>) -> Value {
+    kind.provider_spec_path()
+        .iter()
+        .rev()
+        .fold(Value::Object(fragment), |inner, key| json!({ *key: inner }))
 }
 
 fn reconcile<P: Platform + ?Sized>(
@@ -196,19 +229,27 @@ fn reconcile<P: Platform + ?Sized>(
     let known = &cluster.known_images;
     let (target, fragment) = match platform.reconcile(stream, arch, spec, known) {
         PlatformOutcome::OnTarget { target } => {
+            let what = match ms.kind {
+                MachineKind::MachineSet => "MAPI machineset",
+                MachineKind::ControlPlaneMachineSet => "ControlPlaneMachineSet",
+            };
             return Decision::noop(format!(
-                "No patching required for MAPI machineset {}: boot image is already {target}",
+                "No patching required for {what} {}: boot image is already {target}",
                 ms.name
             ));
         }
         PlatformOutcome::Noop { reason } => {
-            return Decision::noop(format!("machineset {}: {reason}", ms.name));
+            return Decision::noop(format!("{} {}: {reason}", ms.kind.noun(), ms.name));
         }
         PlatformOutcome::Skip { reason } => {
-            return Decision::skip(format!(
-                "{reason}, skipping boot image update of machineset {}",
-                ms.name
-            ));
+            return left_alone(
+                ms,
+                format!(
+                    "{reason}, skipping boot image update of {} {}",
+                    ms.kind.noun(),
+                    ms.name
+                ),
+            );
         }
         PlatformOutcome::Error { message } => return fail(ms, &message),
         PlatformOutcome::Update { target, fragment } => (target, fragment),
@@ -275,7 +316,7 @@ fn reconcile<P: Platform + ?Sized>(
 
     Decision::Patch {
         target,
-        patch: machineset_patch(fragment),
+        patch: object_patch(ms.kind, fragment),
         user_data_secret: upgrade,
     }
 }
@@ -562,6 +603,94 @@ mod tests {
         assert_eq!(run(&v, None).action(), "noop");
     }
 
+    fn cpms(image: &str) -> Value {
+        json!({"kind": "ControlPlaneMachineSet", "metadata": {"name": "cluster", "labels": {},
+                   "annotations": {arch::ARCH_ANNOTATION: "kubernetes.io/arch=arm64"}},
+               "spec": {"template": {"machineType": "machines_v1beta1_machine_openshift_io",
+                   "machines_v1beta1_machine_openshift_io": {"metadata": {"labels": {}}, "spec": {
+                       "metadata": {"labels": {}},
+                       "providerSpec": {"value": {"image": image, "userDataSecret": {"name": "master-user-data"}}}}}}}})
+    }
+
+    fn run_cpms(v: &Value) -> Decision {
+        let view = MachineSetView::from_control_plane_machine_set(v).unwrap();
+        let multi = ClusterFacts {
+            multi_arch: true,
+            ..cluster()
+        };
+        decide(&FAKE, &stream(), &view, &multi, None)
+    }
+
+    #[test]
+    fn a_control_plane_machine_set_is_patched_one_level_deeper() {
+        // Multi and an arm64 annotation play no part: the control plane's
+        // arch is used, so the MachineSet's "no annotation" skip cannot happen.
+        let d = run_cpms(&cpms("old"));
+        let Decision::Patch { target, patch, .. } = &d else {
+            panic!("{d:?}");
+        };
+        assert_eq!(target, "new");
+        assert_eq!(
+            patch,
+            &json!({"spec": {"template": {"machines_v1beta1_machine_openshift_io": {"spec": {"providerSpec": {"value": {"image": "new"}}}}}}})
+        );
+        let mut patched = cpms("old");
+        json_patch::merge(&mut patched, patch);
+        assert_eq!(
+            run_cpms(&patched),
+            Decision::noop(
+                "No patching required for ControlPlaneMachineSet cluster: boot image is already new"
+            )
+        );
+    }
+
+    #[test]
+    fn what_a_machineset_skips_a_control_plane_machine_set_counts_as_reconciled() {
+        assert_eq!(
+            run_cpms(&cpms("custom")),
+            Decision::noop(
+                "current image is custom, skipping boot image update of ControlPlaneMachineSet cluster (a ControlPlaneMachineSet left alone counts as reconciled)"
+            )
+        );
+        let mut owned = cpms("old");
+        owned["metadata"]["ownerReferences"] = json!([{"kind": "ClusterDeployment", "name": "c1"}]);
+        assert_eq!(run_cpms(&owned).action(), "noop");
+        let mut windows = cpms("old");
+        windows["spec"]["template"]["machines_v1beta1_machine_openshift_io"]["spec"]["metadata"]
+            ["labels"]["machine.openshift.io/os-id"] = json!("Windows");
+        assert_eq!(
+            run_cpms(&windows),
+            Decision::noop(
+                "ControlPlaneMachineSet cluster is a Windows ControlPlaneMachineSet; boot image updates do not apply"
+            )
+        );
+        // The machine-template labels are not where the marker is read.
+        let mut machine_labels = cpms("old");
+        machine_labels["spec"]["template"]["machines_v1beta1_machine_openshift_io"]["metadata"]["labels"]
+            ["machine.openshift.io/os-id"] = json!("Windows");
+        assert_eq!(run_cpms(&machine_labels).action(), "patch");
+        // Errors stay errors, worded for the kind.
+        assert_eq!(
+            run_cpms(&cpms_without_provider_spec()),
+            Decision::error(
+                "failed to reconcile ControlPlaneMachineSet cluster, err: providerSpec field was empty"
+            )
+        );
+        // A MachineSet is not read as a ControlPlaneMachineSet.
+        let mut machineset = ms("old");
+        machineset["kind"] = json!("MachineSet");
+        assert!(MachineSetView::from_control_plane_machine_set(&machineset).is_err());
+    }
+
+    fn cpms_without_provider_spec() -> Value {
+        let mut v = cpms("old");
+        v["spec"]["template"]["machines_v1beta1_machine_openshift_io"]["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("providerSpec");
+        v
+    }
+
     #[test]
     fn unsupported_platform_wording() {
         assert_eq!(
@@ -569,6 +698,18 @@ mod tests {
             Decision::noop(
                 "platform \"BareMetal\" does not support boot image updates; nothing to do for machineset ms1"
             )
+        );
+        // Upstream supports vSphere; this controller does not do it yet.
+        assert_eq!(
+            unsupported_platform(&view(&ms("x")), "VSphere"),
+            Decision::noop(
+                "this controller does not manage vSphere boot images yet (upstream imports the OVA into vCenter); nothing to do for machineset ms1"
+            )
+        );
+        let cp = MachineSetView::from_control_plane_machine_set(&cpms("x")).unwrap();
+        assert_eq!(
+            unsupported_platform(&cp, "VSphere"),
+            Decision::noop("Skipping controlplanemachineset cluster, unsupported platform VSphere")
         );
     }
 }

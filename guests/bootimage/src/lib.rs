@@ -33,10 +33,10 @@ pub use decide::{
     decide_loaded, decide_text, load_stream, unsupported_platform,
 };
 pub use decision::{Decision, UserData, UserDataUpgrade};
-pub use machineset::{InputError, MachineSetView};
+pub use machineset::{CPMS_MACHINE_TYPE, InputError, MachineKind, MachineSetView};
 pub use platform::{Platform, PlatformOutcome, RuleError};
 pub use stream::{LookupError, Stream, StreamError};
-pub use validate::{MAX_REASON_TEXT, MAX_TARGET, validate_decision};
+pub use validate::{MAX_REASON_TEXT, MAX_TARGET, validate_decision, validate_decision_for};
 
 // Platform crates depend on this one only, so they get json helpers here.
 pub use serde_json;

@@ -1,4 +1,5 @@
-//! The parts of a MAPI MachineSet that the boot image rules look at.
+//! The parts of a MAPI MachineSet, or of a ControlPlaneMachineSet, that the
+//! boot image rules look at.
 
 use std::collections::BTreeMap;
 
@@ -42,25 +43,87 @@ impl InputError {
     }
 }
 
-/// What the rules need from one MachineSet, extracted once.
+/// Which object the rules decide for. The two carry the same providerSpec
+/// kinds at different paths, and upstream treats a ControlPlaneMachineSet
+/// differently where a MachineSet would be skipped (spec/bootimage.md §18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MachineKind {
+    #[default]
+    MachineSet,
+    ControlPlaneMachineSet,
+}
+
+/// `spec.template` of a ControlPlaneMachineSet holds the machine template
+/// under this key, its only machine type.
+pub const CPMS_MACHINE_TYPE: &str = "machines_v1beta1_machine_openshift_io";
+
+impl MachineKind {
+    /// `kind` of the Kubernetes object.
+    pub fn kind(self) -> &'static str {
+        match self {
+            MachineKind::MachineSet => "MachineSet",
+            MachineKind::ControlPlaneMachineSet => "ControlPlaneMachineSet",
+        }
+    }
+
+    /// How messages name the object, as upstream's logs and errors do
+    /// (`failed to reconcile machineset …` / `… ControlPlaneMachineSet …`).
+    pub fn noun(self) -> &'static str {
+        match self {
+            MachineKind::MachineSet => "machineset",
+            MachineKind::ControlPlaneMachineSet => "ControlPlaneMachineSet",
+        }
+    }
+
+    /// Where `providerSpec.value` sits in the object, key by key: a merge
+    /// patch for the object nests its providerSpec fragment in these keys.
+    pub fn provider_spec_path(self) -> &'static [&'static str] {
+        match self {
+            MachineKind::MachineSet => &["spec", "template", "spec", "providerSpec", "value"],
+            MachineKind::ControlPlaneMachineSet => &[
+                "spec",
+                "template",
+                CPMS_MACHINE_TYPE,
+                "spec",
+                "providerSpec",
+                "value",
+            ],
+        }
+    }
+
+    /// Where the `machine.openshift.io/os-id` marker is read: the objects
+    /// to walk below `spec.template`, then the key of the label map.
+    fn template_labels_at(self) -> (&'static [&'static str], &'static str) {
+        match self {
+            MachineKind::MachineSet => (&["metadata"], "labels"),
+            MachineKind::ControlPlaneMachineSet => {
+                (&[CPMS_MACHINE_TYPE, "spec", "metadata"], "labels")
+            }
+        }
+    }
+}
+
+/// What the rules need from one MachineSet (or ControlPlaneMachineSet),
+/// extracted once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MachineSetView {
+    pub kind: MachineKind,
     pub name: String,
     pub namespace: Option<String>,
     pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
     /// `Kind/name` of each owner, kept for the skip message.
     pub owner_references: Vec<String>,
-    /// `spec.template.metadata.labels`: the Windows marker lives here, not on
-    /// the MachineSet itself.
+    /// The labels holding the Windows marker: `spec.template.metadata.labels`
+    /// of a MachineSet (not its own labels), `spec.template
+    /// .machines_v1beta1_machine_openshift_io.spec.metadata.labels` (the
+    /// Node labels) of a ControlPlaneMachineSet.
     pub template_labels: BTreeMap<String, String>,
-    /// `spec.template.spec.providerSpec.value`, untyped on purpose so that the
-    /// platform rules can read exactly the fields they need and leave every
-    /// other field to the API server.
+    /// `providerSpec.value` (at [`MachineKind::provider_spec_path`]),
+    /// untyped on purpose so that the platform rules can read exactly the
+    /// fields they need and leave every other field to the API server.
     pub provider_spec: Option<Value>,
 }
-
-const WHAT: &str = "MachineSet";
 
 impl MachineSetView {
     /// Reads a MachineSet as `kubectl get -o json` prints it.
@@ -70,80 +133,91 @@ impl MachineSetView {
     /// references, OS stream, Windows) have had the chance to leave the
     /// MachineSet alone anyway.
     pub fn from_object(obj: &Value) -> Result<MachineSetView, InputError> {
+        MachineSetView::read(obj, MachineKind::MachineSet)
+    }
+
+    /// Reads a ControlPlaneMachineSet (`machine.openshift.io/v1`) the same
+    /// way, from the paths §18.1 of the spec names.
+    pub fn from_control_plane_machine_set(obj: &Value) -> Result<MachineSetView, InputError> {
+        MachineSetView::read(obj, MachineKind::ControlPlaneMachineSet)
+    }
+
+    fn read(obj: &Value, kind: MachineKind) -> Result<MachineSetView, InputError> {
+        let what = kind.kind();
+        let field = || InputError::field(what);
         let root = obj.as_object().ok_or(InputError::NotAnObject {
-            what: WHAT,
+            what,
             found: fields::kind_of(obj),
         })?;
-        if let Some(kind) = fields::opt_str(root, "kind", "").map_err(InputError::field(WHAT))?
-            && kind != "MachineSet"
+        if let Some(found) = fields::opt_str(root, "kind", "").map_err(field())?
+            && found != what
         {
             return Err(InputError::WrongKind {
-                expected: "MachineSet",
-                found: kind.to_owned(),
+                expected: what,
+                found: found.to_owned(),
             });
         }
         let meta = fields::opt_object(root, "metadata", "")
-            .map_err(InputError::field(WHAT))?
-            .ok_or(InputError::MissingName { what: WHAT })?;
+            .map_err(field())?
+            .ok_or(InputError::MissingName { what })?;
         let name = fields::opt_str(meta, "name", "metadata")
-            .map_err(InputError::field(WHAT))?
+            .map_err(field())?
             .filter(|n| !n.is_empty())
-            .ok_or(InputError::MissingName { what: WHAT })?
+            .ok_or(InputError::MissingName { what })?
             .to_owned();
         let namespace = fields::opt_str(meta, "namespace", "metadata")
-            .map_err(InputError::field(WHAT))?
+            .map_err(field())?
             .map(str::to_owned);
-        let labels =
-            fields::opt_string_map(meta, "labels", "metadata").map_err(InputError::field(WHAT))?;
-        let annotations = fields::opt_string_map(meta, "annotations", "metadata")
-            .map_err(InputError::field(WHAT))?;
+        let labels = fields::opt_string_map(meta, "labels", "metadata").map_err(field())?;
+        let annotations =
+            fields::opt_string_map(meta, "annotations", "metadata").map_err(field())?;
 
         let mut owner_references = Vec::new();
-        if let Some(refs) = fields::opt_array(meta, "ownerReferences", "metadata")
-            .map_err(InputError::field(WHAT))?
+        if let Some(refs) =
+            fields::opt_array(meta, "ownerReferences", "metadata").map_err(field())?
         {
             for (i, r) in refs.iter().enumerate() {
                 let path = format!("metadata.ownerReferences[{i}]");
-                let r = fields::as_object(r, &path).map_err(InputError::field(WHAT))?;
-                let kind = fields::opt_str(r, "kind", &path)
-                    .map_err(InputError::field(WHAT))?
+                let r = fields::as_object(r, &path).map_err(field())?;
+                let owner_kind = fields::opt_str(r, "kind", &path)
+                    .map_err(field())?
                     .unwrap_or("?");
                 let owner = fields::opt_str(r, "name", &path)
-                    .map_err(InputError::field(WHAT))?
+                    .map_err(field())?
                     .unwrap_or("?");
-                owner_references.push(format!("{kind}/{owner}"));
+                owner_references.push(format!("{owner_kind}/{owner}"));
             }
         }
 
-        let spec = fields::opt_object(root, "spec", "").map_err(InputError::field(WHAT))?;
-        let template = match spec {
-            Some(s) => {
-                fields::opt_object(s, "template", "spec").map_err(InputError::field(WHAT))?
-            }
+        let template = match fields::opt_object(root, "spec", "").map_err(field())? {
+            Some(s) => fields::opt_object(s, "template", "spec").map_err(field())?,
             None => None,
         };
-        let template_labels = match template {
-            Some(t) => match fields::opt_object(t, "metadata", "spec.template")
-                .map_err(InputError::field(WHAT))?
-            {
-                Some(m) => fields::opt_string_map(m, "labels", "spec.template.metadata")
-                    .map_err(InputError::field(WHAT))?,
-                None => BTreeMap::new(),
-            },
+        // Walk to the object holding the Windows marker; a level of the
+        // wrong type is an input error naming its path.
+        let mut holder = template;
+        let mut path = "spec.template".to_owned();
+        let (parents, labels_key) = kind.template_labels_at();
+        for key in parents {
+            let Some(at) = holder else { break };
+            holder = fields::opt_object(at, key, &path).map_err(field())?;
+            path = fields::join(&path, key);
+        }
+        let template_labels = match holder {
+            Some(at) => fields::opt_string_map(at, labels_key, &path).map_err(field())?,
             None => BTreeMap::new(),
         };
         // A providerSpec of the wrong type is kept as is and reported by the
         // platform step, in the order the controller checks things.
-        let provider_spec = template
-            .and_then(|t| t.get("spec"))
-            .and_then(Value::as_object)
-            .and_then(|s| s.get("providerSpec"))
-            .and_then(Value::as_object)
-            .and_then(|p| p.get("value"))
+        let provider_spec = kind
+            .provider_spec_path()
+            .iter()
+            .try_fold(obj, |at, key| at.as_object()?.get(*key))
             .filter(|v| !v.is_null())
             .cloned();
 
         Ok(MachineSetView {
+            kind,
             name,
             namespace,
             labels,

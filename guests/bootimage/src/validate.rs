@@ -8,6 +8,7 @@ use base64::Engine as _;
 use mco_k8s_rules::{bounded, quote};
 
 use crate::decision::Decision;
+use crate::machineset::MachineKind;
 
 /// Bound on a reason or message.
 pub const MAX_REASON_TEXT: usize = 4096;
@@ -21,6 +22,13 @@ const QUOTE: usize = 200;
 /// there), a Secret upgrade must name a Secret and carry base64 data, and
 /// every text is non-empty and bounded.
 pub fn validate_decision(decision: &Decision) -> Result<(), String> {
+    validate_decision_for(decision, MachineKind::MachineSet)
+}
+
+/// [`validate_decision`] for a decision about an object of `kind`: a
+/// ControlPlaneMachineSet's patch may only touch its own providerSpec path,
+/// one level deeper.
+pub fn validate_decision_for(decision: &Decision, kind: MachineKind) -> Result<(), String> {
     let (target, patch, secret) = match decision {
         Decision::Patch {
             target,
@@ -46,12 +54,14 @@ pub fn validate_decision(decision: &Decision) -> Result<(), String> {
         ));
     }
     let mut level = patch;
-    for key in ["spec", "template", "spec", "providerSpec", "value"] {
+    let path = kind.provider_spec_path();
+    for key in path {
         level = match level.as_object() {
-            Some(map) if map.len() == 1 && map.contains_key(key) => &map[key],
+            Some(map) if map.len() == 1 && map.contains_key(*key) => &map[*key],
             _ => {
                 return Err(format!(
-                    "the merge patch touches more than spec.template.spec.providerSpec.value: {}",
+                    "the merge patch touches more than {}: {}",
+                    path.join("."),
                     bounded(patch.to_string(), QUOTE)
                 ));
             }

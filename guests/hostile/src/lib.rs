@@ -55,6 +55,7 @@ mod hostile {
         let spec: Value = serde_json::from_str(ms.provider_spec.as_deref().unwrap_or("{}"))
             .map_err(|e| e.to_string())?;
         let view = MachineSetView {
+            kind: Default::default(),
             name: ms.name.clone(),
             namespace: ms.namespace.clone(),
             labels: ms.labels.iter().cloned().collect(),

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use base64::Engine as _;
 use mco_bootimage::ignition::{ANNOTATION_UPGRADED_TO, StubUpgrade, upgrade_stub};
 use mco_bootimage::stream::AzureMarketplaceImage;
-use mco_bootimage::{ClusterFacts, Decision, MachineSetView, Stream, UserDataUpgrade};
+use mco_bootimage::{ClusterFacts, Decision, MachineKind, MachineSetView, Stream, UserDataUpgrade};
 use mco_k8s_rules::{bounded, quote};
 use serde_json::{Map, Value};
 
@@ -75,9 +75,6 @@ pub const FIELD_OWNERSHIP: &[(&str, &[Owned])] = &[
     ),
 ];
 
-/// The envelope every boot image merge patch has.
-const ENVELOPE: [&str; 5] = ["spec", "template", "spec", "providerSpec", "value"];
-
 /// Everything the host knows about one boot image job: the same inputs the
 /// guest was given, plus the platform it serves and the parsed stream.
 pub struct JobInputs<'a> {
@@ -103,10 +100,11 @@ pub fn check(job: &JobInputs<'_>, decision: &Decision) -> Result<(), String> {
         return Ok(());
     };
     let guest = format!("the {} guest's", job.platform);
-    let fragment = provider_spec_fragment(&guest, patch)?;
+    let fragment = provider_spec_fragment(&guest, job.machineset.kind, patch)?;
     let Some(before) = &job.machineset.provider_spec else {
         return Err(format!(
-            "{guest} patch changes providerSpec.value of machineset {}, which has none",
+            "{guest} patch changes providerSpec.value of {} {}, which has none",
+            job.machineset.kind.noun(),
             job.machineset.name
         ));
     };
@@ -176,9 +174,15 @@ pub fn check(job: &JobInputs<'_>, decision: &Decision) -> Result<(), String> {
     stub_upgrade(&guest, job, user_data_secret.as_ref())
 }
 
-/// The `providerSpec.value` part of the patch, or why the patch has no
-/// such part of the right shape.
-fn provider_spec_fragment<'p>(guest: &str, patch: &'p Value) -> Result<&'p Value, String> {
+/// The `providerSpec.value` part of the patch, at the path the object's
+/// kind keeps it (one level deeper in a ControlPlaneMachineSet), or why the
+/// patch has no such part of the right shape.
+fn provider_spec_fragment<'p>(
+    guest: &str,
+    kind: MachineKind,
+    patch: &'p Value,
+) -> Result<&'p Value, String> {
+    let envelope = kind.provider_spec_path();
     if !patch.is_object() {
         return Err(format!(
             "{guest} merge patch is {}, not a JSON object",
@@ -187,14 +191,14 @@ fn provider_spec_fragment<'p>(guest: &str, patch: &'p Value) -> Result<&'p Value
     }
     let mut level = patch;
     let mut path = String::new();
-    for key in ENVELOPE {
+    for key in envelope {
         let map = level.as_object().ok_or_else(|| {
             format!(
                 "{guest} patch replaces {path} with {}, which a boot image decision may not touch",
                 mco_bootimage::fields::kind_of(level)
             )
         })?;
-        if let Some(other) = map.keys().find(|k| *k != key) {
+        if let Some(other) = map.keys().find(|k| k.as_str() != *key) {
             let at = if path.is_empty() {
                 other.clone()
             } else {
@@ -206,8 +210,8 @@ fn provider_spec_fragment<'p>(guest: &str, patch: &'p Value) -> Result<&'p Value
             ));
         }
         level = map
-            .get(key)
-            .ok_or_else(|| format!("{guest} patch has no spec.template.spec.providerSpec.value"))?;
+            .get(*key)
+            .ok_or_else(|| format!("{guest} patch has no {}", envelope.join(".")))?;
         if !path.is_empty() {
             path.push('.');
         }

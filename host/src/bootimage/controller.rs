@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::jiff::Timestamp;
 use kube::api::Api;
 use kube::{Client, ResourceExt};
-use mco_bootimage::Decision;
+use mco_bootimage::{Decision, MachineKind};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
@@ -22,6 +23,7 @@ use super::error::PassError;
 use super::objects::{MACHINE_API_NAMESPACE, STREAM_CONFIGMAP, STREAM_NAMESPACE};
 use super::plan::{self, Gate, Pass, Request, Snapshot, UserData};
 use super::rules;
+use super::skew;
 use super::status;
 use super::triggers::{self, Index, Kind};
 use super::write::Writer;
@@ -288,7 +290,30 @@ impl Worker {
                 return None;
             }
         }
-        let (tally, conflicted) = self.writer.execute(plan, mc.as_ref(), reason).await;
+        let (mut tally, conflicted) = self.writer.execute(plan, mc.as_ref(), reason).await;
+        // Only the MachineSet pass maintains the skew record (§19.2).
+        if let Some(record) = mc.as_deref().and_then(|mc| {
+            let summary = skew::PassSummary {
+                skipped: tally.skipped,
+                errors: tally.errors.len(),
+            };
+            skew::after_pass(
+                mc,
+                summary,
+                snapshot.stream.as_deref(),
+                snapshot.clusterversion.as_deref(),
+            )
+        }) {
+            self.writer.write_skew_record(&record).await;
+        }
+        tally.enrollment = mc.as_deref().and_then(|mc| {
+            let platform = snapshot
+                .infrastructure
+                .as_deref()
+                .and_then(|infra| rules::platform_type(infra).ok())
+                .unwrap_or_default();
+            rules::computed_enrollment(mc, MachineKind::MachineSet, &platform)
+        });
         self.writer
             .write_conditions(
                 mc.as_ref(),
@@ -342,6 +367,7 @@ impl Worker {
             machinesets: self.indexes.machinesets.all(),
             control_plane_arch: self.control_plane_arch.clone(),
             platforms: self.guests.current().boot_images.keys().cloned().collect(),
+            now: Timestamp::now(),
         }
     }
 

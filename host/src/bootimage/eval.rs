@@ -1,13 +1,14 @@
-//! What `eval bootimage` reads: the MachineSet, the stream ConfigMap, the
-//! Infrastructure and the optional ClusterVersion, MachineConfiguration,
-//! user-data Secret and known images, from files laid out as the flags (or
-//! a golden case) name them.
+//! What `eval bootimage` reads: the MachineSet (or ControlPlaneMachineSet),
+//! the stream ConfigMap, the Infrastructure and the optional ClusterVersion,
+//! MachineConfiguration, user-data Secret and known images, from files laid
+//! out as the flags (or a golden case) name them.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use mco_bootimage::{Decision, InputError, MachineSetView};
+use k8s_openapi::jiff::Timestamp;
+use mco_bootimage::{Decision, InputError, MachineKind, MachineSetView};
 use serde_json::Value;
 
 use super::error::PassError;
@@ -19,6 +20,8 @@ use crate::runtime::GuestError;
 
 /// Everything `eval bootimage` reads, parsed.
 pub struct BootImageInputs {
+    /// What `machineset` is: a MachineSet or a ControlPlaneMachineSet.
+    pub kind: MachineKind,
     pub machineset: Value,
     pub configmap: Value,
     pub infrastructure: Value,
@@ -31,7 +34,8 @@ pub struct BootImageInputs {
 /// Paths of the `eval bootimage` inputs (`-` is standard input).
 #[derive(Default)]
 pub struct BootImagePaths<'a> {
-    pub machineset: &'a str,
+    /// The object decided for: `--machineset` or `--controlplanemachineset`.
+    pub object: (MachineKind, &'a str),
     pub configmap: &'a str,
     pub infrastructure: &'a str,
     pub clusterversion: Option<&'a str>,
@@ -42,12 +46,14 @@ pub struct BootImagePaths<'a> {
 
 impl BootImageInputs {
     /// Reads a case directory holding files named after the flags
-    /// (`machineset.yaml`, `configmap.yaml`, `infrastructure.yaml`, optional
+    /// (`machineset.yaml` or `controlplanemachineset.yaml`,
+    /// `configmap.yaml`, `infrastructure.yaml`, optional
     /// `clusterversion.yaml`, `machineconfiguration.yaml`,
     /// `user-data-secret.yaml`, `known-images.txt`).
     pub fn read_case(dir: &Path) -> Result<Self, FileError> {
         let [
             machineset,
+            controlplanemachineset,
             configmap,
             infrastructure,
             clusterversion,
@@ -56,6 +62,7 @@ impl BootImageInputs {
             known,
         ] = [
             "machineset.yaml",
+            "controlplanemachineset.yaml",
             "configmap.yaml",
             "infrastructure.yaml",
             "clusterversion.yaml",
@@ -64,8 +71,15 @@ impl BootImageInputs {
             "known-images.txt",
         ]
         .map(|file| case_file(dir, file));
+        let object = match (&machineset, &controlplanemachineset) {
+            (None, Some(cpms)) => (MachineKind::ControlPlaneMachineSet, cpms.as_str()),
+            _ => (
+                MachineKind::MachineSet,
+                machineset.as_deref().unwrap_or("machineset.yaml"),
+            ),
+        };
         BootImageInputs::read(&BootImagePaths {
-            machineset: machineset.as_deref().unwrap_or("machineset.yaml"),
+            object,
             configmap: configmap.as_deref().unwrap_or("configmap.yaml"),
             infrastructure: infrastructure.as_deref().unwrap_or("infrastructure.yaml"),
             clusterversion: clusterversion.as_deref(),
@@ -86,8 +100,10 @@ impl BootImageInputs {
             Some(path) => known_images(path, &reader.text(path)?)?,
             None => BTreeSet::new(),
         };
+        let (kind, path) = paths.object;
         Ok(BootImageInputs {
-            machineset: reader.object(paths.machineset, "MachineSet")?,
+            kind,
+            machineset: reader.object(path, kind.kind())?,
             configmap: reader.object(paths.configmap, "ConfigMap")?,
             infrastructure: reader.object(paths.infrastructure, "Infrastructure")?,
             clusterversion,
@@ -142,8 +158,13 @@ impl BootImageInputs {
     /// MachineSet not enrolled `skip`), and ClusterVersion and
     /// MachineConfiguration are optional. `Err` is unusable input.
     pub fn host_rules(&self, control_plane_arch: &str) -> Result<EvalStep, InputError> {
-        let machineset = MachineSetView::from_object(&self.machineset)?;
-        rules::platform_type(&self.infrastructure)?;
+        let machineset = match self.kind {
+            MachineKind::MachineSet => MachineSetView::from_object(&self.machineset)?,
+            MachineKind::ControlPlaneMachineSet => {
+                MachineSetView::from_control_plane_machine_set(&self.machineset)?
+            }
+        };
+        let platform = rules::platform_type(&self.infrastructure)?;
         let user_data = self
             .user_data_secret
             .as_ref()
@@ -161,7 +182,7 @@ impl BootImageInputs {
             multi_arch = rules::is_multi_arch(cv)?;
         }
         if let Some(mc) = &self.machineconfiguration
-            && let Some(decision) = rules::enrollment_gate(mc, &machineset)?
+            && let Some(decision) = rules::enrollment_gate(mc, &machineset, &platform)?
         {
             return Ok(decided(decision));
         }
@@ -178,11 +199,13 @@ impl BootImageInputs {
     /// The decision for what passed the host rules, through the
     /// controller's own planner: the guest decides, and a patch is decided
     /// again with the user data, exactly as in the cluster. `guest` is the
-    /// one registered for the platform, if any.
+    /// one registered for the platform, if any; a stub upgrade is stamped
+    /// with `now`, as the controller stamps it with the time of its pass.
     pub fn decide(
         &self,
         rules: EvalStep,
         guest: Option<&BootImageGuest>,
+        now: Timestamp,
     ) -> Result<Decision, EvalError> {
         let stream = self.stream()?;
         let platforms: BTreeSet<String> = match (&rules.step, guest) {
@@ -195,7 +218,7 @@ impl BootImageInputs {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let object = Arc::new(self.machineset.clone());
-        let mut pass = Pass::single(name, object, rules.step, stream, &platforms);
+        let mut pass = Pass::single(name, object, rules.step, stream, &platforms, now);
         while let Some(guest) = guest {
             let requests = pass.take_requests();
             if requests.is_empty() {

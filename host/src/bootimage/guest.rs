@@ -5,7 +5,9 @@
 //! MachineSet to the next. A failed call poisons the instance, so the next
 //! MachineSet gets a new one.
 
-use mco_bootimage::{ClusterFacts, Decision, MachineSetView, Stream, UserData, UserDataUpgrade};
+use mco_bootimage::{
+    ClusterFacts, Decision, MachineKind, MachineSetView, Stream, UserData, UserDataUpgrade,
+};
 use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
@@ -20,7 +22,7 @@ use wit_bindings::exports::mco::machine_config::boot_image as wit;
 use wit_bindings::{BootImageSelector, BootImageSelectorPre};
 
 /// The interface a boot image guest must export.
-pub const BOOT_IMAGE_INTERFACE: &str = "mco:machine-config/boot-image@0.1.0";
+pub const BOOT_IMAGE_INTERFACE: &str = "mco:machine-config/boot-image@0.2.0";
 
 impl World for BootImageSelectorPre<GuestState> {
     const INTERFACE: &'static str = BOOT_IMAGE_INTERFACE;
@@ -157,7 +159,7 @@ impl Session<'_> {
         // only the platform's image fields change, to an image the stream
         // publishes for this MachineSet, and a stub upgrade is the
         // MachineSet's own Secret, faithfully converted (`authority`); then
-        // bounded texts and a valid Secret upgrade (`validate_decision`).
+        // bounded texts and a valid Secret upgrade (`validate_decision_for`).
         let job = JobInputs {
             platform: &self.platform,
             machineset,
@@ -167,7 +169,7 @@ impl Session<'_> {
         };
         from_wit(decision)
             .and_then(|d| authority::check(&job, &d).map(|()| d))
-            .and_then(|d| mco_bootimage::validate_decision(&d).map(|()| d))
+            .and_then(|d| mco_bootimage::validate_decision_for(&d, machineset.kind).map(|()| d))
             .map_err(|detail| guest.invalid_output(detail))
     }
 }
@@ -178,6 +180,10 @@ fn pairs(map: &std::collections::BTreeMap<String, String>) -> Vec<(String, Strin
 
 fn to_wit(ms: &MachineSetView) -> wit::MachineSet {
     wit::MachineSet {
+        kind: match ms.kind {
+            MachineKind::MachineSet => wit::MachineKind::MachineSet,
+            MachineKind::ControlPlaneMachineSet => wit::MachineKind::ControlPlaneMachineSet,
+        },
         name: ms.name.clone(),
         namespace: ms.namespace.clone(),
         labels: pairs(&ms.labels),

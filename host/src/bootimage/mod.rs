@@ -14,6 +14,7 @@ pub mod guest;
 pub mod objects;
 pub mod plan;
 pub mod rules;
+pub mod skew;
 pub mod state;
 pub mod status;
 mod triggers;

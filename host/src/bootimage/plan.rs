@@ -12,6 +12,8 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use k8s_openapi::jiff::Timestamp;
+use mco_bootimage::ignition::ANNOTATION_UPGRADED_AT;
 use mco_bootimage::{Decision, MachineSetView};
 use serde_json::{Value, json};
 
@@ -39,6 +41,8 @@ pub struct Snapshot {
     pub control_plane_arch: String,
     /// Platforms a boot image guest is registered for.
     pub platforms: BTreeSet<String>,
+    /// The instant of the pass: a stub upgrade is stamped with it.
+    pub now: Timestamp,
 }
 
 /// Why a pass stops before any MachineSet is decided.
@@ -77,6 +81,13 @@ pub fn gates(snapshot: &Snapshot) -> Result<Vec<Enrolled>, Gate> {
         Ok(Some(deferred)) => return Err(Gate::Deferred(deferred.to_json().to_string())),
         Err(err) => return Err(Gate::Deferred(format!("unreadable ClusterVersion: {err}"))),
     }
+    // Enrollment defaults depend on the platform (§21); without a readable
+    // Infrastructure no platform is enrolled by default.
+    let platform = snapshot
+        .infrastructure
+        .as_deref()
+        .and_then(|infra| rules::platform_type(infra).ok())
+        .unwrap_or_default();
     let mut machinesets: Vec<&Arc<Value>> = snapshot.machinesets.iter().collect();
     machinesets.sort_by_key(|ms| name_of(ms));
     let mut enrolled = Vec::new();
@@ -92,7 +103,7 @@ pub fn gates(snapshot: &Snapshot) -> Result<Vec<Enrolled>, Gate> {
                 continue;
             }
         };
-        match rules::enrollment_gate(mc, &view) {
+        match rules::enrollment_gate(mc, &view, &platform) {
             Ok(None) => enrolled.push(Enrolled {
                 name: view.name.clone(),
                 object: object.clone(),
@@ -173,6 +184,7 @@ pub struct Pass {
     save_state: bool,
     stopped: Option<Gate>,
     stream: Option<Arc<str>>,
+    now: Timestamp,
 }
 
 /// What one MachineSet's decision comes to.
@@ -208,6 +220,7 @@ impl Pass {
             save_state,
             stopped: None,
             stream: None,
+            now: snapshot.now,
         };
         if enrolled.is_empty() {
             return pass;
@@ -284,6 +297,7 @@ impl Pass {
         step: Step,
         stream: Option<&str>,
         platforms: &BTreeSet<String>,
+        now: Timestamp,
     ) -> Pass {
         Pass {
             items: vec![Item {
@@ -296,6 +310,7 @@ impl Pass {
             save_state: false,
             stopped: None,
             stream: stream.map(Arc::from),
+            now,
         }
     }
 
@@ -402,12 +417,13 @@ impl Pass {
     /// What to write. A MachineSet still waiting for an answer (a caller
     /// that stopped early) is reported, not patched.
     pub fn finish(self) -> Plan {
+        let now = self.now;
         let actions = self
             .items
             .into_iter()
             .map(|item| Action {
                 outcome: match item.progress {
-                    Progress::Done(outcome) => outcome,
+                    Progress::Done(outcome) => outcome.map(|d| stamp_upgrade(d, now)),
                     _ => Err(PassError::Rules {
                         machineset: item.name.clone(),
                         detail: "the pass ended before its guest decided".into(),
@@ -425,6 +441,23 @@ impl Pass {
             actions,
         }
     }
+}
+
+/// Stamps a decision's stub upgrade with the time of the pass
+/// (`…-upgraded-at`, RFC 3339): guests have no clock, and what `eval`
+/// prints must be what the controller writes. Other decisions pass as
+/// they are.
+pub fn stamp_upgrade(mut decision: Decision, now: Timestamp) -> Decision {
+    if let Decision::Patch {
+        user_data_secret: Some(upgrade),
+        ..
+    } = &mut decision
+    {
+        upgrade
+            .annotations
+            .insert(ANNOTATION_UPGRADED_AT.to_owned(), now.to_string());
+    }
+    decision
 }
 
 impl Progress {
@@ -566,7 +599,10 @@ mod tests {
 
     #[test]
     fn a_patch_reads_its_secret_and_is_decided_again_with_it() {
-        let s = snapshot(&["a", "b"]);
+        let s = Snapshot {
+            now: "2026-12-01T09:30:00Z".parse().unwrap(),
+            ..snapshot(&["a", "b"])
+        };
         let mut pass = start(&s, ControllerState::default());
         let requests = pass.take_requests();
         assert_eq!(requests.len(), 2);
@@ -616,7 +652,28 @@ mod tests {
         let plan = pass.finish();
         assert!(plan.save_state, "the stream's images were learned");
         assert!(plan.state.known_images.contains("ami-new"));
-        assert_eq!(plan.actions[0].outcome.as_ref().ok(), Some(&upgraded));
+        // The stub upgrade carries the time of the pass, as written.
+        let Decision::Patch {
+            user_data_secret: Some(stamped),
+            ..
+        } = plan.actions[0].outcome.as_ref().ok().unwrap()
+        else {
+            panic!("{:?}", plan.actions[0].outcome);
+        };
+        assert_eq!(
+            stamped
+                .annotations
+                .get(ANNOTATION_UPGRADED_AT)
+                .map(String::as_str),
+            Some("2026-12-01T09:30:00Z")
+        );
+        assert_eq!(
+            plan.actions[0].outcome.as_ref().ok(),
+            Some(&stamp_upgrade(
+                upgraded,
+                "2026-12-01T09:30:00Z".parse().unwrap()
+            ))
+        );
         assert_eq!(plan.actions[0].secret_version.as_deref(), Some("7"));
         assert_eq!(
             plan.actions[1].outcome.as_ref().ok(),

@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::{Selector, SelectorExt};
-use mco_bootimage::{ClusterFacts, Decision, InputError, MachineSetView, fields};
+use mco_bootimage::{ClusterFacts, Decision, InputError, MachineKind, MachineSetView, fields};
+use serde_json::Map;
 
 /// What the host rules read for one MachineSet besides the cluster gates.
 #[derive(Debug, Clone, Copy)]
@@ -66,16 +67,32 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
             known_images: inputs.known_images.clone(),
         },
     };
+    let unsupported = |label: &str| {
+        Step::Decided(
+            match mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster) {
+                Err(decision) => decision,
+                Ok(_) => mco_bootimage::unsupported_platform(&prepared.machineset, label),
+            },
+        )
+    };
     if is_azure_stack(inputs.infrastructure)? {
-        let label = format!("{} (AzureStackCloud)", prepared.platform_type);
-        let decision = match mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster) {
-            Err(decision) => decision,
-            Ok(_) => mco_bootimage::unsupported_platform(&prepared.machineset, &label),
-        };
-        return Ok(Step::Decided(decision));
+        return Ok(unsupported(&format!(
+            "{} (AzureStackCloud)",
+            prepared.platform_type
+        )));
+    }
+    // Upstream updates ControlPlaneMachineSets on these three only (§18.2);
+    // a platform team's guest for another platform is not asked.
+    if prepared.machineset.kind == MachineKind::ControlPlaneMachineSet
+        && !CPMS_PLATFORMS.contains(&prepared.platform_type.as_str())
+    {
+        return Ok(unsupported(&prepared.platform_type));
     }
     Ok(Step::Guest(prepared))
 }
+
+/// The platforms whose ControlPlaneMachineSets get boot image updates.
+pub const CPMS_PLATFORMS: [&str; 3] = ["AWS", "GCP", "Azure"];
 
 /// `None` when MachineConfiguration `cluster` exists and its status caught
 /// up with its spec; otherwise why not.
@@ -292,58 +309,169 @@ pub fn stability_gate(cv: &Value) -> Result<Option<Decision>, InputError> {
     })
 }
 
-/// Enrollment by `MachineConfiguration/cluster`: the effective
-/// `status.managedBootImagesStatus` (what the controller reads), or
-/// `spec.managedBootImages` when the status has not been computed.
-/// `Some(skip)` if the MachineSet is not enrolled, `Some(error)` for an
-/// invalid selector, `None` to go on.
-pub fn enrollment_gate(mc: &Value, ms: &MachineSetView) -> Result<Option<Decision>, InputError> {
+/// Platforms whose MachineSets are enrolled by default when the admin says
+/// nothing (`CheckBootImagePlatform` default-on on MCO main, §21). Azure
+/// Stack Hub runs no boot image controller at all and never gets here.
+const DEFAULT_ON_PLATFORMS: [&str; 4] = ["AWS", "GCP", "Azure", "VSphere"];
+
+/// The machine manager `resource` that enrolls objects of `kind`.
+fn manager_resource(kind: MachineKind) -> &'static str {
+    match kind {
+        MachineKind::MachineSet => "machinesets",
+        MachineKind::ControlPlaneMachineSet => "controlplanemachinesets",
+    }
+}
+
+/// The machine manager for `resource` in `managers`, by `resource` and
+/// `apiGroup`, as `getMachineResourceSelectorFromMachineManagers` finds it.
+fn find_manager<'a>(managers: &'a [Value], resource: &str) -> Option<&'a Map<String, Value>> {
+    managers.iter().filter_map(Value::as_object).find(|m| {
+        m.get("apiGroup").and_then(Value::as_str) == Some("machine.openshift.io")
+            && m.get("resource").and_then(Value::as_str) == Some(resource)
+    })
+}
+
+fn managers_at<'a>(at: Option<&'a Value>, path: &str) -> Result<Option<&'a [Value]>, InputError> {
+    match at {
+        None => Ok(None),
+        Some(Value::Array(a)) => Ok(Some(a)),
+        Some(v) => Err(InputError::Field {
+            what: "MachineConfiguration",
+            source: fields::FieldError {
+                path: path.to_owned(),
+                expected: "an array",
+                found: fields::kind_of(v),
+            },
+        }),
+    }
+}
+
+/// Which machine manager selection applies to objects of `kind`, and the
+/// words that say where it came from.
+struct Selection {
+    /// `None`: nothing is enrolled (no manager for the resource, or a
+    /// computed default of mode None).
+    selection: Option<Value>,
+    /// Where it was read or which rule of the operator's computation gave it.
+    rule: String,
+}
+
+/// The selection the operator publishes in `status.managedBootImagesStatus`
+/// for `kind`, read from the status when it is there, computed as
+/// `syncManagedBootImagesStatus` would from the spec when it is not
+/// (spec/bootimage.md §21): `machineManagers: []` opts out of everything; a
+/// spec entry for the resource is copied; otherwise MachineSets are `All`
+/// on a default-on platform and `None` elsewhere, and a
+/// ControlPlaneMachineSet is `None` everywhere (opt-in).
+fn effective_selection(
+    mc: &Value,
+    kind: MachineKind,
+    platform: &str,
+) -> Result<Selection, InputError> {
     const WHAT: &str = "MachineConfiguration";
-    check_kind(mc, WHAT, "MachineConfiguration")?;
-    let (managers, source) = match lookup(mc, WHAT, &["status", "managedBootImagesStatus"])? {
-        Some(s) => (
-            lookup(s, WHAT, &["machineManagers"])?,
-            "status.managedBootImagesStatus",
+    let resource = manager_resource(kind);
+    if let Some(status) = lookup(mc, WHAT, &["status", "managedBootImagesStatus"])? {
+        let path = "status.managedBootImagesStatus";
+        let managers = managers_at(
+            lookup(status, WHAT, &["machineManagers"])?,
+            &format!("{path}.machineManagers"),
+        )?;
+        let selection = managers
+            .and_then(|m| find_manager(m, resource))
+            .map(|m| m.get("selection").cloned().unwrap_or(Value::Null));
+        let rule = match (&selection, managers) {
+            (Some(_), _) => path.to_owned(),
+            (None, None | Some([])) => format!("{path}: no machine managers"),
+            (None, Some(_)) => {
+                format!("{path}: no manager for machine.openshift.io {resource}")
+            }
+        };
+        return Ok(Selection { selection, rule });
+    }
+    let computed = COMPUTED;
+    let spec = managers_at(
+        lookup(mc, WHAT, &["spec", "managedBootImages", "machineManagers"])?,
+        "spec.managedBootImages.machineManagers",
+    )?;
+    if spec.is_some_and(<[Value]>::is_empty) {
+        return Ok(Selection {
+            selection: None,
+            rule: format!("{computed}: machineManagers is [], which opts out of everything"),
+        });
+    }
+    if let Some(entry) = spec.and_then(|m| find_manager(m, resource)) {
+        return Ok(Selection {
+            selection: Some(entry.get("selection").cloned().unwrap_or(Value::Null)),
+            rule: format!("{computed}: the spec's {resource} entry"),
+        });
+    }
+    // The operator's default: `All` for MachineSets on a default-on
+    // platform; otherwise `None`, which enrolls nothing, so it is given as
+    // no selection, with the rule as the reason.
+    let (selection, why) = match kind {
+        MachineKind::MachineSet if DEFAULT_ON_PLATFORMS.contains(&platform) => (
+            Some(serde_json::json!({ "mode": "All" })),
+            format!("no {resource} entry, and {platform} MachineSets are enrolled by default"),
         ),
-        None => (
-            lookup(mc, WHAT, &["spec", "managedBootImages", "machineManagers"])?,
-            "spec.managedBootImages",
+        MachineKind::MachineSet => (
+            None,
+            format!("no {resource} entry, and platform {platform:?} is not enrolled by default"),
+        ),
+        MachineKind::ControlPlaneMachineSet => (
+            None,
+            format!("no {resource} entry, and ControlPlaneMachineSets are opt-in (default None)"),
         ),
     };
+    Ok(Selection {
+        selection,
+        rule: format!("{computed}: {why}"),
+    })
+}
+
+/// How [`effective_selection`] words a selection it computed rather than read.
+const COMPUTED: &str = "computed from spec.managedBootImages, as the operator would publish it";
+
+/// The operator rule that enrolls or leaves out objects of `kind` when
+/// MachineConfiguration `cluster` has no published status (§21), for the
+/// conditions to say; `None` when the status is there (nothing to explain)
+/// or unreadable (the gates report that).
+pub fn computed_enrollment(mc: &Value, kind: MachineKind, platform: &str) -> Option<String> {
+    effective_selection(mc, kind, platform)
+        .ok()
+        .map(|s| s.rule)
+        .filter(|rule| rule.starts_with(COMPUTED))
+}
+
+/// Enrollment by `MachineConfiguration/cluster`: the effective
+/// `status.managedBootImagesStatus` (what the controller reads), or what
+/// the operator would publish from the spec when the status is absent, for
+/// `ms` (a MachineSet through the `machinesets` manager, a
+/// ControlPlaneMachineSet through the `controlplanemachinesets` one) on
+/// `platform` (Infrastructure `status.platformStatus.type`).
+/// `Some(skip)` if it is not enrolled, naming the rule that left it out;
+/// `Some(error)` for an invalid selection; `None` to go on.
+pub fn enrollment_gate(
+    mc: &Value,
+    ms: &MachineSetView,
+    platform: &str,
+) -> Result<Option<Decision>, InputError> {
+    const WHAT: &str = "MachineConfiguration";
+    check_kind(mc, WHAT, "MachineConfiguration")?;
+    let Selection { selection, rule } = effective_selection(mc, ms.kind, platform)?;
     let not_enrolled = |why: &str| {
+        let detail = if why.is_empty() {
+            rule.clone()
+        } else {
+            format!("{rule}: {why}")
+        };
         Some(Decision::skip(format!(
-            "machineset {} is not enrolled for boot image updates ({source}: {why})",
+            "{} {} is not enrolled for boot image updates ({detail})",
+            ms.kind.noun(),
             ms.name
         )))
     };
-    let managers = match managers {
-        None => return Ok(not_enrolled("no machine managers")),
-        Some(Value::Array(a)) => a,
-        Some(v) => {
-            return Err(InputError::Field {
-                what: WHAT,
-                source: fields::FieldError {
-                    path: format!("{source}.machineManagers"),
-                    expected: "an array",
-                    found: fields::kind_of(v),
-                },
-            });
-        }
-    };
-    let mut selection = None;
-    for m in managers {
-        let Value::Object(m) = m else { continue };
-        if m.get("apiGroup").and_then(Value::as_str) == Some("machine.openshift.io")
-            && m.get("resource").and_then(Value::as_str) == Some("machinesets")
-        {
-            selection = Some(m.get("selection").cloned().unwrap_or(Value::Null));
-            break;
-        }
-    }
     let Some(selection) = selection else {
-        return Ok(not_enrolled(
-            "no manager for machine.openshift.io machinesets",
-        ));
+        return Ok(not_enrolled(""));
     };
     let mode = selection.get("mode").and_then(Value::as_str).unwrap_or("");
     match mode {
@@ -358,12 +486,12 @@ pub fn enrollment_gate(mc: &Value, ms: &MachineSetView) -> Result<Option<Decisio
                 Ok(true) => Ok(None),
                 Ok(false) => Ok(not_enrolled("labels do not match the Partial selector")),
                 Err(e) => Ok(Some(Decision::error(format!(
-                    "invalid machineResourceSelector in {source}: {e}"
+                    "invalid machineResourceSelector in {rule}: {e}"
                 )))),
             }
         }
         other => Ok(Some(Decision::error(format!(
-            "invalid machine manager selection mode {other:?} in {source}"
+            "invalid machine manager selection mode {other:?} in {rule}"
         )))),
     }
 }
@@ -431,29 +559,35 @@ mod tests {
     }
 
     #[test]
-    fn enrollment() {
+    fn enrollment_rules() {
         let mc = |managers: Value| json!({"kind": "MachineConfiguration", "status": {"managedBootImagesStatus": {"machineManagers": managers}}});
         let all = mc(
             json!([{"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "All"}}]),
         );
-        assert_eq!(enrollment_gate(&all, &ms(&[])).unwrap(), None);
+        assert_eq!(enrollment_gate(&all, &ms(&[]), "AWS").unwrap(), None);
         let none = mc(
             json!([{"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "None"}}]),
         );
         assert_eq!(
-            enrollment_gate(&none, &ms(&[])).unwrap().unwrap().action(),
+            enrollment_gate(&none, &ms(&[]), "AWS")
+                .unwrap()
+                .unwrap()
+                .action(),
             "skip"
         );
         let empty = mc(json!([]));
         assert_eq!(
-            enrollment_gate(&empty, &ms(&[])).unwrap().unwrap().action(),
+            enrollment_gate(&empty, &ms(&[]), "AWS")
+                .unwrap()
+                .unwrap()
+                .action(),
             "skip"
         );
         let cpms_only = mc(
             json!([{"resource": "controlplanemachinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "All"}}]),
         );
         assert_eq!(
-            enrollment_gate(&cpms_only, &ms(&[]))
+            enrollment_gate(&cpms_only, &ms(&[]), "AWS")
                 .unwrap()
                 .unwrap()
                 .action(),
@@ -464,29 +598,83 @@ mod tests {
             "selection": {"mode": "Partial", "partial": {"machineResourceSelector": {"matchLabels": {"env": "prod"}}}}}]),
         );
         assert_eq!(
-            enrollment_gate(&partial, &ms(&[("env", "prod")])).unwrap(),
+            enrollment_gate(&partial, &ms(&[("env", "prod")]), "AWS").unwrap(),
             None
         );
         assert_eq!(
-            enrollment_gate(&partial, &ms(&[("env", "dev")]))
+            enrollment_gate(&partial, &ms(&[("env", "dev")]), "AWS")
                 .unwrap()
                 .unwrap()
                 .action(),
             "skip"
         );
-        // Spec fallback when the status was never computed.
-        let spec_only = json!({"spec": {"managedBootImages": {"machineManagers": [
-            {"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "All"}}]}}});
-        assert_eq!(enrollment_gate(&spec_only, &ms(&[])).unwrap(), None);
+        // Without a status, what the operator would publish (§21).
+        let spec =
+            |managers: Value| json!({"spec": {"managedBootImages": {"machineManagers": managers}}});
+        let spec_none = spec(
+            json!([{"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "None"}}]),
+        );
         assert_eq!(
-            enrollment_gate(&json!({}), &ms(&[]))
+            enrollment_gate(&spec_none, &ms(&[]), "AWS")
                 .unwrap()
                 .unwrap()
                 .action(),
             "skip"
         );
-        assert!(enrollment_gate(&mc(json!("x")), &ms(&[])).is_err());
-        assert!(enrollment_gate(&json!({"kind": "Node"}), &ms(&[])).is_err());
+        // No opinion: default on for the four platforms, with the rule named.
+        for platform in ["AWS", "GCP", "Azure", "VSphere"] {
+            assert_eq!(
+                enrollment_gate(&json!({}), &ms(&[]), platform).unwrap(),
+                None
+            );
+            let rule = computed_enrollment(&json!({}), MachineKind::MachineSet, platform)
+                .unwrap_or_default();
+            assert!(
+                rule.contains(&format!("{platform} MachineSets are enrolled by default")),
+                "{platform}: {rule:?}"
+            );
+        }
+        let other_platform = enrollment_gate(&json!({}), &ms(&[]), "BareMetal").unwrap();
+        assert!(
+            matches!(&other_platform, Some(Decision::Skip { reason }) if reason.contains("not enrolled by default")),
+            "{other_platform:?}"
+        );
+        // A CPMS opinion does not wipe the MachineSet default (OCPBUGS-72553).
+        let cpms_spec = spec(
+            json!([{"resource": "controlplanemachinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "All"}}]),
+        );
+        assert_eq!(enrollment_gate(&cpms_spec, &ms(&[]), "GCP").unwrap(), None);
+        // `machineManagers: []` is the legacy opt-out of everything.
+        let opted_out = enrollment_gate(&spec(json!([])), &ms(&[]), "AWS").unwrap();
+        assert!(
+            matches!(&opted_out, Some(Decision::Skip { reason }) if reason.contains("machineManagers is [], which opts out of everything")),
+            "{opted_out:?}"
+        );
+        // The status, once published, is read as is: nothing to explain.
+        assert_eq!(
+            computed_enrollment(&all, MachineKind::MachineSet, "AWS"),
+            None
+        );
+
+        // A ControlPlaneMachineSet goes by its own manager only.
+        let cpms = MachineSetView::from_control_plane_machine_set(
+            &json!({"kind": "ControlPlaneMachineSet", "metadata": {"name": "cluster"}}),
+        )
+        .unwrap();
+        let skipped = enrollment_gate(&all, &cpms, "AWS").unwrap();
+        assert!(
+            matches!(&skipped, Some(Decision::Skip { reason }) if reason == "ControlPlaneMachineSet cluster is not enrolled for boot image updates (status.managedBootImagesStatus: no manager for machine.openshift.io controlplanemachinesets)"),
+            "{skipped:?}"
+        );
+        assert_eq!(enrollment_gate(&cpms_only, &cpms, "AWS").unwrap(), None);
+        let default = enrollment_gate(&json!({}), &cpms, "AWS").unwrap();
+        assert!(
+            matches!(&default, Some(Decision::Skip { reason }) if reason.contains("ControlPlaneMachineSets are opt-in (default None)")),
+            "{default:?}"
+        );
+        assert_eq!(enrollment_gate(&cpms_spec, &cpms, "AWS").unwrap(), None);
+        assert!(enrollment_gate(&mc(json!("x")), &ms(&[]), "AWS").is_err());
+        assert!(enrollment_gate(&json!({"kind": "Node"}), &ms(&[]), "AWS").is_err());
     }
 
     #[test]

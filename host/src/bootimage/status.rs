@@ -21,6 +21,10 @@ pub struct Tally {
     pub skipped: usize,
     /// One message per MachineSet that failed.
     pub errors: Vec<String>,
+    /// The operator rule that enrolled or left out the MachineSets when
+    /// the host computed enrollment itself (no published status, §21):
+    /// not obvious from the objects, so Progressing says it.
+    pub enrollment: Option<String>,
 }
 
 /// A condition as this host wants it; reason and time are filled in when
@@ -51,14 +55,18 @@ impl Tally {
             type_: PROGRESSING,
             status: self.total != self.reconciled + self.errors.len(),
             message: format!(
-                "{mapi} | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"
+                "{mapi} | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments{}",
+                self.enrollment
+                    .as_ref()
+                    .map(|rule| format!(" | Enrollment {rule}"))
+                    .unwrap_or_default()
             ),
         }
     }
 
     pub fn degraded(&self) -> Wanted {
         let mut message = format!(
-            "{} Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments",
+            "{} Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 Degraded CAPI MachineDeployments",
             self.errors.len()
         );
         if !self.errors.is_empty() {
@@ -130,6 +138,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_computed_enrollment_is_named_after_the_upstream_segments() {
+        let tally = Tally {
+            enrollment: Some("computed from spec.managedBootImages, as the operator would publish it: no machinesets entry, and AWS MachineSets are enrolled by default".into()),
+            ..Tally::default()
+        };
+        assert_eq!(
+            tally.progressing().message,
+            "Reconciled 0 of 0 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments | Enrollment computed from spec.managedBootImages, as the operator would publish it: no machinesets entry, and AWS MachineSets are enrolled by default"
+        );
+        // Degraded is not about enrollment.
+        assert!(!tally.degraded().message.contains("Enrollment"));
+    }
+
+    #[test]
     fn messages_follow_upstream() {
         let clean = Tally {
             total: 3,
@@ -143,7 +165,7 @@ mod tests {
         assert!(!clean.progressing().status);
         assert_eq!(
             clean.degraded().message,
-            "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 CAPI MachineDeployments"
+            "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 Degraded CAPI MachineDeployments"
         );
         assert!(!clean.degraded().status);
 
@@ -152,6 +174,7 @@ mod tests {
             reconciled: 3,
             skipped: 1,
             errors: vec!["a".into(), "b".into()],
+            ..Tally::default()
         };
         assert!(
             mixed

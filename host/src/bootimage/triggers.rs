@@ -79,6 +79,9 @@ impl Kind {
             // controller writes itself.
             Kind::MachineConfiguration => json!([
                 at("/status/managedBootImagesStatus"),
+                // The skew record (§19.5); a record this controller wrote
+                // itself brings one more pass, which then writes nothing.
+                at("/status/bootImageSkewEnforcementStatus"),
                 at("/spec/managedBootImages"),
                 at("/metadata/generation"),
                 at("/status/observedGeneration"),

@@ -20,13 +20,14 @@ use tokio::sync::watch;
 use super::error::PassError;
 use super::objects::MACHINE_API_NAMESPACE;
 use super::plan::{Action, Plan};
+use super::skew;
 use super::state::{ControllerState, patch_fingerprint};
 use super::status::{self, Tally, Wanted};
 use crate::kube::events::{Events, Note};
 use crate::kube::own_writes::OwnWrites;
 use crate::kube::resources::{MACHINE_CONFIGURATION, MACHINE_SET};
 use crate::kube::{FIELD_MANAGER, is_status};
-use crate::metrics::{Metrics, ResultLabels};
+use crate::metrics::{Metrics, ResultLabels, SkewLabels};
 
 pub(super) struct Writer {
     pub(super) client: Client,
@@ -313,16 +314,15 @@ impl Writer {
     ) -> Result<(), PassError> {
         let secrets: Api<k8s_openapi::api::core::v1::Secret> =
             Api::namespaced(self.client.clone(), MACHINE_API_NAMESPACE);
-        let to = mco_bootimage::ignition::ANNOTATION_UPGRADED_TO;
-        let upgraded_to = upgrade
-            .annotations
-            .get(to)
-            .map_or(mco_bootimage::ignition::STUB_TARGET_VERSION, String::as_str);
-        let mut annotations = BTreeMap::from([(to.to_owned(), upgraded_to.to_owned())]);
-        annotations.insert(
-            mco_bootimage::ignition::ANNOTATION_UPGRADED_AT.to_owned(),
-            Timestamp::now().to_string(),
-        );
+        // The decision carries both annotations (the planner stamped the
+        // time of the pass); nothing else it might carry is written.
+        let annotations: BTreeMap<&str, &str> = [
+            mco_bootimage::ignition::ANNOTATION_UPGRADED_TO,
+            mco_bootimage::ignition::ANNOTATION_UPGRADED_AT,
+        ]
+        .into_iter()
+        .filter_map(|key| Some((key, upgrade.annotations.get(key)?.as_str())))
+        .collect();
         let body = json!({
             "metadata": {"resourceVersion": version, "annotations": annotations},
             "data": {"userData": upgrade.data.user_data},
@@ -349,6 +349,46 @@ impl Writer {
         tracing::warn!(%message, "boot image updates degraded");
         self.write_conditions(mc, &[status::degraded_before_start(message)], reason)
             .await;
+    }
+
+    /// Brings the boot image skew record up to date: the metric always,
+    /// the status of MachineConfiguration `cluster` only when the record
+    /// changed, with a merge patch of `automatic` alone. No resourceVersion
+    /// precondition: this pass's own condition writes move it, and a mode
+    /// the operator changed meanwhile triggers a pass that decides again
+    /// (upstream's CRD also refuses `automatic` outside mode Automatic).
+    pub(super) async fn write_skew_record(&self, record: &skew::Record) {
+        self.metrics.bootimage_skew.clear();
+        self.metrics
+            .bootimage_skew
+            .get_or_create(&SkewLabels {
+                ocp_version: record.ocp_version.clone(),
+                outcome: record.outcome.label().into(),
+            })
+            .set(1);
+        if !record.changed || !*self.leader.borrow() {
+            return;
+        }
+        let body = record.status_patch();
+        let api: Api<DynamicObject> =
+            Api::all_with(self.client.clone(), &MACHINE_CONFIGURATION.api_resource());
+        match api
+            .patch_status("cluster", &PatchParams::default(), &Patch::Merge(&body))
+            .await
+        {
+            Ok(written) => {
+                self.metrics.count_write("boot_image_skew_record");
+                self.written.remember(written);
+                tracing::info!(
+                    ocp_version = %record.ocp_version,
+                    outcome = record.outcome.label(),
+                    "updated the boot image skew enforcement record"
+                );
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "could not write the boot image skew enforcement record");
+            }
+        }
     }
 
     /// Applies the wanted conditions to MachineConfiguration `cluster` when

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use k8s_openapi::jiff::Timestamp;
+use mco_bootimage::MachineKind;
 use serde_json::Value;
 
 use super::{BootImageArgs, Failure, McnArgs, SandboxArgs, host_stream_arch};
@@ -46,8 +47,16 @@ pub(super) fn mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure
 }
 
 pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, Failure> {
+    // clap lets exactly one of the two through.
+    let object = match (&args.machineset, &args.controlplanemachineset) {
+        (Some(ms), _) => (MachineKind::MachineSet, ms.as_str()),
+        (None, cpms) => (
+            MachineKind::ControlPlaneMachineSet,
+            cpms.as_deref().unwrap_or_default(),
+        ),
+    };
     let inputs = BootImageInputs::read(&BootImagePaths {
-        machineset: &args.machineset,
+        object,
         configmap: &args.configmap,
         infrastructure: &args.infrastructure,
         clusterversion: args.clusterversion.as_deref(),
@@ -77,7 +86,8 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
             }
         }
     };
-    let decision = inputs.decide(rules, guest.as_ref())?;
+    let now = args.now.unwrap_or_else(Timestamp::now);
+    let decision = inputs.decide(rules, guest.as_ref(), now)?;
     serde_json::to_value(&decision).map_err(|e| Failure::Other(e.to_string()))
 }
 

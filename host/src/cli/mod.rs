@@ -131,10 +131,15 @@ struct McnArgs {
 }
 
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("object").required(true).args(["machineset", "controlplanemachineset"])))]
 struct BootImageArgs {
     /// The MachineSet (machine.openshift.io/v1beta1).
     #[arg(long, value_name = "FILE")]
-    machineset: String,
+    machineset: Option<String>,
+    /// The ControlPlaneMachineSet (machine.openshift.io/v1), instead of a
+    /// MachineSet.
+    #[arg(long, value_name = "FILE")]
+    controlplanemachineset: Option<String>,
     /// The coreos-bootimages ConfigMap.
     #[arg(long, value_name = "FILE")]
     configmap: String,
@@ -156,6 +161,9 @@ struct BootImageArgs {
     /// Guest component to run instead of the one registered for the platform.
     #[arg(long, value_name = "FILE")]
     guest: Option<PathBuf>,
+    /// Time stamped on a stub upgrade (RFC 3339; default: now).
+    #[arg(long, value_name = "TIME")]
+    now: Option<Timestamp>,
 }
 
 /// Limits every guest runs under, and where guests come from.

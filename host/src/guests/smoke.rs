@@ -103,6 +103,7 @@ pub fn boot_image_fixture(platform: &str) -> MachineSetView {
         _ => json!({"userDataSecret": {"name": "worker-user-data"}}),
     };
     MachineSetView {
+        kind: Default::default(),
         name: "smoke-worker-a".into(),
         namespace: Some("openshift-machine-api".into()),
         labels: BTreeMap::new(),

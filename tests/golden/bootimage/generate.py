@@ -6,7 +6,7 @@ bodies, converted stubs and message texts), so `cargo test -p mco-bootimage
 --test golden` checks the implementation against a second opinion rather
 than against its own output. Rewrites the whole tree; needs PyYAML.
 
-    python3 guests/bootimage/tests/golden_gen.py [OUTPUT_DIR]
+    python3 tests/golden/bootimage/generate.py [OUTPUT_DIR]
 """
 import base64
 import copy
@@ -304,9 +304,14 @@ def exp_patch(target, fragment, uds=None):
     return {"action": "patch", "target": target, "patch": provider_patch(fragment), "userDataSecret": uds}
 
 
+# The time a stub upgrade is stamped with (`--now`; the case's now.txt).
+NOW = "2026-12-01T09:30:00Z"
+
+
 def exp_uds(name, text):
     return {"name": name, "data": {"userData": b64(text)},
-            "annotations": {"machineconfiguration.openshift.io/stub-ignition-upgraded-to": "3.5.0"}}
+            "annotations": {"machineconfiguration.openshift.io/stub-ignition-upgraded-at": NOW,
+                            "machineconfiguration.openshift.io/stub-ignition-upgraded-to": "3.5.0"}}
 
 
 def on_target(ms, target):
@@ -676,13 +681,13 @@ case("azurestack-noop-unsupported",
 # ---------------------------------------------------------------- other platforms and host gates
 v = "c1-x7k2p-worker-0"
 case("vsphere-noop-unsupported",
-     {"action": "noop", "reason": 'platform "VSphere" does not support boot image updates; nothing to do for machineset %s' % v},
+     {"action": "noop", "reason": "this controller does not manage vSphere boot images yet (upstream imports the OVA into vCenter); nothing to do for machineset %s" % v},
      ms=machineset(v, {"apiVersion": "machine.openshift.io/v1beta1", "kind": "VSphereMachineProviderSpec",
                        "template": "c1-x7k2p-rhcos-generated-region-generated-zone", "numCPUs": 4, "memoryMiB": 16384,
                        "userDataSecret": {"name": UDS},
                        "workspace": {"datacenter": "dc1", "datastore": "/dc1/datastore/ds1", "folder": "/dc1/vm/c1-x7k2p",
                                      "resourcePool": "/dc1/host/cl1/Resources", "server": "vcenter.example.com"}}),
-     infra_obj=infra("VSphere"), note="vSphere needs vCenter access (OVA import); offline it is a no-op.")
+     infra_obj=infra("VSphere"), note="vSphere is supported upstream, but needs vCenter access (OVA import), which this controller does not have yet; it is a no-op that says so.")
 
 case("gate-clusterversion-upgrading-noop",
      {"action": "noop", "reason": 'cluster is not stable (ClusterVersion history[0].state is "Partial"); deferring boot image updates until the install or upgrade completes'},
@@ -708,6 +713,194 @@ case("gate-enrolled-all-patch", exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)
      mc=machineconfiguration({"mode": "All"}))
 
 
+# ---------------------------------------------------------------- upstream's static RHCOS AMI list (§20)
+LISTED_AMI = "ami-000065c53330c76d2"  # first entry of guests/bootimage-aws/data/aws-rhcos-amis.txt
+case("aws-patch-listed-install-ami", exp_patch(AMI_E1, aws_patch(AMI_E1)),
+     ms=machineset(m, aws_spec({"id": LISTED_AMI})), infra_obj=AWS,
+     note="The install-time AMI is in upstream's static RHCOS AMI list (compiled into the AWS guest): no known-images file, not in the stream, still updated.")
+
+# ---------------------------------------------------------------- enrollment the operator would publish (§21)
+def mc_spec_only(managers):
+    """A MachineConfiguration whose status the operator has not published yet."""
+    spec = {"logLevel": "Normal", "managementState": "Managed", "operatorLogLevel": "Normal"}
+    if managers is not None:
+        spec["managedBootImages"] = {"machineManagers": managers}
+    return {"apiVersion": "operator.openshift.io/v1", "kind": "MachineConfiguration",
+            "metadata": {"name": "cluster", "generation": 1}, "spec": spec}
+
+
+COMPUTED = "computed from spec.managedBootImages, as the operator would publish it"
+case("gate-status-absent-default-on-patch", exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, mc=mc_spec_only(None),
+     note="No status yet and no admin opinion: the operator would enroll GCP MachineSets by default (mode All).")
+
+case("gate-status-absent-optout-skip",
+     {"action": "skip", "reason": "machineset %s is not enrolled for boot image updates (%s: machineManagers is [], which opts out of everything)" % (n, COMPUTED)},
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, mc=mc_spec_only([]),
+     note="machineManagers: [] is the legacy opt-out of everything (OSD/ROSA).")
+
+
+# ---------------------------------------------------------------- ControlPlaneMachineSets (§18)
+CP = "cluster"
+MASTER_UDS = "master-user-data"
+MASTER_LABELS = {"machine.openshift.io/cluster-api-machine-role": "master",
+                 "machine.openshift.io/cluster-api-machine-type": "master"}
+
+
+def cpms(platform, provider_value, owner_refs=None, node_labels=None, annotations=None, provider_present=True):
+    meta = {"name": CP, "namespace": "openshift-machine-api", "uid": "4f1e2d3c-5b6a-4978-8a9b-0c1d2e3f4a5b",
+            "resourceVersion": "51877", "generation": 1,
+            "finalizers": ["controlplanemachineset.machine.openshift.io"],
+            "labels": {"machine.openshift.io/cluster-api-cluster": "c1-x7k2p"}}
+    if owner_refs:
+        meta["ownerReferences"] = owner_refs
+    if annotations:
+        meta["annotations"] = annotations
+    domains = {"platform": platform}
+    if platform == "AWS":
+        domains["aws"] = [{"placement": {"availabilityZone": "us-east-1" + z}} for z in "abc"]
+    elif platform == "GCP":
+        domains["gcp"] = [{"zone": "us-central1-" + z} for z in "abc"]
+    elif platform == "Azure":
+        domains["azure"] = [{"zone": z} for z in "123"]
+    mspec = {"metadata": {"labels": node_labels} if node_labels else {}}
+    if provider_present:
+        mspec["providerSpec"] = {"value": provider_value}
+    return {"apiVersion": "machine.openshift.io/v1", "kind": "ControlPlaneMachineSet", "metadata": meta,
+            "spec": {"replicas": 3, "state": "Active", "strategy": {"type": "RollingUpdate"},
+                     "selector": {"matchLabels": dict(MASTER_LABELS)},
+                     "template": {"machineType": "machines_v1beta1_machine_openshift_io",
+                                  "machines_v1beta1_machine_openshift_io": {
+                                      "failureDomains": domains,
+                                      "metadata": {"labels": dict(MASTER_LABELS, **{"machine.openshift.io/cluster-api-cluster": "c1-x7k2p"})},
+                                      "spec": mspec}}},
+            "status": {"replicas": 3, "readyReplicas": 3, "updatedReplicas": 3, "observedGeneration": 1}}
+
+
+def mc_both(ms_mode, cpms_mode):
+    mm = [{"apiGroup": "machine.openshift.io", "resource": "machinesets", "selection": {"mode": ms_mode}},
+          {"apiGroup": "machine.openshift.io", "resource": "controlplanemachinesets", "selection": {"mode": cpms_mode}}]
+    return {"apiVersion": "operator.openshift.io/v1", "kind": "MachineConfiguration",
+            "metadata": {"name": "cluster", "generation": 4},
+            "spec": {"logLevel": "Normal", "managementState": "Managed", "operatorLogLevel": "Normal",
+                     "managedBootImages": {"machineManagers": mm}},
+            "status": {"observedGeneration": 4, "managedBootImagesStatus": {"machineManagers": mm}}}
+
+
+def cpms_patch(target, fragment, uds=None):
+    return {"action": "patch", "target": target,
+            "patch": {"spec": {"template": {"machines_v1beta1_machine_openshift_io": {"spec": {"providerSpec": {"value": fragment}}}}}},
+            "userDataSecret": uds}
+
+
+def cp_on_target(target):
+    return {"action": "noop", "reason": "No patching required for ControlPlaneMachineSet %s: boot image is already %s" % (CP, target)}
+
+
+def cp_left_alone(reason):
+    return {"action": "noop", "reason": "%s, skipping boot image update of ControlPlaneMachineSet %s (a ControlPlaneMachineSet left alone counts as reconciled)" % (reason, CP)}
+
+
+def cp_not_enrolled(detail):
+    return {"action": "skip", "reason": "ControlPlaneMachineSet %s is not enrolled for boot image updates (%s)" % (CP, detail)}
+
+
+def cp_err(detail):
+    return {"action": "error", "message": "failed to reconcile ControlPlaneMachineSet %s, err: %s" % (CP, detail)}
+
+
+def cp_aws_spec(ami):
+    v = aws_spec(ami, uds=MASTER_UDS)
+    v["placement"]["availabilityZone"] = ""
+    v["instanceType"] = "m6i.2xlarge"
+    return v
+
+
+def cp_gcp_spec(disks):
+    v = gcp_spec(disks, uds=MASTER_UDS)
+    v["zone"] = ""
+    return v
+
+
+def cp_azure_spec(image):
+    v = azure_spec(image, uds=MASTER_UDS)
+    v["zone"] = ""
+    return v
+
+
+ENROLLED = mc_both("All", "All")
+CP_NONE = mc_both("All", "None")
+CP_NOTE = "ControlPlaneMachineSet: the providerSpec sits under spec.template.machines_v1beta1_machine_openshift_io.spec, and the patch is there too."
+
+# AWS
+case("cpms-aws-patch-stub-v2-converted",
+     cpms_patch(AMI_E1, aws_patch(AMI_E1), exp_uds(MASTER_UDS, stub35_expected())),
+     ms=cpms("AWS", cp_aws_spec({"id": LISTED_AMI})), infra_obj=AWS, mc=ENROLLED, cv=clusterversion(),
+     secret_obj=secret(MASTER_UDS, stub22()),
+     note=CP_NOTE + " The install AMI is in the static RHCOS AMI list; the master stub is upgraded to spec 3.")
+case("cpms-aws-noop-on-target", cp_on_target(AMI_E1),
+     ms=cpms("AWS", cp_aws_spec({"id": AMI_E1})), infra_obj=AWS, mc=ENROLLED)
+case("cpms-aws-skip-not-enrolled", cp_not_enrolled("status.managedBootImagesStatus: mode None"),
+     ms=cpms("AWS", cp_aws_spec({"id": AMI_OLD})), infra_obj=AWS, mc=CP_NONE, known=KNOWN,
+     note="skip is reserved, for a ControlPlaneMachineSet, to \"not enrolled\".")
+case("cpms-aws-skip-default-none",
+     cp_not_enrolled("%s: no controlplanemachinesets entry, and ControlPlaneMachineSets are opt-in (default None)" % COMPUTED),
+     ms=cpms("AWS", cp_aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     mc=mc_spec_only([{"apiGroup": "machine.openshift.io", "resource": "machinesets", "selection": {"mode": "All"}}]),
+     note="Without a published status, the CPMS entry the operator would write is mode None: there is no default-on for ControlPlaneMachineSets.")
+case("cpms-aws-noop-unknown-ami",
+     cp_left_alone('current AMI "ami-0badc0ffee0ddf00d" is unknown (not a published RHCOS AMI)'),
+     ms=cpms("AWS", cp_aws_spec({"id": "ami-0badc0ffee0ddf00d"})), infra_obj=AWS, mc=ENROLLED, known=KNOWN,
+     note="A custom AMI leaves the ControlPlaneMachineSet alone; upstream counts it as reconciled, so noop, not skip.")
+case("cpms-aws-noop-owner-references",
+     {"action": "noop", "reason": "ControlPlaneMachineSet %s has OwnerReference: ClusterDeployment/c1, skipping boot image update (a ControlPlaneMachineSet left alone counts as reconciled)" % CP},
+     ms=cpms("AWS", cp_aws_spec({"id": AMI_OLD}), owner_refs=[{"apiVersion": "hive.openshift.io/v1", "kind": "ClusterDeployment", "name": "c1", "uid": "1f2e3d4c-0000-4000-8000-00000000c1c1"}]),
+     infra_obj=AWS, mc=ENROLLED, known=KNOWN)
+case("cpms-aws-error-providerspec-missing", cp_err("providerSpec field was empty"),
+     ms=cpms("AWS", None, provider_present=False), infra_obj=AWS, mc=ENROLLED)
+
+# GCP
+case("cpms-gcp-patch", cpms_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
+     ms=cpms("GCP", cp_gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, mc=ENROLLED, note=CP_NOTE)
+case("cpms-gcp-noop-on-target", cp_on_target(GCP_NEW),
+     ms=cpms("GCP", cp_gcp_spec([boot_disk(GCP_NEW)])), infra_obj=GCP, mc=ENROLLED)
+case("cpms-gcp-skip-not-enrolled", cp_not_enrolled("status.managedBootImagesStatus: mode None"),
+     ms=cpms("GCP", cp_gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, mc=CP_NONE)
+case("cpms-gcp-noop-marketplace-image", cp_left_alone(gcp_unknown(mk)),
+     ms=cpms("GCP", cp_gcp_spec([boot_disk(mk)])), infra_obj=GCP, mc=ENROLLED)
+case("cpms-gcp-patch-ignores-arch-annotation-and-multi", cpms_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
+     ms=cpms("GCP", cp_gcp_spec([boot_disk(GCP_OLD)]),
+             annotations={"capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=arm64"}),
+     infra_obj=GCP, mc=ENROLLED, cv=clusterversion(arch="Multi"),
+     note="A ControlPlaneMachineSet always uses the control-plane architecture: the arch annotation and a Multi ClusterVersion are ignored.")
+case("cpms-gcp-noop-windows",
+     {"action": "noop", "reason": "ControlPlaneMachineSet %s is a Windows ControlPlaneMachineSet; boot image updates do not apply" % CP},
+     ms=cpms("GCP", cp_gcp_spec([boot_disk(GCP_OLD)]), node_labels={"machine.openshift.io/os-id": "Windows"}),
+     infra_obj=GCP, mc=ENROLLED,
+     note="The Windows marker of a ControlPlaneMachineSet is read from spec.template.machines_v1beta1_machine_openshift_io.spec.metadata.labels.")
+
+# Azure
+case("cpms-azure-patch", cpms_patch(urn(NOPLAN_G2), {"image": NOPLAN_G2}),
+     ms=cpms("Azure", cp_azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/galleries/gallery_c1_x7k2p/images/c1-x7k2p-gen2/versions/latest"))),
+     infra_obj=AZ, mc=ENROLLED, note=CP_NOTE)
+case("cpms-azure-noop-on-target", cp_on_target(urn(NOPLAN_G2)),
+     ms=cpms("Azure", cp_azure_spec(dict(NOPLAN_G2))), infra_obj=AZ, mc=ENROLLED)
+case("cpms-azure-skip-not-enrolled", cp_not_enrolled("status.managedBootImagesStatus: mode None"),
+     ms=cpms("Azure", cp_azure_spec(dict(NOPLAN_G1))), infra_obj=AZ, mc=CP_NONE)
+case("cpms-azure-noop-no-marketplace",
+     cp_left_alone("the stream has no Azure marketplace images for architecture x86_64"),
+     ms=cpms("Azure", cp_azure_spec(az_image("azureopenshift", "aro4", "aro_419", "9.4.20240710", t="MarketplaceNoPlan"))),
+     infra_obj=AZ, mc=ENROLLED, cm=configmap(std_stream_text(okd)))
+
+# Unsupported platform
+case("cpms-vsphere-noop-unsupported",
+     {"action": "noop", "reason": "Skipping controlplanemachineset %s, unsupported platform VSphere" % CP},
+     ms=cpms("VSphere", {"apiVersion": "machine.openshift.io/v1beta1", "kind": "VSphereMachineProviderSpec",
+                         "template": "c1-x7k2p-rhcos-generated-region-generated-zone", "userDataSecret": {"name": MASTER_UDS}}),
+     infra_obj=infra("VSphere"), mc=ENROLLED,
+     note="ControlPlaneMachineSets get boot image updates on AWS, GCP and Azure only.")
+
+
 # ---------------------------------------------------------------- write
 def str_representer(dumper, data):
     if "\n" in data:
@@ -723,16 +916,22 @@ def dump_yaml(path, obj):
         yaml.dump(obj, f, sort_keys=False, default_flow_style=False, width=4096, allow_unicode=True)
 
 
-if os.path.isdir(ROOT):
-    shutil.rmtree(ROOT)
-os.makedirs(ROOT)
+# Only the case directories are replaced: this script lives in ROOT too.
+os.makedirs(ROOT, exist_ok=True)
+for old in os.listdir(ROOT):
+    if os.path.isdir(os.path.join(ROOT, old)):
+        shutil.rmtree(os.path.join(ROOT, old))
 names = set()
 for c in CASES:
     assert c["name"] not in names, c["name"]
     names.add(c["name"])
     d = os.path.join(ROOT, c["name"])
     os.makedirs(d)
-    dump_yaml(os.path.join(d, "machineset.yaml"), c["ms"])
+    obj_file = "controlplanemachineset.yaml" if c["ms"]["kind"] == "ControlPlaneMachineSet" else "machineset.yaml"
+    dump_yaml(os.path.join(d, obj_file), c["ms"])
+    if "stub-ignition-upgraded-at" in json.dumps(c["expected"]):
+        with open(os.path.join(d, "now.txt"), "w") as f:
+            f.write(NOW + "\n")
     dump_yaml(os.path.join(d, "configmap.yaml"), c["cm"])
     dump_yaml(os.path.join(d, "infrastructure.yaml"), c["infra"])
     if c["cv"] is not None:

@@ -507,7 +507,7 @@ fn machineset_row(
     let enrolled = inputs
         .machine_configuration
         .as_ref()
-        .and_then(|mc| crate::bootimage::rules::enrollment_gate(mc, view).ok())
+        .and_then(|mc| crate::bootimage::rules::enrollment_gate(mc, view, platform_of(view)).ok())
         .is_some_and(|gate| gate.is_none());
     let (mut outcome, mut detail) = last_event(&inputs.events, &view.name);
     if let Some(h) = record.hot_loops.get(&view.name)
@@ -563,6 +563,23 @@ fn current_image(spec: &Value) -> Option<String> {
         .filter_map(|k| image[*k].as_str())
         .collect();
     (parts.len() == 4).then(|| parts.join(":"))
+}
+
+/// The platform a providerSpec kind belongs to (the status view reads no
+/// Infrastructure), for the enrollment defaults.
+fn platform_of(view: &mco_bootimage::MachineSetView) -> &'static str {
+    match view
+        .provider_spec
+        .as_ref()
+        .and_then(|spec| spec.get("kind"))
+        .and_then(Value::as_str)
+    {
+        Some("AWSMachineProviderConfig") => "AWS",
+        Some("GCPMachineProviderSpec") => "GCP",
+        Some("AzureMachineProviderSpec") => "Azure",
+        Some("VSphereMachineProviderSpec") => "VSphere",
+        _ => "",
+    }
 }
 
 /// The stream's image for the same platform, region and architecture.

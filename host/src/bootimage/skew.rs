@@ -1,0 +1,282 @@
+//! Boot image skew enforcement, the controller's half (spec/bootimage.md
+//! §19.2, §19.5), sans-IO: after a MachineSet pass, what
+//! MachineConfiguration `status.bootImageSkewEnforcementStatus.automatic`
+//! should say about the release whose boot images the cluster now uses.
+//! The operator owns `mode` (and initialises `automatic`); this host only
+//! writes `automatic`, and only while the mode is `Automatic`.
+
+use serde_json::{Value, json};
+
+/// What a pass came to, as far as the record is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassSummary {
+    /// MachineSets that were skipped (owner references, custom image,
+    /// missing arch annotation on Multi, missing region). `noop`s such as
+    /// an OS stream or Windows MachineSet are not skips.
+    pub skipped: usize,
+    pub errors: usize,
+}
+
+/// Why the record says what it says, for logs and the metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A clean pass: every enrolled MachineSet is on this release's images.
+    Recorded,
+    /// Skips: only the install version can be claimed (OCPBUGS-87962).
+    Reset,
+}
+
+impl Outcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Recorded => "recorded",
+            Outcome::Reset => "reset",
+        }
+    }
+}
+
+/// The `automatic` record a pass calls for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub ocp_version: String,
+    pub outcome: Outcome,
+    /// The record differs from what the object holds: write it.
+    pub changed: bool,
+}
+
+impl Record {
+    /// A merge patch of the status: `ocpVersion` set, `rhcosVersion`
+    /// (only ever set for AWS marketplace images, which this host does
+    /// not choose) cleared, nothing else.
+    pub fn status_patch(&self) -> Value {
+        json!({"status": {"bootImageSkewEnforcementStatus": {"automatic": {
+            "ocpVersion": self.ocp_version, "rhcosVersion": null}}}})
+    }
+}
+
+/// The record after a pass, or `None` when the pass leaves it alone: the
+/// mode is not `Automatic`, the pass had errors, or a clean pass cannot
+/// tell its release (no readable `releaseVersion` in the stream
+/// ConfigMap). `cm` is the `coreos-bootimages` ConfigMap, `cv`
+/// ClusterVersion `version`.
+pub fn after_pass(
+    mc: &Value,
+    summary: PassSummary,
+    cm: Option<&Value>,
+    cv: Option<&Value>,
+) -> Option<Record> {
+    let status = mc.pointer("/status/bootImageSkewEnforcementStatus")?;
+    if status.get("mode").and_then(Value::as_str) != Some("Automatic") || summary.errors > 0 {
+        return None;
+    }
+    let (ocp_version, outcome) = if summary.skipped == 0 {
+        let release = cm?.pointer("/data/releaseVersion").and_then(Value::as_str);
+        let Some(version) = release.and_then(lenient_version) else {
+            tracing::warn!(
+                release = release.unwrap_or("(none)"),
+                "the coreos-bootimages ConfigMap has no usable releaseVersion; boot image skew record unchanged"
+            );
+            return None;
+        };
+        (version, Outcome::Recorded)
+    } else {
+        (install_version(cv), Outcome::Reset)
+    };
+    let automatic = status.get("automatic");
+    let current = automatic
+        .and_then(|a| a.get("ocpVersion"))
+        .and_then(Value::as_str);
+    let rhcos = automatic
+        .and_then(|a| a.get("rhcosVersion"))
+        .is_some_and(|r| !r.is_null());
+    let changed = current != Some(ocp_version.as_str()) || rhcos;
+    Some(Record {
+        ocp_version,
+        outcome,
+        changed,
+    })
+}
+
+/// `major.minor.patch` of a release version, parsed leniently as
+/// upstream's `semver.ParseTolerant` does: `4.21.3` and `v4.21.3` stay,
+/// `4.22.0-ec.2` is `4.22.0`, `4.21` is `4.21.0`; anything else is `None`.
+pub fn lenient_version(text: &str) -> Option<String> {
+    let text = text.trim();
+    let text = text.strip_prefix('v').unwrap_or(text);
+    let core = text.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    if parts.is_empty()
+        || parts.len() > 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || p.len() > 9)
+    {
+        return None;
+    }
+    let number = |i: usize| {
+        parts
+            .get(i)
+            .and_then(|p| p.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Some(format!("{}.{}.{}", number(0), number(1), number(2)))
+}
+
+/// The install version (`GetOCPInstallVersion`): the oldest `Completed`
+/// entry of ClusterVersion `status.history`, scanning from the end; with
+/// none completed, the last entry; `0.0.0` when nothing is readable.
+pub fn install_version(cv: Option<&Value>) -> String {
+    let history = cv
+        .and_then(|cv| cv.pointer("/status/history"))
+        .and_then(Value::as_array);
+    let Some(history) = history.filter(|h| !h.is_empty()) else {
+        return "0.0.0".into();
+    };
+    let chosen = history
+        .iter()
+        .rev()
+        .find(|e| e.get("state").and_then(Value::as_str) == Some("Completed"))
+        .or(history.last())
+        .and_then(|e| e.get("version"))
+        .and_then(Value::as_str);
+    chosen
+        .and_then(lenient_version)
+        .unwrap_or_else(|| "0.0.0".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mc(mode: &str, automatic: Value) -> Value {
+        json!({"status": {"bootImageSkewEnforcementStatus": {"mode": mode, "automatic": automatic}}})
+    }
+
+    fn cm(release: &str) -> Value {
+        json!({"data": {"releaseVersion": release}})
+    }
+
+    fn cv() -> Value {
+        json!({"status": {"history": [
+            {"state": "Partial", "version": "4.22.0"},
+            {"state": "Completed", "version": "4.21.3"},
+            {"state": "Completed", "version": "4.19.7"},
+            {"state": "Partial", "version": "4.19.0"},
+        ]}})
+    }
+
+    const CLEAN: PassSummary = PassSummary {
+        skipped: 0,
+        errors: 0,
+    };
+
+    #[test]
+    fn the_table_of_section_19_2() {
+        let installed = mc("Automatic", json!({"ocpVersion": "4.19.7"}));
+        // Clean pass (0 enrolled MachineSets lands here too): record.
+        assert_eq!(
+            after_pass(&installed, CLEAN, Some(&cm("4.22.0-ec.2")), Some(&cv())),
+            Some(Record {
+                ocp_version: "4.22.0".into(),
+                outcome: Outcome::Recorded,
+                changed: true
+            })
+        );
+        // Skips and no errors: reset to the install version, the oldest
+        // Completed entry (not the oldest entry).
+        let recorded = mc("Automatic", json!({"ocpVersion": "4.22.0"}));
+        let skips = PassSummary {
+            skipped: 1,
+            errors: 0,
+        };
+        assert_eq!(
+            after_pass(&recorded, skips, Some(&cm("4.22.0")), Some(&cv())),
+            Some(Record {
+                ocp_version: "4.19.7".into(),
+                outcome: Outcome::Reset,
+                changed: true
+            })
+        );
+        // Errors: nothing, whatever else.
+        let errors = PassSummary {
+            skipped: 3,
+            errors: 1,
+        };
+        assert_eq!(
+            after_pass(&recorded, errors, Some(&cm("4.22.0")), Some(&cv())),
+            None
+        );
+        // Not Automatic (Manual, None, absent): never written.
+        for other in [
+            mc("Manual", json!(null)),
+            mc("None", json!(null)),
+            json!({"status": {}}),
+            json!({}),
+        ] {
+            assert_eq!(after_pass(&other, CLEAN, Some(&cm("4.22.0")), None), None);
+        }
+    }
+
+    #[test]
+    fn an_unchanged_record_is_not_written_and_rhcos_is_cleared() {
+        let same = mc("Automatic", json!({"ocpVersion": "4.22.0"}));
+        let record = after_pass(&same, CLEAN, Some(&cm("4.22.0")), None);
+        assert_eq!(record.map(|r| r.changed), Some(false));
+        let marketplace = mc(
+            "Automatic",
+            json!({"ocpVersion": "4.22.0", "rhcosVersion": "9.6.20260210-0"}),
+        );
+        let record = after_pass(&marketplace, CLEAN, Some(&cm("4.22.0")), None).unwrap();
+        assert!(record.changed);
+        assert_eq!(
+            record.status_patch(),
+            json!({"status": {"bootImageSkewEnforcementStatus": {"automatic": {
+                "ocpVersion": "4.22.0", "rhcosVersion": null}}}})
+        );
+    }
+
+    #[test]
+    fn a_clean_pass_without_a_release_changes_nothing() {
+        let installed = mc("Automatic", json!({"ocpVersion": "4.19.7"}));
+        for stream in [
+            None,
+            Some(json!({"data": {}})),
+            Some(cm("snapshot")),
+            Some(cm("")),
+        ] {
+            assert_eq!(after_pass(&installed, CLEAN, stream.as_ref(), None), None);
+        }
+    }
+
+    #[test]
+    fn versions_are_read_leniently_and_hostile_text_is_refused() {
+        for (text, want) in [
+            ("4.21.3", Some("4.21.3")),
+            ("v4.21.3", Some("4.21.3")),
+            ("4.22.0-ec.2", Some("4.22.0")),
+            ("4.21", Some("4.21.0")),
+            ("4.21.3+build.1", Some("4.21.3")),
+            ("0.0.1-snapshot", Some("0.0.1")),
+            ("", None),
+            ("4..3", None),
+            ("4.21.3.1", None),
+            ("four.21", None),
+            ("4.21.3 ", Some("4.21.3")),
+            ("99999999999999999999.1.1", None),
+        ] {
+            assert_eq!(lenient_version(text).as_deref(), want, "{text:?}");
+        }
+        assert_eq!(install_version(Some(&cv())), "4.19.7");
+        assert_eq!(install_version(None), "0.0.0");
+        assert_eq!(
+            install_version(Some(&json!({"status": {"history": []}}))),
+            "0.0.0"
+        );
+        // None completed: the last entry.
+        let installing =
+            json!({"status": {"history": [{"state": "Partial", "version": "4.21.0"}]}});
+        assert_eq!(install_version(Some(&installing)), "4.21.0");
+        let garbage = json!({"status": {"history": [{"state": "Completed", "version": 7}]}});
+        assert_eq!(install_version(Some(&garbage)), "0.0.0");
+    }
+}
