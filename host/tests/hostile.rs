@@ -230,7 +230,7 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "faulty-wrong-world.wasm",
             "wrong_world",
             &[
-                "does not export mco:machine-config/node-state@0.1.0",
+                "does not export mco:machine-config/node-state@0.2.0",
                 "greet",
             ],
         ),
@@ -239,7 +239,18 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "incompatible_version",
             &[
                 "exports mco:machine-config/node-state@1.0.0",
-                "speaks mco:machine-config/node-state@0.1.0",
+                "needs mco:machine-config/node-state@0.2.0",
+            ],
+        ),
+        // Built against the previous minor contract: refused, naming the
+        // version this host needs.
+        refusal(
+            "faulty-previous-minor.wasm",
+            "incompatible_version",
+            &[
+                "exports mco:machine-config/node-state@0.1.0",
+                "needs mco:machine-config/node-state@0.2.0",
+                "rebuild the guest",
             ],
         ),
         Refusal {
