@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use kube::{Api, Client};
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client};
 use kube_lease_manager::LeaseManagerBuilder;
 use prometheus_client::registry::Registry;
 

@@ -35,7 +35,10 @@ impl DisruptionPolicies {
             ("/etc/nmstate/openshift", vec![None]),
             (
                 "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt",
-                vec![restart("coreos-update-ca-trust.service"), restart("crio.service")],
+                vec![
+                    restart("coreos-update-ca-trust.service"),
+                    restart("crio.service"),
+                ],
             ),
             (
                 "/etc/kubernetes/credential-providers",
@@ -338,7 +341,10 @@ mod tests {
         DisruptionPolicies {
             files: vec![
                 file("/var/lib/kubelet/config.json", vec![None]),
-                file("/etc/containers/registries.d", vec![Reload("crio.service".into())]),
+                file(
+                    "/etc/containers/registries.d",
+                    vec![Reload("crio.service".into())],
+                ),
                 file(REGISTRIES_CONF, vec![Special]),
                 file("/etc/drain-me", vec![Drain]),
                 file("/etc/two", vec![DaemonReload, Restart("a.service".into())]),
@@ -381,7 +387,10 @@ mod tests {
     fn closest_policy_wins_and_paths_are_cleaned() {
         let a = spec(&[], &[], "k");
         let deeper = spec(&[("/etc/two/deeper/f", "1")], &[], "k");
-        assert_eq!(actions(&a, &deeper), (vec![Restart("b.service".into())], false));
+        assert_eq!(
+            actions(&a, &deeper),
+            (vec![Restart("b.service".into())], false)
+        );
         let odd = spec(&[("/etc//two/./x", "1")], &[], "k");
         assert_eq!(
             actions(&a, &odd),
@@ -398,7 +407,10 @@ mod tests {
         let b = spec(&[("/var/lib/kubelet/config.json", "2")], &[], "k2");
         assert_eq!(actions(&a, &b), (vec![None], false));
         let c = spec(
-            &[("/var/lib/kubelet/config.json", "2"), ("/etc/drain-me", "x")],
+            &[
+                ("/var/lib/kubelet/config.json", "2"),
+                ("/etc/drain-me", "x"),
+            ],
             &[("x.service", "y")],
             "k",
         );
@@ -406,7 +418,11 @@ mod tests {
             actions(&a, &c),
             (vec![Drain, Restart("x.service".into())], true)
         );
-        let unknown_unit = spec(&[("/var/lib/kubelet/config.json", "1")], &[("y.service", "")], "k");
+        let unknown_unit = spec(
+            &[("/var/lib/kubelet/config.json", "1")],
+            &[("y.service", "")],
+            "k",
+        );
         assert_eq!(actions(&a, &unknown_unit), (vec![Reboot], true));
     }
 
@@ -435,7 +451,10 @@ mod tests {
             "{\"config\":{\"systemd\":{\"units\":[{\"name\":3}]}}}",
             "{",
         ] {
-            assert!(plan(&good, bad, &policies(), false).is_err(), "{bad:?} accepted");
+            assert!(
+                plan(&good, bad, &policies(), false).is_err(),
+                "{bad:?} accepted"
+            );
         }
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         assert!(plan(&good, &deep, &policies(), false).is_err());

@@ -19,8 +19,8 @@
 mod conditions;
 mod disruption;
 mod pools;
-mod registries;
 mod progress;
+mod registries;
 mod validate;
 
 #[cfg(target_arch = "wasm32")]

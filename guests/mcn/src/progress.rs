@@ -222,7 +222,10 @@ impl Plan {
     /// and only what was observed on the way counts.
     fn for_update(facts: &Facts, a: &NodeAnnotations) -> Plan {
         let from = if a.current == a.desired {
-            let stored = facts.stored.as_ref().and_then(|s| s.current_config.as_deref());
+            let stored = facts
+                .stored
+                .as_ref()
+                .and_then(|s| s.current_config.as_deref());
             stored.unwrap_or_default()
         } else {
             a.current
@@ -350,8 +353,8 @@ impl<'a> Update<'a> {
             || set.has_started(DRAINED)
             || set.has_started(CORDONED);
         let no_drain_seen = set.get(DRAINED).is_some_and(|c| c.message == NO_DRAIN);
-        let drains = !a.single_node
-            && (drain_seen || (!no_drain_seen && planned.is_none_or(|p| p.drain)));
+        let drains =
+            !a.single_node && (drain_seen || (!no_drain_seen && planned.is_none_or(|p| p.drain)));
         let drain_known = drain_seen || (!a.single_node && planned.is_some_and(|p| p.drain));
         let reboot_seen = a.rebooting() || set.has_started(REBOOTED_NODE);
         let reboots = reboot_seen || planned.is_some_and(disruption::Plan::reboots);
@@ -658,9 +661,16 @@ impl<'a> Update<'a> {
     /// last one that writes wins. Restart and Drain write nothing, so a
     /// plan of only those leaves the phase as it was.
     fn post_action_done(&mut self) {
-        let none = (String::from("None"), "Changes do not require a reboot".to_string());
+        let none = (
+            String::from("None"),
+            "Changes do not require a reboot".to_string(),
+        );
         let last = match self.plan {
-            Plan::Known(plan) => plan.actions.iter().filter_map(post_action_write).next_back(),
+            Plan::Known(plan) => plan
+                .actions
+                .iter()
+                .filter_map(post_action_write)
+                .next_back(),
             _ => Some(none),
         };
         if let Some((reason, message)) = last {

@@ -84,10 +84,13 @@ impl Registry {
         {
             return false;
         }
-        let kept = self.mirror.iter().all(|old| match new.mirror(&old.location) {
-            None => false,
-            Some(m) => m.pull_from_mirror == old.pull_from_mirror || m.digest_only(),
-        });
+        let kept = self
+            .mirror
+            .iter()
+            .all(|old| match new.mirror(&old.location) {
+                None => false,
+                Some(m) => m.pull_from_mirror == old.pull_from_mirror || m.digest_only(),
+            });
         let added_safe = new
             .mirror
             .iter()
@@ -160,7 +163,9 @@ fn decode_data_url(source: &str) -> Option<String> {
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
-        base64::engine::general_purpose::STANDARD.decode(data).ok()?
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .ok()?
     } else {
         percent_encoding::percent_decode_str(data).collect()
     };
@@ -198,10 +203,9 @@ location = "mirror.example.com/openshift"
     #[test]
     fn unchanged_and_appended_changes_are_safe() {
         assert!(safe(BASE));
-        assert!(safe(&BASE.replace(
-            r#""docker.io"]"#,
-            r#""docker.io", "example.com"]"#
-        )));
+        assert!(safe(
+            &BASE.replace(r#""docker.io"]"#, r#""docker.io", "example.com"]"#)
+        ));
         // A new mirror on a digest-only registry, and a new digest-only scope.
         assert!(safe(&format!(
             "{BASE}\n[[registry.mirror]]\nlocation = \"second.example.com/openshift\"\n\n[[registry]]\nlocation = \"new.example.com\"\n[[registry.mirror]]\nlocation = \"m.example.com\"\npull-from-mirror = \"digest-only\"\n"
@@ -217,12 +221,20 @@ location = "mirror.example.com/openshift"
     #[test]
     fn changes_that_could_repoint_a_pull_are_unsafe() {
         for unsafe_change in [
-            BASE.replace(r#"["registry.access.redhat.com", "docker.io"]"#, r#"["docker.io"]"#),
+            BASE.replace(
+                r#"["registry.access.redhat.com", "docker.io"]"#,
+                r#"["docker.io"]"#,
+            ),
             BASE.replace("mirror.example.com", "other.example.com"),
             BASE.replace("mirror-by-digest-only = true", "blocked = true"),
-            BASE.replace("location = \"quay.io/openshift\"", "location = \"quay.io/x\""),
+            BASE.replace(
+                "location = \"quay.io/openshift\"",
+                "location = \"quay.io/x\"",
+            ),
             format!("{BASE}\n[[registry]]\nlocation = \"new.example.com\"\n"),
-            format!("{BASE}\n[[registry]]\nlocation = \"new.example.com\"\nmirror-by-digest-only = true\n[[registry.mirror]]\nlocation = \"m.example.com\"\n"),
+            format!(
+                "{BASE}\n[[registry]]\nlocation = \"new.example.com\"\nmirror-by-digest-only = true\n[[registry.mirror]]\nlocation = \"m.example.com\"\n"
+            ),
             "unqualified-search-registries = [".to_string(),
         ] {
             assert!(!safe(&unsafe_change), "{unsafe_change}");
@@ -230,7 +242,13 @@ location = "mirror.example.com/openshift"
         assert!(!safe_change("data:;base64,!!!", &url(BASE)));
         assert!(!safe_change("http://example.com/x", &url(BASE)));
         // From nothing, adding a digest-only scope is safe; a plain one is not.
-        assert!(safe_change("", &url("[[registry]]\nlocation = \"a\"\nmirror-by-digest-only = true\n")));
-        assert!(!safe_change("", &url(BASE.replace("mirror-by-digest-only = true", "").as_str())));
+        assert!(safe_change(
+            "",
+            &url("[[registry]]\nlocation = \"a\"\nmirror-by-digest-only = true\n")
+        ));
+        assert!(!safe_change(
+            "",
+            &url(BASE.replace("mirror-by-digest-only = true", "").as_str())
+        ));
     }
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use ConditionStatus::{False, True, Unknown};
 use mco_mcn::{
-    Condition, ConditionStatus, Decision, DisruptionAction, DisruptionPolicies, Facts, LabelSelector,
-    MachineConfigNode, Node, NodeStatus, Pool, RenderedConfig, StoredNode, derive,
+    Condition, ConditionStatus, Decision, DisruptionAction, DisruptionPolicies, Facts,
+    LabelSelector, MachineConfigNode, Node, NodeStatus, Pool, RenderedConfig, StoredNode, derive,
 };
 use serde_json::json;
 
@@ -108,7 +108,10 @@ impl Walk {
         });
         self.generation += i64::from(spec_changed);
         let observed = mcn.status.as_ref().map(|s| s.observed_generation);
-        if let (Some(old), Some(new)) = (stored.as_ref().and_then(|s| s.observed_generation), observed) {
+        if let (Some(old), Some(new)) = (
+            stored.as_ref().and_then(|s| s.observed_generation),
+            observed,
+        ) {
             assert!(new >= old, "observedGeneration fell from {old} to {new}");
         }
         assert_eq!(observed, Some(self.generation + 1), "observedGeneration");
@@ -568,7 +571,10 @@ fn nodes_without_an_mcn() {
     walk.facts.node.labels = [("node-role.kubernetes.io/worker".to_string(), String::new())].into();
     let joined = walk.step(&[]).clone();
     assert_eq!(joined.pool, "worker");
-    assert_eq!(status(&joined).observed_generation, status(&mcn).observed_generation + 1);
+    assert_eq!(
+        status(&joined).observed_generation,
+        status(&mcn).observed_generation + 1
+    );
 }
 
 #[test]
@@ -608,8 +614,15 @@ fn a_message_written_before_the_configs_arrived_is_completed() {
 /// Walks a rebootless update (no drain request, no `Rebooting`) to Done and
 /// asserts that no step claims a cordon, drain or reboot; returns the
 /// UpdatePostActionComplete message seen once the node resumed.
-fn rebootless_walk(files_a: &[(&str, &str)], files_b: &[(&str, &str)], policies: DisruptionPolicies) -> String {
-    let mut walk = Walk::between(spec("os-a", "key-a", files_a), spec("os-a", "key-a", files_b));
+fn rebootless_walk(
+    files_a: &[(&str, &str)],
+    files_b: &[(&str, &str)],
+    policies: DisruptionPolicies,
+) -> String {
+    let mut walk = Walk::between(
+        spec("os-a", "key-a", files_a),
+        spec("os-a", "key-a", files_b),
+    );
     walk.facts.policies = policies;
     walk.step(&[]);
     walk.facts.pools[0].target_config = "rendered-worker-b".into();
@@ -626,14 +639,21 @@ fn rebootless_walk(files_a: &[(&str, &str)], files_b: &[(&str, &str)], policies:
     for (index, changes) in steps.iter().enumerate() {
         walk.step(changes);
         for never in ["Drained", "Cordoned", "RebootedNode"] {
-            assert_ne!(walk.condition(never).status, True, "{never} at step {index}");
+            assert_ne!(
+                walk.condition(never).status,
+                True,
+                "{never} at step {index}"
+            );
         }
         if index == 1 {
             assert_eq!(
                 walk.message("UpdatePrepared"),
                 "Update Compatible. Post Cfg Actions: [] Drain Required: false"
             );
-            assert_eq!(walk.message("Drained"), "Node Drain Not required for this update.");
+            assert_eq!(
+                walk.message("Drained"),
+                "Node Drain Not required for this update."
+            );
         }
         if index == 2 {
             post_action = walk.message("UpdatePostActionComplete");
@@ -664,7 +684,11 @@ fn rebootless_updates_never_claim_a_drain_or_a_reboot() {
         "This node has not yet entered the UpdatePostActionComplete phase"
     );
     assert_eq!(
-        rebootless_walk(&[], &[("/etc/containers/registries.d/x.yaml", "1")], defaults()),
+        rebootless_walk(
+            &[],
+            &[("/etc/containers/registries.d/x.yaml", "1")],
+            defaults()
+        ),
         "Node has reloaded service crio.service"
     );
     assert_eq!(
@@ -676,7 +700,10 @@ fn rebootless_updates_never_claim_a_drain_or_a_reboot() {
     assert_eq!(
         rebootless_walk(
             &[(conf, "unqualified-search-registries%20%3D%20%5B%22a%22%5D")],
-            &[(conf, "unqualified-search-registries%20%3D%20%5B%22a%22%2C%22b%22%5D")],
+            &[(
+                conf,
+                "unqualified-search-registries%20%3D%20%5B%22a%22%2C%22b%22%5D"
+            )],
             defaults()
         ),
         "Node has reloaded service crio"
@@ -701,7 +728,11 @@ fn rebootless_updates_never_claim_a_drain_or_a_reboot() {
 fn an_unsafe_registries_change_drains_without_a_reboot() {
     let conf = "/etc/containers/registries.conf";
     let mut walk = Walk::between(
-        spec("os-a", "key-a", &[(conf, "unqualified-search-registries%20%3D%20%5B%22a%22%5D")]),
+        spec(
+            "os-a",
+            "key-a",
+            &[(conf, "unqualified-search-registries%20%3D%20%5B%22a%22%5D")],
+        ),
         spec("os-a", "key-a", &[(conf, "")]),
     );
     walk.step(&[]);
@@ -727,7 +758,10 @@ fn an_unsafe_registries_change_drains_without_a_reboot() {
         ("UpdatePostActionComplete", True),
         ("Resumed", True),
     ]);
-    assert_eq!(walk.message("UpdatePostActionComplete"), "Node has reloaded service crio");
+    assert_eq!(
+        walk.message("UpdatePostActionComplete"),
+        "Node has reloaded service crio"
+    );
 }
 
 #[test]
@@ -757,7 +791,10 @@ fn observed_generation_follows_the_stored_mcn_and_never_falls() {
     walk.facts.stored = Some(stored(None, None));
     assert_eq!(observed(&walk.facts), 2);
     // A new desired config is a spec change.
-    set(&mut walk.facts.node.annotations, &[("desiredConfig", "rendered-worker-b")]);
+    set(
+        &mut walk.facts.node.annotations,
+        &[("desiredConfig", "rendered-worker-b")],
+    );
     walk.facts.stored = Some(stored(Some(7), Some(8)));
     assert_eq!(observed(&walk.facts), 9);
     walk.facts.stored = Some(stored(Some(i64::MAX), Some(i64::MAX)));

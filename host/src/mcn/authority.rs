@@ -51,7 +51,12 @@ pub fn check(facts: &Facts, decision: &Decision) -> Result<(), String> {
     config_names(facts, mcn)?;
     images(facts, mcn)?;
     let Some(status) = &mcn.status else {
-        let windows = facts.node.labels.get("kubernetes.io/os").map(String::as_str) == Some("windows");
+        let windows = facts
+            .node
+            .labels
+            .get("kubernetes.io/os")
+            .map(String::as_str)
+            == Some("windows");
         return if windows {
             Ok(())
         } else {
@@ -65,15 +70,19 @@ pub fn check(facts: &Facts, decision: &Decision) -> Result<(), String> {
 }
 
 /// Not below the stored value; at most two above the stored generation
-/// (a spec change, then the status write's "+1").
+/// (a spec change, then the status write's "+1"), or 2 for a new MCN.
 fn observed_generation(facts: &Facts, observed: i64) -> Result<(), String> {
     let node = &facts.node.name;
     let stored = facts.stored.as_ref();
-    let floor = stored.and_then(|s| s.observed_generation).unwrap_or(i64::MIN);
+    let floor = stored
+        .and_then(|s| s.observed_generation)
+        .unwrap_or(i64::MIN);
+    // A stored object has generation 1 at least, whatever it claims.
     let generation = stored.map_or(0, |s| {
         s.generation
             .unwrap_or(0)
             .max(s.observed_generation.unwrap_or(0).saturating_sub(1))
+            .max(1)
     });
     let ceiling = generation.saturating_add(2).max(floor);
     if observed < floor {

@@ -144,7 +144,10 @@ pub struct InternalReleaseImageStatus {
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 pub struct InternalRelease {
-    #[schemars(length(max = 64), regex(pattern = r"^ocp-release-bundle-\d+\.\d+\.\d+-[A-Za-z0-9._-]+$"))]
+    #[schemars(
+        length(max = 64),
+        regex(pattern = r"^ocp-release-bundle-\d+\.\d+\.\d+-[A-Za-z0-9._-]+$")
+    )]
     pub name: String,
     #[schemars(length(max = 447))]
     pub image: String,

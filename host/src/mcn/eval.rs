@@ -83,7 +83,13 @@ impl McnInputs {
         let pools: Vec<&MachineConfigPool> = self.pools.iter().collect();
         let configs: Vec<&MachineConfig> = self.configs.iter().collect();
         let policies = policies::policies(self.machineconfiguration.as_ref());
-        rules::facts(&self.node, &pools, &configs, policies, self.previous.as_ref())
+        rules::facts(
+            &self.node,
+            &pools,
+            &configs,
+            policies,
+            self.previous.as_ref(),
+        )
     }
 
     /// The eval output for a validated decision; changed conditions are

@@ -194,40 +194,36 @@ fn actions(actions: &[logic::DisruptionAction]) -> Vec<wit::DisruptionAction> {
 
 fn from_wit(decision: wit::Decision) -> logic::Decision {
     match decision {
-        wit::Decision::Apply(mcn) => {
-            logic::Decision::Apply(logic::MachineConfigNode {
-                pool: mcn.pool,
-                desired_config: mcn.desired_config,
-                desired_image: mcn.desired_image,
-                status: mcn.status.map(|status| logic::NodeStatus {
-                    observed_generation: status.observed_generation,
-                    config_version: logic::ConfigVersion {
-                        current: status.config_version.current,
-                        desired: status.config_version.desired,
-                    },
-                    config_image: status.config_image.map(|i| logic::ConfigImage {
-                        current_image: i.current_image,
-                        desired_image: i.desired_image,
-                    }),
-                    conditions: status
-                        .conditions
-                        .into_iter()
-                        .map(|c| logic::Condition {
-                            type_: c.type_,
-                            status: match c.status {
-                                wit_types::ConditionStatus::True => logic::ConditionStatus::True,
-                                wit_types::ConditionStatus::False => logic::ConditionStatus::False,
-                                wit_types::ConditionStatus::Unknown => {
-                                    logic::ConditionStatus::Unknown
-                                }
-                            },
-                            reason: c.reason,
-                            message: c.message,
-                        })
-                        .collect(),
+        wit::Decision::Apply(mcn) => logic::Decision::Apply(logic::MachineConfigNode {
+            pool: mcn.pool,
+            desired_config: mcn.desired_config,
+            desired_image: mcn.desired_image,
+            status: mcn.status.map(|status| logic::NodeStatus {
+                observed_generation: status.observed_generation,
+                config_version: logic::ConfigVersion {
+                    current: status.config_version.current,
+                    desired: status.config_version.desired,
+                },
+                config_image: status.config_image.map(|i| logic::ConfigImage {
+                    current_image: i.current_image,
+                    desired_image: i.desired_image,
                 }),
-            })
-        }
+                conditions: status
+                    .conditions
+                    .into_iter()
+                    .map(|c| logic::Condition {
+                        type_: c.type_,
+                        status: match c.status {
+                            wit_types::ConditionStatus::True => logic::ConditionStatus::True,
+                            wit_types::ConditionStatus::False => logic::ConditionStatus::False,
+                            wit_types::ConditionStatus::Unknown => logic::ConditionStatus::Unknown,
+                        },
+                        reason: c.reason,
+                        message: c.message,
+                    })
+                    .collect(),
+            }),
+        }),
         wit::Decision::Skip(reason) => logic::Decision::Skip(reason),
         wit::Decision::Error(message) => logic::Decision::Error(message),
     }

@@ -17,7 +17,8 @@ pub fn policies(machineconfiguration: Option<&Value>) -> DisruptionPolicies {
     else {
         return DisruptionPolicies::defaults();
     };
-    let current = object.pointer("/metadata/generation") == object.pointer("/status/observedGeneration");
+    let current =
+        object.pointer("/metadata/generation") == object.pointer("/status/observedGeneration");
     let status = object.pointer("/status/nodeDisruptionPolicyStatus/clusterPolicies");
     match status.map(read) {
         Some(published) if current && !is_empty(&published) => published,
@@ -91,7 +92,10 @@ fn read(value: &Value) -> DisruptionPolicies {
 /// daemon's answer for any change no policy it understands covers, and it
 /// never makes the MCN claim less disruption than may have happened.
 fn actions(value: Option<&Value>) -> Vec<DisruptionAction> {
-    let items = value.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let items = value
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     items
         .iter()
         .map(|action| {
@@ -128,13 +132,19 @@ mod tests {
     fn absent_or_empty_objects_give_the_defaults() {
         assert_eq!(policies(None), DisruptionPolicies::defaults());
         assert_eq!(policies(Some(&json!({}))), DisruptionPolicies::defaults());
-        let named = |name: &str| {
-            json!({"metadata": {"name": name}, "spec": {"nodeDisruptionPolicy": {"sshkey": {"actions": [{"type": "Drain"}]}}}})
-        };
-        assert_eq!(policies(Some(&named("other"))), DisruptionPolicies::defaults());
-        assert_eq!(policies(Some(&named("cluster"))).ssh_key, vec![DisruptionAction::Drain]);
+        let named = |name: &str| json!({"metadata": {"name": name}, "spec": {"nodeDisruptionPolicy": {"sshkey": {"actions": [{"type": "Drain"}]}}}});
         assert_eq!(
-            policies(Some(&json!({"status": {"nodeDisruptionPolicyStatus": {"clusterPolicies": {}}}}))),
+            policies(Some(&named("other"))),
+            DisruptionPolicies::defaults()
+        );
+        assert_eq!(
+            policies(Some(&named("cluster"))).ssh_key,
+            vec![DisruptionAction::Drain]
+        );
+        assert_eq!(
+            policies(Some(
+                &json!({"status": {"nodeDisruptionPolicyStatus": {"clusterPolicies": {}}}})
+            )),
             DisruptionPolicies::defaults()
         );
     }
@@ -151,7 +161,10 @@ mod tests {
         });
         let p = policies(Some(&object));
         assert_eq!(p.files.len(), 2);
-        assert_eq!(p.files[0].actions, vec![DisruptionAction::Restart("a.service".into())]);
+        assert_eq!(
+            p.files[0].actions,
+            vec![DisruptionAction::Restart("a.service".into())]
+        );
         assert_eq!(p.files[1].actions, vec![DisruptionAction::Reboot]);
         assert!(p.units.is_empty());
         assert_eq!(p.ssh_key, vec![DisruptionAction::Drain]);
@@ -173,11 +186,23 @@ mod tests {
         });
         let p = policies(Some(&object));
         assert_eq!(p.files.len(), defaults.files.len() + 1);
-        let policy = p.files.iter().position(|f| f.path == "/etc/containers/policy.json");
-        assert_eq!(policy, defaults.files.iter().position(|f| f.path == "/etc/containers/policy.json"));
+        let policy = p
+            .files
+            .iter()
+            .position(|f| f.path == "/etc/containers/policy.json");
+        assert_eq!(
+            policy,
+            defaults
+                .files
+                .iter()
+                .position(|f| f.path == "/etc/containers/policy.json")
+        );
         assert_eq!(p.files.last().map(|f| f.path.as_str()), Some("/etc/mine"));
         assert_eq!(p.units[0].actions, vec![DisruptionAction::None]);
-        assert_eq!(p.units[1].actions, vec![DisruptionAction::Reload("u.service".into())]);
+        assert_eq!(
+            p.units[1].actions,
+            vec![DisruptionAction::Reload("u.service".into())]
+        );
         assert_eq!(p.ssh_key, defaults.ssh_key);
     }
 
@@ -188,7 +213,11 @@ mod tests {
             json!({"metadata": {"name": "cluster"}, "spec": {"nodeDisruptionPolicy": "x"}}),
             json!({"metadata": {"name": "cluster"}, "spec": {"nodeDisruptionPolicy": {"files": {"path": "/x"}, "sshkey": 3}}}),
         ] {
-            assert_eq!(policies(Some(&object)), DisruptionPolicies::defaults(), "{object}");
+            assert_eq!(
+                policies(Some(&object)),
+                DisruptionPolicies::defaults(),
+                "{object}"
+            );
         }
         let odd = json!({"metadata": {"name": "cluster"}, "status": {"nodeDisruptionPolicyStatus": {"clusterPolicies": {
             "files": [{"path": 1}, {"path": "/y", "actions": "x"}],

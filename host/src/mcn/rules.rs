@@ -85,7 +85,11 @@ pub fn facts(
             observed_generation: mcn.status.as_ref().and_then(|s| s.observed_generation),
             pool: mcn.spec.pool.name.clone(),
             desired_config: mcn.spec.config_version.desired.clone(),
-            desired_image: mcn.spec.config_image.as_ref().map(|i| i.desired_image.clone()),
+            desired_image: mcn
+                .spec
+                .config_image
+                .as_ref()
+                .map(|i| i.desired_image.clone()),
             current_config: stored_current(Some(mcn)).map(str::to_string),
         }),
         previous: previous.map(previous_conditions).unwrap_or_default(),

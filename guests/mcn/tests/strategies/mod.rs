@@ -10,8 +10,9 @@
 use std::collections::BTreeMap;
 
 use mco_mcn::{
-    Condition, ConditionStatus, DisruptionAction, DisruptionPolicies, FilePolicy, StoredNode, UnitPolicy, DEFAULT_CONDITION_TYPES, Facts, LabelSelector, Node, Pool,
-    RenderedConfig, SelectorRequirement,
+    Condition, ConditionStatus, DEFAULT_CONDITION_TYPES, DisruptionAction, DisruptionPolicies,
+    Facts, FilePolicy, LabelSelector, Node, Pool, RenderedConfig, SelectorRequirement, StoredNode,
+    UnitPolicy,
 };
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
@@ -261,7 +262,14 @@ fn stored() -> impl Strategy<Value = Option<StoredNode>> {
             proptest::option::of(hostile_text()),
         )
             .prop_map(
-                |(generation, observed_generation, pool, desired_config, desired_image, current)| {
+                |(
+                    generation,
+                    observed_generation,
+                    pool,
+                    desired_config,
+                    desired_image,
+                    current,
+                )| {
                     StoredNode {
                         generation,
                         observed_generation,
