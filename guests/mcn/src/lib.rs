@@ -28,7 +28,7 @@ mod component;
 
 use std::collections::BTreeMap;
 
-pub use conditions::{DEFAULT_CONDITION_TYPES, NOT_YET_SET};
+pub use conditions::{DEFAULT_CONDITION_TYPES, NOT_YET_SET, OTHER_CONDITION_TYPES};
 // The API server's rules live in their own crate so the boot image guests
 // and the host share them.
 pub use mco_k8s_rules::{is_condition_reason, is_dns1123_subdomain};

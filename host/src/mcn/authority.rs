@@ -22,12 +22,9 @@ const QUOTE: usize = 120;
 /// default list plus the types of the `ImageModeStatusReporting` gate and
 /// the internal release image manager.
 pub fn allowed_condition_types() -> impl Iterator<Item = &'static str> {
-    mco_mcn::DEFAULT_CONDITION_TYPES.into_iter().chain([
-        "AppliedFiles",
-        "AppliedOSImage",
-        "ImagePulledFromRegistry",
-        "InternalReleaseImageDegraded",
-    ])
+    mco_mcn::DEFAULT_CONDITION_TYPES
+        .into_iter()
+        .chain(mco_mcn::OTHER_CONDITION_TYPES)
 }
 
 /// `Err` names the rule an `apply` decision breaks.
