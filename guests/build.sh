@@ -31,7 +31,7 @@ if [[ "${1:-}" == "--test" ]]; then
     tests=$target/test-guests
     mkdir -p "$tests"
     for variant in "" forbidden-import import-filesystem import-sockets import-clocks \
-        import-random wrong-world newer-major flood; do
+        import-random wrong-world newer-major previous-minor flood; do
         cargo build --locked --target wasm32-wasip2 --profile guest -p mco-faulty-guest ${variant:+--features "$variant"}
         install -m 0644 "$out/mco_faulty_guest.wasm" "$tests/faulty${variant:+-$variant}.wasm"
     done

@@ -157,7 +157,6 @@ fn synthetic(seed: usize) -> Facts {
     Facts {
         node: Node {
             name: format!("worker-{seed}"),
-            generation: 0,
             phase: "Running".into(),
             unschedulable: seed.is_multiple_of(3),
             labels: [
@@ -198,6 +197,7 @@ fn synthetic(seed: usize) -> Facts {
                 message: format!("This node has not yet entered the {t} phase"),
             })
             .collect(),
-        stored_generation: None,
+        policies: mco_mcn::DisruptionPolicies::defaults(),
+        stored: None,
     }
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client};
 use kube_lease_manager::LeaseManagerBuilder;
 use prometheus_client::registry::Registry;
 
@@ -17,7 +17,8 @@ use futures::FutureExt;
 use crate::admin::{self, AdminState};
 use crate::guests::swap;
 use crate::kube::FIELD_MANAGER;
-use crate::kube::watch::Readiness;
+use crate::kube::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
+use crate::kube::watch::{Readiness, latest};
 use crate::metrics::Metrics;
 use crate::{bootimage, mcn};
 
@@ -78,6 +79,14 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     // Both controllers register their watches before the admin server
     // answers, so /readyz is never ready before they listed.
     let readiness = Readiness::default();
+    // MachineConfiguration `cluster` is read by both jobs (node disruption
+    // policies; boot image enrollment): one watch, shared.
+    let (machineconfiguration, watch_machineconfiguration) = latest(
+        Api::all_with(client.clone(), &MACHINE_CONFIGURATION.api_resource()),
+        "cluster",
+        readiness.watch(MACHINE_CONFIGURATION_WATCH),
+    );
+    let machineconfiguration_watch = tokio::spawn(watch_machineconfiguration);
     let mcn = mcn::controller::run(
         client.clone(),
         guests.clone(),
@@ -86,6 +95,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             leader: leader.clone(),
             metrics: metrics.clone(),
             readiness: readiness.clone(),
+            machineconfiguration: machineconfiguration.clone(),
         },
         shutdown.clone(),
     );
@@ -101,6 +111,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             leader: leader.clone(),
             metrics: metrics.clone(),
             readiness: readiness.clone(),
+            machineconfiguration,
         };
         tokio::spawn(bootimage::controller::run(
             client.clone(),
@@ -123,6 +134,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     }
     tracing::info!("controllers stopped");
     lease_task.abort();
+    machineconfiguration_watch.abort();
     admin.abort();
     Ok(())
 }

@@ -160,12 +160,20 @@ fn hostile_boot_image_decisions_exit_3_from_eval_naming_the_rule() {
 }
 
 /// (node name that picks the fault, what the refusal must say).
-const MCN_CASES: [(&str, &str); 2] = [
+const MCN_CASES: [(&str, &str); 4] = [
     (
         "foreign-pool",
         "the MCN guest puts node foreign-pool in pool \"gpu-not-passed\", which is not one of the pools the host passed (worker) nor not-yet-set",
     ),
     ("duplicate-condition", "condition Updated appears twice"),
+    (
+        "inflated-generation",
+        "to 9223372036854775807, beyond 2, the most the next write can reach",
+    ),
+    (
+        "no-status",
+        "reports node no-status without a status, which only a Windows node's MCN may lack",
+    ),
 ];
 
 fn worker_facts(name: &str) -> Facts {
@@ -290,11 +298,23 @@ fn mcn_rules_name_the_field() {
     let mut other_config = mcn.clone();
     other_config.desired_config = "rendered-master-x".into();
     let mut unknown_type = mcn.clone();
-    unknown_type.status.conditions[0].type_ = "RootGranted".into();
+    if let Some(status) = unknown_type.status.as_mut() {
+        status.conditions[0].type_ = "RootGranted".into();
+    }
     let mut lowered = mcn.clone();
-    lowered.status.observed_generation = 1;
+    if let Some(status) = lowered.status.as_mut() {
+        status.observed_generation = 1;
+    }
+    let mut raised = mcn.clone();
+    if let Some(status) = raised.status.as_mut() {
+        status.observed_generation = 10;
+    }
     let stored = Facts {
-        stored_generation: Some(7),
+        stored: Some(mco_mcn::StoredNode {
+            generation: Some(6),
+            observed_generation: Some(7),
+            ..mco_mcn::StoredNode::default()
+        }),
         ..facts.clone()
     };
     for (facts, mcn, message) in [
@@ -312,6 +332,11 @@ fn mcn_rules_name_the_field() {
             &stored,
             lowered,
             "lowers status.observedGeneration of node worker-0 from 7 to 1",
+        ),
+        (
+            &stored,
+            raised,
+            "sets status.observedGeneration of node worker-0 to 10, beyond 8",
         ),
     ] {
         let err = mco_host::mcn::authority::check(facts, &Decision::Apply(mcn))

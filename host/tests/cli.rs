@@ -85,13 +85,27 @@ fn eval_prints_one_json_line_matching_the_golden_case() {
 
 #[test]
 fn eval_reads_the_node_from_stdin_and_reports_skips() {
-    let node = r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"lonely"}}"#;
-    let output = run(&["eval", "mcn", "--node", "-"], Some(node));
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let actual: serde_json::Value =
-        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(actual["action"], "skip");
-    assert_eq!(actual["reason"], "node lonely matches no MachineConfigPool");
+    let eval = |node: &str| {
+        let output = run(&["eval", "mcn", "--node", "-"], Some(node));
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        serde_json::from_slice::<serde_json::Value>(&output.stdout)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let pending = eval(
+        r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"new"},"status":{"phase":"Pending"}}"#,
+    );
+    assert_eq!(pending["action"], "skip");
+    assert_eq!(
+        pending["reason"],
+        "node new is in phase Pending; its MachineConfigNode is created once it has joined the cluster"
+    );
+    // A node in no pool still gets an MCN, under the placeholder pool.
+    let lonely = eval(r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"lonely"}}"#);
+    assert_eq!(lonely["action"], "apply");
+    assert_eq!(
+        lonely["machineConfigNode"]["spec"]["pool"]["name"],
+        "not-yet-set"
+    );
 }
 
 #[test]

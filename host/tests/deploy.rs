@@ -515,6 +515,12 @@ fn the_cluster_role_grants_exactly_what_the_mcn_controller_needs() {
                 &[]
             ),
             (mco, &["machineconfignodes/status"], &["patch"], &[]),
+            (
+                "operator.openshift.io",
+                &["machineconfigurations"],
+                &["get", "list", "watch"],
+                &[]
+            ),
             ("events.k8s.io", &["events"], &["create", "patch"], &[]),
         ])
     );

@@ -36,6 +36,12 @@ fn facts(node: &str) -> Facts {
     }
 }
 
+/// What a working node-state guest says of [`facts`]' node, which no pool
+/// selects: an MCN under the placeholder pool.
+fn reports_pool_less(decision: Result<Decision, GuestError>) -> bool {
+    matches!(decision, Ok(Decision::Apply(mcn)) if mcn.pool == "not-yet-set")
+}
+
 /// Good guests of both jobs on one runtime, and a boot image case that
 /// reaches the guest, to show a fault elsewhere left them working.
 struct Bystanders {
@@ -67,7 +73,7 @@ impl Bystanders {
 
     fn still_serve(&self, after: &str) {
         assert!(
-            matches!(self.mcn.derive(&facts("worker-0")), Ok(Decision::Skip(_))),
+            reports_pool_less(self.mcn.derive(&facts("worker-0"))),
             "after {after}: the node-state guest stopped working"
         );
         let decision = self.gcp.decide_one(
@@ -266,7 +272,18 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "incompatible_version",
             &[
                 "exports mco:machine-config/node-state@1.0.0",
-                "speaks mco:machine-config/node-state@0.2.0",
+                "needs mco:machine-config/node-state@0.2.0",
+            ],
+        ),
+        // Built against the previous minor contract: refused, naming the
+        // version this host needs.
+        refusal(
+            "faulty-previous-minor.wasm",
+            "incompatible_version",
+            &[
+                "exports mco:machine-config/node-state@0.1.0",
+                "needs mco:machine-config/node-state@0.2.0",
+                "rebuild the guest",
             ],
         ),
         Refusal {
@@ -373,7 +390,7 @@ fn corrupt_cache_entries_are_recompiled() {
 
         let again = common::mcn_guest(&runtime, &guest);
         assert!(
-            matches!(again.derive(&facts("worker-0")), Ok(Decision::Skip(_))),
+            reports_pool_less(again.derive(&facts("worker-0"))),
             "{how}: the recompiled guest does not work"
         );
         // The entry was rewritten whole: code and checksum agree again.

@@ -143,7 +143,34 @@ const REBOOTLESS_WALK: &[Step] = &[
     },
 ];
 
+/// An update whose only change is a file an admin gave a `Restart` policy
+/// in MachineConfiguration `cluster` (golden `policy-admin-file-restart`).
+const RESTART_WALK: &[Step] = &[
+    Step {
+        case: "policy-admin-file-restart-01-working",
+        set: &[("desiredConfig", B), ("state", "Working")],
+        unschedulable: false,
+    },
+    Step {
+        case: "policy-admin-file-restart-02-uncordon-requested",
+        set: &[("desiredDrain", "uncordon-rendered-worker-b")],
+        unschedulable: false,
+    },
+];
+
 // ---- tests ---------------------------------------------------------------------------------------
+
+/// An admin's node disruption policy reaches the MCN (a restart: no drain,
+/// no reboot); an MCN another writer created with a higher
+/// observedGeneration is taken over, not refused; a status field only the
+/// daemon writes survives our status writes.
+#[tokio::test]
+async fn follows_disruption_policies_and_keeps_other_writers_fields() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
+    let mut fx = Fixture::start().await?;
+    let r = policies_and_other_writers(&mut fx).await;
+    fx.finish(r)
+}
 
 /// Pools and node kinds (tests 1 and 5), a reboot and a rebootless update
 /// step by step (2), a node deleted and a resync of a stable cluster (3).
@@ -210,13 +237,14 @@ async fn lifecycle(fx: &mut Fixture) -> Result<()> {
     let infra0 = fx
         .create_node("infra-0", &["worker", "infra"], &[], "rendered-infra-a")
         .await?;
-    fx.create_node(
-        "win-0",
-        &["worker"],
-        &[("kubernetes.io/os", "windows")],
-        "rendered-worker-a",
-    )
-    .await?;
+    let win0 = fx
+        .create_node(
+            "win-0",
+            &["worker"],
+            &[("kubernetes.io/os", "windows")],
+            "rendered-worker-a",
+        )
+        .await?;
     let lonely0 = fx
         .create_node("lonely-0", &[], &[], "rendered-worker-a")
         .await?;
@@ -249,25 +277,37 @@ async fn lifecycle(fx: &mut Fixture) -> Result<()> {
         );
     }
     eprintln!("initial MCNs converged in {:.2?}", t.elapsed());
-    // Windows and pool-less nodes are skipped, not given an MCN.
-    wait_metric(fx, c, "two skip evaluations (win-0, lonely-0)", |m| {
-        m.evaluations("skip") >= 2.0
-    })
-    .await?;
+    // A node in no pool reports under `not-yet-set` (Done is all Updated
+    // needs then); a Windows node's MCN is spec only (spec/mcn.md §14).
+    let mut pool_less = updated_on("lonely-0", "worker")?;
+    pool_less.pool = "not-yet-set".into();
+    fx.wait_mcn(&pool_less, &lonely0, STEP_TIMEOUT)
+        .await
+        .context("the pool-less node's MCN")?;
+    let windows = wait_windows_mcn(fx, &win0).await?;
+    ensure!(
+        windows.get("status").is_none_or(Value::is_null),
+        "a Windows node's MCN must have no status: {windows}"
+    );
     let names = fx.mcn_names().await?;
     ensure!(
-        names == ["infra-0", "master-0", "worker-0", "worker-1"],
-        "MCNs must exist exactly for the nodes with a primary pool, found {names:?}"
+        names
+            == [
+                "infra-0", "lonely-0", "master-0", "win-0", "worker-0", "worker-1"
+            ],
+        "every node past Pending/Provisioning gets an MCN, found {names:?}"
     );
 
     // ---- 5. the controller's identity is not an admin --------------------------------------------
     rbac_is_narrow(fx).await?;
 
-    // A node that gains a pool gets an MCN; one that loses it, loses it.
-    let deletes_before = fx.controllers[c].metrics().await?.writes_of("delete");
+    // A node that joins a pool: its MCN moves there (a spec change), and
+    // back to `not-yet-set` when it leaves; it is never deleted.
+    let before = fx.controllers[c].metrics().await?;
     fx.set_labels("lonely-0", json!({ "node-role.kubernetes.io/worker": "" }))
         .await?;
-    fx.wait_mcn(&updated_on("lonely-0", "worker")?, &lonely0, STEP_TIMEOUT)
+    let (_, joined) = fx
+        .wait_mcn(&updated_on("lonely-0", "worker")?, &lonely0, STEP_TIMEOUT)
         .await
         .context("lonely-0 joined the worker pool")?;
     fx.set_labels(
@@ -275,15 +315,23 @@ async fn lifecycle(fx: &mut Fixture) -> Result<()> {
         json!({ "node-role.kubernetes.io/worker": null }),
     )
     .await?;
-    let took = fx
-        .wait_mcn_gone("lonely-0", STEP_TIMEOUT)
+    let (_, left) = fx
+        .wait_mcn(&pool_less, &lonely0, STEP_TIMEOUT)
         .await
-        .context("lonely-0 left every pool: its MCN must be deleted")?;
-    eprintln!("lonely-0 MCN created and deleted again (deletion after {took:.2?})");
-    let deletes = fx.controllers[c].metrics().await?.writes_of("delete");
+        .context("lonely-0 left every pool: its MCN is back under not-yet-set")?;
+    let generation = |mcn: &Value| mcn["status"]["observedGeneration"].as_i64().unwrap_or(0);
     ensure!(
-        deletes >= deletes_before + 1.0,
-        "mco_api_writes_total{{kind=\"delete\"}} went from {deletes_before} to {deletes}"
+        generation(&left) > generation(&joined),
+        "a pool change is a spec change: observedGeneration {} then {}",
+        generation(&joined),
+        generation(&left)
+    );
+    let after = fx.controllers[c].metrics().await?;
+    ensure!(
+        after.writes_of("delete") == before.writes_of("delete"),
+        "a node leaving its pool keeps its MCN (deletes {} → {})",
+        before.writes_of("delete"),
+        after.writes_of("delete")
     );
 
     // ---- 2. a reboot update on worker-0 ----------------------------------------------------------
@@ -325,7 +373,7 @@ async fn lifecycle(fx: &mut Fixture) -> Result<()> {
     eprintln!("worker-1 deleted: its MCN was gone after {took:.2?}");
     let names = fx.mcn_names().await?;
     ensure!(
-        names == ["infra-0", "master-0", "worker-0"],
+        names == ["infra-0", "lonely-0", "master-0", "win-0", "worker-0"],
         "MCNs after deleting worker-1: {names:?}"
     );
 
@@ -370,6 +418,134 @@ async fn lifecycle(fx: &mut Fixture) -> Result<()> {
     ensure!(
         errors == 0.0,
         "{errors} reconcile errors in a run without faults (see the controller log)"
+    );
+    Ok(())
+}
+
+async fn policies_and_other_writers(fx: &mut Fixture) -> Result<()> {
+    let case = "policy-admin-file-restart-01-working";
+    fx.apply_pool("worker", "rendered-worker-a").await?;
+    fx.apply_golden_machineconfigs(case).await?;
+    let machineconfiguration = golden::yaml_docs(case, "machineconfiguration.yaml")?
+        .into_iter()
+        .next()
+        .context("the golden case has a MachineConfiguration")?;
+    let resource = kube::api::ApiResource {
+        group: "operator.openshift.io".into(),
+        version: "v1".into(),
+        api_version: "operator.openshift.io/v1".into(),
+        kind: "MachineConfiguration".into(),
+        plural: "machineconfigurations".into(),
+    };
+    let admin_apply = PatchParams::apply("test-admin").force();
+    Api::<kube::api::DynamicObject>::all_with(fx.admin.clone(), &resource)
+        .patch(
+            "cluster",
+            &admin_apply,
+            &Patch::Apply(&machineconfiguration),
+        )
+        .await
+        .context("applying MachineConfiguration cluster")?;
+    let worker0 = fx
+        .create_node("worker-0", &["worker"], &[], "rendered-worker-a")
+        .await?;
+
+    // Another writer's MCN, there before us, at observedGeneration 12.
+    let taken0 = fx
+        .create_node("taken-0", &["worker"], &[], "rendered-worker-a")
+        .await?;
+    let theirs = json!({
+        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+        "metadata": {"name": "taken-0"},
+        "spec": {"node": {"name": "taken-0"}, "pool": {"name": "worker"},
+                 "configVersion": {"desired": "rendered-worker-a"}},
+    });
+    let operator = PatchParams::apply("machine-config-operator").force();
+    fx.mcns()
+        .patch("taken-0", &operator, &Patch::Apply(&theirs))
+        .await
+        .context("the other writer's MCN")?;
+    let status = json!({
+        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+        "metadata": {"name": "taken-0"}, "status": {"observedGeneration": 12},
+    });
+    fx.mcns()
+        .patch_status("taken-0", &operator, &Patch::Apply(&status))
+        .await
+        .context("the other writer's status")?;
+
+    let c = fx
+        .start_controller("mco-host-0", &["--resync", "2s"])
+        .await?;
+    let (_, taken) = fx
+        .wait_mcn(&updated_on("taken-0", "worker")?, &taken0, STEP_TIMEOUT)
+        .await
+        .context("the MCN another writer created is updated")?;
+    ensure!(
+        taken["status"]["observedGeneration"] == 12,
+        "observedGeneration must stay at the stored 12: {}",
+        taken["status"]
+    );
+
+    // What only the daemon writes, written by another field manager.
+    fx.wait_mcn(
+        &Expected::load("policy-admin-file-restart-00-updated-on-a", "worker-0")?,
+        &worker0,
+        STEP_TIMEOUT,
+    )
+    .await?;
+    let irreconcilable = json!([{"fieldPath": "spec.config.storage.disks[0]", "diff": "- device: /dev/sda\n+ device: /dev/sdb"}]);
+    let daemon = json!({
+        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+        "metadata": {"name": "worker-0"}, "status": {"irreconcilableChanges": irreconcilable},
+    });
+    fx.mcns()
+        .patch_status(
+            "worker-0",
+            &PatchParams::apply("machine-config-daemon").force(),
+            &Patch::Apply(&daemon),
+        )
+        .await
+        .context("the daemon's irreconcilableChanges")?;
+
+    fx.apply_pool("worker", B).await?;
+    walk(
+        fx,
+        c,
+        "worker-0",
+        &worker0,
+        "policy-admin-file-restart-00-updated-on-a",
+        RESTART_WALK,
+    )
+    .await?;
+    let mcn = serde_json::to_value(fx.mcns().get("worker-0").await?)?;
+    let conditions = golden::conditions(&mcn["status"])?;
+    for never in ["Drained", "Cordoned", "RebootedNode"] {
+        ensure!(
+            conditions.get(never).is_some_and(|c| c.status == "False"),
+            "a restart-only update claims {never}: {:?}",
+            conditions.get(never)
+        );
+    }
+    ensure!(
+        conditions
+            .get("UpdatePrepared")
+            .is_some_and(|c| c.message.ends_with("Drain Required: false")),
+        "UpdatePrepared: {:?}",
+        conditions.get("UpdatePrepared")
+    );
+    ensure!(
+        mcn["status"]["irreconcilableChanges"] == irreconcilable,
+        "another writer's irreconcilableChanges must survive our status writes: {}",
+        mcn["status"]
+    );
+    let errors = fx.controllers[c]
+        .metrics()
+        .await?
+        .sum("mco_reconcile_errors_total", &[]);
+    ensure!(
+        errors == 0.0,
+        "{errors} reconcile errors (see the controller log)"
     );
     Ok(())
 }
@@ -964,6 +1140,30 @@ fn swaps(m: &support::controller::Metrics, result: &str) -> f64 {
 }
 
 // ---- helpers -------------------------------------------------------------------------------------
+
+/// Waits for a Windows node's MCN: pool `not-yet-set`, its desired config,
+/// owned by the Node.
+async fn wait_windows_mcn(fx: &mut Fixture, uid: &str) -> Result<Value> {
+    let t = Instant::now();
+    loop {
+        if let Some(mcn) = fx.mcns().get_opt("win-0").await? {
+            let mcn = serde_json::to_value(&mcn)?;
+            let spec_ok = mcn["spec"]["pool"]["name"] == "not-yet-set"
+                && mcn["spec"]["configVersion"]["desired"] == "rendered-worker-a"
+                && mcn["metadata"]["ownerReferences"][0]["uid"] == uid;
+            if spec_ok {
+                return Ok(mcn);
+            }
+            ensure!(t.elapsed() < STEP_TIMEOUT, "win-0's MCN: {mcn}");
+        }
+        ensure!(
+            t.elapsed() < STEP_TIMEOUT,
+            "win-0 has no MCN after {STEP_TIMEOUT:?}"
+        );
+        fx.check_controllers()?;
+        sleep(Duration::from_millis(100)).await;
+    }
+}
 
 /// The MCN of a node done on `rendered-<pool>-a` (the golden `reboot-00`
 /// case for another pool and node).

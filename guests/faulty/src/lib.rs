@@ -2,11 +2,16 @@
 //! node-state interface and picks its fault from the node's name, so one
 //! module covers every runtime fault; the features (see Cargo.toml) build
 //! modules the host must refuse at load time: forbidden WASI imports, an
-//! unrelated world, a newer major version of our own package.
+//! unrelated world, a newer major version of our own package, the previous
+//! minor one.
 
 #[cfg(all(
     target_arch = "wasm32",
-    not(any(feature = "wrong-world", feature = "newer-major"))
+    not(any(
+        feature = "wrong-world",
+        feature = "newer-major",
+        feature = "previous-minor"
+    ))
 ))]
 mod node_state {
     use exports::mco::machine_config::node_state::{
@@ -49,7 +54,7 @@ mod node_state {
                     pool: "Not A Pool!".into(),
                     desired_config: String::new(),
                     desired_image: None,
-                    status: NodeStatus {
+                    status: Some(NodeStatus {
                         observed_generation: -5,
                         config_version: ConfigVersion {
                             current: None,
@@ -57,7 +62,7 @@ mod node_state {
                         },
                         config_image: None,
                         conditions: Vec::new(),
-                    },
+                    }),
                 }),
                 "huge" => Decision::Skip("x".repeat(8 << 20)),
                 "longest" => Decision::Skip(longest_text()),
@@ -67,6 +72,24 @@ mod node_state {
                 "duplicate-condition" => {
                     let pool = facts.pools.first().map(|p| p.name.clone());
                     overstep(&facts, &pool.unwrap_or_else(|| "not-yet-set".into()), true)
+                }
+                // An observedGeneration no later write could go below (the
+                // CRD forbids lowering it), and a Linux node left without
+                // status.
+                "inflated-generation" | "no-status" => {
+                    let pool = facts.pools.first().map(|p| p.name.clone());
+                    let Decision::Apply(mut mcn) =
+                        overstep(&facts, &pool.unwrap_or_else(|| "not-yet-set".into()), false)
+                    else {
+                        unreachable!("overstep always applies")
+                    };
+                    match (facts.node.name.as_str(), mcn.status.as_mut()) {
+                        ("inflated-generation", Some(status)) => {
+                            status.observed_generation = i64::MAX;
+                        }
+                        _ => mcn.status = None,
+                    }
+                    Decision::Apply(mcn)
                 }
                 _ => Decision::Skip(forbidden_effect()),
             }
@@ -121,15 +144,19 @@ mod node_state {
             pool: pool.into(),
             desired_config: desired.clone(),
             desired_image: None,
-            status: NodeStatus {
-                observed_generation: facts.node.generation.saturating_add(1).max(1),
+            status: Some(NodeStatus {
+                observed_generation: facts
+                    .stored
+                    .as_ref()
+                    .and_then(|s| s.observed_generation)
+                    .unwrap_or(2),
                 config_version: ConfigVersion {
                     current: annotation("currentConfig"),
                     desired,
                 },
                 config_image: None,
                 conditions,
-            },
+            }),
         })
     }
 
@@ -245,4 +272,23 @@ mod newer_major {
     }
 
     export!(Next);
+}
+
+/// A guest built against the 0.1 contract (`wit-0.1/`, the WIT as it was):
+/// a 0.2 host must refuse it at load and say which version it needs.
+#[cfg(all(target_arch = "wasm32", feature = "previous-minor"))]
+mod previous_minor {
+    use exports::mco::machine_config::node_state::{Decision, Facts, Guest};
+
+    wit_bindgen::generate!({ world: "node-state-reporter", path: "wit-0.1" });
+
+    struct Old;
+
+    impl Guest for Old {
+        fn derive(facts: Facts) -> Decision {
+            Decision::Skip(format!("0.1 guest on node {}", facts.node.name))
+        }
+    }
+
+    export!(Old);
 }

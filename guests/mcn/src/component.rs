@@ -25,10 +25,8 @@ impl From<wit::Facts> for crate::Facts {
     fn from(facts: wit::Facts) -> Self {
         let node = facts.node;
         crate::Facts {
-            stored_generation: None,
             node: crate::Node {
                 name: node.name,
-                generation: node.generation,
                 phase: node.phase,
                 unschedulable: node.unschedulable,
                 labels: node.labels.into_iter().collect(),
@@ -62,9 +60,54 @@ impl From<wit::Facts> for crate::Facts {
                     spec: c.spec,
                 })
                 .collect(),
+            policies: crate::DisruptionPolicies {
+                files: facts
+                    .policies
+                    .files
+                    .into_iter()
+                    .map(|f| crate::FilePolicy {
+                        path: f.path,
+                        actions: actions(f.actions),
+                    })
+                    .collect(),
+                units: facts
+                    .policies
+                    .units
+                    .into_iter()
+                    .map(|u| crate::UnitPolicy {
+                        name: u.name,
+                        actions: actions(u.actions),
+                    })
+                    .collect(),
+                ssh_key: actions(facts.policies.ssh_key),
+            },
+            stored: facts.stored.map(|s| crate::StoredNode {
+                generation: s.generation,
+                observed_generation: s.observed_generation,
+                pool: s.pool,
+                desired_config: s.desired_config,
+                desired_image: s.desired_image,
+                current_config: s.current_config,
+            }),
             previous: facts.previous.into_iter().map(Into::into).collect(),
         }
     }
+}
+
+fn actions(actions: Vec<wit::DisruptionAction>) -> Vec<crate::DisruptionAction> {
+    use crate::DisruptionAction as A;
+    actions
+        .into_iter()
+        .map(|action| match action {
+            wit::DisruptionAction::Reboot => A::Reboot,
+            wit::DisruptionAction::Drain => A::Drain,
+            wit::DisruptionAction::Reload(service) => A::Reload(service),
+            wit::DisruptionAction::Restart(service) => A::Restart(service),
+            wit::DisruptionAction::DaemonReload => A::DaemonReload,
+            wit::DisruptionAction::None => A::None,
+            wit::DisruptionAction::Special => A::Special,
+        })
+        .collect()
 }
 
 impl From<wit_types::Condition> for crate::Condition {
@@ -101,12 +144,11 @@ impl From<crate::Condition> for wit_types::Condition {
 
 impl From<crate::MachineConfigNode> for wit::MachineConfigNode {
     fn from(mcn: crate::MachineConfigNode) -> Self {
-        let status = mcn.status;
         wit::MachineConfigNode {
             pool: mcn.pool,
             desired_config: mcn.desired_config,
             desired_image: mcn.desired_image,
-            status: wit::NodeStatus {
+            status: mcn.status.map(|status| wit::NodeStatus {
                 observed_generation: status.observed_generation,
                 config_version: wit::ConfigVersion {
                     current: status.config_version.current,
@@ -117,7 +159,7 @@ impl From<crate::MachineConfigNode> for wit::MachineConfigNode {
                     desired_image: i.desired_image,
                 }),
                 conditions: status.conditions.into_iter().map(Into::into).collect(),
-            },
+            }),
         }
     }
 }

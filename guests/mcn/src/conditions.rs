@@ -27,6 +27,15 @@ pub const DEFAULT_CONDITION_TYPES: [&str; 14] = [
     "PinnedImageSetsProgressing",
 ];
 
+/// Condition types the CRD's set allows beyond the defaults (the
+/// `ImageModeStatusReporting` gate, the internal release image manager).
+pub const OTHER_CONDITION_TYPES: [&str; 4] = [
+    "AppliedFiles",
+    "AppliedOSImage",
+    "ImagePulledFromRegistry",
+    "InternalReleaseImageDegraded",
+];
+
 pub const UPDATE_PREPARED: &str = "UpdatePrepared";
 pub const UPDATE_EXECUTED: &str = "UpdateExecuted";
 pub const UPDATE_POST_ACTION_COMPLETE: &str = "UpdatePostActionComplete";
@@ -56,7 +65,12 @@ impl ConditionSet {
             items: Vec::with_capacity(previous.len().max(14)),
         };
         for condition in previous {
-            let valid = !condition.type_.is_empty()
+            // A stored type outside the CRD's set cannot be written back.
+            let known = DEFAULT_CONDITION_TYPES
+                .iter()
+                .chain(&OTHER_CONDITION_TYPES)
+                .any(|t| *t == condition.type_);
+            let valid = known
                 && is_condition_reason(&condition.type_)
                 && is_condition_reason(&condition.reason)
                 && condition.message.len() <= MAX_MESSAGE;

@@ -17,9 +17,10 @@
 #![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]
 
 mod conditions;
-mod configdiff;
+mod disruption;
 mod pools;
 mod progress;
+mod registries;
 mod validate;
 
 #[cfg(target_arch = "wasm32")]
@@ -27,7 +28,7 @@ mod component;
 
 use std::collections::BTreeMap;
 
-pub use conditions::{DEFAULT_CONDITION_TYPES, NOT_YET_SET};
+pub use conditions::{DEFAULT_CONDITION_TYPES, NOT_YET_SET, OTHER_CONDITION_TYPES};
 // The API server's rules live in their own crate so the boot image guests
 // and the host share them.
 pub use mco_k8s_rules::{is_condition_reason, is_dns1123_subdomain};
@@ -40,18 +41,68 @@ pub struct Facts {
     pub pools: Vec<Pool>,
     /// Rendered configs named by the node's currentConfig/desiredConfig.
     pub configs: Vec<RenderedConfig>,
+    /// The cluster's node disruption policies, merged with the defaults.
+    pub policies: DisruptionPolicies,
+    /// The stored MCN's generation and spec; `None` when there is none.
+    pub stored: Option<StoredNode>,
     /// Conditions of the stored MCN, empty when there is none.
     pub previous: Vec<Condition>,
-    /// `status.observedGeneration` of the stored MCN. Not passed to the
-    /// guest (the WIT facts carry only the previous conditions): the host
-    /// keeps it to check that a decision never lowers it.
-    pub stored_generation: Option<i64>,
+}
+
+/// What the daemon does once a changed file, unit or SSH key is written
+/// (MachineConfiguration `status.nodeDisruptionPolicyStatus`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DisruptionAction {
+    Reboot,
+    Drain,
+    Reload(String),
+    Restart(String),
+    DaemonReload,
+    None,
+    /// The `registries.conf` rule: reload CRI-O, drain unless safe.
+    Special,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FilePolicy {
+    pub path: String,
+    pub actions: Vec<DisruptionAction>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnitPolicy {
+    pub name: String,
+    pub actions: Vec<DisruptionAction>,
+}
+
+/// Cluster policies as the operator publishes them: defaults and admin
+/// entries already merged, in that order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DisruptionPolicies {
+    pub files: Vec<FilePolicy>,
+    pub units: Vec<UnitPolicy>,
+    pub ssh_key: Vec<DisruptionAction>,
+}
+
+/// The stored MCN, as far as `status.observedGeneration` depends on it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoredNode {
+    /// `metadata.generation`; `None` when the object carries none (an
+    /// earlier eval output, say).
+    pub generation: Option<i64>,
+    pub observed_generation: Option<i64>,
+    pub pool: String,
+    pub desired_config: String,
+    pub desired_image: Option<String>,
+    /// `status.configVersion.current`: the config the node was on when
+    /// the status was last written, so a just-finished update's plan stays
+    /// known.
+    pub current_config: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Node {
     pub name: String,
-    pub generation: i64,
     pub phase: String,
     pub unschedulable: bool,
     pub labels: BTreeMap<String, String>,
@@ -120,7 +171,8 @@ pub struct MachineConfigNode {
     pub desired_config: String,
     /// `spec.configImage.desiredImage`.
     pub desired_image: Option<String>,
-    pub status: NodeStatus,
+    /// `None` for a node no daemon reports on (Windows): spec only.
+    pub status: Option<NodeStatus>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -173,14 +225,11 @@ pub fn derive(facts: &Facts) -> Decision {
     }
 }
 
+/// Which nodes get an MCN (`spec/mcn.md` §14): every node past Pending and
+/// Provisioning. One in no pool reports under `not-yet-set`; a Windows
+/// node's MCN is spec only, since no daemon runs there to report.
 fn derive_unchecked(facts: &Facts) -> Decision {
     let node = &facts.node;
-    if pools::is_windows(node) {
-        return Decision::Skip(format!(
-            "node {} runs Windows; MachineConfigNodes are only reported for nodes managed by the Machine Config Daemon",
-            node.name
-        ));
-    }
     if matches!(node.phase.as_str(), "Pending" | "Provisioning") {
         return Decision::Skip(format!(
             "node {} is in phase {}; its MachineConfigNode is created once it has joined the cluster",
@@ -188,14 +237,20 @@ fn derive_unchecked(facts: &Facts) -> Decision {
         ));
     }
     let pool = match pools::primary_pool(node, &facts.pools) {
-        Ok(Some(pool)) => pool,
-        Ok(None) => {
-            return Decision::Skip(format!("node {} matches no MachineConfigPool", node.name));
-        }
+        Ok(pool) => pool,
         Err(message) => return Decision::Error(message),
     };
-    match progress::NodeAnnotations::read(node) {
-        Ok(annotations) => Decision::Apply(progress::report(facts, pool, &annotations)),
-        Err(message) => Decision::Error(message),
+    let annotations = match progress::NodeAnnotations::read(node) {
+        Ok(annotations) => annotations,
+        Err(message) => return Decision::Error(message),
+    };
+    if pools::is_windows(node) {
+        return Decision::Apply(MachineConfigNode {
+            pool: NOT_YET_SET.to_string(),
+            desired_config: annotations.desired_or_placeholder().to_string(),
+            desired_image: annotations.desired_image().map(str::to_string),
+            status: None,
+        });
     }
+    Decision::Apply(progress::report(facts, pool, &annotations))
 }

@@ -3,11 +3,11 @@
 //! writes that upstream makes on the way there.
 
 use crate::conditions::*;
-use crate::configdiff::{self, PostAction, UpdatePlan};
+use crate::disruption;
 use crate::validate::QUOTE;
 use crate::{
     ConditionStatus::{False, True, Unknown},
-    ConfigImage, ConfigVersion, Facts, MachineConfigNode, Node, NodeStatus, Pool,
+    ConfigImage, ConfigVersion, DisruptionAction, Facts, MachineConfigNode, Node, NodeStatus, Pool,
 };
 use mco_k8s_rules::{bounded, is_dns1123_subdomain, is_image_digest, quote};
 
@@ -94,6 +94,19 @@ impl<'a> NodeAnnotations<'a> {
 
     fn rebooting(&self) -> bool {
         self.post_config_action == "Rebooting"
+    }
+
+    /// `spec.configVersion.desired`: the annotation or the placeholder.
+    pub fn desired_or_placeholder(&self) -> &'a str {
+        if self.desired.is_empty() {
+            NOT_YET_SET
+        } else {
+            self.desired
+        }
+    }
+
+    pub fn desired_image(&self) -> Option<&'a str> {
+        self.desired_image
     }
 
     /// MCO's `IsNodeDone`: on its desired config and image, state Done.
@@ -190,9 +203,10 @@ fn stage(a: &NodeAnnotations, pool_target: &str, previous: &ConditionSet) -> Sta
     Stage::Updating(phase)
 }
 
-/// What is known about the pending update from the rendered configs.
+/// What is known about the pending update from the rendered configs and
+/// the disruption policies.
 enum Plan {
-    Known(UpdatePlan),
+    Known(disruption::Plan),
     /// The configs were not given (or one is missing from the cluster).
     Unknown,
     /// A config could not be read; upstream reports this on UpdatePrepared.
@@ -200,17 +214,31 @@ enum Plan {
 }
 
 impl Plan {
-    /// Once the node is on its desired config the annotations no longer
-    /// say where it came from, so the plan is unknown and only what was
-    /// observed on the way counts.
+    /// The update runs from the current config to the desired one. Once
+    /// the node is on its desired config the annotations no longer say
+    /// where it came from; the stored status still names the config it
+    /// was on (`status.configVersion.current`), so the plan of the update
+    /// that just finished stays known. Without either, the plan is unknown
+    /// and only what was observed on the way counts.
     fn for_update(facts: &Facts, a: &NodeAnnotations) -> Plan {
-        if a.current == a.desired {
+        let from = if a.current == a.desired {
+            let stored = facts
+                .stored
+                .as_ref()
+                .and_then(|s| s.current_config.as_deref());
+            stored.unwrap_or_default()
+        } else {
+            a.current
+        };
+        if from.is_empty() || a.desired.is_empty() || from == a.desired {
             return Plan::Unknown;
         }
         let find = |name: &str| facts.configs.iter().find(|c| c.name == name);
-        match (find(a.current), find(a.desired)) {
+        let image_changes = a.current_image != a.desired_image;
+        match (find(from), find(a.desired)) {
             (Some(current), Some(desired)) => {
-                match configdiff::plan(&current.spec, &desired.spec) {
+                match disruption::plan(&current.spec, &desired.spec, &facts.policies, image_changes)
+                {
                     Ok(plan) => Plan::Known(plan),
                     Err(err) => Plan::Broken(err),
                 }
@@ -218,12 +246,21 @@ impl Plan {
             _ => Plan::Unknown,
         }
     }
+
+    fn known(&self) -> Option<&disruption::Plan> {
+        match self {
+            Plan::Known(plan) => Some(plan),
+            _ => None,
+        }
+    }
 }
 
-/// Builds the MCN for a node in `pool`.
-pub fn report(facts: &Facts, pool: &Pool, a: &NodeAnnotations) -> MachineConfigNode {
+/// Builds the MCN for a node in `pool`; a node in no pool reports under
+/// the placeholder, and only being Done counts as up to date.
+pub fn report(facts: &Facts, pool: Option<&Pool>, a: &NodeAnnotations) -> MachineConfigNode {
     let mut set = ConditionSet::from_previous(&facts.previous);
-    let stage = stage(a, &pool.target_config, &set);
+    let target = pool.map_or("", |p| p.target_config.as_str());
+    let stage = stage(a, target, &set);
     let plan = Plan::for_update(facts, a);
     let mut desired_known = true;
     {
@@ -235,35 +272,58 @@ pub fn report(facts: &Facts, pool: &Pool, a: &NodeAnnotations) -> MachineConfigN
             Stage::Updating(phase) => desired_known = update.replay(phase),
         }
     }
-    let desired = if a.desired.is_empty() {
-        NOT_YET_SET
-    } else {
-        a.desired
-    };
+    let desired = a.desired_or_placeholder();
     let config_image =
         (a.current_image.is_some() || a.desired_image.is_some()).then(|| ConfigImage {
             current_image: a.current_image.map(str::to_string),
             desired_image: a.desired_image.map(str::to_string),
         });
-    MachineConfigNode {
-        pool: pool.name.clone(),
+    let mut mcn = MachineConfigNode {
+        pool: pool.map_or(NOT_YET_SET, |p| p.name.as_str()).to_string(),
         desired_config: desired.to_string(),
         desired_image: a.desired_image.map(str::to_string),
-        status: NodeStatus {
-            observed_generation: facts.node.generation.saturating_add(1).max(1),
-            config_version: ConfigVersion {
-                current: (!a.current.is_empty()).then(|| a.current.to_string()),
-                desired: if desired_known { desired } else { NOT_YET_SET }.to_string(),
-            },
-            config_image,
-            conditions: set.into_vec(),
+        status: None,
+    };
+    mcn.status = Some(NodeStatus {
+        observed_generation: observed_generation(facts, &mcn),
+        config_version: ConfigVersion {
+            current: (!a.current.is_empty()).then(|| a.current.to_string()),
+            desired: if desired_known { desired } else { NOT_YET_SET }.to_string(),
         },
-    }
+        config_image,
+        conditions: set.into_vec(),
+    });
+    mcn
+}
+
+/// `spec/mcn.md` §13: the generation the object holds once the host has
+/// applied `mcn`'s spec, plus one, and never below the stored value.
+fn observed_generation(facts: &Facts, mcn: &MachineConfigNode) -> i64 {
+    let Some(stored) = &facts.stored else {
+        // Created with our spec: generation 1.
+        return 2;
+    };
+    let previous = stored
+        .generation
+        .filter(|g| *g >= 1)
+        .or_else(|| {
+            stored
+                .observed_generation
+                .map(|o| o.saturating_sub(1))
+                .filter(|g| *g >= 1)
+        })
+        .unwrap_or(1);
+    let spec_changes = stored.pool != mcn.pool
+        || stored.desired_config != mcn.desired_config
+        || stored.desired_image.as_deref().unwrap_or_default()
+            != mcn.desired_image.as_deref().unwrap_or_default();
+    let generation = previous.saturating_add(i64::from(spec_changes));
+    generation
+        .saturating_add(1)
+        .max(stored.observed_generation.unwrap_or(0))
 }
 
 const NO_DRAIN: &str = "Node Drain Not required for this update.";
-/// How W5 reads when the rendered configs were not available.
-const UNKNOWN_PLAN_PREFIX: &str = "Update Compatible. Post Cfg Actions: [] ";
 
 /// Replays upstream's condition writes for one update onto the stored set.
 struct Update<'a> {
@@ -271,8 +331,12 @@ struct Update<'a> {
     plan: &'a Plan,
     unschedulable: bool,
     set: &'a mut ConditionSet,
-    /// Whether this update drains the node, from what was seen or planned.
+    /// Whether this update drains the node, from what was seen, planned
+    /// or (plan unknown) assumed: decides W6.
     drains: bool,
+    /// Whether a drain is known to happen: seen, or planned on a node that
+    /// is not single-node. Only this may claim `Cordoned`/`Drained` True.
+    drain_known: bool,
     /// Whether this update reboots the node, from what was seen or planned.
     reboots: bool,
 }
@@ -284,24 +348,23 @@ impl<'a> Update<'a> {
         unschedulable: bool,
         set: &'a mut ConditionSet,
     ) -> Self {
-        let planned = match plan {
-            Plan::Known(plan) => Some(*plan),
-            _ => None,
-        };
+        let planned = plan.known();
         let drain_seen = a.desired_drain == a.drain_request()
             || set.has_started(DRAINED)
             || set.has_started(CORDONED);
         let no_drain_seen = set.get(DRAINED).is_some_and(|c| c.message == NO_DRAIN);
-        let drains = !a.single_node
-            && (drain_seen || (!no_drain_seen && planned.is_none_or(|p| p.drain_required())));
+        let drains =
+            !a.single_node && (drain_seen || (!no_drain_seen && planned.is_none_or(|p| p.drain)));
+        let drain_known = drain_seen || (!a.single_node && planned.is_some_and(|p| p.drain));
         let reboot_seen = a.rebooting() || set.has_started(REBOOTED_NODE);
-        let reboots = reboot_seen || planned.is_some_and(|p| p.action == PostAction::Reboot);
+        let reboots = reboot_seen || planned.is_some_and(disruption::Plan::reboots);
         Update {
             a,
             plan,
             unschedulable,
             set,
             drains,
+            drain_known,
             reboots,
         }
     }
@@ -350,7 +413,7 @@ impl<'a> Update<'a> {
                 }
                 self.draining();
             }
-            if phase >= ApplyingFiles {
+            if phase >= ApplyingFiles && self.drain_known {
                 self.cordoned();
                 self.drained();
             }
@@ -440,11 +503,15 @@ impl<'a> Update<'a> {
         !unreconcilable
     }
 
-    /// W5, or W4 when a rendered config cannot be read.
+    /// W5, or W4 when a rendered config cannot be read. After first boot
+    /// the daemon's legacy action list is always empty (`[]`); the drain
+    /// flag is the plan's, or true when the node was asked to drain or the
+    /// plan is unknown (upstream's fallback, a reboot, drains).
     fn prepared(&mut self) -> bool {
-        let (actions, drain) = match self.plan {
-            Plan::Known(plan) => (plan.actions_text(), plan.drain_required()),
-            Plan::Unknown => ("[]", self.drains),
+        let drain_requested = self.a.desired_drain == self.a.drain_request();
+        let drain = match self.plan {
+            Plan::Known(plan) => plan.drain || drain_requested,
+            Plan::Unknown => true,
             Plan::Broken(err) => {
                 let message = format!(
                     "Update Failed compatibility validation. MachineConfigs {} and {} are not available for update. Error calculating post config change actions: {err}",
@@ -455,15 +522,10 @@ impl<'a> Update<'a> {
                 return false;
             }
         };
-        let message =
-            format!("Update Compatible. Post Cfg Actions: {actions} Drain Required: {drain}");
-        // A message written before the rendered configs were known is
-        // completed once they are; otherwise the phase stays as written.
-        let written_blind = self
-            .set
-            .get(UPDATE_PREPARED)
-            .is_some_and(|c| c.message.starts_with(UNKNOWN_PLAN_PREFIX));
-        if written_blind && matches!(self.plan, Plan::Known(_)) {
+        let message = format!("Update Compatible. Post Cfg Actions: [] Drain Required: {drain}");
+        // What the rendered configs say beats what was written without
+        // them; otherwise the phase stays as written.
+        if matches!(self.plan, Plan::Known(_)) {
             self.set
                 .put(UPDATE_PREPARED, True, UPDATE_PREPARED, message);
         } else {
@@ -528,7 +590,7 @@ impl<'a> Update<'a> {
 
     fn os_and_ssh(&self) -> (bool, bool) {
         match self.plan {
-            Plan::Known(plan) => (plan.os_update, plan.ssh_update),
+            Plan::Known(plan) => (plan.os, plan.files_or_passwd),
             _ => (true, false),
         }
     }
@@ -546,7 +608,7 @@ impl<'a> Update<'a> {
                 APPLIED_FILES_AND_OS,
                 Unknown,
                 format!(
-                    "Applying files and new OS config to node. OS will {}need an update. SSH Keys will {}need an update",
+                    "Applying files and new OS config to node. OS will {} need an update. SSH Keys will {} need an update",
                     not(os),
                     not(ssh)
                 ),
@@ -567,7 +629,7 @@ impl<'a> Update<'a> {
                 APPLIED_FILES_AND_OS,
                 True,
                 format!(
-                    "Applied files and new OS config to node. OS did {}need an update. SSH Keys did {}need an update",
+                    "Applied files and new OS config to node. OS did {} need an update. SSH Keys did {} need an update",
                     not(os),
                     not(ssh)
                 ),
@@ -595,23 +657,26 @@ impl<'a> Update<'a> {
         );
     }
 
-    /// W14 / W15: the rebootless post-config action finished.
+    /// W14 / W15: the rebootless post-config actions ran, in order; the
+    /// last one that writes wins. Restart and Drain write nothing, so a
+    /// plan of only those leaves the phase as it was.
     fn post_action_done(&mut self) {
-        let crio = matches!(self.plan, Plan::Known(p) if p.action == PostAction::ReloadCrio);
-        let (reason, message) = if crio {
-            (
-                UPDATE_POST_ACTION_COMPLETE,
-                "Node has reloaded service crio",
-            )
-        } else {
-            ("None", "Changes do not require a reboot")
-        };
-        self.set.advance(
-            UPDATE_POST_ACTION_COMPLETE,
-            True,
-            reason,
-            message.to_string(),
+        let none = (
+            String::from("None"),
+            "Changes do not require a reboot".to_string(),
         );
+        let last = match self.plan {
+            Plan::Known(plan) => plan
+                .actions
+                .iter()
+                .filter_map(post_action_write)
+                .next_back(),
+            _ => Some(none),
+        };
+        if let Some((reason, message)) = last {
+            self.set
+                .advance(UPDATE_POST_ACTION_COMPLETE, True, &reason, message);
+        }
     }
 
     /// W16 on success.
@@ -629,8 +694,10 @@ impl<'a> Update<'a> {
         self.set.advance(RESUMED, True, RESUMED, message);
     }
 
-    /// W20. The drain controller prints the node as read before uncordoning.
+    /// W20. The drain controller prints the node as read before
+    /// uncordoning: cordoned only if this cycle cordoned it.
     fn uncordoned(&mut self) {
+        let cordoned = self.set.status(CORDONED) == True;
         self.set.advance_pair(
             (
                 UPDATE_COMPLETE,
@@ -640,12 +707,34 @@ impl<'a> Update<'a> {
             (
                 UNCORDONED,
                 True,
-                "UnCordoned node. The node is reporting Unschedulable = true".to_string(),
+                format!("UnCordoned node. The node is reporting Unschedulable = {cordoned}"),
             ),
         );
     }
 }
 
+/// Upstream prints `"OS did %s need"` with `not` or nothing, so a change
+/// leaves two spaces.
 fn not(changes: bool) -> &'static str {
-    if changes { "" } else { "not " }
+    if changes { "" } else { "not" }
+}
+
+/// The condition write of one post-config action, if it makes one.
+fn post_action_write(action: &DisruptionAction) -> Option<(String, String)> {
+    let reloaded = |service: &str| {
+        Some((
+            UPDATE_POST_ACTION_COMPLETE.to_string(),
+            format!("Node has reloaded service {service}"),
+        ))
+    };
+    match action {
+        DisruptionAction::None => Some((
+            "None".to_string(),
+            "Changes do not require a reboot".to_string(),
+        )),
+        DisruptionAction::Reload(service) => reloaded(service),
+        DisruptionAction::Special => reloaded("crio"),
+        DisruptionAction::DaemonReload => reloaded("daemon-reload"),
+        DisruptionAction::Restart(_) | DisruptionAction::Drain | DisruptionAction::Reboot => None,
+    }
 }

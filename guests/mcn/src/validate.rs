@@ -37,17 +37,15 @@ pub fn validate(decision: &Decision) -> Result<(), String> {
             };
         }
     };
-    let status = &mcn.status;
+    let status = mcn.status.as_ref();
+    let version = status.map(|s| &s.config_version);
     let names = [
         ("spec.pool.name", Some(&mcn.pool)),
         ("spec.configVersion.desired", Some(&mcn.desired_config)),
-        (
-            "status.configVersion.desired",
-            Some(&status.config_version.desired),
-        ),
+        ("status.configVersion.desired", version.map(|v| &v.desired)),
         (
             "status.configVersion.current",
-            status.config_version.current.as_ref(),
+            version.and_then(|v| v.current.as_ref()),
         ),
     ];
     for (field, value) in names {
@@ -60,22 +58,11 @@ pub fn validate(decision: &Decision) -> Result<(), String> {
             ));
         }
     }
-    if status.observed_generation < 1 {
-        return Err(format!(
-            "status.observedGeneration {} is below 1",
-            status.observed_generation
-        ));
-    }
+    let image = status.and_then(|s| s.config_image.as_ref());
     let images = [
         mcn.desired_image.as_ref(),
-        status
-            .config_image
-            .as_ref()
-            .and_then(|i| i.current_image.as_ref()),
-        status
-            .config_image
-            .as_ref()
-            .and_then(|i| i.desired_image.as_ref()),
+        image.and_then(|i| i.current_image.as_ref()),
+        image.and_then(|i| i.desired_image.as_ref()),
     ];
     if let Some(image) = images
         .into_iter()
@@ -85,6 +72,16 @@ pub fn validate(decision: &Decision) -> Result<(), String> {
         return Err(format!(
             "image {} is empty or longer than {MAX_IMAGE} characters",
             quote(image, QUOTE)
+        ));
+    }
+    // A Windows node's MCN is spec only (no daemon reports on it).
+    let Some(status) = status else {
+        return Ok(());
+    };
+    if status.observed_generation < 1 {
+        return Err(format!(
+            "status.observedGeneration {} is below 1",
+            status.observed_generation
         ));
     }
     let conditions = &status.conditions;

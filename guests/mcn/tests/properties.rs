@@ -58,7 +58,10 @@ fn decisions_the_host_would_refuse_become_bounded_errors() {
         // A skip reason quoting a 5000-byte node name.
         (
             Facts {
-                node: node(&long_name),
+                node: Node {
+                    phase: "Pending".into(),
+                    ..node(&long_name)
+                },
                 ..Facts::default()
             },
             "skip",

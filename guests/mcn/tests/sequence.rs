@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use ConditionStatus::{False, True, Unknown};
 use mco_mcn::{
-    Condition, ConditionStatus, Decision, Facts, LabelSelector, MachineConfigNode, Node, Pool,
-    RenderedConfig, derive,
+    Condition, ConditionStatus, Decision, DisruptionAction, DisruptionPolicies, Facts,
+    LabelSelector, MachineConfigNode, Node, NodeStatus, Pool, RenderedConfig, StoredNode, derive,
 };
 use serde_json::json;
 
@@ -17,15 +17,35 @@ const P: &str = "machineconfiguration.openshift.io/";
 struct Walk {
     facts: Facts,
     last: Option<MachineConfigNode>,
+    /// The stored MCN's `metadata.generation`, as the API server keeps it:
+    /// 1 on create, one more for every spec change.
+    generation: i64,
+}
+
+/// A rendered config's spec: an OS image, one SSH key, some files.
+fn spec(os: &str, key: &str, files: &[(&str, &str)]) -> String {
+    let files: Vec<_> = files
+        .iter()
+        .map(|(path, data)| json!({"path": path, "contents": {"source": format!("data:,{data}")}}))
+        .collect();
+    json!({"osImageURL": os, "config": {"ignition": {"version": "3.4.0"},
+        "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": [key]}]},
+        "storage": {"files": files}}})
+    .to_string()
+}
+
+fn status(mcn: &MachineConfigNode) -> &NodeStatus {
+    mcn.status
+        .as_ref()
+        .unwrap_or_else(|| panic!("an MCN without status: {mcn:?}"))
 }
 
 impl Walk {
     fn new(os_b: &str, ssh_b: &str) -> Walk {
-        let spec = |os: &str, key: &str| {
-            json!({"osImageURL": os, "config": {"ignition": {"version": "3.4.0"},
-                "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": [key]}]}}})
-            .to_string()
-        };
+        Walk::between(spec("os-a", "key-a", &[]), spec(os_b, ssh_b, &[]))
+    }
+
+    fn between(spec_a: String, spec_b: String) -> Walk {
         let mut facts = Facts {
             node: Node {
                 name: "worker-0".into(),
@@ -44,15 +64,16 @@ impl Walk {
             configs: vec![
                 RenderedConfig {
                     name: "rendered-worker-a".into(),
-                    spec: spec("os-a", "key-a"),
+                    spec: spec_a,
                 },
                 RenderedConfig {
                     name: "rendered-worker-b".into(),
-                    spec: spec(os_b, ssh_b),
+                    spec: spec_b,
                 },
             ],
+            policies: DisruptionPolicies::defaults(),
+            stored: None,
             previous: vec![],
-            stored_generation: None,
         };
         set(
             &mut facts.node.annotations,
@@ -64,7 +85,11 @@ impl Walk {
                 ("lastAppliedDrain", "uncordon-rendered-worker-a"),
             ],
         );
-        Walk { facts, last: None }
+        Walk {
+            facts,
+            last: None,
+            generation: 0,
+        }
     }
 
     /// Applies annotation changes and derives, carrying the conditions on.
@@ -74,7 +99,31 @@ impl Walk {
             Decision::Apply(mcn) => mcn,
             other => panic!("expected an MCN, got {other:?}"),
         };
-        self.facts.previous = mcn.status.conditions.clone();
+        // Read back as the controller would: the spec applied first (the
+        // API server bumps the generation on a change), then the status.
+        let stored = self.facts.stored.take();
+        let spec_changed = stored.as_ref().is_none_or(|s| {
+            (&s.pool, &s.desired_config, &s.desired_image)
+                != (&mcn.pool, &mcn.desired_config, &mcn.desired_image)
+        });
+        self.generation += i64::from(spec_changed);
+        let observed = mcn.status.as_ref().map(|s| s.observed_generation);
+        if let (Some(old), Some(new)) = (
+            stored.as_ref().and_then(|s| s.observed_generation),
+            observed,
+        ) {
+            assert!(new >= old, "observedGeneration fell from {old} to {new}");
+        }
+        assert_eq!(observed, Some(self.generation + 1), "observedGeneration");
+        self.facts.stored = Some(StoredNode {
+            generation: Some(self.generation),
+            observed_generation: observed,
+            pool: mcn.pool.clone(),
+            desired_config: mcn.desired_config.clone(),
+            desired_image: mcn.desired_image.clone(),
+            current_config: status(&mcn).config_version.current.clone(),
+        });
+        self.facts.previous = status(&mcn).conditions.clone();
         self.last.insert(mcn)
     }
 
@@ -82,7 +131,7 @@ impl Walk {
         let conditions = self
             .last
             .as_ref()
-            .map(|m| m.status.conditions.as_slice())
+            .map(|m| status(m).conditions.as_slice())
             .unwrap_or_default();
         conditions
             .iter()
@@ -95,7 +144,7 @@ impl Walk {
         let conditions = self
             .last
             .as_ref()
-            .map(|m| m.status.conditions.as_slice())
+            .map(|m| status(m).conditions.as_slice())
             .unwrap_or_default();
         conditions
             .iter()
@@ -147,12 +196,12 @@ fn reboot_update_follows_upstream_step_by_step() {
     assert_eq!(
         (
             mcn.desired_config.as_str(),
-            mcn.status.config_version.desired.as_str()
+            status(&mcn).config_version.desired.as_str()
         ),
         ("rendered-worker-b", "rendered-worker-b")
     );
     assert_eq!(
-        mcn.status.config_version.current.as_deref(),
+        status(&mcn).config_version.current.as_deref(),
         Some("rendered-worker-a")
     );
 
@@ -160,7 +209,7 @@ fn reboot_update_follows_upstream_step_by_step() {
     walk.expect(&[("UpdatePrepared", True)]);
     assert_eq!(
         walk.message("UpdatePrepared"),
-        "Update Compatible. Post Cfg Actions: [reboot] Drain Required: true"
+        "Update Compatible. Post Cfg Actions: [] Drain Required: true"
     );
 
     walk.step(&[("desiredDrain", "drain-rendered-worker-b")]);
@@ -194,7 +243,7 @@ fn reboot_update_follows_upstream_step_by_step() {
     ]);
     assert_eq!(
         walk.message("AppliedFilesAndOS"),
-        "Applying files and new OS config to node. OS will need an update. SSH Keys will not need an update"
+        "Applying files and new OS config to node. OS will  need an update. SSH Keys will not need an update"
     );
 
     walk.step(&[("post-config-action", "Rebooting")]);
@@ -271,7 +320,7 @@ fn rebootless_update_without_drain() {
     walk.expect(&[("UpdatePrepared", True), ("UpdateExecuted", Unknown)]);
     assert_eq!(
         walk.message("UpdatePrepared"),
-        "Update Compatible. Post Cfg Actions: [none] Drain Required: false"
+        "Update Compatible. Post Cfg Actions: [] Drain Required: false"
     );
     assert_eq!(
         walk.message("Drained"),
@@ -291,7 +340,7 @@ fn rebootless_update_without_drain() {
     assert_eq!(walk.condition("UpdatePostActionComplete").reason, "None");
     assert_eq!(
         walk.message("AppliedFilesAndOS"),
-        "Applied files and new OS config to node. OS did not need an update. SSH Keys did need an update"
+        "Applied files and new OS config to node. OS did not need an update. SSH Keys did  need an update"
     );
 
     walk.step(&[("lastAppliedDrain", "uncordon-rendered-worker-b")]);
@@ -380,7 +429,7 @@ fn unreconcilable_update_leaves_desired_unset() {
             ("reason", "ignition kernelArguments changed"),
         ])
         .clone();
-    assert_eq!(mcn.status.config_version.desired, "not-yet-set");
+    assert_eq!(status(&mcn).config_version.desired, "not-yet-set");
     assert_eq!(mcn.desired_config, "rendered-worker-b");
     walk.expect(&[("UpdatePrepared", Unknown), ("NodeDegraded", True)]);
     assert_eq!(
@@ -434,11 +483,11 @@ fn a_new_update_resets_the_last_ones_leftovers() {
         walk.message("Drained")
             .starts_with("Action during update to rendered-worker-b: Drained node.")
     );
-    // No reboot was observed and the annotations no longer show the old
-    // config, so the update is reported as rebootless.
+    // No reboot was observed, but the stored status still names the old
+    // config, and its plan (a new OS) is a reboot: that is implied.
     assert_eq!(
         walk.message("RebootedNode"),
-        "This node has not yet entered the RebootedNode phase"
+        "Action during update to rendered-worker-b: Node has rebooted"
     );
 }
 
@@ -450,7 +499,7 @@ fn image_mode_reports_config_image() {
         .step(&[("currentImage", &digest), ("desiredImage", &digest)])
         .clone();
     assert_eq!(mcn.desired_image.as_deref(), Some(digest.as_str()));
-    let image = mcn.status.config_image.unwrap_or_default();
+    let image = status(&mcn).config_image.clone().unwrap_or_default();
     assert_eq!(
         (image.current_image, image.desired_image),
         (Some(digest.clone()), Some(digest))
@@ -482,7 +531,7 @@ fn broken_annotations_and_configs_are_errors_not_panics() {
         walk.message("UpdatePrepared")
             .contains("Error calculating post config change actions")
     );
-    assert_eq!(mcn.status.config_version.desired, "not-yet-set");
+    assert_eq!(status(&mcn).config_version.desired, "not-yet-set");
 
     let mut walk = requested("os-b", "key-a");
     walk.facts
@@ -503,9 +552,29 @@ fn nodes_without_an_mcn() {
         .node
         .labels
         .insert("kubernetes.io/os".into(), "windows".into());
-    assert!(matches!(derive(&walk.facts), Decision::Skip(r) if r.contains("Windows")));
+    // A Windows node gets a spec-only MCN outside any pool (§14).
+    let Decision::Apply(windows) = derive(&walk.facts) else {
+        panic!("a Windows node gets an MCN");
+    };
+    assert_eq!(
+        (windows.pool.as_str(), windows.desired_config.as_str()),
+        ("not-yet-set", "rendered-worker-a")
+    );
+    assert_eq!(windows.status, None);
+    // A Linux node in no pool reports under the placeholder; Done is all
+    // "Updated" needs then.
     walk.facts.node.labels.clear();
-    assert!(matches!(derive(&walk.facts), Decision::Skip(r) if r.contains("no MachineConfigPool")));
+    let mcn = walk.step(&[]).clone();
+    assert_eq!(mcn.pool, "not-yet-set");
+    walk.expect(&[("Updated", True)]);
+    // Joining a pool is a spec change: the generation moves on by two.
+    walk.facts.node.labels = [("node-role.kubernetes.io/worker".to_string(), String::new())].into();
+    let joined = walk.step(&[]).clone();
+    assert_eq!(joined.pool, "worker");
+    assert_eq!(
+        status(&joined).observed_generation,
+        status(&mcn).observed_generation + 1
+    );
 }
 
 #[test]
@@ -516,18 +585,18 @@ fn a_fresh_node_gets_placeholders() {
     assert_eq!(
         (
             mcn.desired_config.as_str(),
-            mcn.status.config_version.desired.as_str()
+            status(&mcn).config_version.desired.as_str()
         ),
         ("not-yet-set", "not-yet-set")
     );
-    assert_eq!(mcn.status.config_version.current, None);
-    assert_eq!(mcn.status.observed_generation, 1);
+    assert_eq!(status(&mcn).config_version.current, None);
+    assert_eq!(status(&mcn).observed_generation, 2);
     walk.expect(&[]);
 }
 
 #[test]
 fn a_message_written_before_the_configs_arrived_is_completed() {
-    let mut walk = requested("os-b", "key-a");
+    let mut walk = requested("os-a", "key-b");
     let configs = std::mem::take(&mut walk.facts.configs);
     walk.step(&[("state", "Working")]);
     assert_eq!(
@@ -538,6 +607,196 @@ fn a_message_written_before_the_configs_arrived_is_completed() {
     walk.step(&[]);
     assert_eq!(
         walk.message("UpdatePrepared"),
-        "Update Compatible. Post Cfg Actions: [reboot] Drain Required: true"
+        "Update Compatible. Post Cfg Actions: [] Drain Required: false"
     );
+}
+
+/// Walks a rebootless update (no drain request, no `Rebooting`) to Done and
+/// asserts that no step claims a cordon, drain or reboot; returns the
+/// UpdatePostActionComplete message seen once the node resumed.
+fn rebootless_walk(
+    files_a: &[(&str, &str)],
+    files_b: &[(&str, &str)],
+    policies: DisruptionPolicies,
+) -> String {
+    let mut walk = Walk::between(
+        spec("os-a", "key-a", files_a),
+        spec("os-a", "key-a", files_b),
+    );
+    walk.facts.policies = policies;
+    walk.step(&[]);
+    walk.facts.pools[0].target_config = "rendered-worker-b".into();
+    let b = "rendered-worker-b";
+    let uncordon = format!("uncordon-{b}");
+    let steps: [&[(&str, &str)]; 5] = [
+        &[("desiredConfig", b)],
+        &[("state", "Working")],
+        &[("desiredDrain", &uncordon)],
+        &[("lastAppliedDrain", &uncordon)],
+        &[("state", "Done"), ("currentConfig", b)],
+    ];
+    let mut post_action = String::new();
+    for (index, changes) in steps.iter().enumerate() {
+        walk.step(changes);
+        for never in ["Drained", "Cordoned", "RebootedNode"] {
+            assert_ne!(
+                walk.condition(never).status,
+                True,
+                "{never} at step {index}"
+            );
+        }
+        if index == 1 {
+            assert_eq!(
+                walk.message("UpdatePrepared"),
+                "Update Compatible. Post Cfg Actions: [] Drain Required: false"
+            );
+            assert_eq!(
+                walk.message("Drained"),
+                "Node Drain Not required for this update."
+            );
+        }
+        if index == 2 {
+            post_action = walk.message("UpdatePostActionComplete");
+            assert_eq!(
+                walk.message("AppliedFilesAndOS"),
+                "Applied files and new OS config to node. OS did not need an update. SSH Keys did  need an update"
+            );
+        }
+        if index == 3 {
+            assert_eq!(
+                walk.message("Uncordoned"),
+                "UnCordoned node. The node is reporting Unschedulable = false"
+            );
+        }
+    }
+    walk.expect(&[("Updated", True)]);
+    post_action
+}
+
+const CA: &str = "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt";
+
+#[test]
+fn rebootless_updates_never_claim_a_drain_or_a_reboot() {
+    let defaults = DisruptionPolicies::defaults;
+    // Restart writes no post-action condition.
+    assert_eq!(
+        rebootless_walk(&[(CA, "1")], &[(CA, "2")], defaults()),
+        "This node has not yet entered the UpdatePostActionComplete phase"
+    );
+    assert_eq!(
+        rebootless_walk(
+            &[],
+            &[("/etc/containers/registries.d/x.yaml", "1")],
+            defaults()
+        ),
+        "Node has reloaded service crio.service"
+    );
+    assert_eq!(
+        rebootless_walk(&[], &[("/etc/nmstate/openshift/eth0.yml", "1")], defaults()),
+        "Changes do not require a reboot"
+    );
+    // An appended search registry is a safe registries.conf change.
+    let conf = "/etc/containers/registries.conf";
+    assert_eq!(
+        rebootless_walk(
+            &[(conf, "unqualified-search-registries%20%3D%20%5B%22a%22%5D")],
+            &[(
+                conf,
+                "unqualified-search-registries%20%3D%20%5B%22a%22%2C%22b%22%5D"
+            )],
+            defaults()
+        ),
+        "Node has reloaded service crio"
+    );
+    // An admin policy on a file of their own; the last writing action wins.
+    let mut admin = defaults();
+    admin.files.push(mco_mcn::FilePolicy {
+        path: "/etc/app".into(),
+        actions: vec![
+            DisruptionAction::Restart("app.service".into()),
+            DisruptionAction::DaemonReload,
+            DisruptionAction::Restart("other.service".into()),
+        ],
+    });
+    assert_eq!(
+        rebootless_walk(&[], &[("/etc/app/conf", "1")], admin),
+        "Node has reloaded service daemon-reload"
+    );
+}
+
+#[test]
+fn an_unsafe_registries_change_drains_without_a_reboot() {
+    let conf = "/etc/containers/registries.conf";
+    let mut walk = Walk::between(
+        spec(
+            "os-a",
+            "key-a",
+            &[(conf, "unqualified-search-registries%20%3D%20%5B%22a%22%5D")],
+        ),
+        spec("os-a", "key-a", &[(conf, "")]),
+    );
+    walk.step(&[]);
+    walk.facts.pools[0].target_config = "rendered-worker-b".into();
+    walk.step(&[("desiredConfig", "rendered-worker-b")]);
+    walk.step(&[("state", "Working")]);
+    assert_eq!(
+        walk.message("UpdatePrepared"),
+        "Update Compatible. Post Cfg Actions: [] Drain Required: true"
+    );
+    walk.facts.node.unschedulable = true;
+    walk.step(&[
+        ("desiredDrain", "drain-rendered-worker-b"),
+        ("lastAppliedDrain", "drain-rendered-worker-b"),
+    ]);
+    walk.step(&[("desiredDrain", "uncordon-rendered-worker-b")]);
+    walk.expect(&[
+        ("UpdatePrepared", True),
+        ("UpdateExecuted", True),
+        ("Drained", True),
+        ("Cordoned", True),
+        ("AppliedFilesAndOS", True),
+        ("UpdatePostActionComplete", True),
+        ("Resumed", True),
+    ]);
+    assert_eq!(
+        walk.message("UpdatePostActionComplete"),
+        "Node has reloaded service crio"
+    );
+}
+
+#[test]
+fn observed_generation_follows_the_stored_mcn_and_never_falls() {
+    let mut walk = Walk::new("os-b", "key-a");
+    // Another writer's MCN: generation 7, observedGeneration 12.
+    let stored = |generation, observed| StoredNode {
+        generation,
+        observed_generation: observed,
+        pool: "worker".into(),
+        desired_config: "rendered-worker-a".into(),
+        desired_image: None,
+        current_config: None,
+    };
+    let observed = |facts: &Facts| match derive(facts) {
+        Decision::Apply(mcn) => status(&mcn).observed_generation,
+        other => panic!("{other:?}"),
+    };
+    set(&mut walk.facts.node.annotations, &[]);
+    walk.facts.stored = Some(stored(Some(7), Some(12)));
+    assert_eq!(observed(&walk.facts), 12);
+    walk.facts.stored = Some(stored(Some(7), Some(3)));
+    assert_eq!(observed(&walk.facts), 8);
+    // No generation on the stored object: observedGeneration − 1 stands in.
+    walk.facts.stored = Some(stored(None, Some(5)));
+    assert_eq!(observed(&walk.facts), 5);
+    walk.facts.stored = Some(stored(None, None));
+    assert_eq!(observed(&walk.facts), 2);
+    // A new desired config is a spec change.
+    set(
+        &mut walk.facts.node.annotations,
+        &[("desiredConfig", "rendered-worker-b")],
+    );
+    walk.facts.stored = Some(stored(Some(7), Some(8)));
+    assert_eq!(observed(&walk.facts), 9);
+    walk.facts.stored = Some(stored(Some(i64::MAX), Some(i64::MAX)));
+    assert_eq!(observed(&walk.facts), i64::MAX);
 }

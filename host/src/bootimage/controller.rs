@@ -30,7 +30,7 @@ use super::write::Writer;
 use crate::guests::{Guests, Job};
 use crate::kube::events::Events;
 use crate::kube::own_writes::OwnWrites;
-use crate::kube::watch::Readiness;
+use crate::kube::watch::{Latest, Readiness};
 use crate::metrics::Metrics;
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
@@ -56,6 +56,8 @@ pub struct Options {
     pub leader: watch::Receiver<bool>,
     pub metrics: Metrics,
     pub readiness: Readiness,
+    /// MachineConfiguration `cluster`, from the watch the MCN job shares.
+    pub machineconfiguration: Latest,
 }
 
 /// The watched objects, each decoded once per event.
@@ -98,8 +100,10 @@ pub fn run(
         Some(STREAM_NAMESPACE),
         Some(STREAM_CONFIGMAP),
     );
-    let (machineconfiguration, mc_events) =
-        watch(Kind::MachineConfiguration, None, Some("cluster"));
+    let (machineconfiguration, mc_events) = triggers::follow(
+        Kind::MachineConfiguration,
+        options.machineconfiguration.clone(),
+    );
     let (clusterversion, cv_events) = watch(Kind::ClusterVersion, None, Some("version"));
     let (infrastructure, infra_events) = watch(Kind::Infrastructure, None, Some("cluster"));
     let mut watched = vec![

@@ -15,9 +15,10 @@ use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
 use crate::kube::resources::{
-    CLUSTER_VERSION, CONFIG_MAP, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
+    CLUSTER_VERSION, CONFIG_MAP, INFRASTRUCTURE, MACHINE_CONFIGURATION,
+    MACHINE_CONFIGURATION_WATCH, MACHINE_SET,
 };
-use crate::kube::watch::{self, Readiness};
+use crate::kube::watch::{self, Latest, Readiness};
 
 /// The kinds the controller reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +55,7 @@ impl Kind {
         match self {
             Kind::MachineSet => "machinesets",
             Kind::StreamConfigMap => "coreos-bootimages",
-            Kind::MachineConfiguration => "machineconfigurations",
+            Kind::MachineConfiguration => MACHINE_CONFIGURATION_WATCH,
             Kind::ClusterVersion => "clusterversions",
             Kind::Infrastructure => "infrastructures",
             Kind::KnownImages => "known-images",
@@ -232,6 +233,29 @@ pub fn watch(
             };
             std::future::ready(reason)
         });
+    (index, reasons)
+}
+
+/// The index and reasons of a watch another job shares (`latest`): the
+/// same as a watch of our own would give, from the newest object seen.
+pub fn follow(
+    kind: Kind,
+    latest: Latest,
+) -> (Index, impl Stream<Item = &'static str> + Send + 'static) {
+    let mut seen = Seen::default();
+    let index = seen.index.clone();
+    let mut previous: Option<Arc<DynamicObject>> = None;
+    let reasons = tokio_stream::wrappers::WatchStream::new(latest).filter_map(move |object| {
+        let event = match (object, previous.take()) {
+            (Some(object), _) => {
+                previous = Some(object.clone());
+                Some(watcher::Event::Apply((*object).clone()))
+            }
+            (None, Some(gone)) => Some(watcher::Event::Delete((*gone).clone())),
+            (None, None) => None,
+        };
+        std::future::ready(event.and_then(|event| seen.on_event(kind, event)))
+    });
     (index, reasons)
 }
 

@@ -30,6 +30,7 @@ pub(super) fn mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure
         node: &args.node,
         pools: args.pools.as_deref(),
         machineconfigs: args.machineconfigs.as_deref(),
+        machineconfiguration: args.machineconfiguration.as_deref(),
         previous: args.previous.as_deref(),
     })?;
     let registered = match &args.guest {

@@ -119,6 +119,10 @@ struct McnArgs {
     /// Rendered MachineConfigs (to work out drain and post-config action).
     #[arg(long, value_name = "FILE")]
     machineconfigs: Option<String>,
+    /// MachineConfiguration `cluster` (node disruption policies; default:
+    /// the built-in cluster policies).
+    #[arg(long, value_name = "FILE")]
+    machineconfiguration: Option<String>,
     /// The node's MachineConfigNode as stored in the cluster.
     #[arg(long, value_name = "FILE")]
     previous: Option<String>,

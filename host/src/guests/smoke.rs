@@ -21,7 +21,6 @@ pub fn mcn_fixture() -> logic::Facts {
     logic::Facts {
         node: logic::Node {
             name: "smoke-worker-0".into(),
-            generation: 1,
             phase: "Running".into(),
             unschedulable: false,
             labels: BTreeMap::from([("node-role.kubernetes.io/worker".into(), String::new())]),
@@ -43,8 +42,9 @@ pub fn mcn_fixture() -> logic::Facts {
             target_config: "rendered-worker-b".into(),
         }],
         configs: Vec::new(),
+        policies: logic::DisruptionPolicies::defaults(),
+        stored: None,
         previous: Vec::new(),
-        stored_generation: None,
     }
 }
 

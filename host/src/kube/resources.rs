@@ -57,6 +57,9 @@ pub const MACHINE_SET: ResourceType = openshift(
     "MachineSet",
     "machinesets",
 );
+/// The readiness name of the one watch of MachineConfiguration `cluster`,
+/// which the MCN and boot image jobs share.
+pub const MACHINE_CONFIGURATION_WATCH: &str = "machineconfigurations";
 pub const MACHINE_CONFIGURATION: ResourceType = openshift(
     "operator.openshift.io",
     "v1",

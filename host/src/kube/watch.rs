@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
+use kube::api::DynamicObject;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher::{self, ExponentialBackoff};
 use kube::runtime::{WatchStreamExt, reflector};
@@ -65,6 +66,51 @@ where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     events(api, config).inspect(move |e| listed.on(e))
+}
+
+/// The newest version of one object (`None` while it does not exist),
+/// for every job that reads it: one watch, any number of readers, each of
+/// which sees the latest state and never a backlog.
+pub type Latest = tokio::sync::watch::Receiver<Option<Arc<DynamicObject>>>;
+
+/// Watches the object `name` of `api` into a [`Latest`]; the returned
+/// future runs the watch and must be spawned (it ends when every reader
+/// is gone).
+pub fn latest(
+    api: Api<DynamicObject>,
+    name: &str,
+    listed: Listed,
+) -> (Latest, impl Future<Output = ()> + Send + 'static) {
+    let (tx, rx) = tokio::sync::watch::channel(None);
+    // Also what the RBAC expects: the rules name these objects.
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let events = watch(api, config, listed);
+    let run = async move {
+        let mut events = std::pin::pin!(events);
+        let mut relisted = false;
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(watcher::Event::Init) => relisted = false,
+                Ok(watcher::Event::InitApply(object) | watcher::Event::Apply(object)) => {
+                    relisted = true;
+                    tx.send_replace(Some(Arc::new(object)));
+                }
+                Ok(watcher::Event::Delete(_)) => {
+                    tx.send_replace(None);
+                }
+                // Deleted while the watch was down: missing from the relist.
+                Ok(watcher::Event::InitDone) if !relisted => {
+                    tx.send_if_modified(|object| object.take().is_some());
+                }
+                Ok(watcher::Event::InitDone) => {}
+                Err(err) => tracing::warn!(error = %err, "watch failed; retrying"),
+            }
+            if tx.is_closed() {
+                break;
+            }
+        }
+    };
+    (rx, run)
 }
 
 fn events<K>(

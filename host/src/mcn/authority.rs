@@ -3,13 +3,16 @@
 //! this bounds the rest: the pool is one the host passed (or upstream's
 //! placeholder), the config names come from the node's annotations or its
 //! pool's target, the images from the node's annotations, every condition
-//! type is one the CRD's set allows and appears at most once, and
-//! `observedGeneration` never goes below the stored one.
+//! type is one the CRD's set allows and appears at most once, only a
+//! Windows node's MCN goes without status, and `observedGeneration` never
+//! goes below the stored one nor beyond the generation the next write can
+//! reach (the CRD forbids lowering it again, so an inflated value would
+//! stick).
 
 use std::collections::BTreeSet;
 
 use mco_k8s_rules::quote;
-use mco_mcn::{Decision, Facts, MachineConfigNode, NOT_YET_SET};
+use mco_mcn::{Decision, Facts, MachineConfigNode, NOT_YET_SET, NodeStatus};
 
 const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 /// How much of an offending value a message quotes, in bytes.
@@ -19,12 +22,9 @@ const QUOTE: usize = 120;
 /// default list plus the types of the `ImageModeStatusReporting` gate and
 /// the internal release image manager.
 pub fn allowed_condition_types() -> impl Iterator<Item = &'static str> {
-    mco_mcn::DEFAULT_CONDITION_TYPES.into_iter().chain([
-        "AppliedFiles",
-        "AppliedOSImage",
-        "ImagePulledFromRegistry",
-        "InternalReleaseImageDegraded",
-    ])
+    mco_mcn::DEFAULT_CONDITION_TYPES
+        .into_iter()
+        .chain(mco_mcn::OTHER_CONDITION_TYPES)
 }
 
 /// `Err` names the rule an `apply` decision breaks.
@@ -47,13 +47,49 @@ pub fn check(facts: &Facts, decision: &Decision) -> Result<(), String> {
     }
     config_names(facts, mcn)?;
     images(facts, mcn)?;
-    conditions(mcn)?;
-    if let Some(stored) = facts.stored_generation
-        && mcn.status.observed_generation < stored
-    {
+    let Some(status) = &mcn.status else {
+        let windows = facts
+            .node
+            .labels
+            .get("kubernetes.io/os")
+            .map(String::as_str)
+            == Some("windows");
+        return if windows {
+            Ok(())
+        } else {
+            Err(format!(
+                "the MCN guest reports node {node} without a status, which only a Windows node's MCN may lack"
+            ))
+        };
+    };
+    conditions(status)?;
+    observed_generation(facts, status.observed_generation)
+}
+
+/// Not below the stored value; at most two above the stored generation
+/// (a spec change, then the status write's "+1"), or 2 for a new MCN.
+fn observed_generation(facts: &Facts, observed: i64) -> Result<(), String> {
+    let node = &facts.node.name;
+    let stored = facts.stored.as_ref();
+    let floor = stored
+        .and_then(|s| s.observed_generation)
+        .unwrap_or(i64::MIN);
+    // A stored object has generation 1 at least, whatever it claims.
+    let generation = stored.map_or(0, |s| {
+        s.generation
+            .unwrap_or(0)
+            .max(s.observed_generation.unwrap_or(0).saturating_sub(1))
+            .max(1)
+    });
+    let ceiling = generation.saturating_add(2).max(floor);
+    if observed < floor {
         return Err(format!(
-            "the MCN guest lowers status.observedGeneration of node {node} from {stored} to {}",
-            mcn.status.observed_generation
+            "the MCN guest lowers status.observedGeneration of node {node} from {floor} to {observed}"
+        ));
+    }
+    if observed > ceiling {
+        return Err(format!(
+            "the MCN guest sets status.observedGeneration of node {node} to {observed}, beyond {ceiling}, the most the next write can reach"
         ));
     }
     Ok(())
@@ -84,11 +120,14 @@ fn config_names(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), String> {
     .into_iter()
     .flatten()
     .collect();
-    let version = &mcn.status.config_version;
+    let version = mcn.status.as_ref().map(|s| &s.config_version);
     for (field, name) in [
         ("spec.configVersion.desired", Some(&mcn.desired_config)),
-        ("status.configVersion.desired", Some(&version.desired)),
-        ("status.configVersion.current", version.current.as_ref()),
+        ("status.configVersion.desired", version.map(|v| &v.desired)),
+        (
+            "status.configVersion.current",
+            version.and_then(|v| v.current.as_ref()),
+        ),
     ] {
         if let Some(name) = name
             && !allowed.contains(name.as_str())
@@ -112,7 +151,7 @@ fn images(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), String> {
     .into_iter()
     .flatten()
     .collect();
-    let image = mcn.status.config_image.as_ref();
+    let image = mcn.status.as_ref().and_then(|s| s.config_image.as_ref());
     for (field, value) in [
         ("spec.configImage.desiredImage", mcn.desired_image.as_ref()),
         (
@@ -137,10 +176,10 @@ fn images(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), String> {
     Ok(())
 }
 
-fn conditions(mcn: &MachineConfigNode) -> Result<(), String> {
+fn conditions(status: &NodeStatus) -> Result<(), String> {
     let allowed: BTreeSet<&str> = allowed_condition_types().collect();
     let mut seen = BTreeSet::new();
-    for condition in &mcn.status.conditions {
+    for condition in &status.conditions {
         let kind = condition.type_.as_str();
         if !allowed.contains(kind) {
             return Err(format!(

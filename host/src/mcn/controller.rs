@@ -7,7 +7,7 @@
 //! retried with backoff for that node; nothing is written for it meanwhile.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use std::fmt::Debug;
@@ -15,7 +15,7 @@ use std::fmt::Debug;
 use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::Api;
+use kube::api::{Api, DynamicObject};
 use kube::core::DeserializeGuard;
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -31,7 +31,8 @@ use super::phase;
 use super::rules;
 use super::write::Writer;
 use crate::guests::{Guests, Job};
-use crate::kube::watch::{Readiness, reflect};
+use crate::kube::resources::MACHINE_CONFIGURATION;
+use crate::kube::watch::{Latest, Readiness, reflect};
 use crate::metrics::{Metrics, PoolPhaseLabels};
 use crate::runtime::GuestError;
 
@@ -81,6 +82,9 @@ pub struct Options {
     pub leader: watch::Receiver<bool>,
     pub metrics: Metrics,
     pub readiness: Readiness,
+    /// MachineConfiguration `cluster` (node disruption policies), from the
+    /// watch the boot image job shares.
+    pub machineconfiguration: Latest,
 }
 
 /// The read model every reconcile shares.
@@ -90,6 +94,8 @@ struct Context {
     pools: Store<DeserializeGuard<MachineConfigPool>>,
     configs: Store<DeserializeGuard<MachineConfig>>,
     mcns: Store<MachineConfigNode>,
+    /// The node disruption policies now in force (see [`follow_policies`]).
+    policies: Policies,
     leader: watch::Receiver<bool>,
     metrics: Metrics,
     resync: Duration,
@@ -115,15 +121,15 @@ impl Context {
         let pools = self.pools.state();
         let pools: Vec<&MachineConfigPool> =
             pools.iter().filter_map(|p| p.0.as_ref().ok()).collect();
-        let annotations = node.metadata.annotations.as_ref();
-        let configs: Vec<Arc<DeserializeGuard<MachineConfig>>> = ["currentConfig", "desiredConfig"]
-            .iter()
-            .filter_map(|key| annotations?.get(&format!("machineconfiguration.openshift.io/{key}")))
-            .filter_map(|name| self.configs.get(&ObjectRef::new(name)))
-            .collect();
+        let configs: Vec<Arc<DeserializeGuard<MachineConfig>>> =
+            rules::wanted_configs(node, previous)
+                .into_iter()
+                .filter_map(|name| self.configs.get(&ObjectRef::new(name)))
+                .collect();
         let configs: Vec<&MachineConfig> =
             configs.iter().filter_map(|c| c.0.as_ref().ok()).collect();
-        rules::facts(node, &pools, &configs, previous)
+        let policies = self.policies.get();
+        rules::facts(node, &pools, &configs, (*policies).clone(), previous)
     }
 
     /// Runs the guest off the async workers (its output is checked inside
@@ -205,11 +211,10 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
             let desired = rules::to_object(&node, result, previous.as_deref(), Timestamp::now());
             ctx.writer.apply(previous.as_deref(), &desired).await?;
         }
+        // Pending and Provisioning nodes: upstream creates no MCN for them
+        // yet, and neither do we; one that exists is left alone (§14).
         logic::Decision::Skip(reason) => {
-            tracing::debug!(%reason, "no MachineConfigNode for this node");
-            if previous.is_some() {
-                ctx.writer.delete(&name).await?;
-            }
+            tracing::debug!(%reason, "no MachineConfigNode for this node yet");
         }
         logic::Decision::Error(message) => return Err(Error::Undecidable(message)),
     }
@@ -295,6 +300,62 @@ impl Invalid for MachineConfigNode {
     }
 }
 
+/// The node disruption policies in force, shared by every reconcile.
+#[derive(Clone, Default)]
+struct Policies(Arc<RwLock<Arc<logic::DisruptionPolicies>>>);
+
+impl Policies {
+    fn get(&self) -> Arc<logic::DisruptionPolicies> {
+        match self.0.read() {
+            Ok(policies) => policies.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn set(&self, policies: logic::DisruptionPolicies) {
+        let policies = Arc::new(policies);
+        match self.0.write() {
+            Ok(mut current) => *current = policies,
+            Err(poisoned) => *poisoned.into_inner() = policies,
+        }
+    }
+}
+
+/// The policies of the newest MachineConfiguration `cluster` (the defaults
+/// until it is seen), and a stream that yields whenever they change, after
+/// the new ones are in place: each change re-derives every node. Edits that
+/// leave the policies as they were (the boot image job's conditions, say)
+/// trigger nothing.
+fn follow_policies(
+    latest: Latest,
+) -> (
+    Policies,
+    impl Stream<Item = Result<DynamicObject, watcher::Error>> + Send + 'static,
+) {
+    let shared = Policies::default();
+    shared.set(logic::DisruptionPolicies::defaults());
+    let writer = shared.clone();
+    let changes = tokio_stream::wrappers::WatchStream::new(latest).filter_map(move |object| {
+        let value = object.as_deref().and_then(|o| serde_json::to_value(o).ok());
+        let policies = super::policies::policies(value.as_ref());
+        let changed = *writer.get() != policies;
+        if changed {
+            tracing::info!(
+                files = policies.files.len(),
+                units = policies.units.len(),
+                "node disruption policies changed; re-deriving every node"
+            );
+            writer.set(policies);
+        }
+        let trigger = object.map_or_else(
+            || DynamicObject::new("cluster", &MACHINE_CONFIGURATION.api_resource()),
+            |o| (*o).clone(),
+        );
+        std::future::ready(changed.then_some(Ok(trigger)))
+    });
+    (shared, changes)
+}
+
 /// Every node: a pool or a rendered config can change any node's MCN.
 fn all_nodes<T>(nodes: Store<Node>) -> impl Fn(T) -> Vec<ObjectRef<Node>> {
     move |_| {
@@ -363,6 +424,7 @@ pub fn run(
     let (mcns, mcn_watch) =
         cached::<MachineConfigNode>(&client, readiness, "machineconfignodes", keep);
     let (nodes, node_watch) = cached::<Node>(&client, readiness, "nodes", trim_node);
+    let (policies, policy_changes) = follow_policies(options.machineconfiguration);
 
     let writer = Writer::new(client, options.metrics.clone());
     // Each kind is watched once: the reflector fills the store the
@@ -385,6 +447,7 @@ pub fn run(
         pools,
         configs,
         mcns,
+        policies,
         leader: options.leader,
         metrics: options.metrics,
         resync: options.resync,
@@ -416,7 +479,12 @@ pub fn run(
     };
     let controller = controller
         .watches_stream_with(pool_watch, all_nodes(nodes.clone()), ())
-        .watches_stream_with(config_watch, all_nodes(nodes), ())
+        .watches_stream_with(config_watch, all_nodes(nodes.clone()), ())
+        .watches_stream_with(
+            policy_changes,
+            all_nodes(nodes),
+            MACHINE_CONFIGURATION.api_resource(),
+        )
         .trigger_backoff(crate::kube::watch::backoff())
         .reconcile_all_on(became_leader)
         .graceful_shutdown_on(shutdown)

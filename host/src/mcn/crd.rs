@@ -80,6 +80,79 @@ pub struct MachineConfigNodeStatus {
     pub config_version: Option<StatusConfigVersion>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_image: Option<StatusConfigImage>,
+    // The fields below are upstream's, written by the daemon from what only
+    // the node knows (`spec/mcn.md` §15). They are in the schema so another
+    // writer's values are kept, not pruned; our status apply never sends
+    // them (empty is never serialized), so it never owns them.
+    /// Written by the daemon's pinned image set manager.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
+    pub pinned_image_sets: Vec<PinnedImageSetStatus>,
+    /// Differences between the node's install-time and desired storage
+    /// config, from the daemon's irreconcilable change reporter.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 32), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["fieldPath"]))]
+    pub irreconcilable_changes: Vec<IrreconcilableChange>,
+    /// Written by the daemon's internal release image manager.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal_release_image: Option<InternalReleaseImageStatus>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!has(self.desiredGeneration) || !has(self.currentGeneration) || self.desiredGeneration >= self.currentGeneration").message("desired generation must be greater than or equal to the current generation"))]
+#[x_kube(validation = Rule::new("!has(self.desiredGeneration) || !has(self.lastFailedGeneration) || self.desiredGeneration >= self.lastFailedGeneration").message("desired generation must be greater than or equal to the last failed generation"))]
+#[x_kube(validation = Rule::new("!has(self.lastFailedGeneration) || has(self.lastFailedGenerationError)").message("last failed generation error must be defined on image pull and pin failure"))]
+pub struct PinnedImageSetStatus {
+    #[x_kube(validation = Rule::new("!format.dns1123Subdomain().validate(self).hasValue()").message("must be a valid DNS-1123 subdomain"))]
+    #[schemars(length(max = 253))]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self >= oldSelf").message("currentGeneration must not decrease"))]
+    #[schemars(range(min = 1))]
+    pub current_generation: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self >= oldSelf").message("desiredGeneration must not decrease"))]
+    #[schemars(range(min = 1))]
+    pub desired_generation: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self >= oldSelf").message("lastFailedGeneration must not decrease"))]
+    #[schemars(range(min = 1))]
+    pub last_failed_generation: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 32768))]
+    pub last_failed_generation_error: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IrreconcilableChange {
+    /// Where in the MachineConfig the difference is, e.g.
+    /// `spec.config.storage.disks[0]`.
+    #[x_kube(validation = Rule::new("self.startsWith('spec.')").message("The fieldPath must start with `spec.`"))]
+    #[schemars(length(min = 1, max = 70), regex(pattern = r"^[\da-zA-Z\.\[\]]+$"))]
+    pub field_path: String,
+    #[schemars(length(min = 1, max = 4096))]
+    pub diff: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+pub struct InternalReleaseImageStatus {
+    #[schemars(length(min = 1, max = 32), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
+    pub releases: Vec<InternalRelease>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+pub struct InternalRelease {
+    #[schemars(
+        length(max = 64),
+        regex(pattern = r"^ocp-release-bundle-\d+\.\d+\.\d+-[A-Za-z0-9._-]+$")
+    )]
+    pub name: String,
+    #[schemars(length(max = 447))]
+    pub image: String,
+    #[schemars(length(min = 1, max = 5), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<Condition>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]

@@ -1,5 +1,6 @@
-//! What `eval mcn` reads: the Node, its pools, the rendered configs and the
-//! stored MCN, from files laid out as the flags (or a golden case) name
+//! What `eval mcn` reads: the Node, its pools, the rendered configs, the
+//! MachineConfiguration with the node disruption policies and the stored
+//! MCN, from files laid out as the flags (or a golden case) name
 //! them, and the JSON the eval contract promises for a decision.
 
 use std::path::Path;
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::crd;
 use super::objects::{MachineConfig, MachineConfigPool};
-use super::rules;
+use super::{policies, rules};
 use crate::cli::files::{InputError, Reader, case_file};
 
 /// Everything `eval mcn` reads, parsed.
@@ -19,6 +20,7 @@ pub struct McnInputs {
     pub node: Node,
     pub pools: Vec<MachineConfigPool>,
     pub configs: Vec<MachineConfig>,
+    pub machineconfiguration: Option<Value>,
     pub previous: Option<crd::MachineConfigNode>,
 }
 
@@ -28,21 +30,29 @@ pub struct McnPaths<'a> {
     pub node: &'a str,
     pub pools: Option<&'a str>,
     pub machineconfigs: Option<&'a str>,
+    pub machineconfiguration: Option<&'a str>,
     pub previous: Option<&'a str>,
 }
 
 impl McnInputs {
     /// Reads a case directory holding files named after the flags
     /// (`node.yaml`, optional `pools.yaml`, `machineconfigs.yaml`,
-    /// `previous.yaml`), as the golden cases are laid out.
+    /// `machineconfiguration.yaml`, `previous.yaml`), as the golden cases
+    /// are laid out.
     pub fn read_case(dir: &Path) -> Result<Self, InputError> {
-        let [node, pools, machineconfigs, previous] =
-            ["node", "pools", "machineconfigs", "previous"]
-                .map(|flag| case_file(dir, &format!("{flag}.yaml")));
+        let [node, pools, machineconfigs, machineconfiguration, previous] = [
+            "node",
+            "pools",
+            "machineconfigs",
+            "machineconfiguration",
+            "previous",
+        ]
+        .map(|flag| case_file(dir, &format!("{flag}.yaml")));
         McnInputs::read(&McnPaths {
             node: node.as_deref().unwrap_or("node.yaml"),
             pools: pools.as_deref(),
             machineconfigs: machineconfigs.as_deref(),
+            machineconfiguration: machineconfiguration.as_deref(),
             previous: previous.as_deref(),
         })
     }
@@ -52,6 +62,10 @@ impl McnInputs {
         let pools = reader.all(paths.pools, "MachineConfigPool")?;
         let configs = reader.all(paths.machineconfigs, "MachineConfig")?;
         let node = reader.object(paths.node, "Node")?;
+        let machineconfiguration = match paths.machineconfiguration {
+            Some(path) => Some(reader.object(path, "MachineConfiguration")?),
+            None => None,
+        };
         let previous = match paths.previous {
             Some(path) => Some(reader.object(path, "MachineConfigNode")?),
             None => None,
@@ -60,6 +74,7 @@ impl McnInputs {
             node,
             pools,
             configs,
+            machineconfiguration,
             previous,
         })
     }
@@ -67,7 +82,14 @@ impl McnInputs {
     pub fn facts(&self) -> logic::Facts {
         let pools: Vec<&MachineConfigPool> = self.pools.iter().collect();
         let configs: Vec<&MachineConfig> = self.configs.iter().collect();
-        rules::facts(&self.node, &pools, &configs, self.previous.as_ref())
+        let policies = policies::policies(self.machineconfiguration.as_ref());
+        rules::facts(
+            &self.node,
+            &pools,
+            &configs,
+            policies,
+            self.previous.as_ref(),
+        )
     }
 
     /// The eval output for a validated decision; changed conditions are

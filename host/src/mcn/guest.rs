@@ -97,7 +97,6 @@ fn to_wit(facts: &logic::Facts) -> wit::Facts {
     wit::Facts {
         node: wit::Node {
             name: node.name.clone(),
-            generation: node.generation,
             phase: node.phase.clone(),
             unschedulable: node.unschedulable,
             labels: pairs(&node.labels),
@@ -131,6 +130,35 @@ fn to_wit(facts: &logic::Facts) -> wit::Facts {
                 spec: c.spec.clone(),
             })
             .collect(),
+        policies: wit::DisruptionPolicies {
+            files: facts
+                .policies
+                .files
+                .iter()
+                .map(|f| wit::FilePolicy {
+                    path: f.path.clone(),
+                    actions: actions(&f.actions),
+                })
+                .collect(),
+            units: facts
+                .policies
+                .units
+                .iter()
+                .map(|u| wit::UnitPolicy {
+                    name: u.name.clone(),
+                    actions: actions(&u.actions),
+                })
+                .collect(),
+            ssh_key: actions(&facts.policies.ssh_key),
+        },
+        stored: facts.stored.as_ref().map(|s| wit::StoredNode {
+            generation: s.generation,
+            observed_generation: s.observed_generation,
+            pool: s.pool.clone(),
+            desired_config: s.desired_config.clone(),
+            desired_image: s.desired_image.clone(),
+            current_config: s.current_config.clone(),
+        }),
         previous: facts
             .previous
             .iter()
@@ -148,43 +176,54 @@ fn to_wit(facts: &logic::Facts) -> wit::Facts {
     }
 }
 
+fn actions(actions: &[logic::DisruptionAction]) -> Vec<wit::DisruptionAction> {
+    use logic::DisruptionAction as A;
+    actions
+        .iter()
+        .map(|action| match action {
+            A::Reboot => wit::DisruptionAction::Reboot,
+            A::Drain => wit::DisruptionAction::Drain,
+            A::Reload(service) => wit::DisruptionAction::Reload(service.clone()),
+            A::Restart(service) => wit::DisruptionAction::Restart(service.clone()),
+            A::DaemonReload => wit::DisruptionAction::DaemonReload,
+            A::None => wit::DisruptionAction::None,
+            A::Special => wit::DisruptionAction::Special,
+        })
+        .collect()
+}
+
 fn from_wit(decision: wit::Decision) -> logic::Decision {
     match decision {
-        wit::Decision::Apply(mcn) => {
-            let status = mcn.status;
-            logic::Decision::Apply(logic::MachineConfigNode {
-                pool: mcn.pool,
-                desired_config: mcn.desired_config,
-                desired_image: mcn.desired_image,
-                status: logic::NodeStatus {
-                    observed_generation: status.observed_generation,
-                    config_version: logic::ConfigVersion {
-                        current: status.config_version.current,
-                        desired: status.config_version.desired,
-                    },
-                    config_image: status.config_image.map(|i| logic::ConfigImage {
-                        current_image: i.current_image,
-                        desired_image: i.desired_image,
-                    }),
-                    conditions: status
-                        .conditions
-                        .into_iter()
-                        .map(|c| logic::Condition {
-                            type_: c.type_,
-                            status: match c.status {
-                                wit_types::ConditionStatus::True => logic::ConditionStatus::True,
-                                wit_types::ConditionStatus::False => logic::ConditionStatus::False,
-                                wit_types::ConditionStatus::Unknown => {
-                                    logic::ConditionStatus::Unknown
-                                }
-                            },
-                            reason: c.reason,
-                            message: c.message,
-                        })
-                        .collect(),
+        wit::Decision::Apply(mcn) => logic::Decision::Apply(logic::MachineConfigNode {
+            pool: mcn.pool,
+            desired_config: mcn.desired_config,
+            desired_image: mcn.desired_image,
+            status: mcn.status.map(|status| logic::NodeStatus {
+                observed_generation: status.observed_generation,
+                config_version: logic::ConfigVersion {
+                    current: status.config_version.current,
+                    desired: status.config_version.desired,
                 },
-            })
-        }
+                config_image: status.config_image.map(|i| logic::ConfigImage {
+                    current_image: i.current_image,
+                    desired_image: i.desired_image,
+                }),
+                conditions: status
+                    .conditions
+                    .into_iter()
+                    .map(|c| logic::Condition {
+                        type_: c.type_,
+                        status: match c.status {
+                            wit_types::ConditionStatus::True => logic::ConditionStatus::True,
+                            wit_types::ConditionStatus::False => logic::ConditionStatus::False,
+                            wit_types::ConditionStatus::Unknown => logic::ConditionStatus::Unknown,
+                        },
+                        reason: c.reason,
+                        message: c.message,
+                    })
+                    .collect(),
+            }),
+        }),
         wit::Decision::Skip(reason) => logic::Decision::Skip(reason),
         wit::Decision::Error(message) => logic::Decision::Error(message),
     }

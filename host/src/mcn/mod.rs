@@ -1,6 +1,7 @@
 //! The MachineConfigNode job, all of it: the MCN CRD (`crd`), the objects
 //! it reads (`objects`), its sans-IO rules (`rules`: facts for the guest,
-//! the object to apply, the condition times), the guest binding that checks
+//! the object to apply, the condition times), the node disruption
+//! policies (`policies`), the guest binding that checks
 //! every answer (`guest`), the controller (`controller`), the one place
 //! MCNs are written (`write`) and what `eval mcn` reads (`eval`).
 
@@ -11,6 +12,7 @@ pub mod eval;
 pub mod guest;
 pub mod objects;
 pub mod phase;
+pub mod policies;
 pub mod rules;
 mod write;
 

@@ -13,23 +13,44 @@ use crate::kube::conditions::{self, Transition};
 
 const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 
-/// The guest's input for one node. Only the rendered configs the node's
-/// annotations name are passed along.
+/// The rendered configs the guest may need for `node`: those its
+/// annotations name, and the one its stored MCN last saw it on (so the plan
+/// of an update that just finished stays known).
+pub fn wanted_configs<'a>(
+    node: &'a Node,
+    previous: Option<&'a crd::MachineConfigNode>,
+) -> Vec<&'a str> {
+    let annotations = node.metadata.annotations.as_ref();
+    let mut wanted: Vec<&str> = ["currentConfig", "desiredConfig"]
+        .iter()
+        .filter_map(|key| annotations?.get(&format!("{ANNOTATION_PREFIX}{key}")))
+        .map(String::as_str)
+        .collect();
+    wanted.extend(stored_current(previous));
+    wanted
+}
+
+fn stored_current(previous: Option<&crd::MachineConfigNode>) -> Option<&str> {
+    previous?
+        .status
+        .as_ref()?
+        .config_version
+        .as_ref()?
+        .current
+        .as_deref()
+}
+
+/// The guest's input for one node. Only the rendered configs
+/// [`wanted_configs`] names are passed along.
 pub fn facts(
     node: &Node,
     pools: &[&MachineConfigPool],
     configs: &[&MachineConfig],
+    policies: logic::DisruptionPolicies,
     previous: Option<&crd::MachineConfigNode>,
 ) -> logic::Facts {
     let annotations = node.metadata.annotations.clone().unwrap_or_default();
-    let wanted: Vec<&str> = ["currentConfig", "desiredConfig"]
-        .iter()
-        .filter_map(|key| {
-            annotations
-                .get(&format!("{ANNOTATION_PREFIX}{key}"))
-                .map(String::as_str)
-        })
-        .collect();
+    let wanted = wanted_configs(node, previous);
     let configs = configs
         .iter()
         .filter_map(|mc| {
@@ -43,7 +64,6 @@ pub fn facts(
     logic::Facts {
         node: logic::Node {
             name: node.metadata.name.clone().unwrap_or_default(),
-            generation: node.metadata.generation.unwrap_or(0),
             phase: node
                 .status
                 .as_ref()
@@ -59,10 +79,20 @@ pub fn facts(
         },
         pools: pools.iter().map(|p| pool(p)).collect(),
         configs,
+        policies,
+        stored: previous.map(|mcn| logic::StoredNode {
+            generation: mcn.metadata.generation,
+            observed_generation: mcn.status.as_ref().and_then(|s| s.observed_generation),
+            pool: mcn.spec.pool.name.clone(),
+            desired_config: mcn.spec.config_version.desired.clone(),
+            desired_image: mcn
+                .spec
+                .config_image
+                .as_ref()
+                .map(|i| i.desired_image.clone()),
+            current_config: stored_current(Some(mcn)).map(str::to_string),
+        }),
         previous: previous.map(previous_conditions).unwrap_or_default(),
-        stored_generation: previous
-            .and_then(|mcn| mcn.status.as_ref())
-            .and_then(|status| status.observed_generation),
     }
 }
 
@@ -121,7 +151,8 @@ fn previous_conditions(mcn: &crd::MachineConfigNode) -> Vec<logic::Condition> {
 }
 
 /// The object the controller applies for `node`. A condition whose status,
-/// reason and message did not change keeps its stored transition time.
+/// reason and message did not change keeps its stored transition time. A
+/// decision without status (a Windows node) gives an object without one.
 pub fn to_object(
     node: &Node,
     mcn: logic::MachineConfigNode,
@@ -139,6 +170,9 @@ pub fn to_object(
         desired_image,
         status,
     } = mcn;
+    let Some(status) = status else {
+        return object_spec(&name, node, pool, desired_config, desired_image);
+    };
     let wanted = status
         .conditions
         .into_iter()
@@ -152,27 +186,7 @@ pub fn to_object(
         })
         .collect();
     let (conditions, _) = conditions::merge(stored, wanted, &Time(now), Transition::AnyChange);
-    let owner = node.metadata.uid.clone().map(|uid| OwnerReference {
-        api_version: "v1".into(),
-        kind: "Node".into(),
-        name: name.clone(),
-        uid,
-        ..OwnerReference::default()
-    });
-    let mut object = crd::MachineConfigNode::new(
-        &name,
-        crd::MachineConfigNodeSpec {
-            node: crd::ObjectName { name: name.clone() },
-            pool: crd::ObjectName { name: pool },
-            config_version: crd::SpecConfigVersion {
-                desired: desired_config,
-            },
-            config_image: desired_image.map(|desired_image| crd::SpecConfigImage { desired_image }),
-        },
-    );
-    // The derive also stamps the CRD's own label on instances; MCNs carry none.
-    object.metadata.labels = None;
-    object.metadata.owner_references = owner.map(|o| vec![o]);
+    let mut object = object_spec(&name, node, pool, desired_config, desired_image);
     object.status = Some(crd::MachineConfigNodeStatus {
         conditions,
         observed_generation: Some(status.observed_generation),
@@ -184,6 +198,41 @@ pub fn to_object(
             current_image: i.current_image,
             desired_image: i.desired_image,
         }),
+        ..crd::MachineConfigNodeStatus::default()
     });
+    object
+}
+
+/// The object with its spec and owner, no status.
+fn object_spec(
+    name: &str,
+    node: &Node,
+    pool: String,
+    desired_config: String,
+    desired_image: Option<String>,
+) -> crd::MachineConfigNode {
+    let owner = node.metadata.uid.clone().map(|uid| OwnerReference {
+        api_version: "v1".into(),
+        kind: "Node".into(),
+        name: name.to_string(),
+        uid,
+        ..OwnerReference::default()
+    });
+    let mut object = crd::MachineConfigNode::new(
+        name,
+        crd::MachineConfigNodeSpec {
+            node: crd::ObjectName {
+                name: name.to_string(),
+            },
+            pool: crd::ObjectName { name: pool },
+            config_version: crd::SpecConfigVersion {
+                desired: desired_config,
+            },
+            config_image: desired_image.map(|desired_image| crd::SpecConfigImage { desired_image }),
+        },
+    );
+    // The derive also stamps the CRD's own label on instances; MCNs carry none.
+    object.metadata.labels = None;
+    object.metadata.owner_references = owner.map(|o| vec![o]);
     object
 }

@@ -9,7 +9,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Client, Resource, ResourceExt};
 use serde_json::json;
 
-use super::crd::MachineConfigNode;
+use super::crd::{MachineConfigNode, MachineConfigNodeStatus};
 use crate::kube::own_writes::OwnWrites;
 use crate::kube::{FIELD_MANAGER, is_status};
 use crate::metrics::Metrics;
@@ -19,6 +19,19 @@ pub(super) struct Writer {
     metrics: Metrics,
     /// Shared with the MCN watch's filter, which drops the echoes of these writes.
     pub(super) written: Arc<OwnWrites<MachineConfigNode>>,
+}
+
+/// The part of a stored status our apply owns. The daemon-only fields
+/// (`pinnedImageSets`, `irreconcilableChanges`, `internalReleaseImage`)
+/// are never in our apply, so another writer's values there survive it and
+/// must not make a resync look like a change.
+fn ours(status: &MachineConfigNodeStatus) -> MachineConfigNodeStatus {
+    MachineConfigNodeStatus {
+        pinned_image_sets: Vec::new(),
+        irreconcilable_changes: Vec::new(),
+        internal_release_image: None,
+        ..status.clone()
+    }
 }
 
 impl Writer {
@@ -62,7 +75,12 @@ impl Writer {
             });
             self.written.remember(written);
         }
-        if previous.and_then(|p| p.status.as_ref()) != desired.status.as_ref() {
+        // A Windows node's MCN has no status to write (no daemon reports
+        // on it); whatever another writer put there stays.
+        let Some(status) = &desired.status else {
+            return Ok(());
+        };
+        if previous.and_then(|p| p.status.as_ref()).map(ours) != Some(status.clone()) {
             let body = json!({
                 "apiVersion": api_version, "kind": kind,
                 "metadata": {"name": name},

@@ -29,7 +29,7 @@ pub enum LoadError {
     )]
     ForbiddenImport { module: String, import: String },
     #[error(
-        "guest module {module} exports {found}, a version this host cannot call: it speaks {expected}, and only the same major version (minor below 1.0) is compatible"
+        "guest module {module} exports {found}, a version this host cannot call: it needs {expected} (the same major version, or below 1.0 the same minor); rebuild the guest against this host's WIT"
     )]
     IncompatibleVersion {
         module: String,

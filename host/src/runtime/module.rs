@@ -232,6 +232,19 @@ mod tests {
             "mco:machine-config/node-state@1.0.0",
             "mco:machine-config/node-state@0.1.0"
         ));
+        // Every job's guests: a module built against 0.1 does not serve a
+        // 0.2 host, and a 0.2.x one does.
+        for job in ["node-state", "boot-image"] {
+            let needed = format!("mco:machine-config/{job}@0.2.0");
+            assert!(!same_interface(
+                &format!("mco:machine-config/{job}@0.1.0"),
+                &needed
+            ));
+            assert!(same_interface(
+                &format!("mco:machine-config/{job}@0.2.1"),
+                &needed
+            ));
+        }
         assert!(same_interface("a:b/c@2.4.0", "a:b/c@2.0.0"));
         assert!(!same_interface("a:b/d@0.1.0", "a:b/c@0.1.0"));
     }

@@ -2,7 +2,7 @@
 """Writes the MachineConfigNode golden cases, one directory per case.
 
 Each case holds the eval inputs (node.yaml, pools.yaml, machineconfigs.yaml,
-optional previous.yaml and now.txt) and expected.json, the output of
+optional machineconfiguration.yaml, previous.yaml and now.txt) and expected.json, the output of
 `mco-host eval mcn`. Update walks chain: each step's previous.yaml is the
 MCN the step before produced, as a controller would read it back.
 
@@ -18,6 +18,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import urllib.parse
 from datetime import datetime, timedelta, timezone
 
 import yaml
@@ -56,19 +57,47 @@ def pool(name, target, selector=None):
     }
 
 
-def machineconfig(name, os="os-a", key="key-a", files=()):
+def machineconfig(name, os="os-a", key="key-a", files=(), units=()):
+    config = {
+        "ignition": {"version": "3.4.0"},
+        "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": [f"ssh-ed25519 {key}"]}]},
+        "storage": {"files": [{"path": p, "contents": {"source": "data:," + urllib.parse.quote(d)}} for p, d in files]},
+    }
+    if units:
+        config["systemd"] = {"units": [{"name": n, "contents": c} for n, c in units]}
     return {
         "apiVersion": "machineconfiguration.openshift.io/v1",
         "kind": "MachineConfig",
         "metadata": {"name": name},
         "spec": {
             "osImageURL": f"quay.io/openshift/{os}@sha256:" + "0" * 64,
-            "config": {
-                "ignition": {"version": "3.4.0"},
-                "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": [f"ssh-ed25519 {key}"]}]},
-                "storage": {"files": [{"path": p, "contents": {"source": "data:," + d}} for p, d in files]},
-            },
+            "config": config,
         },
+    }
+
+
+def machineconfiguration(files=(), units=(), generation=1, published=False):
+    """MachineConfiguration `cluster` with admin policies in its spec; with
+    `published`, the operator's merged status says the same (and only it)."""
+    def action(a):
+        kind, _, service = a.partition(":")
+        out = {"type": kind}
+        if service:
+            out[kind.lower()] = {"serviceName": service}
+        return out
+    policy = {
+        "files": [{"path": p, "actions": [action(a) for a in actions]} for p, actions in files],
+        "units": [{"name": n, "actions": [action(a) for a in actions]} for n, actions in units],
+    }
+    status = {"observedGeneration": generation}
+    if published:
+        status["nodeDisruptionPolicyStatus"] = {"clusterPolicies": policy}
+    return {
+        "apiVersion": "operator.openshift.io/v1",
+        "kind": "MachineConfiguration",
+        "metadata": {"name": "cluster", "generation": generation},
+        "spec": {"nodeDisruptionPolicy": policy},
+        "status": status,
     }
 
 
@@ -96,7 +125,7 @@ def write_yaml(path, objects):
     path.write_text(yaml.safe_dump_all(objects, sort_keys=False))
 
 
-def case(name, the_node, pools=POOLS, configs=("a", "b"), previous=None, now=START):
+def case(name, the_node, pools=POOLS, configs=("a", "b"), previous=None, now=START, mc=None):
     directory = HERE / name
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir()
@@ -108,6 +137,9 @@ def case(name, the_node, pools=POOLS, configs=("a", "b"), previous=None, now=STA
     args = [HOST, "eval", "mcn", "--now", stamp]
     for flag in ("node", "pools", "machineconfigs"):
         args += [f"--{flag}", str(directory / f"{flag}.yaml")]
+    if mc is not None:
+        write_yaml(directory / "machineconfiguration.yaml", [mc])
+        args += ["--machineconfiguration", str(directory / "machineconfiguration.yaml")]
     if previous is not None:
         write_yaml(directory / "previous.yaml", [previous])
         args += ["--previous", str(directory / "previous.yaml")]
@@ -117,15 +149,39 @@ def case(name, the_node, pools=POOLS, configs=("a", "b"), previous=None, now=STA
     return output.get("machineConfigNode")
 
 
-def walk(prefix, configs, steps):
+def stored(output, generation):
+    """An eval output as the API server would return it once applied."""
+    if output is None:
+        return None
+    return dict(output, metadata=dict(output["metadata"], generation=generation))
+
+
+def walk(prefix, configs, steps, mc=None):
     """One node through an update; steps are (label, annotation changes, unschedulable)."""
     annotations = dict(DONE_ON_A)
-    previous = case(f"{prefix}-00-updated-on-a", node(annotations), pools=[pool("worker", "rendered-worker-a")], configs=configs)
+    previous = case(f"{prefix}-00-updated-on-a", node(annotations), pools=[pool("worker", "rendered-worker-a")], configs=configs, mc=mc)
+    generation = 1
     for index, (label, changes, unschedulable) in enumerate(steps, start=1):
         annotations.update(changes)
         now = START + timedelta(minutes=index)
-        previous = case(f"{prefix}-{index:02d}-{label}", node(annotations, unschedulable=unschedulable), configs=configs, previous=previous, now=now)
+        output = case(f"{prefix}-{index:02d}-{label}", node(annotations, unschedulable=unschedulable), configs=configs,
+                      previous=stored(previous, generation), now=now, mc=mc)
+        if output is not None and previous is not None and output["spec"] != previous["spec"]:
+            generation += 1
+        previous = output
     return previous
+
+
+def policy_case(name, files_a=(), files_b=(), units_a=(), units_b=(), key_b="key-a", mc=None):
+    """One policy class: the update from A to B prepared (W5, W6) and, for
+    a rebootless plan, resumed (the post-config action writes)."""
+    b = "rendered-worker-b"
+    CONFIGS[f"{name}-a"] = machineconfig("rendered-worker-a", files=files_a, units=units_a)
+    CONFIGS[f"{name}-b"] = machineconfig(b, key=key_b, files=files_b, units=units_b)
+    walk(f"policy-{name}", (f"{name}-a", f"{name}-b"), [
+        ("working", {"desiredConfig": b, "state": "Working"}, False),
+        ("uncordon-requested", {"desiredDrain": f"uncordon-{b}"}, False),
+    ], mc=mc)
 
 
 def main():
@@ -188,7 +244,40 @@ def main():
          pools=[pool("gpu", "rendered-worker-a", selector={"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["a100", "h100"]}]})])
     case("pool-invalid-operator-is-an-error", node(done),
          pools=[pool("worker", "rendered-worker-a", selector={"matchExpressions": [{"key": "x", "operator": "Near"}]})])
-    case("windows-node-skipped", node(done, labels={"kubernetes.io/os": "windows"}))
+    case("windows-node-spec-only", node(done, labels={"kubernetes.io/os": "windows"}))
+    case("windows-node-no-pool-matches", node({}, roles=("worker",), labels={"kubernetes.io/os": "windows"}))
+    takeover = {
+        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+        "metadata": {"name": "worker-0", "generation": 7},
+        "spec": {"node": {"name": "worker-0"}, "pool": {"name": "worker"}, "configVersion": {"desired": "rendered-worker-a"}},
+        "status": {"observedGeneration": 12, "conditions": []},
+    }
+    case("observed-generation-takeover", node(done), pools=[pool("worker", "rendered-worker-a")], previous=takeover)
+    case("observed-generation-spec-change", node(dict(done, desiredConfig="rendered-worker-b")), previous=dict(takeover, status={"observedGeneration": 3}))
+
+    conf = "/etc/containers/registries.conf"
+    base = 'unqualified-search-registries = ["registry.access.redhat.com"]\n'
+    ca = "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt"
+    policy_case("none-nmstate", files_b=[("/etc/nmstate/openshift/eth0.yml", "x")])
+    policy_case("reload-crio-policy", files_a=[("/etc/containers/policy.json", "1")], files_b=[("/etc/containers/policy.json", "2")])
+    policy_case("restart-ca-bundle", files_a=[(ca, "1")], files_b=[(ca, "2")])
+    policy_case("daemon-reload-credential-provider", files_b=[
+        ("/etc/systemd/system/kubelet.service.d/40-kubelet-crio-image-credential-provider.conf", "x")])
+    policy_case("special-registries-safe", files_a=[(conf, base)],
+                files_b=[(conf, base.replace('"]', '", "quay.io"]'))])
+    policy_case("special-registries-unsafe", files_a=[(conf, base)],
+                files_b=[(conf, base + '[[registry]]\nlocation = "quay.io/openshift"\n[[registry.mirror]]\nlocation = "mirror.example.com"\n')])
+    policy_case("ssh-keys", key_b="key-b")
+    policy_case("unknown-file-reboots", files_b=[("/etc/motd", "hello")])
+    admin = machineconfiguration(
+        files=[("/etc/app", ["Restart:app.service"]), ("/etc/containers/policy.json", ["Drain", "Reload:crio.service"])],
+        units=[("app.service", ["DaemonReload", "Reload:app.service"])])
+    policy_case("admin-file-restart", files_b=[("/etc/app/app.conf", "x")], mc=admin)
+    policy_case("admin-replaces-default-drain", files_a=[("/etc/containers/policy.json", "1")],
+                files_b=[("/etc/containers/policy.json", "2")], mc=admin)
+    policy_case("admin-unit-several-actions", units_b=[("app.service", "[Service]\nExecStart=/bin/app\n")], mc=admin)
+    policy_case("admin-published-status", files_b=[("/etc/app/app.conf", "x")],
+                mc=machineconfiguration(files=[("/etc/app", ["None"])], generation=2, published=True))
     case("pending-node-skipped", node(done, phase="Pending"))
     case("provisioning-node-skipped", node(done, phase="Provisioning"))
     case("fresh-node-placeholders", node({}))

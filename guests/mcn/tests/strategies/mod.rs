@@ -10,8 +10,9 @@
 use std::collections::BTreeMap;
 
 use mco_mcn::{
-    Condition, ConditionStatus, DEFAULT_CONDITION_TYPES, Facts, LabelSelector, Node, Pool,
-    RenderedConfig, SelectorRequirement,
+    Condition, ConditionStatus, DEFAULT_CONDITION_TYPES, DisruptionAction, DisruptionPolicies,
+    Facts, FilePolicy, LabelSelector, Node, Pool, RenderedConfig, SelectorRequirement, StoredNode,
+    UnitPolicy,
 };
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
@@ -195,24 +196,91 @@ fn node() -> impl Strategy<Value = Node> {
         1 => select(vec!["Running", "Pending", "Provisioning"]).prop_map(str::to_owned),
         1 => hostile_text(),
     ];
-    (
-        name,
-        any::<i64>(),
-        phase,
-        any::<bool>(),
-        labels(),
-        annotations(),
+    (name, phase, any::<bool>(), labels(), annotations()).prop_map(
+        |(name, phase, unschedulable, labels, annotations)| Node {
+            name,
+            phase,
+            unschedulable,
+            labels,
+            annotations,
+        },
     )
-        .prop_map(
-            |(name, generation, phase, unschedulable, labels, annotations)| Node {
-                name,
-                generation,
-                phase,
-                unschedulable,
-                labels,
-                annotations,
-            },
+}
+
+fn action() -> impl Strategy<Value = DisruptionAction> {
+    prop_oneof![
+        Just(DisruptionAction::Reboot),
+        Just(DisruptionAction::Drain),
+        Just(DisruptionAction::None),
+        Just(DisruptionAction::Special),
+        Just(DisruptionAction::DaemonReload),
+        hostile_text().prop_map(DisruptionAction::Reload),
+        hostile_text().prop_map(DisruptionAction::Restart),
+    ]
+}
+
+/// The defaults, plus admin-style entries with odd paths and actions.
+fn policies() -> impl Strategy<Value = DisruptionPolicies> {
+    let path = prop_oneof![
+        Just("/etc".to_string()),
+        Just("/etc/containers/".to_string()),
+        Just("//etc/./motd".to_string()),
+        hostile_text(),
+    ];
+    (
+        vec((path, vec(action(), 0..4)), 0..4),
+        vec((hostile_text(), vec(action(), 0..4)), 0..3),
+        vec(action(), 0..3),
+    )
+        .prop_map(|(files, units, ssh_key)| {
+            let mut policies = DisruptionPolicies::defaults();
+            policies.files.extend(
+                files
+                    .into_iter()
+                    .map(|(path, actions)| FilePolicy { path, actions }),
+            );
+            policies.units.extend(
+                units
+                    .into_iter()
+                    .map(|(name, actions)| UnitPolicy { name, actions }),
+            );
+            if !ssh_key.is_empty() {
+                policies.ssh_key = ssh_key;
+            }
+            policies
+        })
+}
+
+fn stored() -> impl Strategy<Value = Option<StoredNode>> {
+    proptest::option::of(
+        (
+            proptest::option::of(any::<i64>()),
+            proptest::option::of(any::<i64>()),
+            prop_oneof![Just("worker".to_string()), hostile_text()],
+            prop_oneof![Just("rendered-worker-a".to_string()), hostile_text()],
+            proptest::option::of(hostile_text()),
+            proptest::option::of(hostile_text()),
         )
+            .prop_map(
+                |(
+                    generation,
+                    observed_generation,
+                    pool,
+                    desired_config,
+                    desired_image,
+                    current,
+                )| {
+                    StoredNode {
+                        generation,
+                        observed_generation,
+                        pool,
+                        desired_config,
+                        desired_image,
+                        current_config: current,
+                    }
+                },
+            ),
+    )
 }
 
 /// Everything one derivation looks at, from realistic to hostile.
@@ -222,12 +290,15 @@ pub fn facts() -> impl Strategy<Value = Facts> {
         vec(pool(), 0..4),
         vec(config(), 0..3),
         vec(condition(), 0..16),
+        policies(),
+        stored(),
     )
-        .prop_map(|(node, pools, configs, previous)| Facts {
+        .prop_map(|(node, pools, configs, previous, policies, stored)| Facts {
             node,
             pools,
             configs,
             previous,
-            stored_generation: None,
+            policies,
+            stored,
         })
 }

@@ -1,0 +1,462 @@
+//! What moving a node from one rendered MachineConfig to another takes,
+//! decided from the cluster's node disruption policies as the daemon does
+//! after first boot (`spec/mcn.md` §12.4–§12.5): the post-config actions,
+//! whether the node is drained, and the OS and files flags the
+//! AppliedFilesAndOS messages print.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use crate::registries;
+use crate::{DisruptionAction, DisruptionPolicies, FilePolicy, UnitPolicy};
+
+/// The file the `Special` action is about.
+pub const REGISTRIES_CONF: &str = "/etc/containers/registries.conf";
+
+impl DisruptionPolicies {
+    /// The operator's built-in cluster policies (MCO `7ff337a4`,
+    /// `spec/mcn.md` §12.2), in its order. Used when MachineConfiguration
+    /// `cluster` has no usable status; admin policies merge onto them.
+    pub fn defaults() -> DisruptionPolicies {
+        use DisruptionAction::{DaemonReload, None, Reload, Restart, Special};
+        let reload = |s: &str| Reload(s.to_string());
+        let restart = |s: &str| Restart(s.to_string());
+        let files = [
+            ("/var/lib/kubelet/config.json", vec![None]),
+            (
+                "/etc/machine-config-daemon/no-reboot/containers-gpg.pub",
+                vec![reload("crio.service")],
+            ),
+            ("/etc/containers/policy.json", vec![reload("crio.service")]),
+            (REGISTRIES_CONF, vec![Special]),
+            ("/etc/containers/registries.d", vec![reload("crio.service")]),
+            ("/etc/crio/policies", vec![reload("crio.service")]),
+            ("/etc/nmstate/openshift", vec![None]),
+            (
+                "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt",
+                vec![
+                    restart("coreos-update-ca-trust.service"),
+                    restart("crio.service"),
+                ],
+            ),
+            (
+                "/etc/kubernetes/credential-providers",
+                vec![restart("kubelet.service")],
+            ),
+            (
+                "/etc/systemd/system/kubelet.service.d/40-kubelet-crio-image-credential-provider.conf",
+                vec![DaemonReload, restart("kubelet.service")],
+            ),
+            ("/etc/iri-registry", vec![restart("iri-registry.service")]),
+            (
+                "/usr/local/bin/load-registry-image.sh",
+                vec![restart("iri-registry.service")],
+            ),
+            (
+                "/etc/pki/ca-trust/source/anchors/iri-root-ca.crt",
+                vec![restart("coreos-update-ca-trust.service")],
+            ),
+        ];
+        DisruptionPolicies {
+            files: files
+                .into_iter()
+                .map(|(path, actions)| FilePolicy {
+                    path: path.to_string(),
+                    actions,
+                })
+                .collect(),
+            units: vec![UnitPolicy {
+                name: "iri-registry.service".to_string(),
+                actions: vec![DaemonReload, restart("iri-registry.service")],
+            }],
+            ssh_key: vec![None],
+        }
+    }
+}
+
+/// The decision for one update.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The post-config actions in the order the daemon runs them: `[Reboot]`,
+    /// `[None]`, or the policies' actions (possibly empty).
+    pub actions: Vec<DisruptionAction>,
+    /// Whether the node is cordoned and drained before the files change.
+    pub drain: bool,
+    /// The OS image, extensions or kernel type change.
+    pub os: bool,
+    /// Files or users change ("SSH Keys" in upstream's messages).
+    pub files_or_passwd: bool,
+}
+
+impl Plan {
+    pub fn reboots(&self) -> bool {
+        self.actions.contains(&DisruptionAction::Reboot)
+    }
+}
+
+/// Compares two MachineConfig specs given as JSON text. `image_changes` is
+/// whether the node's current and desired image annotations differ (image
+/// mode). `Err` is a spec that cannot be read.
+pub fn plan(
+    current_spec: &str,
+    desired_spec: &str,
+    policies: &DisruptionPolicies,
+    image_changes: bool,
+) -> Result<Plan, String> {
+    let current = Spec::parse(current_spec, "current")?;
+    let desired = Spec::parse(desired_spec, "desired")?;
+    let differs = |pointer: &str| current.at(pointer) != desired.at(pointer);
+    let os = image_changes
+        || differs("/osImageURL")
+        || differs("/extensions")
+        || current.kernel_type() != desired.kernel_type();
+    let kargs = differs("/kernelArguments");
+    let fips = current.fips() != desired.fips();
+    let passwd = differs("/config/passwd");
+    let files = differs("/config/storage/files");
+    let units = differs("/config/systemd/units");
+    // Read even when a reboot settles it: a config the daemon could not
+    // read fails the update upstream (W4) whatever else changed.
+    let current_files = current.keyed("/config/storage/files", "path")?;
+    let desired_files = desired.keyed("/config/storage/files", "path")?;
+    let current_units = current.keyed("/config/systemd/units", "name")?;
+    let desired_units = desired.keyed("/config/systemd/units", "name")?;
+
+    let actions = if os || kargs || fips {
+        vec![DisruptionAction::Reboot]
+    } else if !files && !units && !passwd {
+        vec![DisruptionAction::None]
+    } else {
+        policy_actions(
+            policies,
+            &changed(&current_files, &desired_files),
+            &changed(&current_units, &desired_units),
+            passwd,
+        )
+    };
+    let drain = if actions
+        .iter()
+        .any(|a| matches!(a, DisruptionAction::Reboot | DisruptionAction::Drain))
+    {
+        true
+    } else if actions.contains(&DisruptionAction::Special) {
+        !registries::safe_change(
+            &current.file_source(REGISTRIES_CONF),
+            &desired.file_source(REGISTRIES_CONF),
+        )
+    } else {
+        false
+    };
+    Ok(Plan {
+        actions,
+        drain,
+        os,
+        files_or_passwd: files || passwd,
+    })
+}
+
+/// §12.5 step 3: the actions of the closest file policy of every changed
+/// path, the unit policy of every changed unit, and the SSH key policy.
+fn policy_actions(
+    policies: &DisruptionPolicies,
+    paths: &BTreeSet<&str>,
+    units: &BTreeSet<&str>,
+    passwd: bool,
+) -> Vec<DisruptionAction> {
+    let mut list = Vec::new();
+    for path in paths {
+        let mut closest: Option<&FilePolicy> = None;
+        for policy in &policies.files {
+            if covers(&policy.path, path)
+                && closest.is_none_or(|best| policy.path.len() > best.path.len())
+            {
+                closest = Some(policy);
+            }
+        }
+        match closest {
+            Some(policy) => list.extend(policy.actions.iter().cloned()),
+            None => return vec![DisruptionAction::Reboot],
+        }
+    }
+    for unit in units {
+        match policies.units.iter().find(|p| p.name == *unit) {
+            Some(policy) => list.extend(policy.actions.iter().cloned()),
+            None => return vec![DisruptionAction::Reboot],
+        }
+    }
+    if passwd {
+        list.extend(policies.ssh_key.iter().cloned());
+    }
+    if list.contains(&DisruptionAction::Reboot) {
+        return vec![DisruptionAction::Reboot];
+    }
+    if list.contains(&DisruptionAction::None) {
+        list.retain(|a| *a != DisruptionAction::None);
+        if list.is_empty() {
+            return vec![DisruptionAction::None];
+        }
+    }
+    list
+}
+
+/// A policy path covers the same path and everything below it, compared
+/// after cleaning both (`//`, `.`, `..`, a trailing `/`).
+fn covers(policy: &str, path: &str) -> bool {
+    if policy == path {
+        return true;
+    }
+    let (policy, path) = (clean(policy), clean(path));
+    policy == path || path.starts_with(&format!("{}/", policy.trim_end_matches('/')))
+}
+
+fn clean(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    if path.starts_with('/') {
+        format!("/{joined}")
+    } else {
+        joined
+    }
+}
+
+/// Keys present on one side only, or on both with different entries.
+fn changed<'a>(
+    current: &'a BTreeMap<&'a str, Value>,
+    desired: &'a BTreeMap<&'a str, Value>,
+) -> BTreeSet<&'a str> {
+    current
+        .keys()
+        .chain(desired.keys())
+        .copied()
+        .filter(|key| current.get(key) != desired.get(key))
+        .collect()
+}
+
+/// A MachineConfig spec with absent, `null`, `[]` and `{}` values pruned,
+/// so that equality means "the same configuration".
+struct Spec(Value);
+
+impl Spec {
+    fn parse(text: &str, which: &str) -> Result<Spec, String> {
+        match serde_json::from_str::<Value>(text) {
+            Ok(value @ Value::Object(_)) => Ok(Spec(pruned(value))),
+            Ok(_) => Err(format!("the {which} MachineConfig spec is not an object")),
+            Err(err) => Err(format!(
+                "the {which} MachineConfig spec is not valid JSON: {err}"
+            )),
+        }
+    }
+
+    fn at(&self, pointer: &str) -> Option<&Value> {
+        self.0.pointer(pointer)
+    }
+
+    /// Everything but the real-time and 64k-page kernels is the default one.
+    fn kernel_type(&self) -> &str {
+        match self.at("/kernelType").and_then(Value::as_str) {
+            Some(kernel @ ("realtime" | "64k-pages")) => kernel,
+            _ => "default",
+        }
+    }
+
+    fn fips(&self) -> bool {
+        self.at("/fips").and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    /// The entries of a list by their `key` field (a later duplicate wins).
+    fn keyed(&self, pointer: &str, key: &str) -> Result<BTreeMap<&str, Value>, String> {
+        let field = pointer.trim_start_matches('/').replace('/', ".");
+        let items = match self.at(pointer) {
+            None => return Ok(BTreeMap::new()),
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(format!("{field} is not a list")),
+        };
+        items
+            .iter()
+            .map(|item| match item.get(key).and_then(Value::as_str) {
+                Some(name) => Ok((name, item.clone())),
+                None => Err(format!("an entry of {field} has no string {key}")),
+            })
+            .collect()
+    }
+
+    /// `contents.source` of the file at `path`; empty when there is none.
+    fn file_source(&self, path: &str) -> String {
+        let files = self.at("/config/storage/files").and_then(Value::as_array);
+        files
+            .into_iter()
+            .flatten()
+            .rfind(|f| f.get("path").and_then(Value::as_str) == Some(path))
+            .and_then(|f| f.pointer("/contents/source"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+/// Drops every `null`, empty list and empty object, recursively.
+fn pruned(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, pruned(v)))
+                .filter(|(_, v)| !is_empty(v))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(pruned).collect()),
+        other => other,
+    }
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use DisruptionAction::*;
+    use serde_json::json;
+
+    fn policies() -> DisruptionPolicies {
+        let file = |path: &str, actions: Vec<DisruptionAction>| FilePolicy {
+            path: path.into(),
+            actions,
+        };
+        DisruptionPolicies {
+            files: vec![
+                file("/var/lib/kubelet/config.json", vec![None]),
+                file(
+                    "/etc/containers/registries.d",
+                    vec![Reload("crio.service".into())],
+                ),
+                file(REGISTRIES_CONF, vec![Special]),
+                file("/etc/drain-me", vec![Drain]),
+                file("/etc/two", vec![DaemonReload, Restart("a.service".into())]),
+                file("/etc/two/deeper", vec![Restart("b.service".into())]),
+            ],
+            units: vec![UnitPolicy {
+                name: "x.service".into(),
+                actions: vec![Restart("x.service".into())],
+            }],
+            ssh_key: vec![None],
+        }
+    }
+
+    fn spec(files: &[(&str, &str)], units: &[(&str, &str)], key: &str) -> String {
+        let files: Vec<Value> = files
+            .iter()
+            .map(|(p, d)| json!({"path": p, "contents": {"source": format!("data:,{d}")}}))
+            .collect();
+        let units: Vec<Value> = units
+            .iter()
+            .map(|(n, c)| json!({"name": n, "contents": c}))
+            .collect();
+        json!({
+            "osImageURL": "os",
+            "config": {
+                "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": [key]}]},
+                "storage": {"files": files},
+                "systemd": {"units": units},
+            }
+        })
+        .to_string()
+    }
+
+    fn actions(a: &str, b: &str) -> (Vec<DisruptionAction>, bool) {
+        let plan = plan(a, b, &policies(), false).unwrap_or_else(|e| panic!("{e}"));
+        (plan.actions, plan.drain)
+    }
+
+    #[test]
+    fn closest_policy_wins_and_paths_are_cleaned() {
+        let a = spec(&[], &[], "k");
+        let deeper = spec(&[("/etc/two/deeper/f", "1")], &[], "k");
+        assert_eq!(
+            actions(&a, &deeper),
+            (vec![Restart("b.service".into())], false)
+        );
+        let odd = spec(&[("/etc//two/./x", "1")], &[], "k");
+        assert_eq!(
+            actions(&a, &odd),
+            (vec![DaemonReload, Restart("a.service".into())], false)
+        );
+        // A policy on a file does not cover a sibling sharing its prefix.
+        let sibling = spec(&[("/etc/containers/registries.conf.d/x", "1")], &[], "k");
+        assert_eq!(actions(&a, &sibling), (vec![Reboot], true));
+    }
+
+    #[test]
+    fn none_drops_out_unless_alone_and_reboot_wins() {
+        let a = spec(&[("/var/lib/kubelet/config.json", "1")], &[], "k");
+        let b = spec(&[("/var/lib/kubelet/config.json", "2")], &[], "k2");
+        assert_eq!(actions(&a, &b), (vec![None], false));
+        let c = spec(
+            &[
+                ("/var/lib/kubelet/config.json", "2"),
+                ("/etc/drain-me", "x"),
+            ],
+            &[("x.service", "y")],
+            "k",
+        );
+        assert_eq!(
+            actions(&a, &c),
+            (vec![Drain, Restart("x.service".into())], true)
+        );
+        let unknown_unit = spec(
+            &[("/var/lib/kubelet/config.json", "1")],
+            &[("y.service", "")],
+            "k",
+        );
+        assert_eq!(actions(&a, &unknown_unit), (vec![Reboot], true));
+    }
+
+    #[test]
+    fn os_kargs_and_fips_reboot_without_asking_policies() {
+        let a = spec(&[], &[], "k");
+        let mut b: Value = serde_json::from_str(&a).unwrap_or_default();
+        b["kernelArguments"] = json!(["nosmt"]);
+        assert_eq!(actions(&a, &b.to_string()), (vec![Reboot], true));
+        b["kernelArguments"] = json!([]);
+        b["kernelType"] = json!("something-odd");
+        b["fips"] = json!(false);
+        assert_eq!(actions(&a, &b.to_string()), (vec![None], false));
+        let plan = plan(&a, &a, &policies(), true).unwrap_or_else(|e| panic!("{e}"));
+        assert!(plan.os && plan.reboots());
+    }
+
+    #[test]
+    fn broken_specs_are_errors_not_panics() {
+        let good = spec(&[("/etc/a", "1")], &[], "k");
+        for bad in [
+            "",
+            "[]",
+            "{\"config\":{\"storage\":{\"files\":7}}}",
+            "{\"config\":{\"storage\":{\"files\":[{\"x\":1}]}}}",
+            "{\"config\":{\"systemd\":{\"units\":[{\"name\":3}]}}}",
+            "{",
+        ] {
+            assert!(
+                plan(&good, bad, &policies(), false).is_err(),
+                "{bad:?} accepted"
+            );
+        }
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(plan(&good, &deep, &policies(), false).is_err());
+    }
+}
