@@ -14,3 +14,11 @@ pub mod metrics;
 pub mod run;
 pub mod runtime;
 mod telemetry;
+
+/// Makes ring the process's rustls crypto provider. kube picks ring itself,
+/// but reqwest (under oci-client and the status view's admin client) is
+/// built without a provider of its own and panics on building a client
+/// unless one is installed. Idempotent: a second call keeps the first.
+pub fn install_crypto_provider() {
+    let _already_installed = rustls::crypto::ring::default_provider().install_default();
+}

@@ -16,6 +16,11 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| {
+        // In a workspace build reqwest's features are unified with
+        // mco-host's (oci-client asks for rustls without a provider), and
+        // such a reqwest panics on `build` unless a provider is installed,
+        // even for plain HTTP. Ring is the one kube and mco-host use.
+        let _already_installed = rustls::crypto::ring::default_provider().install_default();
         reqwest::Client::builder()
             .no_proxy()
             .timeout(TIMEOUT)

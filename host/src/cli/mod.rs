@@ -294,6 +294,7 @@ impl Failure {
 const KUBECTL_PLUGIN: &str = "kubectl-mco";
 
 pub fn main() -> ExitCode {
+    crate::install_crypto_provider();
     let as_plugin = std::env::args_os()
         .next()
         .map(PathBuf::from)

@@ -147,9 +147,7 @@ impl Oci {
     /// `plain_http` lists registries (`host:port`) reached without TLS, such
     /// as one on loopback.
     pub fn new(plain_http: &[String], cache: Option<PathBuf>) -> Oci {
-        // reqwest is built without a crypto provider of its own: ring, the
-        // one kube uses, serves both.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::install_crypto_provider();
         let protocol = if plain_http.is_empty() {
             ClientProtocol::Https
         } else {
