@@ -315,14 +315,7 @@ fn eval_bootimage_prints_what_the_controller_writes_for_a_control_plane_machine_
     let case = "cpms-aws-patch-stub-v2-converted";
     let (code, decision, err) = eval_bootimage(case, &[]);
     assert_eq!(code, Some(0), "{err}");
-    let expected = common::repo_root()
-        .join("tests/golden/bootimage")
-        .join(case)
-        .join("expected.json");
-    let expected: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(expected).unwrap_or_default())
-            .unwrap_or_default();
-    assert_eq!(decision, expected);
+    assert_eq!(decision, golden_decision(case));
     assert_eq!(
         decision["userDataSecret"]["annotations"]["machineconfiguration.openshift.io/stub-ignition-upgraded-at"],
         "2026-12-01T09:30:00Z"
@@ -373,19 +366,22 @@ fn eval_bootimage(case: &str, extra: &[&str]) -> (Option<i32>, serde_json::Value
     (output.status.code(), decision, stderr(&output))
 }
 
+/// The decision a boot image golden case expects.
+fn golden_decision(case: &str) -> serde_json::Value {
+    let path = common::repo_root()
+        .join("tests/golden/bootimage")
+        .join(case)
+        .join("expected.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 #[test]
 fn eval_bootimage_prints_the_golden_decision() {
     let case = "gcp-patch-boot-disk-only";
     let (code, decision, err) = eval_bootimage(case, &[]);
     assert_eq!(code, Some(0), "{err}");
-    let expected = common::repo_root()
-        .join("tests/golden/bootimage")
-        .join(case)
-        .join("expected.json");
-    let expected: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(expected).unwrap_or_default())
-            .unwrap_or_default();
-    assert_eq!(decision, expected);
+    assert_eq!(decision, golden_decision(case));
 }
 
 #[test]

@@ -354,6 +354,8 @@ struct Selection {
     selection: Option<Value>,
     /// Where it was read or which rule of the operator's computation gave it.
     rule: String,
+    /// Computed from the spec (no published status), not read.
+    computed: bool,
 }
 
 /// The selection the operator publishes in `status.managedBootImagesStatus`
@@ -386,24 +388,32 @@ fn effective_selection(
                 format!("{path}: no manager for machine.openshift.io {resource}")
             }
         };
-        return Ok(Selection { selection, rule });
+        return Ok(Selection {
+            selection,
+            rule,
+            computed: false,
+        });
     }
-    let computed = COMPUTED;
+    let computed = |selection: Option<Value>, why: String| Selection {
+        selection,
+        rule: format!("{COMPUTED}: {why}"),
+        computed: true,
+    };
     let spec = managers_at(
         lookup(mc, WHAT, &["spec", "managedBootImages", "machineManagers"])?,
         "spec.managedBootImages.machineManagers",
     )?;
     if spec.is_some_and(<[Value]>::is_empty) {
-        return Ok(Selection {
-            selection: None,
-            rule: format!("{computed}: machineManagers is [], which opts out of everything"),
-        });
+        return Ok(computed(
+            None,
+            "machineManagers is [], which opts out of everything".into(),
+        ));
     }
     if let Some(entry) = spec.and_then(|m| find_manager(m, resource)) {
-        return Ok(Selection {
-            selection: Some(entry.get("selection").cloned().unwrap_or(Value::Null)),
-            rule: format!("{computed}: the spec's {resource} entry"),
-        });
+        return Ok(computed(
+            Some(entry.get("selection").cloned().unwrap_or(Value::Null)),
+            format!("the spec's {resource} entry"),
+        ));
     }
     // The operator's default: `All` for MachineSets on a default-on
     // platform; otherwise `None`, which enrolls nothing, so it is given as
@@ -422,10 +432,7 @@ fn effective_selection(
             format!("no {resource} entry, and ControlPlaneMachineSets are opt-in (default None)"),
         ),
     };
-    Ok(Selection {
-        selection,
-        rule: format!("{computed}: {why}"),
-    })
+    Ok(computed(selection, why))
 }
 
 /// How [`effective_selection`] words a selection it computed rather than read.
@@ -438,8 +445,8 @@ const COMPUTED: &str = "computed from spec.managedBootImages, as the operator wo
 pub fn computed_enrollment(mc: &Value, kind: MachineKind, platform: &str) -> Option<String> {
     effective_selection(mc, kind, platform)
         .ok()
+        .filter(|s| s.computed)
         .map(|s| s.rule)
-        .filter(|rule| rule.starts_with(COMPUTED))
 }
 
 /// Enrollment by `MachineConfiguration/cluster`: the effective
@@ -457,7 +464,7 @@ pub fn enrollment_gate(
 ) -> Result<Option<Decision>, InputError> {
     const WHAT: &str = "MachineConfiguration";
     check_kind(mc, WHAT, "MachineConfiguration")?;
-    let Selection { selection, rule } = effective_selection(mc, ms.kind, platform)?;
+    let Selection { selection, rule, .. } = effective_selection(mc, ms.kind, platform)?;
     let not_enrolled = |why: &str| {
         let detail = if why.is_empty() {
             rule.clone()

@@ -177,7 +177,9 @@ impl Oci {
             reference: name.clone(),
             detail,
         })?;
-        let (manifest_bytes, manifest_digest) = match self.cached_manifest(&reference) {
+        let cached_manifest = self.cached_manifest(&reference);
+        let manifest_was_cached = cached_manifest.is_some();
+        let (manifest_bytes, manifest_digest) = match cached_manifest {
             Some(cached) => cached,
             None => self.fetch_manifest(&reference, &name, auth).await?,
         };
@@ -229,7 +231,12 @@ impl Oci {
         let (bytes, cached) = self
             .cached_or_pulled(&reference, &name, layer, "the module layer", limit)
             .await?;
-        self.store(&manifest_digest, &manifest_bytes);
+        // Stored once its layer is in hand, so a cached manifest always has
+        // its module; a manifest read from the cache is not written again
+        // (the registry is polled every few seconds).
+        if !manifest_was_cached {
+            self.store(&manifest_digest, &manifest_bytes);
+        }
         Ok(Pulled {
             bytes: Arc::new(bytes),
             manifest_digest,
