@@ -464,7 +464,9 @@ pub fn enrollment_gate(
 ) -> Result<Option<Decision>, InputError> {
     const WHAT: &str = "MachineConfiguration";
     check_kind(mc, WHAT, "MachineConfiguration")?;
-    let Selection { selection, rule, .. } = effective_selection(mc, ms.kind, platform)?;
+    let Selection {
+        selection, rule, ..
+    } = effective_selection(mc, ms.kind, platform)?;
     let not_enrolled = |why: &str| {
         let detail = if why.is_empty() {
             rule.clone()
