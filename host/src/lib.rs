@@ -22,3 +22,18 @@ mod telemetry;
 pub fn install_crypto_provider() {
     let _already_installed = rustls::crypto::ring::default_provider().install_default();
 }
+
+/// The CustomResourceDefinitions this host owns, each with the file name
+/// `deploy/crds/` keeps it under.
+pub fn crds() -> Vec<(
+    String,
+    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+)> {
+    [
+        mcn::crd::machine_config_node_crd(),
+        guests::crd::machine_config_guest_crd(),
+    ]
+    .into_iter()
+    .map(|crd| (format!("{}.yaml", crd.spec.names.plural), crd))
+    .collect()
+}

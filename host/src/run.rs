@@ -46,7 +46,16 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     let mut registry = Registry::default();
     let metrics = Metrics::register(&mut registry);
     let ns = &options.namespace;
-    let guests = swap::start(guests, client.clone(), ns, &options.identity, &metrics).await?;
+    // The guests load before this replica competes for the lease, so a
+    // replica whose guests cannot load never holds it; they learn of the
+    // lease through this channel once it exists.
+    let (lease_held, guests_leader) = tokio::sync::watch::channel(false);
+    let cluster = swap::Cluster {
+        namespace: ns,
+        identity: &options.identity,
+        leader: guests_leader,
+    };
+    let guests = swap::start(guests, client.clone(), cluster, &metrics).await?;
 
     let lease_seconds = options.lease_duration.as_secs().max(2);
     let lease = LeaseManagerBuilder::new(client.clone(), &options.lease_name)
@@ -66,6 +75,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             loop {
                 let is_leader = *leader.borrow_and_update();
                 gauge.set(i64::from(is_leader));
+                lease_held.send_replace(is_leader);
                 tracing::info!(leader = is_leader, "leadership changed");
                 if leader.changed().await.is_err() {
                     break;

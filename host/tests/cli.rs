@@ -262,15 +262,29 @@ fn hostile_guests_exit_3_within_the_deadline() {
 }
 
 #[test]
-fn the_crd_in_deploy_is_what_the_types_generate() {
-    let output = run(&["crds"], None);
+fn the_crds_in_deploy_are_what_the_types_generate() {
+    let out = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = out.path().display().to_string();
+    let output = run(&["crds", "--out-dir", &dir], None);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let path = common::repo_root().join("deploy/crds/machineconfignodes.yaml");
-    let committed =
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(
-        String::from_utf8_lossy(&output.stdout) == committed,
-        "deploy/crds/machineconfignodes.yaml is stale: run `mco-host crds > deploy/crds/machineconfignodes.yaml`"
+    for file in ["machineconfignodes.yaml", "machineconfigguests.yaml"] {
+        let read = |path: std::path::PathBuf| {
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        };
+        let generated = read(out.path().join(file));
+        let committed = read(common::repo_root().join("deploy/crds").join(file));
+        assert!(
+            generated == committed,
+            "deploy/crds/{file} is stale: run `make crds`"
+        );
+    }
+    let stream = run(&["crds"], None);
+    assert_eq!(stream.status.code(), Some(0), "{}", stderr(&stream));
+    let text = String::from_utf8_lossy(&stream.stdout);
+    assert_eq!(
+        text.matches("kind: CustomResourceDefinition").count(),
+        2,
+        "{text}"
     );
 }
 

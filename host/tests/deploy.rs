@@ -32,6 +32,7 @@ const RUN_ARGS: &[&str] = &[
     "0.0.0.0:8080",
     "--guest-dir",
     GUEST_DIR,
+    "--registry-crd",
     "--cache-dir",
     CACHE_DIR,
     "--oci-cache-dir",
@@ -88,6 +89,7 @@ fn is_cluster_scoped(kind: &str) -> bool {
             | "ClusterRole"
             | "ClusterRoleBinding"
             | "CustomResourceDefinition"
+            | "MachineConfigGuest"
             | "PriorityClass"
             | "StorageClass"
             | "PersistentVolume"
@@ -328,6 +330,10 @@ fn the_base_renders_to_named_objects_in_mco_system() {
             "CustomResourceDefinition",
             "machineconfignodes.machineconfiguration.openshift.io",
         ),
+        (
+            "CustomResourceDefinition",
+            "machineconfigguests.mco-wasm.io",
+        ),
         ("ServiceAccount", SERVICE_ACCOUNT),
         ("ClusterRole", "mco-host"),
         ("ClusterRoleBinding", "mco-host"),
@@ -346,23 +352,18 @@ fn the_base_renders_to_named_objects_in_mco_system() {
 }
 
 #[test]
-fn the_crd_is_the_one_the_types_generate() {
-    let generated =
-        mco_host::mcn::crd::manifests().unwrap_or_else(|e| panic!("mco-host crds: {e}"));
-    let mut generated = parse_documents(&generated, "mco_host::mcn::crd::manifests()");
-    assert_eq!(generated.len(), 1);
-    let mut rendered = find(
-        base(),
-        "CustomResourceDefinition",
-        "machineconfignodes.machineconfiguration.openshift.io",
-    )
-    .clone();
-    normalize_numbers(&mut rendered);
-    normalize_numbers(&mut generated[0]);
-    assert!(
-        rendered == generated[0],
-        "deploy/crds/machineconfignodes.yaml differs from the Rust types: run `make crds`"
-    );
+fn the_crds_are_the_ones_the_types_generate() {
+    for (file, crd) in mco_host::crds() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let mut generated = serde_json::to_value(&crd).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut rendered = find(base(), "CustomResourceDefinition", &name).clone();
+        normalize_numbers(&mut rendered);
+        normalize_numbers(&mut generated);
+        assert!(
+            rendered == generated,
+            "deploy/crds/{file} differs from the Rust types: run `make crds`"
+        );
+    }
 }
 
 #[test]
@@ -519,6 +520,18 @@ fn the_cluster_role_grants_exactly_what_the_mcn_controller_needs() {
                 "operator.openshift.io",
                 &["machineconfigurations"],
                 &["get", "list", "watch"],
+                &[]
+            ),
+            (
+                "mco-wasm.io",
+                &["machineconfigguests"],
+                &["get", "list"],
+                &[]
+            ),
+            (
+                "mco-wasm.io",
+                &["machineconfigguests/status"],
+                &["patch"],
                 &[]
             ),
             ("events.k8s.io", &["events"], &["create", "patch"], &[]),

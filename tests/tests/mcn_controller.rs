@@ -213,6 +213,20 @@ async fn swaps_the_guest_while_nodes_update() -> Result<()> {
     fx.finish(r)
 }
 
+/// The registry as MachineConfigGuest objects (`--registry-crd`), swapped
+/// while four workers walk a reboot update: the shipped objects report the
+/// installed guests, kubectl shows what runs where, broken specs are
+/// refused at the door, a good module takes over with no step missed, a
+/// refused one leaves the old module serving and the object Degraded, and
+/// deleting the object returns the job to the installed guest.
+#[tokio::test]
+async fn swaps_through_machineconfigguests_while_nodes_update() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
+    let mut fx = Fixture::start().await?;
+    let r = guest_objects(&mut fx).await;
+    fx.finish(r)
+}
+
 // ---- scenarios -----------------------------------------------------------------------------------
 
 async fn lifecycle(fx: &mut Fixture) -> Result<()> {
@@ -1012,6 +1026,282 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
         REBOOT_WALK.len()
     );
     Ok(())
+}
+
+async fn guest_objects(fx: &mut Fixture) -> Result<()> {
+    let guest_dir = support::controller::host_binary()?
+        .parent()
+        .ok_or_else(|| anyhow!("the host binary has no directory"))?
+        .join("guests");
+    let read = |file: &str| {
+        let path = guest_dir.join(file);
+        std::fs::read(&path).with_context(|| format!("reading {}", path.display()))
+    };
+    let a = read("mcn.wasm")?;
+    let b = with_custom_section(&a, "mco-e2e-crd", b"module b");
+    let (sha_a, sha_b) = (sha256(&a), sha256(&b));
+    put_configmap(fx, "mcn-b", "mcn.wasm", &b).await?;
+
+    fx.apply_pool("worker", "rendered-worker-a").await?;
+    fx.apply_golden_machineconfigs("reboot-01-desired-config-set")
+        .await?;
+    let mut uids = Vec::new();
+    for node in SWAP_WORKERS {
+        uids.push(
+            fx.create_node(node, &["worker"], &[], "rendered-worker-a")
+                .await?,
+        );
+    }
+    let args = [
+        "--registry-crd",
+        "--registry-poll",
+        "500ms",
+        "--resync",
+        "10m",
+    ];
+    let c = fx.start_controller("mco-host-0", &args).await?;
+    for (node, uid) in SWAP_WORKERS.iter().zip(&uids) {
+        fx.wait_mcn(
+            &Expected::load("reboot-00-updated-on-a", node)?,
+            uid,
+            STEP_TIMEOUT,
+        )
+        .await?;
+    }
+
+    // ---- the shipped objects: every job, on its installed guest --------------------------------
+    let shipped = fixture::repo_root().join("deploy").join("guests");
+    kubectl(fx, &["apply", "-k", &shipped.display().to_string()], None).await?;
+    for (name, file) in [
+        ("mcn", "mcn.wasm"),
+        ("bootimage-aws", "bootimage-aws.wasm"),
+        ("bootimage-gcp", "bootimage-gcp.wasm"),
+        ("bootimage-azure", "bootimage-azure.wasm"),
+    ] {
+        let sha = sha256(&read(file)?);
+        wait_guest_object(fx, name, "its installed guest serving", |s| {
+            s["serving"]["sha256"] == sha.as_str() && condition(s, "Ready") == ("True", "Serving")
+        })
+        .await?;
+    }
+    let table = kubectl(fx, &["get", "machineconfigguests"], None).await?;
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    ensure!(
+        rows.first().map(|r| &r[..])
+            == Some(
+                &[
+                    "NAME",
+                    "JOB",
+                    "PLATFORM",
+                    "SERVING",
+                    "CANDIDATE",
+                    "READY",
+                    "DEGRADED",
+                    "AGE"
+                ][..]
+            ),
+        "kubectl get machineconfigguests: unexpected columns:\n{table}"
+    );
+    let short = |sha: &str| format!("sha256:{}", &sha[..12]);
+    ensure!(
+        // kubectl leaves the column of an absent field blank.
+        rows.iter()
+            .any(|r| r.len() == 6 && r[..5] == ["mcn", "mcn", &short(&sha_a), "True", "False"]),
+        "kubectl get machineconfigguests does not show mcn on the installed guest:\n{table}"
+    );
+
+    // ---- broken specs never reach the host -----------------------------------------------------
+    let typo = "apiVersion: mco-wasm.io/v1alpha1\nkind: MachineConfigGuest\nmetadata: {name: typo}\n\
+                spec: {job: mcn, module: m.wasm, sha265: abc}\n";
+    let both = "apiVersion: mco-wasm.io/v1alpha1\nkind: MachineConfigGuest\nmetadata: {name: both}\n\
+                spec: {job: bootImage, platform: AWS, module: m.wasm, oci: r.io/m:1}\n";
+    let no_platform = "apiVersion: mco-wasm.io/v1alpha1\nkind: MachineConfigGuest\nmetadata: {name: np}\n\
+                spec: {job: bootImage, module: m.wasm}\n";
+    for (yaml, why) in [
+        (typo, "unknown field \"spec.sha265\""),
+        (
+            both,
+            "give exactly one of spec.module, spec.configMap and spec.oci",
+        ),
+        (no_platform, "spec.platform is required for job bootImage"),
+    ] {
+        let refused = kubectl(fx, &["apply", "-f", "-"], Some(yaml)).await;
+        let message = format!("{:#}", refused.err().unwrap_or_else(|| anyhow!("accepted")));
+        ensure!(
+            message.contains(why),
+            "kubectl apply of a broken spec: {message}; expected {why}"
+        );
+    }
+
+    // ---- swaps while the workers walk the update -----------------------------------------------
+    fx.apply_pool("worker", B).await?;
+    let to_b = json!({"spec": {"module": null, "configMap": {"name": "mcn-b", "key": "mcn.wasm"}, "sha256": sha_b}});
+    let to_wrong_world =
+        json!({"spec": {"configMap": null, "sha256": null, "module": "bootimage-aws.wasm"}});
+    for (i, step) in REBOOT_WALK.iter().enumerate() {
+        match i {
+            1 => patch_guest_object(fx, "mcn", &to_b).await?,
+            6 => patch_guest_object(fx, "mcn", &to_wrong_world).await?,
+            _ => {}
+        }
+        for node in SWAP_WORKERS {
+            fx.patch_node(node, step.set, Some(step.unschedulable))
+                .await?;
+        }
+        for (node, uid) in SWAP_WORKERS.iter().zip(&uids) {
+            fx.wait_mcn(&Expected::load(step.case, node)?, uid, STEP_TIMEOUT)
+                .await
+                .with_context(|| format!("{node}, step {}", step.case))?;
+        }
+        if i == 3 {
+            let status = wait_guest_object(fx, "mcn", "module b serving", |s| {
+                s["serving"]["sha256"] == sha_b.as_str()
+                    && s["serving"]["module"] == "configmap/mcn-b[mcn.wasm]"
+                    && condition(s, "Ready") == ("True", "Serving")
+            })
+            .await?;
+            ensure!(
+                status["serving"]["loadedAt"].is_string(),
+                "no load time: {status}"
+            );
+        }
+        if i == 7 {
+            let status = wait_guest_object(fx, "mcn", "the wrong world refused", |s| {
+                condition(s, "Degraded") == ("True", "SwapFailed")
+            })
+            .await?;
+            let error = status["lastError"].as_str().unwrap_or_default();
+            ensure!(
+                status["serving"]["sha256"] == sha_b.as_str()
+                    && condition(&status, "Ready") == ("False", "SwapFailed")
+                    && error.starts_with("registry entry mcn: guest module")
+                    && error.contains("does not export"),
+                "a refused module must leave module b serving and say why: {status}"
+            );
+            let m = fx.controllers[c].metrics().await?;
+            ensure!(serving(&m, &sha_b), "module b must keep serving");
+        }
+    }
+    let table = kubectl(
+        fx,
+        &["get", "machineconfigguests", "mcn", "-o", "wide"],
+        None,
+    )
+    .await?;
+    ensure!(
+        table.contains("True") && table.contains("does not export"),
+        "kubectl get -o wide shows neither Degraded nor the error:\n{table}"
+    );
+    let m = fx.controllers[c].metrics().await?;
+    let errors = m.sum("mco_reconcile_errors_total", &[]);
+    ensure!(errors == 0.0, "{errors} reconcile errors across the swaps");
+    ensure!(
+        m.evaluations("failed") == 0.0,
+        "an evaluation failed across the swaps"
+    );
+
+    // ---- back to the image's guest -------------------------------------------------------------
+    kubectl(fx, &["delete", "machineconfigguest", "mcn"], None).await?;
+    wait_metric_for(
+        fx,
+        c,
+        "the installed guest serving again",
+        SWAP_TIMEOUT,
+        |m| serving(m, &sha_a),
+    )
+    .await?;
+    eprintln!(
+        "machineconfigguests: 4 shipped objects Ready, 1 swap served, 1 refused (Degraded), \
+         3 broken specs refused by the apiserver, 0 reconciles missed over {} nodes x {} steps",
+        SWAP_WORKERS.len(),
+        REBOOT_WALK.len()
+    );
+    Ok(())
+}
+
+/// The real kubectl as admin; its stdout, or an error with its stderr.
+async fn kubectl(fx: &Fixture, args: &[&str], stdin: Option<&str>) -> Result<String> {
+    use tokio::io::AsyncWriteExt;
+    let kubeconfig = fx.admin_kubeconfig()?;
+    let mut child = tokio::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .context("running kubectl (Debian's kubectl package; apt-get install kubectl)")?;
+    if let Some(mut pipe) = child.stdin.take() {
+        pipe.write_all(stdin.unwrap_or_default().as_bytes()).await?;
+    }
+    let out = child.wait_with_output().await?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(out.status.success(), "kubectl {}: {stderr}", args.join(" "));
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn guest_objects_api(fx: &Fixture) -> Api<kube::api::DynamicObject> {
+    let ar = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("mco-wasm.io", "v1alpha1", "MachineConfigGuest"),
+        "machineconfigguests",
+    );
+    Api::all_with(fx.admin.clone(), &ar)
+}
+
+async fn patch_guest_object(fx: &Fixture, name: &str, patch: &Value) -> Result<()> {
+    let api = guest_objects_api(fx);
+    let params = PatchParams::default();
+    let patch = Patch::Merge(patch);
+    fixture::retry(&format!("patch MachineConfigGuest {name}"), || {
+        api.patch(name, &params, &patch)
+    })
+    .await?;
+    Ok(())
+}
+
+/// Polls a MachineConfigGuest until its status satisfies `ok`; the status.
+async fn wait_guest_object(
+    fx: &mut Fixture,
+    name: &str,
+    what: &str,
+    ok: impl Fn(&Value) -> bool,
+) -> Result<Value> {
+    let api = guest_objects_api(fx);
+    let t = Instant::now();
+    loop {
+        fx.check_controllers()?;
+        let status = match api.get_opt(name).await {
+            Ok(Some(object)) => object.data["status"].clone(),
+            Ok(None) => Value::Null,
+            Err(e) => json!({"error": e.to_string()}),
+        };
+        if ok(&status) {
+            return Ok(status);
+        }
+        if t.elapsed() > SWAP_TIMEOUT {
+            bail!("MachineConfigGuest {name}: not {what} after {SWAP_TIMEOUT:?}; status {status}");
+        }
+        sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// (status, reason) of a condition in a status.
+fn condition<'a>(status: &'a Value, type_: &str) -> (&'a str, &'a str) {
+    status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == type_)
+        .map_or(("", ""), |c| {
+            (
+                c["status"].as_str().unwrap_or_default(),
+                c["reason"].as_str().unwrap_or_default(),
+            )
+        })
 }
 
 /// Polls `/metrics` at `admin` every 20 ms until `sha256` serves the mcn

@@ -17,7 +17,6 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::guests::registry::{Location, Registry, RegistryError};
 use crate::guests::{self, FetchError, JobError, StartError};
-use crate::mcn::crd;
 use crate::runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
 use files::InputError;
 
@@ -42,7 +41,7 @@ enum Command {
     /// Run the controllers in the cluster.
     Run(RunArgs),
     /// Print the CustomResourceDefinitions this host owns, as YAML.
-    Crds,
+    Crds(CrdsArgs),
     /// Without a subcommand: load every module the registry names with
     /// every check `run` makes (digest, world, imports, limits, smoke
     /// evaluations) and print what would serve each entry, as JSON. File
@@ -51,6 +50,14 @@ enum Command {
     /// Show the update of every pool, the nodes in flight, boot images and
     /// guests at a glance (`kubectl mco status` as a kubectl plugin).
     Status(status::StatusArgs),
+}
+
+#[derive(Args)]
+struct CrdsArgs {
+    /// Write each CRD to `<plural>.yaml` in this directory instead (what
+    /// `deploy/crds/` holds).
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -205,6 +212,12 @@ struct SandboxArgs {
         conflicts_with = "registry"
     )]
     registry_configmap: Option<String>,
+    /// Read the registry from the MachineConfigGuest objects instead (`run`
+    /// only): one per job, jobs without one run the installed guests, and
+    /// the lease holder writes what serves into their status. `--registry`
+    /// and `--registry-configmap` take precedence.
+    #[arg(long, global = true, env = "MCO_REGISTRY_CRD")]
+    registry_crd: bool,
     /// How often `run` re-reads the registry and its modules to swap
     /// changed guests in.
     #[arg(long, global = true, default_value = "2s", value_parser = humantime::parse_duration, env = "MCO_REGISTRY_POLL")]
@@ -322,9 +335,7 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     let output = match cli.command {
-        Command::Crds => {
-            return print(&crd::manifests().map_err(|e| Failure::Other(e.to_string()))?);
-        }
+        Command::Crds(args) => return write_crds(args.out_dir.as_deref()),
         Command::Eval(EvalJob::Mcn(args)) => eval::mcn(&cli.sandbox, args)?,
         Command::Eval(EvalJob::Bootimage(args)) => eval::bootimage(&cli.sandbox, args)?,
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
@@ -369,6 +380,7 @@ impl SandboxArgs {
                 name: name.clone(),
                 guest_dir,
             },
+            (None, None) if self.registry_crd => Location::Crd { guest_dir },
             (None, None) => Location::Installed(guest_dir),
         }
     }
@@ -379,6 +391,27 @@ impl SandboxArgs {
 
     fn registry(&self) -> Result<Registry, RegistryError> {
         guests::read_local(&self.location())
+    }
+}
+
+/// Every CRD as one multi-document stream, or one file per CRD.
+fn write_crds(out_dir: Option<&Path>) -> Result<(), Failure> {
+    let mut all = String::new();
+    for (file, crd) in crate::crds() {
+        let yaml = serde_saphyr::to_string(&crd).map_err(|e| Failure::Other(e.to_string()))?;
+        match out_dir {
+            Some(dir) => {
+                let path = dir.join(&file);
+                std::fs::write(&path, yaml)
+                    .map_err(|e| Failure::Other(format!("{}: {e}", path.display())))?;
+            }
+            None => all.push_str(&format!("---\n{yaml}")),
+        }
+    }
+    if out_dir.is_some() {
+        Ok(())
+    } else {
+        print(&all)
     }
 }
 

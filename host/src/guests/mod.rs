@@ -1,9 +1,11 @@
-//! Which guest module serves which job: the registry (`registry`), the
+//! Which guest module serves which job: the registry (`registry`, or as
+//! cluster objects in `crd`), the
 //! module bytes (`fetch`, from OCI registries in `oci`), the set serving now with one slot per job
 //! (`set`), the checks a new module passes before it serves (`smoke`), hot
 //! swap (`swap`), shadow evaluation of candidates (`shadow`) and what
 //! `/guests` shows (`status`).
 
+pub mod crd;
 pub mod fetch;
 pub mod oci;
 pub mod registry;

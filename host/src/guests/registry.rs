@@ -33,7 +33,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::Job;
 use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
@@ -132,6 +133,10 @@ pub enum Location {
     /// Key `registry.yaml` of a ConfigMap in the host's namespace; relative
     /// module paths follow `guest_dir`.
     ConfigMap { name: String, guest_dir: PathBuf },
+    /// The MachineConfigGuest objects (`crd.rs`), one per job; a job without
+    /// one runs its installed guest. Relative module paths follow
+    /// `guest_dir`.
+    Crd { guest_dir: PathBuf },
 }
 
 impl fmt::Display for Location {
@@ -140,6 +145,7 @@ impl fmt::Display for Location {
             Location::Installed(dir) => write!(f, "installed guests in {}", dir.display()),
             Location::File(path) => write!(f, "{}", path.display()),
             Location::ConfigMap { name, .. } => write!(f, "configmap/{name}[{CONFIGMAP_KEY}]"),
+            Location::Crd { .. } => f.write_str("machineconfigguests"),
         }
     }
 }
@@ -268,57 +274,82 @@ impl<'de> Deserialize<'de> for RawEntry {
     }
 }
 
-#[derive(Deserialize)]
+/// The full form of an entry: in a registry file, and the spec of a
+/// MachineConfigGuest (`crd.rs`), so both read and fail alike.
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RawFull {
+pub struct RawFull {
     // The module's own fields, repeated rather than flattened: serde cannot
     // combine `flatten` with `deny_unknown_fields`.
-    #[serde(default)]
-    module: Option<PathBuf>,
-    #[serde(default)]
-    config_map: Option<RawConfigMapKey>,
-    #[serde(default)]
-    oci: Option<String>,
-    #[serde(default)]
-    pull_secret: Option<String>,
-    #[serde(default)]
-    sha256: Option<String>,
-    #[serde(rename = "memoryMiB", default)]
-    memory_mib: Option<usize>,
-    #[serde(default)]
-    deadline: Option<String>,
-    #[serde(default)]
-    candidate: Option<RawModule>,
+    /// A module file, in the image or on a mounted volume; relative paths
+    /// follow the registry file, or the guest directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<PathBuf>,
+    /// A `binaryData` key of a ConfigMap in the host's namespace (at most
+    /// 1 MiB; kept for compatibility).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map: Option<RawConfigMapKey>,
+    /// An OCI artifact, `registry/repository[:tag][@sha256:…]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci: Option<String>,
+    /// A `kubernetes.io/dockerconfigjson` Secret in the host's namespace
+    /// for the `oci` registry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_secret: Option<String>,
+    /// Refused unless the module has this sha256 (64 hex digits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Linear-memory cap in MiB, at most the host's `--guest-memory-mib`
+    /// (the default).
+    #[serde(rename = "memoryMiB", default, skip_serializing_if = "Option::is_none")]
+    pub memory_mib: Option<usize>,
+    /// Budget of one evaluation, such as `500ms` (default: the host's
+    /// `--guest-deadline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<String>,
+    /// Evaluated beside the module on the same inputs; its decisions are
+    /// compared and counted, never applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<RawModule>,
 }
 
-#[derive(Deserialize)]
+/// A candidate module: the module fields of [`RawFull`].
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RawModule {
-    #[serde(default)]
-    module: Option<PathBuf>,
-    #[serde(default)]
-    config_map: Option<RawConfigMapKey>,
-    #[serde(default)]
-    oci: Option<String>,
-    #[serde(default)]
-    pull_secret: Option<String>,
-    #[serde(default)]
-    sha256: Option<String>,
+pub struct RawModule {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map: Option<RawConfigMapKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// A `binaryData` key of a ConfigMap in the host's namespace.
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
-struct RawConfigMapKey {
-    name: String,
-    key: String,
+pub struct RawConfigMapKey {
+    pub name: String,
+    pub key: String,
 }
 
 impl RawEntry {
     fn resolve(self, base: &Path) -> Result<Entry, String> {
-        let full = match self {
-            RawEntry::Path(path) => return Ok(Entry::path(base.join(path))),
-            RawEntry::Full(full) => *full,
-        };
+        match self {
+            RawEntry::Path(path) => Ok(Entry::path(base.join(path))),
+            RawEntry::Full(full) => full.resolve(base),
+        }
+    }
+}
+
+impl RawFull {
+    /// The entry this spells; relative module paths are joined to `base`.
+    pub fn resolve(self, base: &Path) -> Result<Entry, String> {
+        let full = self;
         let deadline = full
             .deadline
             .map(|text| match humantime::parse_duration(&text) {

@@ -395,9 +395,9 @@ pub fn read_local(location: &Location) -> Result<Registry, RegistryError> {
     match location {
         Location::Installed(dir) => Ok(Registry::installed(dir)),
         Location::File(path) => Registry::from_file(path),
-        Location::ConfigMap { name, .. } => Err(RegistryError::Parse {
+        Location::ConfigMap { .. } | Location::Crd { .. } => Err(RegistryError::Parse {
             path: location.to_string(),
-            detail: format!("ConfigMap {name} can only be read in the cluster (mco-host run)"),
+            detail: "a registry in the cluster is read by mco-host run only".into(),
         }),
     }
 }

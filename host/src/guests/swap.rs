@@ -28,6 +28,9 @@ use kube::{Api, Client, Resource};
 
 use oci_client::secrets::RegistryAuth;
 
+use tokio::sync::watch;
+
+use super::crd::{self, MachineConfigGuest};
 use super::oci::{Oci, PullError, docker_auth, parse_reference};
 use super::registry::{CONFIGMAP_KEY, Location, OciSource, Registry, RegistryError};
 use super::status::Change;
@@ -61,13 +64,14 @@ const REGISTRY_JOB: &str = "registry";
 pub async fn start(
     config: Config,
     client: Client,
-    namespace: &str,
-    identity: &str,
+    cluster: Cluster<'_>,
     metrics: &Metrics,
 ) -> Result<Guests, StartError> {
-    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let (registry, registry_cm) = read_registry(&config.location, &configmaps).await?;
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), cluster.namespace);
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), cluster.namespace);
+    let guest_objects: Api<MachineConfigGuest> = Api::all(client.clone());
+    let (registry, registry_cm) =
+        read_registry(&config.location, &configmaps, &guest_objects).await?;
     let modules = read_remote(&configmaps, &secrets, &config.oci, &registry, metrics).await;
     let runtime = config.runtime.clone();
     let started = Instant::now();
@@ -111,8 +115,10 @@ pub async fn start(
         guests: guests.clone(),
         configmaps,
         secrets,
+        guest_objects,
+        leader: cluster.leader,
         metrics: metrics.clone(),
-        events: Events::new(client, identity),
+        events: Events::new(client, cluster.identity),
         registry_cm,
         known_bad: BTreeMap::new(),
         reported: BTreeMap::new(),
@@ -124,12 +130,25 @@ pub async fn start(
     Ok(guests)
 }
 
+/// Where the host runs: its namespace, its name in Events, and whether it
+/// holds the lease (only the lease holder writes MachineConfigGuest status).
+pub struct Cluster<'a> {
+    pub namespace: &'a str,
+    pub identity: &'a str,
+    pub leader: watch::Receiver<bool>,
+}
+
 /// Reads the registry; for a ConfigMap also returns the object, which
 /// Events are about.
 async fn read_registry(
     location: &Location,
     configmaps: &Api<ConfigMap>,
+    guest_objects: &Api<MachineConfigGuest>,
 ) -> Result<(Registry, Option<ConfigMap>), RegistryError> {
+    if let Location::Crd { guest_dir } = location {
+        let objects = crd::list(guest_objects).await?;
+        return Ok((crd::registry(&objects, guest_dir)?, None));
+    }
     let Location::ConfigMap { name, guest_dir } = location else {
         let registry = location.clone();
         return tokio::task::spawn_blocking(move || guests::read_local(&registry))
@@ -254,6 +273,9 @@ struct Watch {
     configmaps: Api<ConfigMap>,
     /// Pull Secrets of `oci:` modules.
     secrets: Api<Secret>,
+    /// The registry of `Location::Crd`, and where its status goes.
+    guest_objects: Api<MachineConfigGuest>,
+    leader: watch::Receiver<bool>,
     metrics: Metrics,
     events: Events,
     /// The registry ConfigMap as last read, for Events.
@@ -281,7 +303,9 @@ impl Watch {
 
     async fn poll(&mut self) {
         let started = Instant::now();
-        let registry = match read_registry(&self.config.location, &self.configmaps).await {
+        let read =
+            read_registry(&self.config.location, &self.configmaps, &self.guest_objects).await;
+        let registry = match read {
             Ok((registry, cm)) => {
                 self.registry_cm = cm.or(self.registry_cm.take());
                 if self.reported.remove(REGISTRY_JOB).is_some() {
@@ -292,6 +316,7 @@ impl Watch {
             }
             Err(err) => {
                 self.registry_failed(err.to_string()).await;
+                self.publish_objects().await;
                 return;
             }
         };
@@ -436,6 +461,22 @@ impl Watch {
             }
         }
         self.publish(serving);
+        self.publish_objects().await;
+    }
+
+    /// MachineConfigGuest status, from the lease holder of a host whose
+    /// registry they are.
+    async fn publish_objects(&self) {
+        if !matches!(self.config.location, Location::Crd { .. }) || !*self.leader.borrow() {
+            return;
+        }
+        let status = self.guests.status();
+        let observed = crd::Observed {
+            status: &status,
+            failures: &self.reported,
+            metrics: &self.metrics,
+        };
+        crd::publish(&self.guest_objects, &observed).await;
     }
 
     fn count(&self, job: &str, result: &str) {

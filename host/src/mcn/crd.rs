@@ -184,11 +184,6 @@ pub fn machine_config_node_crd() -> CustomResourceDefinition {
     crd
 }
 
-/// The CRD manifests this host owns, as YAML.
-pub fn manifests() -> Result<String, serde_saphyr::ser::Error> {
-    serde_saphyr::to_string(&machine_config_node_crd())
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};

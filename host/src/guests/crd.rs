@@ -1,0 +1,636 @@
+//! The registry as cluster objects: one `MachineConfigGuest` per job, so
+//! that `kubectl get machineconfigguests` answers "what runs where?".
+//!
+//! One object per job rather than one object listing every job: each job
+//! gets its own row, printer columns, conditions and RBAC-able name, and a
+//! team owning the AWS guest edits its object without touching the MCN
+//! one. The spec is a registry entry in its full form (the same fields,
+//! parsed by the same code as a registry file); a job without an object
+//! runs the guest installed in the image.
+//!
+//! The status is written by the lease holder only, at most once per
+//! `--registry-poll` and only when it changed: the module serving and when
+//! it loaded, the candidate, the error that keeps the spec from serving,
+//! the shadow counts since that replica took the lease, and `Ready` /
+//! `Degraded` conditions.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::{Api, CustomResource, CustomResourceExt, KubeSchema, Resource, ResourceExt};
+use serde::{Deserialize, Serialize};
+
+use super::Job;
+use super::registry::{RawFull, Registry, RegistryError};
+use super::status::{JobStatus, Status};
+use crate::kube::FIELD_MANAGER;
+use crate::kube::conditions::{Transition, merge};
+use crate::metrics::{JobResultLabels, Metrics};
+
+/// Which module serves one job of the host. Cluster-scoped; the name is
+/// free, the job is in the spec.
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "mco-wasm.io",
+    version = "v1alpha1",
+    kind = "MachineConfigGuest",
+    plural = "machineconfigguests",
+    singular = "machineconfigguest",
+    shortname = "mcg",
+    status = "MachineConfigGuestStatus",
+    doc = "MachineConfigGuest names the WebAssembly module that serves one job of mco-host (MachineConfigNode derivation, or boot images for one platform).",
+    validation = Rule::new("self.spec.job == 'bootImage' ? has(self.spec.platform) : !has(self.spec.platform)").message("spec.platform is required for job bootImage and not allowed for job mcn"),
+    validation = Rule::new("[has(self.spec.module), has(self.spec.configMap), has(self.spec.oci)].filter(x, x).size() == 1").message("give exactly one of spec.module, spec.configMap and spec.oci"),
+    printcolumn(name = "Job", type_ = "string", json_path = ".spec.job"),
+    printcolumn(name = "Platform", type_ = "string", json_path = ".spec.platform"),
+    printcolumn(name = "Serving", type_ = "string", json_path = ".status.serving.digest"),
+    printcolumn(name = "Candidate", type_ = "string", json_path = ".status.candidate.digest"),
+    printcolumn(name = "Ready", type_ = "string", json_path = ".status.conditions[?(@.type==\"Ready\")].status"),
+    printcolumn(name = "Degraded", type_ = "string", json_path = ".status.conditions[?(@.type==\"Degraded\")].status"),
+    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
+    printcolumn(name = "Module", type_ = "string", json_path = ".status.serving.module", priority = "1"),
+    printcolumn(name = "Loaded", type_ = "date", json_path = ".status.serving.loadedAt", priority = "1"),
+    printcolumn(name = "Error", type_ = "string", json_path = ".status.lastError", priority = "1")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineConfigGuestSpec {
+    pub job: GuestJob,
+    /// Infrastructure `status.platformStatus.type` (`AWS`, `GCP`, `Azure`,
+    /// …) for job `bootImage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64))]
+    pub platform: Option<String>,
+    #[serde(flatten)]
+    pub entry: RawFull,
+}
+
+/// The jobs a guest can serve.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum GuestJob {
+    /// Derives MachineConfigNodes and their conditions.
+    Mcn,
+    /// Picks boot images for the MachineSets of one platform.
+    BootImage,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineConfigGuestStatus {
+    /// The spec generation the rest of the status is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<ModuleStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<ModuleStatus>,
+    /// Why the spec does not serve, while it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// How the candidate's decisions compared with the serving module's,
+    /// counted by the lease holder since it took the lease.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<ShadowCounts>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 8), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<Condition>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModuleStatus {
+    /// Where the module came from: a path, `configmap/NAME[KEY]` or
+    /// `oci:REFERENCE`.
+    pub module: String,
+    /// The module's sha256, 64 hex digits.
+    pub sha256: String,
+    /// `sha256:` and the first 12 hex digits, for the printer columns.
+    pub digest: String,
+    /// When this module started serving (RFC 3339), as far as the lease
+    /// holder knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_at: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+pub struct ShadowCounts {
+    pub agree: u64,
+    pub differ: u64,
+    pub failed: u64,
+}
+
+impl MachineConfigGuestSpec {
+    fn job(&self) -> Result<Job, String> {
+        match (self.job, &self.platform) {
+            (GuestJob::Mcn, None) => Ok(Job::Mcn),
+            (GuestJob::BootImage, Some(platform)) if !platform.is_empty() => {
+                Ok(Job::BootImage(platform.clone()))
+            }
+            (GuestJob::Mcn, Some(_)) => Err("platform is not allowed for job mcn".into()),
+            (GuestJob::BootImage, _) => Err("platform is required for job bootImage".into()),
+        }
+    }
+}
+
+/// The CRD as `deploy/crds/` ships it.
+pub fn machine_config_guest_crd() -> CustomResourceDefinition {
+    let mut crd = MachineConfigGuest::crd();
+    crd.spec.names.list_kind = Some("MachineConfigGuestList".into());
+    crd
+}
+
+/// What shows where: the registry as the objects spell it, over the guests
+/// installed in `guest_dir`. Two objects for one job are refused as a
+/// whole, as a registry file with a bad entry is: the serving guests keep
+/// serving until it is fixed.
+pub fn registry(
+    objects: &[MachineConfigGuest],
+    guest_dir: &Path,
+) -> Result<Registry, RegistryError> {
+    let mut registry = Registry::installed(guest_dir);
+    let mut owners: BTreeMap<Job, String> = BTreeMap::new();
+    for object in objects {
+        let name = object.name_any();
+        let fail = |entry: String, detail: String| RegistryError::Entry {
+            path: format!("machineconfigguest/{name}"),
+            entry,
+            detail,
+        };
+        let job = object.spec.job().map_err(|e| fail("spec".into(), e))?;
+        if let Some(other) = owners.insert(job.clone(), name.clone()) {
+            return Err(fail(
+                job.to_string(),
+                format!("machineconfigguest/{other} serves this job too; delete one of them"),
+            ));
+        }
+        let entry = object
+            .spec
+            .entry
+            .clone()
+            .resolve(guest_dir)
+            .map_err(|e| fail(job.to_string(), e))?;
+        match job {
+            Job::Mcn => registry.mcn = Some(entry),
+            Job::BootImage(platform) => {
+                registry.boot_image.insert(platform, entry);
+            }
+        }
+    }
+    Ok(registry)
+}
+
+/// Reads the objects every poll; a GET of a handful of small objects.
+pub async fn list(api: &Api<MachineConfigGuest>) -> Result<Vec<MachineConfigGuest>, RegistryError> {
+    api.list(&ListParams::default())
+        .await
+        .map(|list| list.items)
+        .map_err(|e| RegistryError::Parse {
+            path: "machineconfigguests".into(),
+            detail: format!("cannot list them: {e}"),
+        })
+}
+
+/// What the host knows about one job, for its object's status.
+pub struct Observed<'a> {
+    pub status: &'a Status,
+    /// The failure that keeps each entry's spec from serving, by entry.
+    pub failures: &'a BTreeMap<String, String>,
+    pub metrics: &'a Metrics,
+}
+
+/// The status `object` should have; `None` while its spec names no valid
+/// job (the registry error says why).
+pub fn status_of(
+    object: &MachineConfigGuest,
+    observed: &Observed<'_>,
+    now: &Time,
+) -> Option<MachineConfigGuestStatus> {
+    let job = object.spec.job().ok()?.to_string();
+    let stored = object.status.clone().unwrap_or_default();
+    let serving = observed.status.jobs.get(&job);
+    let error = observed
+        .failures
+        .get(&job)
+        .map(|e| ("SwapFailed", e.clone()))
+        .or_else(|| {
+            observed
+                .status
+                .degraded
+                .get(&job)
+                .map(|e| ("FellBack", e.clone()))
+        })
+        .or_else(|| {
+            observed
+                .status
+                .registry_error
+                .clone()
+                .map(|e| ("RegistryUnreadable", e))
+        });
+    let serving_module = serving.map(|s| module_status(s, stored.serving.as_ref()));
+    let wanted = conditions(serving_module.as_ref(), error.as_ref());
+    let (conditions, _) = merge(&stored.conditions, wanted, now, Transition::Status);
+    Some(MachineConfigGuestStatus {
+        observed_generation: object.metadata.generation,
+        candidate: serving
+            .and_then(|s| s.candidate.as_ref())
+            .map(|c| ModuleStatus {
+                module: c.module.clone(),
+                sha256: c.sha256.clone(),
+                digest: short_digest(&c.sha256),
+                loaded_at: None,
+            }),
+        serving: serving_module,
+        last_error: error.map(|(_, e)| e),
+        shadow: serving
+            .and_then(|s| s.candidate.as_ref())
+            .map(|_| shadow_counts(observed.metrics, &job)),
+        conditions,
+    })
+}
+
+/// The serving module, with the time it loaded: that of the last change
+/// when it loaded this module, else the time already recorded for it.
+fn module_status(job: &JobStatus, stored: Option<&ModuleStatus>) -> ModuleStatus {
+    let loaded_now = job
+        .last_change
+        .as_ref()
+        .filter(|c| c.result != "failed" && c.sha256.as_deref() == Some(job.sha256.as_str()))
+        .map(|c| c.at.clone());
+    let loaded_before = stored
+        .filter(|s| s.sha256 == job.sha256)
+        .and_then(|s| s.loaded_at.clone());
+    ModuleStatus {
+        module: job.module.clone(),
+        sha256: job.sha256.clone(),
+        digest: short_digest(&job.sha256),
+        loaded_at: loaded_now.or(loaded_before),
+    }
+}
+
+fn short_digest(sha256: &str) -> String {
+    format!("sha256:{}", &sha256[..sha256.len().min(12)])
+}
+
+fn conditions(serving: Option<&ModuleStatus>, error: Option<&(&str, String)>) -> Vec<Condition> {
+    let condition = |type_: &str, status: bool, reason: &str, message: String| Condition {
+        type_: type_.into(),
+        status: if status { "True" } else { "False" }.into(),
+        reason: reason.into(),
+        message,
+        observed_generation: None,
+        last_transition_time: Time(Timestamp::UNIX_EPOCH),
+    };
+    let serving_text = serving.map_or_else(
+        || "no module serves this job".to_string(),
+        |m| format!("{} ({}) serves", m.module, m.digest),
+    );
+    match error {
+        Some((reason, error)) => vec![
+            condition(
+                "Ready",
+                false,
+                reason,
+                format!("the spec does not serve; {serving_text}"),
+            ),
+            condition("Degraded", true, reason, error.clone()),
+        ],
+        None => vec![
+            condition("Ready", true, "Serving", serving_text),
+            condition("Degraded", false, "AsSpecified", String::new()),
+        ],
+    }
+}
+
+fn shadow_counts(metrics: &Metrics, job: &str) -> ShadowCounts {
+    let count = |result: &str| {
+        metrics
+            .shadow_evaluations
+            .get_or_create(&JobResultLabels {
+                job: job.into(),
+                result: result.into(),
+            })
+            .get()
+    };
+    ShadowCounts {
+        agree: count("agree"),
+        differ: count("differ"),
+        failed: count("failed"),
+    }
+}
+
+/// Writes each object's status where it differs from the stored one.
+/// Failures are logged and retried next poll: a status is a report, and
+/// nothing waits for it.
+pub async fn publish(api: &Api<MachineConfigGuest>, observed: &Observed<'_>) {
+    let objects = match list(api).await {
+        Ok(objects) => objects,
+        Err(err) => {
+            tracing::warn!(error = %err, "cannot list MachineConfigGuests to write their status");
+            return;
+        }
+    };
+    let now = Time(Timestamp::now());
+    for object in objects {
+        let Some(status) = status_of(&object, observed, &now) else {
+            continue;
+        };
+        if object.status.as_ref() == Some(&status) {
+            continue;
+        }
+        let name = object.name_any();
+        let patch = serde_json::json!({
+            "apiVersion": MachineConfigGuest::api_version(&()),
+            "kind": MachineConfigGuest::kind(&()),
+            "status": status,
+        });
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        if let Err(err) = api
+            .patch_status(&name, &params, &Patch::Apply(&patch))
+            .await
+        {
+            tracing::warn!(machineconfigguest = %name, error = %err, "cannot write the status");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::guests::registry::Source;
+    use crate::guests::status::{Change, ModuleStatus as CandidateStatus};
+
+    fn object(name: &str, spec: serde_json::Value) -> MachineConfigGuest {
+        serde_json::from_value(json!({
+            "apiVersion": "mco-wasm.io/v1alpha1",
+            "kind": "MachineConfigGuest",
+            "metadata": {"name": name, "generation": 3},
+            "spec": spec,
+        }))
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn guest_dir() -> PathBuf {
+        PathBuf::from("/guests")
+    }
+
+    #[test]
+    fn objects_override_the_installed_guests_job_by_job() {
+        let objects = [
+            object(
+                "mcn",
+                json!({"job": "mcn", "oci": "quay.io/t/mcn@sha256:".to_string() + &"a".repeat(64), "deadline": "2s"}),
+            ),
+            object(
+                "vsphere",
+                json!({"job": "bootImage", "platform": "VSphere", "module": "vs.wasm"}),
+            ),
+        ];
+        let registry = registry(&objects, &guest_dir()).unwrap_or_else(|e| panic!("{e}"));
+        let mcn = registry
+            .mcn
+            .clone()
+            .unwrap_or_else(|| panic!("no mcn entry"));
+        assert!(
+            matches!(&mcn.module.source, Source::Oci(o) if o.reference.starts_with("quay.io/t/mcn@"))
+        );
+        assert_eq!(mcn.deadline, Some(std::time::Duration::from_secs(2)));
+        assert_eq!(
+            registry
+                .boot_image("VSphere")
+                .map(|e| e.module.source.clone()),
+            Some(Source::Path(PathBuf::from("/guests/vs.wasm")))
+        );
+        assert_eq!(
+            registry.boot_image("AWS").map(|e| e.module.source.clone()),
+            Some(Source::Path(PathBuf::from("/guests/bootimage-aws.wasm"))),
+            "a job without an object runs its installed guest"
+        );
+    }
+
+    #[test]
+    fn two_objects_for_one_job_are_refused_naming_both() {
+        let objects = [
+            object(
+                "a",
+                json!({"job": "bootImage", "platform": "AWS", "module": "a.wasm"}),
+            ),
+            object(
+                "b",
+                json!({"job": "bootImage", "platform": "AWS", "module": "b.wasm"}),
+            ),
+        ];
+        let err = registry(&objects, &guest_dir())
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "registry machineconfigguest/b, entry bootImage.AWS: machineconfigguest/a serves this job too; delete one of them"
+            )
+        );
+    }
+
+    #[test]
+    fn a_broken_spec_is_refused_with_the_object_and_field_named() {
+        let cases = [
+            (
+                json!({"job": "mcn", "platform": "AWS", "module": "m.wasm"}),
+                "entry spec: platform is not allowed for job mcn",
+            ),
+            (
+                json!({"job": "bootImage", "module": "m.wasm"}),
+                "entry spec: platform is required for job bootImage",
+            ),
+            (
+                json!({"job": "mcn", "module": "m.wasm", "oci": "quay.io/x/y:1"}),
+                "entry mcn: give one of module, configMap and oci",
+            ),
+            (
+                json!({"job": "mcn", "module": "m.wasm", "deadline": "soon"}),
+                "entry mcn: deadline \"soon\"",
+            ),
+            (
+                json!({"job": "mcn", "oci": "quay.io/x/y:1", "sha256": "a".repeat(64)}),
+                "by digest",
+            ),
+        ];
+        for (spec, expected) in cases {
+            let err = registry(&[object("bad", spec.clone())], &guest_dir())
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                err.starts_with("registry machineconfigguest/bad"),
+                "{spec}: {err}"
+            );
+            assert!(err.contains(expected), "{spec}: {err} lacks {expected}");
+        }
+    }
+
+    fn job_status(sha256: &str, candidate: bool, change: Option<Change>) -> JobStatus {
+        JobStatus {
+            module: "oci:quay.io/t/mcn@sha256:…".into(),
+            sha256: sha256.into(),
+            candidate: candidate.then(|| CandidateStatus {
+                module: "/guests/next.wasm".into(),
+                sha256: "c".repeat(64),
+            }),
+            last_change: change,
+            ..JobStatus::default()
+        }
+    }
+
+    fn loaded(at: &str, result: &'static str, sha256: &str) -> Change {
+        Change {
+            at: at.into(),
+            result,
+            module: None,
+            sha256: Some(sha256.into()),
+            error: None,
+        }
+    }
+
+    fn condition<'a>(status: &'a MachineConfigGuestStatus, type_: &str) -> (&'a str, &'a str) {
+        status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == type_)
+            .map(|c| (c.status.as_str(), c.reason.as_str()))
+            .unwrap_or_else(|| panic!("no {type_} condition"))
+    }
+
+    #[test]
+    fn the_status_says_what_serves_and_keeps_its_load_time() {
+        let serving = "a".repeat(64);
+        let mut status = Status::default();
+        status.jobs.insert(
+            "mcn".into(),
+            job_status(
+                &serving,
+                true,
+                Some(loaded("2026-12-01T10:00:00Z", "swapped", &serving)),
+            ),
+        );
+        let metrics = Metrics::register(&mut prometheus_client::registry::Registry::default());
+        metrics
+            .shadow_evaluations
+            .get_or_create(&JobResultLabels {
+                job: "mcn".into(),
+                result: "differ".into(),
+            })
+            .inc();
+        let failures = BTreeMap::new();
+        let observed = Observed {
+            status: &status,
+            failures: &failures,
+            metrics: &metrics,
+        };
+        let now = Time(Timestamp::UNIX_EPOCH);
+        let mut mcn = object("mcn", json!({"job": "mcn", "module": "m.wasm"}));
+        let first = status_of(&mcn, &observed, &now).unwrap_or_else(|| panic!("no status"));
+        let module = first
+            .serving
+            .clone()
+            .unwrap_or_else(|| panic!("nothing serving"));
+        assert_eq!(module.digest, "sha256:aaaaaaaaaaaa");
+        assert_eq!(module.loaded_at.as_deref(), Some("2026-12-01T10:00:00Z"));
+        assert_eq!(
+            first.candidate.as_ref().map(|c| c.digest.as_str()),
+            Some("sha256:cccccccccccc")
+        );
+        assert_eq!(
+            first.shadow,
+            Some(ShadowCounts {
+                agree: 0,
+                differ: 1,
+                failed: 0
+            })
+        );
+        assert_eq!(first.observed_generation, Some(3));
+        assert_eq!(condition(&first, "Ready"), ("True", "Serving"));
+        assert_eq!(condition(&first, "Degraded"), ("False", "AsSpecified"));
+
+        // A later failed attempt with another module: the load time of the
+        // module still serving stays, and the failure degrades the object.
+        status.jobs.insert(
+            "mcn".into(),
+            job_status(
+                &serving,
+                false,
+                Some(loaded("2026-12-01T11:00:00Z", "failed", &"b".repeat(64))),
+            ),
+        );
+        let failures = BTreeMap::from([("mcn".to_string(), "signature refused".to_string())]);
+        let observed = Observed {
+            status: &status,
+            failures: &failures,
+            metrics: &metrics,
+        };
+        mcn.status = Some(first.clone());
+        let second = status_of(&mcn, &observed, &now).unwrap_or_else(|| panic!("no status"));
+        assert_eq!(
+            second.serving.clone().and_then(|m| m.loaded_at).as_deref(),
+            Some("2026-12-01T10:00:00Z")
+        );
+        assert_eq!(second.last_error.as_deref(), Some("signature refused"));
+        assert_eq!(second.shadow, None, "no candidate, no shadow counts");
+        assert_eq!(condition(&second, "Ready"), ("False", "SwapFailed"));
+        assert_eq!(condition(&second, "Degraded"), ("True", "SwapFailed"));
+    }
+
+    #[test]
+    fn a_start_fallback_and_an_unreadable_registry_degrade_the_object() {
+        let mut status = Status::default();
+        status.jobs.insert(
+            "bootImage.AWS".into(),
+            job_status(&"a".repeat(64), false, None),
+        );
+        status.degraded.insert(
+            "bootImage.AWS".into(),
+            "registry down; the last good module serves".into(),
+        );
+        let metrics = Metrics::register(&mut prometheus_client::registry::Registry::default());
+        let failures = BTreeMap::new();
+        let observed = Observed {
+            status: &status,
+            failures: &failures,
+            metrics: &metrics,
+        };
+        let aws = object(
+            "aws",
+            json!({"job": "bootImage", "platform": "AWS", "oci": "r.io/aws:1"}),
+        );
+        let now = Time(Timestamp::UNIX_EPOCH);
+        let fell_back = status_of(&aws, &observed, &now).unwrap_or_else(|| panic!("no status"));
+        assert_eq!(condition(&fell_back, "Degraded"), ("True", "FellBack"));
+
+        status.degraded.clear();
+        status.registry_error = Some("registry machineconfigguests: cannot list them".into());
+        let observed = Observed {
+            status: &status,
+            failures: &failures,
+            metrics: &metrics,
+        };
+        let unreadable = status_of(&aws, &observed, &now).unwrap_or_else(|| panic!("no status"));
+        assert_eq!(
+            condition(&unreadable, "Degraded"),
+            ("True", "RegistryUnreadable")
+        );
+        assert!(
+            status_of(
+                &object("x", json!({"job": "bootImage", "module": "m"})),
+                &observed,
+                &now
+            )
+            .is_none()
+        );
+    }
+}
