@@ -388,7 +388,10 @@ fn the_deployment_runs_two_hardened_controllers() {
     // Every $(VAR) in the arguments is defined, POD_NAMESPACE by the downward API.
     assert_eq!(
         c["env"],
-        json!([{"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}])
+        json!([
+            {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "MCO_SERVICE_ACCOUNT", "valueFrom": {"fieldRef": {"fieldPath": "spec.serviceAccountName"}}}
+        ])
     );
 
     assert_eq!(
@@ -585,7 +588,10 @@ fn the_registry_role_reads_configmaps_and_pull_secrets_in_its_namespace_only() {
     assert_eq!(role["metadata"]["namespace"], NAMESPACE);
     assert_eq!(
         grants(role),
-        expect_grants(&[("", &["configmaps", "secrets"], &["get"], &[])])
+        expect_grants(&[
+            ("", &["configmaps", "secrets"], &["get"], &[]),
+            ("", &["serviceaccounts"], &["get"], &[SERVICE_ACCOUNT]),
+        ])
     );
 }
 

@@ -65,6 +65,11 @@ struct RunArgs {
     /// Kubeconfig to use (default: in-cluster config, or $KUBECONFIG).
     #[arg(long, value_name = "FILE")]
     kubeconfig: Option<PathBuf>,
+    /// The host's ServiceAccount in its namespace: its `imagePullSecrets`
+    /// serve `oci:` registry entries that name no `pullSecret` (the
+    /// Deployment sets it from the Pod's `spec.serviceAccountName`).
+    #[arg(long, value_name = "NAME", env = "MCO_SERVICE_ACCOUNT")]
+    service_account: Option<String>,
     /// Namespace of the leader-election Lease.
     #[arg(long, env = "POD_NAMESPACE", default_value = "mco-system")]
     namespace: String,
@@ -423,6 +428,7 @@ fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> 
         oci: sandbox.oci(),
         strict_start: args.strict_start,
         installed: Registry::installed(&sandbox.guest_dir()),
+        service_account: args.service_account.clone(),
     };
     let identity = args
         .identity

@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret, ServiceAccount};
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::events::EventType;
 use kube::{Api, Client, Resource};
@@ -54,6 +54,9 @@ pub struct Config {
     pub strict_start: bool,
     /// The guests installed in the image, the last fallback at start.
     pub installed: Registry,
+    /// The host's ServiceAccount, whose `imagePullSecrets` serve `oci:`
+    /// entries without a `pullSecret`.
+    pub service_account: Option<String>,
 }
 
 /// The job label of failures of the registry as a whole.
@@ -68,11 +71,15 @@ pub async fn start(
     metrics: &Metrics,
 ) -> Result<Guests, StartError> {
     let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), cluster.namespace);
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), cluster.namespace);
+    let identity = PullIdentity {
+        secrets: Api::namespaced(client.clone(), cluster.namespace),
+        service_accounts: Api::namespaced(client.clone(), cluster.namespace),
+        service_account: config.service_account.clone(),
+    };
     let guest_objects: Api<MachineConfigGuest> = Api::all(client.clone());
     let (registry, registry_cm) =
         read_registry(&config.location, &configmaps, &guest_objects).await?;
-    let modules = read_remote(&configmaps, &secrets, &config.oci, &registry, metrics).await;
+    let modules = read_remote(&configmaps, &identity, &config.oci, &registry, metrics).await;
     let runtime = config.runtime.clone();
     let started = Instant::now();
     let (oci, installed, strict) = (
@@ -114,7 +121,7 @@ pub async fn start(
         config,
         guests: guests.clone(),
         configmaps,
-        secrets,
+        identity,
         guest_objects,
         leader: cluster.leader,
         metrics: metrics.clone(),
@@ -197,12 +204,12 @@ async fn read_configmaps(configmaps: &Api<ConfigMap>, registry: &Registry) -> Co
 /// not counted: polls repeat it every `--registry-poll`.
 async fn read_remote(
     configmaps: &Api<ConfigMap>,
-    secrets: &Api<Secret>,
+    identity: &PullIdentity,
     oci: &Oci,
     registry: &Registry,
     metrics: &Metrics,
 ) -> Remote {
-    let pulls = guests::pull_all(oci, registry, |source| pull_auth(secrets.clone(), source)).await;
+    let pulls = guests::pull_all(oci, registry, |source| pull_auth(identity.clone(), source)).await;
     let pulls = pulls
         .into_iter()
         .map(|((job, source), pulled)| {
@@ -237,31 +244,87 @@ async fn read_remote(
     }
 }
 
-/// The credentials of an `oci:` module: anonymous, or those of its
-/// `kubernetes.io/dockerconfigjson` pull Secret for its registry.
-async fn pull_auth(secrets: Api<Secret>, source: OciSource) -> Result<RegistryAuth, PullError> {
-    let Some(name) = &source.pull_secret else {
+/// Who the host pulls as: the Secrets of its namespace, and its
+/// ServiceAccount, whose `imagePullSecrets` serve entries without a
+/// `pullSecret` as they serve a Pod's images.
+#[derive(Clone)]
+struct PullIdentity {
+    secrets: Api<Secret>,
+    service_accounts: Api<ServiceAccount>,
+    service_account: Option<String>,
+}
+
+/// The credentials of an `oci:` module: those of its pull Secret; else of
+/// the first of the ServiceAccount's `imagePullSecrets` that has any for
+/// its registry; else anonymous.
+async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<RegistryAuth, PullError> {
+    let reference = parse_reference(&source.reference).map_err(|detail| PullError::Secret {
+        reference: source.reference.clone(),
+        secret: source.pull_secret.clone().unwrap_or_default(),
+        detail,
+    })?;
+    let registry = reference.resolve_registry();
+    if let Some(name) = &source.pull_secret {
+        return secret_auth(&identity.secrets, name, registry)
+            .await
+            .map_err(|detail| PullError::Secret {
+                reference: source.reference.clone(),
+                secret: name.clone(),
+                detail,
+            });
+    }
+    let Some(account) = &identity.service_account else {
         return Ok(RegistryAuth::Anonymous);
     };
-    let fail = |detail: String| PullError::Secret {
-        reference: source.reference.clone(),
-        secret: name.clone(),
-        detail,
-    };
+    let sa = identity
+        .service_accounts
+        .get(account)
+        .await
+        .map_err(|e| PullError::Secret {
+            reference: source.reference.clone(),
+            secret: format!("the imagePullSecrets of serviceaccount/{account}"),
+            detail: format!("cannot read the ServiceAccount: {e}"),
+        })?;
+    for name in sa
+        .image_pull_secrets
+        .iter()
+        .flatten()
+        .map(|r| r.name.as_str())
+    {
+        match secret_auth(&identity.secrets, name, registry).await {
+            Ok(auth) => return Ok(auth),
+            // As the kubelet does: a listed Secret that is missing, broken
+            // or for other registries is passed over.
+            Err(why) => tracing::debug!(secret = name, %why, "imagePullSecret not used"),
+        }
+    }
+    Ok(RegistryAuth::Anonymous)
+}
+
+/// The credentials a `kubernetes.io/dockerconfigjson` Secret holds for
+/// `registry`.
+async fn secret_auth(
+    secrets: &Api<Secret>,
+    name: &str,
+    registry: &str,
+) -> Result<RegistryAuth, String> {
     let secret = secrets
         .get(name)
         .await
-        .map_err(|e| fail(format!("cannot read it: {e}")))?;
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    auth_in(&secret, registry)
+}
+
+fn auth_in(secret: &Secret, registry: &str) -> Result<RegistryAuth, String> {
     if secret.type_.as_deref() != Some(DOCKER_CONFIG_SECRET) {
-        return Err(fail(format!("its type is not {DOCKER_CONFIG_SECRET}")));
+        return Err(format!("its type is not {DOCKER_CONFIG_SECRET}"));
     }
     let config = secret
         .data
         .as_ref()
         .and_then(|d| d.get(DOCKER_CONFIG_KEY))
-        .ok_or_else(|| fail(format!("it has no {DOCKER_CONFIG_KEY}")))?;
-    let reference = parse_reference(&source.reference).map_err(fail)?;
-    docker_auth(&config.0, reference.resolve_registry()).map_err(fail)
+        .ok_or_else(|| format!("it has no {DOCKER_CONFIG_KEY}"))?;
+    docker_auth(&config.0, registry)
 }
 
 const DOCKER_CONFIG_SECRET: &str = "kubernetes.io/dockerconfigjson";
@@ -271,8 +334,8 @@ struct Watch {
     config: Config,
     guests: Guests,
     configmaps: Api<ConfigMap>,
-    /// Pull Secrets of `oci:` modules.
-    secrets: Api<Secret>,
+    /// Credentials of `oci:` modules.
+    identity: PullIdentity,
     /// The registry of `Location::Crd`, and where its status goes.
     guest_objects: Api<MachineConfigGuest>,
     leader: watch::Receiver<bool>,
@@ -322,7 +385,7 @@ impl Watch {
         };
         let modules = read_remote(
             &self.configmaps,
-            &self.secrets,
+            &self.identity,
             &self.config.oci,
             &registry,
             &self.metrics,
@@ -582,5 +645,45 @@ fn change(
         module: module.map(str::to_string),
         sha256: sha256.map(str::to_string),
         error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::ByteString;
+
+    use super::*;
+
+    fn secret(type_: &str, key: &str, config: &str) -> Secret {
+        Secret {
+            type_: Some(type_.into()),
+            data: Some([(key.to_string(), ByteString(config.as_bytes().to_vec()))].into()),
+            ..Secret::default()
+        }
+    }
+
+    #[test]
+    fn a_pull_secret_gives_the_credentials_of_its_registry_only() {
+        let config = r#"{"auths": {"quay.io": {"username": "u", "password": "p"}}}"#;
+        let good = secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, config);
+        assert!(
+            matches!(auth_in(&good, "quay.io"), Ok(RegistryAuth::Basic(u, p)) if u == "u" && p == "p")
+        );
+        assert_eq!(
+            auth_in(&good, "ghcr.io").err().as_deref(),
+            Some("no credentials for ghcr.io")
+        );
+        let opaque = secret("Opaque", DOCKER_CONFIG_KEY, config);
+        assert_eq!(
+            auth_in(&opaque, "quay.io").err().as_deref(),
+            Some("its type is not kubernetes.io/dockerconfigjson")
+        );
+        let no_key = secret(DOCKER_CONFIG_SECRET, "config.json", config);
+        assert_eq!(
+            auth_in(&no_key, "quay.io").err().as_deref(),
+            Some("it has no .dockerconfigjson")
+        );
+        let garbage = secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, "{not json");
+        assert!(auth_in(&garbage, "quay.io").is_err_and(|e| e.contains("does not parse")));
     }
 }
