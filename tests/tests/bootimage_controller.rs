@@ -26,7 +26,7 @@ use tokio::time::sleep;
 
 use support::bootimages::{
     CONVERGE, CPMS_PROVIDER_SPEC, Cluster, Image, MAPI, MachineSetSpec, NEW, OLD, Platform,
-    all_managers, ami, control_plane_machine_set, managers_with_cpms, stub,
+    all_managers, ami, managers_with_cpms,
 };
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -326,17 +326,7 @@ async fn the_control_plane_machine_set_moves_with_the_machinesets() -> Result<()
     in_cluster(Platform::Aws, &machinesets, async |c| {
         // The control plane's architecture is the host's (§18.3 row 4).
         let arch = std::env::consts::ARCH;
-        let master = json!({"apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": "master-user-data", "namespace": MAPI},
-            "stringData": {"userData": stub("2.2.0")}});
-        c.apply(
-            &kube::api::ApiResource::erase::<Secret>(&()),
-            Some(MAPI),
-            master,
-        )
-        .await?;
-        let cpms = control_plane_machine_set(c.platform, Image::Rhcos(OLD, "x86_64"));
-        c.apply(&openshift::control_plane_machine_set(), Some(MAPI), cpms)
+        c.add_control_plane_machine_set(Image::Rhcos(OLD, "x86_64"))
             .await?;
         c.enroll(managers_with_cpms(json!({"mode": "All"}), "All"))
             .await?;
@@ -440,6 +430,60 @@ async fn the_control_plane_machine_set_moves_with_the_machinesets() -> Result<()
         c.wait_conditions(
             "Reconciled 3 of 3 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | ",
             ("False", CPMS_DEGRADED),
+        )
+        .await?;
+        Ok(())
+    })
+    .await
+}
+
+/// Without the ControlPlaneMachineSet CRD the controller becomes ready and
+/// updates MachineSets, counting `0 of 0` ControlPlaneMachineSets; once
+/// the CRD and the object appear, the ControlPlaneMachineSet is updated
+/// too, without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn machinesets_are_updated_without_the_control_plane_machine_set_crd() -> Result<()> {
+    in_cluster(Platform::Aws, &[MachineSetSpec::new("rhcos")], async |c| {
+        let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+            Api::all(c.admin());
+        let crd = openshift::crd_name(&openshift::control_plane_machine_set());
+        crds.delete(&crd, &Default::default()).await?;
+        let started = Instant::now();
+        while crds.get_opt(&crd).await?.is_some() {
+            ensure!(started.elapsed() < CONVERGE, "CRD {crd} is not gone");
+            sleep(POLL).await;
+        }
+        c.enroll(managers_with_cpms(json!({"mode": "All"}), "All"))
+            .await?;
+        c.start_controller("boot-a", &RESYNC).await?;
+        // The old stream is learned (its AMIs known) before the new lands.
+        let clean = ("False", "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | ");
+        c.wait_conditions(
+            "Reconciled 1 of 1 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | ",
+            clean,
+        )
+        .await?;
+        c.set_stream(NEW).await?;
+        c.wait_image("rhcos", &c.expected_image(NEW, "x86_64"))
+            .await?;
+        c.wait_conditions(
+            "Reconciled 1 of 1 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | ",
+            ("False", "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | "),
+        )
+        .await?;
+
+        c.fx.cp.install_openshift_crds().await?;
+        c.add_control_plane_machine_set(Image::Rhcos(OLD, "x86_64"))
+            .await?;
+        let took = c
+            .wait_cpms_image(&c.expected_image(NEW, std::env::consts::ARCH))
+            .await?;
+        eprintln!(
+            "bootimage_controller: ControlPlaneMachineSet patched {took:.2?} after its CRD appeared"
+        );
+        c.wait_conditions(
+            "Reconciled 1 of 1 MAPI MachineSets | Reconciled 1 of 1 ControlPlaneMachineSets | ",
+            ("False", "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | "),
         )
         .await?;
         Ok(())

@@ -469,6 +469,19 @@ impl Cluster {
             .with_context(|| format!("reading MachineSet {name}"))
     }
 
+    /// Creates ControlPlaneMachineSet `cluster` on `image` and its
+    /// `master-user-data` stub (spec 2.2, as a pre-4.6 install has it).
+    pub async fn add_control_plane_machine_set(&self, image: Image) -> Result<()> {
+        let master = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "master-user-data", "namespace": MAPI},
+            "stringData": {"userData": stub("2.2.0")}});
+        self.apply(&ApiResource::erase::<Secret>(&()), Some(MAPI), master)
+            .await?;
+        let cpms = control_plane_machine_set(self.platform, image);
+        self.apply(&openshift::control_plane_machine_set(), Some(MAPI), cpms)
+            .await
+    }
+
     pub fn controlplanemachinesets(&self) -> Api<DynamicObject> {
         Api::namespaced_with(self.admin(), MAPI, &openshift::control_plane_machine_set())
     }
