@@ -658,6 +658,12 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
                 &["get", "list", "watch", "patch"],
                 &[]
             ),
+            (
+                "machine.openshift.io",
+                &["controlplanemachinesets"],
+                &["get", "list", "watch", "patch"],
+                &["cluster"]
+            ),
             ("", &["secrets"], &["get", "patch"], &[]),
         ])
     );

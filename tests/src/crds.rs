@@ -189,6 +189,17 @@ pub mod openshift {
         )
     }
 
+    /// Namespaced (see [`MACHINE_API_NAMESPACE`]); the one there is is
+    /// named `cluster`.
+    pub fn control_plane_machine_set() -> ApiResource {
+        ar(
+            "machine.openshift.io",
+            "v1",
+            "ControlPlaneMachineSet",
+            "controlplanemachinesets",
+        )
+    }
+
     pub fn infrastructure() -> ApiResource {
         ar(
             "config.openshift.io",
@@ -222,6 +233,7 @@ pub mod openshift {
             machine_config_pool(),
             machine_config(),
             machine_set(),
+            control_plane_machine_set(),
             infrastructure(),
             cluster_version(),
             machine_configuration(),

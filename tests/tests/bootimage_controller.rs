@@ -25,7 +25,8 @@ use serde_json::{Value, json};
 use tokio::time::sleep;
 
 use support::bootimages::{
-    CONVERGE, Cluster, Image, MAPI, MachineSetSpec, NEW, OLD, Platform, all_managers, ami,
+    CONVERGE, CPMS_PROVIDER_SPEC, Cluster, Image, MAPI, MachineSetSpec, NEW, OLD, Platform,
+    all_managers, ami, managers_with_cpms,
 };
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -300,6 +301,194 @@ async fn new_stream_lands(c: &mut Cluster) -> Result<()> {
         later.writes_summary()
     );
     Ok(())
+}
+
+// ---- ControlPlaneMachineSets (§18) ---------------------------------------------------------
+
+/// The conditions of a clean pass over 3 MachineSets and the
+/// ControlPlaneMachineSet, in full (§18.6).
+const CPMS_PROGRESSING: &str = "Reconciled 3 of 3 MAPI MachineSets | Reconciled 1 of 1 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments";
+const CPMS_DEGRADED: &str = "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 Degraded CAPI MachineDeployments";
+
+/// An AWS cluster with 3 MachineSets and ControlPlaneMachineSet `cluster`
+/// (spec-2 stub in `master-user-data`), both managers `All`: a new stream
+/// lands, the ControlPlaneMachineSet and the MachineSets move, the
+/// conditions count each kind, the skew record is written, and a second
+/// pass writes nothing. Opting the ControlPlaneMachineSet out (the default,
+/// None) leaves it out of the counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_control_plane_machine_set_moves_with_the_machinesets() -> Result<()> {
+    let machinesets = [
+        MachineSetSpec::new("worker-a"),
+        MachineSetSpec::new("worker-b"),
+        MachineSetSpec::new("worker-c"),
+    ];
+    in_cluster(Platform::Aws, &machinesets, async |c| {
+        // The control plane's architecture is the host's (§18.3 row 4).
+        let arch = std::env::consts::ARCH;
+        c.add_control_plane_machine_set(Image::Rhcos(OLD, "x86_64"))
+            .await?;
+        c.enroll(managers_with_cpms(json!({"mode": "All"}), "All"))
+            .await?;
+        c.set_status(
+            &openshift::machine_configuration(),
+            "cluster",
+            json!({"bootImageSkewEnforcementStatus": {"mode": "Automatic",
+                   "automatic": {"ocpVersion": "4.19.7"}}}),
+        )
+        .await?;
+        let controller = c.start_controller("boot-a", &RESYNC).await?;
+        // On the old stream everything is current.
+        c.wait_conditions(CPMS_PROGRESSING, ("False", CPMS_DEGRADED))
+            .await?;
+        let before = c.cpms().await?;
+
+        c.set_stream(NEW).await?;
+        let took = c.wait_cpms_image(&c.expected_image(NEW, arch)).await?;
+        for name in ["worker-a", "worker-b", "worker-c"] {
+            c.wait_image(name, &c.expected_image(NEW, "x86_64"))
+                .await?;
+        }
+        eprintln!(
+            "bootimage_controller: ControlPlaneMachineSet patched {took:.2?} after the stream landed"
+        );
+        let conditions = c
+            .wait_conditions(CPMS_PROGRESSING, ("False", CPMS_DEGRADED))
+            .await?;
+        for (type_, want) in [
+            ("BootImageUpdateProgressing", CPMS_PROGRESSING),
+            ("BootImageUpdateDegraded", CPMS_DEGRADED),
+        ] {
+            ensure!(
+                conditions[type_]["message"] == want,
+                "{type_}: {}",
+                conditions[type_]["message"]
+            );
+        }
+        wait_skew_record(c, &json!({"ocpVersion": "4.21.0"})).await?;
+
+        // The patch touched the boot image and nothing else (§18.4).
+        let after = c.cpms().await?;
+        let mut expected = before.data["spec"].clone();
+        let ami = CPMS_PROVIDER_SPEC.trim_start_matches("/spec");
+        if let Some(slot) = expected.pointer_mut(&format!("{ami}/ami")) {
+            *slot = c.expected_image(NEW, arch);
+        }
+        ensure!(
+            after.data["spec"] == expected,
+            "the ControlPlaneMachineSet spec changed beyond its AMI: {:#}",
+            after.data["spec"]
+        );
+        let events = c.events("cluster").await?;
+        ensure!(
+            events.iter().any(|e| e.starts_with("BootImageUpdated")),
+            "ControlPlaneMachineSet cluster has no BootImageUpdated event: {events:?}"
+        );
+        // Its spec-2 stub was upgraded as a MachineSet's is (§18.3).
+        let secrets: Api<Secret> = Api::namespaced(c.admin(), MAPI);
+        let master = secrets.get("master-user-data").await?;
+        let upgraded = master
+            .annotations()
+            .get("machineconfiguration.openshift.io/stub-ignition-upgraded-to");
+        ensure!(
+            upgraded.map(String::as_str) == Some("3.5.0"),
+            "master-user-data annotations: {:?}",
+            master.annotations()
+        );
+        ensure!(
+            c.metrics(controller)
+                .await?
+                .writes_of("patch_controlplanemachineset")
+                == 1.0
+        );
+
+        // A second pass (several: --resync 1s) writes nothing.
+        let settled = c.metrics(controller).await?;
+        let rvs = c.resource_versions().await?;
+        let cpms_rv = c.cpms().await?.resource_version();
+        sleep(QUIET).await;
+        let later = c.metrics(controller).await?;
+        ensure!(
+            later.writes() == settled.writes(),
+            "resync passes wrote: {} -> {}",
+            settled.writes_summary(),
+            later.writes_summary()
+        );
+        ensure!(c.resource_versions().await? == rvs, "a resync changed MachineSets");
+        ensure!(
+            c.cpms().await?.resource_version() == cpms_rv,
+            "a resync changed the ControlPlaneMachineSet"
+        );
+        ensure!(
+            later.sum("mco_evaluations_total", &[]) > settled.sum("mco_evaluations_total", &[]),
+            "no pass ran during the quiet period"
+        );
+
+        // Opted out (the default, None): out of the pass and the counts.
+        c.enroll(managers_with_cpms(json!({"mode": "All"}), "None"))
+            .await?;
+        c.wait_conditions(
+            "Reconciled 3 of 3 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | ",
+            ("False", CPMS_DEGRADED),
+        )
+        .await?;
+        Ok(())
+    })
+    .await
+}
+
+/// Without the ControlPlaneMachineSet CRD the controller becomes ready and
+/// updates MachineSets, counting `0 of 0` ControlPlaneMachineSets; once
+/// the CRD and the object appear, the ControlPlaneMachineSet is updated
+/// too, without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn machinesets_are_updated_without_the_control_plane_machine_set_crd() -> Result<()> {
+    in_cluster(Platform::Aws, &[MachineSetSpec::new("rhcos")], async |c| {
+        let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+            Api::all(c.admin());
+        let crd = openshift::crd_name(&openshift::control_plane_machine_set());
+        crds.delete(&crd, &Default::default()).await?;
+        let started = Instant::now();
+        while crds.get_opt(&crd).await?.is_some() {
+            ensure!(started.elapsed() < CONVERGE, "CRD {crd} is not gone");
+            sleep(POLL).await;
+        }
+        c.enroll(managers_with_cpms(json!({"mode": "All"}), "All"))
+            .await?;
+        c.start_controller("boot-a", &RESYNC).await?;
+        // The old stream is learned (its AMIs known) before the new lands.
+        let clean = ("False", "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | ");
+        c.wait_conditions(
+            "Reconciled 1 of 1 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | ",
+            clean,
+        )
+        .await?;
+        c.set_stream(NEW).await?;
+        c.wait_image("rhcos", &c.expected_image(NEW, "x86_64"))
+            .await?;
+        c.wait_conditions(
+            "Reconciled 1 of 1 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | ",
+            ("False", "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | "),
+        )
+        .await?;
+
+        c.fx.cp.install_openshift_crds().await?;
+        c.add_control_plane_machine_set(Image::Rhcos(OLD, "x86_64"))
+            .await?;
+        let took = c
+            .wait_cpms_image(&c.expected_image(NEW, std::env::consts::ARCH))
+            .await?;
+        eprintln!(
+            "bootimage_controller: ControlPlaneMachineSet patched {took:.2?} after its CRD appeared"
+        );
+        c.wait_conditions(
+            "Reconciled 1 of 1 MAPI MachineSets | Reconciled 1 of 1 ControlPlaneMachineSets | ",
+            ("False", "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | "),
+        )
+        .await?;
+        Ok(())
+    })
+    .await
 }
 
 // ---- 4: a competing writer -----------------------------------------------------------------

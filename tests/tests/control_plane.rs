@@ -138,7 +138,7 @@ async fn crds(cp: &ControlPlane, admin: &Client) -> Result<()> {
 
     let api: Api<CustomResourceDefinition> = Api::all(admin.clone());
     // (name, scope, shortNames, status subresource, scale subresource)
-    let shapes: [(&str, &str, &[&str], bool, bool); 6] = [
+    let shapes: [(&str, &str, &[&str], bool, bool); 7] = [
         (
             "machineconfigpools.machineconfiguration.openshift.io",
             "Cluster",
@@ -159,6 +159,13 @@ async fn crds(cp: &ControlPlane, admin: &Client) -> Result<()> {
             &[],
             true,
             true,
+        ),
+        (
+            "controlplanemachinesets.machine.openshift.io",
+            "Namespaced",
+            &[],
+            true,
+            false,
         ),
         (
             "infrastructures.config.openshift.io",

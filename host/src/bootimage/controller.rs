@@ -1,5 +1,6 @@
-//! The managed boot image controller: moves every enrolled MachineSet to
-//! the boot image of the current release, and says why it left any alone.
+//! The managed boot image controller: moves every enrolled MachineSet and
+//! ControlPlaneMachineSet to the boot image of the current release, and
+//! says why it left any alone.
 //!
 //! Like upstream, any relevant event starts one full pass from a single
 //! worker: snapshot the watched objects → plan (`plan`, pure) → read the
@@ -20,7 +21,9 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use super::error::PassError;
-use super::objects::{MACHINE_API_NAMESPACE, STREAM_CONFIGMAP, STREAM_NAMESPACE};
+use super::objects::{
+    CONTROL_PLANE_MACHINE_SET_NAME, MACHINE_API_NAMESPACE, STREAM_CONFIGMAP, STREAM_NAMESPACE,
+};
 use super::plan::{self, Gate, Pass, Request, Snapshot, UserData};
 use super::rules;
 use super::skew;
@@ -63,6 +66,7 @@ pub struct Options {
 /// The watched objects, each decoded once per event.
 struct Indexes {
     machinesets: Index,
+    controlplanemachinesets: Index,
     stream: Index,
     machineconfiguration: Index,
     clusterversion: Index,
@@ -95,6 +99,13 @@ pub fn run(
     let readiness = &options.readiness;
     let watch = |kind, namespace, name| triggers::watch(&client, kind, namespace, name, readiness);
     let (machinesets, ms_events) = watch(Kind::MachineSet, Some(MACHINE_API_NAMESPACE), None);
+    // The singleton upstream names `cluster` (§18.1); optional, see
+    // `triggers::watch`.
+    let (controlplanemachinesets, cpms_events) = watch(
+        Kind::ControlPlaneMachineSet,
+        Some(MACHINE_API_NAMESPACE),
+        Some(CONTROL_PLANE_MACHINE_SET_NAME),
+    );
     let (stream, cm_events) = watch(
         Kind::StreamConfigMap,
         Some(STREAM_NAMESPACE),
@@ -108,6 +119,7 @@ pub fn run(
     let (infrastructure, infra_events) = watch(Kind::Infrastructure, None, Some("cluster"));
     let mut watched = vec![
         Kind::MachineSet,
+        Kind::ControlPlaneMachineSet,
         Kind::StreamConfigMap,
         Kind::MachineConfiguration,
         Kind::ClusterVersion,
@@ -115,6 +127,7 @@ pub fn run(
     ];
     let mut events = vec![
         ms_events.boxed(),
+        cpms_events.boxed(),
         cm_events.boxed(),
         mc_events.boxed(),
         cv_events.boxed(),
@@ -146,6 +159,7 @@ pub fn run(
         guests,
         indexes: Indexes {
             machinesets,
+            controlplanemachinesets,
             stream,
             machineconfiguration,
             clusterversion,
@@ -226,8 +240,8 @@ impl Worker {
         }
     }
 
-    /// One pass over every enrolled MachineSet. Returns when to retry
-    /// early, if at all.
+    /// One pass over every enrolled ControlPlaneMachineSet and MachineSet.
+    /// Returns when to retry early, if at all.
     #[tracing::instrument(skip(self), fields(reason))]
     async fn pass(&mut self, reason: &'static str) -> Option<Duration> {
         let snapshot = self.snapshot();
@@ -295,11 +309,12 @@ impl Worker {
             }
         }
         let (mut tally, conflicted) = self.writer.execute(plan, mc.as_ref(), reason).await;
-        // Only the MachineSet pass maintains the skew record (§19.2).
+        // Only the MachineSet pass maintains the skew record (§19.2); a
+        // ControlPlaneMachineSet never feeds it (§18.3).
         if let Some(record) = mc.as_deref().and_then(|mc| {
             let summary = skew::PassSummary {
-                skipped: tally.skipped,
-                errors: tally.errors.len(),
+                skipped: tally.machinesets.skipped,
+                errors: tally.machinesets.errors.len(),
             };
             skew::after_pass(
                 mc,
@@ -369,6 +384,7 @@ impl Worker {
             stream,
             known_images,
             machinesets: self.indexes.machinesets.all(),
+            controlplanemachinesets: self.indexes.controlplanemachinesets.all(),
             control_plane_arch: self.control_plane_arch.clone(),
             platforms: self.guests.current().boot_images.keys().cloned().collect(),
             now: Timestamp::now(),
@@ -427,7 +443,7 @@ impl Worker {
                 // A swap removed the platform's guest since the pass started.
                 for request in batch {
                     let error = PassError::GuestRemoved {
-                        machineset: request.item.machineset.name.clone(),
+                        subject: request.subject(),
                         platform: platform.clone(),
                     };
                     results.push((request, Err(error)));
@@ -463,10 +479,16 @@ impl Worker {
             let job = Job::BootImage(platform.clone()).to_string();
             let mut shadow = shadow.map(Vec::into_iter);
             for (request, result) in batch.into_iter().zip(decided) {
-                let name = request.item.machineset.name.clone();
+                let subject = request.subject();
                 let candidate = shadow.as_mut().and_then(Iterator::next);
                 if let (Ok(active), Some(candidate)) = (&result, &candidate) {
-                    crate::guests::shadow::compare(metrics, &job, &name, active, candidate);
+                    crate::guests::shadow::compare(
+                        metrics,
+                        &job,
+                        &subject.key(),
+                        active,
+                        candidate,
+                    );
                 }
                 let outcome = match &result {
                     Ok(decision) => decision.action(),
@@ -477,7 +499,7 @@ impl Worker {
                 };
                 metrics.count_evaluation(&job, outcome);
                 let result = result.map_err(|error| PassError::Guest {
-                    machineset: name,
+                    subject,
                     guest: guest.clone(),
                     error,
                 });

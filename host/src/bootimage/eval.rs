@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
-use mco_bootimage::{Decision, InputError, MachineKind, MachineSetView};
+use mco_bootimage::{Decision, InputError, MachineKind};
 use serde_json::Value;
 
-use super::error::PassError;
+use super::error::{PassError, Subject};
 use super::guest::{BatchItem, BootImageGuest};
 use super::plan::{Pass, UserData};
 use super::rules::{self, MachineSetInputs, Step};
@@ -158,12 +158,7 @@ impl BootImageInputs {
     /// MachineSet not enrolled `skip`), and ClusterVersion and
     /// MachineConfiguration are optional. `Err` is unusable input.
     pub fn host_rules(&self, control_plane_arch: &str) -> Result<EvalStep, InputError> {
-        let machineset = match self.kind {
-            MachineKind::MachineSet => MachineSetView::from_object(&self.machineset)?,
-            MachineKind::ControlPlaneMachineSet => {
-                MachineSetView::from_control_plane_machine_set(&self.machineset)?
-            }
-        };
+        let machineset = rules::view_of(self.kind, &self.machineset)?;
         let platform = rules::platform_type(&self.infrastructure)?;
         let user_data = self
             .user_data_secret
@@ -212,13 +207,17 @@ impl BootImageInputs {
             (Step::Guest(prepared), Some(_)) => BTreeSet::from([prepared.platform_type.clone()]),
             _ => BTreeSet::new(),
         };
-        let name = self
-            .machineset
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let subject = Subject {
+            kind: self.kind,
+            name: self
+                .machineset
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        };
         let object = Arc::new(self.machineset.clone());
-        let mut pass = Pass::single(name, object, rules.step, stream, &platforms, now);
+        let mut pass = Pass::single(subject.clone(), object, rules.step, stream, &platforms, now);
         while let Some(guest) = guest {
             let requests = pass.take_requests();
             if requests.is_empty() {
@@ -232,7 +231,7 @@ impl BootImageInputs {
             let results = guest.decide_batch(&platform, stream, items);
             for (request, result) in requests.into_iter().zip(results) {
                 let result = result.map_err(|error| PassError::Guest {
-                    machineset: name.to_owned(),
+                    subject: subject.clone(),
                     guest: guest.module().name.clone(),
                     error,
                 });

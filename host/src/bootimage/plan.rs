@@ -1,7 +1,7 @@
 //! The boot image pass, sans-IO. From a snapshot of the watched objects and
 //! the controller's state, [`gates`] and [`Pass::new`] apply the host rules;
 //! the pass then asks for guest decisions ([`Pass::take_requests`]) and for
-//! the user-data Secrets of the MachineSets it would patch
+//! the user-data Secrets of the objects it would patch
 //! ([`Pass::secrets`]), and [`Pass::finish`] says what to write. The
 //! controller only gathers what is asked for; `eval bootimage` drives the
 //! same pass from files. Nothing here reads the cluster or calls a guest.
@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::ignition::ANNOTATION_UPGRADED_AT;
-use mco_bootimage::{Decision, MachineSetView};
+use mco_bootimage::{Decision, MachineKind, MachineSetView};
 use serde_json::{Value, json};
 
-use super::error::PassError;
+use super::error::{PassError, Subject};
 use super::guest::BatchItem;
 use super::rules::{self, MachineSetInputs, Step};
 use super::state::{ControllerState, Guard, patch_fingerprint};
@@ -37,6 +37,8 @@ pub struct Snapshot {
     pub known_images: BTreeSet<String>,
     /// Every MachineSet in the machine API namespace.
     pub machinesets: Vec<Arc<Value>>,
+    /// ControlPlaneMachineSet `cluster`, when it (and its CRD) exists.
+    pub controlplanemachinesets: Vec<Arc<Value>>,
     /// Stream arch name of the control plane.
     pub control_plane_arch: String,
     /// Platforms a boot image guest is registered for.
@@ -58,15 +60,17 @@ pub enum Gate {
     Degraded(String),
 }
 
-/// A MachineSet enrolled for boot image updates.
+/// A MachineSet (or ControlPlaneMachineSet) enrolled for boot image updates.
 #[derive(Debug, Clone)]
 pub struct Enrolled {
-    pub name: String,
+    pub subject: Subject,
     pub object: Arc<Value>,
     pub view: Result<MachineSetView, String>,
 }
 
-/// The cluster-wide gates, then enrollment, in MachineSet name order.
+/// The cluster-wide gates, then enrollment: the ControlPlaneMachineSets
+/// first (upstream's CPMS pass runs before its MachineSet pass, §3a), then
+/// the MachineSets, each in name order.
 pub fn gates(snapshot: &Snapshot) -> Result<Vec<Enrolled>, Gate> {
     let mc = snapshot.machineconfiguration.as_deref();
     if let Some(why) = rules::not_ready(mc) {
@@ -88,31 +92,45 @@ pub fn gates(snapshot: &Snapshot) -> Result<Vec<Enrolled>, Gate> {
         .as_deref()
         .and_then(|infra| rules::platform_type(infra).ok())
         .unwrap_or_default();
-    let mut machinesets: Vec<&Arc<Value>> = snapshot.machinesets.iter().collect();
-    machinesets.sort_by_key(|ms| name_of(ms));
     let mut enrolled = Vec::new();
-    for object in machinesets {
-        let view = match MachineSetView::from_object(object) {
-            Ok(view) => view,
-            Err(err) => {
-                enrolled.push(Enrolled {
-                    name: name_of(object),
+    for (kind, objects) in [
+        (
+            MachineKind::ControlPlaneMachineSet,
+            &snapshot.controlplanemachinesets,
+        ),
+        (MachineKind::MachineSet, &snapshot.machinesets),
+    ] {
+        let mut objects: Vec<&Arc<Value>> = objects.iter().collect();
+        objects.sort_by_key(|object| name_of(object));
+        for object in objects {
+            let view = match rules::view_of(kind, object) {
+                Ok(view) => view,
+                Err(err) => {
+                    enrolled.push(Enrolled {
+                        subject: Subject {
+                            kind,
+                            name: name_of(object),
+                        },
+                        object: object.clone(),
+                        view: Err(err.to_string()),
+                    });
+                    continue;
+                }
+            };
+            match rules::enrollment_gate(mc, &view, &platform) {
+                Ok(None) => enrolled.push(Enrolled {
+                    subject: Subject {
+                        kind,
+                        name: view.name.clone(),
+                    },
                     object: object.clone(),
-                    view: Err(err.to_string()),
-                });
-                continue;
+                    view: Ok(view),
+                }),
+                Ok(Some(Decision::Error { message })) => return Err(Gate::Degraded(message)),
+                // Not enrolled: not part of the pass at all.
+                Ok(Some(_)) => {}
+                Err(err) => return Err(Gate::Degraded(err.to_string())),
             }
-        };
-        match rules::enrollment_gate(mc, &view, &platform) {
-            Ok(None) => enrolled.push(Enrolled {
-                name: view.name.clone(),
-                object: object.clone(),
-                view: Ok(view),
-            }),
-            Ok(Some(Decision::Error { message })) => return Err(Gate::Degraded(message)),
-            // Not enrolled: not part of the pass at all.
-            Ok(Some(_)) => {}
-            Err(err) => return Err(Gate::Degraded(err.to_string())),
         }
     }
     Ok(enrolled)
@@ -126,7 +144,7 @@ fn name_of(object: &Value) -> String {
         .to_owned()
 }
 
-/// One guest decision to make: for the MachineSet at `index` of the pass.
+/// One guest decision to make: for the object at `index` of the pass.
 #[derive(Debug)]
 pub struct Request {
     pub index: usize,
@@ -135,6 +153,16 @@ pub struct Request {
     pub item: BatchItem,
     /// Whether the user data was read for this request (the second round).
     with_user_data: bool,
+}
+
+impl Request {
+    /// What the request decides for.
+    pub fn subject(&self) -> Subject {
+        Subject {
+            kind: self.item.machineset.kind,
+            name: self.item.machineset.name.clone(),
+        }
+    }
 }
 
 /// A user-data Secret the pass needs before it can decide a patch.
@@ -170,7 +198,7 @@ enum Progress {
 
 #[derive(Debug)]
 struct Item {
-    name: String,
+    subject: Subject,
     object: Arc<Value>,
     progress: Progress,
     secret_version: Option<String>,
@@ -187,10 +215,10 @@ pub struct Pass {
     now: Timestamp,
 }
 
-/// What one MachineSet's decision comes to.
+/// What one object's decision comes to.
 #[derive(Debug)]
 pub struct Action {
-    pub name: String,
+    pub subject: Subject,
     pub object: Arc<Value>,
     pub outcome: Result<Decision, PassError>,
     /// resourceVersion of the user-data Secret the decision read.
@@ -211,9 +239,10 @@ impl Pass {
     /// The host rules for every enrolled MachineSet, under `state` (the
     /// hot-loop record and the images seen so far).
     pub fn new(snapshot: &Snapshot, enrolled: Vec<Enrolled>, mut state: ControllerState) -> Pass {
-        // Opting out (or deleting a MachineSet) forgets its hot loop.
-        let names: BTreeSet<&str> = enrolled.iter().map(|e| e.name.as_str()).collect();
-        let mut save_state = state.retain_hot_loops(|name| names.contains(name));
+        // Opting out (or deleting a MachineSet) forgets its hot loop; each
+        // kind's entries go with its own enrollment (§18.5).
+        let keys: BTreeSet<String> = enrolled.iter().map(|e| e.subject.key()).collect();
+        let mut save_state = state.retain_hot_loops(|key| keys.contains(key));
         let mut pass = Pass {
             items: Vec::new(),
             state,
@@ -257,10 +286,22 @@ impl Pass {
             .cloned()
             .unwrap_or(json!({"kind": "Infrastructure"}));
         let multi_arch = rules::is_multi_arch(cv).map_err(|e| e.to_string());
-        for (index, Enrolled { name, object, view }) in enrolled.into_iter().enumerate() {
-            let step = view.map_err(PassError::Unreadable).and_then(|view| {
+        for (
+            index,
+            Enrolled {
+                subject,
+                object,
+                view,
+            },
+        ) in enrolled.into_iter().enumerate()
+        {
+            let unreadable = |detail| PassError::Unreadable {
+                kind: subject.kind.kind(),
+                detail,
+            };
+            let step = view.map_err(unreadable).and_then(|view| {
                 let multi_arch = multi_arch.clone().map_err(|detail| PassError::Rules {
-                    machineset: name.clone(),
+                    subject: subject.clone(),
                     detail,
                 })?;
                 rules::prepare(&MachineSetInputs {
@@ -271,7 +312,7 @@ impl Pass {
                     control_plane_arch: &snapshot.control_plane_arch,
                 })
                 .map_err(|err| PassError::Rules {
-                    machineset: name.clone(),
+                    subject: subject.clone(),
                     detail: err.to_string(),
                 })
             });
@@ -280,7 +321,7 @@ impl Pass {
                 Err(err) => Progress::Done(Err(err)),
             };
             pass.items.push(Item {
-                name,
+                subject,
                 object,
                 progress,
                 secret_version: None,
@@ -289,10 +330,10 @@ impl Pass {
         pass
     }
 
-    /// A pass of one MachineSet that already went through the host rules
-    /// (as `eval` applies them), with no controller state.
+    /// A pass of one object that already went through the host rules (as
+    /// `eval` applies them), with no controller state.
     pub fn single(
-        name: &str,
+        subject: Subject,
         object: Arc<Value>,
         step: Step,
         stream: Option<&str>,
@@ -301,7 +342,7 @@ impl Pass {
     ) -> Pass {
         Pass {
             items: vec![Item {
-                name: name.to_owned(),
+                subject,
                 object,
                 progress: Progress::of(0, step, platforms),
                 secret_version: None,
@@ -346,9 +387,12 @@ impl Pass {
         };
         item.progress = match result {
             Ok(Decision::Patch { patch, .. })
-                if self.state.guard(&item.name, &patch_fingerprint(&patch)) == Guard::HotLoop =>
+                if self
+                    .state
+                    .guard(&item.subject.key(), &patch_fingerprint(&patch))
+                    == Guard::HotLoop =>
             {
-                Progress::Done(Err(PassError::HotLoop(item.name.clone())))
+                Progress::Done(Err(PassError::HotLoop(item.subject.clone())))
             }
             Ok(first @ Decision::Patch { .. }) if !request.with_user_data => {
                 match request.item.machineset.user_data_secret_name() {
@@ -360,7 +404,7 @@ impl Pass {
                     // The guest reports a missing name itself.
                     Ok(None) => Progress::Done(Ok(first)),
                     Err(err) => Progress::Done(Err(PassError::SecretRead {
-                        machineset: item.name.clone(),
+                        subject: item.subject.clone(),
                         detail: err.to_string(),
                     })),
                 }
@@ -402,7 +446,7 @@ impl Pass {
         item.progress = match secret {
             None => Progress::Done(Ok(first)),
             Some(Err(detail)) => Progress::Done(Err(PassError::SecretRead {
-                machineset: item.name.clone(),
+                subject: item.subject.clone(),
                 detail,
             })),
             Some(Ok(user_data)) => {
@@ -425,11 +469,11 @@ impl Pass {
                 outcome: match item.progress {
                     Progress::Done(outcome) => outcome.map(|d| stamp_upgrade(d, now)),
                     _ => Err(PassError::Rules {
-                        machineset: item.name.clone(),
+                        subject: item.subject.clone(),
                         detail: "the pass ended before its guest decided".into(),
                     }),
                 },
-                name: item.name,
+                subject: item.subject,
                 object: item.object,
                 secret_version: item.secret_version,
             })
@@ -590,7 +634,7 @@ mod tests {
         let names: Vec<String> = gates(&s)
             .unwrap_or_default()
             .into_iter()
-            .map(|e| e.name)
+            .map(|e| e.subject.name)
             .collect();
         assert_eq!(names, ["a", "b"]);
         s.machineconfiguration = Some(enrollment(json!({"mode": "None"})));
@@ -771,6 +815,119 @@ mod tests {
             unreadable.starts_with("unreadable MachineSet: "),
             "{unreadable}"
         );
+    }
+
+    fn cpms() -> Arc<Value> {
+        Arc::new(json!({
+            "kind": "ControlPlaneMachineSet",
+            "metadata": {"name": "cluster", "namespace": "openshift-machine-api"},
+            "spec": {"template": {"machineType": "machines_v1beta1_machine_openshift_io",
+                "machines_v1beta1_machine_openshift_io": {"spec": {"providerSpec": {"value": {
+                    "kind": "AWSMachineProviderConfig",
+                    "ami": {"id": "ami-old"},
+                    "userDataSecret": {"name": "master-user-data"},
+                }}}}}},
+        }))
+    }
+
+    fn with_cpms_mode(mode: &str) -> Snapshot {
+        let mut s = snapshot(&["cluster"]);
+        s.controlplanemachinesets = vec![cpms()];
+        s.machineconfiguration = Some(Arc::new(json!({
+            "kind": "MachineConfiguration",
+            "metadata": {"name": "cluster", "generation": 1},
+            "status": {"observedGeneration": 1, "managedBootImagesStatus": {"machineManagers": [
+                {"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": "All"}},
+                {"resource": "controlplanemachinesets", "apiGroup": "machine.openshift.io", "selection": {"mode": mode}}]}},
+        })));
+        s
+    }
+
+    #[test]
+    fn an_enrolled_control_plane_machine_set_comes_first_and_reads_its_own_secret() {
+        let s = with_cpms_mode("All");
+        let enrolled = gates(&s).unwrap_or_default();
+        let subjects: Vec<String> = enrolled.iter().map(|e| e.subject.to_string()).collect();
+        assert_eq!(
+            subjects,
+            ["ControlPlaneMachineSet cluster", "machineset cluster"]
+        );
+        let mut pass = Pass::new(&s, enrolled, ControllerState::default());
+        let requests = pass.take_requests();
+        assert_eq!(
+            requests[0].item.machineset.kind,
+            MachineKind::ControlPlaneMachineSet
+        );
+        for request in requests {
+            pass.answer(request, Ok(patch("ami-new")));
+        }
+        assert_eq!(
+            pass.secrets(),
+            [
+                SecretRequest {
+                    index: 0,
+                    name: "master-user-data".into()
+                },
+                SecretRequest {
+                    index: 1,
+                    name: "cluster-user-data".into()
+                }
+            ]
+        );
+
+        // Opt-in only: no entry or None leaves it out of the pass.
+        let names = |s: &Snapshot| {
+            gates(s)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| e.subject.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&with_cpms_mode("None")), ["machineset cluster"]);
+        let mut no_entry = with_cpms_mode("All");
+        no_entry.machineconfiguration = Some(enrollment(json!({"mode": "All"})));
+        assert_eq!(names(&no_entry), ["machineset cluster"]);
+    }
+
+    #[test]
+    fn the_control_plane_machine_set_hot_loop_is_its_own() {
+        let fingerprint = match patch("ami-new") {
+            Decision::Patch { patch, .. } => patch_fingerprint(&patch),
+            _ => unreachable!(),
+        };
+        let mut state = ControllerState::default();
+        for _ in 0..super::super::state::HOT_LOOP_LIMIT {
+            state.record_patch("ControlPlaneMachineSet/cluster", &fingerprint);
+        }
+        // The MachineSet named `cluster` is not held back by it.
+        let s = with_cpms_mode("All");
+        let mut pass = start(&s, state.clone());
+        for request in pass.take_requests() {
+            pass.answer(request, Ok(patch("ami-new")));
+        }
+        pass.give_secret(1, None);
+        let plan = pass.finish();
+        let err = plan.actions[0]
+            .outcome
+            .as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(
+            err.starts_with(
+                "refusing to reconcile ControlPlaneMachineSet cluster, hot loop detected"
+            ),
+            "{err}"
+        );
+        assert!(matches!(
+            plan.actions[1].outcome,
+            Ok(Decision::Patch { .. })
+        ));
+        // Opting the ControlPlaneMachineSet out forgets its entry only.
+        state.record_patch("cluster", &fingerprint);
+        let plan = start(&with_cpms_mode("None"), state).finish();
+        assert!(plan.save_state);
+        assert_eq!(plan.state.hot_loops.keys().collect::<Vec<_>>(), ["cluster"]);
     }
 
     #[test]

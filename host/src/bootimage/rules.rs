@@ -91,6 +91,17 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
     Ok(Step::Guest(prepared))
 }
 
+/// Reads `object` as what `kind` names: a MachineSet or a
+/// ControlPlaneMachineSet (its providerSpec one level deeper, §18.1).
+pub fn view_of(kind: MachineKind, object: &Value) -> Result<MachineSetView, InputError> {
+    match kind {
+        MachineKind::MachineSet => MachineSetView::from_object(object),
+        MachineKind::ControlPlaneMachineSet => {
+            MachineSetView::from_control_plane_machine_set(object)
+        }
+    }
+}
+
 /// The platforms whose ControlPlaneMachineSets get boot image updates.
 pub const CPMS_PLATFORMS: [&str; 3] = ["AWS", "GCP", "Azure"];
 

@@ -1,8 +1,9 @@
 //! What the boot image controller remembers across restarts and failovers,
 //! kept in one ConfigMap in the host's namespace:
 //!
-//! - `hot-loops.json`: per MachineSet, the last patch applied and how many
-//!   times in a row. Upstream keeps this in memory, so a restart re-arms a
+//! - `hot-loops.json`: per MachineSet (and per ControlPlaneMachineSet, under
+//!   its own key, `ControlPlaneMachineSet/<name>`), the last patch applied
+//!   and how many times in a row. Upstream keeps this in memory, so a restart re-arms a
 //!   competing writer's loop; here the guard outlives the process.
 //! - `known-images`: every boot image seen in a stream, one per line, so a
 //!   MachineSet installed from an older stream still counts as RHCOS.

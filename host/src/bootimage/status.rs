@@ -1,26 +1,58 @@
 //! `BootImageUpdateProgressing` and `BootImageUpdateDegraded` on
 //! MachineConfiguration `cluster`, in upstream's message formats, which
 //! dashboards and `oc` users already read. This host manages MachineAPI
-//! MachineSets only; the other kinds keep their upstream segments at 0.
+//! MachineSets and ControlPlaneMachineSets; the CAPI kinds keep their
+//! upstream segments at 0.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use mco_bootimage::MachineKind;
 
 use crate::kube::conditions::{self, Transition};
 
 pub const PROGRESSING: &str = "BootImageUpdateProgressing";
 pub const DEGRADED: &str = "BootImageUpdateDegraded";
 
-/// One pass over the enrolled MachineSets.
+/// One kind's part of a pass.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Tally {
-    /// Enrolled MachineSets.
+pub struct Count {
+    /// Enrolled objects of the kind.
     pub total: usize,
     /// Reconciled without error (patched, already current, left alone).
     pub reconciled: usize,
-    /// Of `reconciled`, those skipped for a reason (custom image, owner, ...).
+    /// Of `reconciled`, those skipped for a reason (custom image, owner,
+    /// ...). Always 0 for ControlPlaneMachineSets: upstream counts every
+    /// one left alone as reconciled (§18.6), and the guest says `noop`.
     pub skipped: usize,
-    /// One message per MachineSet that failed.
+    /// One message per object that failed.
     pub errors: Vec<String>,
+}
+
+impl Count {
+    /// `Reconciled <a> of <b> <noun>[ (<s> skipped)]`.
+    fn segment(&self, noun: &str) -> String {
+        if self.skipped > 0 {
+            format!(
+                "Reconciled {} of {} {noun} ({} skipped)",
+                self.reconciled - self.skipped.min(self.reconciled),
+                self.total,
+                self.skipped
+            )
+        } else {
+            format!("Reconciled {} of {} {noun}", self.reconciled, self.total)
+        }
+    }
+
+    /// Every object was either reconciled or failed.
+    fn settled(&self) -> bool {
+        self.total == self.reconciled + self.errors.len()
+    }
+}
+
+/// One pass over the enrolled MachineSets and ControlPlaneMachineSets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub machinesets: Count,
+    pub controlplanemachinesets: Count,
     /// The operator rule that enrolled or left out the MachineSets when
     /// the host computed enrollment itself (no published status, §21):
     /// not obvious from the objects, so Progressing says it.
@@ -37,25 +69,22 @@ pub struct Wanted {
 }
 
 impl Tally {
+    pub fn count_mut(&mut self, kind: MachineKind) -> &mut Count {
+        match kind {
+            MachineKind::MachineSet => &mut self.machinesets,
+            MachineKind::ControlPlaneMachineSet => &mut self.controlplanemachinesets,
+        }
+    }
+
     pub fn progressing(&self) -> Wanted {
-        let mapi = if self.skipped > 0 {
-            format!(
-                "Reconciled {} of {} MAPI MachineSets ({} skipped)",
-                self.reconciled - self.skipped.min(self.reconciled),
-                self.total,
-                self.skipped
-            )
-        } else {
-            format!(
-                "Reconciled {} of {} MAPI MachineSets",
-                self.reconciled, self.total
-            )
-        };
         Wanted {
             type_: PROGRESSING,
-            status: self.total != self.reconciled + self.errors.len(),
+            status: !(self.machinesets.settled() && self.controlplanemachinesets.settled()),
             message: format!(
-                "{mapi} | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments{}",
+                "{} | {} | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments{}",
+                self.machinesets.segment("MAPI MachineSets"),
+                self.controlplanemachinesets
+                    .segment("ControlPlaneMachineSets"),
                 self.enrollment
                     .as_ref()
                     .map(|rule| format!(" | Enrollment {rule}"))
@@ -64,18 +93,29 @@ impl Tally {
         }
     }
 
+    /// One Degraded for both kinds (the project's choice in §18.6; upstream
+    /// lets its MachineSet pass overwrite the CPMS pass's status): errors
+    /// of either make it True, the CPMS errors listed first.
     pub fn degraded(&self) -> Wanted {
+        let errors: Vec<String> = self
+            .controlplanemachinesets
+            .errors
+            .iter()
+            .chain(&self.machinesets.errors)
+            .cloned()
+            .collect();
         let mut message = format!(
-            "{} Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 Degraded CAPI MachineDeployments",
-            self.errors.len()
+            "{} Degraded MAPI MachineSets | {} Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 Degraded CAPI MachineDeployments",
+            self.machinesets.errors.len(),
+            self.controlplanemachinesets.errors.len(),
         );
-        if !self.errors.is_empty() {
+        if !errors.is_empty() {
             message.push_str(" | Error(s): ");
-            message.push_str(&aggregate(&self.errors));
+            message.push_str(&aggregate(&errors));
         }
         Wanted {
             type_: DEGRADED,
-            status: !self.errors.is_empty(),
+            status: !errors.is_empty(),
             message,
         }
     }
@@ -85,7 +125,10 @@ impl Tally {
 /// ready, stream ConfigMap missing, invalid selector).
 pub fn degraded_before_start(error: &str) -> Wanted {
     let tally = Tally {
-        errors: vec![error.to_owned()],
+        machinesets: Count {
+            errors: vec![error.to_owned()],
+            ..Count::default()
+        },
         ..Tally::default()
     };
     tally.degraded()
@@ -137,6 +180,64 @@ pub fn next_conditions(
 mod tests {
     use super::*;
 
+    fn machinesets(count: Count) -> Tally {
+        Tally {
+            machinesets: count,
+            ..Tally::default()
+        }
+    }
+
+    #[test]
+    fn control_plane_machine_sets_have_their_own_segments_and_share_degraded() {
+        let tally = Tally {
+            machinesets: Count {
+                total: 3,
+                reconciled: 3,
+                ..Count::default()
+            },
+            controlplanemachinesets: Count {
+                total: 1,
+                reconciled: 1,
+                ..Count::default()
+            },
+            enrollment: None,
+        };
+        assert_eq!(
+            tally.progressing().message,
+            "Reconciled 3 of 3 MAPI MachineSets | Reconciled 1 of 1 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"
+        );
+        assert!(!tally.progressing().status && !tally.degraded().status);
+
+        let failing = Tally {
+            machinesets: Count {
+                total: 1,
+                errors: vec!["ms".into()],
+                ..Count::default()
+            },
+            controlplanemachinesets: Count {
+                total: 1,
+                errors: vec!["cpms".into()],
+                ..Count::default()
+            },
+            enrollment: None,
+        };
+        let degraded = failing.degraded();
+        assert!(degraded.status);
+        assert_eq!(
+            degraded.message,
+            "1 Degraded MAPI MachineSets | 1 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 Degraded CAPI MachineDeployments | Error(s): [cpms, ms]"
+        );
+        // A CPMS still in flight keeps Progressing True.
+        let midway = Tally {
+            controlplanemachinesets: Count {
+                total: 1,
+                ..Count::default()
+            },
+            ..Tally::default()
+        };
+        assert!(midway.progressing().status);
+    }
+
     #[test]
     fn a_computed_enrollment_is_named_after_the_upstream_segments() {
         let tally = Tally {
@@ -153,11 +254,11 @@ mod tests {
 
     #[test]
     fn messages_follow_upstream() {
-        let clean = Tally {
+        let clean = machinesets(Count {
             total: 3,
             reconciled: 3,
-            ..Tally::default()
-        };
+            ..Count::default()
+        });
         assert_eq!(
             clean.progressing().message,
             "Reconciled 3 of 3 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments"
@@ -169,13 +270,12 @@ mod tests {
         );
         assert!(!clean.degraded().status);
 
-        let mixed = Tally {
+        let mixed = machinesets(Count {
             total: 5,
             reconciled: 3,
             skipped: 1,
             errors: vec!["a".into(), "b".into()],
-            ..Tally::default()
-        };
+        });
         assert!(
             mixed
                 .progressing()
@@ -197,11 +297,11 @@ mod tests {
                 .ends_with(" | Error(s): x")
         );
 
-        let midway = Tally {
+        let midway = machinesets(Count {
             total: 2,
             reconciled: 1,
-            ..Tally::default()
-        };
+            ..Count::default()
+        });
         assert!(midway.progressing().status);
     }
 
@@ -211,11 +311,11 @@ mod tests {
 
     #[test]
     fn unchanged_conditions_are_not_rewritten() {
-        let tally = Tally {
+        let tally = machinesets(Count {
             total: 1,
             reconciled: 1,
-            ..Tally::default()
-        };
+            ..Count::default()
+        });
         let wanted = [tally.progressing(), tally.degraded()];
         let first = next_conditions(&[], &wanted, "MAPIMachineSetAdded", &at(1)).unwrap();
         assert_eq!(first.len(), 2);
@@ -223,22 +323,22 @@ mod tests {
         // Same state, another trigger: nothing to write.
         assert_eq!(next_conditions(&first, &wanted, "Resync", &at(2)), None);
         // The message changes, the status does not: time kept, reason new.
-        let more = Tally {
+        let more = machinesets(Count {
             total: 2,
             reconciled: 2,
-            ..Tally::default()
-        };
+            ..Count::default()
+        });
         let next =
             next_conditions(&first, &[more.progressing(), more.degraded()], "R", &at(3)).unwrap();
         assert_eq!(next[0].last_transition_time, at(1));
         assert_eq!(next[0].reason, "R");
         assert_eq!(next[1], first[1]);
         // The status flips: new time.
-        let failing = Tally {
+        let failing = machinesets(Count {
             total: 1,
             errors: vec!["e".into()],
-            ..Tally::default()
-        };
+            ..Count::default()
+        });
         let next = next_conditions(&first, &[failing.degraded()], "R", &at(4)).unwrap();
         assert_eq!(next[0].last_transition_time, at(4));
         assert_eq!(next[0].status, "True");

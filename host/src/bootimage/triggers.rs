@@ -15,7 +15,7 @@ use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
 use crate::kube::resources::{
-    CLUSTER_VERSION, CONFIG_MAP, INFRASTRUCTURE, MACHINE_CONFIGURATION,
+    CLUSTER_VERSION, CONFIG_MAP, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION,
     MACHINE_CONFIGURATION_WATCH, MACHINE_SET,
 };
 use crate::kube::watch::{self, Latest, Readiness};
@@ -24,6 +24,7 @@ use crate::kube::watch::{self, Latest, Readiness};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     MachineSet,
+    ControlPlaneMachineSet,
     StreamConfigMap,
     MachineConfiguration,
     ClusterVersion,
@@ -42,6 +43,7 @@ impl Kind {
     pub fn resource(self) -> ApiResource {
         match self {
             Kind::MachineSet => MACHINE_SET,
+            Kind::ControlPlaneMachineSet => CONTROL_PLANE_MACHINE_SET,
             Kind::StreamConfigMap | Kind::KnownImages => CONFIG_MAP,
             Kind::MachineConfiguration => MACHINE_CONFIGURATION,
             Kind::ClusterVersion => CLUSTER_VERSION,
@@ -54,6 +56,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::MachineSet => "machinesets",
+            Kind::ControlPlaneMachineSet => "controlplanemachinesets",
             Kind::StreamConfigMap => "coreos-bootimages",
             Kind::MachineConfiguration => MACHINE_CONFIGURATION_WATCH,
             Kind::ClusterVersion => "clusterversions",
@@ -71,6 +74,15 @@ impl Kind {
             Kind::MachineSet => json!([
                 at("/spec/template/spec/providerSpec"),
                 at("/spec/template/metadata/labels"),
+                at("/metadata/labels"),
+                at("/metadata/annotations"),
+                at("/metadata/ownerReferences"),
+            ]),
+            // The same for a ControlPlaneMachineSet, one level deeper (§18.7),
+            // plus the Node labels holding its Windows marker.
+            Kind::ControlPlaneMachineSet => json!([
+                at("/spec/template/machines_v1beta1_machine_openshift_io/spec/providerSpec"),
+                at("/spec/template/machines_v1beta1_machine_openshift_io/spec/metadata/labels"),
                 at("/metadata/labels"),
                 at("/metadata/annotations"),
                 at("/metadata/ownerReferences"),
@@ -98,6 +110,9 @@ impl Kind {
             (Kind::MachineSet, Added) => "MAPIMachineSetAdded",
             (Kind::MachineSet, Updated) => "MAPIMachineSetUpdated",
             (Kind::MachineSet, Deleted) => "MAPIMachineSetDeleted",
+            (Kind::ControlPlaneMachineSet, Added) => "ControlPlaneMachineSetAdded",
+            (Kind::ControlPlaneMachineSet, Updated) => "ControlPlaneMachineSetUpdated",
+            (Kind::ControlPlaneMachineSet, Deleted) => "ControlPlaneMachineSetDeleted",
             (Kind::StreamConfigMap, Added) => "BootImageConfigMapAdded",
             (Kind::StreamConfigMap, Updated) => "BootImageConfigMapUpdated",
             (Kind::StreamConfigMap, Deleted) => "BootImageConfigMapDeleted",
@@ -202,7 +217,10 @@ impl Seen {
 }
 
 /// A watch of `kind` (one object when `name` is given) into an index,
-/// yielding the reason of every event that may change a decision.
+/// yielding the reason of every event that may change a decision. The
+/// ControlPlaneMachineSet watch is optional ([`watch::watch_optional`]): a
+/// cluster without its CRD (or a deployment without its RBAC) still gets
+/// its MachineSets updated, with `0 of 0` ControlPlaneMachineSets.
 pub fn watch(
     client: &Client,
     kind: Kind,
@@ -222,17 +240,27 @@ pub fn watch(
     }
     let mut seen = Seen::default();
     let index = seen.index.clone();
-    let reasons =
-        watch::watch(api, config, readiness.watch(kind.name())).filter_map(move |event| {
-            let reason = match event {
-                Ok(event) => seen.on_event(kind, event),
-                Err(err) => {
-                    tracing::warn!(?kind, error = %err, "watch failed; retrying");
-                    None
-                }
-            };
-            std::future::ready(reason)
-        });
+    let listed = readiness.watch(kind.name());
+    let optional = kind == Kind::ControlPlaneMachineSet;
+    let events = if optional {
+        watch::watch_optional(api, config, listed).boxed()
+    } else {
+        watch::watch(api, config, listed).boxed()
+    };
+    let reasons = events.filter_map(move |event| {
+        let reason = match event {
+            Ok(event) => seen.on_event(kind, event),
+            Err(err) if optional && watch::unavailable(&err) => {
+                tracing::debug!(?kind, error = %err, "not served or not readable; watching for it");
+                None
+            }
+            Err(err) => {
+                tracing::warn!(?kind, error = %err, "watch failed; retrying");
+                None
+            }
+        };
+        std::future::ready(reason)
+    });
     (index, reasons)
 }
 
@@ -296,6 +324,35 @@ mod tests {
             Some("MAPIMachineSetDeleted")
         );
         assert_eq!(seen.on_event(kind, watcher::Event::InitDone), None);
+    }
+
+    #[test]
+    fn a_control_plane_machine_set_triggers_on_its_own_provider_spec() {
+        let mut seen = Seen::default();
+        let cpms = |ami: &str, replicas: u32| {
+            object(
+                "cluster",
+                json!({"spec": {"replicas": replicas, "template": {"machines_v1beta1_machine_openshift_io": {
+                    "spec": {"providerSpec": {"value": {"ami": {"id": ami}}}}}}}}),
+            )
+        };
+        let kind = Kind::ControlPlaneMachineSet;
+        assert_eq!(
+            seen.on_event(kind, watcher::Event::Apply(cpms("ami-a", 3))),
+            Some("ControlPlaneMachineSetAdded")
+        );
+        assert_eq!(
+            seen.on_event(kind, watcher::Event::Apply(cpms("ami-a", 5))),
+            None
+        );
+        assert_eq!(
+            seen.on_event(kind, watcher::Event::Apply(cpms("ami-b", 5))),
+            Some("ControlPlaneMachineSetUpdated")
+        );
+        assert_eq!(
+            seen.on_event(kind, watcher::Event::Delete(cpms("ami-b", 5))),
+            Some("ControlPlaneMachineSetDeleted")
+        );
     }
 
     #[test]

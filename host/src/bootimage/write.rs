@@ -1,6 +1,6 @@
 //! Where boot image decisions get written: the user-data stub, then the
-//! MachineSet merge patch (each with the resourceVersion the decision read
-//! as precondition), the controller's record, the two conditions on
+//! MachineSet (or ControlPlaneMachineSet) merge patch (each with the
+//! resourceVersion the decision read as precondition), the controller's record, the two conditions on
 //! MachineConfiguration `cluster`, and Events. Only the lease holder
 //! writes; nothing here decides.
 
@@ -13,7 +13,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::events::EventType;
-use mco_bootimage::{Decision, UserDataUpgrade};
+use mco_bootimage::{Decision, MachineKind, UserDataUpgrade};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -25,7 +25,9 @@ use super::state::{ControllerState, patch_fingerprint};
 use super::status::{self, Tally, Wanted};
 use crate::kube::events::{Events, Note};
 use crate::kube::own_writes::OwnWrites;
-use crate::kube::resources::{MACHINE_CONFIGURATION, MACHINE_SET};
+use crate::kube::resources::{
+    CONTROL_PLANE_MACHINE_SET, MACHINE_CONFIGURATION, MACHINE_SET, ResourceType,
+};
 use crate::kube::{FIELD_MANAGER, is_status};
 use crate::metrics::{Metrics, ResultLabels, SkewLabels};
 
@@ -44,7 +46,7 @@ pub(super) struct Writer {
 /// How one patch went.
 enum Applied {
     Patched,
-    /// The MachineSet changed after it was read; nothing was written.
+    /// The object changed after it was read; nothing was written.
     Conflict,
 }
 
@@ -91,8 +93,9 @@ impl Writer {
         Ok(())
     }
 
-    /// Executes the actions of a plan, in MachineSet name order, and tallies
-    /// them. Returns whether a write lost a race (retry soon).
+    /// Executes the actions of a plan, in its order (ControlPlaneMachineSets,
+    /// then MachineSets, by name), and tallies them per kind. Returns
+    /// whether a write lost a race (retry soon).
     pub(super) async fn execute(
         &self,
         plan: Plan,
@@ -102,51 +105,51 @@ impl Writer {
         let Plan {
             mut state, actions, ..
         } = plan;
-        let mut tally = Tally {
-            total: actions.len(),
-            ..Tally::default()
-        };
+        let mut tally = Tally::default();
+        for action in &actions {
+            tally.count_mut(action.subject.kind).total += 1;
+        }
         if actions
             .iter()
             .any(|a| matches!(a.outcome, Ok(Decision::Patch { .. })))
         {
             // Upstream shows Progressing while MachineSets are being patched.
-            let start = Tally {
-                total: tally.total,
-                ..Tally::default()
-            };
-            self.write_conditions(mc, &[start.progressing()], reason)
+            self.write_conditions(mc, &[tally.progressing()], reason)
                 .await;
         }
         let mut counts: BTreeMap<&'static str, i64> = BTreeMap::new();
         let mut conflicted = false;
         for action in actions {
-            let span = tracing::info_span!("machineset", name = %action.name);
+            let kind = action.subject.kind;
+            let span =
+                tracing::info_span!("boot_image", kind = kind.kind(), name = %action.subject.name);
             let _entered = span.enter();
-            let reference = machineset_reference(&action.object);
+            let reference = object_reference(kind, &action.object);
+            let key = action.subject.key();
+            let count = tally.count_mut(kind);
             let (result, event) = match self.act(&action, &mut state).await {
                 Ok(ActOutcome::Current) => {
-                    tally.reconciled += 1;
+                    count.reconciled += 1;
                     ("current", None)
                 }
                 Ok(ActOutcome::Conflict) => {
-                    tracing::info!("the MachineSet changed meanwhile; deciding again");
-                    tally.reconciled += 1;
+                    tracing::info!("the object changed meanwhile; deciding again");
+                    count.reconciled += 1;
                     conflicted = true;
                     ("current", None)
                 }
                 Ok(ActOutcome::Skipped(why)) => {
                     tracing::info!(%why, "left alone");
-                    tally.reconciled += 1;
-                    tally.skipped += 1;
+                    count.reconciled += 1;
+                    count.skipped += 1;
                     let event = (EventType::Normal, "BootImageUpdateSkipped", why);
                     ("skipped", Some(event))
                 }
                 Ok(ActOutcome::Patched(note)) => {
                     tracing::info!(%note, "patched");
-                    tally.reconciled += 1;
+                    count.reconciled += 1;
                     // A patch is news even when it repeats.
-                    self.events.forget(&action.name);
+                    self.events.forget(&key);
                     (
                         "patched",
                         Some((EventType::Normal, "BootImageUpdated", note)),
@@ -158,14 +161,23 @@ impl Writer {
                     if matches!(err, PassError::HotLoop(_)) {
                         self.metrics.bootimage_hot_loops.inc();
                     }
-                    tally.errors.push(message.clone());
+                    // Upstream's CPMS pass wraps its errors (§18.3).
+                    count.errors.push(match kind {
+                        MachineKind::MachineSet => message.clone(),
+                        MachineKind::ControlPlaneMachineSet => {
+                            format!("error syncing {}: {message}", action.subject)
+                        }
+                    });
                     (
                         "degraded",
                         Some((EventType::Warning, err.reason(), message)),
                     )
                 }
             };
-            *counts.entry(result).or_default() += 1;
+            // The gauge is about MachineSets, as its name says.
+            if kind == MachineKind::MachineSet {
+                *counts.entry(result).or_default() += 1;
+            }
             if let Some((type_, why, note)) = event {
                 let note = Note {
                     type_,
@@ -173,11 +185,7 @@ impl Writer {
                     action: "UpdateBootImage",
                     note: &note,
                 };
-                if self
-                    .events
-                    .publish_once(&action.name, &reference, note)
-                    .await
-                {
+                if self.events.publish_once(&key, &reference, note).await {
                     self.metrics.count_write("event");
                 }
             }
@@ -239,8 +247,9 @@ impl Writer {
     }
 
     /// Applies one patch: first the stub upgrade (the new image must be able
-    /// to read it), then the MachineSet, with its resourceVersion as
-    /// precondition so a decision made on a stale copy is never written.
+    /// to read it), then the MachineSet or ControlPlaneMachineSet, with its
+    /// resourceVersion as precondition so a decision made on a stale copy
+    /// is never written.
     async fn apply(
         &self,
         action: &Action,
@@ -248,21 +257,22 @@ impl Writer {
         patch: &Value,
         upgrade: Option<(&UserDataUpgrade, Option<String>)>,
     ) -> Result<Applied, PassError> {
-        let name = &action.name;
+        let subject = &action.subject;
         if let Some((upgrade, version)) = upgrade {
             // The write is the decision: the guest binding already checked
-            // that the upgrade is for the Secret this MachineSet references;
+            // that the upgrade is for the Secret this object references;
             // the writer holds to it too, against the object it patches.
-            let referenced = action
-                .object
-                .pointer("/spec/template/spec/providerSpec/value/userDataSecret/name")
-                .and_then(Value::as_str);
+            let pointer = format!(
+                "/{}/userDataSecret/name",
+                subject.kind.provider_spec_path().join("/")
+            );
+            let referenced = action.object.pointer(&pointer).and_then(Value::as_str);
             if referenced != Some(upgrade.name.as_str()) {
                 return Err(PassError::StubWrite {
                     namespace: MACHINE_API_NAMESPACE.into(),
                     secret: upgrade.name.clone(),
                     detail: format!(
-                        "refusing to write it: machineset {name} references user-data Secret {}",
+                        "refusing to write it: {subject} references user-data Secret {}",
                         referenced.unwrap_or("(none)")
                     ),
                 });
@@ -275,28 +285,31 @@ impl Writer {
         let api: Api<DynamicObject> = Api::namespaced_with(
             self.client.clone(),
             MACHINE_API_NAMESPACE,
-            &MACHINE_SET.api_resource(),
+            &resource(subject.kind).api_resource(),
         );
         match api
-            .patch(name, &PatchParams::default(), &Patch::Merge(&body))
+            .patch(&subject.name, &PatchParams::default(), &Patch::Merge(&body))
             .await
         {
             Ok(_) => {}
             Err(err) if is_status(&err, 409) => return Ok(Applied::Conflict),
             Err(err) => {
                 return Err(PassError::Patch {
-                    machineset: name.clone(),
+                    subject: subject.clone(),
                     detail: err.to_string(),
                 });
             }
         }
-        self.metrics.count_write("patch_machineset");
+        self.metrics.count_write(match subject.kind {
+            MachineKind::MachineSet => "patch_machineset",
+            MachineKind::ControlPlaneMachineSet => "patch_controlplanemachineset",
+        });
         self.metrics.bootimage_patches.inc();
-        state.record_patch(name, &patch_fingerprint(patch));
+        state.record_patch(&subject.key(), &patch_fingerprint(patch));
         self.save_state(state)
             .await
             .map_err(|detail| PassError::StateAfterPatch {
-                machineset: name.clone(),
+                subject: subject.clone(),
                 detail,
             })?;
         Ok(Applied::Patched)
@@ -464,8 +477,17 @@ fn conditions_of(object: &Value) -> Vec<Condition> {
         .unwrap_or_default()
 }
 
-/// What an Event about a MachineSet points at.
-fn machineset_reference(object: &Value) -> ObjectReference {
+/// Where the objects of `kind` are served.
+fn resource(kind: MachineKind) -> ResourceType {
+    match kind {
+        MachineKind::MachineSet => MACHINE_SET,
+        MachineKind::ControlPlaneMachineSet => CONTROL_PLANE_MACHINE_SET,
+    }
+}
+
+/// What an Event about a MachineSet or ControlPlaneMachineSet points at.
+fn object_reference(kind: MachineKind, object: &Value) -> ObjectReference {
+    let resource = resource(kind);
     let meta = |field: &str| {
         object
             .pointer(&format!("/metadata/{field}"))
@@ -473,8 +495,8 @@ fn machineset_reference(object: &Value) -> ObjectReference {
             .map(str::to_owned)
     };
     ObjectReference {
-        api_version: Some(format!("{}/{}", MACHINE_SET.group, MACHINE_SET.version)),
-        kind: Some(MACHINE_SET.kind.into()),
+        api_version: Some(format!("{}/{}", resource.group, resource.version)),
+        kind: Some(resource.kind.into()),
         name: meta("name"),
         namespace: meta("namespace"),
         uid: meta("uid"),

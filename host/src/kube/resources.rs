@@ -57,6 +57,14 @@ pub const MACHINE_SET: ResourceType = openshift(
     "MachineSet",
     "machinesets",
 );
+/// ControlPlaneMachineSet `cluster` in `openshift-machine-api` (its
+/// providerSpec one level deeper than a MachineSet's).
+pub const CONTROL_PLANE_MACHINE_SET: ResourceType = openshift(
+    "machine.openshift.io",
+    "v1",
+    "ControlPlaneMachineSet",
+    "controlplanemachinesets",
+);
 /// The readiness name of the one watch of MachineConfiguration `cluster`,
 /// which the MCN and boot image jobs share.
 pub const MACHINE_CONFIGURATION_WATCH: &str = "machineconfigurations";

@@ -68,6 +68,43 @@ where
     events(api, config).inspect(move |e| listed.on(e))
 }
 
+/// [`watch`] of a kind the cluster may not serve (its CRD not installed,
+/// or not readable with the RBAC in use). Such a watch counts as listed,
+/// with nothing in it, so the host does not wait for a kind that may
+/// never come; it keeps retrying, and the kind's objects arrive as events
+/// once it is served.
+pub fn watch_optional<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    listed: Listed,
+) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    events(api, config).inspect(move |event| {
+        listed.on(event);
+        if let Err(err) = event
+            && unavailable(err)
+        {
+            listed.mark();
+        }
+    })
+}
+
+/// A watch error that says the kind is not served (404) or not readable
+/// (403), rather than that the API failed.
+pub fn unavailable(err: &watcher::Error) -> bool {
+    match err {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => {
+            crate::kube::is_status(e, 404) || crate::kube::is_status(e, 403)
+        }
+        watcher::Error::WatchError(status) => status.code == 404 || status.code == 403,
+        watcher::Error::NoResourceVersion => false,
+    }
+}
+
 /// The newest version of one object (`None` while it does not exist),
 /// for every job that reads it: one watch, any number of readers, each of
 /// which sees the latest state and never a backlog.

@@ -209,6 +209,40 @@ impl MachineSetSpec {
     }
 }
 
+/// ControlPlaneMachineSet `cluster` as the installer leaves it (§18.1,
+/// trimmed): the providerSpec of `platform` on `image` one level deeper
+/// than a MachineSet's, with an empty zone (the failure domains place the
+/// machines) and the `master-user-data` stub.
+pub fn control_plane_machine_set(platform: Platform, image: Image) -> Value {
+    let mut provider_spec = platform.provider_spec(image, "master-user-data");
+    if platform == Platform::Aws {
+        provider_spec["placement"]["availabilityZone"] = json!("");
+    }
+    json!({
+        "apiVersion": "machine.openshift.io/v1", "kind": "ControlPlaneMachineSet",
+        "metadata": {"name": "cluster", "namespace": MAPI,
+                     "labels": {"machine.openshift.io/cluster-api-cluster": "c1"}},
+        "spec": {
+            "replicas": 3,
+            "state": "Active",
+            "strategy": {"type": "RollingUpdate"},
+            "selector": {"matchLabels": {"machine.openshift.io/cluster-api-machine-role": "master"}},
+            "template": {
+                "machineType": "machines_v1beta1_machine_openshift_io",
+                "machines_v1beta1_machine_openshift_io": {
+                    "failureDomains": {"platform": platform.infrastructure_type()},
+                    "metadata": {"labels": {"machine.openshift.io/cluster-api-machine-role": "master"}},
+                    "spec": {"metadata": {}, "providerSpec": {"value": provider_spec}}
+                }
+            }
+        }
+    })
+}
+
+/// Where the providerSpec is in a ControlPlaneMachineSet.
+pub const CPMS_PROVIDER_SPEC: &str =
+    "/spec/template/machines_v1beta1_machine_openshift_io/spec/providerSpec/value";
+
 /// The stubs: spec 2.2 (clusters installed before 4.6) and spec 3.
 pub fn stub(version: &str) -> String {
     let config = if version.starts_with('2') {
@@ -228,6 +262,15 @@ pub struct Cluster {
 
 pub fn all_managers(selection: Value) -> Value {
     json!({"machineManagers": [{"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": selection}]})
+}
+
+/// Both managers: MachineSets with `machinesets`, the ControlPlaneMachineSet
+/// with mode `cpms` (`All` or `None`).
+pub fn managers_with_cpms(machinesets: Value, cpms: &str) -> Value {
+    json!({"machineManagers": [
+        {"resource": "machinesets", "apiGroup": "machine.openshift.io", "selection": machinesets},
+        {"resource": "controlplanemachinesets", "apiGroup": "machine.openshift.io",
+         "selection": {"mode": cpms}}]})
 }
 
 impl Cluster {
@@ -424,6 +467,54 @@ impl Cluster {
             .get(name)
             .await
             .with_context(|| format!("reading MachineSet {name}"))
+    }
+
+    /// Creates ControlPlaneMachineSet `cluster` on `image` and its
+    /// `master-user-data` stub (spec 2.2, as a pre-4.6 install has it).
+    pub async fn add_control_plane_machine_set(&self, image: Image) -> Result<()> {
+        let master = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "master-user-data", "namespace": MAPI},
+            "stringData": {"userData": stub("2.2.0")}});
+        self.apply(&ApiResource::erase::<Secret>(&()), Some(MAPI), master)
+            .await?;
+        let cpms = control_plane_machine_set(self.platform, image);
+        self.apply(&openshift::control_plane_machine_set(), Some(MAPI), cpms)
+            .await
+    }
+
+    pub fn controlplanemachinesets(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(self.admin(), MAPI, &openshift::control_plane_machine_set())
+    }
+
+    /// ControlPlaneMachineSet `cluster`, as stored.
+    pub async fn cpms(&self) -> Result<DynamicObject> {
+        self.controlplanemachinesets()
+            .get("cluster")
+            .await
+            .context("reading ControlPlaneMachineSet cluster")
+    }
+
+    /// The boot image in the providerSpec of ControlPlaneMachineSet `cluster`.
+    pub async fn cpms_image(&self) -> Result<Value> {
+        let cpms = self.cpms().await?;
+        let spec = cpms.data.pointer(CPMS_PROVIDER_SPEC).cloned();
+        Ok(self.platform.image_of(&spec.unwrap_or(Value::Null)))
+    }
+
+    pub async fn wait_cpms_image(&self, want: &Value) -> Result<Duration> {
+        let started = Instant::now();
+        loop {
+            let image = self.cpms_image().await?;
+            if image == *want {
+                return Ok(started.elapsed());
+            }
+            if started.elapsed() > CONVERGE {
+                bail!(
+                    "ControlPlaneMachineSet cluster has image {image}, not {want}, after {CONVERGE:?}"
+                );
+            }
+            sleep(POLL).await;
+        }
     }
 
     pub async fn image(&self, name: &str) -> Result<Value> {
