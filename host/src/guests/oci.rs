@@ -172,8 +172,12 @@ pub struct Oci {
     /// Manifest digests verified in this process, with the fingerprints of
     /// the keys they were checked against, to the key that verified them:
     /// polls of an unchanged entry do not fetch its signatures again.
-    verified: Arc<Mutex<BTreeMap<(String, Vec<String>), String>>>,
+    verified: Arc<Mutex<BTreeMap<Verified, String>>>,
 }
+
+/// A manifest digest and the sorted fingerprints of the keys it was
+/// verified against.
+type Verified = (String, Vec<String>);
 
 /// Past this many, the memo of verified digests starts again.
 const MAX_VERIFIED: usize = 1024;
@@ -855,6 +859,55 @@ mod tests {
         assert!(wasm_layer(&two).is_err_and(|e| e.contains("2 layers")));
         let extra = manifest(&[LAYER_MEDIA_TYPE, "text/plain"]);
         assert!(wasm_layer(&extra).is_err_and(|e| e.contains("exactly one")));
+    }
+
+    /// A `.sig`-style manifest of `layers` (media type, size, signature).
+    fn signature_manifest(layers: &[(&str, i64, Option<&str>)]) -> Vec<u8> {
+        let layers: Vec<serde_json::Value> = layers
+            .iter()
+            .map(|(media, size, signature)| {
+                let mut layer = serde_json::json!({
+                    "mediaType": media,
+                    "size": size,
+                    "digest": format!("sha256:{}", "1".repeat(64)),
+                });
+                if let Some(signature) = signature {
+                    layer["annotations"] =
+                        serde_json::json!({ (cosign::SIGNATURE_ANNOTATION): signature });
+                }
+                layer
+            })
+            .collect();
+        serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": OCI_IMAGE_MEDIA_TYPE,
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "size": 2,
+                       "digest": format!("sha256:{}", "2".repeat(64))},
+            "layers": layers,
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn signature_manifests_are_read_within_their_limits() {
+        let simple = cosign::SIMPLE_SIGNING_MEDIA_TYPE;
+        let two = signature_manifest(&[(simple, 239, Some("MEUC")), ("text/plain", 3, None)]);
+        let layers = simple_signing_layers(&two).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(layers.len(), 1);
+        assert_eq!(layers[0].1.as_deref(), Some("MEUC"));
+        let bundle = signature_manifest(&[(cosign::BUNDLE_MEDIA_TYPE, 667, None)]);
+        assert!(matches!(bundle_layer(&bundle), Ok(Some(_))));
+        assert!(matches!(bundle_layer(&two), Ok(None)));
+
+        let many = vec![(simple, 239, Some("MEUC")); cosign::MAX_SIGNATURES + 1];
+        let too_many = simple_signing_layers(&signature_manifest(&many));
+        assert!(too_many.is_err_and(|e| e.contains("17 layers")));
+        let limit = i64::try_from(cosign::MAX_SIGNATURE_BYTES).unwrap_or(i64::MAX);
+        let huge = signature_manifest(&[(simple, limit + 1, None)]);
+        assert!(simple_signing_layers(&huge).is_err_and(|e| e.contains("a signature layer of")));
+        let negative = signature_manifest(&[(cosign::BUNDLE_MEDIA_TYPE, -1, None)]);
+        assert!(bundle_layer(&negative).is_err_and(|e| e.contains("a signature layer of -1")));
+        assert!(bundle_layer(b"{not json").is_err_and(|e| e.contains("no image manifest")));
     }
 
     #[test]
