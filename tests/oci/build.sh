@@ -7,7 +7,9 @@
 #
 # The registry is extracted from its .deb rather than installed: the package's postinst starts a system
 # service listening on every interface. Progress goes to stderr; the LAST line of stdout is the cache root.
-# Exits non-zero on any failure (the tests then fail rather than skip). Cold: about a minute.
+# Exits non-zero on any failure (the tests then fail rather than skip). Cold: about a minute for the
+# registry and oras; cosign much longer (30 min measured with an empty Go module cache on a 2-core
+# machine shared with two other builds, load 7-10), then cached.
 set -Eeuo pipefail
 
 die() { echo "oci/build.sh: ERROR: $*" >&2; exit 1; }
@@ -55,7 +57,7 @@ fi
 if [[ ! -x "$COSIGN_DIR/cosign" ]]; then
   command -v go >/dev/null || die "go not found in PATH (cosign is built from the Go module proxy)"
   start="$(date +%s)"
-  log "building cosign $COSIGN_VERSION (cold: several minutes, most of it downloading and compiling its cloud SDKs)"
+  log "building cosign $COSIGN_VERSION (cold: up to 30 min, most of it compiling its cloud KMS SDKs)"
   GOBIN="$COSIGN_DIR" CGO_ENABLED=0 GOFLAGS="-trimpath -buildvcs=false" GOWORK=off \
     nice -n 10 go install "github.com/sigstore/cosign/v3/cmd/cosign@$COSIGN_VERSION" >&2 || die "go install cosign failed"
   "$COSIGN_DIR/cosign" version >&2 || die "the freshly built cosign does not run"
