@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use mco_host::guests::oci::PullError;
 use mco_host::guests::registry::Location;
 use mco_host::guests::{
     self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, smoke,
@@ -430,4 +431,61 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
         Err(err) => assert!(err.to_string().starts_with("registry entry mcn: "), "{err}"),
         Ok(_) => panic!("a strict start served a fallback"),
     }
+}
+
+#[test]
+fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
+    let world = World::new();
+    let a = read(&common::installed_guest("mcn.wasm"));
+    world.write("mcn-a.wasm", &a);
+    let registry =
+        guests::read_local(&world.registry("mcn: mcn-a.wasm\n")).unwrap_or_else(|e| panic!("{e}"));
+    let (guests, _) = guests::initial(&world.runtime, &registry, &Remote::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    // The pull of the new module was refused as oci.rs refuses an unsigned
+    // one; the swapper gets that error in place of its bytes.
+    let reference = "r.example/g/mcn:v2";
+    let registry = guests::read_local(&world.registry(&format!(
+        "mcn:\n  oci: {reference}\n  verify: {{keys: [{{file: team.pub}}]}}\n"
+    )))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let refusal = PullError::Signature {
+        reference: reference.into(),
+        digest: format!("sha256:{}", "e".repeat(64)),
+        keys: world.path("team.pub").display().to_string(),
+        detail: "no cosign signature found".into(),
+    };
+    assert_eq!(refusal.result(), "signature_failure");
+    let remote = Remote {
+        configmaps: BTreeMap::new(),
+        pulls: guests::oci_sources(&registry)
+            .into_iter()
+            .map(|source| (source, Err(refusal.to_string())))
+            .collect(),
+    };
+    let fetched = guests::fetch_all(&registry, &remote);
+    let built = guests::build(
+        &world.runtime,
+        Some(&guests.current()),
+        fetched,
+        &BTreeMap::new(),
+    );
+    match mcn_outcome(&built) {
+        Outcome::Failed { error, .. } => {
+            let message = error.to_string();
+            assert!(
+                message.contains(&format!("oci:{reference}"))
+                    && message.contains("team.pub")
+                    && message.contains("no valid cosign signature"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!built.changed());
+    assert_eq!(
+        serves(built.set.as_ref().unwrap_or_else(|| panic!("no set"))),
+        digest(&a)
+    );
 }

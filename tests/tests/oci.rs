@@ -4,10 +4,16 @@
 //! byte; what oras pushes in Kubewarden's layout, the host pulls; a module
 //! of the wrong world is refused from its config before its layer is
 //! downloaded; a tampered layer is a digest mismatch; a module pinned by
-//! digest and cached loads with the registry gone.
+//! digest and cached loads with the registry gone. With `cosign` as the
+//! signer: a module signed with a generated key, in the legacy `.sig` form
+//! and as a Sigstore bundle (found through the referrers tag fallback, as
+//! distribution 2.8 has no referrers API), is verified; the same module
+//! under another key, an unsigned one and one whose layer was replaced are
+//! refused, naming the reference and the keys tried.
 //!
-//! `tests/oci/build.sh` fetches the registry and builds oras once into a
-//! cache outside the clone; when either cannot be had, the test fails.
+//! `tests/oci/build.sh` fetches the registry and builds oras and cosign
+//! once into a cache outside the clone; when one cannot be had, the test
+//! fails.
 //! Needs the release `mco-host` and the guests (`make host guests`).
 
 #[allow(
@@ -29,10 +35,11 @@ use support::controller::{free_addr, host_binary};
 
 const KUBEWARDEN_LAYER: &str = "application/vnd.wasm.content.layer.v1+wasm";
 
-/// The registry and oras, from `tests/oci/build.sh`.
+/// The registry, oras and cosign, from `tests/oci/build.sh`.
 struct Tools {
     registry: PathBuf,
     oras: PathBuf,
+    cosign: PathBuf,
 }
 
 fn tools() -> Result<Tools> {
@@ -60,6 +67,7 @@ fn tools() -> Result<Tools> {
     Ok(Tools {
         registry: find("registry-", "registry")?,
         oras: find("oras-", "oras")?,
+        cosign: find("cosign-", "cosign")?,
     })
 }
 
@@ -345,5 +353,235 @@ fn guests_travel_through_a_real_registry_and_oras() -> Result<()> {
     let offline = check(&mut offline_cmd)?;
     assert_eq!(online, offline);
     assert!(online.to_string().contains(&sha256(&mcn_bytes)), "{online}");
+    Ok(())
+}
+
+/// `cosign` for a loopback registry without TLS, offline (no Rekor, Fulcio
+/// or TUF), with empty key passwords.
+fn cosign(tools: &Tools, dir: &Path) -> Command {
+    let mut cmd = Command::new(&tools.cosign);
+    cmd.current_dir(dir)
+        .env("COSIGN_PASSWORD", "")
+        .env("HOME", dir)
+        .env("TUF_ROOT", dir.join("tuf"));
+    cmd
+}
+
+fn ok(cmd: &mut Command) -> Result<Output> {
+    let out = run(cmd)?;
+    ensure!(
+        out.status.success(),
+        "{cmd:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(out)
+}
+
+/// Signs `reference` (by digest) with `key`: as a Sigstore bundle when
+/// `bundle`, else in the legacy `.sig` form.
+fn sign(tools: &Tools, dir: &Path, key: &str, reference: &str, bundle: bool) -> Result<()> {
+    let mut cmd = cosign(tools, dir);
+    cmd.args([
+        "sign",
+        "-y",
+        "--key",
+        key,
+        "--allow-http-registry",
+        "--allow-insecure-registry",
+    ]);
+    if bundle {
+        let config = dir.join("signing-config.json");
+        if !config.exists() {
+            ok(cosign(tools, dir)
+                .args([
+                    "signing-config",
+                    "create",
+                    "--no-default-fulcio",
+                    "--no-default-oidc",
+                    "--no-default-rekor",
+                    "--no-default-tsa",
+                    "--out",
+                ])
+                .arg(&config))?;
+        }
+        // An empty trusted root: with it cosign does not look the Sigstore
+        // TUF repository up, which cannot be reached here.
+        let trusted_root = dir.join("trusted-root.json");
+        std::fs::write(
+            &trusted_root,
+            r#"{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}"#,
+        )?;
+        cmd.args(["--new-bundle-format=true", "--signing-config"])
+            .arg(&config)
+            .arg("--trusted-root")
+            .arg(&trusted_root);
+    } else {
+        cmd.args([
+            "--new-bundle-format=false",
+            "--use-signing-config=false",
+            "--tlog-upload=false",
+        ]);
+    }
+    ok(cmd.arg(reference))?;
+    Ok(())
+}
+
+/// `mco-host guests pull --key …` of `reference`: the JSON on success, the
+/// error text otherwise.
+fn pull_verified(
+    registry: &Registry,
+    reference: &str,
+    keys: &[&Path],
+    out: &Path,
+) -> Result<std::result::Result<Value, String>> {
+    let mut cmd = host(registry)?;
+    cmd.args(["guests", "pull", "-o"]).arg(out);
+    for key in keys {
+        cmd.arg("--key").arg(key);
+    }
+    let output = run(cmd.arg(reference))?;
+    if output.status.success() {
+        return Ok(Ok(serde_json::from_slice(&output.stdout)?));
+    }
+    Ok(Err(String::from_utf8_lossy(&output.stderr).into_owned()))
+}
+
+#[test]
+fn cosign_signatures_are_verified_in_both_forms_and_bad_ones_refused() -> Result<()> {
+    let tools = tools()?;
+    let registry = Registry::start(&tools.registry)?;
+    let work = tempfile::tempdir()?;
+    let dir = work.path();
+    for prefix in ["team", "other"] {
+        ok(cosign(&tools, dir).args(["generate-key-pair", "--output-key-prefix", prefix]))?;
+    }
+    let (team, other) = (dir.join("team.pub"), dir.join("other.pub"));
+    let mcn = guest("mcn.wasm")?;
+    let push = |path: &str| -> Result<String> {
+        let reference = registry.reference(path);
+        let pushed = ok_json(
+            host(&registry)?
+                .args(["guests", "push"])
+                .arg(&mcn)
+                .arg(&reference),
+        )?;
+        let pinned = pushed["pinned"].as_str().context("no pinned")?;
+        Ok(pinned.to_string())
+    };
+
+    for (repository, bundle) in [("signed/legacy:v1", false), ("signed/bundle:v1", true)] {
+        let pinned = push(repository)?;
+        let started = Instant::now();
+        sign(&tools, dir, "team.key", &pinned, bundle)?;
+        eprintln!(
+            "cosign signed {pinned} (bundle: {bundle}) in {:?}",
+            started.elapsed()
+        );
+        let form = if bundle {
+            "sigstore-bundle"
+        } else {
+            "simple-signing"
+        };
+
+        // The host verifies the tag's module under the team key, and
+        // inspect lists the signature with the key it verifies under.
+        let reference = registry.reference(repository);
+        let started = Instant::now();
+        let pulled = pull_verified(&registry, &reference, &[&other, &team], &dir.join("m.wasm"))?
+            .map_err(anyhow::Error::msg)?;
+        eprintln!(
+            "verified pull of {reference} in {:?} (process start to exit)",
+            started.elapsed()
+        );
+        assert_eq!(pulled["verifiedBy"], team.display().to_string(), "{pulled}");
+        let inspected = ok_json(
+            host(&registry)?
+                .args(["guests", "inspect", "--key"])
+                .arg(&team)
+                .arg(&reference),
+        )?;
+        let signatures = &inspected["registry"]["signatures"];
+        assert_eq!(signatures[0]["form"], form, "{inspected}");
+        assert_eq!(
+            signatures[0]["verified"]["key"],
+            team.display().to_string(),
+            "{inspected}"
+        );
+
+        // The same module under another key only is refused, naming the
+        // reference and the key tried.
+        let refused = pull_verified(&registry, &reference, &[&other], &dir.join("x.wasm"))?;
+        let err = refused.err().context("verified under the wrong key")?;
+        assert!(
+            err.contains(&format!("oci:{reference}"))
+                && err.contains("no valid cosign signature")
+                && err.contains(&other.display().to_string())
+                && err.contains("not signed by"),
+            "{err}"
+        );
+        assert!(!dir.join("x.wasm").exists());
+
+        // The offline registry check holds an entry to its verify keys.
+        let registry_file = dir.join("registry.yaml");
+        std::fs::write(
+            &registry_file,
+            format!("verify: {{keys: [{{file: team.pub}}]}}\nmcn:\n  oci: {pinned}\n"),
+        )?;
+        ok_json(
+            host(&registry)?
+                .arg("--registry")
+                .arg(&registry_file)
+                .arg("guests"),
+        )?;
+        std::fs::write(
+            &registry_file,
+            format!("mcn:\n  oci: {pinned}\n  verify: {{keys: [{{file: other.pub}}]}}\n"),
+        )?;
+        let out = run(host(&registry)?
+            .arg("--registry")
+            .arg(&registry_file)
+            .arg("guests"))?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            stderr.contains("no valid cosign signature") && stderr.contains("other.pub"),
+            "{stderr}"
+        );
+    }
+
+    // Unsigned: refused, saying no signature was found.
+    let unsigned = push("unsigned/mcn:v1")?;
+    let err = pull_verified(&registry, &unsigned, &[&team], &dir.join("u.wasm"))?
+        .err()
+        .context("an unsigned module verified")?;
+    assert!(
+        err.contains(&format!("oci:{unsigned}"))
+            && err.contains("no cosign signature found")
+            && err.contains(&team.display().to_string()),
+        "{err}"
+    );
+
+    // A signed module whose tag now points at another layer (one byte
+    // changed, pushed by oras): the new manifest has no signature, and
+    // the layer is not downloaded.
+    let reference = registry.reference("signed/legacy:v1");
+    let mut bytes = std::fs::read(&mcn)?;
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(dir.join("mcn.wasm"), &bytes)?;
+    ok(Command::new(&tools.oras)
+        .current_dir(dir)
+        .args(["push", "--plain-http"])
+        .arg(&reference)
+        .arg(format!("mcn.wasm:{KUBEWARDEN_LAYER}")))?;
+    let err = pull_verified(&registry, &reference, &[&team], &dir.join("t.wasm"))?
+        .err()
+        .context("a tampered module verified")?;
+    assert!(
+        err.contains(&format!("oci:{reference}")) && err.contains("no cosign signature found"),
+        "{err}"
+    );
+    assert!(!dir.join("t.wasm").exists());
     Ok(())
 }

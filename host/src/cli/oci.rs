@@ -9,8 +9,9 @@ use serde_json::{Value, json};
 
 use super::{Failure, SandboxArgs};
 use crate::bootimage::BOOT_IMAGE_INTERFACE;
+use crate::guests::cosign::{Key, Signature};
 use crate::guests::oci::{ComponentInfo, PullError, WasmConfig, docker_auth, parse_reference};
-use crate::guests::registry::{OciSource, Registry};
+use crate::guests::registry::{KeySource, OciSource, Registry, Verify};
 use crate::guests::{self, Remote};
 use crate::mcn::NODE_STATE_INTERFACE;
 use crate::runtime::{digest, interfaces, same_interface};
@@ -33,9 +34,12 @@ pub(super) enum GuestsAction {
         #[command(flatten)]
         auth: AuthArgs,
     },
-    /// Pull a guest module (CNCF or Kubewarden layout) into a file.
+    /// Pull a guest module (CNCF or Kubewarden layout) into a file; with
+    /// `--key`, only if a cosign signature verifies under one of the keys.
     Pull {
         reference: String,
+        #[command(flatten)]
+        keys: KeyArgs,
         /// Where to write the module (default: the repository's last part
         /// with `.wasm`, in the current directory).
         #[arg(long, short, value_name = "FILE")]
@@ -44,9 +48,12 @@ pub(super) enum GuestsAction {
         auth: AuthArgs,
     },
     /// Show a module's world, WIT version, imports, size and digest, from a
-    /// file or (when the argument is no file) a registry.
+    /// file or (when the argument is no file) a registry, with the cosign
+    /// signatures the registry holds for it (verified when `--key` is given).
     Inspect {
         target: String,
+        #[command(flatten)]
+        keys: KeyArgs,
         #[command(flatten)]
         auth: AuthArgs,
     },
@@ -58,6 +65,37 @@ pub(super) struct AuthArgs {
     /// credentials for the registry (default: anonymous).
     #[arg(long, value_name = "FILE", env = "MCO_REGISTRY_AUTH_FILE")]
     auth_file: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub(super) struct KeyArgs {
+    /// A cosign public key (`cosign.pub`); repeat for several, any one of
+    /// which may have signed the module.
+    #[arg(long = "key", value_name = "FILE")]
+    keys: Vec<PathBuf>,
+}
+
+impl KeyArgs {
+    /// The keys read, or none when no `--key` was given.
+    fn read(&self, reference: &str) -> Result<Option<Vec<Key>>, Failure> {
+        if self.keys.is_empty() {
+            return Ok(None);
+        }
+        let source = OciSource {
+            verify: Some(Verify {
+                keys: self.keys.iter().cloned().map(KeySource::File).collect(),
+            }),
+            ..OciSource::anonymous(reference)
+        };
+        Ok(tokio()?.block_on(guests::verify_keys(&source, in_cluster_only))?)
+    }
+}
+
+/// The reader of ConfigMap and Secret keys outside the cluster.
+async fn in_cluster_only(key: KeySource) -> Result<Vec<u8>, String> {
+    Err(format!(
+        "{key}: ConfigMap and Secret keys are read in the cluster (mco-host run); give a key file"
+    ))
 }
 
 impl AuthArgs {
@@ -89,14 +127,17 @@ pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result
         return Ok(Remote::default());
     }
     let oci = sandbox.oci();
-    let anonymous = |source: OciSource| {
-        std::future::ready(match &source.pull_secret {
-            None => Ok(RegistryAuth::Anonymous),
-            Some(secret) => Err(PullError::Secret {
+    let anonymous = |source: OciSource| async move {
+        if let Some(secret) = &source.pull_secret {
+            return Err(PullError::Secret {
                 reference: source.reference.clone(),
                 secret: secret.clone(),
                 detail: "pull Secrets are read in the cluster (mco-host run)".into(),
-            }),
+            });
+        }
+        Ok(guests::Access {
+            auth: RegistryAuth::Anonymous,
+            keys: guests::verify_keys(&source, in_cluster_only).await?,
         })
     };
     let pulls = tokio()?.block_on(guests::pull_all(&oci, registry, anonymous));
@@ -146,15 +187,14 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
         }
         GuestsAction::Pull {
             reference,
+            keys,
             output,
             auth,
         } => {
-            let source = OciSource {
-                reference: reference.clone(),
-                pull_secret: None,
-            };
+            let source = OciSource::anonymous(&reference);
+            let keys = keys.read(&reference)?;
             let auth = auth.auth(&reference)?;
-            let pulled = tokio.block_on(oci.pull(&source, &auth, None))?;
+            let pulled = tokio.block_on(oci.pull(&source, &auth, keys.as_deref(), None))?;
             let output = match output {
                 Some(path) => path,
                 None => default_output(&reference)?,
@@ -168,23 +208,28 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
                 "sha256": digest(&pulled.bytes),
                 "size": pulled.bytes.len(),
                 "file": output.display().to_string(),
+                "verifiedBy": pulled.verified_by,
             }))
         }
-        GuestsAction::Inspect { target, auth } => {
+        GuestsAction::Inspect { target, keys, auth } => {
             let path = PathBuf::from(&target);
             let (bytes, registry) = if path.is_file() {
                 (read(&path)?, Value::Null)
             } else {
-                let source = OciSource {
-                    reference: target.clone(),
-                    pull_secret: None,
-                };
+                let source = OciSource::anonymous(&target);
+                let keys = keys.read(&target)?.unwrap_or_default();
                 let auth = auth.auth(&target)?;
-                let pulled = tokio.block_on(oci.pull(&source, &auth, None))?;
+                let pulled = tokio.block_on(oci.pull(&source, &auth, None, None))?;
+                let reference = parse_reference(&target)
+                    .map_err(|e| Failure::Other(format!("{target}: {e}")))?;
+                let signatures = tokio
+                    .block_on(oci.signatures(&reference, &pulled.manifest_digest, &auth))
+                    .map_err(|e| Failure::Other(format!("oci:{target}: signatures: {e}")))?;
                 let registry = json!({
                     "manifestDigest": pulled.manifest_digest,
                     "layerMediaType": pulled.layer_media_type,
                     "config": pulled.config,
+                    "signatures": signatures_json(&signatures, &pulled.manifest_digest, &keys),
                 });
                 (pulled.bytes.to_vec(), registry)
             };
@@ -202,6 +247,24 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
             }))
         }
     }
+}
+
+/// Each signature's form and, when keys were given, the key it verifies
+/// under or why none does.
+fn signatures_json(signatures: &[Signature], manifest_digest: &str, keys: &[Key]) -> Value {
+    signatures
+        .iter()
+        .map(|s| {
+            let mut shown = json!({"form": s.form()});
+            if !keys.is_empty() {
+                shown["verified"] = match s.verify(manifest_digest, keys) {
+                    Ok(key) => json!({"key": key.name}),
+                    Err(why) => json!({"error": why}),
+                };
+            }
+            shown
+        })
+        .collect()
 }
 
 fn read(path: &PathBuf) -> Result<Vec<u8>, Failure> {

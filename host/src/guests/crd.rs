@@ -171,7 +171,7 @@ pub fn registry(
             .spec
             .entry
             .clone()
-            .resolve(guest_dir)
+            .resolve(guest_dir, None)
             .map_err(|e| fail(job.to_string(), e))?;
         match job {
             Job::Mcn => registry.mcn = Some(entry),

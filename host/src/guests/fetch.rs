@@ -11,8 +11,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use oci_client::secrets::RegistryAuth;
 
 use super::Job;
+use super::cosign::{self, Key};
 use super::oci::{Oci, PullError, Pulled};
-use super::registry::{Entry, Module, OciSource, Registry, Source};
+use super::registry::{Entry, KeySource, Module, OciSource, Registry, Source};
 use super::set::EntryKey;
 use crate::runtime::digest;
 
@@ -92,26 +93,70 @@ pub fn oci_sources(registry: &Registry) -> Vec<(Job, OciSource)> {
     sources
 }
 
-/// Pulls every OCI module of `registry`, with the credentials `auth`
-/// finds for each.
+/// What pulling one `oci:` module takes: its credentials, and the keys its
+/// `verify` names, read.
+pub struct Access {
+    pub auth: RegistryAuth,
+    pub keys: Option<Vec<Key>>,
+}
+
+/// Pulls every OCI module of `registry`, with the credentials and keys
+/// `access` finds for each.
 pub async fn pull_all<F, Fut>(
     oci: &Oci,
     registry: &Registry,
-    auth: F,
+    access: F,
 ) -> BTreeMap<(Job, OciSource), Result<Pulled, PullError>>
 where
     F: Fn(OciSource) -> Fut,
-    Fut: Future<Output = Result<RegistryAuth, PullError>>,
+    Fut: Future<Output = Result<Access, PullError>>,
 {
     let mut pulls = BTreeMap::new();
     for (job, source) in oci_sources(registry) {
-        let pulled = match auth(source.clone()).await {
-            Ok(auth) => oci.pull(&source, &auth, Some(job.interface())).await,
+        let pulled = match access(source.clone()).await {
+            Ok(access) => {
+                oci.pull(
+                    &source,
+                    &access.auth,
+                    access.keys.as_deref(),
+                    Some(job.interface()),
+                )
+                .await
+            }
             Err(err) => Err(err),
         };
         pulls.insert((job, source), pulled);
     }
     pulls
+}
+
+/// The keys `source.verify` names, none when it has no `verify`. Files
+/// are read here; `read` reads the others (ConfigMaps and Secrets, in the
+/// cluster). A key that cannot be read fails the pull: a signature
+/// requirement is never dropped silently.
+pub async fn verify_keys<F, Fut>(source: &OciSource, read: F) -> Result<Option<Vec<Key>>, PullError>
+where
+    F: Fn(KeySource) -> Fut,
+    Fut: Future<Output = Result<Vec<u8>, String>>,
+{
+    let Some(verify) = &source.verify else {
+        return Ok(None);
+    };
+    let mut keys = Vec::new();
+    for key in &verify.keys {
+        let fail = |detail: String| PullError::Key {
+            reference: source.reference.clone(),
+            key: key.to_string(),
+            detail,
+        };
+        let pem = match key {
+            KeySource::File(path) => cosign::read_key_file(path),
+            other => read(other.clone()).await,
+        }
+        .map_err(fail)?;
+        keys.push(Key::from_pem(&key.to_string(), &pem).map_err(fail)?);
+    }
+    Ok(Some(keys))
 }
 
 /// The ConfigMaps that `registry`'s modules name.

@@ -1,10 +1,12 @@
 //! Which guest module serves which job: the registry (`registry`, or as
-//! cluster objects in `crd`), the
-//! module bytes (`fetch`, from OCI registries in `oci`), the set serving now with one slot per job
+//! cluster objects in `crd`), the module bytes (`fetch`, from OCI
+//! registries in `oci`, signed as `cosign` checks), the set serving now
+//! with one slot per job
 //! (`set`), the checks a new module passes before it serves (`smoke`), hot
 //! swap (`swap`), shadow evaluation of candidates (`shadow`) and what
 //! `/guests` shows (`status`).
 
+pub mod cosign;
 pub mod crd;
 pub mod fetch;
 pub mod oci;
@@ -18,8 +20,8 @@ pub mod swap;
 use std::fmt;
 
 pub use fetch::{
-    ConfigMaps, FetchError, Fetched, Pulls, Remote, configmap_names, fetch, fetch_all, oci_sources,
-    pull_all,
+    Access, ConfigMaps, FetchError, Fetched, Pulls, Remote, configmap_names, fetch, fetch_all,
+    oci_sources, pull_all, verify_keys,
 };
 pub use set::{
     Built, EntryKey, Fallback, GuestSet, Guests, JobError, Outcome, Slot, StartError, Started,

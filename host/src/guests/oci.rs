@@ -13,10 +13,17 @@
 //! are cached needs no registry at all, and every cached file is checked
 //! against its digest when read, so a corrupted cache is a miss, not a
 //! wrong module.
+//!
+//! An entry with `verify:` is refused, before its layer is downloaded,
+//! unless a cosign signature of its manifest digest verifies under one of
+//! its keys (cosign.rs says which forms). Signatures are looked up on every
+//! pull that is not yet verified in this process: a verified digest and key
+//! set is remembered in memory only, so a tampered cache cannot vouch for a
+//! module.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use oci_client::client::{ClientConfig, ClientProtocol};
@@ -26,6 +33,7 @@ use oci_client::{Client, Reference};
 use serde::{Deserialize, Serialize};
 
 use super::Job;
+use super::cosign::{self, Key, Signature};
 use super::registry::OciSource;
 use crate::runtime::digest;
 
@@ -80,6 +88,9 @@ pub struct Pulled {
     pub config: Option<WasmConfig>,
     /// Whether the layer came from the disk cache.
     pub cached: bool,
+    /// The key the module's signature verified under, when the entry asks
+    /// for one.
+    pub verified_by: Option<String>,
 }
 
 /// Why a module could not be pulled; `result()` is its
@@ -121,6 +132,21 @@ pub enum PullError {
     },
     #[error("oci:{reference}: cannot push: {detail}")]
     Push { reference: String, detail: String },
+    #[error(
+        "oci:{reference}: no valid cosign signature of {digest} by any of the keys tried ({keys}): {detail}"
+    )]
+    Signature {
+        reference: String,
+        digest: String,
+        keys: String,
+        detail: String,
+    },
+    #[error("oci:{reference}: verify key {key}: {detail}")]
+    Key {
+        reference: String,
+        key: String,
+        detail: String,
+    },
 }
 
 impl PullError {
@@ -132,6 +158,8 @@ impl PullError {
             PullError::Download { .. } | PullError::Push { .. } => "download_failure",
             PullError::DigestMismatch { .. } => "digest_mismatch",
             PullError::Secret { .. } => "secret_failure",
+            PullError::Signature { .. } => "signature_failure",
+            PullError::Key { .. } => "key_failure",
         }
     }
 }
@@ -141,7 +169,18 @@ impl PullError {
 pub struct Oci {
     client: Arc<Client>,
     cache: Option<PathBuf>,
+    /// Manifest digests verified in this process, with the fingerprints of
+    /// the keys they were checked against, to the key that verified them:
+    /// polls of an unchanged entry do not fetch its signatures again.
+    verified: Arc<Mutex<BTreeMap<Verified, String>>>,
 }
+
+/// A manifest digest and the sorted fingerprints of the keys it was
+/// verified against.
+type Verified = (String, Vec<String>);
+
+/// Past this many, the memo of verified digests starts again.
+const MAX_VERIFIED: usize = 1024;
 
 impl Oci {
     /// `plain_http` lists registries (`host:port`) reached without TLS, such
@@ -160,16 +199,19 @@ impl Oci {
         Oci {
             client: Arc::new(client),
             cache,
+            verified: Arc::default(),
         }
     }
 
     /// Pulls `source`'s module. `export`, when given, is the interface the
     /// job needs: a CNCF config that lists other exports is refused before
-    /// the layer is downloaded.
+    /// the layer is downloaded. `keys`, when given, are those one of which
+    /// must have signed it (`source.verify`, read by the caller).
     pub async fn pull(
         &self,
         source: &OciSource,
         auth: &RegistryAuth,
+        keys: Option<&[Key]>,
         export: Option<&str>,
     ) -> Result<Pulled, PullError> {
         let name = source.reference.clone();
@@ -227,6 +269,13 @@ impl Oci {
         } else {
             None
         };
+        let verified_by = match keys {
+            Some(keys) => Some(
+                self.verify(&reference, &name, &manifest_digest, auth, keys)
+                    .await?,
+            ),
+            None => None,
+        };
         let limit = usize::try_from(layer.size).unwrap_or(usize::MAX);
         let (bytes, cached) = self
             .cached_or_pulled(&reference, &name, layer, "the module layer", limit)
@@ -243,7 +292,163 @@ impl Oci {
             layer_media_type: layer.media_type.clone(),
             config,
             cached,
+            verified_by,
         })
+    }
+
+    /// The name of the key a signature of `manifest_digest` verifies
+    /// under, from the memo or the registry.
+    async fn verify(
+        &self,
+        reference: &Reference,
+        name: &str,
+        manifest_digest: &str,
+        auth: &RegistryAuth,
+        keys: &[Key],
+    ) -> Result<String, PullError> {
+        let mut fingerprints: Vec<String> = keys.iter().map(Key::fingerprint).collect();
+        fingerprints.sort();
+        let memo = (manifest_digest.to_string(), fingerprints);
+        if let Some(key) = self
+            .verified
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&memo).cloned())
+        {
+            return Ok(key);
+        }
+        let fail = |detail: String| PullError::Signature {
+            reference: name.to_string(),
+            digest: manifest_digest.to_string(),
+            keys: cosign::names(keys),
+            detail,
+        };
+        let signatures = self
+            .signatures(reference, manifest_digest, auth)
+            .await
+            .map_err(fail)?;
+        let key = cosign::verify(&signatures, manifest_digest, keys)
+            .map_err(fail)?
+            .name
+            .clone();
+        tracing::info!(reference = %name, digest = %manifest_digest, key = %key, "guest module signature verified");
+        if let Ok(mut verified) = self.verified.lock() {
+            if verified.len() >= MAX_VERIFIED {
+                verified.clear();
+            }
+            verified.insert(memo, key.clone());
+        }
+        Ok(key)
+    }
+
+    /// The cosign signatures the registry holds for `manifest_digest` in
+    /// `reference`'s repository: the legacy `.sig` tag's layers, then the
+    /// bundle referrers (the referrers API, or its tag fallback). Sizes are
+    /// capped before each download.
+    pub async fn signatures(
+        &self,
+        reference: &Reference,
+        manifest_digest: &str,
+        auth: &RegistryAuth,
+    ) -> Result<Vec<Signature>, String> {
+        let hex = manifest_digest
+            .strip_prefix("sha256:")
+            .ok_or_else(|| format!("{manifest_digest} is no sha256 digest"))?;
+        let at = |tag: Option<String>, digest: Option<&str>| match (tag, digest) {
+            (Some(tag), _) => Reference::with_tag(
+                reference.registry().to_string(),
+                reference.repository().to_string(),
+                tag,
+            ),
+            (None, digest) => Reference::with_digest(
+                reference.registry().to_string(),
+                reference.repository().to_string(),
+                digest.unwrap_or(manifest_digest).to_string(),
+            ),
+        };
+        self.client
+            .store_auth_if_needed(reference.resolve_registry(), auth)
+            .await;
+        let mut found = Vec::new();
+        let sig_tag = at(Some(format!("sha256-{hex}.sig")), None);
+        if let Some(bytes) = self.signature_manifest(&sig_tag, auth).await? {
+            for (layer, signature) in simple_signing_layers(&bytes)? {
+                let payload = self.signature_blob(&sig_tag, &layer).await?;
+                found.push(Signature::SimpleSigning { payload, signature });
+            }
+        }
+        let referrers = self
+            .client
+            .pull_referrers(&at(None, None), Some(cosign::BUNDLE_MEDIA_TYPE))
+            .await
+            .map_err(|e| format!("cannot list the referrers: {e}"))?;
+        for entry in referrers.manifests.iter().take(cosign::MAX_SIGNATURES) {
+            let referrer = at(None, Some(&entry.digest));
+            let Some(bytes) = self.signature_manifest(&referrer, auth).await? else {
+                continue;
+            };
+            let actual = format!("sha256:{}", digest(&bytes));
+            if actual != entry.digest {
+                return Err(format!("the referrer {} has digest {actual}", entry.digest));
+            }
+            if let Some(layer) = bundle_layer(&bytes)? {
+                found.push(Signature::Bundle(
+                    self.signature_blob(&referrer, &layer).await?,
+                ));
+            }
+        }
+        Ok(found)
+    }
+
+    /// A signature manifest, or none where the registry has none; capped
+    /// at [`cosign::MAX_SIGNATURE_BYTES`].
+    async fn signature_manifest(
+        &self,
+        reference: &Reference,
+        auth: &RegistryAuth,
+    ) -> Result<Option<Vec<u8>>, String> {
+        use oci_client::errors::{OciDistributionError as E, OciErrorCode};
+        match self
+            .client
+            .pull_manifest_raw(reference, auth, &[OCI_IMAGE_MEDIA_TYPE])
+            .await
+        {
+            Ok((bytes, _)) if bytes.len() > cosign::MAX_SIGNATURE_BYTES => Err(format!(
+                "{reference}: a signature manifest of {} bytes",
+                bytes.len()
+            )),
+            Ok((bytes, _)) => Ok(Some(bytes.to_vec())),
+            Err(E::ImageManifestNotFoundError(_) | E::ServerError { code: 404, .. }) => Ok(None),
+            Err(E::RegistryError { envelope, .. })
+                if envelope.errors.iter().all(|e| {
+                    matches!(
+                        e.code,
+                        OciErrorCode::ManifestUnknown | OciErrorCode::NotFound
+                    )
+                }) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(format!("{reference}: {e}")),
+        }
+    }
+
+    /// A payload or bundle blob, capped and checked against its digest.
+    async fn signature_blob(
+        &self,
+        reference: &Reference,
+        layer: &OciDescriptor,
+    ) -> Result<Vec<u8>, String> {
+        let name = reference.to_string();
+        self.blob(
+            reference,
+            &name,
+            layer,
+            "a signature",
+            cosign::MAX_SIGNATURE_BYTES,
+        )
+        .await
+        .map_err(|e| e.to_string())
     }
 
     async fn fetch_manifest(
@@ -488,6 +693,55 @@ impl Oci {
     }
 }
 
+/// A signature manifest parsed, with the count and sizes of what it
+/// names checked before anything is downloaded.
+fn signature_layers(bytes: &[u8]) -> Result<Vec<OciDescriptor>, String> {
+    let manifest: OciImageManifest = serde_json::from_slice(bytes)
+        .map_err(|e| format!("a signature manifest that is no image manifest: {e}"))?;
+    if manifest.layers.len() > cosign::MAX_SIGNATURES {
+        return Err(format!(
+            "a signature manifest of {} layers (at most {} are read)",
+            manifest.layers.len(),
+            cosign::MAX_SIGNATURES
+        ));
+    }
+    if let Some(layer) = manifest
+        .layers
+        .iter()
+        .find(|l| usize::try_from(l.size).map_or(true, |s| s > cosign::MAX_SIGNATURE_BYTES))
+    {
+        return Err(format!(
+            "a signature layer of {} bytes (at most {})",
+            layer.size,
+            cosign::MAX_SIGNATURE_BYTES
+        ));
+    }
+    Ok(manifest.layers)
+}
+
+/// The simple-signing layers of a `.sig` manifest, with their signature
+/// annotations.
+fn simple_signing_layers(bytes: &[u8]) -> Result<Vec<(OciDescriptor, Option<String>)>, String> {
+    Ok(signature_layers(bytes)?
+        .into_iter()
+        .filter(|l| l.media_type == cosign::SIMPLE_SIGNING_MEDIA_TYPE)
+        .map(|l| {
+            let signature = l
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(cosign::SIGNATURE_ANNOTATION).cloned());
+            (l, signature)
+        })
+        .collect())
+}
+
+/// The bundle layer of a referrer, if it is a bundle.
+fn bundle_layer(bytes: &[u8]) -> Result<Option<OciDescriptor>, String> {
+    Ok(signature_layers(bytes)?
+        .into_iter()
+        .find(|l| l.media_type == cosign::BUNDLE_MEDIA_TYPE))
+}
+
 /// The one layer holding the module.
 fn wasm_layer(manifest: &OciImageManifest) -> Result<&OciDescriptor, String> {
     let wasm: Vec<&OciDescriptor> = manifest
@@ -605,6 +859,55 @@ mod tests {
         assert!(wasm_layer(&two).is_err_and(|e| e.contains("2 layers")));
         let extra = manifest(&[LAYER_MEDIA_TYPE, "text/plain"]);
         assert!(wasm_layer(&extra).is_err_and(|e| e.contains("exactly one")));
+    }
+
+    /// A `.sig`-style manifest of `layers` (media type, size, signature).
+    fn signature_manifest(layers: &[(&str, i64, Option<&str>)]) -> Vec<u8> {
+        let layers: Vec<serde_json::Value> = layers
+            .iter()
+            .map(|(media, size, signature)| {
+                let mut layer = serde_json::json!({
+                    "mediaType": media,
+                    "size": size,
+                    "digest": format!("sha256:{}", "1".repeat(64)),
+                });
+                if let Some(signature) = signature {
+                    layer["annotations"] =
+                        serde_json::json!({ (cosign::SIGNATURE_ANNOTATION): signature });
+                }
+                layer
+            })
+            .collect();
+        serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": OCI_IMAGE_MEDIA_TYPE,
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "size": 2,
+                       "digest": format!("sha256:{}", "2".repeat(64))},
+            "layers": layers,
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn signature_manifests_are_read_within_their_limits() {
+        let simple = cosign::SIMPLE_SIGNING_MEDIA_TYPE;
+        let two = signature_manifest(&[(simple, 239, Some("MEUC")), ("text/plain", 3, None)]);
+        let layers = simple_signing_layers(&two).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(layers.len(), 1);
+        assert_eq!(layers[0].1.as_deref(), Some("MEUC"));
+        let bundle = signature_manifest(&[(cosign::BUNDLE_MEDIA_TYPE, 667, None)]);
+        assert!(matches!(bundle_layer(&bundle), Ok(Some(_))));
+        assert!(matches!(bundle_layer(&two), Ok(None)));
+
+        let many = vec![(simple, 239, Some("MEUC")); cosign::MAX_SIGNATURES + 1];
+        let too_many = simple_signing_layers(&signature_manifest(&many));
+        assert!(too_many.is_err_and(|e| e.contains("17 layers")));
+        let limit = i64::try_from(cosign::MAX_SIGNATURE_BYTES).unwrap_or(i64::MAX);
+        let huge = signature_manifest(&[(simple, limit + 1, None)]);
+        assert!(simple_signing_layers(&huge).is_err_and(|e| e.contains("a signature layer of")));
+        let negative = signature_manifest(&[(cosign::BUNDLE_MEDIA_TYPE, -1, None)]);
+        assert!(bundle_layer(&negative).is_err_and(|e| e.contains("a signature layer of -1")));
+        assert!(bundle_layer(b"{not json").is_err_and(|e| e.contains("no image manifest")));
     }
 
     #[test]

@@ -18,7 +18,19 @@
 //!   Azure:
 //!     oci: quay.io/team/azure@sha256:5d0e…   # an OCI artifact (see oci.rs)
 //!     pullSecret: quay-creds                # kubernetes.io/dockerconfigjson
+//!     verify:                               # cosign signatures (see cosign.rs)
+//!       keys:
+//!         - configMap: {name: cosign-keys, key: team.pub}
+//!         - secret: {name: release-key, key: cosign.pub}
+//! verify:                        # the default of every oci: module without its own
+//!   keys: [{file: keys/cosign.pub}]          # relative to this file
 //! ```
+//!
+//! `verify` refuses an OCI module unless a key-based cosign signature of
+//! its manifest verifies under one of `keys` (any one: a list is for key
+//! rotation). A candidate without its own `verify` is held to its entry's,
+//! and an entry without one to the registry's top-level `verify`. Files and
+//! ConfigMap modules are not signed artifacts: pin them with `sha256`.
 //!
 //! A module comes from a file (in the image or on a mounted volume), from
 //! a `binaryData` key of a ConfigMap in the host's namespace (kept for
@@ -60,13 +72,55 @@ pub enum Source {
     Oci(OciSource),
 }
 
-/// An OCI reference and the pull Secret (in the host's namespace) that
-/// grants access to it, if the registry wants one.
+/// An OCI reference, the pull Secret (in the host's namespace) that
+/// grants access to it, if the registry wants one, and the keys one of
+/// which must have signed it, if any.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OciSource {
     /// As written: `registry/repository[:tag][@sha256:…]`.
     pub reference: String,
     pub pull_secret: Option<String>,
+    pub verify: Option<Verify>,
+}
+
+impl OciSource {
+    /// An unsigned reference without a pull Secret, as the CLI pulls.
+    pub fn anonymous(reference: &str) -> OciSource {
+        OciSource {
+            reference: reference.to_string(),
+            pull_secret: None,
+            verify: None,
+        }
+    }
+}
+
+/// `verify:`: the module is refused unless a cosign signature of its
+/// manifest verifies under one of `keys` (see cosign.rs).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Verify {
+    pub keys: Vec<KeySource>,
+}
+
+/// Where a cosign public key (PEM, `cosign.pub`) is read from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeySource {
+    /// A file; relative paths follow the registry file.
+    File(PathBuf),
+    /// A `data` (or `binaryData`) key of a ConfigMap in the host's namespace.
+    ConfigMap { name: String, key: String },
+    /// A `data` key of a Secret in the host's namespace.
+    Secret { name: String, key: String },
+}
+
+/// How errors and logs name a key: by where it comes from.
+impl fmt::Display for KeySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeySource::File(path) => write!(f, "{}", path.display()),
+            KeySource::ConfigMap { name, key } => write!(f, "configmap/{name}[{key}]"),
+            KeySource::Secret { name, key } => write!(f, "secret/{name}[{key}]"),
+        }
+    }
 }
 
 impl fmt::Display for Source {
@@ -196,12 +250,21 @@ impl Registry {
             path: shown.to_string(),
             detail: e.to_string(),
         })?;
-        let entry = |job: String, raw: RawEntry| {
-            raw.resolve(base).map_err(|detail| RegistryError::Entry {
+        let default = raw
+            .verify
+            .map(|v| v.resolve(base, "verify: "))
+            .transpose()
+            .map_err(|detail| RegistryError::Parse {
                 path: shown.to_string(),
-                entry: job,
                 detail,
-            })
+            })?;
+        let entry = |job: String, raw: RawEntry| {
+            raw.resolve(base, default.as_ref())
+                .map_err(|detail| RegistryError::Entry {
+                    path: shown.to_string(),
+                    entry: job,
+                    detail,
+                })
         };
         Ok(Registry {
             mcn: raw
@@ -241,6 +304,9 @@ impl Registry {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawRegistry {
+    /// The default `verify` of every OCI module without its own.
+    #[serde(default)]
+    verify: Option<RawVerify>,
     #[serde(default)]
     mcn: Option<RawEntry>,
     #[serde(default)]
@@ -260,7 +326,7 @@ impl<'de> Deserialize<'de> for RawEntry {
         impl<'de> Visitor<'de> for EntryVisitor {
             type Value = RawEntry;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a module path or an entry {module | configMap | oci, pullSecret, sha256, memoryMiB, deadline, candidate}")
+                f.write_str("a module path or an entry {module | configMap | oci, pullSecret, verify, sha256, memoryMiB, deadline, candidate}")
             }
             fn visit_str<E: de::Error>(self, path: &str) -> Result<RawEntry, E> {
                 Ok(RawEntry::Path(PathBuf::from(path)))
@@ -296,6 +362,10 @@ pub struct RawFull {
     /// for the `oci` registry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_secret: Option<String>,
+    /// Signatures required: one valid cosign signature by any of these
+    /// keys (see `cosign.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<RawVerify>,
     /// Refused unless the module has this sha256 (64 hex digits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
@@ -326,6 +396,8 @@ pub struct RawModule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_secret: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<RawVerify>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
 }
 
@@ -337,18 +409,67 @@ pub struct RawConfigMapKey {
     pub key: String,
 }
 
+/// `verify: {keys: [...]}`.
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawVerify {
+    pub keys: Vec<RawKey>,
+}
+
+/// One of `keys`: `{file: …}`, `{configMap: {name, key}}` or
+/// `{secret: {name, key}}`.
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawKey {
+    /// A PEM file (offline registries; relative to the registry file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map: Option<RawConfigMapKey>,
+    /// A key of a Secret in the host's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<RawConfigMapKey>,
+}
+
+impl RawVerify {
+    fn resolve(self, base: &Path, what: &str) -> Result<Verify, String> {
+        if self.keys.is_empty() {
+            return Err(format!("{what}keys lists no key"));
+        }
+        let keys = self
+            .keys
+            .into_iter()
+            .enumerate()
+            .map(|(i, key)| match (key.file, key.config_map, key.secret) {
+                (Some(path), None, None) => Ok(KeySource::File(base.join(path))),
+                (None, Some(RawConfigMapKey { name, key }), None) => {
+                    Ok(KeySource::ConfigMap { name, key })
+                }
+                (None, None, Some(RawConfigMapKey { name, key })) => {
+                    Ok(KeySource::Secret { name, key })
+                }
+                _ => Err(format!(
+                    "{what}keys[{i}]: give one of file, configMap and secret"
+                )),
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Verify { keys })
+    }
+}
+
 impl RawEntry {
-    fn resolve(self, base: &Path) -> Result<Entry, String> {
+    fn resolve(self, base: &Path, default: Option<&Verify>) -> Result<Entry, String> {
         match self {
             RawEntry::Path(path) => Ok(Entry::path(base.join(path))),
-            RawEntry::Full(full) => full.resolve(base),
+            RawEntry::Full(full) => full.resolve(base, default),
         }
     }
 }
 
 impl RawFull {
-    /// The entry this spells; relative module paths are joined to `base`.
-    pub fn resolve(self, base: &Path) -> Result<Entry, String> {
+    /// The entry this spells; relative module paths are joined to `base`,
+    /// and `default` is the `verify` of an `oci:` module without its own.
+    pub fn resolve(self, base: &Path, default: Option<&Verify>) -> Result<Entry, String> {
         let full = self;
         let deadline = full
             .deadline
@@ -366,22 +487,39 @@ impl RawFull {
             config_map: full.config_map,
             oci: full.oci,
             pull_secret: full.pull_secret,
+            verify: full.verify,
             sha256: full.sha256,
         };
+        let (module, verify) = module.resolve(base, "", default)?;
         Ok(Entry {
-            module: module.resolve(base, "")?,
+            module,
             memory_mib: full.memory_mib,
             deadline,
             candidate: full
                 .candidate
-                .map(|c| c.resolve(base, "candidate: "))
+                .map(|c| {
+                    c.resolve(base, "candidate: ", verify.as_ref().or(default))
+                        .map(|(m, _)| m)
+                })
                 .transpose()?,
         })
     }
 }
 
 impl RawModule {
-    fn resolve(mut self, base: &Path, what: &str) -> Result<Module, String> {
+    /// The module and the `verify` it was given (not the default), which
+    /// its candidate inherits.
+    fn resolve(
+        mut self,
+        base: &Path,
+        what: &str,
+        default: Option<&Verify>,
+    ) -> Result<(Module, Option<Verify>), String> {
+        let verify = self
+            .verify
+            .take()
+            .map(|v| v.resolve(base, &format!("{what}verify: ")))
+            .transpose()?;
         let source = match (self.module, self.config_map, self.oci) {
             (Some(path), None, None) => Source::Path(base.join(path)),
             (None, Some(RawConfigMapKey { name, key }), None) => Source::ConfigMap { name, key },
@@ -396,6 +534,7 @@ impl RawModule {
                 Source::Oci(OciSource {
                     reference,
                     pull_secret: self.pull_secret.take(),
+                    verify: verify.clone().or_else(|| default.cloned()),
                 })
             }
             (None, None, None) => {
@@ -405,6 +544,11 @@ impl RawModule {
         };
         if self.pull_secret.is_some() {
             return Err(format!("{what}pullSecret goes with oci only"));
+        }
+        if verify.is_some() && !matches!(source, Source::Oci(_)) {
+            return Err(format!(
+                "{what}verify goes with oci only (a file or ConfigMap module is pinned with sha256)"
+            ));
         }
         let sha256 = self
             .sha256
@@ -417,7 +561,7 @@ impl RawModule {
                 }
             })
             .transpose()?;
-        Ok(Module { source, sha256 })
+        Ok((Module { source, sha256 }, verify))
     }
 }
 
@@ -604,6 +748,7 @@ mod tests {
             Source::Oci(OciSource {
                 reference: format!("quay.io/team/mcn@{digest}"),
                 pull_secret: Some("quay".into()),
+                verify: None,
             })
         );
         assert_eq!(
@@ -615,8 +760,80 @@ mod tests {
             Some(Source::Oci(OciSource {
                 reference: "localhost:5000/gcp:v1".into(),
                 pull_secret: None,
+                verify: None,
             }))
         );
+    }
+
+    #[test]
+    fn verify_keys_default_to_the_registry_and_candidates_inherit_their_entry() {
+        let registry = parsed(
+            "verify: {keys: [{file: keys/default.pub}]}\n\
+             mcn:\n  oci: r.example/g/mcn:v1\n  verify:\n    keys:\n      - configMap: {name: cosign, key: team.pub}\n      \
+             - secret: {name: release, key: cosign.pub}\n  candidate: {oci: r.example/g/mcn:next}\n\
+             bootImage:\n  GCP: {oci: r.example/g/gcp:v1}\n  AWS: aws.wasm\n",
+        );
+        let verify_of = |source: &Source| match source {
+            Source::Oci(oci) => oci.verify.as_ref().map(|v| {
+                v.keys
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }),
+            _ => None,
+        };
+        let mcn = registry.mcn.clone().unwrap_or_else(|| panic!("no mcn"));
+        let own = Some("configmap/cosign[team.pub] secret/release[cosign.pub]".to_string());
+        assert_eq!(verify_of(&mcn.module.source), own);
+        let candidate = mcn.candidate.unwrap_or_else(|| panic!("no candidate"));
+        assert_eq!(verify_of(&candidate.source), own);
+        let gcp = path_source(&registry, "GCP").unwrap_or_else(|| panic!("no GCP"));
+        assert_eq!(verify_of(&gcp), Some("/base/keys/default.pub".into()));
+        assert_eq!(
+            path_source(&registry, "AWS"),
+            Some(Source::Path("/base/aws.wasm".into()))
+        );
+    }
+
+    #[test]
+    fn bad_verify_fields_are_named() {
+        let cases = [
+            (
+                "mcn: {module: a.wasm, verify: {keys: [{file: k.pub}]}}",
+                "verify goes with oci only",
+            ),
+            (
+                "mcn: {oci: r.example/g/mcn:v1, verify: {keys: []}}",
+                "verify: keys lists no key",
+            ),
+            (
+                "mcn: {oci: r.example/g/mcn:v1, verify: {keys: [{file: a.pub, secret: {name: s, key: k}}]}}",
+                "verify: keys[0]: give one of file, configMap and secret",
+            ),
+            (
+                "mcn: {oci: r.example/g/mcn:v1, candidate: {oci: r.example/g/mcn:v2, verify: {keys: [{}]}}}",
+                "candidate: verify: keys[0]",
+            ),
+        ];
+        for (text, reason) in cases {
+            match parse(text) {
+                Err(RegistryError::Entry { detail, .. }) => {
+                    assert!(detail.contains(reason), "{text}: {detail}")
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        match parse("verify: {keys: []}\nmcn: a.wasm\n") {
+            Err(RegistryError::Parse { detail, .. }) => {
+                assert!(detail.contains("verify: keys lists no key"), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse("mcn: {oci: r.example/g/mcn:v1, verify: {keys: [{file: a.pub}], key: x}}") {
+            Err(RegistryError::Parse { detail, .. }) => assert!(detail.contains("key"), "{detail}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -32,7 +32,7 @@ use tokio::sync::watch;
 
 use super::crd::{self, MachineConfigGuest};
 use super::oci::{Oci, PullError, docker_auth, parse_reference};
-use super::registry::{CONFIGMAP_KEY, Location, OciSource, Registry, RegistryError};
+use super::registry::{CONFIGMAP_KEY, KeySource, Location, OciSource, Registry, RegistryError};
 use super::status::Change;
 use super::{
     self as guests, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, Remote, StartError,
@@ -209,7 +209,10 @@ async fn read_remote(
     registry: &Registry,
     metrics: &Metrics,
 ) -> Remote {
-    let pulls = guests::pull_all(oci, registry, |source| pull_auth(identity.clone(), source)).await;
+    let pulls = guests::pull_all(oci, registry, |source| {
+        access(configmaps.clone(), identity.clone(), source)
+    })
+    .await;
     let pulls = pulls
         .into_iter()
         .map(|((job, source), pulled)| {
@@ -241,6 +244,58 @@ async fn read_remote(
     Remote {
         configmaps: read_configmaps(configmaps, registry).await,
         pulls,
+    }
+}
+
+/// The credentials and verify keys of an `oci:` module.
+async fn access(
+    configmaps: Api<ConfigMap>,
+    identity: PullIdentity,
+    source: OciSource,
+) -> Result<guests::Access, PullError> {
+    let secrets = identity.secrets.clone();
+    let keys = guests::verify_keys(&source, |key| {
+        read_key(configmaps.clone(), secrets.clone(), key)
+    })
+    .await?;
+    Ok(guests::Access {
+        auth: pull_auth(identity, source).await?,
+        keys,
+    })
+}
+
+/// A verify key from a ConfigMap (`data` or `binaryData`) or a Secret in
+/// the host's namespace.
+async fn read_key(
+    configmaps: Api<ConfigMap>,
+    secrets: Api<Secret>,
+    key: KeySource,
+) -> Result<Vec<u8>, String> {
+    match key {
+        KeySource::ConfigMap { name, key } => {
+            let cm = configmaps
+                .get(&name)
+                .await
+                .map_err(|e| format!("cannot read the ConfigMap: {e}"))?;
+            cm.data
+                .and_then(|d| d.get(&key).map(|text| text.clone().into_bytes()))
+                .or_else(|| {
+                    cm.binary_data
+                        .and_then(|d| d.get(&key).map(|b| b.0.clone()))
+                })
+                .ok_or_else(|| format!("the ConfigMap has no key {key}"))
+        }
+        KeySource::Secret { name, key } => {
+            let secret = secrets
+                .get(&name)
+                .await
+                .map_err(|e| format!("cannot read the Secret: {e}"))?;
+            secret
+                .data
+                .and_then(|d| d.get(&key).map(|b| b.0.clone()))
+                .ok_or_else(|| format!("the Secret has no key {key}"))
+        }
+        KeySource::File(path) => super::cosign::read_key_file(&path),
     }
 }
 

@@ -1,0 +1,500 @@
+//! Key-based cosign signatures of OCI guest modules, in the two forms
+//! cosign writes:
+//!
+//! - **simple signing** (cosign's legacy form): tag `sha256-<hex>.sig` in the
+//!   module's repository holds an image manifest whose layers are
+//!   `application/vnd.dev.cosign.simplesigning.v1+json` payloads naming the
+//!   signed manifest digest in `critical.image.docker-manifest-digest`, each
+//!   with its base64 signature in the layer annotation
+//!   `dev.cosignproject.cosign/signature`;
+//! - **Sigstore bundle** (`cosign sign --new-bundle-format`, cosign v3's
+//!   default): a referrer of the module's manifest (referrers API, or the
+//!   `sha256-<hex>` tag where the registry has none) whose layer is an
+//!   `application/vnd.dev.sigstore.bundle.v0.3+json` bundle: a DSSE envelope
+//!   around an in-toto statement whose subject is the manifest digest.
+//!
+//! Both sign with ECDSA P-256 over SHA-256, the key `cosign generate-key-pair`
+//! makes. A module passes when one signature names its manifest digest and
+//! verifies under one of the keys: a list of keys is for rotation, not a
+//! quorum. The manifest digest covers the config and layer digests, and the
+//! layer is checked against its digest when downloaded, so the signature
+//! covers the module's bytes.
+//!
+//! Keyless signatures (a Fulcio certificate in place of a key, a Rekor
+//! inclusion proof) are not verified: that needs the Sigstore trust root
+//! (TUF), certificate chain and identity checks, and the transparency log's
+//! checkpoints. A bundle's tlog entries and certificates are ignored here;
+//! only its signature under a configured key counts.
+//!
+//! Everything here is pure, so hostile inputs are unit tested; oci.rs
+//! fetches the inputs with their sizes capped.
+
+use std::fmt;
+
+use base64::Engine as _;
+use p256::ecdsa::signature::Verifier as _;
+use p256::ecdsa::{DerSignature, Signature as EcdsaSignature, VerifyingKey};
+use p256::pkcs8::DecodePublicKey as _;
+use serde::Deserialize;
+
+/// The media type of a simple-signing payload layer.
+pub const SIMPLE_SIGNING_MEDIA_TYPE: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+/// The annotation holding a simple-signing layer's base64 signature.
+pub const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
+/// The artifact and layer media type of a Sigstore bundle.
+pub const BUNDLE_MEDIA_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+/// The DSSE payload type of an in-toto statement.
+const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+
+/// The largest payload, bundle or key read; cosign's are about 1-4 KiB.
+pub const MAX_SIGNATURE_BYTES: usize = 64 << 10;
+/// The most signatures (layers, referrers) looked at per module; more is
+/// not a signed guest but someone filling a registry.
+pub const MAX_SIGNATURES: usize = 16;
+
+/// A cosign public key, with the name errors report it by (where it was
+/// read from).
+#[derive(Clone)]
+pub struct Key {
+    pub name: String,
+    key: VerifyingKey,
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key({})", self.name)
+    }
+}
+
+impl Key {
+    /// A PEM `PUBLIC KEY` (SubjectPublicKeyInfo) of an ECDSA P-256 key, as
+    /// `cosign generate-key-pair` writes `cosign.pub`.
+    pub fn from_pem(name: &str, pem: &[u8]) -> Result<Key, String> {
+        if pem.len() > MAX_SIGNATURE_BYTES {
+            return Err(format!("{} bytes is no public key", pem.len()));
+        }
+        let text = std::str::from_utf8(pem).map_err(|_| "not PEM text".to_string())?;
+        let key = VerifyingKey::from_public_key_pem(text.trim()).map_err(|e| {
+            format!("not a PEM ECDSA P-256 public key (cosign generate-key-pair writes one): {e}")
+        })?;
+        Ok(Key {
+            name: name.to_string(),
+            key,
+        })
+    }
+
+    /// The key's point, which tells two keys apart whatever they are named.
+    pub fn fingerprint(&self) -> String {
+        crate::runtime::digest(self.key.to_encoded_point(true).as_bytes())
+    }
+
+    /// Whether base64 `signature` (ASN.1 DER, or the raw 64-byte form) is
+    /// this key's over `message`. Both S forms are accepted, as cosign's Go
+    /// verifier does.
+    fn verifies(&self, message: &[u8], signature: &str) -> Result<(), String> {
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(signature.trim())
+            .map_err(|e| format!("the signature is not base64: {e}"))?;
+        let parsed = DerSignature::from_bytes(&raw)
+            .ok()
+            .and_then(|der| EcdsaSignature::try_from(der).ok())
+            .or_else(|| EcdsaSignature::from_slice(&raw).ok())
+            .ok_or("the signature is no ECDSA P-256 signature")?;
+        let parsed = parsed.normalize_s().unwrap_or(parsed);
+        self.key
+            .verify(message, &parsed)
+            .map_err(|_| format!("not signed by {}", self.name))
+    }
+}
+
+/// A signature found for a module, as read from the registry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Signature {
+    /// A simple-signing payload and its base64 signature annotation.
+    SimpleSigning {
+        payload: Vec<u8>,
+        signature: Option<String>,
+    },
+    /// A Sigstore bundle's JSON.
+    Bundle(Vec<u8>),
+}
+
+impl Signature {
+    /// The form's name, as `guests inspect` lists it.
+    pub fn form(&self) -> &'static str {
+        match self {
+            Signature::SimpleSigning { .. } => "simple-signing",
+            Signature::Bundle(_) => "sigstore-bundle",
+        }
+    }
+
+    /// The key among `keys` this signature of `manifest_digest` verifies
+    /// under; otherwise why not.
+    pub fn verify<'k>(&self, manifest_digest: &str, keys: &'k [Key]) -> Result<&'k Key, String> {
+        let (message, signature) = match self {
+            Signature::SimpleSigning { payload, signature } => {
+                check_simple_signing(payload, manifest_digest)?;
+                let signature = signature.as_deref().ok_or(format!(
+                    "the layer has no {SIGNATURE_ANNOTATION} annotation"
+                ))?;
+                (payload.clone(), signature.to_string())
+            }
+            Signature::Bundle(json) => bundle_message(json, manifest_digest)?,
+        };
+        let mut why = Vec::new();
+        for key in keys {
+            match key.verifies(&message, &signature) {
+                Ok(()) => return Ok(key),
+                Err(e) => why.push(e),
+            }
+        }
+        Err(why.join("; "))
+    }
+}
+
+/// The first key any of `signatures` verifies under, or each signature's
+/// reason.
+pub fn verify<'k>(
+    signatures: &[Signature],
+    manifest_digest: &str,
+    keys: &'k [Key],
+) -> Result<&'k Key, String> {
+    if signatures.is_empty() {
+        return Err("no cosign signature found (neither a .sig tag nor a bundle referrer)".into());
+    }
+    let mut why = Vec::new();
+    for signature in signatures {
+        match signature.verify(manifest_digest, keys) {
+            Ok(key) => return Ok(key),
+            Err(e) => why.push(format!("{}: {e}", signature.form())),
+        }
+    }
+    Err(why.join("; "))
+}
+
+/// A key file's bytes, refused past [`MAX_SIGNATURE_BYTES`] before they
+/// are read.
+pub fn read_key_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SIGNATURE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() > MAX_SIGNATURE_BYTES {
+        return Err(format!("more than {MAX_SIGNATURE_BYTES} bytes"));
+    }
+    Ok(bytes)
+}
+
+/// Key names as errors list them.
+pub fn names(keys: &[Key]) -> String {
+    keys.iter()
+        .map(|k| k.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The simple-signing payload must be a cosign container signature of this
+/// very manifest; a valid signature of another image proves nothing.
+fn check_simple_signing(payload: &[u8], manifest_digest: &str) -> Result<(), String> {
+    #[derive(Deserialize)]
+    struct Payload {
+        critical: Critical,
+    }
+    #[derive(Deserialize)]
+    struct Critical {
+        image: Image,
+        #[serde(rename = "type")]
+        kind: String,
+    }
+    #[derive(Deserialize)]
+    struct Image {
+        #[serde(rename = "docker-manifest-digest")]
+        digest: String,
+    }
+    let parsed: Payload = serde_json::from_slice(payload)
+        .map_err(|e| format!("the payload is not a simple-signing payload: {e}"))?;
+    if parsed.critical.kind != "cosign container image signature" {
+        return Err(format!(
+            "the payload's critical.type is {:?}",
+            parsed.critical.kind
+        ));
+    }
+    if parsed.critical.image.digest != manifest_digest {
+        return Err(format!(
+            "the payload signs {}, not {manifest_digest}",
+            parsed.critical.image.digest
+        ));
+    }
+    Ok(())
+}
+
+/// A bundle's signed message (the DSSE pre-authentication encoding of its
+/// in-toto statement) and base64 signature, once its statement is found to
+/// name `manifest_digest`.
+fn bundle_message(json: &[u8], manifest_digest: &str) -> Result<(Vec<u8>, String), String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Bundle {
+        media_type: String,
+        #[serde(default)]
+        dsse_envelope: Option<Envelope>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Envelope {
+        payload: String,
+        payload_type: String,
+        signatures: Vec<EnvelopeSignature>,
+    }
+    #[derive(Deserialize)]
+    struct EnvelopeSignature {
+        sig: String,
+    }
+    #[derive(Deserialize)]
+    struct Statement {
+        subject: Vec<Subject>,
+    }
+    #[derive(Deserialize)]
+    struct Subject {
+        digest: std::collections::BTreeMap<String, String>,
+    }
+    let bundle: Bundle =
+        serde_json::from_slice(json).map_err(|e| format!("the bundle does not parse: {e}"))?;
+    if bundle.media_type != BUNDLE_MEDIA_TYPE {
+        return Err(format!("a bundle of media type {:?}", bundle.media_type));
+    }
+    let envelope = bundle
+        .dsse_envelope
+        .ok_or("the bundle has no dsseEnvelope (cosign signs images with one)")?;
+    if envelope.payload_type != IN_TOTO_PAYLOAD_TYPE {
+        return Err(format!(
+            "a DSSE payload of type {:?}",
+            envelope.payload_type
+        ));
+    }
+    let [signature] = envelope.signatures.as_slice() else {
+        return Err(format!(
+            "{} DSSE signatures; cosign writes one",
+            envelope.signatures.len()
+        ));
+    };
+    let payload = base64::engine::general_purpose::STANDARD
+        .decode(envelope.payload.trim())
+        .map_err(|e| format!("the DSSE payload is not base64: {e}"))?;
+    let statement: Statement = serde_json::from_slice(&payload)
+        .map_err(|e| format!("the DSSE payload is not an in-toto statement: {e}"))?;
+    let hex = manifest_digest.strip_prefix("sha256:").unwrap_or("");
+    if !statement
+        .subject
+        .iter()
+        .any(|s| s.digest.get("sha256").is_some_and(|d| d == hex))
+    {
+        return Err(format!("the statement's subject is not {manifest_digest}"));
+    }
+    Ok((pae(&envelope.payload_type, &payload), signature.sig.clone()))
+}
+
+/// DSSE's pre-authentication encoding: what a DSSE signature signs.
+fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+    let mut message = format!(
+        "DSSEv1 {} {payload_type} {} ",
+        payload_type.len(),
+        payload.len()
+    )
+    .into_bytes();
+    message.extend_from_slice(payload);
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use p256::ecdsa::SigningKey;
+    use p256::ecdsa::signature::Signer as _;
+    use p256::pkcs8::{EncodePublicKey as _, LineEnding};
+
+    const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+
+    fn signing_key(seed: u8) -> SigningKey {
+        SigningKey::from_slice(&[seed; 32]).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn key(name: &str, seed: u8) -> Key {
+        let pem = signing_key(seed)
+            .verifying_key()
+            .to_public_key_pem(LineEnding::LF)
+            .unwrap_or_else(|e| panic!("{e}"));
+        Key::from_pem(name, pem.as_bytes()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn b64(bytes: &[u8]) -> String {
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    fn sign(seed: u8, message: &[u8]) -> String {
+        let signature: DerSignature = signing_key(seed).sign(message);
+        b64(signature.as_bytes())
+    }
+
+    fn payload(digest: &str) -> Vec<u8> {
+        format!(
+            r#"{{"critical":{{"identity":{{"docker-reference":"r/g/mcn"}},"image":{{"docker-manifest-digest":"{digest}"}},"type":"cosign container image signature"}},"optional":null}}"#
+        )
+        .into_bytes()
+    }
+
+    fn simple(seed: u8, digest: &str) -> Signature {
+        let payload = payload(digest);
+        Signature::SimpleSigning {
+            signature: Some(sign(seed, &payload)),
+            payload,
+        }
+    }
+
+    fn bundle(seed: u8, digest: &str) -> Signature {
+        let hex = digest.trim_start_matches("sha256:");
+        let statement = format!(
+            r#"{{"_type":"https://in-toto.io/Statement/v1","subject":[{{"name":"r/g/mcn","digest":{{"sha256":"{hex}"}}}}],"predicateType":"https://sigstore.dev/cosign/sign/v1","predicate":{{}}}}"#
+        );
+        let sig = sign(seed, &pae(IN_TOTO_PAYLOAD_TYPE, statement.as_bytes()));
+        Signature::Bundle(
+            format!(
+                r#"{{"mediaType":"{BUNDLE_MEDIA_TYPE}","verificationMaterial":{{"publicKey":{{"hint":"x"}}}},"dsseEnvelope":{{"payload":"{}","payloadType":"{IN_TOTO_PAYLOAD_TYPE}","signatures":[{{"sig":"{sig}","keyid":""}}]}}}}"#,
+                b64(statement.as_bytes())
+            )
+            .into_bytes(),
+        )
+    }
+
+    #[test]
+    fn both_forms_verify_under_the_signing_key_and_name_it() {
+        let keys = [key("configmap/keys[old.pub]", 9), key("file team.pub", 7)];
+        for signature in [simple(7, DIGEST), bundle(7, DIGEST)] {
+            let found =
+                verify(std::slice::from_ref(&signature), DIGEST, &keys).map(|k| k.name.clone());
+            assert_eq!(found, Ok("file team.pub".to_string()), "{signature:?}");
+        }
+    }
+
+    #[test]
+    fn another_key_or_another_digest_is_refused() {
+        let keys = [key("team.pub", 7)];
+        let other = "sha256:2222222222222222222222222222222222222222222222222222222222222222";
+        for signature in [simple(8, DIGEST), bundle(8, DIGEST)] {
+            let err = verify(&[signature], DIGEST, &keys).map(|k| k.name.clone());
+            assert!(
+                err.as_ref()
+                    .is_err_and(|e| e.contains("not signed by team.pub")),
+                "{err:?}"
+            );
+        }
+        let err = verify(&[simple(7, other)], DIGEST, &keys).map(|k| k.name.clone());
+        assert!(err.is_err_and(|e| e.contains(&format!("signs {other}, not {DIGEST}"))));
+        let err = verify(&[bundle(7, other)], DIGEST, &keys).map(|k| k.name.clone());
+        assert!(err.is_err_and(|e| e.contains("subject is not")));
+        let err = verify(&[], DIGEST, &keys).map(|k| k.name.clone());
+        assert!(err.is_err_and(|e| e.contains("no cosign signature found")));
+    }
+
+    #[test]
+    fn hostile_signatures_are_refused_with_a_reason() {
+        let keys = [key("team.pub", 7)];
+        let good = payload(DIGEST);
+        let cases = [
+            (
+                Signature::SimpleSigning {
+                    payload: good.clone(),
+                    signature: Some("%%% not base64".into()),
+                },
+                "not base64",
+            ),
+            (
+                Signature::SimpleSigning {
+                    payload: good.clone(),
+                    signature: Some(b64(b"short")),
+                },
+                "no ECDSA P-256 signature",
+            ),
+            (
+                Signature::SimpleSigning {
+                    payload: good.clone(),
+                    signature: None,
+                },
+                "no dev.cosignproject.cosign/signature annotation",
+            ),
+            (
+                Signature::SimpleSigning {
+                    payload: b"{\"critical\":7}".to_vec(),
+                    signature: Some(sign(7, b"x")),
+                },
+                "not a simple-signing payload",
+            ),
+            (
+                Signature::SimpleSigning {
+                    payload: String::from_utf8_lossy(&good)
+                        .replace("cosign container image signature", "other")
+                        .into_bytes(),
+                    signature: Some(sign(7, &good)),
+                },
+                "critical.type",
+            ),
+            (Signature::Bundle(b"[]".to_vec()), "does not parse"),
+            (
+                Signature::Bundle(
+                    format!(r#"{{"mediaType":"{BUNDLE_MEDIA_TYPE}","messageSignature":{{}}}}"#)
+                        .into_bytes(),
+                ),
+                "no dsseEnvelope",
+            ),
+            (
+                Signature::Bundle(
+                    format!(r#"{{"mediaType":"{BUNDLE_MEDIA_TYPE}","dsseEnvelope":{{"payload":"e30=","payloadType":"{IN_TOTO_PAYLOAD_TYPE}","signatures":[]}}}}"#)
+                        .into_bytes(),
+                ),
+                "0 DSSE signatures",
+            ),
+            (
+                Signature::Bundle(
+                    format!(r#"{{"mediaType":"{BUNDLE_MEDIA_TYPE}","dsseEnvelope":{{"payload":"!!","payloadType":"{IN_TOTO_PAYLOAD_TYPE}","signatures":[{{"sig":""}}]}}}}"#)
+                        .into_bytes(),
+                ),
+                "DSSE payload is not base64",
+            ),
+        ];
+        for (signature, reason) in cases {
+            match verify(std::slice::from_ref(&signature), DIGEST, &keys) {
+                Err(e) => assert!(e.contains(reason), "{signature:?}: {e}"),
+                Ok(k) => panic!("{signature:?} verified under {k:?}"),
+            }
+        }
+        // A signature over the payload with one byte changed does not verify.
+        let mut tampered = good.clone();
+        tampered.push(b' ');
+        let signature = Signature::SimpleSigning {
+            signature: Some(sign(7, &good)),
+            payload: tampered,
+        };
+        assert!(verify(&[signature], DIGEST, &keys).is_err());
+    }
+
+    #[test]
+    fn only_pem_p256_public_keys_are_keys() {
+        // An Ed25519 SubjectPublicKeyInfo: the wrong key type.
+        let ed25519 = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n";
+        let cases: [(&[u8], &str); 4] = [
+            (b"garbage", "not a PEM ECDSA P-256 public key"),
+            (ed25519.as_bytes(), "not a PEM ECDSA P-256 public key"),
+            (&[0xff, 0xfe, 0x00], "not PEM text"),
+            (&[b'a'; MAX_SIGNATURE_BYTES + 1], "is no public key"),
+        ];
+        for (pem, reason) in cases {
+            match Key::from_pem("k.pub", pem) {
+                Err(e) => assert!(e.contains(reason), "{e}"),
+                Ok(k) => panic!("{k:?}"),
+            }
+        }
+        assert_ne!(key("a", 1).fingerprint(), key("b", 2).fingerprint());
+    }
+}
