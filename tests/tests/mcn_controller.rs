@@ -216,9 +216,11 @@ async fn swaps_the_guest_while_nodes_update() -> Result<()> {
 /// The registry as MachineConfigGuest objects (`--registry-crd`), swapped
 /// while four workers walk a reboot update: the shipped objects report the
 /// installed guests, kubectl shows what runs where, broken specs are
-/// refused at the door, a good module takes over with no step missed, a
-/// refused one leaves the old module serving and the object Degraded, and
-/// deleting the object returns the job to the installed guest.
+/// refused at the door, a ConfigMap module and then a cosign-signed module
+/// from a real OCI registry take over with no step missed, a module signed
+/// by another key and one of the wrong world leave the old module serving
+/// and the object Degraded, and deleting the object returns the job to the
+/// installed guest.
 #[tokio::test]
 async fn swaps_through_machineconfigguests_while_nodes_update() -> Result<()> {
     let _one_at_a_time = SERIAL.lock().await;
@@ -1039,8 +1041,44 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
     };
     let a = read("mcn.wasm")?;
     let b = with_custom_section(&a, "mco-e2e-crd", b"module b");
-    let (sha_a, sha_b) = (sha256(&a), sha256(&b));
+    let c_bytes = with_custom_section(&a, "mco-e2e-crd", b"module c");
+    let d_bytes = with_custom_section(&a, "mco-e2e-crd", b"module d");
+    let (sha_a, sha_b, sha_c) = (sha256(&a), sha256(&b), sha256(&c_bytes));
     put_configmap(fx, "mcn-b", "mcn.wasm", &b).await?;
+
+    // Modules C and D go to a real registry, pinned by digest; cosign signs
+    // C with the team's key (a Sigstore bundle) and D with another key only
+    // (the legacy form).
+    let tools = support::oci::tools()?;
+    let registry = support::oci::Registry::start(&tools.registry)?;
+    let work = tempfile::tempdir()?;
+    for prefix in ["team", "other"] {
+        support::oci::ok(support::oci::cosign(&tools, work.path()).args([
+            "generate-key-pair",
+            "--output-key-prefix",
+            prefix,
+        ]))?;
+    }
+    let push = |name: &str, bytes: &[u8]| -> Result<String> {
+        let file = work.path().join(format!("{name}.wasm"));
+        std::fs::write(&file, bytes)?;
+        let pushed = support::oci::ok_json(
+            std::process::Command::new(support::controller::host_binary()?)
+                .args(["--plain-http-registry", &registry.addr.to_string()])
+                .args(["guests", "push"])
+                .arg(&file)
+                .arg(registry.reference(&format!("guests/mcn:{name}"))),
+        )?;
+        pushed["pinned"]
+            .as_str()
+            .map(str::to_string)
+            .context("guests push printed no pinned reference")
+    };
+    let (signed, wrongly_signed) = (push("c", &c_bytes)?, push("d", &d_bytes)?);
+    support::oci::sign(&tools, work.path(), "team.key", &signed, true)?;
+    support::oci::sign(&tools, work.path(), "other.key", &wrongly_signed, false)?;
+    let team_pub = std::fs::read(work.path().join("team.pub"))?;
+    put_configmap(fx, "cosign-keys", "team.pub", &team_pub).await?;
 
     fx.apply_pool("worker", "rendered-worker-a").await?;
     fx.apply_golden_machineconfigs("reboot-01-desired-config-set")
@@ -1052,12 +1090,15 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
                 .await?,
         );
     }
+    let plain_http = registry.addr.to_string();
     let args = [
         "--registry-crd",
         "--registry-poll",
         "500ms",
         "--resync",
         "10m",
+        "--plain-http-registry",
+        &plain_http,
     ];
     let c = fx.start_controller("mco-host-0", &args).await?;
     for (node, uid) in SWAP_WORKERS.iter().zip(&uids) {
@@ -1139,12 +1180,18 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
     // ---- swaps while the workers walk the update -----------------------------------------------
     fx.apply_pool("worker", B).await?;
     let to_b = json!({"spec": {"module": null, "configMap": {"name": "mcn-b", "key": "mcn.wasm"}, "sha256": sha_b}});
+    let keys = json!({"keys": [{"configMap": {"name": "cosign-keys", "key": "team.pub"}}]});
+    let to_c = json!({"spec": {"configMap": null, "sha256": null, "oci": signed, "verify": keys}});
+    let to_d = json!({"spec": {"oci": wrongly_signed}});
     let to_wrong_world =
-        json!({"spec": {"configMap": null, "sha256": null, "module": "bootimage-aws.wasm"}});
+        json!({"spec": {"oci": null, "verify": null, "module": "bootimage-aws.wasm"}});
+    let signed_module = format!("oci:{signed}");
     for (i, step) in REBOOT_WALK.iter().enumerate() {
         match i {
             1 => patch_guest_object(fx, "mcn", &to_b).await?,
-            6 => patch_guest_object(fx, "mcn", &to_wrong_world).await?,
+            3 => patch_guest_object(fx, "mcn", &to_c).await?,
+            5 => patch_guest_object(fx, "mcn", &to_d).await?,
+            7 => patch_guest_object(fx, "mcn", &to_wrong_world).await?,
             _ => {}
         }
         for node in SWAP_WORKERS {
@@ -1156,33 +1203,61 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
                 .await
                 .with_context(|| format!("{node}, step {}", step.case))?;
         }
-        if i == 3 {
-            let status = wait_guest_object(fx, "mcn", "module b serving", |s| {
-                s["serving"]["sha256"] == sha_b.as_str()
-                    && s["serving"]["module"] == "configmap/mcn-b[mcn.wasm]"
-                    && condition(s, "Ready") == ("True", "Serving")
-            })
-            .await?;
-            ensure!(
-                status["serving"]["loadedAt"].is_string(),
-                "no load time: {status}"
-            );
-        }
-        if i == 7 {
-            let status = wait_guest_object(fx, "mcn", "the wrong world refused", |s| {
-                condition(s, "Degraded") == ("True", "SwapFailed")
-            })
-            .await?;
-            let error = status["lastError"].as_str().unwrap_or_default();
-            ensure!(
-                status["serving"]["sha256"] == sha_b.as_str()
-                    && condition(&status, "Ready") == ("False", "SwapFailed")
-                    && error.starts_with("registry entry mcn: guest module")
-                    && error.contains("does not export"),
-                "a refused module must leave module b serving and say why: {status}"
-            );
-            let m = fx.controllers[c].metrics().await?;
-            ensure!(serving(&m, &sha_b), "module b must keep serving");
+        match i {
+            2 => {
+                let status = wait_guest_object(fx, "mcn", "module b serving", |s| {
+                    s["serving"]["sha256"] == sha_b.as_str()
+                        && s["serving"]["module"] == "configmap/mcn-b[mcn.wasm]"
+                        && condition(s, "Ready") == ("True", "Serving")
+                })
+                .await?;
+                ensure!(
+                    status["serving"]["loadedAt"].is_string(),
+                    "no load time: {status}"
+                );
+            }
+            4 => {
+                wait_guest_object(fx, "mcn", "the signed OCI module serving", |s| {
+                    s["serving"]["sha256"] == sha_c.as_str()
+                        && s["serving"]["module"] == signed_module.as_str()
+                        && condition(s, "Ready") == ("True", "Serving")
+                })
+                .await?;
+            }
+            6 => {
+                let status = wait_guest_object(fx, "mcn", "the wrong signature refused", |s| {
+                    condition(s, "Degraded") == ("True", "SwapFailed")
+                })
+                .await?;
+                let error = status["lastError"].as_str().unwrap_or_default();
+                ensure!(
+                    status["serving"]["sha256"] == sha_c.as_str()
+                        && error.contains("no valid cosign signature")
+                        && error.contains(&wrongly_signed)
+                        && error.contains("cosign-keys"),
+                    "a wrongly signed module must leave module c serving and name the reference and keys: {status}"
+                );
+            }
+            8 => {
+                let status = wait_guest_object(fx, "mcn", "the wrong world refused", |s| {
+                    s["lastError"]
+                        .as_str()
+                        .is_some_and(|e| e.contains("does not export"))
+                })
+                .await?;
+                ensure!(
+                    status["serving"]["sha256"] == sha_c.as_str()
+                        && condition(&status, "Ready") == ("False", "SwapFailed")
+                        && condition(&status, "Degraded") == ("True", "SwapFailed")
+                        && status["lastError"]
+                            .as_str()
+                            .is_some_and(|e| e.starts_with("registry entry mcn: guest module")),
+                    "a refused module must leave module c serving and say why: {status}"
+                );
+                let m = fx.controllers[c].metrics().await?;
+                ensure!(serving(&m, &sha_c), "module c must keep serving");
+            }
+            _ => {}
         }
     }
     let table = kubectl(
@@ -1214,8 +1289,9 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
     )
     .await?;
     eprintln!(
-        "machineconfigguests: 4 shipped objects Ready, 1 swap served, 1 refused (Degraded), \
-         3 broken specs refused by the apiserver, 0 reconciles missed over {} nodes x {} steps",
+        "machineconfigguests: 4 shipped objects Ready, 2 swaps served (ConfigMap, signed OCI), \
+         2 refused (wrong signature, wrong world; Degraded), 3 broken specs refused by the \
+         apiserver, 0 reconciles missed over {} nodes x {} steps",
         SWAP_WORKERS.len(),
         REBOOT_WALK.len()
     );

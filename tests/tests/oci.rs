@@ -22,141 +22,18 @@
 )]
 mod support;
 
-use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use support::controller::{free_addr, host_binary};
+use support::controller::host_binary;
+use support::oci::{Registry, cosign, ok, ok_json, run, sign, tools};
 
 const KUBEWARDEN_LAYER: &str = "application/vnd.wasm.content.layer.v1+wasm";
-
-/// The registry, oras and cosign, from `tests/oci/build.sh`.
-struct Tools {
-    registry: PathBuf,
-    oras: PathBuf,
-    cosign: PathBuf,
-}
-
-fn tools() -> Result<Tools> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oci/build.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("running {}", script.display()))?;
-    ensure!(out.status.success(), "{} failed", script.display());
-    let root = String::from_utf8(out.stdout)?;
-    let root = PathBuf::from(root.lines().last().context("build.sh printed nothing")?);
-    let find = |prefix: &str, name: &str| -> Result<PathBuf> {
-        for dir in std::fs::read_dir(&root)? {
-            let dir = dir?.path();
-            let matches = dir
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(prefix));
-            if matches && dir.join(name).is_file() {
-                return Ok(dir.join(name));
-            }
-        }
-        bail!("no {prefix}*/{name} under {}", root.display())
-    };
-    Ok(Tools {
-        registry: find("registry-", "registry")?,
-        oras: find("oras-", "oras")?,
-        cosign: find("cosign-", "cosign")?,
-    })
-}
-
-/// A registry child process on loopback; dropping it kills it.
-struct Registry {
-    addr: SocketAddr,
-    storage: PathBuf,
-    child: Child,
-    _dir: tempfile::TempDir,
-}
-
-impl Registry {
-    fn start(binary: &Path) -> Result<Registry> {
-        let dir = tempfile::tempdir()?;
-        let addr = free_addr()?;
-        let storage = dir.path().join("storage");
-        let config = dir.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog: {{level: warn}}\nstorage:\n  filesystem: {{rootdirectory: {}}}\n  \
-                 delete: {{enabled: true}}\nhttp: {{addr: '{addr}'}}\n",
-                storage.display()
-            ),
-        )?;
-        let log = std::fs::File::create(dir.path().join("registry.log"))?;
-        let child = Command::new(binary)
-            .arg("serve")
-            .arg(&config)
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("starting {}", binary.display()))?;
-        let mut registry = Registry {
-            addr,
-            storage,
-            child,
-            _dir: dir,
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(addr).is_err() {
-            if let Some(status) = registry.child.try_wait()? {
-                bail!("the registry exited: {status}");
-            }
-            ensure!(
-                Instant::now() < deadline,
-                "the registry did not listen on {addr} in 20 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Ok(registry)
-    }
-
-    fn reference(&self, path: &str) -> String {
-        format!("{}/{path}", self.addr)
-    }
-
-    /// The file holding a blob in the registry's storage.
-    fn blob(&self, digest: &str) -> PathBuf {
-        let hex = digest.trim_start_matches("sha256:");
-        self.storage
-            .join("docker/registry/v2/blobs/sha256")
-            .join(&hex[..2])
-            .join(hex)
-            .join("data")
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn run(cmd: &mut Command) -> Result<Output> {
-    let out = cmd.output().with_context(|| format!("{cmd:?}"))?;
-    Ok(out)
-}
-
-fn ok_json(cmd: &mut Command) -> Result<Value> {
-    let out = run(cmd)?;
-    ensure!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).with_context(|| format!("{cmd:?} printed no JSON"))
-}
 
 fn host(registry: &Registry) -> Result<Command> {
     let mut cmd = Command::new(host_binary()?);
@@ -353,77 +230,6 @@ fn guests_travel_through_a_real_registry_and_oras() -> Result<()> {
     let offline = check(&mut offline_cmd)?;
     assert_eq!(online, offline);
     assert!(online.to_string().contains(&sha256(&mcn_bytes)), "{online}");
-    Ok(())
-}
-
-/// `cosign` for a loopback registry without TLS, offline (no Rekor, Fulcio
-/// or TUF), with empty key passwords.
-fn cosign(tools: &Tools, dir: &Path) -> Command {
-    let mut cmd = Command::new(&tools.cosign);
-    cmd.current_dir(dir)
-        .env("COSIGN_PASSWORD", "")
-        .env("HOME", dir)
-        .env("TUF_ROOT", dir.join("tuf"));
-    cmd
-}
-
-fn ok(cmd: &mut Command) -> Result<Output> {
-    let out = run(cmd)?;
-    ensure!(
-        out.status.success(),
-        "{cmd:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(out)
-}
-
-/// Signs `reference` (by digest) with `key`: as a Sigstore bundle when
-/// `bundle`, else in the legacy `.sig` form.
-fn sign(tools: &Tools, dir: &Path, key: &str, reference: &str, bundle: bool) -> Result<()> {
-    let mut cmd = cosign(tools, dir);
-    cmd.args([
-        "sign",
-        "-y",
-        "--key",
-        key,
-        "--allow-http-registry",
-        "--allow-insecure-registry",
-    ]);
-    if bundle {
-        let config = dir.join("signing-config.json");
-        if !config.exists() {
-            ok(cosign(tools, dir)
-                .args([
-                    "signing-config",
-                    "create",
-                    "--no-default-fulcio",
-                    "--no-default-oidc",
-                    "--no-default-rekor",
-                    "--no-default-tsa",
-                    "--out",
-                ])
-                .arg(&config))?;
-        }
-        // An empty trusted root: with it cosign does not look the Sigstore
-        // TUF repository up, which cannot be reached here.
-        let trusted_root = dir.join("trusted-root.json");
-        std::fs::write(
-            &trusted_root,
-            r#"{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}"#,
-        )?;
-        cmd.args(["--new-bundle-format=true", "--signing-config"])
-            .arg(&config)
-            .arg("--trusted-root")
-            .arg(&trusted_root);
-    } else {
-        cmd.args([
-            "--new-bundle-format=false",
-            "--use-signing-config=false",
-            "--tlog-upload=false",
-        ]);
-    }
-    ok(cmd.arg(reference))?;
     Ok(())
 }
 

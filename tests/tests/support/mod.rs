@@ -8,3 +8,4 @@ pub mod bootimages;
 pub mod controller;
 pub mod fixture;
 pub mod golden;
+pub mod oci;
