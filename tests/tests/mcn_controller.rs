@@ -229,6 +229,18 @@ async fn swaps_through_machineconfigguests_while_nodes_update() -> Result<()> {
     fx.finish(r)
 }
 
+/// A host whose MachineConfigGuest names an OCI module the registry does
+/// not serve yet starts anyway, on the installed guest, with the object
+/// Degraded (`FellBack`) and the failed pull counted; once the registry
+/// serves the module, the host picks it up on its own.
+#[tokio::test]
+async fn starts_on_the_installed_guest_until_the_registry_serves() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
+    let mut fx = Fixture::start().await?;
+    let r = late_registry(&mut fx).await;
+    fx.finish(r)
+}
+
 // ---- scenarios -----------------------------------------------------------------------------------
 
 async fn lifecycle(fx: &mut Fixture) -> Result<()> {
@@ -1294,6 +1306,91 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
          apiserver, 0 reconciles missed over {} nodes x {} steps",
         SWAP_WORKERS.len(),
         REBOOT_WALK.len()
+    );
+    Ok(())
+}
+
+async fn late_registry(fx: &mut Fixture) -> Result<()> {
+    let installed = support::controller::host_binary()?
+        .parent()
+        .ok_or_else(|| anyhow!("the host binary has no directory"))?
+        .join("guests")
+        .join("mcn.wasm");
+    let a =
+        std::fs::read(&installed).with_context(|| format!("reading {}", installed.display()))?;
+    let late = with_custom_section(&a, "mco-e2e-late", b"published late");
+    let tools = support::oci::tools()?;
+    let registry = support::oci::Registry::start(&tools.registry)?;
+    let reference = registry.reference("guests/mcn:late");
+    let object = json!({
+        "apiVersion": "mco-wasm.io/v1alpha1",
+        "kind": "MachineConfigGuest",
+        "metadata": {"name": "mcn"},
+        "spec": {"job": "mcn", "oci": reference},
+    });
+    let api = guest_objects_api(fx);
+    let params = PatchParams::apply("mco-e2e-test").force();
+    let patch = Patch::Apply(&object);
+    fixture::retry("apply MachineConfigGuest mcn", || {
+        api.patch("mcn", &params, &patch)
+    })
+    .await?;
+
+    let plain_http = registry.addr.to_string();
+    let args = [
+        "--registry-crd",
+        "--registry-poll",
+        "500ms",
+        "--plain-http-registry",
+        &plain_http,
+    ];
+    let c = fx.start_controller("mco-host-0", &args).await?;
+    let status = wait_guest_object(fx, "mcn", "degraded on the installed guest", |s| {
+        condition(s, "Degraded") == ("True", "FellBack")
+    })
+    .await?;
+    ensure!(
+        status["serving"]["sha256"] == sha256(&a).as_str()
+            && status["lastError"]
+                .as_str()
+                .is_some_and(|e| e.contains(&reference)),
+        "the installed guest must serve, and the error name the reference: {status}"
+    );
+    let fetches = |m: &support::controller::Metrics, result: &str| {
+        m.sum(
+            "mco_guest_fetches_total",
+            &[("job", "mcn"), ("result", result)],
+        )
+    };
+    let m = fx.controllers[c].metrics().await?;
+    ensure!(
+        fetches(&m, "manifest_failure") >= 1.0 && fetches(&m, "success") == 0.0,
+        "the failed pull must be counted as manifest_failure"
+    );
+
+    let file = tempfile::NamedTempFile::new()?;
+    std::fs::write(file.path(), &late)?;
+    support::oci::ok_json(
+        std::process::Command::new(support::controller::host_binary()?)
+            .args(["--plain-http-registry", &plain_http, "guests", "push"])
+            .arg(file.path())
+            .arg(&reference),
+    )?;
+    let t = Instant::now();
+    wait_guest_object(fx, "mcn", "the published module serving", |s| {
+        s["serving"]["sha256"] == sha256(&late).as_str()
+            && condition(s, "Ready") == ("True", "Serving")
+            && condition(s, "Degraded") == ("False", "AsSpecified")
+    })
+    .await?;
+    let m = fx.controllers[c].metrics().await?;
+    ensure!(
+        fetches(&m, "success") >= 1.0 && serving(&m, &sha256(&late)),
+        "the module the registry now serves must be pulled and serve"
+    );
+    eprintln!(
+        "late registry: started on the installed guest (FellBack), picked the module up {:.2?} after it was pushed",
+        t.elapsed()
     );
     Ok(())
 }

@@ -212,16 +212,18 @@ pub fn status_of(
     let job = object.spec.job().ok()?.to_string();
     let stored = object.status.clone().unwrap_or_default();
     let serving = observed.status.jobs.get(&job);
+    // A fallback at start says what serves instead, so it wins over the
+    // same failure repeated by later polls.
     let error = observed
-        .failures
+        .status
+        .degraded
         .get(&job)
-        .map(|e| ("SwapFailed", e.clone()))
+        .map(|e| ("FellBack", e.clone()))
         .or_else(|| {
             observed
-                .status
-                .degraded
+                .failures
                 .get(&job)
-                .map(|e| ("FellBack", e.clone()))
+                .map(|e| ("SwapFailed", e.clone()))
         })
         .or_else(|| {
             observed

@@ -521,7 +521,11 @@ impl Watch {
                 Outcome::Loaded { key, first } => {
                     self.known_bad.remove(&job);
                     self.reported.remove(&entry);
-                    self.guests.with_status(|s| s.degraded.remove(&entry));
+                    // At start a degraded job's fallback loads too: only a
+                    // later load is the entry's own module.
+                    if !first {
+                        self.guests.with_status(|s| s.degraded.remove(&entry));
+                    }
                     let result = if first { "loaded" } else { "swapped" };
                     let (module, sha256) = serving_module(serving, &job);
                     tracing::info!(
