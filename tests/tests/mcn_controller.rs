@@ -771,13 +771,7 @@ enum Swap {
 async fn hot_swap(fx: &mut Fixture) -> Result<()> {
     // Module B is module A plus a custom section: another digest, the same
     // behaviour, so every golden step holds whichever of the two serves.
-    let installed = support::controller::host_binary()?
-        .parent()
-        .ok_or_else(|| anyhow!("the host binary has no directory"))?
-        .join("guests")
-        .join("mcn.wasm");
-    let a =
-        std::fs::read(&installed).with_context(|| format!("reading {}", installed.display()))?;
+    let a = support::controller::installed_guest("mcn.wasm")?;
     let b = with_custom_section(&a, "mco-e2e-swap", b"module b");
     let garbage = b"\0asm\x0d\0\x01\0 not really a component".to_vec();
     let modules: BTreeMap<&str, Vec<u8>> =
@@ -1043,14 +1037,7 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
 }
 
 async fn guest_objects(fx: &mut Fixture) -> Result<()> {
-    let guest_dir = support::controller::host_binary()?
-        .parent()
-        .ok_or_else(|| anyhow!("the host binary has no directory"))?
-        .join("guests");
-    let read = |file: &str| {
-        let path = guest_dir.join(file);
-        std::fs::read(&path).with_context(|| format!("reading {}", path.display()))
-    };
+    let read = support::controller::installed_guest;
     let a = read("mcn.wasm")?;
     let b = with_custom_section(&a, "mco-e2e-crd", b"module b");
     let c_bytes = with_custom_section(&a, "mco-e2e-crd", b"module c");
@@ -1311,13 +1298,7 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
 }
 
 async fn late_registry(fx: &mut Fixture) -> Result<()> {
-    let installed = support::controller::host_binary()?
-        .parent()
-        .ok_or_else(|| anyhow!("the host binary has no directory"))?
-        .join("guests")
-        .join("mcn.wasm");
-    let a =
-        std::fs::read(&installed).with_context(|| format!("reading {}", installed.display()))?;
+    let a = support::controller::installed_guest("mcn.wasm")?;
     let late = with_custom_section(&a, "mco-e2e-late", b"published late");
     let tools = support::oci::tools()?;
     let registry = support::oci::Registry::start(&tools.registry)?;

@@ -45,6 +45,18 @@ pub fn host_binary() -> Result<PathBuf> {
     Ok(bin)
 }
 
+/// The bytes of a guest installed beside the host binary (`mcn.wasm`,
+/// `bootimage-aws.wasm`, …), as `guests/build.sh` puts them.
+pub fn installed_guest(name: &str) -> Result<Vec<u8>> {
+    let host = host_binary()?;
+    let path = host
+        .parent()
+        .ok_or_else(|| anyhow!("{} has no directory", host.display()))?
+        .join("guests")
+        .join(name);
+    std::fs::read(&path).with_context(|| format!("reading {}", path.display()))
+}
+
 /// A module `guests/build.sh --test` built for the host tests (`name`, e.g.
 /// `hostile-sleeper.wasm`): beside the host binary's guests (where a
 /// private copy puts it, see `MCO_HOST_BIN`), or in `<target>/test-guests`.
