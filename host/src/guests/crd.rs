@@ -183,7 +183,7 @@ pub fn registry(
     Ok(registry)
 }
 
-/// Reads the objects every poll; a GET of a handful of small objects.
+/// Lists the objects, once per poll: a handful of small objects.
 pub async fn list(api: &Api<MachineConfigGuest>) -> Result<Vec<MachineConfigGuest>, RegistryError> {
     api.list(&ListParams::default())
         .await
@@ -308,14 +308,15 @@ fn conditions(serving: Option<&ModuleStatus>, error: Option<&(&str, String)>) ->
 }
 
 fn shadow_counts(metrics: &Metrics, job: &str) -> ShadowCounts {
+    // `get`, not `get_or_create`: reading a count must not add a series.
     let count = |result: &str| {
         metrics
             .shadow_evaluations
-            .get_or_create(&JobResultLabels {
+            .get(&JobResultLabels {
                 job: job.into(),
                 result: result.into(),
             })
-            .get()
+            .map_or(0, |c| c.get())
     };
     ShadowCounts {
         agree: count("agree"),
@@ -324,20 +325,17 @@ fn shadow_counts(metrics: &Metrics, job: &str) -> ShadowCounts {
     }
 }
 
-/// Writes each object's status where it differs from the stored one.
-/// Failures are logged and retried next poll: a status is a report, and
-/// nothing waits for it.
-pub async fn publish(api: &Api<MachineConfigGuest>, observed: &Observed<'_>) {
-    let objects = match list(api).await {
-        Ok(objects) => objects,
-        Err(err) => {
-            tracing::warn!(error = %err, "cannot list MachineConfigGuests to write their status");
-            return;
-        }
-    };
+/// Writes each of `objects` (as the poll listed them) a status where it
+/// differs from the stored one. Failures are logged and retried next poll:
+/// a status is a report, and nothing waits for it.
+pub async fn publish(
+    api: &Api<MachineConfigGuest>,
+    objects: &[MachineConfigGuest],
+    observed: &Observed<'_>,
+) {
     let now = Time(Timestamp::now());
     for object in objects {
-        let Some(status) = status_of(&object, observed, &now) else {
+        let Some(status) = status_of(object, observed, &now) else {
             continue;
         };
         if object.status.as_ref() == Some(&status) {

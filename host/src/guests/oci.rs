@@ -354,23 +354,20 @@ impl Oci {
         let hex = manifest_digest
             .strip_prefix("sha256:")
             .ok_or_else(|| format!("{manifest_digest} is no sha256 digest"))?;
-        let at = |tag: Option<String>, digest: Option<&str>| match (tag, digest) {
-            (Some(tag), _) => Reference::with_tag(
-                reference.registry().to_string(),
-                reference.repository().to_string(),
-                tag,
-            ),
-            (None, digest) => Reference::with_digest(
-                reference.registry().to_string(),
-                reference.repository().to_string(),
-                digest.unwrap_or(manifest_digest).to_string(),
-            ),
+        // Signatures live in the module's own repository.
+        let (registry, repository) = (reference.registry(), reference.repository());
+        let by_digest = |digest: &str| {
+            Reference::with_digest(registry.into(), repository.into(), digest.into())
         };
         self.client
             .store_auth_if_needed(reference.resolve_registry(), auth)
             .await;
         let mut found = Vec::new();
-        let sig_tag = at(Some(format!("sha256-{hex}.sig")), None);
+        let sig_tag = Reference::with_tag(
+            registry.into(),
+            repository.into(),
+            format!("sha256-{hex}.sig"),
+        );
         if let Some(bytes) = self.signature_manifest(&sig_tag, auth).await? {
             for (layer, signature) in simple_signing_layers(&bytes)? {
                 let payload = self.signature_blob(&sig_tag, &layer).await?;
@@ -379,11 +376,11 @@ impl Oci {
         }
         let referrers = self
             .client
-            .pull_referrers(&at(None, None), Some(cosign::BUNDLE_MEDIA_TYPE))
+            .pull_referrers(&by_digest(manifest_digest), Some(cosign::BUNDLE_MEDIA_TYPE))
             .await
             .map_err(|e| format!("cannot list the referrers: {e}"))?;
         for entry in referrers.manifests.iter().take(cosign::MAX_SIGNATURES) {
-            let referrer = at(None, Some(&entry.digest));
+            let referrer = by_digest(&entry.digest);
             let Some(bytes) = self.signature_manifest(&referrer, auth).await? else {
                 continue;
             };

@@ -77,8 +77,8 @@ pub async fn start(
         service_account: config.service_account.clone(),
     };
     let guest_objects: Api<MachineConfigGuest> = Api::all(client.clone());
-    let (registry, registry_cm) =
-        read_registry(&config.location, &configmaps, &guest_objects).await?;
+    let objects = list_objects(&config.location, &guest_objects).await?;
+    let (registry, registry_cm) = read_registry(&config.location, &configmaps, &objects).await?;
     let modules = read_remote(&configmaps, &identity, &config.oci, &registry, metrics).await;
     let runtime = config.runtime.clone();
     let started = Instant::now();
@@ -123,6 +123,7 @@ pub async fn start(
         configmaps,
         identity,
         guest_objects,
+        objects,
         leader: cluster.leader,
         metrics: metrics.clone(),
         events: Events::new(client, cluster.identity),
@@ -145,16 +146,28 @@ pub struct Cluster<'a> {
     pub leader: watch::Receiver<bool>,
 }
 
-/// Reads the registry; for a ConfigMap also returns the object, which
-/// Events are about.
+/// The MachineConfigGuests of a `Location::Crd` registry (none for the
+/// others): listed once per poll, read as the registry and given their
+/// status from the same list.
+async fn list_objects(
+    location: &Location,
+    api: &Api<MachineConfigGuest>,
+) -> Result<Vec<MachineConfigGuest>, RegistryError> {
+    match location {
+        Location::Crd { .. } => crd::list(api).await,
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// Reads the registry (from `objects` for `Location::Crd`); for a
+/// ConfigMap also returns the object, which Events are about.
 async fn read_registry(
     location: &Location,
     configmaps: &Api<ConfigMap>,
-    guest_objects: &Api<MachineConfigGuest>,
+    objects: &[MachineConfigGuest],
 ) -> Result<(Registry, Option<ConfigMap>), RegistryError> {
     if let Location::Crd { guest_dir } = location {
-        let objects = crd::list(guest_objects).await?;
-        return Ok((crd::registry(&objects, guest_dir)?, None));
+        return Ok((crd::registry(objects, guest_dir)?, None));
     }
     let Location::ConfigMap { name, guest_dir } = location else {
         let registry = location.clone();
@@ -313,9 +326,8 @@ struct PullIdentity {
 /// the first of the ServiceAccount's `imagePullSecrets` that has any for
 /// its registry; else anonymous.
 async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<RegistryAuth, PullError> {
-    let reference = parse_reference(&source.reference).map_err(|detail| PullError::Secret {
+    let reference = parse_reference(&source.reference).map_err(|detail| PullError::Reference {
         reference: source.reference.clone(),
-        secret: source.pull_secret.clone().unwrap_or_default(),
         detail,
     })?;
     let registry = reference.resolve_registry();
@@ -393,6 +405,8 @@ struct Watch {
     identity: PullIdentity,
     /// The registry of `Location::Crd`, and where its status goes.
     guest_objects: Api<MachineConfigGuest>,
+    /// Those objects as last listed.
+    objects: Vec<MachineConfigGuest>,
     leader: watch::Receiver<bool>,
     metrics: Metrics,
     events: Events,
@@ -421,8 +435,13 @@ impl Watch {
 
     async fn poll(&mut self) {
         let started = Instant::now();
-        let read =
-            read_registry(&self.config.location, &self.configmaps, &self.guest_objects).await;
+        let read = match list_objects(&self.config.location, &self.guest_objects).await {
+            Ok(objects) => {
+                self.objects = objects;
+                read_registry(&self.config.location, &self.configmaps, &self.objects).await
+            }
+            Err(err) => Err(err),
+        };
         let registry = match read {
             Ok((registry, cm)) => {
                 self.registry_cm = cm.or(self.registry_cm.take());
@@ -598,7 +617,7 @@ impl Watch {
             failures: &self.reported,
             metrics: &self.metrics,
         };
-        crd::publish(&self.guest_objects, &observed).await;
+        crd::publish(&self.guest_objects, &self.objects, &observed).await;
     }
 
     fn count(&self, job: &str, result: &str) {
