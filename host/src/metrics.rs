@@ -3,6 +3,9 @@
 //! `bootImage.<platform>`), the same everywhere.
 
 use prometheus_client::encoding::EncodeLabelSet;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -34,6 +37,11 @@ pub struct JobResultLabels {
     pub result: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobLabels {
+    pub job: String,
+}
+
 /// The module serving a registry entry (`role` `active`) or shadowing it
 /// (`candidate`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
@@ -59,6 +67,10 @@ pub struct Metrics {
     /// `patch`, `noop`) or `failed` (trapped, timed out, invalid output).
     pub evaluations: Family<JobResultLabels, Counter>,
     pub evaluation_seconds: Histogram,
+    /// CPU time of guest evaluations, by job. Unlike the wall-clock
+    /// histogram it excludes time the thread waited for a core, so it says
+    /// what the guests cost on a busy node.
+    pub evaluation_cpu_seconds: Family<JobLabels, Counter<f64, AtomicU64>>,
     pub guest_failures: Family<KindLabels, Counter>,
     pub api_writes: Family<KindLabels, Counter>,
     pub reconcile_errors: Counter,
@@ -84,6 +96,7 @@ impl Metrics {
             leader: Gauge::default(),
             evaluations: Family::default(),
             evaluation_seconds: Histogram::new(exponential_buckets(10e-6, 4.0, 10)),
+            evaluation_cpu_seconds: Family::default(),
             guest_failures: Family::default(),
             api_writes: Family::default(),
             reconcile_errors: Counter::default(),
@@ -112,6 +125,11 @@ impl Metrics {
             "evaluation_duration_seconds",
             "Time of one guest evaluation (fresh instance and call)",
             metrics.evaluation_seconds.clone(),
+        );
+        sub.register(
+            "evaluation_cpu_seconds",
+            "CPU time spent in guest evaluations, by job (shadow candidates included)",
+            metrics.evaluation_cpu_seconds.clone(),
         );
         sub.register(
             "guest_failures",
@@ -185,6 +203,12 @@ impl Metrics {
             .inc();
     }
 
+    pub fn count_evaluation_cpu(&self, job: &str, cpu: Duration) {
+        self.evaluation_cpu_seconds
+            .get_or_create(&JobLabels { job: job.into() })
+            .inc_by(cpu.as_secs_f64());
+    }
+
     pub fn count_guest_failure(&self, kind: &str) {
         self.guest_failures
             .get_or_create(&KindLabels { kind: kind.into() })
@@ -196,4 +220,19 @@ impl Metrics {
             .get_or_create(&KindLabels { kind: kind.into() })
             .inc();
     }
+}
+
+/// Runs `work` and returns its result with the CPU time the calling thread
+/// spent on it (a guest evaluation runs on one blocking thread).
+pub fn on_cpu<T>(work: impl FnOnce() -> T) -> (T, Duration) {
+    let cpu = || {
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        Duration::new(
+            u64::try_from(now.tv_sec).unwrap_or(0),
+            u32::try_from(now.tv_nsec).unwrap_or(0),
+        )
+    };
+    let before = cpu();
+    let result = work();
+    (result, cpu().saturating_sub(before))
 }

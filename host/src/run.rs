@@ -22,6 +22,9 @@ use crate::kube::watch::{Readiness, latest};
 use crate::metrics::Metrics;
 use crate::{bootimage, mcn};
 
+/// How long shutdown waits for the lease to be released.
+const LEASE_RELEASE_WAIT: Duration = Duration::from_secs(3);
+
 pub struct RunOptions {
     pub kubeconfig: Option<PathBuf>,
     pub namespace: String,
@@ -83,7 +86,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             }
         }
     };
-    tokio::spawn(leader_gauge);
+    let leader_gauge = tokio::spawn(leader_gauge);
 
     let shutdown = shutdown_signal().shared();
     // Both controllers register their watches before the admin server
@@ -143,7 +146,18 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         tracing::error!(error = %err, "the boot image controller stopped abnormally");
     }
     tracing::info!("controllers stopped");
-    lease_task.abort();
+    // The lease manager releases the lease once every receiver of its
+    // channel is gone, so a successor takes over now, not when the lease
+    // would have expired.
+    leader_gauge.abort();
+    let _ = leader_gauge.await;
+    drop(leader);
+    match tokio::time::timeout(LEASE_RELEASE_WAIT, lease_task).await {
+        Ok(Ok(Ok(_))) => tracing::info!("lease released"),
+        Ok(Ok(Err(err))) => tracing::warn!(error = %err, "could not release the lease"),
+        Ok(Err(err)) => tracing::warn!(error = %err, "the lease task failed"),
+        Err(_) => tracing::warn!("the lease was not released in time; it will expire"),
+    }
     machineconfiguration_watch.abort();
     admin.abort();
     Ok(())

@@ -1,18 +1,25 @@
 //! `make bench-scale`: the MachineConfigNode controller at cluster size on
 //! the real control plane, against a plain client measured in the same run.
 //!
-//! 1. Floor: a plain client (32 requests in flight) writes what the
-//!    controller will write for N nodes, an MCN and its status each.
-//! 2. N Nodes exist; `mco-host run` starts: time to `/readyz`, and until
-//!    every MCN reports `Updated=True` (the initial sync), against the floor.
-//! 3. A wave: `desiredConfig` of W nodes changes at once; per node, the
-//!    time from its patch to its MCN showing the new desired config
-//!    (p50/p90/p99), and the controller's writes per node update.
-//! 4. RSS of the controller, per 1,000 nodes, and the share of its CPU
-//!    spent in guest evaluations.
+//! 1. Idle: `mco-host run` with no Nodes, for its resident memory alone.
+//! 2. Floor: N Nodes exist; a plain client (32 requests in flight) writes
+//!    the very MCNs the controller will write (`mco-host eval mcn` gives
+//!    them), spec then status, with the controller's request options; then
+//!    they are deleted again.
+//! 3. `mco-host run` starts: time to `/readyz`, and until every MCN reports
+//!    `Updated=True` (the initial sync), against the floor.
+//! 4. A wave: `desiredConfig` of W nodes changes at once; per node, the
+//!    time from its patch to its MCN showing the new desired config, and
+//!    to its status showing the update (p50/p90/p99), and the controller's
+//!    writes and evaluations per node update.
+//! 5. RSS per 1,000 nodes above the idle controller, the share of the
+//!    controller's CPU spent in guests, and the apiserver's (with etcd's)
+//!    CPU per write in each phase: where the time goes.
 //!
-//! `MCO_SCALE_NODES` and `MCO_SCALE_WAVE` change N (5,000) and W (500).
-//! Everything it started is stopped when it ends. Not part of `make test`.
+//! The benchmark's own MCN watch runs through every phase, so the floor and
+//! the controller pay for it alike. `MCO_SCALE_NODES` and `MCO_SCALE_WAVE`
+//! change N (5,000) and W (500). Everything it started is stopped when it
+//! ends. Not part of `make test`.
 
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code, reason = "the benchmark uses part of the test support")]
@@ -22,17 +29,20 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, ValidationDirective,
+};
 use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, Semaphore};
 use tokio::task::JoinSet;
 
-use support::fixture::{ANNOTATION_PREFIX, Fixture, IN_FLIGHT, machine_config_node};
+use support::fixture::{ANNOTATION_PREFIX, Fixture, IN_FLIGHT};
 
 const A: &str = "rendered-worker-a";
 const B: &str = "rendered-worker-b";
@@ -59,10 +69,12 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
     fx.apply_machineconfig(A).await?;
     fx.apply_machineconfig(B).await?;
     fx.apply_pool("worker", A).await?;
-    let floor = floor(fx, nodes).await?;
-    fx.create_workers(nodes, A).await?;
-
     let seen = Seen::watch(fx).await;
+    let idle = idle_rss_kib(fx).await?;
+    fx.create_workers(nodes, A).await?;
+    let (floor, cp_floor) = floor(fx, &seen, nodes).await?;
+
+    let cp_before = control_plane_cpu_seconds()?;
     let started = Instant::now();
     let c = fx
         .start_controller_within("bench", &["--resync", "10m"], SYNC_LIMIT)
@@ -76,11 +88,12 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
     .await
     .context("initial sync")?;
     let sync = started.elapsed();
+    let cp_sync = control_plane_cpu_seconds()? - cp_before;
     let pid = fx.controllers[c].pid().context("the controller is gone")?;
     let rss_synced = rss_kib(pid)?;
-    let before = fx.controllers[c].metrics().await?;
-    let guest_before = guest_seconds(&fx.controllers[c]).await?;
+    let synced = fx.controllers[c].metrics().await?;
     let cpu_before = cpu_seconds(pid)?;
+    let cp_before = control_plane_cpu_seconds()?;
 
     // The wave: every patch is stamped when the apiserver accepted it.
     let patched: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
@@ -105,98 +118,128 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
         done.context("a patch task panicked")??;
     }
     let patches_took = wave_started.elapsed();
-    seen.wait(wave, |mcn| desired(mcn) == Some(B), wave_started)
+    let shows_desired = |mcn: &Value| desired(mcn) == Some(B);
+    // The status each node shows once it has the new desired config.
+    let shows_update =
+        |mcn: &Value| desired(mcn) == Some(B) && condition(mcn, "Updated") == Some("False");
+    seen.wait(wave, shows_update, wave_started)
         .await
         .context("the wave")?;
-    // The status each node shows once it has the new desired config.
-    seen.wait(
-        wave,
-        |mcn| desired(mcn) == Some(B) && condition(mcn, "Updated") == Some("False"),
-        wave_started,
-    )
-    .await
-    .context("the wave's status")?;
     let patched = patched.lock().await.clone();
-    let mut latencies: Vec<Duration> = seen
-        .first_seen(|mcn| desired(mcn) == Some(B))
-        .await
-        .into_iter()
-        .filter_map(|(name, at)| Some(at.saturating_duration_since(*patched.get(&name)?)))
-        .collect();
-    latencies.sort();
+    let spec_latencies = seen.latencies(&patched, shows_desired).await;
+    let status_latencies = seen.latencies(&patched, shows_update).await;
     // Quiet for a moment, so the wave's last status writes are counted.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after = fx.controllers[c].metrics().await?;
     let cpu = cpu_seconds(pid)? - cpu_before;
+    let cp_wave = control_plane_cpu_seconds()? - cp_before;
     let rss_wave = rss_kib(pid)?;
-    let writes = after.writes() - before.writes();
-    let guest_seconds = guest_seconds(&fx.controllers[c]).await? - guest_before;
+    let writes = after.writes() - synced.writes();
+    let sync_writes = synced.writes();
+    let wave_evaluations = evaluations(&after) - evaluations(&synced);
+    let guest_cpu = guest_cpu_seconds(&after) - guest_cpu_seconds(&synced);
 
-    let pct = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    let per_write = |cpu: f64, writes: f64| 1000.0 * cpu / writes.max(1.0);
     println!("mco-host at {nodes} nodes, a wave of {wave} (one run, this machine)");
     println!(
-        "  floor: a plain client writes {} objects ({IN_FLIGHT} in flight) in {floor:.2?}",
-        2 * nodes
+        "  floor: a plain client writes the controller's {} objects ({IN_FLIGHT} in flight) in {floor:.2?}; \
+         apiserver+etcd {:.2} ms CPU per write",
+        2 * nodes,
+        per_write(cp_floor, (2 * nodes) as f64)
     );
     println!("  /readyz {ready:.2?} after start");
     println!(
-        "  initial sync: all {nodes} MCNs Updated=True {sync:.2?} after start = {:.2}x the floor",
-        sync.as_secs_f64() / floor.as_secs_f64()
+        "  initial sync: all {nodes} MCNs Updated=True {sync:.2?} after start = {:.2}x the floor; \
+         {sync_writes} writes, {:.2} evaluations per node; apiserver+etcd {:.2} ms CPU per write",
+        sync.as_secs_f64() / floor.as_secs_f64(),
+        evaluations(&synced) / nodes as f64,
+        per_write(cp_sync, sync_writes)
     );
     println!("  wave: {wave} patches accepted in {patches_took:.2?}");
     println!(
-        "  patch → MCN shows it: p50 {:.0?}  p90 {:.0?}  p99 {:.0?}  max {:.0?}",
-        pct(50),
-        pct(90),
-        pct(99),
-        latencies.last().copied().unwrap_or_default()
+        "  patch → MCN spec shows it:   {}",
+        percentiles(&spec_latencies)
     );
     println!(
-        "  writes per node update: {:.2} ({writes} writes: {})",
+        "  patch → MCN status shows it: {}",
+        percentiles(&status_latencies)
+    );
+    println!(
+        "  per node update: {:.2} writes ({writes} writes: {}), {:.2} evaluations; \
+         apiserver+etcd {:.2} ms CPU per write (the wave's node patches included)",
         writes / wave as f64,
-        after.writes_summary()
+        after.writes_summary(),
+        wave_evaluations / wave as f64,
+        per_write(cp_wave, writes + wave as f64)
     );
     println!(
-        "  RSS: {:.1} MiB after the sync ({:.1} MiB per 1,000 nodes), {:.1} MiB after the wave",
-        rss_synced as f64 / 1024.0,
-        rss_synced as f64 / 1024.0 / (nodes as f64 / 1000.0),
-        rss_wave as f64 / 1024.0
+        "  RSS: {:.1} MiB idle, {:.1} MiB after the sync ({:.1} MiB per 1,000 nodes above idle), {:.1} MiB after the wave",
+        mib(idle),
+        mib(rss_synced),
+        mib(rss_synced.saturating_sub(idle)) / (nodes as f64 / 1000.0),
+        mib(rss_wave)
     );
     println!(
-        "  CPU during the wave: {cpu:.2} s, of which guest evaluations {guest_seconds:.3} s ({:.1} %)",
-        100.0 * guest_seconds / cpu.max(f64::EPSILON)
+        "  controller CPU during the wave: {cpu:.2} s, of which guest evaluations {guest_cpu:.3} s ({:.1} %)",
+        100.0 * guest_cpu / cpu.max(f64::EPSILON)
     );
     fx.check_controllers()
 }
 
-/// The floor: `nodes` MCNs and their status written by a plain client, then
-/// removed again before the controller starts.
-async fn floor(fx: &Fixture, nodes: usize) -> Result<Duration> {
+/// Resident memory of `mco-host run` with its guests loaded and no Nodes;
+/// it is stopped again (and releases the lease) before the Nodes come.
+async fn idle_rss_kib(fx: &mut Fixture) -> Result<u64> {
+    let c = fx.start_controller("idle", &["--resync", "10m"]).await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let rss = rss_kib(
+        fx.controllers[c]
+            .pid()
+            .context("the idle controller is gone")?,
+    )?;
+    drop(fx.controllers.remove(c));
+    Ok(rss)
+}
+
+/// The floor: for each Node, the MCN the controller will write, spec then
+/// status, written by a plain client with the controller's request options
+/// and then removed again before the controller starts. Returns its time
+/// and the apiserver's and etcd's CPU seconds meanwhile.
+async fn floor(fx: &Fixture, seen: &Seen, nodes: usize) -> Result<(Duration, f64)> {
+    let template = controllers_mcn(fx).await?;
+    let uids: HashMap<String, String> = Api::<Node>::all(fx.admin.clone())
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|n| Some((n.name_any(), n.metadata.uid?)))
+        .collect();
     let api = fx.mcns();
     let slots = Arc::new(Semaphore::new(IN_FLIGHT));
     let mut writes = JoinSet::new();
+    let cp_before = control_plane_cpu_seconds()?;
     let started = Instant::now();
     for i in 0..nodes {
+        let name = format!("worker-{i:05}");
+        let uid = uids.get(&name).with_context(|| format!("no node {name}"))?;
+        let (mut spec, mut status) = (template.clone(), template.clone());
+        spec["metadata"]["name"] = json!(name);
+        spec["metadata"]["ownerReferences"][0]["name"] = json!(name);
+        spec["metadata"]["ownerReferences"][0]["uid"] = json!(uid);
+        spec["spec"]["node"]["name"] = json!(name);
+        if let Some(object) = spec.as_object_mut() {
+            object.remove("status");
+        }
+        status["metadata"] = json!({"name": name});
+        if let Some(object) = status.as_object_mut() {
+            object.remove("spec");
+        }
         let (api, slots) = (api.clone(), slots.clone());
         writes.spawn(async move {
             let _slot = slots.acquire_owned().await?;
-            let name = format!("floor-{i:05}");
-            let ar = machine_config_node();
-            let params = PatchParams::apply("mco-bench").force();
-            let spec = json!({
-                "apiVersion": ar.api_version, "kind": ar.kind,
-                "metadata": {"name": name, "labels": {"mco-bench": "floor"}},
-                "spec": {"node": {"name": name}, "pool": {"name": "worker"},
-                         "configVersion": {"desired": A}},
-            });
+            let mut params = PatchParams::apply("mco-bench").force();
+            params.field_validation = Some(ValidationDirective::Ignore);
             api.patch(&name, &params, &Patch::Apply(&spec)).await?;
-            let status = json!({
-                "apiVersion": ar.api_version, "kind": ar.kind,
-                "metadata": {"name": name},
-                "status": {"observedGeneration": 1, "configVersion": {"current": A, "desired": A},
-                  "conditions": [{"type": "Updated", "status": "True", "reason": "Updated",
-                    "message": "Node is updated", "lastTransitionTime": "2026-01-01T00:00:00Z"}]},
-            });
             api.patch_status(&name, &params, &Patch::Apply(&status))
                 .await?;
             anyhow::Ok(())
@@ -206,12 +249,83 @@ async fn floor(fx: &Fixture, nodes: usize) -> Result<Duration> {
         done.context("a write task panicked")??;
     }
     let took = started.elapsed();
-    api.delete_collection(
-        &DeleteParams::default(),
-        &ListParams::default().labels("mco-bench=floor"),
+    let cp = control_plane_cpu_seconds()? - cp_before;
+    api.delete_collection(&DeleteParams::default(), &ListParams::default())
+        .await?;
+    seen.wait_empty(started)
+        .await
+        .context("deleting the floor's MCNs")?;
+    Ok((took, cp))
+}
+
+/// The MCN the controller writes for `worker-00000` as it is now, from
+/// `mco-host eval mcn` on the same objects.
+async fn controllers_mcn(fx: &Fixture) -> Result<Value> {
+    let dir = tempfile::tempdir()?;
+    let list = |items: Vec<DynamicObject>| json!({"kind": "List", "items": items});
+    let resource = |kind: &str, plural: &str| {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("machineconfiguration.openshift.io", "v1", kind),
+            plural,
+        )
+    };
+    let all = |ar: ApiResource| async move {
+        let api: Api<DynamicObject> = Api::all_with(fx.admin.clone(), &ar);
+        anyhow::Ok(api.list(&ListParams::default()).await?.items)
+    };
+    let node = Api::<Node>::all(fx.admin.clone())
+        .get("worker-00000")
+        .await?;
+    let files = [
+        ("node.json", serde_json::to_value(&node)?),
+        (
+            "pools.json",
+            list(all(resource("MachineConfigPool", "machineconfigpools")).await?),
+        ),
+        (
+            "configs.json",
+            list(all(resource("MachineConfig", "machineconfigs")).await?),
+        ),
+    ];
+    for (file, value) in &files {
+        std::fs::write(dir.path().join(file), serde_json::to_vec(value)?)?;
+    }
+    let out = tokio::process::Command::new(support::controller::host_binary()?)
+        .current_dir(dir.path())
+        .args([
+            "eval",
+            "mcn",
+            "--node",
+            "node.json",
+            "--pools",
+            "pools.json",
+        ])
+        .args(["--machineconfigs", "configs.json"])
+        .output()
+        .await?;
+    ensure!(
+        out.status.success(),
+        "mco-host eval mcn: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let decision: Value = serde_json::from_slice(&out.stdout)?;
+    decision
+        .get("machineConfigNode")
+        .cloned()
+        .with_context(|| format!("mco-host eval mcn gave no MCN: {decision}"))
+}
+
+fn percentiles(latencies: &[Duration]) -> String {
+    let Some(max) = latencies.last() else {
+        return "none".to_owned();
+    };
+    let pct = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
+    format!(
+        "p50 {:.2?}  p90 {:.2?}  p99 {:.2?}  max {max:.2?}",
+        pct(50),
+        pct(90),
+        pct(99)
     )
-    .await?;
-    Ok(took)
 }
 
 /// Every MCN as the benchmark's own watch last saw it, and when each first
@@ -236,6 +350,10 @@ impl Seen {
             while let Some(event) = events.next().await {
                 let mcn = match event {
                     Ok(watcher::Event::Apply(mcn) | watcher::Event::InitApply(mcn)) => mcn,
+                    Ok(watcher::Event::Delete(mcn)) => {
+                        mcns.lock().await.remove(&mcn.name_any());
+                        continue;
+                    }
                     _ => continue,
                 };
                 let value = serde_json::to_value(&mcn).unwrap_or(Value::Null);
@@ -273,17 +391,36 @@ impl Seen {
         }
     }
 
-    /// When each MCN was first seen matching.
-    async fn first_seen(&self, matches: impl Fn(&Value) -> bool) -> Vec<(String, Instant)> {
-        self.mcns
+    /// Waits until no MCN is left.
+    async fn wait_empty(&self, since: Instant) -> Result<()> {
+        while !self.mcns.lock().await.is_empty() {
+            if since.elapsed() > SYNC_LIMIT {
+                bail!("MCNs still there after {SYNC_LIMIT:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+
+    /// Per patched node, from its patch until its MCN was first seen
+    /// matching, sorted.
+    async fn latencies(
+        &self,
+        patched: &HashMap<String, Instant>,
+        matches: impl Fn(&Value) -> bool,
+    ) -> Vec<Duration> {
+        let mut latencies: Vec<Duration> = self
+            .mcns
             .lock()
             .await
             .iter()
             .filter_map(|(name, (_, history))| {
                 let at = history.iter().find(|(_, v)| matches(v))?.0;
-                Some((name.clone(), at))
+                Some(at.saturating_duration_since(*patched.get(name)?))
             })
-            .collect()
+            .collect();
+        latencies.sort();
+        latencies
     }
 }
 
@@ -299,13 +436,33 @@ fn condition<'a>(mcn: &'a Value, type_: &str) -> Option<&'a str> {
         .as_str()
 }
 
-/// Seconds spent in guest evaluations so far: the histogram's `_sum`.
-async fn guest_seconds(c: &support::controller::Controller) -> Result<f64> {
-    let (_, text) = c.get("/metrics").await?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("mco_evaluation_duration_seconds_sum "))
-        .and_then(|v| v.trim().parse().ok())
-        .context("no mco_evaluation_duration_seconds_sum")
+/// CPU seconds the MCN guest's evaluations took so far.
+fn guest_cpu_seconds(metrics: &support::controller::Metrics) -> f64 {
+    metrics.sum("mco_evaluation_cpu_seconds_total", &[("job", "mcn")])
+}
+
+/// MCN guest evaluations so far, whatever their result.
+fn evaluations(metrics: &support::controller::Metrics) -> f64 {
+    metrics.sum("mco_evaluations_total", &[("job", "mcn")])
+}
+
+/// User + system CPU seconds of the kube-apiserver and etcd processes.
+fn control_plane_cpu_seconds() -> Result<f64> {
+    let mut total = 0.0;
+    for entry in std::fs::read_dir("/proc")? {
+        let path = entry?.path();
+        let Ok(comm) = std::fs::read_to_string(path.join("comm")) else {
+            continue;
+        };
+        if !matches!(comm.trim(), "kube-apiserver" | "etcd") {
+            continue;
+        }
+        let Some(pid) = path.file_name().and_then(|p| p.to_str()?.parse().ok()) else {
+            continue;
+        };
+        total += cpu_seconds(pid).unwrap_or(0.0);
+    }
+    Ok(total)
 }
 
 /// Resident set size of `pid`, in KiB.

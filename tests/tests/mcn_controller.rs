@@ -192,6 +192,18 @@ async fn standby_takes_over_when_the_leader_dies() -> Result<()> {
     fx.finish(r)
 }
 
+/// A leader stopped gracefully (SIGTERM) releases the lease: a replica that
+/// starts after it (a restarted pod) takes over at once, not when the lease
+/// would have expired. (A standby already waiting still sleeps until the
+/// expiry it read: kube-lease-manager does not watch the Lease.)
+#[tokio::test]
+async fn a_leader_stopped_gracefully_hands_over_the_lease() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
+    let mut fx = Fixture::start().await?;
+    let r = graceful_handover(&mut fx).await;
+    fx.finish(r)
+}
+
 /// The apiserver restarts while the controller runs (test 6).
 #[tokio::test]
 async fn converges_after_an_apiserver_restart() -> Result<()> {
@@ -688,6 +700,46 @@ async fn failover(fx: &mut Fixture) -> Result<()> {
     ensure!(
         holder.as_deref() == Some(standby_id.as_str()),
         "Lease holder is {holder:?} after the failover, expected {standby_id}"
+    );
+    Ok(())
+}
+
+async fn graceful_handover(fx: &mut Fixture) -> Result<()> {
+    fx.apply_pool("worker", "rendered-worker-a").await?;
+    let args = ["--lease-duration", "120s"];
+    fx.start_controller("replica-a", &args).await?;
+    let t = Instant::now();
+    while fx.lease_holder().await?.as_deref() != Some("replica-a") {
+        ensure!(
+            t.elapsed() < Duration::from_secs(20),
+            "replica-a never took the free lease"
+        );
+        sleep(Duration::from_millis(200)).await;
+    }
+    // SIGTERM replica-a and wait until it has exited, then start replica-b.
+    drop(fx.controllers.remove(0));
+    let stopped = Instant::now();
+    let b = fx.start_controller("replica-b", &args).await?;
+    loop {
+        fx.controllers[b].check_running()?;
+        if fx.controllers[b].metrics().await?.leader()? {
+            break;
+        }
+        // Half the lease: a lease left to expire would take all of it.
+        ensure!(
+            stopped.elapsed() < Duration::from_secs(60),
+            "replica-b did not take over within 60 s of replica-a's SIGTERM (--lease-duration 120s): the lease was not released"
+        );
+        sleep(Duration::from_millis(200)).await;
+    }
+    eprintln!(
+        "replica-b took over {:.2?} after replica-a stopped",
+        stopped.elapsed()
+    );
+    let holder = fx.lease_holder().await?;
+    ensure!(
+        holder.as_deref() == Some("replica-b"),
+        "Lease holder is {holder:?} after the handover, expected replica-b"
     );
     Ok(())
 }

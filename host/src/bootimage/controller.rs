@@ -456,27 +456,32 @@ impl Worker {
             let started = Instant::now();
             let count = batch.len();
             let decided = tokio::task::spawn_blocking(move || {
-                let items = || batch.iter().map(|r| &r.item);
-                let active = slot
-                    .active
-                    .decide_batch(&platform_name, stream.as_deref(), items());
-                let shadow = slot
-                    .candidate
-                    .map(|c| c.decide_batch(&platform_name, stream.as_deref(), items()));
-                (batch, active, shadow)
+                crate::metrics::on_cpu(|| {
+                    let items = || batch.iter().map(|r| &r.item);
+                    let active =
+                        slot.active
+                            .decide_batch(&platform_name, stream.as_deref(), items());
+                    let shadow = slot
+                        .candidate
+                        .map(|c| c.decide_batch(&platform_name, stream.as_deref(), items()));
+                    (batch, active, shadow)
+                })
             })
             .await;
             metrics
                 .evaluation_seconds
                 .observe(started.elapsed().as_secs_f64() / count.max(1) as f64);
+            let job = Job::BootImage(platform.clone()).to_string();
             let (batch, decided, shadow) = match decided {
-                Ok(decided) => decided,
+                Ok((decided, cpu)) => {
+                    metrics.count_evaluation_cpu(&job, cpu);
+                    decided
+                }
                 Err(err) => {
                     tracing::error!(error = %err, %platform, "the guest task did not finish");
                     continue;
                 }
             };
-            let job = Job::BootImage(platform.clone()).to_string();
             let mut shadow = shadow.map(Vec::into_iter);
             for (request, result) in batch.into_iter().zip(decided) {
                 let subject = request.subject();

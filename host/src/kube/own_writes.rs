@@ -2,6 +2,10 @@
 //! lags behind for a moment; deciding again from it would write the same
 //! change twice. Each job keeps what it wrote here and reads through
 //! [`OwnWrites::newest`].
+//!
+//! The watch may also show a write before its response is back. A write
+//! therefore opens a [`Flight`] first: what the watch shows of that object
+//! meanwhile is held back, and judged against the write once it lands.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,17 +22,66 @@ const WRITE_VISIBILITY: Duration = Duration::from_secs(10);
 /// The last object this replica wrote, per name.
 pub struct OwnWrites<K> {
     written: Mutex<HashMap<String, (Instant, Arc<K>)>>,
+    /// Objects with a write on its way, and the newest resource version
+    /// the watch showed of each meanwhile.
+    in_flight: Mutex<HashMap<String, u64>>,
 }
 
 impl<K> Default for OwnWrites<K> {
     fn default() -> Self {
         OwnWrites {
             written: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(HashMap::new()),
         }
     }
 }
 
+/// A write on its way to the API (see [`OwnWrites::take_off`]). Dropped
+/// without [`Flight::land`] (the write failed), it just ends.
+pub struct Flight<'a, K: Resource> {
+    writes: &'a OwnWrites<K>,
+    name: String,
+}
+
+impl<K: Resource> Flight<'_, K> {
+    /// Records what the API returned for the flight's last write. Returns
+    /// whether the watch showed a copy newer than it meanwhile: someone
+    /// else changed the object, and the caller should decide again.
+    pub fn land(self, object: K) -> bool {
+        let seen = lock(&self.writes.in_flight).remove(&self.name);
+        let newer = seen.is_some_and(|seen| seen > resource_version(&object));
+        self.writes.remember(object);
+        newer
+    }
+}
+
+impl<K: Resource> Drop for Flight<'_, K> {
+    fn drop(&mut self) {
+        lock(&self.writes.in_flight).remove(&self.name);
+    }
+}
+
+/// A poisoned lock only means another task panicked mid-update of an
+/// entry; the map itself is whole.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
 impl<K: Resource> OwnWrites<K> {
+    /// Opens a flight for writes to `name`, before the first request goes
+    /// out. One reconcile writes an object at a time, so one flight is open
+    /// per name at most.
+    pub fn take_off(&self, name: &str) -> Flight<'_, K> {
+        lock(&self.in_flight).insert(name.to_string(), 0);
+        Flight {
+            writes: self,
+            name: name.to_string(),
+        }
+    }
+
     /// Records what the API returned for our write.
     pub fn remember(&self, object: K) {
         let name = object.name_any();
@@ -61,8 +114,13 @@ impl<K: Resource> OwnWrites<K> {
     /// Whether a watched copy is one of our own writes (or older than our
     /// last one): the reconcile that wrote it already acted on what it
     /// shows, so its echo need not wake the job again. A copy newer than
-    /// our last write (another writer, a deletion) is news.
+    /// our last write (another writer, a deletion) is news. A copy seen
+    /// while a write to it is in flight is held back for [`Flight::land`].
     pub fn is_echo(&self, watched: &K) -> bool {
+        if let Some(seen) = lock(&self.in_flight).get_mut(&watched.name_any()) {
+            *seen = (*seen).max(resource_version(watched));
+            return true;
+        }
         self.with(|written| {
             written.get(&watched.name_any()).is_some_and(|(_, ours)| {
                 resource_version(watched) <= resource_version(ours.as_ref())
@@ -83,12 +141,7 @@ impl<K: Resource> OwnWrites<K> {
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, (Instant, Arc<K>)>) -> T) -> T {
-        // A poisoned lock only means another task panicked mid-update of a
-        // cache entry; the map itself is whole.
-        match self.written.lock() {
-            Ok(mut written) => f(&mut written),
-            Err(poisoned) => f(&mut poisoned.into_inner()),
-        }
+        f(&mut lock(&self.written))
     }
 }
 
@@ -120,6 +173,23 @@ mod tests {
         assert!(!writes.is_echo(&cm("6")), "a newer copy is someone else's");
         writes.forget("a");
         assert!(!writes.is_echo(&cm("5")));
+    }
+
+    #[test]
+    fn copies_seen_in_flight_are_judged_when_the_write_lands() {
+        let writes = OwnWrites::default();
+        // The watch shows our write before its response is back.
+        let flight = writes.take_off("a");
+        assert!(writes.is_echo(&cm("5")));
+        assert!(!flight.land(cm("5")), "only our own write was seen");
+        assert!(writes.is_echo(&cm("5")));
+        // Someone else wrote after us while ours was in flight.
+        let flight = writes.take_off("a");
+        assert!(writes.is_echo(&cm("7")));
+        assert!(flight.land(cm("6")), "a newer copy is news");
+        // A failed write ends its flight: the watch is judged as before.
+        drop(writes.take_off("a"));
+        assert!(!writes.is_echo(&cm("8")));
     }
 
     #[test]
