@@ -34,10 +34,11 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
 use kube::ResourceExt;
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
-    PatchParams, ValidationDirective,
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams,
+    ValidationDirective,
 };
 use kube::runtime::watcher;
+use mco_e2e::openshift;
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, Semaphore};
 use tokio::task::JoinSet;
@@ -74,7 +75,7 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
     fx.create_workers(nodes, A).await?;
     let (floor, cp_floor) = floor(fx, &seen, nodes).await?;
 
-    let cp_before = control_plane_cpu_seconds()?;
+    let cp_before = control_plane_cpu_seconds(fx)?;
     let started = Instant::now();
     let c = fx
         .start_controller_within("bench", &["--resync", "10m"], SYNC_LIMIT)
@@ -88,12 +89,12 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
     .await
     .context("initial sync")?;
     let sync = started.elapsed();
-    let cp_sync = control_plane_cpu_seconds()? - cp_before;
+    let cp_sync = control_plane_cpu_seconds(fx)? - cp_before;
     let pid = fx.controllers[c].pid().context("the controller is gone")?;
     let rss_synced = rss_kib(pid)?;
     let synced = fx.controllers[c].metrics().await?;
     let cpu_before = cpu_seconds(pid)?;
-    let cp_before = control_plane_cpu_seconds()?;
+    let cp_before = control_plane_cpu_seconds(fx)?;
 
     // The wave: every patch is stamped when the apiserver accepted it.
     let patched: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
@@ -132,7 +133,7 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after = fx.controllers[c].metrics().await?;
     let cpu = cpu_seconds(pid)? - cpu_before;
-    let cp_wave = control_plane_cpu_seconds()? - cp_before;
+    let cp_wave = control_plane_cpu_seconds(fx)? - cp_before;
     let rss_wave = rss_kib(pid)?;
     let writes = after.writes() - synced.writes();
     let sync_writes = synced.writes();
@@ -217,7 +218,7 @@ async fn floor(fx: &Fixture, seen: &Seen, nodes: usize) -> Result<(Duration, f64
     let api = fx.mcns();
     let slots = Arc::new(Semaphore::new(IN_FLIGHT));
     let mut writes = JoinSet::new();
-    let cp_before = control_plane_cpu_seconds()?;
+    let cp_before = control_plane_cpu_seconds(fx)?;
     let started = Instant::now();
     for i in 0..nodes {
         let name = format!("worker-{i:05}");
@@ -249,7 +250,7 @@ async fn floor(fx: &Fixture, seen: &Seen, nodes: usize) -> Result<(Duration, f64
         done.context("a write task panicked")??;
     }
     let took = started.elapsed();
-    let cp = control_plane_cpu_seconds()? - cp_before;
+    let cp = control_plane_cpu_seconds(fx)? - cp_before;
     api.delete_collection(&DeleteParams::default(), &ListParams::default())
         .await?;
     seen.wait_empty(started)
@@ -263,12 +264,6 @@ async fn floor(fx: &Fixture, seen: &Seen, nodes: usize) -> Result<(Duration, f64
 async fn controllers_mcn(fx: &Fixture) -> Result<Value> {
     let dir = tempfile::tempdir()?;
     let list = |items: Vec<DynamicObject>| json!({"kind": "List", "items": items});
-    let resource = |kind: &str, plural: &str| {
-        ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("machineconfiguration.openshift.io", "v1", kind),
-            plural,
-        )
-    };
     let all = |ar: ApiResource| async move {
         let api: Api<DynamicObject> = Api::all_with(fx.admin.clone(), &ar);
         anyhow::Ok(api.list(&ListParams::default()).await?.items)
@@ -280,11 +275,11 @@ async fn controllers_mcn(fx: &Fixture) -> Result<Value> {
         ("node.json", serde_json::to_value(&node)?),
         (
             "pools.json",
-            list(all(resource("MachineConfigPool", "machineconfigpools")).await?),
+            list(all(openshift::machine_config_pool()).await?),
         ),
         (
             "configs.json",
-            list(all(resource("MachineConfig", "machineconfigs")).await?),
+            list(all(openshift::machine_config()).await?),
         ),
     ];
     for (file, value) in &files {
@@ -446,23 +441,12 @@ fn evaluations(metrics: &support::controller::Metrics) -> f64 {
     metrics.sum("mco_evaluations_total", &[("job", "mcn")])
 }
 
-/// User + system CPU seconds of the kube-apiserver and etcd processes.
-fn control_plane_cpu_seconds() -> Result<f64> {
-    let mut total = 0.0;
-    for entry in std::fs::read_dir("/proc")? {
-        let path = entry?.path();
-        let Ok(comm) = std::fs::read_to_string(path.join("comm")) else {
-            continue;
-        };
-        if !matches!(comm.trim(), "kube-apiserver" | "etcd") {
-            continue;
-        }
-        let Some(pid) = path.file_name().and_then(|p| p.to_str()?.parse().ok()) else {
-            continue;
-        };
-        total += cpu_seconds(pid).unwrap_or(0.0);
-    }
-    Ok(total)
+/// User + system CPU seconds of this run's kube-apiserver and etcd.
+fn control_plane_cpu_seconds(fx: &Fixture) -> Result<f64> {
+    [fx.cp.apiserver_pid(), fx.cp.etcd_pid()]
+        .into_iter()
+        .map(|pid| cpu_seconds(pid.context("the control plane is not running")?))
+        .sum()
 }
 
 /// Resident set size of `pid`, in KiB.

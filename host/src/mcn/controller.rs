@@ -37,11 +37,10 @@ use crate::metrics::{Metrics, PoolPhaseLabels};
 use crate::runtime::GuestError;
 
 /// Nodes reconciled at once. A reconcile mostly waits on the apiserver, so
-/// this is sized for its I/O: at 5,000 nodes on a 2-core control plane, 16
-/// in flight kept the apiserver busy where 8 left it a fifth idle (the
-/// wave's p99 went from 8 s to 6 s), and 32 gained nothing more. Each
-/// costs a pooled connection (kube's client speaks HTTP/1.1); see
-/// `make bench-scale`.
+/// this is sized for its I/O: at 5,000 nodes on a 2-core control plane, 8
+/// in flight left the apiserver a fifth idle during the initial sync, 16
+/// kept it busy, and 32 gained nothing more. Each costs a pooled
+/// connection (kube's client speaks HTTP/1.1); see `make bench-scale`.
 const CONCURRENCY: u16 = 16;
 /// Guest evaluations at once: they are CPU work (the Deployment gives the
 /// host half a core), each holds a slot of the pooling allocator while it
