@@ -13,8 +13,8 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use prometheus_client::registry::Registry;
 
-use crate::guests::Guests;
-use crate::kube::watch::Readiness;
+use crate::cluster::watch::Readiness;
+use crate::registry::Guests;
 
 #[derive(Clone)]
 pub struct AdminState {

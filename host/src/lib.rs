@@ -1,16 +1,16 @@
 //! `mco-host`: runs OpenShift Machine Config logic as sandboxed WebAssembly
 //! guests. One folder per job (`mcn`, `bootimage`: objects, rules, guest
 //! binding, controller, writes, eval inputs), the cluster plumbing both use
-//! (`kube`), which module serves which job (`guests`), the wasmtime façade
+//! (`cluster`), which module serves which job (`registry`), the wasmtime façade
 //! that knows no job (`runtime`), and the command line (`cli`).
 
 pub mod admin;
 pub mod bootimage;
 pub mod cli;
-pub mod guests;
-pub mod kube;
+pub mod cluster;
 pub mod mcn;
 pub mod metrics;
+pub mod registry;
 pub mod run;
 pub mod runtime;
 mod telemetry;
@@ -31,7 +31,7 @@ pub fn crds() -> Vec<(
 )> {
     [
         mcn::crd::machine_config_node_crd(),
-        guests::crd::machine_config_guest_crd(),
+        registry::crd::machine_config_guest_crd(),
     ]
     .into_iter()
     .map(|crd| (format!("{}.yaml", crd.spec.names.plural), crd))

@@ -15,11 +15,11 @@ use prometheus_client::registry::Registry;
 use futures::FutureExt;
 
 use crate::admin::{self, AdminState};
-use crate::guests::swap;
-use crate::kube::FIELD_MANAGER;
-use crate::kube::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
-use crate::kube::watch::{Readiness, latest};
+use crate::cluster::FIELD_MANAGER;
+use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
+use crate::cluster::watch::{Readiness, latest};
 use crate::metrics::Metrics;
+use crate::registry::swap;
 use crate::{bootimage, mcn};
 
 /// How long shutdown waits for the lease to be released.

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mco_host::guests::oci::PullError;
-use mco_host::guests::registry::Location;
-use mco_host::guests::{
+use mco_host::registry::entries::Location;
+use mco_host::registry::oci::PullError;
+use mco_host::registry::{
     self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, smoke,
 };
 use mco_host::runtime::{LoadError, Runtime, RuntimeConfig, digest};
@@ -67,9 +67,9 @@ impl World {
         previous: &GuestSet,
         known_bad: &BTreeMap<Job, EntryKey>,
     ) -> Built {
-        let registry = guests::read_local(location).unwrap_or_else(|e| panic!("{e}"));
-        let fetched = guests::fetch_all(&registry, &Remote::default());
-        guests::build(&self.runtime, Some(previous), fetched, known_bad)
+        let registry = registry::read_local(location).unwrap_or_else(|e| panic!("{e}"));
+        let fetched = registry::fetch_all(&registry, &Remote::default());
+        registry::build(&self.runtime, Some(previous), fetched, known_bad)
     }
 }
 
@@ -113,8 +113,8 @@ fn only_a_module_that_passes_every_check_is_swapped_in() {
     world.write("mcn-b.wasm", &b);
 
     let location = world.registry(&format!("mcn: {{module: mcn-a.wasm, sha256: {sha_a}}}\n"));
-    let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
-    let (guests, outcomes) = guests::initial(&world.runtime, &registry, &Remote::default())
+    let registry = registry::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
+    let (guests, outcomes) = registry::initial(&world.runtime, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(
         outcomes.get(&Job::Mcn),
@@ -243,8 +243,8 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
         "mcn: {}\nbootImage:\n  GCP: gcp.wasm\n  AWS: aws.wasm\n",
         mcn.display()
     ));
-    let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
-    let (guests, _) = guests::initial(&world.runtime, &registry, &Remote::default())
+    let registry = registry::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
+    let (guests, _) = registry::initial(&world.runtime, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let platforms = |g: &Guests| g.current().boot_images.keys().cloned().collect::<Vec<_>>();
     assert_eq!(platforms(&guests), ["AWS", "GCP"]);
@@ -302,8 +302,8 @@ fn a_bad_module_at_start_names_its_registry_entry() {
     world.write("mcn.wasm", &a);
     let pin = "0".repeat(64);
     let location = world.registry(&format!("mcn: {{module: mcn.wasm, sha256: {pin}}}\n"));
-    let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
-    match guests::initial(&world.runtime, &registry, &Remote::default()) {
+    let registry = registry::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
+    match registry::initial(&world.runtime, &registry, &Remote::default()) {
         Err(err) => {
             let message = err.to_string();
             assert!(
@@ -322,16 +322,16 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
     let world = World::new();
     let mcn = common::installed_guest("mcn.wasm");
     let dir = mcn.parent().unwrap_or_else(|| panic!("no guest dir"));
-    let registry = mco_host::guests::registry::Registry::installed(dir);
-    let (guests, _) = guests::initial(&world.runtime, &registry, &Remote::default())
+    let registry = mco_host::registry::entries::Registry::installed(dir);
+    let (guests, _) = registry::initial(&world.runtime, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let set = guests.current();
     assert_eq!(set.boot_images.len(), 3);
     // What every poll of an unchanged registry costs: reading and hashing
     // the modules; nothing is compiled.
     let started = std::time::Instant::now();
-    let fetched = guests::fetch_all(&registry, &Remote::default());
-    let built = guests::build(&world.runtime, Some(&set), fetched, &BTreeMap::new());
+    let fetched = registry::fetch_all(&registry, &Remote::default());
+    let built = registry::build(&world.runtime, Some(&set), fetched, &BTreeMap::new());
     assert!(!built.changed());
     eprintln!(
         "an unchanged poll of the 4 installed guests took {:.2?}",
@@ -357,24 +357,24 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     let installed_dir = installed_mcn
         .parent()
         .unwrap_or_else(|| panic!("no guest dir"));
-    let installed = mco_host::guests::registry::Registry::installed(installed_dir);
-    let cache = mco_host::guests::oci::Oci::new(&[], Some(world.path("cache")));
+    let installed = mco_host::registry::entries::Registry::installed(installed_dir);
+    let cache = mco_host::registry::oci::Oci::new(&[], Some(world.path("cache")));
     let good = with_custom_section(&read(&installed_mcn), "last-good", b"1");
     world.write("mcn.wasm", &good);
     let location = world.registry("mcn: {module: mcn.wasm, memoryMiB: 32}\n");
-    let registry = guests::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
-    let fallback = |strict| guests::Fallback {
+    let registry = registry::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
+    let fallback = |strict| registry::Fallback {
         strict,
         last_good: Some(&cache),
         installed: &installed,
     };
     let serving =
-        |started: &guests::Started| started.guests.current().mcn.active.module().digest.clone();
+        |started: &registry::Started| started.guests.current().mcn.active.module().digest.clone();
 
     // Before any module served, a missing one falls back to the installed
     // module, under the entry's limits.
     std::fs::remove_file(world.path("mcn.wasm")).unwrap_or_else(|e| panic!("{e}"));
-    let started = guests::start_set(
+    let started = registry::start_set(
         &world.runtime,
         &registry,
         &Remote::default(),
@@ -394,7 +394,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
 
     // A start that loads the entry remembers it ...
     world.write("mcn.wasm", &good);
-    let started = guests::start_set(
+    let started = registry::start_set(
         &world.runtime,
         &registry,
         &Remote::default(),
@@ -407,7 +407,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     // ... so the next start without it serves that module again, not the
     // installed one.
     world.write("mcn.wasm", b"\0asm broken");
-    let started = guests::start_set(
+    let started = registry::start_set(
         &world.runtime,
         &registry,
         &Remote::default(),
@@ -422,7 +422,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     );
 
     // --strict-start keeps the old behaviour.
-    match guests::start_set(
+    match registry::start_set(
         &world.runtime,
         &registry,
         &Remote::default(),
@@ -438,15 +438,15 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
     let world = World::new();
     let a = read(&common::installed_guest("mcn.wasm"));
     world.write("mcn-a.wasm", &a);
-    let registry =
-        guests::read_local(&world.registry("mcn: mcn-a.wasm\n")).unwrap_or_else(|e| panic!("{e}"));
-    let (guests, _) = guests::initial(&world.runtime, &registry, &Remote::default())
+    let registry = registry::read_local(&world.registry("mcn: mcn-a.wasm\n"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (guests, _) = registry::initial(&world.runtime, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
 
     // The pull of the new module was refused as oci.rs refuses an unsigned
     // one; the swapper gets that error in place of its bytes.
     let reference = "r.example/g/mcn:v2";
-    let registry = guests::read_local(&world.registry(&format!(
+    let registry = registry::read_local(&world.registry(&format!(
         "mcn:\n  oci: {reference}\n  verify: {{keys: [{{file: team.pub}}]}}\n"
     )))
     .unwrap_or_else(|e| panic!("{e}"));
@@ -459,13 +459,13 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
     assert_eq!(refusal.result(), "signature_failure");
     let remote = Remote {
         configmaps: BTreeMap::new(),
-        pulls: guests::oci_sources(&registry)
+        pulls: registry::oci_sources(&registry)
             .into_iter()
             .map(|source| (source, Err(refusal.to_string())))
             .collect(),
     };
-    let fetched = guests::fetch_all(&registry, &remote);
-    let built = guests::build(
+    let fetched = registry::fetch_all(&registry, &remote);
+    let built = registry::build(
         &world.runtime,
         Some(&guests.current()),
         fetched,

@@ -30,11 +30,11 @@ use super::skew;
 use super::status;
 use super::triggers::{self, Index, Kind};
 use super::write::Writer;
-use crate::guests::{Guests, Job};
-use crate::kube::events::Events;
-use crate::kube::own_writes::OwnWrites;
-use crate::kube::watch::{Latest, Readiness};
+use crate::cluster::events::Events;
+use crate::cluster::own_writes::OwnWrites;
+use crate::cluster::watch::{Latest, Readiness};
 use crate::metrics::Metrics;
+use crate::registry::{Guests, Job};
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
 const NOT_READY_POLL: Duration = Duration::from_secs(5);
@@ -487,7 +487,7 @@ impl Worker {
                 let subject = request.subject();
                 let candidate = shadow.as_mut().and_then(Iterator::next);
                 if let (Ok(active), Some(candidate)) = (&result, &candidate) {
-                    crate::guests::shadow::compare(
+                    crate::registry::shadow::compare(
                         metrics,
                         &job,
                         &subject.key(),

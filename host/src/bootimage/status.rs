@@ -7,7 +7,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use mco_bootimage::MachineKind;
 
-use crate::kube::conditions::{self, Transition};
+use crate::cluster::conditions::{self, Transition};
 
 pub const PROGRESSING: &str = "BootImageUpdateProgressing";
 pub const DEGRADED: &str = "BootImageUpdateDegraded";

@@ -14,11 +14,11 @@ use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 
-use crate::kube::resources::{
+use crate::cluster::resources::{
     CLUSTER_VERSION, CONFIG_MAP, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION,
     MACHINE_CONFIGURATION_WATCH, MACHINE_SET,
 };
-use crate::kube::watch::{self, Latest, Readiness};
+use crate::cluster::watch::{self, Latest, Readiness};
 
 /// The kinds the controller reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,12 +23,12 @@ use super::plan::{Action, Plan};
 use super::skew;
 use super::state::{ControllerState, patch_fingerprint};
 use super::status::{self, Tally, Wanted};
-use crate::kube::events::{Events, Note};
-use crate::kube::own_writes::OwnWrites;
-use crate::kube::resources::{
+use crate::cluster::events::{Events, Note};
+use crate::cluster::own_writes::OwnWrites;
+use crate::cluster::resources::{
     CONTROL_PLANE_MACHINE_SET, MACHINE_CONFIGURATION, MACHINE_SET, ResourceType,
 };
-use crate::kube::{FIELD_MANAGER, is_status};
+use crate::cluster::{FIELD_MANAGER, is_status};
 use crate::metrics::{Metrics, ResultLabels, SkewLabels};
 
 pub(super) struct Writer {

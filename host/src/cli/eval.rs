@@ -11,10 +11,10 @@ use super::{BootImageArgs, Failure, McnArgs, SandboxArgs, host_stream_arch};
 use crate::bootimage::BootImageGuest;
 use crate::bootimage::eval::{BootImageInputs, BootImagePaths};
 use crate::bootimage::rules::Step;
-use crate::guests::registry::{Entry, Registry};
-use crate::guests::{self, Job, Remote};
 use crate::mcn::McnGuest;
 use crate::mcn::eval::{McnInputs, McnPaths};
+use crate::registry::entries::{Entry, Registry};
+use crate::registry::{self, Job, Remote};
 
 /// The entry `eval` runs: `--guest FILE` under the host's limits, else the
 /// registry's (digest pin and limits included; candidates are not run).
@@ -41,8 +41,8 @@ pub(super) fn mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure
         Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
     })?;
     let runtime = sandbox.runtime()?;
-    let fetched = guests::fetch(&Job::Mcn, &entry, &Remote::default())?;
-    let guest: McnGuest = guests::load(&runtime, &fetched)?.active;
+    let fetched = registry::fetch(&Job::Mcn, &entry, &Remote::default())?;
+    let guest: McnGuest = registry::load(&runtime, &fetched)?.active;
     let decision = guest.derive(&inputs.facts())?;
     Ok(inputs.output(decision, args.now.unwrap_or_else(Timestamp::now)))
 }
@@ -81,8 +81,8 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
                 Some(entry) => {
                     let runtime = sandbox.runtime()?;
                     let job = Job::BootImage(prepared.platform_type.clone());
-                    let fetched = guests::fetch(&job, &entry, &Remote::default())?;
-                    Some(guests::load(&runtime, &fetched)?.active)
+                    let fetched = registry::fetch(&job, &entry, &Remote::default())?;
+                    Some(registry::load(&runtime, &fetched)?.active)
                 }
             }
         }
@@ -97,9 +97,9 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
 pub(super) fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
     let runtime = sandbox.runtime()?;
     let location = sandbox.location();
-    let registry = guests::read_local(&location)?;
+    let registry = registry::read_local(&location)?;
     let remote = super::oci::pull_offline(sandbox, &registry)?;
-    let (guests, _) = guests::initial(&runtime, &registry, &remote)?;
+    let (guests, _) = registry::initial(&runtime, &registry, &remote)?;
     guests.with_status(|status| status.registry = location.to_string());
     serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))
 }

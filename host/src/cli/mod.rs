@@ -15,8 +15,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use k8s_openapi::jiff::Timestamp;
 
-use crate::guests::registry::{Location, Registry, RegistryError};
-use crate::guests::{self, FetchError, JobError, StartError};
+use crate::registry::entries::{Location, Registry, RegistryError};
+use crate::registry::{self, FetchError, JobError, StartError};
 use crate::runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
 use files::InputError;
 
@@ -259,7 +259,7 @@ enum Failure {
     #[error(transparent)]
     Fetch(#[from] FetchError),
     #[error(transparent)]
-    Pull(#[from] crate::guests::oci::PullError),
+    Pull(#[from] crate::registry::oci::PullError),
     #[error(transparent)]
     Start(#[from] StartError),
     #[error(transparent)]
@@ -390,12 +390,12 @@ impl SandboxArgs {
         }
     }
 
-    fn oci(&self) -> crate::guests::oci::Oci {
-        crate::guests::oci::Oci::new(&self.plain_http_registry, self.oci_cache_dir.clone())
+    fn oci(&self) -> crate::registry::oci::Oci {
+        crate::registry::oci::Oci::new(&self.plain_http_registry, self.oci_cache_dir.clone())
     }
 
     fn registry(&self) -> Result<Registry, RegistryError> {
-        guests::read_local(&self.location())
+        registry::read_local(&self.location())
     }
 }
 
@@ -421,7 +421,7 @@ fn write_crds(out_dir: Option<&Path>) -> Result<(), Failure> {
 }
 
 fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> {
-    let guests = crate::guests::swap::Config {
+    let guests = crate::registry::swap::Config {
         runtime: sandbox.runtime()?,
         location: sandbox.location(),
         poll: sandbox.registry_poll,

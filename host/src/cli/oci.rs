@@ -1,5 +1,5 @@
 //! `mco-host guests push|pull|inspect`: guests as OCI artifacts in the
-//! CNCF TAG Runtime layout, from the command line (see guests/oci.rs).
+//! CNCF TAG Runtime layout, from the command line (see registry/oci.rs).
 
 use std::path::PathBuf;
 
@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 
 use super::{Failure, SandboxArgs};
 use crate::bootimage::BOOT_IMAGE_INTERFACE;
-use crate::guests::cosign::{Key, Signature};
-use crate::guests::oci::{ComponentInfo, PullError, WasmConfig, docker_auth, parse_reference};
-use crate::guests::registry::{KeySource, OciSource, Registry, Verify};
-use crate::guests::{self, Remote};
 use crate::mcn::NODE_STATE_INTERFACE;
+use crate::registry::cosign::{Key, Signature};
+use crate::registry::entries::{KeySource, OciSource, Registry, Verify};
+use crate::registry::oci::{ComponentInfo, PullError, WasmConfig, docker_auth, parse_reference};
+use crate::registry::{self, Remote};
 use crate::runtime::{digest, interfaces, same_interface};
 
 #[derive(Args)]
@@ -87,7 +87,7 @@ impl KeyArgs {
             }),
             ..OciSource::anonymous(reference)
         };
-        Ok(tokio()?.block_on(guests::verify_keys(&source, in_cluster_only))?)
+        Ok(tokio()?.block_on(registry::verify_keys(&source, in_cluster_only))?)
     }
 }
 
@@ -123,7 +123,7 @@ fn tokio() -> Result<tokio::runtime::Runtime, Failure> {
 /// `mco-host guests` check: anonymously, as pull Secrets live in the
 /// cluster.
 pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result<Remote, Failure> {
-    if guests::oci_sources(registry).is_empty() {
+    if registry::oci_sources(registry).is_empty() {
         return Ok(Remote::default());
     }
     let oci = sandbox.oci();
@@ -135,12 +135,12 @@ pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result
                 detail: "pull Secrets are read in the cluster (mco-host run)".into(),
             });
         }
-        Ok(guests::Access {
+        Ok(registry::Access {
             auth: RegistryAuth::Anonymous,
-            keys: guests::verify_keys(&source, in_cluster_only).await?,
+            keys: registry::verify_keys(&source, in_cluster_only).await?,
         })
     };
-    let pulls = tokio()?.block_on(guests::pull_all(&oci, registry, anonymous));
+    let pulls = tokio()?.block_on(registry::pull_all(&oci, registry, anonymous));
     Ok(Remote {
         configmaps: Default::default(),
         pulls: pulls

@@ -30,10 +30,10 @@ use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::phase;
 use super::rules;
 use super::write::Writer;
-use crate::guests::{Guests, Job};
-use crate::kube::resources::MACHINE_CONFIGURATION;
-use crate::kube::watch::{Latest, Readiness, reflect};
+use crate::cluster::resources::MACHINE_CONFIGURATION;
+use crate::cluster::watch::{Latest, Readiness, reflect};
 use crate::metrics::{Metrics, PoolPhaseLabels};
+use crate::registry::{Guests, Job};
 use crate::runtime::GuestError;
 
 /// Nodes reconciled at once. A reconcile mostly waits on the apiserver, so
@@ -109,7 +109,7 @@ impl Context {
         *self.leader.borrow()
     }
 
-    /// The newest MCN known for `name` (see [`crate::kube::own_writes`]).
+    /// The newest MCN known for `name` (see [`crate::cluster::own_writes`]).
     fn previous(&self, name: &str) -> Option<Arc<MachineConfigNode>> {
         self.writer
             .written
@@ -160,7 +160,7 @@ impl Context {
         let job = Job::Mcn.to_string();
         self.metrics.count_evaluation_cpu(&job, cpu);
         if let (Ok(active), Some(candidate)) = (&result, &shadow) {
-            crate::guests::shadow::compare(&self.metrics, &job, node, active, candidate);
+            crate::registry::shadow::compare(&self.metrics, &job, node, active, candidate);
         }
         let outcome = match &result {
             Ok(logic::Decision::Apply(_)) => "apply",
@@ -504,7 +504,7 @@ pub fn run(
             all_nodes(nodes),
             MACHINE_CONFIGURATION.api_resource(),
         )
-        .trigger_backoff(crate::kube::watch::backoff())
+        .trigger_backoff(crate::cluster::watch::backoff())
         .reconcile_all_on(became_leader)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)

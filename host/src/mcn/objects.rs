@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::core::ClusterResourceScope;
 use serde::Deserialize;
 
-use crate::kube::resources::{MACHINE_CONFIG, MACHINE_CONFIG_POOL};
+use crate::cluster::resources::{MACHINE_CONFIG, MACHINE_CONFIG_POOL};
 
 /// A MachineConfigPool: which nodes it selects and its target config.
 #[derive(Deserialize, Clone, Debug, Default)]

@@ -9,7 +9,7 @@ use mco_mcn as logic;
 
 use super::crd;
 use super::objects::{MachineConfig, MachineConfigPool};
-use crate::kube::conditions::{self, Transition};
+use crate::cluster::conditions::{self, Transition};
 
 const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 

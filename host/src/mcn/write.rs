@@ -10,8 +10,8 @@ use kube::{Client, Resource, ResourceExt};
 use serde_json::json;
 
 use super::crd::{MachineConfigNode, MachineConfigNodeStatus};
-use crate::kube::own_writes::OwnWrites;
-use crate::kube::{FIELD_MANAGER, is_status};
+use crate::cluster::own_writes::OwnWrites;
+use crate::cluster::{FIELD_MANAGER, is_status};
 use crate::metrics::Metrics;
 
 pub(super) struct Writer {

@@ -26,7 +26,7 @@ use kube::{Client, ResourceExt};
 use serde_json::Value;
 
 use crate::bootimage::objects::{MACHINE_API_NAMESPACE, STREAM_CONFIGMAP, STREAM_NAMESPACE};
-use crate::kube::resources::{MACHINE_CONFIG_POOL, MACHINE_CONFIGURATION, MACHINE_SET};
+use crate::cluster::resources::{MACHINE_CONFIG_POOL, MACHINE_CONFIGURATION, MACHINE_SET};
 use crate::mcn::crd::MachineConfigNode;
 use model::{GuestSource, Inputs, Summary, Thresholds};
 use render::Style;
@@ -222,7 +222,7 @@ impl Reader {
     fn dynamic(
         &self,
         ns: Option<&str>,
-        rt: crate::kube::resources::ResourceType,
+        rt: crate::cluster::resources::ResourceType,
     ) -> Api<DynamicObject> {
         let ar = rt.api_resource();
         match ns {

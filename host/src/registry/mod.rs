@@ -8,9 +8,9 @@
 
 pub mod cosign;
 pub mod crd;
+pub mod entries;
 pub mod fetch;
 pub mod oci;
-pub mod registry;
 pub mod set;
 pub mod shadow;
 pub mod smoke;

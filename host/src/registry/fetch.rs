@@ -12,8 +12,8 @@ use oci_client::secrets::RegistryAuth;
 
 use super::Job;
 use super::cosign::{self, Key};
+use super::entries::{Entry, KeySource, Module, OciSource, Registry, Source};
 use super::oci::{Oci, PullError, Pulled};
-use super::registry::{Entry, KeySource, Module, OciSource, Registry, Source};
 use super::set::EntryKey;
 use crate::runtime::digest;
 

@@ -98,7 +98,7 @@ pub fn unavailable(err: &watcher::Error) -> bool {
         watcher::Error::InitialListFailed(e)
         | watcher::Error::WatchStartFailed(e)
         | watcher::Error::WatchFailed(e) => {
-            crate::kube::is_status(e, 404) || crate::kube::is_status(e, 403)
+            crate::cluster::is_status(e, 404) || crate::cluster::is_status(e, 403)
         }
         watcher::Error::WatchError(status) => status.code == 404 || status.code == 403,
         watcher::Error::NoResourceVersion => false,

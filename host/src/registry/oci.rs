@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Job;
 use super::cosign::{self, Key, Signature};
-use super::registry::OciSource;
+use super::entries::OciSource;
 use crate::runtime::digest;
 
 /// The CNCF TAG Runtime config of a wasm artifact.

@@ -31,13 +31,14 @@ use oci_client::secrets::RegistryAuth;
 use tokio::sync::watch;
 
 use super::crd::{self, MachineConfigGuest};
+use super::entries::{CONFIGMAP_KEY, KeySource, Location, OciSource, Registry, RegistryError};
 use super::oci::{Oci, PullError, docker_auth, parse_reference};
-use super::registry::{CONFIGMAP_KEY, KeySource, Location, OciSource, Registry, RegistryError};
 use super::status::Change;
 use super::{
-    self as guests, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, Remote, StartError,
+    self as registry, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, Remote,
+    StartError,
 };
-use crate::kube::events::{Events, Note};
+use crate::cluster::events::{Events, Note};
 use crate::metrics::{GuestInfoLabels, JobResultLabels, Metrics};
 use crate::runtime::{Guest, Runtime};
 
@@ -88,12 +89,12 @@ pub async fn start(
         config.strict_start,
     );
     let started_set = tokio::task::spawn_blocking(move || {
-        let fallback = guests::Fallback {
+        let fallback = registry::Fallback {
             strict,
             last_good: Some(&oci),
             installed: &installed,
         };
-        guests::start_set(&runtime, &registry, &modules, &fallback)
+        registry::start_set(&runtime, &registry, &modules, &fallback)
     })
     .await
     .map_err(|e| {
@@ -102,7 +103,7 @@ pub async fn start(
             detail: format!("loading the guests was cancelled: {e}"),
         })
     })??;
-    let guests::Started {
+    let registry::Started {
         guests,
         outcomes,
         degraded,
@@ -171,7 +172,7 @@ async fn read_registry(
     }
     let Location::ConfigMap { name, guest_dir } = location else {
         let registry = location.clone();
-        return tokio::task::spawn_blocking(move || guests::read_local(&registry))
+        return tokio::task::spawn_blocking(move || registry::read_local(&registry))
             .await
             .map_err(|e| RegistryError::Parse {
                 path: location.to_string(),
@@ -201,7 +202,7 @@ async fn read_registry(
 
 async fn read_configmaps(configmaps: &Api<ConfigMap>, registry: &Registry) -> ConfigMaps {
     let mut read = BTreeMap::new();
-    for name in guests::configmap_names(registry) {
+    for name in registry::configmap_names(registry) {
         let cm = configmaps
             .get(&name)
             .await
@@ -222,7 +223,7 @@ async fn read_remote(
     registry: &Registry,
     metrics: &Metrics,
 ) -> Remote {
-    let pulls = guests::pull_all(oci, registry, |source| {
+    let pulls = registry::pull_all(oci, registry, |source| {
         access(configmaps.clone(), identity.clone(), source)
     })
     .await;
@@ -265,13 +266,13 @@ async fn access(
     configmaps: Api<ConfigMap>,
     identity: PullIdentity,
     source: OciSource,
-) -> Result<guests::Access, PullError> {
+) -> Result<registry::Access, PullError> {
     let secrets = identity.secrets.clone();
-    let keys = guests::verify_keys(&source, |key| {
+    let keys = registry::verify_keys(&source, |key| {
         read_key(configmaps.clone(), secrets.clone(), key)
     })
     .await?;
-    Ok(guests::Access {
+    Ok(registry::Access {
         auth: pull_auth(identity, source).await?,
         keys,
     })
@@ -471,10 +472,10 @@ impl Watch {
         let previous = current.clone();
         let oci = self.config.oci.clone();
         let built = tokio::task::spawn_blocking(move || {
-            let fetched = guests::fetch_all(&registry, &modules);
-            let bytes = guests::fetched_bytes(&fetched);
-            let built = guests::build(&runtime, Some(&previous), fetched, &known_bad);
-            guests::remember(Some(&oci), &bytes, &built.outcomes);
+            let fetched = registry::fetch_all(&registry, &modules);
+            let bytes = registry::fetched_bytes(&fetched);
+            let built = registry::build(&runtime, Some(&previous), fetched, &known_bad);
+            registry::remember(Some(&oci), &bytes, &built.outcomes);
             built
         })
         .await;

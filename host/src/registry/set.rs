@@ -11,9 +11,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 
+use super::entries::{Entry, Location, Module, Registry, RegistryError};
 use super::fetch::{FetchError, Fetched, Remote, fetch, fetch_all};
 use super::oci::Oci;
-use super::registry::{Entry, Location, Module, Registry, RegistryError};
 use super::status::{Change, Status};
 use super::{Job, smoke};
 use crate::bootimage::BootImageGuest;

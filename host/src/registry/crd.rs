@@ -25,10 +25,10 @@ use kube::{Api, CustomResource, CustomResourceExt, KubeSchema, Resource, Resourc
 use serde::{Deserialize, Serialize};
 
 use super::Job;
-use super::registry::{RawFull, Registry, RegistryError};
+use super::entries::{RawFull, Registry, RegistryError};
 use super::status::{JobStatus, Status};
-use crate::kube::FIELD_MANAGER;
-use crate::kube::conditions::{Transition, merge};
+use crate::cluster::FIELD_MANAGER;
+use crate::cluster::conditions::{Transition, merge};
 use crate::metrics::{JobResultLabels, Metrics};
 
 /// Which module serves one job of the host. Cluster-scoped; the name is
@@ -364,8 +364,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::guests::registry::Source;
-    use crate::guests::status::{Change, ModuleStatus as CandidateStatus};
+    use crate::registry::entries::Source;
+    use crate::registry::status::{Change, ModuleStatus as CandidateStatus};
 
     fn object(name: &str, spec: serde_json::Value) -> MachineConfigGuest {
         serde_json::from_value(json!({
