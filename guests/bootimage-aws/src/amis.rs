@@ -1,5 +1,5 @@
-//! Upstream's static list of RHCOS AMIs (`ami.go` `AllowedAMIs`, 9,573
-//! IDs; spec/bootimage.md §20.2), compiled in by `build.rs` as a sorted
+//! Upstream's static list of RHCOS AMIs (upstream
+//! `pkg/controller/machine-set-boot-image/ami.go` `AllowedAMIs`, 9,573 IDs), compiled in by `build.rs` as a sorted
 //! table of 9-byte numbers: membership is a binary search, with nothing to
 //! parse or allocate per call. The list says nothing about region or arch;
 //! it only says an AMI is RHCOS and may be replaced.

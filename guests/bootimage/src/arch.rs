@@ -51,7 +51,8 @@ pub fn stream_arch_from_rust(rust_arch: &str) -> Option<&'static str> {
 /// `getArchFromMachineSet`: the annotation wins; without it a single-arch
 /// cluster uses the control-plane arch and a multi-arch cluster gives up.
 /// A ControlPlaneMachineSet's machines are the control plane, so its
-/// annotations and `Multi` play no part (spec/bootimage.md §18.3 row 4).
+/// annotations and `Multi` play no part (upstream
+/// `syncControlPlaneMachineSets`).
 pub fn machineset_arch(
     ms: &MachineSetView,
     control_plane_arch: &str,

@@ -79,7 +79,8 @@ pub fn common_rules(ms: &MachineSetView, cluster: &ClusterFacts) -> Result<Strin
 
 /// A decision that leaves the object alone on purpose. A MachineSet counts
 /// as skipped; upstream counts a ControlPlaneMachineSet as reconciled in
-/// every such case (spec/bootimage.md §18.3), so for it this is a `noop`
+/// every such case (upstream
+/// `syncControlPlaneMachineSets`), so for it this is a `noop`
 /// that says why.
 fn left_alone(ms: &MachineSetView, reason: String) -> Decision {
     match ms.kind {

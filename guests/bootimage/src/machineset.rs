@@ -45,7 +45,7 @@ impl InputError {
 
 /// Which object the rules decide for. The two carry the same providerSpec
 /// kinds at different paths, and upstream treats a ControlPlaneMachineSet
-/// differently where a MachineSet would be skipped (spec/bootimage.md §18).
+/// differently where a MachineSet would be skipped (upstream `syncControlPlaneMachineSets` against `syncMAPIMachineSet`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MachineKind {
     #[default]
@@ -137,7 +137,8 @@ impl MachineSetView {
     }
 
     /// Reads a ControlPlaneMachineSet (`machine.openshift.io/v1`) the same
-    /// way, from the paths §18.1 of the spec names.
+    /// way, from the paths its `machines_v1beta1_machine_openshift_io` template
+    /// holds.
     pub fn from_control_plane_machine_set(obj: &Value) -> Result<MachineSetView, InputError> {
         MachineSetView::read(obj, MachineKind::ControlPlaneMachineSet)
     }

@@ -1,6 +1,8 @@
 //! What moving a node from one rendered MachineConfig to another takes,
 //! decided from the cluster's node disruption policies as the daemon does
-//! after first boot (`spec/mcn.md` §12.4–§12.5): the post-config actions,
+//! after first boot (upstream `pkg/daemon/update.go`
+//! `calculatePostConfigChangeNodeDisruptionAction` and `pkg/daemon/drain.go`
+//! `isDrainRequiredForNodeDisruptionActions`): the post-config actions,
 //! whether the node is drained, and the OS and files flags the
 //! AppliedFilesAndOS messages print.
 
@@ -16,7 +18,7 @@ pub const REGISTRIES_CONF: &str = "/etc/containers/registries.conf";
 
 impl DisruptionPolicies {
     /// The operator's built-in cluster policies (MCO `7ff337a4`,
-    /// `spec/mcn.md` §12.2), in its order. Used when MachineConfiguration
+    /// `pkg/apihelpers/apihelpers.go` `defaultClusterPolicies`), in its order. Used when MachineConfiguration
     /// `cluster` has no usable status; admin policies merge onto them.
     pub fn defaults() -> DisruptionPolicies {
         use DisruptionAction::{DaemonReload, None, Reload, Restart, Special};
@@ -156,7 +158,7 @@ pub fn plan(
     })
 }
 
-/// §12.5 step 3: the actions of the closest file policy of every changed
+/// As `calculatePostConfigChangeNodeDisruptionActionFromMCDiffs`: the actions of the closest file policy of every changed
 /// path, the unit policy of every changed unit, and the SSH key policy.
 fn policy_actions(
     policies: &DisruptionPolicies,

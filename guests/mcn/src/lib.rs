@@ -225,7 +225,8 @@ pub fn derive(facts: &Facts) -> Decision {
     }
 }
 
-/// Which nodes get an MCN (`spec/mcn.md` §14): every node past Pending and
+/// Which nodes get an MCN (as upstream's operator
+/// `syncMachineConfigNodes`): every node past Pending and
 /// Provisioning. One in no pool reports under `not-yet-set`; a Windows
 /// node's MCN is spec only, since no daemon runs there to report.
 fn derive_unchecked(facts: &Facts) -> Decision {

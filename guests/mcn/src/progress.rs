@@ -164,7 +164,8 @@ enum Stage {
     Updating(Phase),
 }
 
-/// §9 of the derivation spec: the first matching row wins.
+/// The stage the annotations show. The checks run in order and the first
+/// that holds wins.
 fn stage(a: &NodeAnnotations, pool_target: &str, previous: &ConditionSet) -> Stage {
     if a.done() && (pool_target.is_empty() || pool_target == a.desired) {
         return Stage::Done;
@@ -296,8 +297,10 @@ pub fn report(facts: &Facts, pool: Option<&Pool>, a: &NodeAnnotations) -> Machin
     mcn
 }
 
-/// `spec/mcn.md` §13: the generation the object holds once the host has
-/// applied `mcn`'s spec, plus one, and never below the stored value.
+/// As upstream's `pkg/upgrademonitor/upgrade_monitor.go` writes it
+/// (`WithObservedGeneration(generation + 1)`): the generation the object
+/// holds once the host has applied `mcn`'s spec, plus one, and never below
+/// the stored value (the CRD's rule: it must not decrease).
 fn observed_generation(facts: &Facts, mcn: &MachineConfigNode) -> i64 {
     let Some(stored) = &facts.stored else {
         // Created with our spec: generation 1.

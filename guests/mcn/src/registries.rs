@@ -1,5 +1,6 @@
 //! Whether a `registries.conf` change is safe without a drain: the rule
-//! behind the `Special` disruption action (`spec/mcn.md` §12.5.1). Safe
+//! behind the `Special` disruption action (upstream `pkg/daemon/drain.go`
+//! `isSafeContainerRegistryConfChanges`). Safe
 //! means no running workload could get a different image: search registries
 //! only appended, no scope removed, no registry repointed, blocked or made
 //! insecure, and new mirrors used for digest pulls only.

@@ -1,5 +1,5 @@
-//! Walks nodes through whole updates (the spec's §5.1 table and its
-//! variants), feeding each derivation the previous one's conditions, and
+//! Walks nodes through whole updates (one standard reboot update as
+//! upstream's `pkg/upgrademonitor` writes it, and its variants), feeding each derivation the previous one's conditions, and
 //! checks the conditions upstream shows after every step.
 
 use std::collections::BTreeMap;
@@ -176,7 +176,7 @@ fn set(annotations: &mut BTreeMap<String, String>, changes: &[(&str, &str)]) {
     }
 }
 
-/// Starts a walk at step 1 of §5.1: the pool targets B.
+/// Starts a walk at its first step: the pool targets B.
 fn requested(os_b: &str, ssh_b: &str) -> Walk {
     let mut walk = Walk::new(os_b, ssh_b);
     walk.step(&[]);
@@ -552,7 +552,7 @@ fn nodes_without_an_mcn() {
         .node
         .labels
         .insert("kubernetes.io/os".into(), "windows".into());
-    // A Windows node gets a spec-only MCN outside any pool (§14).
+    // A Windows node gets a spec-only MCN outside any pool (as `syncMachineConfigNodes`).
     let Decision::Apply(windows) = derive(&walk.facts) else {
         panic!("a Windows node gets an MCN");
     };
