@@ -99,7 +99,7 @@ pub fn run(args: StatusArgs) -> Result<(), StatusError> {
 }
 
 async fn run_async(args: StatusArgs) -> Result<(), StatusError> {
-    let client = crate::run::client(args.kubeconfig.as_deref())
+    let client = crate::cluster::client::connect(args.kubeconfig.as_deref())
         .await
         .map_err(StatusError::Connect)?;
     let reader = Reader::new(client, &args);
