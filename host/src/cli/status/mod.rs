@@ -1,12 +1,14 @@
 //! `mco-host status` (also `kubectl mco status`): the update, the boot
 //! images and the guests at a glance. This file reads the objects and runs
 //! the command; `model` computes the summary from plain objects (pure, so
-//! golden tests need no cluster) and `render` draws it.
+//! golden tests need no cluster), `boot_images` its boot images section,
+//! and `render` draws it.
 //!
 //! `--watch` keeps kube watches open on everything the view reads and
 //! redraws when one of them reports a change (never by polling the API);
 //! a frame is printed only when its content differs from the last one.
 
+pub mod boot_images;
 pub mod model;
 pub mod render;
 
