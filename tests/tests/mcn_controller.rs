@@ -55,7 +55,9 @@ struct Step {
     unschedulable: bool,
 }
 
-/// spec/mcn.md §5.1, as `generate.py`'s reboot walk replays it.
+/// One standard (reboot) update as upstream's daemon and drain controller
+/// write it (the MachineConfigNode enhancement's walk-through), as
+/// `generate.py`'s reboot walk replays it.
 const REBOOT_WALK: &[Step] = &[
     Step {
         case: "reboot-01-desired-config-set",
@@ -318,7 +320,8 @@ async fn lifecycle(fx: &mut Fixture) -> Result<()> {
     }
     eprintln!("initial MCNs converged in {:.2?}", t.elapsed());
     // A node in no pool reports under `not-yet-set` (Done is all Updated
-    // needs then); a Windows node's MCN is spec only (spec/mcn.md §14).
+    // needs then); a Windows node's MCN is spec only (upstream's daemon runs
+    // on Linux nodes only, and only it writes MCN status).
     let mut pool_less = updated_on("lonely-0", "worker")?;
     pool_less.pool = "not-yet-set".into();
     fx.wait_mcn(&pool_less, &lonely0, STEP_TIMEOUT)
