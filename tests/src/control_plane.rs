@@ -596,9 +596,8 @@ impl Drop for ControlPlane {
         {
             drop(proc);
         }
-        let keep = std::env::var("MCO_ENVTEST_KEEP_DIR").is_ok_and(|v| !v.is_empty() && v != "0");
         if let Some(dir) = self.dir.take() {
-            if keep {
+            if keep_dirs() {
                 eprintln!("mco-e2e: keeping {}", dir.keep().display());
             } else if let Err(e) = dir.close() {
                 eprintln!("mco-e2e: cannot remove {}: {e}", self.root.display());
@@ -644,6 +643,12 @@ async fn etcd_health(addr: SocketAddr) -> Result<()> {
         body.trim()
     );
     Ok(())
+}
+
+/// Whether `MCO_ENVTEST_KEEP_DIR` (set, not empty, not `0`) asks to keep
+/// the temp dirs of control planes and fixtures for debugging.
+pub fn keep_dirs() -> bool {
+    std::env::var("MCO_ENVTEST_KEEP_DIR").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
 fn start_timeout_from_env() -> Result<Duration> {

@@ -566,11 +566,10 @@ fn status_output(out: std::process::Output, args: &[&str], how: &str) -> Result<
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        let keep = std::env::var("MCO_ENVTEST_KEEP_DIR").is_ok_and(|v| !v.is_empty() && v != "0");
         // Stop the controllers before their log dir goes.
         self.controllers.clear();
         if let Some(dir) = self.dir.take() {
-            if keep {
+            if mco_e2e::keep_dirs() {
                 eprintln!("mcn_controller: keeping {}", dir.keep().display());
             } else if let Err(e) = dir.close() {
                 eprintln!(
