@@ -4,6 +4,8 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+pub mod wasm;
+
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
