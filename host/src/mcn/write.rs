@@ -266,34 +266,28 @@ mod tests {
     #[tokio::test]
     async fn only_what_differs_is_written() {
         let stored = mcn("5", spec("rendered-a"), Some(status("True")));
-        let (writer, registry, scenario) = serve(vec![status_apply("False").answer(mcn(
-            "6",
-            spec("rendered-a"),
-            Some(status("False")),
-        ))]);
-        let desired = mcn("", spec("rendered-a"), Some(status("False")));
-        let changed = writer.apply(Some(&stored), &desired).await;
-        assert!(matches!(changed, Ok(false)), "{changed:?}");
-        scenario.done().await;
-        assert_eq!(
-            writes(&registry),
-            [r#"mco_api_writes_total{kind="apply_status"} 1"#]
-        );
-
-        let (writer, registry, scenario) = serve(vec![spec_apply("rendered-b").answer(mcn(
-            "6",
-            spec("rendered-b"),
-            Some(status("True")),
-        ))]);
-        let desired = mcn("", spec("rendered-b"), Some(status("True")));
-        let changed = writer.apply(Some(&stored), &desired).await;
-        assert!(matches!(changed, Ok(false)), "{changed:?}");
-        scenario.done().await;
-        assert_eq!(
-            writes(&registry),
-            [r#"mco_api_writes_total{kind="apply_spec"} 1"#]
-        );
-        assert_eq!(remembered(&writer).as_deref(), Some("6"));
+        for ((desired, updated), call, kind) in [
+            (
+                ("rendered-a", "False"),
+                status_apply("False"),
+                "apply_status",
+            ),
+            (
+                ("rendered-b", "True"),
+                spec_apply("rendered-b"),
+                "apply_spec",
+            ),
+        ] {
+            let answer = mcn("6", spec(desired), Some(status(updated)));
+            let (writer, registry, scenario) = serve(vec![call.answer(answer)]);
+            let desired = mcn("", spec(desired), Some(status(updated)));
+            let changed = writer.apply(Some(&stored), &desired).await;
+            assert!(matches!(changed, Ok(false)), "{kind}: {changed:?}");
+            scenario.done().await;
+            let counted = format!(r#"mco_api_writes_total{{kind="{kind}"}} 1"#);
+            assert_eq!(writes(&registry), [counted]);
+            assert_eq!(remembered(&writer).as_deref(), Some("6"), "{kind}");
+        }
     }
 
     #[tokio::test]
