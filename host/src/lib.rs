@@ -2,12 +2,14 @@
 //! guests. One folder per job (`mcn`, `bootimage`: objects, rules, guest
 //! binding, controller, writes, eval inputs), the cluster plumbing both use
 //! (`cluster`), which module serves which job (`registry`), the wasmtime façade
-//! that knows no job (`runtime`), and the command line (`cli`).
+//! that knows no job (`runtime`), the manifest reader of the `eval` inputs
+//! (`manifests`), and the command line (`cli`).
 
 pub mod admin;
 pub mod bootimage;
 pub mod cli;
 pub mod cluster;
+pub mod manifests;
 pub mod mcn;
 pub mod metrics;
 pub mod registry;

@@ -7,17 +7,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client};
+use kube::Api;
 use kube_lease_manager::LeaseManagerBuilder;
 use prometheus_client::registry::Registry;
 
 use futures::FutureExt;
 
 use crate::admin::{self, AdminState};
-use crate::cluster::FIELD_MANAGER;
 use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
 use crate::cluster::watch::{Readiness, latest};
+use crate::cluster::{self, FIELD_MANAGER};
 use crate::metrics::Metrics;
 use crate::registry::swap;
 use crate::{bootimage, mcn};
@@ -45,7 +44,7 @@ pub struct BootImageOptions {
 }
 
 pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()> {
-    let client = client(options.kubeconfig.as_deref()).await?;
+    let client = cluster::client::connect(options.kubeconfig.as_deref()).await?;
     let mut registry = Registry::default();
     let metrics = Metrics::register(&mut registry);
     let ns = &options.namespace;
@@ -161,22 +160,6 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     machineconfiguration_watch.abort();
     admin.abort();
     Ok(())
-}
-
-pub(crate) async fn client(kubeconfig: Option<&std::path::Path>) -> anyhow::Result<Client> {
-    match kubeconfig {
-        None => Client::try_default()
-            .await
-            .context("no in-cluster config or $KUBECONFIG"),
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            let config =
-                kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                    .await?;
-            Ok(Client::try_from(config)?)
-        }
-    }
 }
 
 /// SIGTERM (Kubernetes) or Ctrl-C.

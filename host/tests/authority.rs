@@ -342,6 +342,6 @@ fn mcn_rules_name_the_field() {
         let err = mco_host::mcn::authority::check(facts, &Decision::Apply(mcn))
             .err()
             .unwrap_or_else(|| panic!("{message}: accepted"));
-        assert!(err.contains(message), "{err}");
+        assert!(err.to_string().contains(message), "{err}");
     }
 }

@@ -1,6 +1,6 @@
 //! Every MachineConfigNode golden case runs through the native library and
 //! the wasm guest; the two must agree exactly, and the eval output must
-//! match the case's expected.json.
+//! match the case's expected.json. Every failing case is reported.
 
 mod common;
 
@@ -13,12 +13,9 @@ fn native_and_wasm_agree_on_every_golden_case() {
     let guest = common::mcn_guest(&runtime, &common::installed_guest("mcn.wasm"));
     let cases = common::golden_cases("mcn");
     assert!(cases.len() >= 40, "only {} MCN golden cases", cases.len());
-    for case in cases {
-        let name = case
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let inputs = McnInputs::read_case(&case).unwrap_or_else(|e| panic!("{name}: {e}"));
+    common::check_each_case(&cases, |case| {
+        let name = common::case_name(case);
+        let inputs = McnInputs::read_case(case).unwrap_or_else(|e| panic!("{name}: {e}"));
         let facts = inputs.facts();
 
         let native = mco_mcn::derive(&facts);
@@ -43,5 +40,5 @@ fn native_and_wasm_agree_on_every_golden_case() {
             expected,
             "{name}: output differs from expected.json"
         );
-    }
+    });
 }

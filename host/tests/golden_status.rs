@@ -7,6 +7,8 @@
 //! pool counts add up to the pool's MCNs, and every node and MachineSet it
 //! names says what its object says.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::jiff::Timestamp;
@@ -70,7 +72,7 @@ fn golden(case: &str, file: &str, actual: &str) {
 
 #[test]
 fn renders_match_the_goldens() {
-    for case in CASES {
+    common::check_each_case(CASES, |case| {
         let s = summary(case);
         let text = render::render(
             &s,
@@ -87,12 +89,12 @@ fn renders_match_the_goldens() {
         golden(case, "expected.txt", &text);
         let json = serde_json::to_string_pretty(&s).unwrap_or_default() + "\n";
         golden(case, "expected.json", &json);
-    }
+    });
 }
 
 #[test]
 fn json_agrees_with_the_objects() {
-    for case in CASES {
+    common::check_each_case(CASES, |case| {
         let objects = objects(case);
         let json = serde_json::to_value(summary(case)).unwrap_or_default();
         let mcn = |name: &str| {
@@ -165,7 +167,7 @@ fn json_agrees_with_the_objects() {
             let ami = &ms["spec"]["template"]["spec"]["providerSpec"]["value"]["ami"]["id"];
             assert_eq!(&row["currentImage"], ami, "{case}");
         }
-    }
+    });
 }
 
 /// The cases show what they are named for.

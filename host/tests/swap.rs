@@ -9,26 +9,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use common::wasm::with_custom_section;
 use mco_host::registry::entries::Location;
 use mco_host::registry::oci::PullError;
 use mco_host::registry::{
     self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, smoke,
 };
 use mco_host::runtime::{LoadError, Runtime, RuntimeConfig, digest};
-
-/// The same component with a custom section appended: another digest,
-/// identical behaviour (the engine ignores custom sections).
-fn with_custom_section(wasm: &[u8], name: &str, payload: &[u8]) -> Vec<u8> {
-    use wasm_encoder::{Encode, Section};
-    let section = wasm_encoder::CustomSection {
-        name: name.into(),
-        data: payload.into(),
-    };
-    let mut out = wasm.to_vec();
-    out.push(section.id());
-    section.encode(&mut out);
-    out
-}
 
 struct World {
     dir: tempfile::TempDir,

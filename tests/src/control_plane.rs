@@ -29,8 +29,9 @@ pub const FIELD_MANAGER: &str = "mco-e2e";
 
 /// Start-up budget when neither the builder nor `MCO_ENVTEST_START_TIMEOUT`
 /// says otherwise. Idle start-up is 3-5 s, but contended 2-core CI has been
-/// seen above 30 s (kube-and-envtest.md §2.3), and a flaky start costs more
-/// than a slow one.
+/// seen above 30 s (Kubernetes raised its own integration tests' start-up
+/// wait, `StartTestServer`, from 10 s to 60 s after starts of 31-35 s), and
+/// a flaky start costs more than a slow one.
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(120);
 
 const POLL: Duration = Duration::from_millis(100);
@@ -595,9 +596,8 @@ impl Drop for ControlPlane {
         {
             drop(proc);
         }
-        let keep = std::env::var("MCO_ENVTEST_KEEP_DIR").is_ok_and(|v| !v.is_empty() && v != "0");
         if let Some(dir) = self.dir.take() {
-            if keep {
+            if keep_dirs() {
                 eprintln!("mco-e2e: keeping {}", dir.keep().display());
             } else if let Err(e) = dir.close() {
                 eprintln!("mco-e2e: cannot remove {}: {e}", self.root.display());
@@ -643,6 +643,12 @@ async fn etcd_health(addr: SocketAddr) -> Result<()> {
         body.trim()
     );
     Ok(())
+}
+
+/// Whether `MCO_ENVTEST_KEEP_DIR` (set, not empty, not `0`) asks to keep
+/// the temp dirs of control planes and fixtures for debugging.
+pub fn keep_dirs() -> bool {
+    std::env::var("MCO_ENVTEST_KEEP_DIR").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
 fn start_timeout_from_env() -> Result<Duration> {

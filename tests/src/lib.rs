@@ -19,9 +19,10 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Environment: `MCO_ENVTEST_BIN` (binary cache root, read by build.sh),
-//! `MCO_ENVTEST_START_TIMEOUT` (seconds per start phase, default 120),
-//! `MCO_ENVTEST_KEEP_DIR=1` (keep the temp dir with logs after Drop).
+//! Environment (also in the README's "The two commands"): `MCO_ENVTEST_BIN`
+//! (binary cache root, read by build.sh), `MCO_ENVTEST_START_TIMEOUT`
+//! (seconds per start phase, default 120), `MCO_ENVTEST_KEEP_DIR=1` (keep
+//! the temp dir with logs after Drop, [`keep_dirs`]).
 
 mod control_plane;
 mod crds;
@@ -31,7 +32,7 @@ mod users;
 
 pub use control_plane::{
     ControlPlane, ControlPlaneBuilder, DEFAULT_START_TIMEOUT, FIELD_MANAGER, StartTimings,
-    envtest_bin_dir,
+    envtest_bin_dir, keep_dirs,
 };
 pub use crds::{crds_dir, load_crd_dir, openshift};
 pub use http::http_get;

@@ -92,7 +92,7 @@ async fn control_plane_end_to_end() -> Result<()> {
             "pid {pid} still exists after drop"
         );
     }
-    if std::env::var_os("MCO_ENVTEST_KEEP_DIR").is_none() {
+    if !mco_e2e::keep_dirs() {
         assert!(!dir.exists(), "{} was not removed", dir.display());
     }
     Ok(())

@@ -32,6 +32,7 @@ use tokio::time::sleep;
 
 use support::fixture::{self, Fixture, api_code};
 use support::golden::{self, Expected};
+use support::wasm::with_custom_section;
 
 /// Bound on one update step reaching its MCN.
 const STEP_TIMEOUT: Duration = Duration::from_secs(15);
@@ -41,9 +42,6 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(15);
 /// blind for longer after the API returns is not surviving the restart.
 const AFTER_RESTART_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// One control plane and its controllers at a time: on two cores, three at
-/// once starve each other past the readiness and convergence bounds.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const B: &str = "rendered-worker-b";
 
 /// One update step as the MCD and the drain controller write it: node
@@ -55,7 +53,9 @@ struct Step {
     unschedulable: bool,
 }
 
-/// spec/mcn.md §5.1, as `generate.py`'s reboot walk replays it.
+/// One standard (reboot) update as upstream's daemon and drain controller
+/// write it (the MachineConfigNode enhancement's walk-through), as
+/// `generate.py`'s reboot walk replays it.
 const REBOOT_WALK: &[Step] = &[
     Step {
         case: "reboot-01-desired-config-set",
@@ -166,30 +166,21 @@ const RESTART_WALK: &[Step] = &[
 /// daemon writes survives our status writes.
 #[tokio::test]
 async fn follows_disruption_policies_and_keeps_other_writers_fields() -> Result<()> {
-    let _one_at_a_time = SERIAL.lock().await;
-    let mut fx = Fixture::start().await?;
-    let r = policies_and_other_writers(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(policies_and_other_writers).await
 }
 
 /// Pools and node kinds (tests 1 and 5), a reboot and a rebootless update
 /// step by step (2), a node deleted and a resync of a stable cluster (3).
 #[tokio::test]
 async fn reports_nodes_through_updates_as_the_service_account() -> Result<()> {
-    let _one_at_a_time = SERIAL.lock().await;
-    let mut fx = Fixture::start().await?;
-    let r = lifecycle(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(lifecycle).await
 }
 
 /// Two replicas on one lease: one writer; the standby takes over when the
 /// leader is SIGKILLed (test 4).
 #[tokio::test]
 async fn standby_takes_over_when_the_leader_dies() -> Result<()> {
-    let _one_at_a_time = SERIAL.lock().await;
-    let mut fx = Fixture::start().await?;
-    let r = failover(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(failover).await
 }
 
 /// A leader stopped gracefully (SIGTERM) releases the lease: a replica that
@@ -198,19 +189,13 @@ async fn standby_takes_over_when_the_leader_dies() -> Result<()> {
 /// expiry it read: kube-lease-manager does not watch the Lease.)
 #[tokio::test]
 async fn a_leader_stopped_gracefully_hands_over_the_lease() -> Result<()> {
-    let _one_at_a_time = SERIAL.lock().await;
-    let mut fx = Fixture::start().await?;
-    let r = graceful_handover(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(graceful_handover).await
 }
 
 /// The apiserver restarts while the controller runs (test 6).
 #[tokio::test]
 async fn converges_after_an_apiserver_restart() -> Result<()> {
-    let _one_at_a_time = SERIAL.lock().await;
-    let mut fx = Fixture::start().await?;
-    let r = apiserver_restart(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(apiserver_restart).await
 }
 
 /// The MCN guest is swapped through a registry ConfigMap while four workers
@@ -219,10 +204,7 @@ async fn converges_after_an_apiserver_restart() -> Result<()> {
 /// any node is missed (test 7).
 #[tokio::test]
 async fn swaps_the_guest_while_nodes_update() -> Result<()> {
-    let _one_at_a_time = SERIAL.lock().await;
-    let mut fx = Fixture::start().await?;
-    let r = hot_swap(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(hot_swap).await
 }
 
 /// The registry as MachineConfigGuest objects (`--registry-crd`), swapped
@@ -235,10 +217,7 @@ async fn swaps_the_guest_while_nodes_update() -> Result<()> {
 /// installed guest.
 #[tokio::test]
 async fn swaps_through_machineconfigguests_while_nodes_update() -> Result<()> {
-    let _one_at_a_time = SERIAL.lock().await;
-    let mut fx = Fixture::start().await?;
-    let r = guest_objects(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(guest_objects).await
 }
 
 /// A host whose MachineConfigGuest names an OCI module the registry does
@@ -247,10 +226,7 @@ async fn swaps_through_machineconfigguests_while_nodes_update() -> Result<()> {
 /// serves the module, the host picks it up on its own.
 #[tokio::test]
 async fn starts_on_the_installed_guest_until_the_registry_serves() -> Result<()> {
-    let _one_at_a_time = SERIAL.lock().await;
-    let mut fx = Fixture::start().await?;
-    let r = late_registry(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(late_registry).await
 }
 
 // ---- scenarios -----------------------------------------------------------------------------------
@@ -318,7 +294,8 @@ async fn lifecycle(fx: &mut Fixture) -> Result<()> {
     }
     eprintln!("initial MCNs converged in {:.2?}", t.elapsed());
     // A node in no pool reports under `not-yet-set` (Done is all Updated
-    // needs then); a Windows node's MCN is spec only (spec/mcn.md §14).
+    // needs then); a Windows node's MCN is spec only (upstream's daemon runs
+    // on Linux nodes only, and only it writes MCN status).
     let mut pool_less = updated_on("lonely-0", "worker")?;
     pool_less.pool = "not-yet-set".into();
     fx.wait_mcn(&pool_less, &lonely0, STEP_TIMEOUT)
@@ -1541,20 +1518,6 @@ fn sha256(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-/// The same component with a custom section appended: another digest,
-/// identical behaviour (the engine ignores custom sections).
-fn with_custom_section(wasm: &[u8], name: &str, payload: &[u8]) -> Vec<u8> {
-    use wasm_encoder::{Encode, Section};
-    let section = wasm_encoder::CustomSection {
-        name: name.into(),
-        data: payload.into(),
-    };
-    let mut out = wasm.to_vec();
-    out.push(section.id());
-    section.encode(&mut out);
-    out
 }
 
 fn registry_yaml(module: &str, sha256: &str, candidate: Option<(&str, &str)>) -> String {

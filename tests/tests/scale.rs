@@ -39,16 +39,12 @@ const REFUSED_WITHIN: Duration = Duration::from_secs(600);
 
 #[tokio::test]
 async fn becomes_ready_with_5000_nodes_already_there() -> Result<()> {
-    let mut fx = Fixture::start().await?;
-    let r = ready_at_scale(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(ready_at_scale).await
 }
 
 #[tokio::test]
 async fn a_guest_flooding_every_node_leaves_the_host_running() -> Result<()> {
-    let mut fx = Fixture::start().await?;
-    let r = flooded_at_scale(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(flooded_at_scale).await
 }
 
 async fn cluster_of_5000(fx: &Fixture) -> Result<()> {

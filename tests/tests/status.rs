@@ -46,9 +46,7 @@ const WALK: &[(&str, Option<&str>)] = &[
 
 #[tokio::test]
 async fn status_follows_a_rolling_update() -> Result<()> {
-    let mut fx = Fixture::start().await?;
-    let r = rolling_update(&mut fx).await;
-    fx.finish(r)
+    Fixture::run(rolling_update).await
 }
 
 fn worker_pool(summary: &Value) -> Result<&Value> {

@@ -15,7 +15,7 @@ use super::error::{PassError, Subject};
 use super::guest::{BatchItem, BootImageGuest};
 use super::plan::{Pass, UserData};
 use super::rules::{self, MachineSetInputs, Step};
-use crate::cli::files::{InputError as FileError, Reader, case_file};
+use crate::manifests::{InputError as FileError, Reader, case_file};
 use crate::runtime::GuestError;
 
 /// Everything `eval bootimage` reads, parsed.

@@ -3,7 +3,6 @@
 //! with the exit statuses of the eval contract.
 
 mod eval;
-pub mod files;
 mod oci;
 pub mod status;
 
@@ -15,10 +14,10 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use k8s_openapi::jiff::Timestamp;
 
+use crate::manifests::InputError;
 use crate::registry::entries::{Location, Registry, RegistryError};
 use crate::registry::{self, FetchError, JobError, StartError};
 use crate::runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
-use files::InputError;
 
 #[derive(Parser)]
 #[command(

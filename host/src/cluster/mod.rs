@@ -1,10 +1,13 @@
-//! Cluster plumbing both jobs share, and no job logic: the field manager,
-//! the catalogue of resource types, the watch helper, the own-write cache,
+//! Cluster plumbing both jobs share, and no job logic: the client, the
+//! field manager, the catalogue of resource types, the watch helper, the own-write cache,
 //! the condition merge and the Event publisher. Neither job imports the
 //! other; both import this.
 
+pub mod client;
 pub mod conditions;
 pub mod events;
+#[cfg(test)]
+pub mod mock;
 pub mod own_writes;
 pub mod resources;
 pub mod watch;

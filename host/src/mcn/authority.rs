@@ -18,32 +18,89 @@ const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 /// How much of an offending value a message quotes, in bytes.
 const QUOTE: usize = 120;
 
-/// Every condition type the MCN CRD's set allows (`spec/mcn.md` §3.1): the
-/// default list plus the types of the `ImageModeStatusReporting` gate and
-/// the internal release image manager.
+/// Every condition type the MCN CRD's set allows (the `StateProgress`
+/// constants of openshift/api `machineconfiguration/v1/types_machineconfignode.go`):
+/// the default list plus the types of the `ImageModeStatusReporting` gate
+/// and the internal release image manager.
 pub fn allowed_condition_types() -> impl Iterator<Item = &'static str> {
     mco_mcn::DEFAULT_CONDITION_TYPES
         .into_iter()
         .chain(mco_mcn::OTHER_CONDITION_TYPES)
 }
 
-/// `Err` names the rule an `apply` decision breaks.
-pub fn check(facts: &Facts, decision: &Decision) -> Result<(), String> {
+/// The rule an `apply` decision breaks. Offending values are quoted, and
+/// cut to [`QUOTE`] bytes, as the guest wrote them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Overreach {
+    #[error(
+        "the MCN guest puts node {node} in pool {pool}, which is not one of the pools the host passed ({passed}) nor {NOT_YET_SET}"
+    )]
+    Pool {
+        node: String,
+        pool: String,
+        /// The pools the host passed, joined, or `none`.
+        passed: String,
+    },
+    #[error(
+        "the MCN guest reports node {node} without a status, which only a Windows node's MCN may lack"
+    )]
+    NoStatus { node: String },
+    #[error(
+        "the MCN guest lowers status.observedGeneration of node {node} from {floor} to {observed}"
+    )]
+    GenerationLowered {
+        node: String,
+        floor: i64,
+        observed: i64,
+    },
+    #[error(
+        "the MCN guest sets status.observedGeneration of node {node} to {observed}, beyond {ceiling}, the most the next write can reach"
+    )]
+    GenerationBeyond {
+        node: String,
+        observed: i64,
+        ceiling: i64,
+    },
+    #[error(
+        "the MCN guest sets {field} of node {node} to {name}, which is neither one of the node's config annotations nor its pool's target config"
+    )]
+    ConfigName {
+        field: &'static str,
+        node: String,
+        name: String,
+    },
+    #[error(
+        "the MCN guest sets {field} of node {node} to {image}, which is not one of the node's image annotations"
+    )]
+    Image {
+        field: &'static str,
+        node: String,
+        image: String,
+    },
+    #[error(
+        "the MCN guest reports condition type {kind}, which the MachineConfigNode CRD's condition set does not allow"
+    )]
+    ConditionType { kind: String },
+    #[error("the MCN guest reports condition type {kind} more than once")]
+    ConditionTwice { kind: String },
+}
+
+pub fn check(facts: &Facts, decision: &Decision) -> Result<(), Overreach> {
     let Decision::Apply(mcn) = decision else {
         return Ok(());
     };
     let node = &facts.node.name;
     let pools: Vec<&str> = facts.pools.iter().map(|p| p.name.as_str()).collect();
     if mcn.pool != NOT_YET_SET && !pools.contains(&mcn.pool.as_str()) {
-        return Err(format!(
-            "the MCN guest puts node {node} in pool {}, which is not one of the pools the host passed ({}) nor {NOT_YET_SET}",
-            quote(&mcn.pool, QUOTE),
-            if pools.is_empty() {
+        return Err(Overreach::Pool {
+            node: node.clone(),
+            pool: quote(&mcn.pool, QUOTE),
+            passed: if pools.is_empty() {
                 "none".to_owned()
             } else {
                 pools.join(", ")
-            }
-        ));
+            },
+        });
     }
     config_names(facts, mcn)?;
     images(facts, mcn)?;
@@ -57,9 +114,7 @@ pub fn check(facts: &Facts, decision: &Decision) -> Result<(), String> {
         return if windows {
             Ok(())
         } else {
-            Err(format!(
-                "the MCN guest reports node {node} without a status, which only a Windows node's MCN may lack"
-            ))
+            Err(Overreach::NoStatus { node: node.clone() })
         };
     };
     conditions(status)?;
@@ -68,7 +123,7 @@ pub fn check(facts: &Facts, decision: &Decision) -> Result<(), String> {
 
 /// Not below the stored value; at most two above the stored generation
 /// (a spec change, then the status write's "+1"), or 2 for a new MCN.
-fn observed_generation(facts: &Facts, observed: i64) -> Result<(), String> {
+fn observed_generation(facts: &Facts, observed: i64) -> Result<(), Overreach> {
     let node = &facts.node.name;
     let stored = facts.stored.as_ref();
     let floor = stored
@@ -83,14 +138,18 @@ fn observed_generation(facts: &Facts, observed: i64) -> Result<(), String> {
     });
     let ceiling = generation.saturating_add(2).max(floor);
     if observed < floor {
-        return Err(format!(
-            "the MCN guest lowers status.observedGeneration of node {node} from {floor} to {observed}"
-        ));
+        return Err(Overreach::GenerationLowered {
+            node: node.clone(),
+            floor,
+            observed,
+        });
     }
     if observed > ceiling {
-        return Err(format!(
-            "the MCN guest sets status.observedGeneration of node {node} to {observed}, beyond {ceiling}, the most the next write can reach"
-        ));
+        return Err(Overreach::GenerationBeyond {
+            node: node.clone(),
+            observed,
+            ceiling,
+        });
     }
     Ok(())
 }
@@ -105,7 +164,7 @@ fn annotation<'f>(facts: &'f Facts, key: &str) -> Option<&'f str> {
 
 /// desired/current config names: the node's annotations, its pool's
 /// target config, or the placeholder.
-fn config_names(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), String> {
+fn config_names(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), Overreach> {
     let pool_target = facts
         .pools
         .iter()
@@ -132,18 +191,18 @@ fn config_names(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), String> {
         if let Some(name) = name
             && !allowed.contains(name.as_str())
         {
-            return Err(format!(
-                "the MCN guest sets {field} of node {} to {}, which is neither one of the node's config annotations nor its pool's target config",
-                facts.node.name,
-                quote(name, QUOTE)
-            ));
+            return Err(Overreach::ConfigName {
+                field,
+                node: facts.node.name.clone(),
+                name: quote(name, QUOTE),
+            });
         }
     }
     Ok(())
 }
 
 /// Beyond the issue: the images come from the node's image annotations.
-fn images(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), String> {
+fn images(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), Overreach> {
     let allowed: BTreeSet<&str> = [
         annotation(facts, "currentImage"),
         annotation(facts, "desiredImage"),
@@ -166,31 +225,30 @@ fn images(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), String> {
         if let Some(value) = value
             && !allowed.contains(value.as_str())
         {
-            return Err(format!(
-                "the MCN guest sets {field} of node {} to {}, which is not one of the node's image annotations",
-                facts.node.name,
-                quote(value, QUOTE)
-            ));
+            return Err(Overreach::Image {
+                field,
+                node: facts.node.name.clone(),
+                image: quote(value, QUOTE),
+            });
         }
     }
     Ok(())
 }
 
-fn conditions(status: &NodeStatus) -> Result<(), String> {
+fn conditions(status: &NodeStatus) -> Result<(), Overreach> {
     let allowed: BTreeSet<&str> = allowed_condition_types().collect();
     let mut seen = BTreeSet::new();
     for condition in &status.conditions {
         let kind = condition.type_.as_str();
         if !allowed.contains(kind) {
-            return Err(format!(
-                "the MCN guest reports condition type {}, which the MachineConfigNode CRD's condition set does not allow",
-                quote(kind, QUOTE)
-            ));
+            return Err(Overreach::ConditionType {
+                kind: quote(kind, QUOTE),
+            });
         }
         if !seen.insert(kind) {
-            return Err(format!(
-                "the MCN guest reports condition type {kind} more than once"
-            ));
+            return Err(Overreach::ConditionTwice {
+                kind: kind.to_owned(),
+            });
         }
     }
     Ok(())

@@ -221,7 +221,8 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
             }
         }
         // Pending and Provisioning nodes: upstream creates no MCN for them
-        // yet, and neither do we; one that exists is left alone (§14).
+        // yet (`syncMachineConfigNodes` in `pkg/operator/sync.go`), and
+        // neither do we; one that exists is left alone.
         logic::Decision::Skip(reason) => {
             tracing::debug!(%reason, "no MachineConfigNode for this node yet");
         }

@@ -81,9 +81,11 @@ pub struct MachineConfigNodeStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_image: Option<StatusConfigImage>,
     // The fields below are upstream's, written by the daemon from what only
-    // the node knows (`spec/mcn.md` §15). They are in the schema so another
-    // writer's values are kept, not pruned; our status apply never sends
-    // them (empty is never serialized), so it never owns them.
+    // the node knows (its `pkg/daemon/pinned_image_set.go`,
+    // `irreconcilable_diff_reporter.go` and `internalreleaseimage/`). They
+    // are in the schema so another writer's values are kept, not pruned; our
+    // status apply never sends them (empty is never serialized), so it never
+    // owns them.
     /// Written by the daemon's pinned image set manager.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 100), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::crd;
 use super::objects::{MachineConfig, MachineConfigPool};
 use super::{policies, rules};
-use crate::cli::files::{InputError, Reader, case_file};
+use crate::manifests::{InputError, Reader, case_file};
 
 /// Everything `eval mcn` reads, parsed.
 pub struct McnInputs {

@@ -82,7 +82,7 @@ impl McnGuest {
         decision: logic::Decision,
     ) -> Result<logic::Decision, GuestError> {
         logic::validate(&decision)
-            .and_then(|()| super::authority::check(facts, &decision))
+            .and_then(|()| super::authority::check(facts, &decision).map_err(|e| e.to_string()))
             .map_err(|detail| self.invalid_output(detail))?;
         Ok(decision)
     }

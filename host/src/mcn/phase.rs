@@ -3,7 +3,9 @@
 //! controller's `mco_node_phase_seconds` gauge, so both name a phase the
 //! same way.
 //!
-//! The conditions follow spec/mcn.md §3: within one update cycle a phase's
+//! The conditions follow upstream's upgrade monitor
+//! (`pkg/upgrademonitor/upgrade_monitor.go`, and the MachineConfigNode
+//! enhancement's workflow): within one update cycle a phase's
 //! condition goes False (not started) → Unknown (in progress, or errored)
 //! → True (done), and `Updated` flips to False when the cycle starts and to
 //! True when it ends (resetting the others to False). So the phase is the
@@ -148,7 +150,7 @@ pub fn in_flight(mcn: &MachineConfigNode) -> Option<Placement> {
             // a reboot no post-config action runs.
             (Phase::Applying, _) if post_action_done(conditions) => Phase::Resuming,
             (Phase::Rebooting, _) => Phase::Resuming,
-            // Without a drain (W6), the files come right after preparing.
+            // Without a drain, the files come right after preparing.
             (Phase::Preparing, Phase::Cordoning) if !drain_required(conditions) => Phase::Applying,
             (_, next) => next,
         };
@@ -157,7 +159,8 @@ pub fn in_flight(mcn: &MachineConfigNode) -> Option<Placement> {
     Some(placement(Phase::Pending, updated))
 }
 
-/// W5's `Drain Required: false` (spec/mcn.md §12.6).
+/// `UpdatePrepared`'s message ends in `Drain Required: false` when the
+/// update needs no drain (upstream's `update` in `pkg/daemon/update.go`).
 fn drain_required(conditions: &[Condition]) -> bool {
     find(conditions, "UpdatePrepared").is_none_or(|c| !c.message.contains("Drain Required: false"))
 }

@@ -1,7 +1,10 @@
 //! The cluster's node disruption policies, read from MachineConfiguration
-//! `cluster` the way the daemon reads them (`spec/mcn.md` §12.1–§12.3):
+//! `cluster` the way the daemon reads them (upstream's
+//! `calculatePostConfigChangeNodeDisruptionAction` in `pkg/daemon/update.go`):
 //! the operator's merged status when it is current, otherwise the spec
-//! merged onto the built-in defaults, otherwise the defaults alone.
+//! merged onto the built-in defaults, as the operator will publish it
+//! (`defaultClusterPolicies` and `MergeClusterPolicies` in
+//! `pkg/apihelpers/apihelpers.go`), otherwise the defaults alone.
 //! Sans-IO: the controller and `eval mcn` both come here.
 
 use mco_mcn::{DisruptionAction, DisruptionPolicies, FilePolicy, UnitPolicy};

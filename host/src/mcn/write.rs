@@ -140,3 +140,214 @@ impl Writer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use prometheus_client::registry::Registry;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::cluster::mock::{self, Call};
+
+    const PATH: &str = "/apis/machineconfiguration.openshift.io/v1/machineconfignodes/worker-0";
+    const APPLY: &str = "fieldManager=mco-host&force=true&fieldValidation=Ignore";
+
+    fn spec(desired: &str) -> Value {
+        json!({"node": {"name": "worker-0"}, "pool": {"name": "worker"}, "configVersion": {"desired": desired}})
+    }
+
+    fn status(updated: &str) -> Value {
+        json!({"conditions": [{
+            "type": "Updated", "status": updated, "reason": "R", "message": "m",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }]})
+    }
+
+    /// An MCN as stored at `resource_version`, or as decided (`""`: none).
+    fn mcn(resource_version: &str, spec: Value, status: Option<Value>) -> MachineConfigNode {
+        let mut object = json!({
+            "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+            "metadata": {"name": "worker-0"},
+            "spec": spec,
+        });
+        if !resource_version.is_empty() {
+            object["metadata"]["resourceVersion"] = json!(resource_version);
+        }
+        if let Some(status) = status {
+            object["status"] = status;
+        }
+        serde_json::from_value(object).unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    fn spec_apply(desired: &str) -> Call {
+        Call::patch(PATH).query(APPLY).body(json!({
+            "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+            "metadata": {"name": "worker-0", "ownerReferences": null},
+            "spec": spec(desired),
+        }))
+    }
+
+    fn status_apply(updated: &str) -> Call {
+        Call::patch(&format!("{PATH}/status"))
+            .query(APPLY)
+            .body(json!({
+                "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+                "metadata": {"name": "worker-0"},
+                "status": status(updated),
+            }))
+    }
+
+    fn serve(calls: Vec<Call>) -> (Writer, Registry, mock::Scenario) {
+        let mut registry = Registry::default();
+        let metrics = Metrics::register(&mut registry);
+        let (client, scenario) = mock::serve(calls);
+        (Writer::new(client, metrics), registry, scenario)
+    }
+
+    /// The `mco_api_writes_total` counts, by kind.
+    fn writes(registry: &Registry) -> Vec<String> {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, registry)
+            .unwrap_or_else(|err| panic!("{err}"));
+        text.lines()
+            .filter(|line| line.starts_with("mco_api_writes_total{"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// What the writer remembers of its own writes, by resource version.
+    fn remembered(writer: &Writer) -> Option<String> {
+        let newest = writer.written.newest("worker-0", None)?;
+        newest.metadata.resource_version.clone()
+    }
+
+    #[tokio::test]
+    async fn nothing_changed_writes_nothing() {
+        let (writer, registry, scenario) = serve(vec![]);
+        let mut stored = mcn("5", spec("rendered-b"), Some(status("True")));
+        // The daemon's own fields are not ours to compare.
+        let daemon = json!([{"fieldPath": "spec.config.storage.disks[0]", "diff": "d"}]);
+        if let Some(status) = stored.status.as_mut() {
+            status.irreconcilable_changes =
+                serde_json::from_value(daemon).unwrap_or_else(|err| panic!("{err}"));
+        }
+        let desired = mcn("", spec("rendered-b"), Some(status("True")));
+        let changed = writer.apply(Some(&stored), &desired).await;
+        assert!(matches!(changed, Ok(false)), "{changed:?}");
+        // A Windows node's MCN has no status of ours: only the spec counts.
+        let windows = mcn("", spec("rendered-b"), None);
+        let changed = writer.apply(Some(&stored), &windows).await;
+        assert!(matches!(changed, Ok(false)), "{changed:?}");
+        scenario.done().await;
+        assert_eq!(writes(&registry), Vec::<String>::new());
+        assert_eq!(remembered(&writer), None);
+    }
+
+    #[tokio::test]
+    async fn a_new_node_gets_its_spec_then_its_status() {
+        let (writer, registry, scenario) = serve(vec![
+            spec_apply("rendered-b").answer(mcn("5", spec("rendered-b"), None)),
+            status_apply("False").answer(mcn("6", spec("rendered-b"), Some(status("False")))),
+        ]);
+        let desired = mcn("", spec("rendered-b"), Some(status("False")));
+        let changed = writer.apply(None, &desired).await;
+        assert!(matches!(changed, Ok(false)), "{changed:?}");
+        scenario.done().await;
+        assert_eq!(
+            writes(&registry),
+            [
+                r#"mco_api_writes_total{kind="create"} 1"#,
+                r#"mco_api_writes_total{kind="apply_status"} 1"#,
+            ]
+        );
+        assert_eq!(remembered(&writer).as_deref(), Some("6"));
+    }
+
+    #[tokio::test]
+    async fn only_what_differs_is_written() {
+        let stored = mcn("5", spec("rendered-a"), Some(status("True")));
+        for ((desired, updated), call, kind) in [
+            (
+                ("rendered-a", "False"),
+                status_apply("False"),
+                "apply_status",
+            ),
+            (
+                ("rendered-b", "True"),
+                spec_apply("rendered-b"),
+                "apply_spec",
+            ),
+        ] {
+            let answer = mcn("6", spec(desired), Some(status(updated)));
+            let (writer, registry, scenario) = serve(vec![call.answer(answer)]);
+            let desired = mcn("", spec(desired), Some(status(updated)));
+            let changed = writer.apply(Some(&stored), &desired).await;
+            assert!(matches!(changed, Ok(false)), "{kind}: {changed:?}");
+            scenario.done().await;
+            let counted = format!(r#"mco_api_writes_total{{kind="{kind}"}} 1"#);
+            assert_eq!(writes(&registry), [counted]);
+            assert_eq!(remembered(&writer).as_deref(), Some("6"), "{kind}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_spec_that_lands_is_remembered_when_the_status_fails() {
+        let stored = mcn("5", spec("rendered-a"), Some(status("True")));
+        let (writer, registry, scenario) = serve(vec![
+            spec_apply("rendered-b").answer(mcn("6", spec("rendered-b"), Some(status("True")))),
+            status_apply("False").refuse(500, "InternalError"),
+        ]);
+        let desired = mcn("", spec("rendered-b"), Some(status("False")));
+        let failed = writer.apply(Some(&stored), &desired).await;
+        assert!(
+            failed.as_ref().is_err_and(|err| is_status(err, 500)),
+            "{failed:?}"
+        );
+        scenario.done().await;
+        assert_eq!(
+            writes(&registry),
+            [r#"mco_api_writes_total{kind="apply_spec"} 1"#]
+        );
+        // The next decision starts from the spec that went in.
+        assert_eq!(remembered(&writer).as_deref(), Some("6"));
+        assert!(writer.written.is_echo(&mcn("6", spec("rendered-b"), None)));
+    }
+
+    #[tokio::test]
+    async fn a_conflict_is_returned_and_nothing_remembered() {
+        let stored = mcn("5", spec("rendered-a"), Some(status("True")));
+        let (writer, registry, scenario) =
+            serve(vec![spec_apply("rendered-b").refuse(409, "Conflict")]);
+        let desired = mcn("", spec("rendered-b"), Some(status("False")));
+        let failed = writer.apply(Some(&stored), &desired).await;
+        assert!(
+            failed.as_ref().is_err_and(|err| is_status(err, 409)),
+            "{failed:?}"
+        );
+        scenario.done().await;
+        assert_eq!(writes(&registry), Vec::<String>::new());
+        assert_eq!(remembered(&writer), None);
+        // The failed write's flight ended: the watch is news again.
+        assert!(!writer.written.is_echo(&mcn("7", spec("rendered-c"), None)));
+    }
+
+    #[tokio::test]
+    async fn deleting_a_gone_node_is_no_error() {
+        let (writer, registry, scenario) = serve(vec![
+            Call::delete(PATH).answer(mcn("7", spec("rendered-b"), None)),
+            Call::delete(PATH).refuse(404, "NotFound"),
+            Call::delete(PATH).refuse(403, "Forbidden"),
+        ]);
+        writer.written.remember(mcn("6", spec("rendered-b"), None));
+        assert!(writer.delete("worker-0").await.is_ok());
+        assert_eq!(remembered(&writer), None, "a deleted node is forgotten");
+        assert!(writer.delete("worker-0").await.is_ok());
+        let failed = writer.delete("worker-0").await;
+        assert!(failed.is_err_and(|err| is_status(&err, 403)));
+        scenario.done().await;
+        assert_eq!(
+            writes(&registry),
+            [r#"mco_api_writes_total{kind="delete"} 1"#]
+        );
+    }
+}

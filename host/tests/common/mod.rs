@@ -4,6 +4,10 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+pub mod wasm;
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
 use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
@@ -53,6 +57,44 @@ pub fn golden_cases(job: &str) -> Vec<PathBuf> {
         .collect();
     cases.sort();
     cases
+}
+
+/// A golden case's name: its directory's (or its own, for a bare name).
+pub fn case_name(case: &Path) -> String {
+    case.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Runs `check` on every case, then fails once, naming each failing case
+/// and its panic message: one broken case must not hide the others.
+pub fn check_each_case<C: AsRef<Path>>(cases: &[C], check: impl Fn(&C)) {
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            let failed = std::panic::catch_unwind(AssertUnwindSafe(|| check(case))).err()?;
+            Some(format!(
+                "{}: {}",
+                case_name(case.as_ref()),
+                message(&*failed)
+            ))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+fn message(panic: &(dyn Any + Send)) -> &str {
+    match (panic.downcast_ref::<String>(), panic.downcast_ref::<&str>()) {
+        (Some(message), _) => message,
+        (None, Some(message)) => message,
+        (None, None) => "a panic without a message",
+    }
 }
 
 pub fn runtime(config: RuntimeConfig) -> Runtime {

@@ -209,9 +209,9 @@ impl MachineSetSpec {
     }
 }
 
-/// ControlPlaneMachineSet `cluster` as the installer leaves it (§18.1,
-/// trimmed): the providerSpec of `platform` on `image` one level deeper
-/// than a MachineSet's, with an empty zone (the failure domains place the
+/// ControlPlaneMachineSet `cluster` as the installer leaves it, trimmed: the
+/// providerSpec of `platform` on `image` one level deeper than a
+/// MachineSet's, with an empty zone (the failure domains place the
 /// machines) and the `master-user-data` stub.
 pub fn control_plane_machine_set(platform: Platform, image: Image) -> Value {
     let mut provider_spec = platform.provider_spec(image, "master-user-data");

@@ -59,6 +59,10 @@ pub fn machine_config_node() -> ApiResource {
     )
 }
 
+/// One control plane and its controllers at a time: on two cores, three at
+/// once starve each other past the readiness and convergence bounds.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// One test's world: the control plane, a temp dir for controller logs and
 /// the controllers themselves. Fields drop in order: controllers first (so
 /// they do not log a dying apiserver), then the control plane, then the dir.
@@ -75,6 +79,15 @@ pub struct Fixture {
 }
 
 impl Fixture {
+    /// Runs `test` in a fixture of its own, one test of the binary at a time,
+    /// and [`Fixture::finish`]es it: a failure comes with the log tails.
+    pub async fn run(test: impl AsyncFnOnce(&mut Fixture) -> Result<()>) -> Result<()> {
+        let _one_at_a_time = SERIAL.lock().await;
+        let mut fx = Fixture::start().await?;
+        let result = test(&mut fx).await;
+        fx.finish(result)
+    }
+
     /// Control plane with the controller's ServiceAccount user, the OpenShift
     /// CRDs, the generated MCN CRD, namespace `mco-system` and `deploy/rbac.yaml`.
     pub async fn start() -> Result<Self> {
@@ -566,11 +579,10 @@ fn status_output(out: std::process::Output, args: &[&str], how: &str) -> Result<
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        let keep = std::env::var("MCO_ENVTEST_KEEP_DIR").is_ok_and(|v| !v.is_empty() && v != "0");
         // Stop the controllers before their log dir goes.
         self.controllers.clear();
         if let Some(dir) = self.dir.take() {
-            if keep {
+            if mco_e2e::keep_dirs() {
                 eprintln!("mcn_controller: keeping {}", dir.keep().display());
             } else if let Err(e) = dir.close() {
                 eprintln!(

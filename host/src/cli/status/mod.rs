@@ -1,12 +1,14 @@
 //! `mco-host status` (also `kubectl mco status`): the update, the boot
 //! images and the guests at a glance. This file reads the objects and runs
 //! the command; `model` computes the summary from plain objects (pure, so
-//! golden tests need no cluster) and `render` draws it.
+//! golden tests need no cluster), `boot_images` its boot images section,
+//! and `render` draws it.
 //!
 //! `--watch` keeps kube watches open on everything the view reads and
 //! redraws when one of them reports a change (never by polling the API);
 //! a frame is printed only when its content differs from the last one.
 
+pub mod boot_images;
 pub mod model;
 pub mod render;
 
@@ -99,7 +101,7 @@ pub fn run(args: StatusArgs) -> Result<(), StatusError> {
 }
 
 async fn run_async(args: StatusArgs) -> Result<(), StatusError> {
-    let client = crate::run::client(args.kubeconfig.as_deref())
+    let client = crate::cluster::client::connect(args.kubeconfig.as_deref())
         .await
         .map_err(StatusError::Connect)?;
     let reader = Reader::new(client, &args);

@@ -1,8 +1,7 @@
 //! The summary `mco-host status` shows, computed from plain objects (as
 //! JSON values, the way `kubectl get -o json` prints them) and a clock, so
-//! that the golden tests need no cluster and `-o json` is this struct. Over
-//! 500 lines because pools, nodes, boot images and guests are summarized
-//! here together, with their unit tests.
+//! that the golden tests need no cluster and `-o json` is this struct. The
+//! boot images section is summarized in `boot_images`.
 //!
 //! **Pool counts.** Every MachineConfigNode of a pool is in exactly one
 //! bucket: `degraded` (`NodeDegraded=True`), else `updating` (`Updated=False`:
@@ -27,7 +26,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::bootimage::state::{ControllerState, HOT_LOOP_LIMIT};
+use super::boot_images::{self, BootImages};
 use crate::mcn::crd::MachineConfigNode;
 use crate::mcn::phase::{self, Phase};
 
@@ -191,62 +190,6 @@ pub struct DegradedNode {
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
-pub struct BootImages {
-    /// `BootImageUpdateProgressing` on MachineConfiguration `cluster`.
-    pub progressing: Option<ConditionText>,
-    /// `BootImageUpdateDegraded`.
-    pub degraded: Option<ConditionText>,
-    pub machinesets: Vec<MachineSetRow>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ConditionText {
-    pub status: String,
-    pub message: String,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineSetRow {
-    pub name: String,
-    pub arch: Option<String>,
-    pub current_image: Option<String>,
-    pub stream_image: Option<String>,
-    pub enrolled: bool,
-    pub outcome: Outcome,
-    /// Why: the Event note, the hot-loop record, or the condition text.
-    pub detail: Option<String>,
-}
-
-/// The last thing the boot image controller did with a MachineSet.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub enum Outcome {
-    Updated,
-    /// On the stream's image, nothing recorded.
-    Current,
-    Skipped,
-    Failed,
-    HotLoop,
-    /// Nothing known.
-    None,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Updated => "updated",
-            Outcome::Current => "current",
-            Outcome::Skipped => "skipped",
-            Outcome::Failed => "failed",
-            Outcome::HotLoop => "hot loop",
-            Outcome::None => "-",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
-#[serde(rename_all = "camelCase")]
 pub struct Guests {
     /// Where the answer came from, or why it is unknown.
     pub source: String,
@@ -265,7 +208,7 @@ pub struct GuestRow {
     pub shadow: Option<BTreeMap<String, u64>>,
 }
 
-fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+pub(super) fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     path.iter().try_fold(v, |v, k| v.get(k))?.as_str()
 }
 
@@ -332,7 +275,7 @@ pub fn summarize(inputs: &Inputs, now: Timestamp, thresholds: Thresholds) -> Sum
         pools: pools(inputs, &mcns, now),
         nodes_in_flight,
         degraded_nodes,
-        boot_images: boot_images(inputs),
+        boot_images: boot_images::summarize(inputs),
         guests: guests(&inputs.guests),
     }
 }
@@ -429,206 +372,6 @@ fn eta(
     };
     let left = mean * remaining as f64 - seconds_between(last, now) as f64;
     Some(left.max(0.0).round() as u64)
-}
-
-fn condition_text(mc: Option<&Value>, type_: &str) -> Option<ConditionText> {
-    let c = mc?
-        .pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == type_)?;
-    Some(ConditionText {
-        status: c["status"].as_str().unwrap_or_default().to_owned(),
-        message: c["message"].as_str().unwrap_or_default().to_owned(),
-    })
-}
-
-fn boot_images(inputs: &Inputs) -> BootImages {
-    let stream = inputs
-        .stream
-        .as_ref()
-        .and_then(|cm| str_at(cm, &["data", "stream"]))
-        .and_then(|text| mco_bootimage::Stream::parse(text).ok());
-    let record = inputs
-        .record
-        .as_ref()
-        .and_then(|cm| cm.get("data"))
-        .and_then(|d| serde_json::from_value::<BTreeMap<String, String>>(d.clone()).ok())
-        .and_then(|d| ControllerState::from_data(&d).ok())
-        .unwrap_or_default();
-    let degraded = condition_text(
-        inputs.machine_configuration.as_ref(),
-        crate::bootimage::status::DEGRADED,
-    );
-    let mut machinesets: Vec<MachineSetRow> = inputs
-        .machinesets
-        .iter()
-        .filter_map(|ms| {
-            let view = mco_bootimage::MachineSetView::from_object(ms).ok()?;
-            Some(machineset_row(
-                inputs,
-                &view,
-                stream.as_ref(),
-                &record,
-                degraded.as_ref(),
-            ))
-        })
-        .collect();
-    machinesets.sort_by(|a, b| a.name.cmp(&b.name));
-    BootImages {
-        progressing: condition_text(
-            inputs.machine_configuration.as_ref(),
-            crate::bootimage::status::PROGRESSING,
-        ),
-        degraded,
-        machinesets,
-    }
-}
-
-fn machineset_row(
-    inputs: &Inputs,
-    view: &mco_bootimage::MachineSetView,
-    stream: Option<&mco_bootimage::Stream>,
-    record: &ControllerState,
-    degraded: Option<&ConditionText>,
-) -> MachineSetRow {
-    let arch = mco_bootimage::arch::machineset_arch(
-        view,
-        inputs.control_plane_arch.as_deref().unwrap_or("x86_64"),
-        false,
-    )
-    .ok();
-    let spec = view.provider_spec.as_ref();
-    let current_image = spec.and_then(current_image);
-    let stream_image = match (stream, spec, &arch) {
-        (Some(stream), Some(spec), Some(arch)) => stream_image(stream, spec, arch),
-        _ => None,
-    };
-    let enrolled = inputs
-        .machine_configuration
-        .as_ref()
-        .and_then(|mc| crate::bootimage::rules::enrollment_gate(mc, view, platform_of(view)).ok())
-        .is_some_and(|gate| gate.is_none());
-    let (mut outcome, mut detail) = last_event(&inputs.events, &view.name);
-    if let Some(h) = record.hot_loops.get(&view.name)
-        && h.count >= HOT_LOOP_LIMIT
-        && matches!(outcome, Outcome::HotLoop | Outcome::Updated | Outcome::None)
-    {
-        if outcome != Outcome::HotLoop {
-            detail = Some(format!(
-                "the same patch was applied {} times in a row (record {})",
-                h.count, "mco-host-boot-images"
-            ));
-        }
-        outcome = Outcome::HotLoop;
-    }
-    if outcome == Outcome::None {
-        if let Some(d) = degraded.filter(|d| d.status == "True" && d.message.contains(&view.name)) {
-            outcome = Outcome::Failed;
-            detail = Some(d.message.clone());
-        } else if current_image.is_some() && current_image == stream_image {
-            outcome = Outcome::Current;
-        }
-    }
-    MachineSetRow {
-        name: view.name.clone(),
-        arch,
-        current_image,
-        stream_image,
-        enrolled,
-        outcome,
-        detail,
-    }
-}
-
-/// The image a providerSpec boots from: AWS `ami.id`, GCP boot disk
-/// `image`, Azure `image` (`resourceID`, or publisher:offer:sku:version).
-fn current_image(spec: &Value) -> Option<String> {
-    if let Some(ami) = str_at(spec, &["ami", "id"]) {
-        return Some(ami.to_owned());
-    }
-    if let Some(disks) = spec.get("disks").and_then(Value::as_array) {
-        let boot = disks
-            .iter()
-            .find(|d| d["boot"] == true)
-            .or_else(|| disks.first())?;
-        return boot["image"].as_str().map(str::to_owned);
-    }
-    let image = spec.get("image")?;
-    if let Some(id) = image["resourceID"].as_str().filter(|s| !s.is_empty()) {
-        return Some(id.to_owned());
-    }
-    let parts: Vec<&str> = ["publisher", "offer", "sku", "version"]
-        .iter()
-        .filter_map(|k| image[*k].as_str())
-        .collect();
-    (parts.len() == 4).then(|| parts.join(":"))
-}
-
-/// The platform a providerSpec kind belongs to (the status view reads no
-/// Infrastructure), for the enrollment defaults.
-fn platform_of(view: &mco_bootimage::MachineSetView) -> &'static str {
-    match view
-        .provider_spec
-        .as_ref()
-        .and_then(|spec| spec.get("kind"))
-        .and_then(Value::as_str)
-    {
-        Some("AWSMachineProviderConfig") => "AWS",
-        Some("GCPMachineProviderSpec") => "GCP",
-        Some("AzureMachineProviderSpec") => "Azure",
-        Some("VSphereMachineProviderSpec") => "VSphere",
-        _ => "",
-    }
-}
-
-/// The stream's image for the same platform, region and architecture.
-fn stream_image(stream: &mco_bootimage::Stream, spec: &Value, arch: &str) -> Option<String> {
-    if spec.get("ami").is_some() {
-        let region = str_at(spec, &["placement", "region"])?;
-        return stream
-            .aws_region_image(arch, region)
-            .ok()
-            .map(|i| i.image.clone());
-    }
-    if spec.get("disks").is_some() {
-        return stream.gcp_image_path(arch).ok();
-    }
-    None
-}
-
-/// The newest boot image Event about `name`.
-fn last_event(events: &[Value], name: &str) -> (Outcome, Option<String>) {
-    let newest = events
-        .iter()
-        .filter(|e| {
-            str_at(e, &["regarding", "kind"]) == Some("MachineSet")
-                && str_at(e, &["regarding", "name"]) == Some(name)
-        })
-        .filter_map(|e| {
-            let outcome = match e["reason"].as_str()? {
-                "BootImageUpdated" => Outcome::Updated,
-                "BootImageUpdateSkipped" => Outcome::Skipped,
-                "BootImageUpdateFailed" => Outcome::Failed,
-                "HotLoopDetected" => Outcome::HotLoop,
-                _ => return None,
-            };
-            let time = [
-                "/series/lastObservedTime",
-                "/eventTime",
-                "/deprecatedLastTimestamp",
-                "/metadata/creationTimestamp",
-            ]
-            .iter()
-            .find_map(|p| e.pointer(p).and_then(Value::as_str))
-            .and_then(|t| t.parse::<Timestamp>().ok());
-            Some((time, outcome, e["note"].as_str().map(str::to_owned)))
-        })
-        .max_by_key(|(time, _, _)| *time);
-    match newest {
-        Some((_, outcome, note)) => (outcome, note),
-        None => (Outcome::None, None),
-    }
 }
 
 fn guests(source: &GuestSource) -> Guests {

@@ -5,7 +5,8 @@
 
 use std::fmt::Write;
 
-use super::model::{Outcome, Summary};
+use super::boot_images::Outcome;
+use super::model::Summary;
 
 /// How to draw.
 #[derive(Debug, Clone, Copy)]
