@@ -5,6 +5,7 @@
 //! that knows no job (`runtime`), and the command line (`cli`).
 
 pub mod admin;
+pub mod blob;
 pub mod bootimage;
 pub mod cli;
 pub mod cluster;

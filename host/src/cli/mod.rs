@@ -4,7 +4,7 @@
 
 mod eval;
 pub mod files;
-mod oci;
+mod guests;
 pub mod status;
 
 use std::io::Write;
@@ -46,7 +46,7 @@ enum Command {
     /// every check `run` makes (digest, world, imports, limits, smoke
     /// evaluations) and print what would serve each entry, as JSON. File
     /// registries only. With one: publish and fetch guests as OCI artifacts.
-    Guests(oci::GuestsArgs),
+    Guests(guests::GuestsArgs),
     /// Show the update of every pool, the nodes in flight, boot images and
     /// guests at a glance (`kubectl mco status` as a kubectl plugin).
     Status(status::StatusArgs),
@@ -346,7 +346,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
         Command::Guests(args) => match args.action {
             None => eval::check_guests(&cli.sandbox)?,
-            Some(action) => oci::run(&cli.sandbox, action)?,
+            Some(action) => guests::run(&cli.sandbox, action)?,
         },
         Command::Status(args) => return Ok(status::run(args)?),
     };

@@ -26,8 +26,8 @@
 //! checkpoints. A bundle's tlog entries and certificates are ignored here;
 //! only its signature under a configured key counts.
 //!
-//! Everything here is pure, so hostile inputs are unit tested; oci.rs
-//! fetches the inputs with their sizes capped.
+//! Everything here is pure, so hostile inputs are unit tested;
+//! oci/signatures.rs fetches the inputs with their sizes capped.
 
 use std::fmt;
 
@@ -85,7 +85,7 @@ impl Key {
 
     /// The key's point, which tells two keys apart whatever they are named.
     pub fn fingerprint(&self) -> String {
-        crate::runtime::digest(self.key.to_encoded_point(true).as_bytes())
+        crate::blob::digest(self.key.to_encoded_point(true).as_bytes())
     }
 
     /// Whether base64 `signature` (ASN.1 DER, or the raw 64-byte form) is

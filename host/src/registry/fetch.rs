@@ -15,7 +15,7 @@ use super::cosign::{self, Key};
 use super::entries::{Entry, KeySource, Module, OciSource, Registry, Source};
 use super::oci::{Oci, PullError, Pulled};
 use super::set::EntryKey;
-use crate::runtime::digest;
+use crate::blob::digest;
 
 /// One entry with its modules' bytes in hand.
 #[derive(Debug, Clone)]
@@ -116,7 +116,7 @@ where
         let pulled = match access(source.clone()).await {
             Ok(access) => {
                 oci.pull(
-                    &source,
+                    &source.reference,
                     &access.auth,
                     access.keys.as_deref(),
                     Some(job.interface()),

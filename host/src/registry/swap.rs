@@ -241,7 +241,7 @@ async fn read_remote(
                     );
                     Some("success")
                 }
-                Err(err) => Some(err.result()),
+                Err(err) => Some(err.kind()),
             };
             if let Some(result) = result {
                 metrics

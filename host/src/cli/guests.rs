@@ -1,5 +1,5 @@
 //! `mco-host guests push|pull|inspect`: guests as OCI artifacts in the
-//! CNCF TAG Runtime layout, from the command line (see registry/oci.rs).
+//! CNCF TAG Runtime layout, from the command line (see registry/oci/).
 
 use std::path::PathBuf;
 
@@ -8,13 +8,14 @@ use oci_client::secrets::RegistryAuth;
 use serde_json::{Value, json};
 
 use super::{Failure, SandboxArgs};
+use crate::blob::digest;
 use crate::bootimage::BOOT_IMAGE_INTERFACE;
 use crate::mcn::NODE_STATE_INTERFACE;
 use crate::registry::cosign::{Key, Signature};
 use crate::registry::entries::{KeySource, OciSource, Registry, Verify};
 use crate::registry::oci::{ComponentInfo, PullError, WasmConfig, docker_auth, parse_reference};
 use crate::registry::{self, Remote};
-use crate::runtime::{digest, interfaces, same_interface};
+use crate::runtime::{interfaces, same_interface};
 
 #[derive(Args)]
 pub(super) struct GuestsArgs {
@@ -191,10 +192,9 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
             output,
             auth,
         } => {
-            let source = OciSource::anonymous(&reference);
             let keys = keys.read(&reference)?;
             let auth = auth.auth(&reference)?;
-            let pulled = tokio.block_on(oci.pull(&source, &auth, keys.as_deref(), None))?;
+            let pulled = tokio.block_on(oci.pull(&reference, &auth, keys.as_deref(), None))?;
             let output = match output {
                 Some(path) => path,
                 None => default_output(&reference)?,
@@ -216,10 +216,9 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
             let (bytes, registry) = if path.is_file() {
                 (read(&path)?, Value::Null)
             } else {
-                let source = OciSource::anonymous(&target);
                 let keys = keys.read(&target)?.unwrap_or_default();
                 let auth = auth.auth(&target)?;
-                let pulled = tokio.block_on(oci.pull(&source, &auth, None, None))?;
+                let pulled = tokio.block_on(oci.pull(&target, &auth, None, None))?;
                 let reference = parse_reference(&target)
                     .map_err(|e| Failure::Other(format!("{target}: {e}")))?;
                 let signatures = tokio
