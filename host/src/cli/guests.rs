@@ -14,7 +14,7 @@ use crate::mcn::NODE_STATE_INTERFACE;
 use crate::registry::cosign::{Key, Signature};
 use crate::registry::entries::{KeySource, OciSource, Registry, Verify};
 use crate::registry::oci::{ComponentInfo, PullError, WasmConfig, docker_auth, parse_reference};
-use crate::registry::{self, Remote};
+use crate::registry::{Access, Remote, oci_sources, pull_all, verify_keys};
 use crate::runtime::{interfaces, same_interface};
 
 #[derive(Args)]
@@ -88,7 +88,7 @@ impl KeyArgs {
             }),
             ..OciSource::anonymous(reference)
         };
-        Ok(tokio()?.block_on(registry::verify_keys(&source, in_cluster_only))?)
+        Ok(tokio()?.block_on(verify_keys(&source, in_cluster_only))?)
     }
 }
 
@@ -124,7 +124,7 @@ fn tokio() -> Result<tokio::runtime::Runtime, Failure> {
 /// `mco-host guests` check: anonymously, as pull Secrets live in the
 /// cluster.
 pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result<Remote, Failure> {
-    if registry::oci_sources(registry).is_empty() {
+    if oci_sources(registry).is_empty() {
         return Ok(Remote::default());
     }
     let oci = sandbox.oci();
@@ -136,12 +136,12 @@ pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result
                 detail: "pull Secrets are read in the cluster (mco-host run)".into(),
             });
         }
-        Ok(registry::Access {
+        Ok(Access {
             auth: RegistryAuth::Anonymous,
-            keys: registry::verify_keys(&source, in_cluster_only).await?,
+            keys: verify_keys(&source, in_cluster_only).await?,
         })
     };
-    let pulls = tokio()?.block_on(registry::pull_all(&oci, registry, anonymous));
+    let pulls = tokio()?.block_on(pull_all(&oci, registry, anonymous));
     Ok(Remote {
         configmaps: Default::default(),
         pulls: pulls
@@ -213,7 +213,7 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
         }
         GuestsAction::Inspect { target, keys, auth } => {
             let path = PathBuf::from(&target);
-            let (bytes, registry) = if path.is_file() {
+            let (bytes, pulled_from) = if path.is_file() {
                 (read(&path)?, Value::Null)
             } else {
                 let keys = keys.read(&target)?.unwrap_or_default();
@@ -224,13 +224,13 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
                 let signatures = tokio
                     .block_on(oci.signatures(&reference, &pulled.manifest_digest, &auth))
                     .map_err(|e| Failure::Other(format!("oci:{target}: signatures: {e}")))?;
-                let registry = json!({
+                let pulled_from = json!({
                     "manifestDigest": pulled.manifest_digest,
                     "layerMediaType": pulled.layer_media_type,
                     "config": pulled.config,
                     "signatures": signatures_json(&signatures, &pulled.manifest_digest, &keys),
                 });
-                (pulled.bytes.to_vec(), registry)
+                (pulled.bytes.to_vec(), pulled_from)
             };
             let (exports, imports) = interfaces(&sandbox.runtime()?, &target, &bytes)?;
             let (world, wit_version) = world_of(&exports);
@@ -242,7 +242,7 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
                 "imports": imports,
                 "size": bytes.len(),
                 "sha256": digest(&bytes),
-                "registry": registry,
+                "registry": pulled_from,
             }))
         }
     }
@@ -258,7 +258,7 @@ fn signatures_json(signatures: &[Signature], manifest_digest: &str, keys: &[Key]
             if !keys.is_empty() {
                 shown["verified"] = match s.verify(manifest_digest, keys) {
                     Ok(key) => json!({"key": key.name}),
-                    Err(why) => json!({"error": why}),
+                    Err(why) => json!({"error": why.to_string()}),
                 };
             }
             shown

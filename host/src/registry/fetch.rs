@@ -150,11 +150,11 @@ where
             detail,
         };
         let pem = match key {
-            KeySource::File(path) => cosign::read_key_file(path),
+            KeySource::File(path) => cosign::read_key_file(path).map_err(|e| e.to_string()),
             other => read(other.clone()).await,
         }
         .map_err(fail)?;
-        keys.push(Key::from_pem(&key.to_string(), &pem).map_err(fail)?);
+        keys.push(Key::from_pem(&key.to_string(), &pem).map_err(|e| fail(e.to_string()))?);
     }
     Ok(Some(keys))
 }
