@@ -196,13 +196,13 @@ impl Oci {
         let layer = wasm_layer(&manifest).map_err(layout)?;
         let config = if manifest.config.media_type == CONFIG_MEDIA_TYPE {
             let (bytes, _) = self
-                .cached_or_pulled(
-                    &reference,
-                    &name,
-                    &manifest.config,
-                    "the config",
-                    MAX_METADATA_BYTES,
-                )
+                .cached_or_pulled(Wanted {
+                    reference: &reference,
+                    name: &name,
+                    descriptor: &manifest.config,
+                    what: "the config",
+                    limit: MAX_METADATA_BYTES,
+                })
                 .await?;
             let config: WasmConfig =
                 serde_json::from_slice(&bytes).map_err(|e| layout(LayoutError::Config(e)))?;
@@ -235,7 +235,13 @@ impl Oci {
         };
         let limit = usize::try_from(layer.size).unwrap_or(usize::MAX);
         let (bytes, cached) = self
-            .cached_or_pulled(&reference, &name, layer, "the module layer", limit)
+            .cached_or_pulled(Wanted {
+                reference: &reference,
+                name: &name,
+                descriptor: layer,
+                what: "the module layer",
+                limit,
+            })
             .await?;
         // Stored once its layer is in hand, so a cached manifest always has
         // its module; a manifest read from the cache is not written again
@@ -290,31 +296,25 @@ impl Oci {
     }
 
     /// A blob from the cache, or downloaded and cached; `true` when cached.
-    async fn cached_or_pulled(
-        &self,
-        reference: &Reference,
-        name: &str,
-        descriptor: &OciDescriptor,
-        what: &'static str,
-        limit: usize,
-    ) -> Result<(Vec<u8>, bool), PullError> {
-        if let Some(bytes) = self.cached_blob(&descriptor.digest) {
+    async fn cached_or_pulled(&self, wanted: Wanted<'_>) -> Result<(Vec<u8>, bool), PullError> {
+        let digest = &wanted.descriptor.digest;
+        if let Some(bytes) = self.cached_blob(digest) {
             return Ok((bytes, true));
         }
-        let bytes = self.blob(reference, name, descriptor, what, limit).await?;
-        self.store(&descriptor.digest, &bytes);
+        let bytes = self.blob(&wanted).await?;
+        self.store(digest, &bytes);
         Ok((bytes, false))
     }
 
     /// Downloads a blob and checks its digest and size.
-    pub(super) async fn blob(
-        &self,
-        reference: &Reference,
-        name: &str,
-        descriptor: &OciDescriptor,
-        what: &'static str,
-        limit: usize,
-    ) -> Result<Vec<u8>, PullError> {
+    pub(super) async fn blob(&self, wanted: &Wanted<'_>) -> Result<Vec<u8>, PullError> {
+        let Wanted {
+            reference,
+            name,
+            descriptor,
+            what,
+            limit,
+        } = *wanted;
         if usize::try_from(descriptor.size).map_or(true, |size| size > limit) {
             return Err(PullError::Layout {
                 reference: name.to_string(),
@@ -354,6 +354,16 @@ impl Oci {
         }
         Ok(bytes)
     }
+}
+
+/// A blob to download: from `reference`'s repository, named in errors by
+/// `name` (the reference as written) and `what`, at most `limit` bytes.
+pub(super) struct Wanted<'a> {
+    pub reference: &'a Reference,
+    pub name: &'a str,
+    pub descriptor: &'a OciDescriptor,
+    pub what: &'static str,
+    pub limit: usize,
 }
 
 /// The one layer holding the module.

@@ -8,6 +8,7 @@ use oci_client::errors::{OciDistributionError, OciErrorCode};
 use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
 use oci_client::secrets::RegistryAuth;
 
+use super::pull::Wanted;
 use super::{Oci, PullError, oci_digest};
 use crate::registry::cosign::{self, Key, Signature};
 
@@ -194,13 +195,13 @@ impl Oci {
         layer: &OciDescriptor,
     ) -> Result<Vec<u8>, LookupError> {
         let name = reference.to_string();
-        self.blob(
+        self.blob(&Wanted {
             reference,
-            &name,
-            layer,
-            "a signature",
-            cosign::MAX_SIGNATURE_BYTES,
-        )
+            name: &name,
+            descriptor: layer,
+            what: "a signature",
+            limit: cosign::MAX_SIGNATURE_BYTES,
+        })
         .await
         .map_err(|e| LookupError::Blob(Box::new(e)))
     }
