@@ -268,6 +268,8 @@ enum Failure {
     Guest(#[from] GuestError),
     #[error(transparent)]
     Status(#[from] status::StatusError),
+    #[error(transparent)]
+    Guests(#[from] guests::GuestsError),
     #[error("{0}")]
     Other(String),
 }
@@ -301,7 +303,7 @@ impl Failure {
                 ..
             }) => 3,
             Failure::Start(_) => 2,
-            Failure::Status(_) | Failure::Other(_) => 1,
+            Failure::Status(_) | Failure::Guests(_) | Failure::Other(_) => 1,
         }
     }
 }
