@@ -6,6 +6,7 @@
 //! (`manifests`), and the command line (`cli`).
 
 pub mod admin;
+pub mod blob;
 pub mod bootimage;
 pub mod cli;
 pub mod cluster;

@@ -10,12 +10,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::wasm::with_custom_section;
+use mco_host::blob::digest;
 use mco_host::registry::entries::Location;
 use mco_host::registry::oci::PullError;
 use mco_host::registry::{
     self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, smoke,
 };
-use mco_host::runtime::{LoadError, Runtime, RuntimeConfig, digest};
+use mco_host::runtime::{LoadError, Runtime, RuntimeConfig};
 
 struct World {
     dir: tempfile::TempDir,
@@ -430,7 +431,7 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
     let (guests, _) = registry::initial(&world.runtime, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
 
-    // The pull of the new module was refused as oci.rs refuses an unsigned
+    // The pull of the new module was refused as the OCI pull refuses an unsigned
     // one; the swapper gets that error in place of its bytes.
     let reference = "r.example/g/mcn:v2";
     let registry = registry::read_local(&world.registry(&format!(
@@ -443,7 +444,7 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
         keys: world.path("team.pub").display().to_string(),
         detail: "no cosign signature found".into(),
     };
-    assert_eq!(refusal.result(), "signature_failure");
+    assert_eq!(refusal.kind(), "signature_failure");
     let remote = Remote {
         configmaps: BTreeMap::new(),
         pulls: registry::oci_sources(&registry)

@@ -98,7 +98,7 @@ pub(super) fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
     let runtime = sandbox.runtime()?;
     let location = sandbox.location();
     let registry = registry::read_local(&location)?;
-    let remote = super::oci::pull_offline(sandbox, &registry)?;
+    let remote = super::guests::pull_offline(sandbox, &registry)?;
     let (guests, _) = registry::initial(&runtime, &registry, &remote)?;
     guests.with_status(|status| status.registry = location.to_string());
     serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))

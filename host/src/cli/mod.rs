@@ -3,7 +3,7 @@
 //! with the exit statuses of the eval contract.
 
 mod eval;
-mod oci;
+mod guests;
 pub mod status;
 
 use std::io::Write;
@@ -45,7 +45,7 @@ enum Command {
     /// every check `run` makes (digest, world, imports, limits, smoke
     /// evaluations) and print what would serve each entry, as JSON. File
     /// registries only. With one: publish and fetch guests as OCI artifacts.
-    Guests(oci::GuestsArgs),
+    Guests(guests::GuestsArgs),
     /// Show the update of every pool, the nodes in flight, boot images and
     /// guests at a glance (`kubectl mco status` as a kubectl plugin).
     Status(status::StatusArgs),
@@ -267,6 +267,8 @@ enum Failure {
     Guest(#[from] GuestError),
     #[error(transparent)]
     Status(#[from] status::StatusError),
+    #[error(transparent)]
+    Guests(#[from] guests::GuestsError),
     #[error("{0}")]
     Other(String),
 }
@@ -300,7 +302,7 @@ impl Failure {
                 ..
             }) => 3,
             Failure::Start(_) => 2,
-            Failure::Status(_) | Failure::Other(_) => 1,
+            Failure::Status(_) | Failure::Guests(_) | Failure::Other(_) => 1,
         }
     }
 }
@@ -345,7 +347,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
         Command::Guests(args) => match args.action {
             None => eval::check_guests(&cli.sandbox)?,
-            Some(action) => oci::run(&cli.sandbox, action)?,
+            Some(action) => guests::run(&cli.sandbox, action)?,
         },
         Command::Status(args) => return Ok(status::run(args)?),
     };

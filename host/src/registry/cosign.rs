@@ -26,8 +26,8 @@
 //! checkpoints. A bundle's tlog entries and certificates are ignored here;
 //! only its signature under a configured key counts.
 //!
-//! Everything here is pure, so hostile inputs are unit tested; oci.rs
-//! fetches the inputs with their sizes capped.
+//! Everything here is pure, so hostile inputs are unit tested;
+//! oci/signatures.rs fetches the inputs with their sizes capped.
 
 use std::fmt;
 
@@ -52,6 +52,83 @@ pub const MAX_SIGNATURE_BYTES: usize = 64 << 10;
 /// not a signed guest but someone filling a registry.
 pub const MAX_SIGNATURES: usize = 16;
 
+/// Why bytes are no cosign public key, or a key file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("{0} bytes is no public key")]
+    Size(usize),
+    #[error("not PEM text")]
+    NotText,
+    #[error("not a PEM ECDSA P-256 public key (cosign generate-key-pair writes one): {0}")]
+    NotP256(p256::pkcs8::spki::Error),
+    #[error(transparent)]
+    Read(std::io::Error),
+    #[error("more than {MAX_SIGNATURE_BYTES} bytes")]
+    FileSize,
+}
+
+/// Why one signature verifies under none of the keys.
+#[derive(Debug, thiserror::Error)]
+pub enum SignatureError {
+    #[error("the layer has no {SIGNATURE_ANNOTATION} annotation")]
+    NoAnnotation,
+    #[error("the payload is not a simple-signing payload: {0}")]
+    NotSimpleSigning(serde_json::Error),
+    #[error("the payload's critical.type is {0:?}")]
+    PayloadType(String),
+    #[error("the payload signs {signed}, not {expected}")]
+    OtherImage { signed: String, expected: String },
+    #[error("the bundle does not parse: {0}")]
+    NotBundle(serde_json::Error),
+    #[error("a bundle of media type {0:?}")]
+    BundleType(String),
+    #[error("the bundle has no dsseEnvelope (cosign signs images with one)")]
+    NoEnvelope,
+    #[error("a DSSE payload of type {0:?}")]
+    EnvelopeType(String),
+    #[error("{0} DSSE signatures; cosign writes one")]
+    EnvelopeSignatures(usize),
+    #[error("the DSSE payload is not base64: {0}")]
+    EnvelopeBase64(base64::DecodeError),
+    #[error("the DSSE payload is not an in-toto statement: {0}")]
+    NotStatement(serde_json::Error),
+    #[error("the statement's subject is not {0}")]
+    Subject(String),
+    /// Each key's reason, in the order given.
+    #[error("{}", joined(.0))]
+    Keys(Vec<Mismatch>),
+}
+
+/// Why a signature is not one key's.
+#[derive(Debug, thiserror::Error)]
+pub enum Mismatch {
+    #[error("the signature is not base64: {0}")]
+    NotBase64(base64::DecodeError),
+    #[error("the signature is no ECDSA P-256 signature")]
+    NotEcdsa,
+    #[error("not signed by {0}")]
+    OtherKey(String),
+}
+
+/// Why a module's signatures do not vouch for it.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("no cosign signature found (neither a .sig tag nor a bundle referrer)")]
+    NoSignature,
+    /// Each signature's form and reason, in the order found.
+    #[error("{}", joined(&.0.iter().map(|(form, e)| format!("{form}: {e}")).collect::<Vec<_>>()))]
+    Refused(Vec<(&'static str, SignatureError)>),
+}
+
+/// Reasons as errors list them.
+fn joined(reasons: &[impl fmt::Display]) -> String {
+    reasons
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// A cosign public key, with the name errors report it by (where it was
 /// read from).
 #[derive(Clone)]
@@ -69,14 +146,12 @@ impl fmt::Debug for Key {
 impl Key {
     /// A PEM `PUBLIC KEY` (SubjectPublicKeyInfo) of an ECDSA P-256 key, as
     /// `cosign generate-key-pair` writes `cosign.pub`.
-    pub fn from_pem(name: &str, pem: &[u8]) -> Result<Key, String> {
+    pub fn from_pem(name: &str, pem: &[u8]) -> Result<Key, KeyError> {
         if pem.len() > MAX_SIGNATURE_BYTES {
-            return Err(format!("{} bytes is no public key", pem.len()));
+            return Err(KeyError::Size(pem.len()));
         }
-        let text = std::str::from_utf8(pem).map_err(|_| "not PEM text".to_string())?;
-        let key = VerifyingKey::from_public_key_pem(text.trim()).map_err(|e| {
-            format!("not a PEM ECDSA P-256 public key (cosign generate-key-pair writes one): {e}")
-        })?;
+        let text = std::str::from_utf8(pem).map_err(|_| KeyError::NotText)?;
+        let key = VerifyingKey::from_public_key_pem(text.trim()).map_err(KeyError::NotP256)?;
         Ok(Key {
             name: name.to_string(),
             key,
@@ -85,25 +160,25 @@ impl Key {
 
     /// The key's point, which tells two keys apart whatever they are named.
     pub fn fingerprint(&self) -> String {
-        crate::runtime::digest(self.key.to_encoded_point(true).as_bytes())
+        crate::blob::digest(self.key.to_encoded_point(true).as_bytes())
     }
 
     /// Whether base64 `signature` (ASN.1 DER, or the raw 64-byte form) is
     /// this key's over `message`. Both S forms are accepted, as cosign's Go
     /// verifier does.
-    fn verifies(&self, message: &[u8], signature: &str) -> Result<(), String> {
+    fn verifies(&self, message: &[u8], signature: &str) -> Result<(), Mismatch> {
         let raw = base64::engine::general_purpose::STANDARD
             .decode(signature.trim())
-            .map_err(|e| format!("the signature is not base64: {e}"))?;
+            .map_err(Mismatch::NotBase64)?;
         let parsed = DerSignature::from_bytes(&raw)
             .ok()
             .and_then(|der| EcdsaSignature::try_from(der).ok())
             .or_else(|| EcdsaSignature::from_slice(&raw).ok())
-            .ok_or("the signature is no ECDSA P-256 signature")?;
+            .ok_or(Mismatch::NotEcdsa)?;
         let parsed = parsed.normalize_s().unwrap_or(parsed);
         self.key
             .verify(message, &parsed)
-            .map_err(|_| format!("not signed by {}", self.name))
+            .map_err(|_| Mismatch::OtherKey(self.name.clone()))
     }
 }
 
@@ -130,13 +205,15 @@ impl Signature {
 
     /// The key among `keys` this signature of `manifest_digest` verifies
     /// under; otherwise why not.
-    pub fn verify<'k>(&self, manifest_digest: &str, keys: &'k [Key]) -> Result<&'k Key, String> {
+    pub fn verify<'k>(
+        &self,
+        manifest_digest: &str,
+        keys: &'k [Key],
+    ) -> Result<&'k Key, SignatureError> {
         let (message, signature) = match self {
             Signature::SimpleSigning { payload, signature } => {
                 check_simple_signing(payload, manifest_digest)?;
-                let signature = signature.as_deref().ok_or(format!(
-                    "the layer has no {SIGNATURE_ANNOTATION} annotation"
-                ))?;
+                let signature = signature.as_deref().ok_or(SignatureError::NoAnnotation)?;
                 (payload.clone(), signature.to_string())
             }
             Signature::Bundle(json) => bundle_message(json, manifest_digest)?,
@@ -148,7 +225,7 @@ impl Signature {
                 Err(e) => why.push(e),
             }
         }
-        Err(why.join("; "))
+        Err(SignatureError::Keys(why))
     }
 }
 
@@ -158,31 +235,31 @@ pub fn verify<'k>(
     signatures: &[Signature],
     manifest_digest: &str,
     keys: &'k [Key],
-) -> Result<&'k Key, String> {
+) -> Result<&'k Key, VerifyError> {
     if signatures.is_empty() {
-        return Err("no cosign signature found (neither a .sig tag nor a bundle referrer)".into());
+        return Err(VerifyError::NoSignature);
     }
     let mut why = Vec::new();
     for signature in signatures {
         match signature.verify(manifest_digest, keys) {
             Ok(key) => return Ok(key),
-            Err(e) => why.push(format!("{}: {e}", signature.form())),
+            Err(e) => why.push((signature.form(), e)),
         }
     }
-    Err(why.join("; "))
+    Err(VerifyError::Refused(why))
 }
 
 /// A key file's bytes, refused past [`MAX_SIGNATURE_BYTES`] before they
 /// are read.
-pub fn read_key_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
+pub fn read_key_file(path: &std::path::Path) -> Result<Vec<u8>, KeyError> {
     use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path).map_err(KeyError::Read)?;
     let mut bytes = Vec::new();
     file.take(MAX_SIGNATURE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+        .map_err(KeyError::Read)?;
     if bytes.len() > MAX_SIGNATURE_BYTES {
-        return Err(format!("more than {MAX_SIGNATURE_BYTES} bytes"));
+        return Err(KeyError::FileSize);
     }
     Ok(bytes)
 }
@@ -197,7 +274,7 @@ pub fn names(keys: &[Key]) -> String {
 
 /// The simple-signing payload must be a cosign container signature of this
 /// very manifest; a valid signature of another image proves nothing.
-fn check_simple_signing(payload: &[u8], manifest_digest: &str) -> Result<(), String> {
+fn check_simple_signing(payload: &[u8], manifest_digest: &str) -> Result<(), SignatureError> {
     #[derive(Deserialize)]
     struct Payload {
         critical: Critical,
@@ -213,19 +290,16 @@ fn check_simple_signing(payload: &[u8], manifest_digest: &str) -> Result<(), Str
         #[serde(rename = "docker-manifest-digest")]
         digest: String,
     }
-    let parsed: Payload = serde_json::from_slice(payload)
-        .map_err(|e| format!("the payload is not a simple-signing payload: {e}"))?;
+    let parsed: Payload =
+        serde_json::from_slice(payload).map_err(SignatureError::NotSimpleSigning)?;
     if parsed.critical.kind != "cosign container image signature" {
-        return Err(format!(
-            "the payload's critical.type is {:?}",
-            parsed.critical.kind
-        ));
+        return Err(SignatureError::PayloadType(parsed.critical.kind));
     }
     if parsed.critical.image.digest != manifest_digest {
-        return Err(format!(
-            "the payload signs {}, not {manifest_digest}",
-            parsed.critical.image.digest
-        ));
+        return Err(SignatureError::OtherImage {
+            signed: parsed.critical.image.digest,
+            expected: manifest_digest.to_string(),
+        });
     }
     Ok(())
 }
@@ -233,7 +307,7 @@ fn check_simple_signing(payload: &[u8], manifest_digest: &str) -> Result<(), Str
 /// A bundle's signed message (the DSSE pre-authentication encoding of its
 /// in-toto statement) and base64 signature, once its statement is found to
 /// name `manifest_digest`.
-fn bundle_message(json: &[u8], manifest_digest: &str) -> Result<(Vec<u8>, String), String> {
+fn bundle_message(json: &[u8], manifest_digest: &str) -> Result<(Vec<u8>, String), SignatureError> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Bundle {
@@ -260,38 +334,31 @@ fn bundle_message(json: &[u8], manifest_digest: &str) -> Result<(Vec<u8>, String
     struct Subject {
         digest: std::collections::BTreeMap<String, String>,
     }
-    let bundle: Bundle =
-        serde_json::from_slice(json).map_err(|e| format!("the bundle does not parse: {e}"))?;
+    let bundle: Bundle = serde_json::from_slice(json).map_err(SignatureError::NotBundle)?;
     if bundle.media_type != BUNDLE_MEDIA_TYPE {
-        return Err(format!("a bundle of media type {:?}", bundle.media_type));
+        return Err(SignatureError::BundleType(bundle.media_type));
     }
-    let envelope = bundle
-        .dsse_envelope
-        .ok_or("the bundle has no dsseEnvelope (cosign signs images with one)")?;
+    let envelope = bundle.dsse_envelope.ok_or(SignatureError::NoEnvelope)?;
     if envelope.payload_type != IN_TOTO_PAYLOAD_TYPE {
-        return Err(format!(
-            "a DSSE payload of type {:?}",
-            envelope.payload_type
-        ));
+        return Err(SignatureError::EnvelopeType(envelope.payload_type));
     }
     let [signature] = envelope.signatures.as_slice() else {
-        return Err(format!(
-            "{} DSSE signatures; cosign writes one",
-            envelope.signatures.len()
+        return Err(SignatureError::EnvelopeSignatures(
+            envelope.signatures.len(),
         ));
     };
     let payload = base64::engine::general_purpose::STANDARD
         .decode(envelope.payload.trim())
-        .map_err(|e| format!("the DSSE payload is not base64: {e}"))?;
-    let statement: Statement = serde_json::from_slice(&payload)
-        .map_err(|e| format!("the DSSE payload is not an in-toto statement: {e}"))?;
+        .map_err(SignatureError::EnvelopeBase64)?;
+    let statement: Statement =
+        serde_json::from_slice(&payload).map_err(SignatureError::NotStatement)?;
     let hex = manifest_digest.strip_prefix("sha256:").unwrap_or("");
     if !statement
         .subject
         .iter()
         .any(|s| s.digest.get("sha256").is_some_and(|d| d == hex))
     {
-        return Err(format!("the statement's subject is not {manifest_digest}"));
+        return Err(SignatureError::Subject(manifest_digest.to_string()));
     }
     Ok((pae(&envelope.payload_type, &payload), signature.sig.clone()))
 }
@@ -372,8 +439,9 @@ mod tests {
     fn both_forms_verify_under_the_signing_key_and_name_it() {
         let keys = [key("configmap/keys[old.pub]", 9), key("file team.pub", 7)];
         for signature in [simple(7, DIGEST), bundle(7, DIGEST)] {
-            let found =
-                verify(std::slice::from_ref(&signature), DIGEST, &keys).map(|k| k.name.clone());
+            let found = verify(std::slice::from_ref(&signature), DIGEST, &keys)
+                .map(|k| k.name.clone())
+                .map_err(|e| e.to_string());
             assert_eq!(found, Ok("file team.pub".to_string()), "{signature:?}");
         }
     }
@@ -383,18 +451,26 @@ mod tests {
         let keys = [key("team.pub", 7)];
         let other = "sha256:2222222222222222222222222222222222222222222222222222222222222222";
         for signature in [simple(8, DIGEST), bundle(8, DIGEST)] {
-            let err = verify(&[signature], DIGEST, &keys).map(|k| k.name.clone());
+            let err = verify(&[signature], DIGEST, &keys)
+                .map(|k| k.name.clone())
+                .map_err(|e| e.to_string());
             assert!(
                 err.as_ref()
                     .is_err_and(|e| e.contains("not signed by team.pub")),
                 "{err:?}"
             );
         }
-        let err = verify(&[simple(7, other)], DIGEST, &keys).map(|k| k.name.clone());
+        let err = verify(&[simple(7, other)], DIGEST, &keys)
+            .map(|k| k.name.clone())
+            .map_err(|e| e.to_string());
         assert!(err.is_err_and(|e| e.contains(&format!("signs {other}, not {DIGEST}"))));
-        let err = verify(&[bundle(7, other)], DIGEST, &keys).map(|k| k.name.clone());
+        let err = verify(&[bundle(7, other)], DIGEST, &keys)
+            .map(|k| k.name.clone())
+            .map_err(|e| e.to_string());
         assert!(err.is_err_and(|e| e.contains("subject is not")));
-        let err = verify(&[], DIGEST, &keys).map(|k| k.name.clone());
+        let err = verify(&[], DIGEST, &keys)
+            .map(|k| k.name.clone())
+            .map_err(|e| e.to_string());
         assert!(err.is_err_and(|e| e.contains("no cosign signature found")));
     }
 
@@ -465,7 +541,7 @@ mod tests {
         ];
         for (signature, reason) in cases {
             match verify(std::slice::from_ref(&signature), DIGEST, &keys) {
-                Err(e) => assert!(e.contains(reason), "{signature:?}: {e}"),
+                Err(e) => assert!(e.to_string().contains(reason), "{signature:?}: {e}"),
                 Ok(k) => panic!("{signature:?} verified under {k:?}"),
             }
         }
@@ -491,7 +567,7 @@ mod tests {
         ];
         for (pem, reason) in cases {
             match Key::from_pem("k.pub", pem) {
-                Err(e) => assert!(e.contains(reason), "{e}"),
+                Err(e) => assert!(e.to_string().contains(reason), "{e}"),
                 Ok(k) => panic!("{k:?}"),
             }
         }

@@ -16,7 +16,7 @@
 //!   GCP: bootimage-gcp.wasm      # the short form
 //!   AWS: /opt/guests/my-aws.wasm
 //!   Azure:
-//!     oci: quay.io/team/azure@sha256:5d0e…   # an OCI artifact (see oci.rs)
+//!     oci: quay.io/team/azure@sha256:5d0e…   # an OCI artifact (see oci/)
 //!     pullSecret: quay-creds                # kubernetes.io/dockerconfigjson
 //!     verify:                               # cosign signatures (see cosign.rs)
 //!       keys:

@@ -15,7 +15,7 @@ use super::cosign::{self, Key};
 use super::entries::{Entry, KeySource, Module, OciSource, Registry, Source};
 use super::oci::{Oci, PullError, Pulled};
 use super::set::EntryKey;
-use crate::runtime::digest;
+use crate::blob::digest;
 
 /// One entry with its modules' bytes in hand.
 #[derive(Debug, Clone)]
@@ -116,7 +116,7 @@ where
         let pulled = match access(source.clone()).await {
             Ok(access) => {
                 oci.pull(
-                    &source,
+                    &source.reference,
                     &access.auth,
                     access.keys.as_deref(),
                     Some(job.interface()),
@@ -150,11 +150,11 @@ where
             detail,
         };
         let pem = match key {
-            KeySource::File(path) => cosign::read_key_file(path),
+            KeySource::File(path) => cosign::read_key_file(path).map_err(|e| e.to_string()),
             other => read(other.clone()).await,
         }
         .map_err(fail)?;
-        keys.push(Key::from_pem(&key.to_string(), &pem).map_err(fail)?);
+        keys.push(Key::from_pem(&key.to_string(), &pem).map_err(|e| fail(e.to_string()))?);
     }
     Ok(Some(keys))
 }

@@ -16,9 +16,10 @@ use super::fetch::{FetchError, Fetched, Remote, fetch, fetch_all};
 use super::oci::Oci;
 use super::status::{Change, Status};
 use super::{Job, smoke};
+use crate::blob::digest;
 use crate::bootimage::BootImageGuest;
 use crate::mcn::McnGuest;
-use crate::runtime::{Guest, GuestLimits, LoadError, Runtime, World, digest};
+use crate::runtime::{Guest, GuestLimits, LoadError, Runtime, World};
 
 /// What a job was loaded from: an entry whose key did not change is
 /// reused as it is, not reloaded.

@@ -241,7 +241,7 @@ async fn read_remote(
                     );
                     Some("success")
                 }
-                Err(err) => Some(err.result()),
+                Err(err) => Some(err.kind()),
             };
             if let Some(result) = result {
                 metrics
@@ -309,7 +309,7 @@ async fn read_key(
                 .and_then(|d| d.get(&key).map(|b| b.0.clone()))
                 .ok_or_else(|| format!("the Secret has no key {key}"))
         }
-        KeySource::File(path) => super::cosign::read_key_file(&path),
+        KeySource::File(path) => super::cosign::read_key_file(&path).map_err(|e| e.to_string()),
     }
 }
 

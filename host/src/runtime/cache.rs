@@ -8,12 +8,11 @@ use std::fs;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 
 use super::engine::Runtime;
 use super::error::LoadError;
-use super::module::hex;
+use crate::blob::{digest, write_atomically};
 
 /// Compiles through the on-disk cache. A cache entry is only used when its
 /// recorded checksum matches, so a truncated or corrupted file is
@@ -62,7 +61,7 @@ impl CacheEntry {
     fn load(&self, runtime: &Runtime) -> Option<Component> {
         let code = fs::read(&self.code).ok()?;
         let expected = fs::read_to_string(&self.checksum).ok()?;
-        if hex(&Sha256::digest(&code)) != expected.trim() {
+        if digest(&code) != expected.trim() {
             tracing::warn!(path = %self.code.display(), "compiled-guest cache entry is corrupt; recompiling");
             return None;
         }
@@ -84,33 +83,26 @@ impl CacheEntry {
             fs::create_dir_all(dir)?;
         }
         write_atomically(&self.code, &code)?;
-        write_atomically(&self.checksum, hex(&Sha256::digest(&code)).as_bytes())
+        write_atomically(&self.checksum, digest(&code).as_bytes())
     }
 }
 
-/// Writes through a temporary file so a reader never sees half a file.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    fs::write(&tmp, bytes)?;
-    fs::rename(&tmp, path)
-}
-
-/// Feeds wasmtime's compatibility hash into sha256 so it is stable across
-/// processes (std's hashers are not).
+/// The sha256 of the bytes wasmtime's compatibility hash feeds a hasher,
+/// so it is stable across processes (std's hashers are not).
 fn engine_hash(runtime: &Runtime) -> String {
-    struct ShaHasher(Sha256);
-    impl Hasher for ShaHasher {
+    struct Collect(Vec<u8>);
+    impl Hasher for Collect {
         fn finish(&self) -> u64 {
             0
         }
         fn write(&mut self, bytes: &[u8]) {
-            self.0.update(bytes);
+            self.0.extend_from_slice(bytes);
         }
     }
-    let mut hasher = ShaHasher(Sha256::new());
+    let mut fed = Collect(Vec::new());
     runtime
         .engine()
         .precompile_compatibility_hash()
-        .hash(&mut hasher);
-    hex(&hasher.0.finalize())[..16].to_string()
+        .hash(&mut fed);
+    digest(&fed.0)[..16].to_string()
 }

@@ -2,7 +2,7 @@
 //! constructor, module checks, the compiled-guest cache and one generic
 //! guest handle. Nothing here knows about Kubernetes or about a job.
 
-pub(crate) mod cache;
+mod cache;
 mod engine;
 mod error;
 mod handle;
@@ -12,5 +12,5 @@ mod store;
 pub use engine::{DEFAULT_MEMORY_MIB, DEFAULT_SLOTS, GuestLimits, Runtime, RuntimeConfig};
 pub use error::{GuestError, LoadError};
 pub use handle::{Guest, World};
-pub use module::{GuestModule, digest, interfaces, same_interface};
+pub use module::{GuestModule, interfaces, same_interface};
 pub use store::GuestState;

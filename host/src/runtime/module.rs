@@ -6,12 +6,12 @@
 use std::fs;
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 
 use super::cache::compile_cached;
 use super::engine::Runtime;
 use super::error::LoadError;
+use crate::blob::digest;
 
 /// WASI interfaces a guest may import. Everything a pure function could use
 /// to observe the world (clocks, random, filesystem, sockets) is absent;
@@ -154,15 +154,6 @@ pub fn interfaces(
     let exports = ty.exports(engine).map(|(e, _)| e.to_string()).collect();
     let imports = ty.imports(engine).map(|(i, _)| i.to_string()).collect();
     Ok((exports, imports))
-}
-
-/// The hex sha256 of a module, as registries pin it.
-pub fn digest(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `ns:pkg/iface` without its version.

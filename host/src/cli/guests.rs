@@ -1,20 +1,47 @@
 //! `mco-host guests push|pull|inspect`: guests as OCI artifacts in the
-//! CNCF TAG Runtime layout, from the command line (see registry/oci.rs).
+//! CNCF TAG Runtime layout, from the command line (see registry/oci/).
 
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use oci_client::secrets::RegistryAuth;
 use serde_json::{Value, json};
 
 use super::{Failure, SandboxArgs};
+use crate::blob::digest;
 use crate::bootimage::BOOT_IMAGE_INTERFACE;
 use crate::mcn::NODE_STATE_INTERFACE;
 use crate::registry::cosign::{Key, Signature};
 use crate::registry::entries::{KeySource, OciSource, Registry, Verify};
-use crate::registry::oci::{ComponentInfo, PullError, WasmConfig, docker_auth, parse_reference};
-use crate::registry::{self, Remote};
-use crate::runtime::{digest, interfaces, same_interface};
+use crate::registry::oci::{
+    ComponentInfo, LookupError, PullError, WasmConfig, docker_auth, parse_reference,
+};
+use crate::registry::{Access, Remote, oci_sources, pull_all, verify_keys};
+use crate::runtime::{interfaces, same_interface};
+
+/// Why `guests push|pull|inspect` failed around the registry call itself
+/// (a refused pull is a [`PullError`]).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum GuestsError {
+    #[error("--auth-file {}: {error}", path.display())]
+    AuthFile { path: PathBuf, error: io::Error },
+    #[error("--auth-file {}: {detail}", path.display())]
+    Credentials { path: PathBuf, detail: String },
+    #[error("{reference}: {error}")]
+    Reference {
+        reference: String,
+        error: oci_client::ParseError,
+    },
+    #[error(transparent)]
+    Runtime(io::Error),
+    #[error("{}: {error}", path.display())]
+    Read { path: PathBuf, error: io::Error },
+    #[error("writing {}: {error}", path.display())]
+    Write { path: PathBuf, error: io::Error },
+    #[error("oci:{target}: signatures: {error}")]
+    Signatures { target: String, error: LookupError },
+}
 
 #[derive(Args)]
 pub(super) struct GuestsArgs {
@@ -87,7 +114,7 @@ impl KeyArgs {
             }),
             ..OciSource::anonymous(reference)
         };
-        Ok(tokio()?.block_on(registry::verify_keys(&source, in_cluster_only))?)
+        Ok(tokio()?.block_on(verify_keys(&source, in_cluster_only))?)
     }
 }
 
@@ -99,31 +126,41 @@ async fn in_cluster_only(key: KeySource) -> Result<Vec<u8>, String> {
 }
 
 impl AuthArgs {
-    fn auth(&self, reference: &str) -> Result<RegistryAuth, Failure> {
+    fn auth(&self, reference: &str) -> Result<RegistryAuth, GuestsError> {
         let Some(path) = &self.auth_file else {
             return Ok(RegistryAuth::Anonymous);
         };
-        let json = std::fs::read(path)
-            .map_err(|e| Failure::Other(format!("--auth-file {}: {e}", path.display())))?;
-        let parsed =
-            parse_reference(reference).map_err(|e| Failure::Other(format!("{reference}: {e}")))?;
-        docker_auth(&json, parsed.resolve_registry())
-            .map_err(|e| Failure::Other(format!("--auth-file {}: {e}", path.display())))
+        let json = std::fs::read(path).map_err(|error| GuestsError::AuthFile {
+            path: path.clone(),
+            error,
+        })?;
+        let parsed = reference_of(reference)?;
+        docker_auth(&json, parsed.resolve_registry()).map_err(|detail| GuestsError::Credentials {
+            path: path.clone(),
+            detail,
+        })
     }
 }
 
-fn tokio() -> Result<tokio::runtime::Runtime, Failure> {
+fn tokio() -> Result<tokio::runtime::Runtime, GuestsError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Failure::Other(e.to_string()))
+        .map_err(GuestsError::Runtime)
+}
+
+fn reference_of(reference: &str) -> Result<oci_client::Reference, GuestsError> {
+    parse_reference(reference).map_err(|error| GuestsError::Reference {
+        reference: reference.to_string(),
+        error,
+    })
 }
 
 /// The registry's OCI modules pulled as `run` pulls them, for the offline
 /// `mco-host guests` check: anonymously, as pull Secrets live in the
 /// cluster.
 pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result<Remote, Failure> {
-    if registry::oci_sources(registry).is_empty() {
+    if oci_sources(registry).is_empty() {
         return Ok(Remote::default());
     }
     let oci = sandbox.oci();
@@ -135,12 +172,12 @@ pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result
                 detail: "pull Secrets are read in the cluster (mco-host run)".into(),
             });
         }
-        Ok(registry::Access {
+        Ok(Access {
             auth: RegistryAuth::Anonymous,
-            keys: registry::verify_keys(&source, in_cluster_only).await?,
+            keys: verify_keys(&source, in_cluster_only).await?,
         })
     };
-    let pulls = tokio()?.block_on(registry::pull_all(&oci, registry, anonymous));
+    let pulls = tokio()?.block_on(pull_all(&oci, registry, anonymous));
     Ok(Remote {
         configmaps: Default::default(),
         pulls: pulls
@@ -191,16 +228,19 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
             output,
             auth,
         } => {
-            let source = OciSource::anonymous(&reference);
             let keys = keys.read(&reference)?;
             let auth = auth.auth(&reference)?;
-            let pulled = tokio.block_on(oci.pull(&source, &auth, keys.as_deref(), None))?;
+            let pulled = tokio.block_on(oci.pull(&reference, &auth, keys.as_deref(), None))?;
             let output = match output {
                 Some(path) => path,
                 None => default_output(&reference)?,
             };
-            std::fs::write(&output, pulled.bytes.as_slice())
-                .map_err(|e| Failure::Other(format!("writing {}: {e}", output.display())))?;
+            std::fs::write(&output, pulled.bytes.as_slice()).map_err(|error| {
+                GuestsError::Write {
+                    path: output.clone(),
+                    error,
+                }
+            })?;
             Ok(json!({
                 "reference": reference,
                 "manifestDigest": pulled.manifest_digest,
@@ -213,25 +253,26 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
         }
         GuestsAction::Inspect { target, keys, auth } => {
             let path = PathBuf::from(&target);
-            let (bytes, registry) = if path.is_file() {
+            let (bytes, pulled_from) = if path.is_file() {
                 (read(&path)?, Value::Null)
             } else {
-                let source = OciSource::anonymous(&target);
                 let keys = keys.read(&target)?.unwrap_or_default();
                 let auth = auth.auth(&target)?;
-                let pulled = tokio.block_on(oci.pull(&source, &auth, None, None))?;
-                let reference = parse_reference(&target)
-                    .map_err(|e| Failure::Other(format!("{target}: {e}")))?;
+                let pulled = tokio.block_on(oci.pull(&target, &auth, None, None))?;
+                let reference = reference_of(&target)?;
                 let signatures = tokio
                     .block_on(oci.signatures(&reference, &pulled.manifest_digest, &auth))
-                    .map_err(|e| Failure::Other(format!("oci:{target}: signatures: {e}")))?;
-                let registry = json!({
+                    .map_err(|error| GuestsError::Signatures {
+                        target: target.clone(),
+                        error,
+                    })?;
+                let pulled_from = json!({
                     "manifestDigest": pulled.manifest_digest,
                     "layerMediaType": pulled.layer_media_type,
                     "config": pulled.config,
                     "signatures": signatures_json(&signatures, &pulled.manifest_digest, &keys),
                 });
-                (pulled.bytes.to_vec(), registry)
+                (pulled.bytes.to_vec(), pulled_from)
             };
             let (exports, imports) = interfaces(&sandbox.runtime()?, &target, &bytes)?;
             let (world, wit_version) = world_of(&exports);
@@ -243,7 +284,7 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
                 "imports": imports,
                 "size": bytes.len(),
                 "sha256": digest(&bytes),
-                "registry": registry,
+                "registry": pulled_from,
             }))
         }
     }
@@ -259,7 +300,7 @@ fn signatures_json(signatures: &[Signature], manifest_digest: &str, keys: &[Key]
             if !keys.is_empty() {
                 shown["verified"] = match s.verify(manifest_digest, keys) {
                     Ok(key) => json!({"key": key.name}),
-                    Err(why) => json!({"error": why}),
+                    Err(why) => json!({"error": why.to_string()}),
                 };
             }
             shown
@@ -267,8 +308,11 @@ fn signatures_json(signatures: &[Signature], manifest_digest: &str, keys: &[Key]
         .collect()
 }
 
-fn read(path: &PathBuf) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path).map_err(|e| Failure::Other(format!("{}: {e}", path.display())))
+fn read(path: &Path) -> Result<Vec<u8>, GuestsError> {
+    std::fs::read(path).map_err(|error| GuestsError::Read {
+        path: path.to_path_buf(),
+        error,
+    })
 }
 
 /// The job world a module's exports serve, and the version of its
@@ -297,9 +341,8 @@ fn strip_tag(reference: &str) -> &str {
     }
 }
 
-fn default_output(reference: &str) -> Result<PathBuf, Failure> {
-    let parsed =
-        parse_reference(reference).map_err(|e| Failure::Other(format!("{reference}: {e}")))?;
+fn default_output(reference: &str) -> Result<PathBuf, GuestsError> {
+    let parsed = reference_of(reference)?;
     let name = parsed.repository().rsplit('/').next().unwrap_or("guest");
     Ok(PathBuf::from(format!("{name}.wasm")))
 }

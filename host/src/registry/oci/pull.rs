@@ -1,0 +1,433 @@
+//! Pulling a guest module: the reference resolved to a manifest, its
+//! config and layer downloaded within their size bounds and checked
+//! against their digests, and why a pull fails.
+
+use std::sync::Arc;
+
+use oci_client::Reference;
+use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
+use oci_client::secrets::RegistryAuth;
+use serde::{Deserialize, Serialize};
+
+use super::{Oci, oci_digest};
+use crate::registry::cosign::Key;
+
+/// The CNCF TAG Runtime config of a wasm artifact.
+pub(super) const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
+/// The CNCF TAG Runtime layer: the component itself.
+pub(super) const LAYER_MEDIA_TYPE: &str = "application/wasm";
+/// The layer Kubewarden (and older wasm tooling) pushes.
+const KUBEWARDEN_LAYER_MEDIA_TYPE: &str = "application/vnd.wasm.content.layer.v1+wasm";
+
+/// Larger manifests or configs than this are not a guest artifact.
+const MAX_METADATA_BYTES: usize = 1 << 20;
+
+/// Parses an OCI reference as the registry file and the CLI take it.
+pub fn parse_reference(text: &str) -> Result<Reference, oci_client::ParseError> {
+    Reference::try_from(text)
+}
+
+/// The CNCF wasm config: what the component exports and imports, so a
+/// puller can refuse it without downloading it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WasmConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    pub architecture: String,
+    pub os: String,
+    #[serde(default)]
+    pub layer_digests: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<ComponentInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentInfo {
+    #[serde(default)]
+    pub exports: Vec<String>,
+    #[serde(default)]
+    pub imports: Vec<String>,
+}
+
+/// A module pulled from a registry.
+#[derive(Debug, Clone)]
+pub struct Pulled {
+    pub bytes: Arc<Vec<u8>>,
+    /// The manifest digest the reference resolved to (`sha256:…`).
+    pub manifest_digest: String,
+    pub layer_media_type: String,
+    pub config: Option<WasmConfig>,
+    /// Whether the layer came from the disk cache.
+    pub cached: bool,
+    /// The key the module's signature verified under, when the entry asks
+    /// for one.
+    pub verified_by: Option<String>,
+}
+
+/// Why a module could not be pulled; `kind()` is its
+/// `mco_guest_fetches_total` label.
+#[derive(Debug, thiserror::Error)]
+pub enum PullError {
+    #[error("oci:{reference}: {detail}")]
+    Reference {
+        reference: String,
+        detail: oci_client::ParseError,
+    },
+    #[error("oci:{reference}: cannot read the manifest: {detail}")]
+    Manifest { reference: String, detail: String },
+    #[error("oci:{reference}: not a guest module: {detail}")]
+    Layout {
+        reference: String,
+        detail: LayoutError,
+    },
+    #[error(
+        "oci:{reference}: the artifact's config says it exports {found}, not {expected}; the layer was not downloaded"
+    )]
+    World {
+        reference: String,
+        expected: String,
+        found: String,
+    },
+    #[error("oci:{reference}: cannot download {what}: {detail}")]
+    Download {
+        reference: String,
+        what: String,
+        detail: String,
+    },
+    #[error("oci:{reference}: {what} has digest {actual}, expected {expected}")]
+    DigestMismatch {
+        reference: String,
+        what: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("oci:{reference}: pull secret {secret}: {detail}")]
+    Secret {
+        reference: String,
+        secret: String,
+        detail: String,
+    },
+    #[error("oci:{reference}: cannot push: {detail}")]
+    Push { reference: String, detail: String },
+    #[error(
+        "oci:{reference}: no valid cosign signature of {digest} by any of the keys tried ({keys}): {detail}"
+    )]
+    Signature {
+        reference: String,
+        digest: String,
+        keys: String,
+        detail: String,
+    },
+    #[error("oci:{reference}: verify key {key}: {detail}")]
+    Key {
+        reference: String,
+        key: String,
+        detail: String,
+    },
+}
+
+impl PullError {
+    /// The `result` label of `mco_guest_fetches_total`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PullError::Reference { .. } | PullError::Manifest { .. } => "manifest_failure",
+            PullError::Layout { .. } | PullError::World { .. } => "refused",
+            PullError::Download { .. } | PullError::Push { .. } => "download_failure",
+            PullError::DigestMismatch { .. } => "digest_mismatch",
+            PullError::Secret { .. } => "secret_failure",
+            PullError::Signature { .. } => "signature_failure",
+            PullError::Key { .. } => "key_failure",
+        }
+    }
+}
+
+/// Why an artifact is not a guest module.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    #[error("the manifest is not an OCI image manifest: {0}")]
+    NotManifest(serde_json::Error),
+    #[error("a manifest of {0} bytes")]
+    ManifestSize(usize),
+    #[error(
+        "no {} or {} layer (layers: {})",
+        LAYER_MEDIA_TYPE,
+        KUBEWARDEN_LAYER_MEDIA_TYPE,
+        .0.join(", ")
+    )]
+    NoWasmLayer(Vec<String>),
+    #[error("{0} layers; a guest artifact has exactly one")]
+    LayerCount(usize),
+    #[error("the {} config does not parse: {}", CONFIG_MEDIA_TYPE, .0)]
+    Config(serde_json::Error),
+    #[error("{what} claims {size} bytes")]
+    Size { what: &'static str, size: i64 },
+}
+
+impl Oci {
+    /// Pulls the module `reference_text` names. `export`, when given, is
+    /// the interface the job needs: a CNCF config that lists other exports
+    /// is refused before the layer is downloaded. `keys`, when given, are
+    /// those one of which must have signed it.
+    pub async fn pull(
+        &self,
+        reference_text: &str,
+        auth: &RegistryAuth,
+        keys: Option<&[Key]>,
+        export: Option<&str>,
+    ) -> Result<Pulled, PullError> {
+        let name = reference_text.to_string();
+        let layout = |detail| PullError::Layout {
+            reference: name.clone(),
+            detail,
+        };
+        let reference = parse_reference(&name).map_err(|detail| PullError::Reference {
+            reference: name.clone(),
+            detail,
+        })?;
+        let cached_manifest = self.cached_manifest(&reference);
+        let manifest_was_cached = cached_manifest.is_some();
+        let (manifest_bytes, manifest_digest) = match cached_manifest {
+            Some(cached) => cached,
+            None => self.fetch_manifest(&reference, &name, auth).await?,
+        };
+        let manifest: OciImageManifest = serde_json::from_slice(&manifest_bytes)
+            .map_err(|e| layout(LayoutError::NotManifest(e)))?;
+        let layer = wasm_layer(&manifest).map_err(layout)?;
+        let config = if manifest.config.media_type == CONFIG_MEDIA_TYPE {
+            let (bytes, _) = self
+                .cached_or_pulled(Wanted {
+                    reference: &reference,
+                    name: &name,
+                    descriptor: &manifest.config,
+                    what: "the config",
+                    limit: MAX_METADATA_BYTES,
+                })
+                .await?;
+            let config: WasmConfig =
+                serde_json::from_slice(&bytes).map_err(|e| layout(LayoutError::Config(e)))?;
+            if let (Some(export), Some(component)) = (export, &config.component)
+                && !component
+                    .exports
+                    .iter()
+                    .any(|e| crate::runtime::same_interface(e, export))
+            {
+                return Err(PullError::World {
+                    reference: name,
+                    expected: export.to_string(),
+                    found: if component.exports.is_empty() {
+                        "nothing".into()
+                    } else {
+                        component.exports.join(", ")
+                    },
+                });
+            }
+            Some(config)
+        } else {
+            None
+        };
+        let verified_by = match keys {
+            Some(keys) => Some(
+                self.verify(&reference, &name, &manifest_digest, auth, keys)
+                    .await?,
+            ),
+            None => None,
+        };
+        let limit = usize::try_from(layer.size).unwrap_or(usize::MAX);
+        let (bytes, cached) = self
+            .cached_or_pulled(Wanted {
+                reference: &reference,
+                name: &name,
+                descriptor: layer,
+                what: "the module layer",
+                limit,
+            })
+            .await?;
+        // Stored once its layer is in hand, so a cached manifest always has
+        // its module; a manifest read from the cache is not written again
+        // (the registry is polled every few seconds).
+        if !manifest_was_cached {
+            self.store(&manifest_digest, &manifest_bytes);
+        }
+        Ok(Pulled {
+            bytes: Arc::new(bytes),
+            manifest_digest,
+            layer_media_type: layer.media_type.clone(),
+            config,
+            cached,
+            verified_by,
+        })
+    }
+
+    async fn fetch_manifest(
+        &self,
+        reference: &Reference,
+        name: &str,
+        auth: &RegistryAuth,
+    ) -> Result<(Vec<u8>, String), PullError> {
+        let (bytes, _) = self
+            .client
+            .pull_manifest_raw(reference, auth, &[OCI_IMAGE_MEDIA_TYPE])
+            .await
+            .map_err(|e| PullError::Manifest {
+                reference: name.to_string(),
+                detail: e.to_string(),
+            })?;
+        if bytes.len() > MAX_METADATA_BYTES {
+            return Err(PullError::Layout {
+                reference: name.to_string(),
+                detail: LayoutError::ManifestSize(bytes.len()),
+            });
+        }
+        // Computed here rather than taken from the registry's header: the
+        // digest is what the host reports and caches by.
+        let actual = oci_digest(&bytes);
+        if let Some(expected) = reference.digest()
+            && expected != actual
+        {
+            return Err(PullError::DigestMismatch {
+                reference: name.to_string(),
+                what: "the manifest".into(),
+                expected: expected.to_string(),
+                actual,
+            });
+        }
+        Ok((bytes.to_vec(), actual))
+    }
+
+    /// A blob from the cache, or downloaded and cached; `true` when cached.
+    async fn cached_or_pulled(&self, wanted: Wanted<'_>) -> Result<(Vec<u8>, bool), PullError> {
+        let digest = &wanted.descriptor.digest;
+        if let Some(bytes) = self.cached_blob(digest) {
+            return Ok((bytes, true));
+        }
+        let bytes = self.blob(&wanted).await?;
+        self.store(digest, &bytes);
+        Ok((bytes, false))
+    }
+
+    /// Downloads a blob and checks its digest and size.
+    pub(super) async fn blob(&self, wanted: &Wanted<'_>) -> Result<Vec<u8>, PullError> {
+        let Wanted {
+            reference,
+            name,
+            descriptor,
+            what,
+            limit,
+        } = *wanted;
+        if usize::try_from(descriptor.size).map_or(true, |size| size > limit) {
+            return Err(PullError::Layout {
+                reference: name.to_string(),
+                detail: LayoutError::Size {
+                    what,
+                    size: descriptor.size,
+                },
+            });
+        }
+        let mut bytes = Vec::new();
+        self.client
+            .pull_blob(reference, descriptor, &mut bytes)
+            .await
+            .map_err(|e| match e {
+                oci_client::errors::OciDistributionError::DigestError(detail) => {
+                    PullError::DigestMismatch {
+                        reference: name.to_string(),
+                        what: what.to_string(),
+                        expected: descriptor.digest.clone(),
+                        actual: detail.to_string(),
+                    }
+                }
+                other => PullError::Download {
+                    reference: name.to_string(),
+                    what: what.to_string(),
+                    detail: other.to_string(),
+                },
+            })?;
+        let actual = oci_digest(&bytes);
+        if actual != descriptor.digest {
+            return Err(PullError::DigestMismatch {
+                reference: name.to_string(),
+                what: what.to_string(),
+                expected: descriptor.digest.clone(),
+                actual,
+            });
+        }
+        Ok(bytes)
+    }
+}
+
+/// A blob to download: from `reference`'s repository, named in errors by
+/// `name` (the reference as written) and `what`, at most `limit` bytes.
+pub(super) struct Wanted<'a> {
+    pub reference: &'a Reference,
+    pub name: &'a str,
+    pub descriptor: &'a OciDescriptor,
+    pub what: &'static str,
+    pub limit: usize,
+}
+
+/// The one layer holding the module.
+fn wasm_layer(manifest: &OciImageManifest) -> Result<&OciDescriptor, LayoutError> {
+    let wasm: Vec<&OciDescriptor> = manifest
+        .layers
+        .iter()
+        .filter(|l| l.media_type == LAYER_MEDIA_TYPE || l.media_type == KUBEWARDEN_LAYER_MEDIA_TYPE)
+        .collect();
+    match wasm.as_slice() {
+        [layer] if manifest.layers.len() == 1 => Ok(layer),
+        [] => Err(LayoutError::NoWasmLayer(
+            manifest
+                .layers
+                .iter()
+                .map(|l| l.media_type.clone())
+                .collect(),
+        )),
+        _ => Err(LayoutError::LayerCount(manifest.layers.len())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(layers: &[&str]) -> OciImageManifest {
+        let d = |m: &str| OciDescriptor {
+            media_type: m.into(),
+            digest: format!("sha256:{}", "0".repeat(64)),
+            size: 1,
+            urls: None,
+            annotations: None,
+            artifact_type: None,
+        };
+        OciImageManifest {
+            schema_version: 2,
+            media_type: None,
+            config: d(CONFIG_MEDIA_TYPE),
+            layers: layers.iter().map(|m| d(m)).collect(),
+            subject: None,
+            artifact_type: None,
+            annotations: None,
+        }
+    }
+
+    fn layer(manifest: &OciImageManifest) -> Result<&str, String> {
+        wasm_layer(manifest)
+            .map(|l| l.media_type.as_str())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn both_layouts_have_one_module_layer_and_nothing_else_does() {
+        for media in [LAYER_MEDIA_TYPE, KUBEWARDEN_LAYER_MEDIA_TYPE] {
+            let m = manifest(&[media]);
+            assert_eq!(layer(&m), Ok(media));
+        }
+        let tar = manifest(&["application/vnd.oci.image.layer.v1.tar"]);
+        assert!(layer(&tar).is_err_and(|e| e.contains("no application/wasm")));
+        assert!(wasm_layer(&manifest(&[])).is_err());
+        let two = manifest(&[LAYER_MEDIA_TYPE, LAYER_MEDIA_TYPE]);
+        assert!(layer(&two).is_err_and(|e| e.contains("2 layers")));
+        let extra = manifest(&[LAYER_MEDIA_TYPE, "text/plain"]);
+        assert!(layer(&extra).is_err_and(|e| e.contains("exactly one")));
+    }
+}

@@ -1,0 +1,88 @@
+//! Pushing a guest in the CNCF TAG Runtime layout, for `mco-host guests
+//! push`.
+
+use std::collections::BTreeMap;
+
+use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
+use oci_client::secrets::RegistryAuth;
+
+use super::pull::{CONFIG_MEDIA_TYPE, LAYER_MEDIA_TYPE};
+use super::{Oci, PullError, WasmConfig, oci_digest, parse_reference};
+
+/// The OCI annotation naming a layer's file.
+const TITLE_ANNOTATION: &str = "org.opencontainers.image.title";
+
+impl Oci {
+    /// Pushes `bytes` in the CNCF layout with `config`; returns the
+    /// manifest digest. `title` names the layer's file, which generic
+    /// clients (`oras pull`) need to write it out.
+    pub async fn push(
+        &self,
+        reference_text: &str,
+        bytes: Vec<u8>,
+        mut config: WasmConfig,
+        title: &str,
+        auth: &RegistryAuth,
+    ) -> Result<String, PullError> {
+        let fail = |detail: String| PullError::Push {
+            reference: reference_text.to_string(),
+            detail,
+        };
+        let reference = parse_reference(reference_text).map_err(|detail| PullError::Reference {
+            reference: reference_text.to_string(),
+            detail,
+        })?;
+        let layer_digest = oci_digest(&bytes);
+        config.layer_digests = vec![layer_digest.clone()];
+        let config_bytes = serde_json::to_vec(&config).map_err(|e| fail(e.to_string()))?;
+        let descriptor = |media_type: &str, digest: String, size: usize| OciDescriptor {
+            media_type: media_type.to_string(),
+            digest,
+            size: i64::try_from(size).unwrap_or(i64::MAX),
+            urls: None,
+            annotations: None,
+            artifact_type: None,
+        };
+        let manifest = OciImageManifest {
+            schema_version: 2,
+            media_type: Some(OCI_IMAGE_MEDIA_TYPE.to_string()),
+            config: descriptor(
+                CONFIG_MEDIA_TYPE,
+                oci_digest(&config_bytes),
+                config_bytes.len(),
+            ),
+            layers: vec![OciDescriptor {
+                annotations: Some(BTreeMap::from([(
+                    TITLE_ANNOTATION.to_string(),
+                    title.to_string(),
+                )])),
+                ..descriptor(LAYER_MEDIA_TYPE, layer_digest.clone(), bytes.len())
+            }],
+            subject: None,
+            artifact_type: None,
+            annotations: None,
+        };
+        let manifest_bytes = serde_json::to_vec(&manifest).map_err(|e| fail(e.to_string()))?;
+        self.client
+            .store_auth_if_needed(reference.resolve_registry(), auth)
+            .await;
+        self.client
+            .push_blob(&reference, bytes, &layer_digest)
+            .await
+            .map_err(|e| fail(format!("the module layer: {e}")))?;
+        self.client
+            .push_blob(&reference, config_bytes, &manifest.config.digest)
+            .await
+            .map_err(|e| fail(format!("the config: {e}")))?;
+        let manifest_digest = oci_digest(&manifest_bytes);
+        self.client
+            .push_manifest_raw(
+                &reference,
+                manifest_bytes,
+                http::HeaderValue::from_static(OCI_IMAGE_MEDIA_TYPE),
+            )
+            .await
+            .map_err(|e| fail(format!("the manifest: {e}")))?;
+        Ok(manifest_digest)
+    }
+}

@@ -1,0 +1,306 @@
+//! The cosign signatures of a module, looked up in its repository (the
+//! `.sig` tag and the Sigstore bundle referrers) with every manifest and
+//! blob capped before it is downloaded, and checked by cosign.rs; a digest
+//! verified once is remembered for the life of the process.
+
+use oci_client::Reference;
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
+use oci_client::secrets::RegistryAuth;
+
+use super::pull::Wanted;
+use super::{Oci, PullError, oci_digest};
+use crate::registry::cosign::{self, Key, Signature};
+
+/// A manifest digest and the sorted fingerprints of the keys it was
+/// verified against.
+pub(super) type Verified = (String, Vec<String>);
+
+/// Past this many, the memo of verified digests starts again.
+const MAX_VERIFIED: usize = 1024;
+
+/// Why the signatures of a module could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    #[error("{0} is no sha256 digest")]
+    NotSha256(String),
+    #[error("cannot list the referrers: {0}")]
+    Referrers(OciDistributionError),
+    #[error("the referrer {listed} has digest {actual}")]
+    ReferrerDigest { listed: String, actual: String },
+    #[error("{reference}: a signature manifest of {size} bytes")]
+    ManifestSize { reference: String, size: usize },
+    #[error("{reference}: {error}")]
+    Registry {
+        reference: String,
+        error: OciDistributionError,
+    },
+    #[error("a signature manifest that is no image manifest: {0}")]
+    NotManifest(serde_json::Error),
+    #[error("a signature manifest of {0} layers (at most {max} are read)", max = cosign::MAX_SIGNATURES)]
+    Layers(usize),
+    #[error("a signature layer of {0} bytes (at most {max})", max = cosign::MAX_SIGNATURE_BYTES)]
+    LayerSize(i64),
+    #[error(transparent)]
+    Blob(Box<PullError>),
+}
+
+impl Oci {
+    /// The name of the key a signature of `manifest_digest` verifies
+    /// under, from the memo or the registry.
+    pub(super) async fn verify(
+        &self,
+        reference: &Reference,
+        name: &str,
+        manifest_digest: &str,
+        auth: &RegistryAuth,
+        keys: &[Key],
+    ) -> Result<String, PullError> {
+        let mut fingerprints: Vec<String> = keys.iter().map(Key::fingerprint).collect();
+        fingerprints.sort();
+        let memo = (manifest_digest.to_string(), fingerprints);
+        if let Some(key) = self
+            .verified
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&memo).cloned())
+        {
+            return Ok(key);
+        }
+        let fail = |detail: String| PullError::Signature {
+            reference: name.to_string(),
+            digest: manifest_digest.to_string(),
+            keys: cosign::names(keys),
+            detail,
+        };
+        let signatures = self
+            .signatures(reference, manifest_digest, auth)
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        let key = cosign::verify(&signatures, manifest_digest, keys)
+            .map_err(|e| fail(e.to_string()))?
+            .name
+            .clone();
+        tracing::info!(reference = %name, digest = %manifest_digest, key = %key, "guest module signature verified");
+        if let Ok(mut verified) = self.verified.lock() {
+            if verified.len() >= MAX_VERIFIED {
+                verified.clear();
+            }
+            verified.insert(memo, key.clone());
+        }
+        Ok(key)
+    }
+
+    /// The cosign signatures the registry holds for `manifest_digest` in
+    /// `reference`'s repository: the legacy `.sig` tag's layers, then the
+    /// bundle referrers (the referrers API, or its tag fallback). Sizes are
+    /// capped before each download.
+    pub async fn signatures(
+        &self,
+        reference: &Reference,
+        manifest_digest: &str,
+        auth: &RegistryAuth,
+    ) -> Result<Vec<Signature>, LookupError> {
+        let hex = manifest_digest
+            .strip_prefix("sha256:")
+            .ok_or_else(|| LookupError::NotSha256(manifest_digest.to_string()))?;
+        // Signatures live in the module's own repository.
+        let (registry, repository) = (reference.registry(), reference.repository());
+        let by_digest = |digest: &str| {
+            Reference::with_digest(registry.into(), repository.into(), digest.into())
+        };
+        self.client
+            .store_auth_if_needed(reference.resolve_registry(), auth)
+            .await;
+        let mut found = Vec::new();
+        let sig_tag = Reference::with_tag(
+            registry.into(),
+            repository.into(),
+            format!("sha256-{hex}.sig"),
+        );
+        if let Some(bytes) = self.signature_manifest(&sig_tag, auth).await? {
+            for (layer, signature) in simple_signing_layers(&bytes)? {
+                let payload = self.signature_blob(&sig_tag, &layer).await?;
+                found.push(Signature::SimpleSigning { payload, signature });
+            }
+        }
+        let referrers = self
+            .client
+            .pull_referrers(&by_digest(manifest_digest), Some(cosign::BUNDLE_MEDIA_TYPE))
+            .await
+            .map_err(LookupError::Referrers)?;
+        for entry in referrers.manifests.iter().take(cosign::MAX_SIGNATURES) {
+            let referrer = by_digest(&entry.digest);
+            let Some(bytes) = self.signature_manifest(&referrer, auth).await? else {
+                continue;
+            };
+            let actual = oci_digest(&bytes);
+            if actual != entry.digest {
+                return Err(LookupError::ReferrerDigest {
+                    listed: entry.digest.clone(),
+                    actual,
+                });
+            }
+            if let Some(layer) = bundle_layer(&bytes)? {
+                found.push(Signature::Bundle(
+                    self.signature_blob(&referrer, &layer).await?,
+                ));
+            }
+        }
+        Ok(found)
+    }
+
+    /// A signature manifest, or none where the registry has none; capped
+    /// at [`cosign::MAX_SIGNATURE_BYTES`].
+    async fn signature_manifest(
+        &self,
+        reference: &Reference,
+        auth: &RegistryAuth,
+    ) -> Result<Option<Vec<u8>>, LookupError> {
+        use OciDistributionError as E;
+        match self
+            .client
+            .pull_manifest_raw(reference, auth, &[OCI_IMAGE_MEDIA_TYPE])
+            .await
+        {
+            Ok((bytes, _)) if bytes.len() > cosign::MAX_SIGNATURE_BYTES => {
+                Err(LookupError::ManifestSize {
+                    reference: reference.to_string(),
+                    size: bytes.len(),
+                })
+            }
+            Ok((bytes, _)) => Ok(Some(bytes.to_vec())),
+            Err(E::ImageManifestNotFoundError(_) | E::ServerError { code: 404, .. }) => Ok(None),
+            Err(E::RegistryError { envelope, .. })
+                if envelope.errors.iter().all(|e| {
+                    matches!(
+                        e.code,
+                        OciErrorCode::ManifestUnknown | OciErrorCode::NotFound
+                    )
+                }) =>
+            {
+                Ok(None)
+            }
+            Err(error) => Err(LookupError::Registry {
+                reference: reference.to_string(),
+                error,
+            }),
+        }
+    }
+
+    /// A payload or bundle blob, capped and checked against its digest.
+    async fn signature_blob(
+        &self,
+        reference: &Reference,
+        layer: &OciDescriptor,
+    ) -> Result<Vec<u8>, LookupError> {
+        let name = reference.to_string();
+        self.blob(&Wanted {
+            reference,
+            name: &name,
+            descriptor: layer,
+            what: "a signature",
+            limit: cosign::MAX_SIGNATURE_BYTES,
+        })
+        .await
+        .map_err(|e| LookupError::Blob(Box::new(e)))
+    }
+}
+
+/// A signature manifest parsed, with the count and sizes of what it
+/// names checked before anything is downloaded.
+fn signature_layers(bytes: &[u8]) -> Result<Vec<OciDescriptor>, LookupError> {
+    let manifest: OciImageManifest =
+        serde_json::from_slice(bytes).map_err(LookupError::NotManifest)?;
+    if manifest.layers.len() > cosign::MAX_SIGNATURES {
+        return Err(LookupError::Layers(manifest.layers.len()));
+    }
+    if let Some(layer) = manifest
+        .layers
+        .iter()
+        .find(|l| usize::try_from(l.size).map_or(true, |s| s > cosign::MAX_SIGNATURE_BYTES))
+    {
+        return Err(LookupError::LayerSize(layer.size));
+    }
+    Ok(manifest.layers)
+}
+
+/// The simple-signing layers of a `.sig` manifest, with their signature
+/// annotations.
+fn simple_signing_layers(
+    bytes: &[u8],
+) -> Result<Vec<(OciDescriptor, Option<String>)>, LookupError> {
+    Ok(signature_layers(bytes)?
+        .into_iter()
+        .filter(|l| l.media_type == cosign::SIMPLE_SIGNING_MEDIA_TYPE)
+        .map(|l| {
+            let signature = l
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(cosign::SIGNATURE_ANNOTATION).cloned());
+            (l, signature)
+        })
+        .collect())
+}
+
+/// The bundle layer of a referrer, if it is a bundle.
+fn bundle_layer(bytes: &[u8]) -> Result<Option<OciDescriptor>, LookupError> {
+    Ok(signature_layers(bytes)?
+        .into_iter()
+        .find(|l| l.media_type == cosign::BUNDLE_MEDIA_TYPE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `.sig`-style manifest of `layers` (media type, size, signature).
+    fn signature_manifest(layers: &[(&str, i64, Option<&str>)]) -> Vec<u8> {
+        let layers: Vec<serde_json::Value> = layers
+            .iter()
+            .map(|(media, size, signature)| {
+                let mut layer = serde_json::json!({
+                    "mediaType": media,
+                    "size": size,
+                    "digest": format!("sha256:{}", "1".repeat(64)),
+                });
+                if let Some(signature) = signature {
+                    layer["annotations"] =
+                        serde_json::json!({ (cosign::SIGNATURE_ANNOTATION): signature });
+                }
+                layer
+            })
+            .collect();
+        serde_json::to_vec(&serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": OCI_IMAGE_MEDIA_TYPE,
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "size": 2,
+                       "digest": format!("sha256:{}", "2".repeat(64))},
+            "layers": layers,
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn signature_manifests_are_read_within_their_limits() {
+        let says = |e: LookupError, what: &str| e.to_string().contains(what);
+        let simple = cosign::SIMPLE_SIGNING_MEDIA_TYPE;
+        let two = signature_manifest(&[(simple, 239, Some("MEUC")), ("text/plain", 3, None)]);
+        let layers = simple_signing_layers(&two).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(layers.len(), 1);
+        assert_eq!(layers[0].1.as_deref(), Some("MEUC"));
+        let bundle = signature_manifest(&[(cosign::BUNDLE_MEDIA_TYPE, 667, None)]);
+        assert!(matches!(bundle_layer(&bundle), Ok(Some(_))));
+        assert!(matches!(bundle_layer(&two), Ok(None)));
+
+        let many = vec![(simple, 239, Some("MEUC")); cosign::MAX_SIGNATURES + 1];
+        let too_many = simple_signing_layers(&signature_manifest(&many));
+        assert!(too_many.is_err_and(|e| says(e, "17 layers")));
+        let limit = i64::try_from(cosign::MAX_SIGNATURE_BYTES).unwrap_or(i64::MAX);
+        let huge = signature_manifest(&[(simple, limit + 1, None)]);
+        assert!(simple_signing_layers(&huge).is_err_and(|e| says(e, "a signature layer of")));
+        let negative = signature_manifest(&[(cosign::BUNDLE_MEDIA_TYPE, -1, None)]);
+        assert!(bundle_layer(&negative).is_err_and(|e| says(e, "a signature layer of -1")));
+        assert!(bundle_layer(b"{not json").is_err_and(|e| says(e, "no image manifest")));
+    }
+}
