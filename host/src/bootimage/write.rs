@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -17,12 +17,12 @@ use mco_bootimage::{Decision, MachineKind, UserDataUpgrade};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use super::conditions::{self, Tally, Wanted};
 use super::error::PassError;
-use super::objects::MACHINE_API_NAMESPACE;
+use super::objects::{Decoded, MACHINE_API_NAMESPACE, MachineConfiguration};
 use super::plan::{Action, Plan};
 use super::skew;
 use super::state::{ControllerState, patch_fingerprint};
-use super::status::{self, Tally, Wanted};
 use crate::cluster::events::{Events, Note};
 use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::resources::{
@@ -40,7 +40,7 @@ pub(super) struct Writer {
     pub(super) events: Events,
     pub(super) leader: watch::Receiver<bool>,
     /// MachineConfiguration `cluster` as our last condition write left it.
-    pub(super) written: OwnWrites<DynamicObject>,
+    pub(super) written: OwnWrites<Decoded<MachineConfiguration>>,
 }
 
 /// How one patch went.
@@ -99,7 +99,7 @@ impl Writer {
     pub(super) async fn execute(
         &self,
         plan: Plan,
-        mc: Option<&Arc<Value>>,
+        mc: Option<&Arc<Decoded<MachineConfiguration>>>,
         reason: &'static str,
     ) -> (Tally, bool) {
         let Plan {
@@ -124,7 +124,7 @@ impl Writer {
             let span =
                 tracing::info_span!("boot_image", kind = kind.kind(), name = %action.subject.name);
             let _entered = span.enter();
-            let reference = object_reference(kind, &action.object);
+            let reference = object_reference(kind, &action.object.metadata);
             let key = action.subject.key();
             let count = tally.count_mut(kind);
             let (result, event) = match self.act(&action, &mut state).await {
@@ -161,7 +161,7 @@ impl Writer {
                     if matches!(err, PassError::HotLoop(_)) {
                         self.metrics.bootimage_hot_loops.inc();
                     }
-                    // Upstream's CPMS pass wraps its errors (§18.3).
+                    // Upstream's `syncControlPlaneMachineSets` wraps its errors.
                     count.errors.push(match kind {
                         MachineKind::MachineSet => message.clone(),
                         MachineKind::ControlPlaneMachineSet => {
@@ -262,11 +262,8 @@ impl Writer {
             // The write is the decision: the guest binding already checked
             // that the upgrade is for the Secret this object references;
             // the writer holds to it too, against the object it patches.
-            let pointer = format!(
-                "/{}/userDataSecret/name",
-                subject.kind.provider_spec_path().join("/")
-            );
-            let referenced = action.object.pointer(&pointer).and_then(Value::as_str);
+            let view = action.object.object.as_ref().ok();
+            let referenced = view.and_then(|v| v.user_data_secret_name().ok().flatten());
             if referenced != Some(upgrade.name.as_str()) {
                 return Err(PassError::StubWrite {
                     namespace: MACHINE_API_NAMESPACE.into(),
@@ -280,8 +277,7 @@ impl Writer {
             self.upgrade_stub(upgrade, version).await?;
         }
         let mut body = patch.clone();
-        body["metadata"] =
-            json!({"resourceVersion": action.object.pointer("/metadata/resourceVersion")});
+        body["metadata"] = json!({"resourceVersion": action.object.metadata.resource_version});
         let api: Api<DynamicObject> = Api::namespaced_with(
             self.client.clone(),
             MACHINE_API_NAMESPACE,
@@ -355,12 +351,12 @@ impl Writer {
 
     pub(super) async fn write_degraded(
         &self,
-        mc: Option<&Arc<Value>>,
+        mc: Option<&Arc<Decoded<MachineConfiguration>>>,
         message: &str,
         reason: &'static str,
     ) {
         tracing::warn!(%message, "boot image updates degraded");
-        self.write_conditions(mc, &[status::degraded_before_start(message)], reason)
+        self.write_conditions(mc, &[conditions::degraded_before_start(message)], reason)
             .await;
     }
 
@@ -391,7 +387,7 @@ impl Writer {
         {
             Ok(written) => {
                 self.metrics.count_write("boot_image_skew_record");
-                self.written.remember(written);
+                self.written.remember(decoded(&written));
                 tracing::info!(
                     ocp_version = %record.ocp_version,
                     outcome = record.outcome.label(),
@@ -409,23 +405,28 @@ impl Writer {
     /// last and the watch has not shown yet).
     pub(super) async fn write_conditions(
         &self,
-        mc: Option<&Arc<Value>>,
+        mc: Option<&Arc<Decoded<MachineConfiguration>>>,
         wanted: &[Wanted],
         reason: &'static str,
     ) {
         if !*self.leader.borrow() {
             return;
         }
-        let Some(stored) = mc.and_then(|mc| serde_json::from_value((**mc).clone()).ok()) else {
+        let Some(stored) = mc else {
             return;
         };
         let newest = self
             .written
-            .newest("cluster", Some(Arc::new(stored)))
-            .map(|mc: Arc<DynamicObject>| conditions_of(&mc.data))
+            .newest("cluster", Some(stored.clone()))
+            .and_then(|mc| {
+                mc.object
+                    .as_ref()
+                    .ok()
+                    .map(MachineConfiguration::conditions)
+            })
             .unwrap_or_default();
         let now = Time(Timestamp::now());
-        let Some(conditions) = status::next_conditions(&newest, wanted, reason, &now) else {
+        let Some(conditions) = conditions::next_conditions(&newest, wanted, reason, &now) else {
             return;
         };
         let body = json!({
@@ -445,7 +446,7 @@ impl Writer {
         {
             Ok(written) => {
                 self.metrics.count_write("boot_image_conditions");
-                self.written.remember(written);
+                self.written.remember(decoded(&written));
             }
             Err(err) => {
                 tracing::warn!(error = %err, "could not write the boot image conditions");
@@ -463,18 +464,11 @@ enum ActOutcome {
     Patched(String),
 }
 
-/// The conditions of an object's status; one that does not parse is left
-/// out (and then rewritten by whoever owns it).
-fn conditions_of(object: &Value) -> Vec<Condition> {
-    object
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .map(|all| {
-            all.iter()
-                .filter_map(|c| serde_json::from_value(c.clone()).ok())
-                .collect()
-        })
-        .unwrap_or_default()
+/// MachineConfiguration `cluster` as a write returned it, read as the
+/// watch reads it.
+fn decoded(written: &DynamicObject) -> Decoded<MachineConfiguration> {
+    let value = serde_json::to_value(written).unwrap_or(Value::Null);
+    Decoded::of(&value)
 }
 
 /// Where the objects of `kind` are served.
@@ -486,20 +480,14 @@ fn resource(kind: MachineKind) -> ResourceType {
 }
 
 /// What an Event about a MachineSet or ControlPlaneMachineSet points at.
-fn object_reference(kind: MachineKind, object: &Value) -> ObjectReference {
+fn object_reference(kind: MachineKind, metadata: &ObjectMeta) -> ObjectReference {
     let resource = resource(kind);
-    let meta = |field: &str| {
-        object
-            .pointer(&format!("/metadata/{field}"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
     ObjectReference {
         api_version: Some(format!("{}/{}", resource.group, resource.version)),
         kind: Some(resource.kind.into()),
-        name: meta("name"),
-        namespace: meta("namespace"),
-        uid: meta("uid"),
+        name: metadata.name.clone(),
+        namespace: metadata.namespace.clone(),
+        uid: metadata.uid.clone(),
         ..ObjectReference::default()
     }
 }
