@@ -5,6 +5,8 @@
 
 pub mod conditions;
 pub mod events;
+#[cfg(test)]
+pub mod mock;
 pub mod own_writes;
 pub mod resources;
 pub mod watch;
