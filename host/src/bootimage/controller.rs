@@ -295,9 +295,9 @@ impl Worker {
         self.not_ready_since = None;
         let state = match self.writer.load_state().await {
             Ok(state) => state,
-            Err(message) => {
+            Err(err) => {
                 self.writer
-                    .write_degraded(mc.as_ref(), &message, reason)
+                    .write_degraded(mc.as_ref(), &err.to_string(), reason)
                     .await;
                 return Some(NOT_READY_POLL);
             }
@@ -313,15 +313,15 @@ impl Worker {
             }
             for secret in pass.secrets() {
                 let user_data = self.user_data(&secret.name).await;
-                pass.give_secret(secret.index, Some(user_data));
+                pass.give_secret(secret.index, Some(user_data.map_err(|e| e.to_string())));
             }
         }
         let plan = pass.finish();
         if plan.save_state
-            && let Err(message) = self.writer.save_state(&plan.state).await
+            && let Err(err) = self.writer.save_state(&plan.state).await
         {
             self.writer
-                .write_degraded(mc.as_ref(), &message, reason)
+                .write_degraded(mc.as_ref(), &err.to_string(), reason)
                 .await;
             return Some(NOT_READY_POLL);
         }
@@ -551,10 +551,10 @@ impl Worker {
     }
 
     /// The decoded stub of a user-data Secret and its resourceVersion.
-    async fn user_data(&self, name: &str) -> Result<UserData, String> {
+    async fn user_data(&self, name: &str) -> Result<UserData, kube::Error> {
         let secrets: Api<Secret> =
             Api::namespaced(self.writer.client.clone(), MACHINE_API_NAMESPACE);
-        let secret = secrets.get(name).await.map_err(|e| e.to_string())?;
+        let secret = secrets.get(name).await?;
         tracing::debug!(secret = %secret.name_any(), "read the user-data stub");
         let resource_version = secret.metadata.resource_version.clone();
         Ok(UserData {

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::conditions::{self, Tally, Wanted};
-use super::error::PassError;
+use super::error::{PassError, StateError};
 use super::objects::{Decoded, MACHINE_API_NAMESPACE, MachineConfiguration};
 use super::plan::{Action, Plan};
 use super::skew;
@@ -55,21 +55,29 @@ impl Writer {
         Api::namespaced(self.client.clone(), &self.namespace)
     }
 
-    pub(super) async fn load_state(&self) -> Result<ControllerState, String> {
-        let what = format!(
-            "boot image controller state {}/{}",
-            self.namespace, self.state_configmap
-        );
+    pub(super) async fn load_state(&self) -> Result<ControllerState, StateError> {
+        let (namespace, name) = (self.namespace.clone(), self.state_configmap.clone());
         match self.state_api().get_opt(&self.state_configmap).await {
             Ok(None) => Ok(ControllerState::default()),
-            Ok(Some(cm)) => ControllerState::from_data(&cm.data.unwrap_or_default())
-                .map_err(|e| format!("{what} is unreadable ({e}); fix or delete it")),
-            Err(err) => Err(format!("reading {what}: {err}")),
+            Ok(Some(cm)) => {
+                ControllerState::from_data(&cm.data.unwrap_or_default()).map_err(|source| {
+                    StateError::Unreadable {
+                        namespace,
+                        name,
+                        source,
+                    }
+                })
+            }
+            Err(source) => Err(StateError::Read {
+                namespace,
+                name,
+                source,
+            }),
         }
     }
 
     /// Writes the whole record; callers write only when it changed.
-    pub(super) async fn save_state(&self, state: &ControllerState) -> Result<(), String> {
+    pub(super) async fn save_state(&self, state: &ControllerState) -> Result<(), StateError> {
         let name = &self.state_configmap;
         let body = json!({
             "apiVersion": "v1", "kind": "ConfigMap",
@@ -83,11 +91,10 @@ impl Writer {
                 &Patch::Apply(&body),
             )
             .await
-            .map_err(|e| {
-                format!(
-                    "could not record the boot image controller state in {}/{name}: {e}",
-                    self.namespace
-                )
+            .map_err(|source| StateError::Write {
+                namespace: self.namespace.clone(),
+                name: name.clone(),
+                source,
             })?;
         self.metrics.count_write("boot_image_state");
         Ok(())
@@ -304,9 +311,9 @@ impl Writer {
         state.record_patch(&subject.key(), &patch_fingerprint(patch));
         self.save_state(state)
             .await
-            .map_err(|detail| PassError::StateAfterPatch {
+            .map_err(|err| PassError::StateAfterPatch {
                 subject: subject.clone(),
-                detail,
+                detail: err.to_string(),
             })?;
         Ok(Applied::Patched)
     }
@@ -489,5 +496,198 @@ fn object_reference(kind: MachineKind, metadata: &ObjectMeta) -> ObjectReference
         namespace: metadata.namespace.clone(),
         uid: metadata.uid.clone(),
         ..ObjectReference::default()
+    }
+}
+
+/// The writer against a mock API server (`cluster::mock`): the exact calls
+/// each outcome makes, with no cluster.
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+    use mco_bootimage::ignition::{ANNOTATION_UPGRADED_AT, ANNOTATION_UPGRADED_TO};
+    use mco_bootimage::{MachineSetView, UserData, UserDataUpgrade};
+    use serde_json::json;
+
+    use super::*;
+    use crate::bootimage::error::Subject;
+    use crate::bootimage::objects::machine_decoder;
+    use crate::cluster::mock::{self, Call};
+    use crate::metrics::KindLabels;
+
+    const MACHINESET: &str =
+        "/apis/machine.openshift.io/v1beta1/namespaces/openshift-machine-api/machinesets/a";
+    const SECRET: &str = "/api/v1/namespaces/openshift-machine-api/secrets/a-user-data";
+    const STATE: &str = "/api/v1/namespaces/mco-system/configmaps/state";
+    const CONDITIONS: &str = "/apis/operator.openshift.io/v1/machineconfigurations/cluster/status";
+
+    fn writer(client: Client) -> Writer {
+        Writer {
+            events: Events::new(client.clone(), "test"),
+            client,
+            namespace: "mco-system".into(),
+            state_configmap: "state".into(),
+            metrics: Metrics::register(&mut Default::default()),
+            leader: watch::channel(true).1,
+            written: OwnWrites::default(),
+        }
+    }
+
+    fn machineset() -> Arc<Decoded<MachineSetView>> {
+        let object = json!({
+            "kind": "MachineSet",
+            "metadata": {"name": "a", "namespace": MACHINE_API_NAMESPACE, "resourceVersion": "41"},
+            "spec": {"template": {"spec": {"providerSpec": {"value": {
+                "ami": {"id": "ami-old"}, "userDataSecret": {"name": "a-user-data"}}}}}},
+        });
+        Arc::new(Decoded::read(
+            &object,
+            machine_decoder(MachineKind::MachineSet),
+        ))
+    }
+
+    fn patch() -> Value {
+        json!({"spec": {"template": {"spec": {"providerSpec": {"value": {"ami": {"id": "ami-new"}}}}}}})
+    }
+
+    fn plan(outcome: Decision, secret_version: Option<&str>) -> Plan {
+        Plan {
+            state: ControllerState::default(),
+            save_state: false,
+            stopped: None,
+            actions: vec![Action {
+                subject: Subject::machineset("a"),
+                object: machineset(),
+                outcome: Ok(outcome),
+                secret_version: secret_version.map(str::to_owned),
+            }],
+        }
+    }
+
+    fn machineconfiguration(conditions: &[Condition]) -> Arc<Decoded<MachineConfiguration>> {
+        let object = json!({
+            "kind": "MachineConfiguration",
+            "metadata": {"name": "cluster", "resourceVersion": "7"},
+            "status": {"conditions": conditions},
+        });
+        Arc::new(Decoded::of(&object))
+    }
+
+    fn writes(writer: &Writer, kind: &str) -> u64 {
+        let labels = KindLabels { kind: kind.into() };
+        writer.metrics.api_writes.get_or_create(&labels).get()
+    }
+
+    #[tokio::test]
+    async fn nothing_changed_writes_nothing() {
+        let (client, scenario) = mock::serve(vec![]);
+        let writer = writer(client);
+        let (tally, conflicted) = writer
+            .execute(plan(Decision::noop("on target"), None), None, "Resync")
+            .await;
+        assert_eq!((tally.machinesets.reconciled, conflicted), (1, false));
+        // Conditions that already say what the pass would say stay as they are.
+        let wanted = [tally.progressing(), tally.degraded()];
+        let now = Time(Timestamp::now());
+        let existing = conditions::next_conditions(&[], &wanted, "Resync", &now);
+        let mc = machineconfiguration(&existing.unwrap_or_default());
+        writer.write_conditions(Some(&mc), &wanted, "Resync").await;
+        scenario.done().await;
+        assert_eq!(writes(&writer, "boot_image_conditions"), 0);
+    }
+
+    #[tokio::test]
+    async fn the_machineset_patch_lands_when_the_status_write_fails() {
+        let (client, scenario) = mock::serve(vec![
+            // Progressing, before any MachineSet is patched: refused.
+            Call::patch(CONDITIONS).refuse(500, "InternalError"),
+            Call::patch(MACHINESET)
+                .body(json!({"metadata": {"resourceVersion": "41"},
+                    "spec": {"template": {"spec": {"providerSpec": {"value": {"ami": {"id": "ami-new"}}}}}}}))
+                .answer(json!({"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet",
+                    "metadata": {"name": "a", "resourceVersion": "42"}})),
+            // The hot-loop record of the patch.
+            Call::patch(STATE).answer(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "state", "namespace": "mco-system"}})),
+        ]);
+        let writer = writer(client);
+        let decision = Decision::Patch {
+            target: "ami-new".into(),
+            patch: patch(),
+            user_data_secret: None,
+        };
+        let mc = machineconfiguration(&[]);
+        let (tally, conflicted) = writer
+            .execute(plan(decision, None), Some(&mc), "Resync")
+            .await;
+        scenario.done().await;
+        assert!(!conflicted);
+        assert_eq!(tally.machinesets.reconciled, 1);
+        assert!(tally.machinesets.errors.is_empty());
+        assert_eq!(writer.metrics.bootimage_patches.get(), 1);
+        assert_eq!(writes(&writer, "boot_image_state"), 1);
+        assert_eq!(writes(&writer, "boot_image_conditions"), 0);
+    }
+
+    #[tokio::test]
+    async fn a_conflict_on_the_resource_version_writes_nothing_more() {
+        let (client, scenario) = mock::serve(vec![Call::patch(MACHINESET).refuse(409, "Conflict")]);
+        let writer = writer(client);
+        let decision = Decision::Patch {
+            target: "ami-new".into(),
+            patch: patch(),
+            user_data_secret: None,
+        };
+        let (tally, conflicted) = writer.execute(plan(decision, None), None, "Resync").await;
+        scenario.done().await;
+        assert!(conflicted, "a conflict asks for an early retry");
+        assert!(tally.machinesets.errors.is_empty());
+        assert_eq!(writer.metrics.bootimage_patches.get(), 0);
+        assert_eq!(writes(&writer, "boot_image_state"), 0);
+    }
+
+    #[tokio::test]
+    async fn a_secret_changed_since_it_was_read_is_not_overwritten() {
+        let (client, scenario) = mock::serve(vec![
+            Call::patch(SECRET)
+                .body(json!({
+                    "metadata": {"resourceVersion": "7", "annotations": {
+                        ANNOTATION_UPGRADED_AT: "2026-12-01T09:30:00Z",
+                        ANNOTATION_UPGRADED_TO: "3.4.0"}},
+                    "data": {"userData": "e30="},
+                }))
+                .refuse(409, "Conflict"),
+        ]);
+        let writer = writer(client);
+        let decision = Decision::Patch {
+            target: "ami-new".into(),
+            patch: patch(),
+            user_data_secret: Some(UserDataUpgrade {
+                name: "a-user-data".into(),
+                data: UserData {
+                    user_data: "e30=".into(),
+                },
+                annotations: [
+                    (ANNOTATION_UPGRADED_TO, "3.4.0"),
+                    (ANNOTATION_UPGRADED_AT, "2026-12-01T09:30:00Z"),
+                    ("unasked", "x"),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
+            }),
+        };
+        let (tally, _) = writer
+            .execute(plan(decision, Some("7")), None, "Resync")
+            .await;
+        scenario.done().await;
+        let errors = &tally.machinesets.errors;
+        assert!(
+            errors.len() == 1
+                && errors[0]
+                    .starts_with("could not update secret openshift-machine-api/a-user-data: "),
+            "{errors:?}"
+        );
+        // The MachineSet is not moved to an image its stub cannot boot.
+        assert_eq!(writer.metrics.bootimage_patches.get(), 0);
     }
 }
