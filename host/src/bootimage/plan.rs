@@ -242,7 +242,7 @@ impl Pass {
     /// hot-loop record and the images seen so far).
     pub fn new(snapshot: &Snapshot, enrolled: Vec<Enrolled>, mut state: ControllerState) -> Pass {
         // Opting out (or deleting a MachineSet) forgets its hot loop; each
-        // kind's entries go with its own enrollment (§18.5).
+        // kind's entries go with its own enrollment.
         let keys: BTreeSet<String> = enrolled.iter().map(|e| e.subject.key()).collect();
         let mut save_state = state.retain_hot_loops(|key| keys.contains(key));
         let mut pass = Pass {

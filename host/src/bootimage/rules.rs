@@ -568,7 +568,8 @@ mod tests {
                 .action(),
             "skip"
         );
-        // Without a status, what the operator would publish (§21).
+        // Without a status, what the operator would publish
+        // (`syncManagedBootImagesStatus`).
         let spec =
             |managers: Value| json!({"spec": {"managedBootImages": {"machineManagers": managers}}});
         let spec_none = spec(

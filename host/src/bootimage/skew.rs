@@ -173,7 +173,7 @@ mod tests {
     };
 
     #[test]
-    fn the_table_of_section_19_2() {
+    fn the_record_follows_the_outcome_of_the_pass() {
         let installed = mc("Automatic", json!({"ocpVersion": "4.19.7"}));
         // Clean pass (0 enrolled MachineSets lands here too): record.
         assert_eq!(
