@@ -1,22 +1,21 @@
 //! AWS: the new `ami.id` is the AMI the stream publishes for the
 //! MachineSet's architecture in its region.
 
-use mco_bootimage::Stream;
 use mco_k8s_rules::quote;
-use serde_json::Value;
 
-use super::{QUOTE, str_at};
-pub(super) fn image(
-    guest: &str,
-    stream: &Stream,
-    arch: &str,
-    after: &Value,
-) -> Result<String, String> {
+use super::{Proposal, QUOTE, str_at};
+
+/// The AMI the patch sets, if it is the one the stream publishes for the
+/// MachineSet's architecture and region.
+pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, String> {
+    let (guest, arch) = (proposal.guest, proposal.arch);
+    let after = proposal.after;
     let region = str_at(after, "/placement/region").unwrap_or("");
     let id = str_at(after, "/ami/id").ok_or_else(|| {
         format!("{guest} patch leaves providerSpec.value.ami without a string id")
     })?;
-    let published = stream
+    let published = proposal
+        .stream
         .aws_region_image(arch, region)
         .map_err(|e| {
             format!(

@@ -1,18 +1,21 @@
 //! Azure: the `image` block names a marketplace image the stream
 //! publishes for the architecture, with the type its plan calls for.
 
-use mco_bootimage::Stream;
 use mco_bootimage::stream::AzureMarketplaceImage;
 use mco_k8s_rules::quote;
-use serde_json::Value;
 
-use super::{QUOTE, str_at};
-pub(super) fn image(
-    guest: &str,
-    stream: &Stream,
-    arch: &str,
-    after: &Value,
-) -> Result<String, String> {
+use super::{Proposal, QUOTE, str_at};
+
+/// The image the patch sets, if the stream publishes it for this
+/// MachineSet.
+pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, String> {
+    let &Proposal {
+        guest,
+        stream,
+        arch,
+        after,
+        ..
+    } = proposal;
     let field = |key: &str| str_at(after, &format!("/image/{key}")).unwrap_or("");
     let [publisher, offer, sku, version, resource_id, kind] =
         ["publisher", "offer", "sku", "version", "resourceID", "type"].map(field);

@@ -1,11 +1,11 @@
 //! GCP: only the `image` of boot disks changes, to the image the stream
 //! publishes for the architecture; the disks keep their order.
 
-use mco_bootimage::Stream;
 use mco_k8s_rules::quote;
 use serde_json::Value;
 
-use super::{Change, QUOTE};
+use super::{Proposal, QUOTE};
+
 /// A GCP patch must keep the disks in their order: reordering moves the
 /// boot disk, so it is named as such rather than as some changed field.
 pub(super) fn disk_order(guest: &str, before: &Value, after: &Value) -> Result<(), String> {
@@ -42,13 +42,17 @@ pub(super) fn disk_order(guest: &str, before: &Value, after: &Value) -> Result<(
     Ok(())
 }
 
-pub(super) fn image(
-    guest: &str,
-    stream: &Stream,
-    arch: &str,
-    changes: &[Change<'_>],
-    before: &Value,
-) -> Result<String, String> {
+/// The image the patch sets, if the stream publishes it for this
+/// MachineSet.
+pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, String> {
+    let &Proposal {
+        guest,
+        stream,
+        arch,
+        changes,
+        before,
+        ..
+    } = proposal;
     let published = stream.gcp_image_path(arch).map_err(|e| {
         format!(
             "{guest} patch sets a boot disk image, but the stream publishes none for {arch}: {e}"

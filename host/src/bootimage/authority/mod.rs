@@ -154,10 +154,18 @@ pub fn check(job: &JobInputs<'_>, decision: &Decision) -> Result<(), String> {
     let stream = job.stream.map_err(|e| {
         format!("{guest} patch sets a boot image, but the host has no usable stream: {e}")
     })?;
+    let proposal = Proposal {
+        guest: &guest,
+        stream,
+        arch: &arch,
+        before,
+        after: &after,
+        changes: &changes,
+    };
     let image = match job.platform {
-        "AWS" => aws::image(&guest, stream, &arch, &after)?,
-        "GCP" => gcp::image(&guest, stream, &arch, &changes, before)?,
-        "Azure" => azure::image(&guest, stream, &arch, &after)?,
+        "AWS" => aws::image(&proposal)?,
+        "GCP" => gcp::image(&proposal)?,
+        "Azure" => azure::image(&proposal)?,
         // Unreachable with an empty list (any change is refused above), but
         // a platform added to the list must also say how its image is
         // checked.
@@ -227,6 +235,18 @@ fn provider_spec_fragment<'p>(
         ));
     }
     Ok(level)
+}
+
+/// A patch as each platform's image check reads it: the providerSpec
+/// before and after it, and every path it changes.
+struct Proposal<'a> {
+    /// Who proposes it, as messages name them (`the AWS guest's`).
+    guest: &'a str,
+    stream: &'a Stream,
+    arch: &'a str,
+    before: &'a Value,
+    after: &'a Value,
+    changes: &'a [Change<'a>],
 }
 
 #[derive(Debug, Clone)]
