@@ -196,10 +196,25 @@ impl<'de, 'a> Deserializer<'de> for At<'a> {
         }
     }
 
+    /// serde's derived structs also accept arrays; an object's field never
+    /// holds one.
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        if self.value.is_array() {
+            let wrong = de::Error::invalid_type(Unexpected::Seq, &visitor);
+            return At::locate(&self.path, Err(wrong));
+        }
+        self.deserialize_any(visitor)
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf unit unit_struct newtype_struct seq tuple
-        tuple_struct map struct enum identifier ignored_any
+        tuple_struct map enum identifier ignored_any
     }
 }
 
@@ -268,6 +283,10 @@ mod tests {
         assert_eq!(
             message(json!([])),
             "invalid Thing: (root) must be an object, got an array"
+        );
+        assert_eq!(
+            message(json!({"status": {"history": [[]]}})),
+            "invalid Thing: status.history[0] must be an object, got an array"
         );
         // `null` is absent, at any depth.
         let read = decode::<Outer>(

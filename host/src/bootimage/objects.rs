@@ -37,15 +37,38 @@ impl<T> Decoded<T> {
     /// Decodes `object` with `decode`; the metadata is kept even when the
     /// rest cannot be read, so the object can still be named and keyed.
     pub fn read(object: &Value, decode: fn(&Value) -> Result<T, InputError>) -> Decoded<T> {
-        #[derive(Deserialize)]
-        struct Metadata {
-            #[serde(default)]
-            metadata: ObjectMeta,
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct Object<M> {
+            metadata: M,
         }
+        /// What names an object whose metadata is malformed elsewhere.
+        #[derive(Deserialize, Default)]
+        #[serde(default, rename_all = "camelCase")]
+        struct Identity {
+            name: Option<String>,
+            namespace: Option<String>,
+            resource_version: Option<String>,
+            uid: Option<String>,
+        }
+        let metadata = Object::<ObjectMeta>::deserialize(object).map(|o| o.metadata);
+        let metadata = metadata.unwrap_or_else(|_| {
+            let Identity {
+                name,
+                namespace,
+                resource_version,
+                uid,
+            } = Object::deserialize(object).unwrap_or_default().metadata;
+            ObjectMeta {
+                name,
+                namespace,
+                resource_version,
+                uid,
+                ..ObjectMeta::default()
+            }
+        });
         Decoded {
-            metadata: Metadata::deserialize(object)
-                .map(|m| m.metadata)
-                .unwrap_or_default(),
+            metadata,
             object: decode(object),
         }
     }
