@@ -62,13 +62,13 @@ fn decide(
     inputs: &BootImageInputs,
     guests: &BTreeMap<&str, BootImageGuest>,
     now: Timestamp,
-) -> (Decision, Decision) {
-    let stream = inputs.stream().unwrap_or_else(|e| panic!("{e}"));
+) -> Result<(Decision, Decision), String> {
+    let stream = inputs.stream().map_err(|e| e.to_string())?;
     let rules = inputs
         .host_rules(CONTROL_PLANE_ARCH)
-        .unwrap_or_else(|e| panic!("{e}"));
+        .map_err(|e| e.to_string())?;
     let prepared = match &rules.step {
-        Step::Decided(decision) => return (decision.clone(), decision.clone()),
+        Step::Decided(decision) => return Ok((decision.clone(), decision.clone())),
         Step::Guest(prepared) => prepared.clone(),
     };
     let user_data = rules.user_data.clone();
@@ -88,10 +88,54 @@ fn decide(
     let guest = guests.get(prepared.platform_type.as_str());
     let wasm = inputs
         .decide(rules, guest, now)
-        .unwrap_or_else(|e| panic!("{e}"));
-    (native, wasm)
+        .map_err(|e| e.to_string())?;
+    Ok((native, wasm))
 }
 
+/// One golden case: `Ok(true)` when it is a patch (decided again after
+/// it was applied), `Err` saying how it failed.
+fn check_case(case: &Path, guests: &BTreeMap<&str, BootImageGuest>) -> Result<bool, String> {
+    let mut inputs = BootImageInputs::read_case(case).map_err(|e| e.to_string())?;
+    // `now.txt`: the time a stub upgrade is stamped with (as `--now`).
+    let now = match std::fs::read_to_string(case.join("now.txt")) {
+        Ok(text) => text.trim().parse().map_err(|e| format!("now.txt: {e}"))?,
+        Err(_) => Timestamp::UNIX_EPOCH,
+    };
+    let (native, wasm) = decide(&inputs, guests, now)?;
+    if native != wasm {
+        return Err(format!(
+            "native and wasm disagree:\n  native: {native:?}\n  wasm:   {wasm:?}"
+        ));
+    }
+    mco_bootimage::validate_decision_for(&native, inputs.kind)
+        .map_err(|e| format!("invalid decision: {e}"))?;
+    let expected =
+        std::fs::read_to_string(case.join("expected.json")).map_err(|e| e.to_string())?;
+    let expected: Value = serde_json::from_str(&expected).map_err(|e| e.to_string())?;
+    let actual = serde_json::to_value(&native).map_err(|e| e.to_string())?;
+    if actual != expected {
+        return Err(format!(
+            "decision differs from expected.json:\n  actual:   {actual}\n  expected: {expected}"
+        ));
+    }
+    let Decision::Patch { patch, .. } = &native else {
+        return Ok(false);
+    };
+    inputs.apply_patch(patch);
+    let (native, wasm) = decide(&inputs, guests, now)?;
+    if native != wasm {
+        return Err(format!(
+            "disagree after the patch:\n  native: {native:?}\n  wasm:   {wasm:?}"
+        ));
+    }
+    if !matches!(native, Decision::Noop { .. }) {
+        return Err(format!("deciding again after the patch gave {native:?}"));
+    }
+    Ok(true)
+}
+
+/// Every case is checked, and every failing one is listed, so one broken
+/// rule shows all the cases it breaks.
 #[test]
 fn native_and_wasm_agree_on_every_golden_case_and_patches_converge() {
     let runtime = common::runtime(RuntimeConfig::default());
@@ -103,45 +147,24 @@ fn native_and_wasm_agree_on_every_golden_case_and_patches_converge() {
         cases.len()
     );
     let mut patches = 0;
-    for case in cases {
+    let mut failures = Vec::new();
+    for case in &cases {
         let name = case
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut inputs = read(&case);
-        // `now.txt`: the time a stub upgrade is stamped with (as `--now`).
-        let now = match std::fs::read_to_string(case.join("now.txt")) {
-            Ok(text) => text
-                .trim()
-                .parse()
-                .unwrap_or_else(|e| panic!("{name}: now.txt: {e}")),
-            Err(_) => Timestamp::UNIX_EPOCH,
-        };
-        let (native, wasm) = decide(&inputs, &guests, now);
-        assert_eq!(native, wasm, "{name}: native and wasm disagree");
-        mco_bootimage::validate_decision_for(&native, inputs.kind)
-            .unwrap_or_else(|e| panic!("{name}: invalid decision: {e}"));
-        let expected = std::fs::read_to_string(case.join("expected.json"))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let expected: Value =
-            serde_json::from_str(&expected).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let actual = serde_json::to_value(&native).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(
-            actual, expected,
-            "{name}: decision differs from expected.json"
-        );
-
-        if let Decision::Patch { patch, .. } = &native {
-            patches += 1;
-            json_patch::merge(&mut inputs.machineset, patch);
-            let (native, wasm) = decide(&inputs, &guests, now);
-            assert_eq!(native, wasm, "{name}: disagree after the patch");
-            assert!(
-                matches!(native, Decision::Noop { .. }),
-                "{name}: deciding again after the patch gave {native:?}"
-            );
+        match check_case(case, &guests) {
+            Ok(patched) => patches += usize::from(patched),
+            Err(why) => failures.push(format!("{name}: {why}")),
         }
     }
+    assert!(
+        failures.is_empty(),
+        "{} of {} boot image golden cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
     assert!(patches >= 15, "only {patches} patch cases");
 }
 

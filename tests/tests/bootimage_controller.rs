@@ -303,10 +303,10 @@ async fn new_stream_lands(c: &mut Cluster) -> Result<()> {
     Ok(())
 }
 
-// ---- ControlPlaneMachineSets (§18) ---------------------------------------------------------
+// ---- ControlPlaneMachineSets -------------------------------------------------------------------
 
 /// The conditions of a clean pass over 3 MachineSets and the
-/// ControlPlaneMachineSet, in full (§18.6).
+/// ControlPlaneMachineSet, in full.
 const CPMS_PROGRESSING: &str = "Reconciled 3 of 3 MAPI MachineSets | Reconciled 1 of 1 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments";
 const CPMS_DEGRADED: &str = "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | 0 Degraded CAPI MachineSets | 0 Degraded CAPI MachineDeployments";
 
@@ -324,7 +324,7 @@ async fn the_control_plane_machine_set_moves_with_the_machinesets() -> Result<()
         MachineSetSpec::new("worker-c"),
     ];
     in_cluster(Platform::Aws, &machinesets, async |c| {
-        // The control plane's architecture is the host's (§18.3 row 4).
+        // The control plane's architecture is the host's.
         let arch = std::env::consts::ARCH;
         c.add_control_plane_machine_set(Image::Rhcos(OLD, "x86_64"))
             .await?;
@@ -367,7 +367,7 @@ async fn the_control_plane_machine_set_moves_with_the_machinesets() -> Result<()
         }
         wait_skew_record(c, &json!({"ocpVersion": "4.21.0"})).await?;
 
-        // The patch touched the boot image and nothing else (§18.4).
+        // The patch touched the boot image and nothing else.
         let after = c.cpms().await?;
         let mut expected = before.data["spec"].clone();
         let ami = CPMS_PROVIDER_SPEC.trim_start_matches("/spec");
@@ -384,7 +384,7 @@ async fn the_control_plane_machine_set_moves_with_the_machinesets() -> Result<()
             events.iter().any(|e| e.starts_with("BootImageUpdated")),
             "ControlPlaneMachineSet cluster has no BootImageUpdated event: {events:?}"
         );
-        // Its spec-2 stub was upgraded as a MachineSet's is (§18.3).
+        // Its spec-2 stub was upgraded as a MachineSet's is.
         let secrets: Api<Secret> = Api::namespaced(c.admin(), MAPI);
         let master = secrets.get("master-user-data").await?;
         let upgraded = master
@@ -747,7 +747,7 @@ async fn wait_skew_record(c: &Cluster, want: &Value) -> Result<Duration> {
     }
 }
 
-/// Boot image skew enforcement (spec/bootimage.md §19.2): nothing is written
+/// Boot image skew enforcement (upstream's `syncMAPIMachineSets`): nothing is written
 /// while the cluster is not stable; a clean pass records the stream's
 /// release; a pass with a skipped MachineSet resets the record to the
 /// install version (the oldest Completed release); the metric says the same.

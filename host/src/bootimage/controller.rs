@@ -15,20 +15,22 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::Api;
+use kube::runtime::reflector::Store;
 use kube::{Client, ResourceExt};
-use mco_bootimage::{Decision, MachineKind};
-use serde_json::Value;
+use mco_bootimage::{Decision, MachineKind, MachineSetView};
 use tokio::sync::{mpsc, watch};
 
+use super::conditions;
 use super::error::PassError;
 use super::objects::{
-    CONTROL_PLANE_MACHINE_SET_NAME, MACHINE_API_NAMESPACE, STREAM_CONFIGMAP, STREAM_NAMESPACE,
+    CONTROL_PLANE_MACHINE_SET_NAME, ClusterVersion, ConfigMapData, Decoded, Infrastructure, Input,
+    MACHINE_API_NAMESPACE, MachineConfiguration, STREAM_CONFIGMAP, STREAM_NAMESPACE,
+    UserDataSecret, known_images_configmap, machine_decoder,
 };
 use super::plan::{self, Gate, Pass, Request, Snapshot, UserData};
 use super::rules;
 use super::skew;
-use super::status;
-use super::triggers::{self, Index, Kind};
+use super::triggers::{self, Kind, one};
 use super::write::Writer;
 use crate::cluster::events::Events;
 use crate::cluster::own_writes::OwnWrites;
@@ -64,20 +66,20 @@ pub struct Options {
 }
 
 /// The watched objects, each decoded once per event.
-struct Indexes {
-    machinesets: Index,
-    controlplanemachinesets: Index,
-    stream: Index,
-    machineconfiguration: Index,
-    clusterversion: Index,
-    infrastructure: Index,
-    known_images: Option<Index>,
+struct Stores {
+    machinesets: Store<Decoded<MachineSetView>>,
+    controlplanemachinesets: Store<Decoded<MachineSetView>>,
+    stream: Store<Decoded<ConfigMapData>>,
+    machineconfiguration: Store<Decoded<MachineConfiguration>>,
+    clusterversion: Store<Decoded<ClusterVersion>>,
+    infrastructure: Store<Decoded<Infrastructure>>,
+    known_images: Option<Store<Decoded<ConfigMapData>>>,
 }
 
 /// The single worker.
 struct Worker {
     guests: Guests,
-    indexes: Indexes,
+    stores: Stores,
     writer: Writer,
     machineconfiguration_wait: Duration,
     control_plane_arch: String,
@@ -97,26 +99,53 @@ pub fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> impl std::future::Future<Output = ()> + Send {
     let readiness = &options.readiness;
-    let watch = |kind, namespace, name| triggers::watch(&client, kind, namespace, name, readiness);
-    let (machinesets, ms_events) = watch(Kind::MachineSet, Some(MACHINE_API_NAMESPACE), None);
-    // The singleton upstream names `cluster` (§18.1); optional, see
+    let (machinesets, ms_events) = triggers::watch(
+        &client,
+        Kind::MachineSet,
+        machine_decoder(MachineKind::MachineSet),
+        Some(MACHINE_API_NAMESPACE),
+        None,
+        readiness,
+    );
+    // The singleton upstream names `cluster`; optional, see
     // `triggers::watch`.
-    let (controlplanemachinesets, cpms_events) = watch(
+    let (controlplanemachinesets, cpms_events) = triggers::watch(
+        &client,
         Kind::ControlPlaneMachineSet,
+        machine_decoder(MachineKind::ControlPlaneMachineSet),
         Some(MACHINE_API_NAMESPACE),
         Some(CONTROL_PLANE_MACHINE_SET_NAME),
+        readiness,
     );
-    let (stream, cm_events) = watch(
+    let (stream, cm_events) = triggers::watch(
+        &client,
         Kind::StreamConfigMap,
+        ConfigMapData::decode,
         Some(STREAM_NAMESPACE),
         Some(STREAM_CONFIGMAP),
+        readiness,
     );
     let (machineconfiguration, mc_events) = triggers::follow(
         Kind::MachineConfiguration,
+        MachineConfiguration::decode,
         options.machineconfiguration.clone(),
     );
-    let (clusterversion, cv_events) = watch(Kind::ClusterVersion, None, Some("version"));
-    let (infrastructure, infra_events) = watch(Kind::Infrastructure, None, Some("cluster"));
+    let (clusterversion, cv_events) = triggers::watch(
+        &client,
+        Kind::ClusterVersion,
+        ClusterVersion::decode,
+        None,
+        Some("version"),
+        readiness,
+    );
+    let (infrastructure, infra_events) = triggers::watch(
+        &client,
+        Kind::Infrastructure,
+        Infrastructure::decode,
+        None,
+        Some("cluster"),
+        readiness,
+    );
     let mut watched = vec![
         Kind::MachineSet,
         Kind::ControlPlaneMachineSet,
@@ -126,24 +155,25 @@ pub fn run(
         Kind::Infrastructure,
     ];
     let mut events = vec![
-        ms_events.boxed(),
-        cpms_events.boxed(),
-        cm_events.boxed(),
-        mc_events.boxed(),
-        cv_events.boxed(),
-        infra_events.boxed(),
+        ms_events,
+        cpms_events,
+        cm_events,
+        mc_events,
+        cv_events,
+        infra_events,
     ];
     let known_images = options.known_images_configmap.as_deref().map(|name| {
-        let known = triggers::watch(
+        let (store, known_events) = triggers::watch(
             &client,
             Kind::KnownImages,
+            known_images_configmap,
             Some(&options.namespace),
             Some(name),
             readiness,
         );
         watched.push(Kind::KnownImages);
-        events.push(known.1.boxed());
-        known.0
+        events.push(known_events);
+        store
     });
     let watched: Vec<&'static str> = watched.into_iter().map(Kind::name).collect();
     let worker = Worker {
@@ -157,7 +187,7 @@ pub fn run(
             written: OwnWrites::default(),
         },
         guests,
-        indexes: Indexes {
+        stores: Stores {
             machinesets,
             controlplanemachinesets,
             stream,
@@ -172,7 +202,7 @@ pub fn run(
         published: None,
     };
     async move {
-        // The watches run on their own task so the indexes stay current
+        // The watches run on their own task so the stores stay current
         // while a pass waits on the API.
         let (tx, reasons) = mpsc::unbounded_channel();
         let pump = tokio::spawn(async move {
@@ -265,9 +295,9 @@ impl Worker {
         self.not_ready_since = None;
         let state = match self.writer.load_state().await {
             Ok(state) => state,
-            Err(message) => {
+            Err(err) => {
                 self.writer
-                    .write_degraded(mc.as_ref(), &message, reason)
+                    .write_degraded(mc.as_ref(), &err.to_string(), reason)
                     .await;
                 return Some(NOT_READY_POLL);
             }
@@ -283,15 +313,15 @@ impl Worker {
             }
             for secret in pass.secrets() {
                 let user_data = self.user_data(&secret.name).await;
-                pass.give_secret(secret.index, Some(user_data));
+                pass.give_secret(secret.index, Some(user_data.map_err(|e| e.to_string())));
             }
         }
         let plan = pass.finish();
         if plan.save_state
-            && let Err(message) = self.writer.save_state(&plan.state).await
+            && let Err(err) = self.writer.save_state(&plan.state).await
         {
             self.writer
-                .write_degraded(mc.as_ref(), &message, reason)
+                .write_degraded(mc.as_ref(), &err.to_string(), reason)
                 .await;
             return Some(NOT_READY_POLL);
         }
@@ -309,26 +339,31 @@ impl Worker {
             }
         }
         let (mut tally, conflicted) = self.writer.execute(plan, mc.as_ref(), reason).await;
-        // Only the MachineSet pass maintains the skew record (§19.2); a
-        // ControlPlaneMachineSet never feeds it (§18.3).
-        if let Some(record) = mc.as_deref().and_then(|mc| {
-            let summary = skew::PassSummary {
-                skipped: tally.machinesets.skipped,
-                errors: tally.machinesets.errors.len(),
-            };
+        // Only the MachineSet pass maintains the skew record (upstream's
+        // `syncMAPIMachineSets`); a ControlPlaneMachineSet never feeds it.
+        let read = mc.as_deref().and_then(|mc| mc.object.as_ref().ok());
+        let summary = skew::PassSummary {
+            skipped: tally.machinesets.skipped,
+            errors: tally.machinesets.errors.len(),
+        };
+        let record = read.and_then(|mc| {
+            let stream = snapshot.stream.as_deref();
+            let cv = snapshot.clusterversion.as_deref();
             skew::after_pass(
                 mc,
                 summary,
-                snapshot.stream.as_deref(),
-                snapshot.clusterversion.as_deref(),
+                stream.and_then(|cm| cm.object.as_ref().ok()),
+                cv.and_then(|cv| cv.object.as_ref().ok()),
             )
-        }) {
+        });
+        if let Some(record) = record {
             self.writer.write_skew_record(&record).await;
         }
-        tally.enrollment = mc.as_deref().and_then(|mc| {
+        tally.enrollment = read.and_then(|mc| {
             let platform = snapshot
                 .infrastructure
                 .as_deref()
+                .and_then(|infra| infra.object.as_ref().ok())
                 .and_then(|infra| rules::platform_type(infra).ok())
                 .unwrap_or_default();
             rules::computed_enrollment(mc, MachineKind::MachineSet, &platform)
@@ -346,7 +381,7 @@ impl Worker {
     /// MachineConfiguration `cluster` is missing or behind: wait, then say so.
     async fn not_ready(
         &mut self,
-        mc: Option<&Arc<Value>>,
+        mc: Option<&Arc<Decoded<MachineConfiguration>>>,
         why: &str,
         reason: &'static str,
     ) -> Option<Duration> {
@@ -361,30 +396,34 @@ impl Worker {
         let message = format!("MachineConfiguration was not ready: {why}");
         tracing::error!(%message, "boot image updates are blocked");
         self.writer
-            .write_conditions(mc, &[status::degraded_before_start(&message)], reason)
+            .write_conditions(mc, &[conditions::degraded_before_start(&message)], reason)
             .await;
         Some(NOT_READY_POLL)
     }
 
     /// The watched objects as they are now, and what the guests serve.
     fn snapshot(&mut self) -> Snapshot {
-        let stream = self.indexes.stream.one();
-        let known_images = match self.indexes.known_images.as_ref().and_then(Index::one) {
+        let stores = &self.stores;
+        let stream = one(&stores.stream);
+        let known_images = match stores.known_images.as_ref().and_then(one) {
             None => BTreeSet::new(),
-            Some(cm) => rules::known_images_from_configmap(&cm).unwrap_or_else(|err| {
-                tracing::warn!(error = %err, "ignoring the known-images ConfigMap");
-                BTreeSet::new()
-            }),
+            Some(cm) => match &cm.object {
+                Ok(cm) => cm.known_images(),
+                Err(err) => {
+                    tracing::warn!(error = %err, "ignoring the known-images ConfigMap");
+                    BTreeSet::new()
+                }
+            },
         };
         Snapshot {
-            published_images: self.published_images(stream.as_deref()),
-            machineconfiguration: self.indexes.machineconfiguration.one(),
-            clusterversion: self.indexes.clusterversion.one(),
-            infrastructure: self.indexes.infrastructure.one(),
-            stream,
+            machineconfiguration: one(&stores.machineconfiguration),
+            clusterversion: one(&stores.clusterversion),
+            infrastructure: one(&stores.infrastructure),
             known_images,
-            machinesets: self.indexes.machinesets.all(),
-            controlplanemachinesets: self.indexes.controlplanemachinesets.all(),
+            machinesets: stores.machinesets.state(),
+            controlplanemachinesets: stores.controlplanemachinesets.state(),
+            published_images: self.published_images(stream.as_deref()),
+            stream,
             control_plane_arch: self.control_plane_arch.clone(),
             platforms: self.guests.current().boot_images.keys().cloned().collect(),
             now: Timestamp::now(),
@@ -394,24 +433,21 @@ impl Worker {
     /// The boot images the stream ConfigMap publishes, parsed once per
     /// ConfigMap version. A stream that does not parse publishes none (every
     /// guest call reports why).
-    fn published_images(&mut self, cm: Option<&Value>) -> Arc<BTreeSet<String>> {
+    fn published_images(&mut self, cm: Option<&Decoded<ConfigMapData>>) -> Arc<BTreeSet<String>> {
         let Some(cm) = cm else {
             return Arc::default();
         };
-        let version = cm
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let version = cm.metadata.resource_version.clone().unwrap_or_default();
         if let Some((seen, images)) = &self.published
             && *seen == version
         {
             return images.clone();
         }
         let images = Arc::new(
-            rules::stream_from_configmap(cm)
+            cm.object
+                .as_ref()
                 .ok()
-                .flatten()
+                .and_then(ConfigMapData::stream)
                 .and_then(|s| mco_bootimage::Stream::parse(s).ok())
                 .map(|parsed| parsed.published_images())
                 .unwrap_or_default(),
@@ -515,16 +551,15 @@ impl Worker {
     }
 
     /// The decoded stub of a user-data Secret and its resourceVersion.
-    async fn user_data(&self, name: &str) -> Result<UserData, String> {
+    async fn user_data(&self, name: &str) -> Result<UserData, kube::Error> {
         let secrets: Api<Secret> =
             Api::namespaced(self.writer.client.clone(), MACHINE_API_NAMESPACE);
-        let secret = secrets.get(name).await.map_err(|e| e.to_string())?;
-        let value = serde_json::to_value(&secret).map_err(|e| e.to_string())?;
-        let text = rules::user_data_from_secret(&value).map_err(|e| e.to_string())?;
+        let secret = secrets.get(name).await?;
         tracing::debug!(secret = %secret.name_any(), "read the user-data stub");
+        let resource_version = secret.metadata.resource_version.clone();
         Ok(UserData {
-            text,
-            resource_version: secret.metadata.resource_version,
+            text: rules::user_data_from_secret(&UserDataSecret::from(secret)),
+            resource_version,
         })
     }
 }

@@ -29,7 +29,7 @@ impl Subject {
     /// de-duplication. A MachineSet keeps its bare name, as records written
     /// before ControlPlaneMachineSets were managed have it; a
     /// ControlPlaneMachineSet gets its own key space (upstream keeps a
-    /// separate hot-loop map for it, §18.5), so a MachineSet named `cluster`
+    /// separate hot-loop map for it in `syncControlPlaneMachineSets`), so a MachineSet named `cluster`
     /// never shares its entry.
     pub fn key(&self) -> String {
         match self.kind {
@@ -83,6 +83,40 @@ pub enum PassError {
     Patch { subject: Subject, detail: String },
     #[error("patched {subject}, but {detail}")]
     StateAfterPatch { subject: Subject, detail: String },
+}
+
+/// Why the controller's record (`state`) could not be read or written. A
+/// pass stops on it: forgetting a hot loop would let it run again.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error(
+        "boot image controller state {namespace}/{name} is unreadable ({source}); fix or delete it"
+    )]
+    Unreadable {
+        namespace: String,
+        name: String,
+        source: RecordError,
+    },
+    #[error("reading boot image controller state {namespace}/{name}: {source}")]
+    Read {
+        namespace: String,
+        name: String,
+        source: kube::Error,
+    },
+    #[error("could not record the boot image controller state in {namespace}/{name}: {source}")]
+    Write {
+        namespace: String,
+        name: String,
+        source: kube::Error,
+    },
+}
+
+/// A key of the record that does not hold what it should.
+#[derive(Debug, thiserror::Error)]
+#[error("data.{key} is not a hot-loop record: {source}")]
+pub struct RecordError {
+    pub key: &'static str,
+    pub source: serde_json::Error,
 }
 
 impl PassError {

@@ -8,26 +8,33 @@ use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
-use mco_bootimage::{Decision, InputError, MachineKind};
+use mco_bootimage::{Decision, InputError, MachineKind, MachineSetView};
 use serde_json::Value;
 
 use super::error::{PassError, Subject};
 use super::guest::{BatchItem, BootImageGuest};
+use super::objects::{
+    ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration, UserDataSecret,
+    known_images_configmap, machine_decoder,
+};
 use super::plan::{Pass, UserData};
 use super::rules::{self, MachineSetInputs, Step};
 use crate::manifests::{InputError as FileError, Reader, case_file};
 use crate::runtime::GuestError;
 
-/// Everything `eval bootimage` reads, parsed.
+/// Everything `eval bootimage` reads, decoded as the controller's watches
+/// decode it.
 pub struct BootImageInputs {
     /// What `machineset` is: a MachineSet or a ControlPlaneMachineSet.
     pub kind: MachineKind,
-    pub machineset: Value,
-    pub configmap: Value,
-    pub infrastructure: Value,
-    pub clusterversion: Option<Value>,
-    pub machineconfiguration: Option<Value>,
-    pub user_data_secret: Option<Value>,
+    pub machineset: Decoded<MachineSetView>,
+    /// The object as read, for [`BootImageInputs::apply_patch`].
+    source: Value,
+    pub configmap: Decoded<ConfigMapData>,
+    pub infrastructure: Decoded<Infrastructure>,
+    pub clusterversion: Option<Decoded<ClusterVersion>>,
+    pub machineconfiguration: Option<Decoded<MachineConfiguration>>,
+    pub user_data_secret: Option<Decoded<UserDataSecret>>,
     pub known_images: BTreeSet<String>,
 }
 
@@ -91,31 +98,51 @@ impl BootImageInputs {
 
     pub fn read(paths: &BootImagePaths) -> Result<Self, FileError> {
         let mut reader = Reader::default();
-        let mut optional =
-            |path: Option<&str>, kind: &str| path.map(|p| reader.object(p, kind)).transpose();
-        let clusterversion = optional(paths.clusterversion, "ClusterVersion")?;
-        let machineconfiguration = optional(paths.machineconfiguration, "MachineConfiguration")?;
-        let user_data_secret = optional(paths.user_data_secret, "Secret")?;
+        let mut read =
+            |path: &str, kind: &str| -> Result<Value, FileError> { reader.object(path, kind) };
+        let clusterversion = paths
+            .clusterversion
+            .map(|path| read(path, "ClusterVersion"))
+            .transpose()?;
+        let machineconfiguration = paths
+            .machineconfiguration
+            .map(|path| read(path, "MachineConfiguration"))
+            .transpose()?;
+        let user_data_secret = paths
+            .user_data_secret
+            .map(|path| read(path, "Secret"))
+            .transpose()?;
+        let (kind, path) = paths.object;
+        let source = read(path, kind.kind())?;
+        let configmap = read(paths.configmap, "ConfigMap")?;
+        let infrastructure = read(paths.infrastructure, "Infrastructure")?;
         let known_images = match paths.known_images {
             Some(path) => known_images(path, &reader.text(path)?)?,
             None => BTreeSet::new(),
         };
-        let (kind, path) = paths.object;
         Ok(BootImageInputs {
             kind,
-            machineset: reader.object(path, kind.kind())?,
-            configmap: reader.object(paths.configmap, "ConfigMap")?,
-            infrastructure: reader.object(paths.infrastructure, "Infrastructure")?,
-            clusterversion,
-            machineconfiguration,
-            user_data_secret,
+            machineset: Decoded::read(&source, machine_decoder(kind)),
+            source,
+            configmap: Decoded::of(&configmap),
+            infrastructure: Decoded::of(&infrastructure),
+            clusterversion: clusterversion.as_ref().map(Decoded::of),
+            machineconfiguration: machineconfiguration.as_ref().map(Decoded::of),
+            user_data_secret: user_data_secret.as_ref().map(Decoded::of),
             known_images,
         })
     }
 
     /// The ConfigMap's `data.stream` text.
-    pub fn stream(&self) -> Result<Option<&str>, mco_bootimage::InputError> {
-        rules::stream_from_configmap(&self.configmap)
+    pub fn stream(&self) -> Result<Option<&str>, InputError> {
+        self.configmap.typed().map(ConfigMapData::stream)
+    }
+
+    /// Applies a merge patch (RFC 7386) to the object decided for, as the
+    /// API server would, and reads it again.
+    pub fn apply_patch(&mut self, patch: &Value) {
+        json_patch::merge(&mut self.source, patch);
+        self.machineset = Decoded::read(&self.source, machine_decoder(self.kind));
     }
 }
 
@@ -124,12 +151,13 @@ impl BootImageInputs {
 fn known_images(path: &str, text: &str) -> Result<BTreeSet<String>, FileError> {
     match serde_saphyr::from_str::<Value>(text) {
         Ok(object) if object.get("kind").and_then(Value::as_str) == Some("ConfigMap") => {
-            rules::known_images_from_configmap(&object).map_err(|e| FileError::Malformed {
+            let configmap = known_images_configmap(&object).map_err(|e| FileError::Malformed {
                 path: path.into(),
                 kind: "ConfigMap".into(),
                 name: "known images".into(),
                 detail: e.to_string(),
-            })
+            })?;
+            Ok(configmap.known_images())
         }
         _ => Ok(rules::known_images_from_text(text)),
     }
@@ -158,32 +186,33 @@ impl BootImageInputs {
     /// MachineSet not enrolled `skip`), and ClusterVersion and
     /// MachineConfiguration are optional. `Err` is unusable input.
     pub fn host_rules(&self, control_plane_arch: &str) -> Result<EvalStep, InputError> {
-        let machineset = rules::view_of(self.kind, &self.machineset)?;
-        let platform = rules::platform_type(&self.infrastructure)?;
-        let user_data = self
-            .user_data_secret
-            .as_ref()
-            .map(rules::user_data_from_secret)
-            .transpose()?;
+        let machineset = self.machineset.typed()?;
+        let infrastructure = self.infrastructure.typed()?;
+        let platform = rules::platform_type(infrastructure)?;
+        let user_data = match &self.user_data_secret {
+            Some(secret) => Some(rules::user_data_from_secret(secret.typed()?)),
+            None => None,
+        };
         let decided = |decision| EvalStep {
             step: Step::Decided(decision),
             user_data: None,
         };
         let mut multi_arch = false;
         if let Some(cv) = &self.clusterversion {
-            if let Some(decision) = rules::stability_gate(cv)? {
+            let cv = cv.typed()?;
+            if let Some(decision) = rules::stability_gate(cv) {
                 return Ok(decided(decision));
             }
-            multi_arch = rules::is_multi_arch(cv)?;
+            multi_arch = rules::is_multi_arch(cv);
         }
         if let Some(mc) = &self.machineconfiguration
-            && let Some(decision) = rules::enrollment_gate(mc, &machineset, &platform)?
+            && let Some(decision) = rules::enrollment_gate(mc.typed()?, machineset, &platform)
         {
             return Ok(decided(decision));
         }
         let step = rules::prepare(&MachineSetInputs {
-            machineset: &machineset,
-            infrastructure: &self.infrastructure,
+            machineset,
+            infrastructure,
             multi_arch,
             known_images: &self.known_images,
             control_plane_arch,
@@ -209,12 +238,7 @@ impl BootImageInputs {
         };
         let subject = Subject {
             kind: self.kind,
-            name: self
-                .machineset
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
+            name: self.machineset.name().to_owned(),
         };
         let object = Arc::new(self.machineset.clone());
         let mut pass = Pass::single(subject.clone(), object, rules.step, stream, &platforms, now);

@@ -15,30 +15,35 @@ use std::sync::Arc;
 use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::ignition::ANNOTATION_UPGRADED_AT;
 use mco_bootimage::{Decision, MachineKind, MachineSetView};
-use serde_json::{Value, json};
 
 use super::error::{PassError, Subject};
 use super::guest::BatchItem;
+use super::objects::{
+    ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration,
+};
 use super::rules::{self, MachineSetInputs, Step};
 use super::state::{ControllerState, Guard, patch_fingerprint};
+
+/// A MachineSet or ControlPlaneMachineSet as the watches hold it.
+pub type Machine = Arc<Decoded<MachineSetView>>;
 
 /// What a pass reads, as the watches hold it at one instant.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    pub machineconfiguration: Option<Arc<Value>>,
-    pub clusterversion: Option<Arc<Value>>,
-    pub infrastructure: Option<Arc<Value>>,
+    pub machineconfiguration: Option<Arc<Decoded<MachineConfiguration>>>,
+    pub clusterversion: Option<Arc<Decoded<ClusterVersion>>>,
+    pub infrastructure: Option<Arc<Decoded<Infrastructure>>>,
     /// The `coreos-bootimages` ConfigMap.
-    pub stream: Option<Arc<Value>>,
+    pub stream: Option<Arc<Decoded<ConfigMapData>>>,
     /// The images that stream publishes (parsed once per ConfigMap version
     /// by the caller), recorded as known before any MachineSet moves off them.
     pub published_images: Arc<BTreeSet<String>>,
     /// The administrator's own list of RHCOS images.
     pub known_images: BTreeSet<String>,
     /// Every MachineSet in the machine API namespace.
-    pub machinesets: Vec<Arc<Value>>,
+    pub machinesets: Vec<Machine>,
     /// ControlPlaneMachineSet `cluster`, when it (and its CRD) exists.
-    pub controlplanemachinesets: Vec<Arc<Value>>,
+    pub controlplanemachinesets: Vec<Machine>,
     /// Stream arch name of the control plane.
     pub control_plane_arch: String,
     /// Platforms a boot image guest is registered for.
@@ -60,36 +65,45 @@ pub enum Gate {
     Degraded(String),
 }
 
-/// A MachineSet (or ControlPlaneMachineSet) enrolled for boot image updates.
+/// A MachineSet (or ControlPlaneMachineSet) enrolled for boot image
+/// updates, or one that cannot be read (which fails in the pass).
 #[derive(Debug, Clone)]
 pub struct Enrolled {
     pub subject: Subject,
-    pub object: Arc<Value>,
-    pub view: Result<MachineSetView, String>,
+    pub object: Machine,
 }
 
 /// The cluster-wide gates, then enrollment: the ControlPlaneMachineSets
-/// first (upstream's CPMS pass runs before its MachineSet pass, §3a), then
-/// the MachineSets, each in name order.
+/// first (upstream's `syncControlPlaneMachineSets` runs before its
+/// `syncMAPIMachineSets`), then the MachineSets, each in name order.
 pub fn gates(snapshot: &Snapshot) -> Result<Vec<Enrolled>, Gate> {
-    let mc = snapshot.machineconfiguration.as_deref();
-    if let Some(why) = rules::not_ready(mc) {
+    let mc = match &snapshot.machineconfiguration {
+        None => return Err(Gate::NotReady(rules::not_ready(None).unwrap_or_default())),
+        Some(mc) => mc.object.as_ref(),
+    };
+    // One that cannot be read is reported by the enrollment gate below.
+    if let Ok(read) = mc
+        && let Some(why) = rules::not_ready(Some(read))
+    {
         return Err(Gate::NotReady(why));
     }
-    let mc = mc.unwrap_or(&Value::Null);
     let Some(cv) = &snapshot.clusterversion else {
         return Err(Gate::Deferred("ClusterVersion version not found".into()));
     };
-    match rules::stability_gate(cv) {
-        Ok(None) => {}
-        Ok(Some(deferred)) => return Err(Gate::Deferred(deferred.to_json().to_string())),
+    match &cv.object {
+        Ok(cv) => {
+            if let Some(deferred) = rules::stability_gate(cv) {
+                return Err(Gate::Deferred(deferred.to_json().to_string()));
+            }
+        }
         Err(err) => return Err(Gate::Deferred(format!("unreadable ClusterVersion: {err}"))),
     }
-    // Enrollment defaults depend on the platform (§21); without a readable
+    // Enrollment defaults depend on the platform; without a readable
     // Infrastructure no platform is enrolled by default.
     let platform = snapshot
         .infrastructure
         .as_deref()
+        .and_then(|infra| infra.object.as_ref().ok())
         .and_then(|infra| rules::platform_type(infra).ok())
         .unwrap_or_default();
     let mut enrolled = Vec::new();
@@ -100,48 +114,36 @@ pub fn gates(snapshot: &Snapshot) -> Result<Vec<Enrolled>, Gate> {
         ),
         (MachineKind::MachineSet, &snapshot.machinesets),
     ] {
-        let mut objects: Vec<&Arc<Value>> = objects.iter().collect();
-        objects.sort_by_key(|object| name_of(object));
+        let mut objects: Vec<&Machine> = objects.iter().collect();
+        objects.sort_by(|a, b| a.name().cmp(b.name()));
         for object in objects {
-            let view = match rules::view_of(kind, object) {
-                Ok(view) => view,
-                Err(err) => {
-                    enrolled.push(Enrolled {
-                        subject: Subject {
-                            kind,
-                            name: name_of(object),
-                        },
-                        object: object.clone(),
-                        view: Err(err.to_string()),
-                    });
-                    continue;
-                }
+            let subject = Subject {
+                kind,
+                name: object.name().to_owned(),
             };
-            match rules::enrollment_gate(mc, &view, &platform) {
-                Ok(None) => enrolled.push(Enrolled {
+            let Ok(view) = &object.object else {
+                enrolled.push(Enrolled {
+                    subject,
+                    object: object.clone(),
+                });
+                continue;
+            };
+            let mc = mc.map_err(|err| Gate::Degraded(err.to_string()))?;
+            match rules::enrollment_gate(mc, view, &platform) {
+                None => enrolled.push(Enrolled {
                     subject: Subject {
                         kind,
                         name: view.name.clone(),
                     },
                     object: object.clone(),
-                    view: Ok(view),
                 }),
-                Ok(Some(Decision::Error { message })) => return Err(Gate::Degraded(message)),
+                Some(Decision::Error { message }) => return Err(Gate::Degraded(message)),
                 // Not enrolled: not part of the pass at all.
-                Ok(Some(_)) => {}
-                Err(err) => return Err(Gate::Degraded(err.to_string())),
+                Some(_) => {}
             }
         }
     }
     Ok(enrolled)
-}
-
-fn name_of(object: &Value) -> String {
-    object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
 }
 
 /// One guest decision to make: for the object at `index` of the pass.
@@ -199,7 +201,7 @@ enum Progress {
 #[derive(Debug)]
 struct Item {
     subject: Subject,
-    object: Arc<Value>,
+    object: Machine,
     progress: Progress,
     secret_version: Option<String>,
 }
@@ -219,7 +221,7 @@ pub struct Pass {
 #[derive(Debug)]
 pub struct Action {
     pub subject: Subject,
-    pub object: Arc<Value>,
+    pub object: Machine,
     pub outcome: Result<Decision, PassError>,
     /// resourceVersion of the user-data Secret the decision read.
     pub secret_version: Option<String>,
@@ -240,7 +242,7 @@ impl Pass {
     /// hot-loop record and the images seen so far).
     pub fn new(snapshot: &Snapshot, enrolled: Vec<Enrolled>, mut state: ControllerState) -> Pass {
         // Opting out (or deleting a MachineSet) forgets its hot loop; each
-        // kind's entries go with its own enrollment (§18.5).
+        // kind's entries go with its own enrollment.
         let keys: BTreeSet<String> = enrolled.iter().map(|e| e.subject.key()).collect();
         let mut save_state = state.retain_hot_loops(|key| keys.contains(key));
         let mut pass = Pass {
@@ -261,15 +263,16 @@ impl Pass {
             ));
             return pass;
         };
-        let cv = snapshot.clusterversion.as_deref().unwrap_or(&Value::Null);
-        if let Some(why) = rules::release_mismatch(cm, cv) {
+        let cv = snapshot.clusterversion.as_deref();
+        let cv = cv.and_then(|cv| cv.object.as_ref().ok());
+        let cm = cm.object.as_ref().ok();
+        if let (Some(cm), Some(cv)) = (cm, cv)
+            && let Some(why) = rules::release_mismatch(cm, cv)
+        {
             pass.stopped = Some(Gate::Deferred(why));
             return pass;
         }
-        pass.stream = rules::stream_from_configmap(cm)
-            .ok()
-            .flatten()
-            .map(Arc::from);
+        pass.stream = cm.and_then(ConfigMapData::stream).map(Arc::from);
         // Remember this stream's images before any MachineSet moves off
         // them, so nothing installed from it is ever unknown.
         let added = pass.state.learn(snapshot.published_images.iter().cloned());
@@ -280,42 +283,33 @@ impl Pass {
         pass.save_state = save_state;
         let mut known = pass.state.known_images.clone();
         known.extend(snapshot.known_images.iter().cloned());
-        let infrastructure = snapshot
-            .infrastructure
-            .as_deref()
-            .cloned()
-            .unwrap_or(json!({"kind": "Infrastructure"}));
-        let multi_arch = rules::is_multi_arch(cv).map_err(|e| e.to_string());
-        for (
-            index,
-            Enrolled {
-                subject,
-                object,
-                view,
-            },
-        ) in enrolled.into_iter().enumerate()
-        {
-            let unreadable = |detail| PassError::Unreadable {
-                kind: subject.kind.kind(),
-                detail,
+        // Without one, no platform is named: every MachineSet says so.
+        let missing = Ok(Infrastructure::default());
+        let infrastructure = match snapshot.infrastructure.as_deref() {
+            Some(infra) => &infra.object,
+            None => &missing,
+        };
+        let multi_arch = cv.is_some_and(rules::is_multi_arch);
+        for (index, Enrolled { subject, object }) in enrolled.into_iter().enumerate() {
+            let rules_error = |err: &dyn std::fmt::Display| PassError::Rules {
+                subject: subject.clone(),
+                detail: err.to_string(),
             };
-            let step = view.map_err(unreadable).and_then(|view| {
-                let multi_arch = multi_arch.clone().map_err(|detail| PassError::Rules {
-                    subject: subject.clone(),
-                    detail,
-                })?;
-                rules::prepare(&MachineSetInputs {
-                    machineset: &view,
-                    infrastructure: &infrastructure,
+            let step = match (&object.object, infrastructure) {
+                (Err(err), _) => Err(PassError::Unreadable {
+                    kind: subject.kind.kind(),
+                    detail: err.to_string(),
+                }),
+                (Ok(_), Err(err)) => Err(rules_error(err)),
+                (Ok(view), Ok(infrastructure)) => rules::prepare(&MachineSetInputs {
+                    machineset: view,
+                    infrastructure,
                     multi_arch,
                     known_images: &known,
                     control_plane_arch: &snapshot.control_plane_arch,
                 })
-                .map_err(|err| PassError::Rules {
-                    subject: subject.clone(),
-                    detail: err.to_string(),
-                })
-            });
+                .map_err(|err| rules_error(&err)),
+            };
             let progress = match step {
                 Ok(step) => Progress::of(index, step, &snapshot.platforms),
                 Err(err) => Progress::Done(Err(err)),
@@ -334,7 +328,7 @@ impl Pass {
     /// `eval` applies them), with no controller state.
     pub fn single(
         subject: Subject,
-        object: Arc<Value>,
+        object: Machine,
         step: Step,
         stream: Option<&str>,
         platforms: &BTreeSet<String>,
@@ -528,23 +522,36 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use mco_bootimage::{UserData as Stub, UserDataUpgrade};
+    use serde_json::{Value, json};
 
     use super::*;
+    use crate::bootimage::objects::{Input, machine_decoder};
 
-    fn machineset(name: &str, labels: Value) -> Arc<Value> {
-        Arc::new(json!({
-            "kind": "MachineSet",
-            "metadata": {"name": name, "namespace": "openshift-machine-api", "labels": labels},
-            "spec": {"template": {"spec": {"providerSpec": {"value": {
-                "kind": "AWSMachineProviderConfig",
-                "ami": {"id": "ami-old"},
-                "userDataSecret": {"name": format!("{name}-user-data")},
-            }}}}},
-        }))
+    fn decoded<T: Input>(object: Value) -> Arc<Decoded<T>> {
+        Arc::new(Decoded::of(&object))
     }
 
-    fn enrollment(mode: Value) -> Arc<Value> {
-        Arc::new(json!({
+    fn machine(kind: MachineKind, object: Value) -> Machine {
+        Arc::new(Decoded::read(&object, machine_decoder(kind)))
+    }
+
+    fn machineset(name: &str, labels: Value) -> Machine {
+        machine(
+            MachineKind::MachineSet,
+            json!({
+                "kind": "MachineSet",
+                "metadata": {"name": name, "namespace": "openshift-machine-api", "labels": labels},
+                "spec": {"template": {"spec": {"providerSpec": {"value": {
+                    "kind": "AWSMachineProviderConfig",
+                    "ami": {"id": "ami-old"},
+                    "userDataSecret": {"name": format!("{name}-user-data")},
+                }}}}},
+            }),
+        )
+    }
+
+    fn enrollment(mode: Value) -> Arc<Decoded<MachineConfiguration>> {
+        decoded(json!({
             "kind": "MachineConfiguration",
             "metadata": {"name": "cluster", "generation": 1},
             "status": {"observedGeneration": 1, "managedBootImagesStatus": {"machineManagers": [
@@ -555,11 +562,11 @@ mod tests {
     fn snapshot(machinesets: &[&str]) -> Snapshot {
         Snapshot {
             machineconfiguration: Some(enrollment(json!({"mode": "All"}))),
-            clusterversion: Some(Arc::new(json!({"kind": "ClusterVersion",
+            clusterversion: Some(decoded(json!({"kind": "ClusterVersion",
                 "status": {"history": [{"state": "Completed"}], "desired": {"version": "4.21.0"}}}))),
-            infrastructure: Some(Arc::new(json!({"kind": "Infrastructure",
+            infrastructure: Some(decoded(json!({"kind": "Infrastructure",
                 "status": {"platformStatus": {"type": "AWS"}}}))),
-            stream: Some(Arc::new(
+            stream: Some(decoded(
                 json!({"kind": "ConfigMap", "data": {"stream": "{}"}}),
             )),
             published_images: Arc::new(BTreeSet::from(["ami-new".to_owned()])),
@@ -593,7 +600,7 @@ mod tests {
         assert!(matches!(gates(&s), Err(Gate::NotReady(why)) if why.contains("not found")));
 
         let mut s = snapshot(&["a"]);
-        s.clusterversion = Some(Arc::new(
+        s.clusterversion = Some(decoded(
             json!({"kind": "ClusterVersion", "status": {"history": [{"state": "Partial"}]}}),
         ));
         assert!(matches!(gates(&s), Err(Gate::Deferred(why)) if why.contains("not stable")));
@@ -614,7 +621,7 @@ mod tests {
         );
 
         let mut s = snapshot(&["a"]);
-        s.stream = Some(Arc::new(
+        s.stream = Some(decoded(
             json!({"kind": "ConfigMap", "data": {"releaseVersion": "4.22.0"}}),
         ));
         let plan = start(&s, ControllerState::default()).finish();
@@ -795,7 +802,8 @@ mod tests {
     fn a_platform_without_a_guest_and_an_unreadable_machineset_are_decided_by_the_host() {
         let mut s = snapshot(&["a"]);
         s.platforms.clear();
-        s.machinesets.push(Arc::new(
+        s.machinesets.push(machine(
+            MachineKind::MachineSet,
             json!({"kind": "MachineSet", "metadata": {"name": "z", "labels": 5}}),
         ));
         let mut pass = start(&s, ControllerState::default());
@@ -817,23 +825,26 @@ mod tests {
         );
     }
 
-    fn cpms() -> Arc<Value> {
-        Arc::new(json!({
-            "kind": "ControlPlaneMachineSet",
-            "metadata": {"name": "cluster", "namespace": "openshift-machine-api"},
-            "spec": {"template": {"machineType": "machines_v1beta1_machine_openshift_io",
-                "machines_v1beta1_machine_openshift_io": {"spec": {"providerSpec": {"value": {
-                    "kind": "AWSMachineProviderConfig",
-                    "ami": {"id": "ami-old"},
-                    "userDataSecret": {"name": "master-user-data"},
-                }}}}}},
-        }))
+    fn cpms() -> Machine {
+        machine(
+            MachineKind::ControlPlaneMachineSet,
+            json!({
+                "kind": "ControlPlaneMachineSet",
+                "metadata": {"name": "cluster", "namespace": "openshift-machine-api"},
+                "spec": {"template": {"machineType": "machines_v1beta1_machine_openshift_io",
+                    "machines_v1beta1_machine_openshift_io": {"spec": {"providerSpec": {"value": {
+                        "kind": "AWSMachineProviderConfig",
+                        "ami": {"id": "ami-old"},
+                        "userDataSecret": {"name": "master-user-data"},
+                    }}}}}},
+            }),
+        )
     }
 
     fn with_cpms_mode(mode: &str) -> Snapshot {
         let mut s = snapshot(&["cluster"]);
         s.controlplanemachinesets = vec![cpms()];
-        s.machineconfiguration = Some(Arc::new(json!({
+        s.machineconfiguration = Some(decoded(json!({
             "kind": "MachineConfiguration",
             "metadata": {"name": "cluster", "generation": 1},
             "status": {"observedGeneration": 1, "managedBootImagesStatus": {"machineManagers": [

@@ -1,23 +1,25 @@
-//! The boot image job's host rules, sans-IO: reading the cluster objects,
-//! the readiness, stability, release and enrollment gates, and what the
-//! platform guest is given for one MachineSet. The planner (`plan`) and
-//! `eval bootimage` both go through these. The last third is unit tests.
+//! The boot image job's host rules, sans-IO: the readiness, stability,
+//! release and enrollment gates, and what the platform guest is given for
+//! one MachineSet, read from the typed objects of `objects`. The planner
+//! (`plan`) and `eval bootimage` both go through these. The last third is
+//! unit tests.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use base64::Engine as _;
-use serde_json::Value;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::{Selector, SelectorExt};
-use mco_bootimage::{ClusterFacts, Decision, InputError, MachineKind, MachineSetView, fields};
-use serde_json::Map;
+use mco_bootimage::{ClusterFacts, Decision, InputError, MachineKind, MachineSetView};
+
+use super::objects::{
+    ClusterVersion, ConfigMapData, Infrastructure, Lenient, MachineConfiguration, MachineManager,
+    Selection, UserDataSecret,
+};
 
 /// What the host rules read for one MachineSet besides the cluster gates.
 #[derive(Debug, Clone, Copy)]
 pub struct MachineSetInputs<'a> {
     pub machineset: &'a MachineSetView,
-    pub infrastructure: &'a Value,
+    pub infrastructure: &'a Infrastructure,
     /// ClusterVersion says `Multi` (changes the architecture rule).
     pub multi_arch: bool,
     pub known_images: &'a BTreeSet<String>,
@@ -47,16 +49,21 @@ impl Prepared {
     /// The decision when no guest is registered for the platform: the
     /// common rules still apply, then there is nothing to do.
     pub fn without_guest(&self) -> Decision {
+        self.unsupported(&self.platform_type)
+    }
+
+    /// The common rules, then nothing to do on a platform `label` names.
+    fn unsupported(&self, label: &str) -> Decision {
         match mco_bootimage::common_rules(&self.machineset, &self.cluster) {
             Err(decision) => decision,
-            Ok(_) => mco_bootimage::unsupported_platform(&self.machineset, &self.platform_type),
+            Ok(_) => mco_bootimage::unsupported_platform(&self.machineset, label),
         }
     }
 }
 
 /// The host rules for one MachineSet that passed the cluster gates:
 /// platforms that run no boot image controller, and what its guest gets.
-/// `Err` means an input object is unusable.
+/// `Err` means the Infrastructure names no platform.
 pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
     let prepared = Prepared {
         platform_type: platform_type(inputs.infrastructure)?,
@@ -67,39 +74,19 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
             known_images: inputs.known_images.clone(),
         },
     };
-    let unsupported = |label: &str| {
-        Step::Decided(
-            match mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster) {
-                Err(decision) => decision,
-                Ok(_) => mco_bootimage::unsupported_platform(&prepared.machineset, label),
-            },
-        )
-    };
-    if is_azure_stack(inputs.infrastructure)? {
-        return Ok(unsupported(&format!(
-            "{} (AzureStackCloud)",
-            prepared.platform_type
-        )));
+    if is_azure_stack(inputs.infrastructure) {
+        let label = format!("{} (AzureStackCloud)", prepared.platform_type);
+        return Ok(Step::Decided(prepared.unsupported(&label)));
     }
-    // Upstream updates ControlPlaneMachineSets on these three only (§18.2);
+    // Upstream updates ControlPlaneMachineSets on these three only
+    // (`pkg/controller/machine-set-boot-image`, `syncControlPlaneMachineSets`);
     // a platform team's guest for another platform is not asked.
     if prepared.machineset.kind == MachineKind::ControlPlaneMachineSet
         && !CPMS_PLATFORMS.contains(&prepared.platform_type.as_str())
     {
-        return Ok(unsupported(&prepared.platform_type));
+        return Ok(Step::Decided(prepared.without_guest()));
     }
     Ok(Step::Guest(prepared))
-}
-
-/// Reads `object` as what `kind` names: a MachineSet or a
-/// ControlPlaneMachineSet (its providerSpec one level deeper, §18.1).
-pub fn view_of(kind: MachineKind, object: &Value) -> Result<MachineSetView, InputError> {
-    match kind {
-        MachineKind::MachineSet => MachineSetView::from_object(object),
-        MachineKind::ControlPlaneMachineSet => {
-            MachineSetView::from_control_plane_machine_set(object)
-        }
-    }
 }
 
 /// The platforms whose ControlPlaneMachineSets get boot image updates.
@@ -107,17 +94,12 @@ pub const CPMS_PLATFORMS: [&str; 3] = ["AWS", "GCP", "Azure"];
 
 /// `None` when MachineConfiguration `cluster` exists and its status caught
 /// up with its spec; otherwise why not.
-pub fn not_ready(mc: Option<&Value>) -> Option<String> {
+pub fn not_ready(mc: Option<&MachineConfiguration>) -> Option<String> {
     let Some(mc) = mc else {
         return Some("machineconfigurations.operator.openshift.io \"cluster\" not found".into());
     };
-    let generation = mc
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let observed = mc
-        .pointer("/status/observedGeneration")
-        .and_then(Value::as_i64);
+    let generation = mc.metadata.generation.unwrap_or(0);
+    let observed = mc.status.observed_generation;
     (observed != Some(generation)).then(|| {
         format!(
             "status.observedGeneration {} has not caught up with generation {generation}",
@@ -129,118 +111,66 @@ pub fn not_ready(mc: Option<&Value>) -> Option<String> {
 /// The ConfigMap's release, when stamped, must be the release the cluster
 /// is on: a stream from another release must not be rolled out. A literal
 /// `0.0.1-snapshot` is a development payload and is not compared.
-pub fn release_mismatch(cm: &Value, cv: &Value) -> Option<String> {
-    let stream_release = cm.pointer("/data/releaseVersion").and_then(Value::as_str)?;
-    let cluster_release = cv
-        .pointer("/status/desired/version")
-        .and_then(Value::as_str)?;
+pub fn release_mismatch(cm: &ConfigMapData, cv: &ClusterVersion) -> Option<String> {
+    let stream_release = cm.data.get("releaseVersion")?;
+    let cluster_release = cv.status.desired.as_ref()?.version.as_ref()?;
     (stream_release != cluster_release && stream_release != "0.0.1-snapshot").then(|| {
         format!("the coreos-bootimages ConfigMap is for release {stream_release}, the cluster is on {cluster_release}")
     })
 }
 
-fn check_kind(obj: &Value, what: &'static str, kind: &'static str) -> Result<(), InputError> {
-    let root = obj.as_object().ok_or(InputError::NotAnObject {
-        what,
-        found: fields::kind_of(obj),
-    })?;
-    match fields::opt_str(root, "kind", "").map_err(InputError::field(what))? {
-        Some(k) if k != kind => Err(InputError::WrongKind {
-            expected: kind,
-            found: k.to_owned(),
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// Walks `path` through nested objects; a non-object on the way is a
-/// [`fields::FieldError`] naming the full path.
-fn lookup<'a>(
-    obj: &'a Value,
-    what: &'static str,
-    path: &[&str],
-) -> Result<Option<&'a Value>, InputError> {
-    let mut cur = obj;
-    let mut walked = String::new();
-    for key in path {
-        let m = fields::as_object(cur, if walked.is_empty() { "(root)" } else { &walked })
-            .map_err(InputError::field(what))?;
-        match m.get(*key) {
-            None | Some(Value::Null) => return Ok(None),
-            Some(v) => cur = v,
-        }
-        walked = fields::join(&walked, key);
-    }
-    Ok(Some(cur))
-}
-
-fn lookup_str<'a>(
-    obj: &'a Value,
-    what: &'static str,
-    path: &[&str],
-) -> Result<Option<&'a str>, InputError> {
-    match lookup(obj, what, path)? {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(v) => Err(InputError::Field {
-            what,
-            source: fields::FieldError {
-                path: path.join("."),
-                expected: "a string",
-                found: fields::kind_of(v),
-            },
-        }),
-    }
-}
-
 /// Infrastructure `status.platformStatus.type`.
-pub fn platform_type(infra: &Value) -> Result<String, InputError> {
-    const WHAT: &str = "Infrastructure";
-    check_kind(infra, WHAT, "Infrastructure")?;
-    lookup_str(infra, WHAT, &["status", "platformStatus", "type"])?
-        .or(lookup_str(infra, WHAT, &["status", "platform"])?)
-        .map(str::to_owned)
+pub fn platform_type(infra: &Infrastructure) -> Result<String, InputError> {
+    let status = &infra.status;
+    let platform = status
+        .platform_status
+        .as_ref()
+        .and_then(|p| p.type_.as_ref());
+    platform
+        .or(status.platform.as_ref())
+        .cloned()
         .ok_or(InputError::Invalid {
-            what: WHAT,
+            what: "Infrastructure",
             message: "status.platformStatus.type is not set".into(),
         })
 }
 
 /// AzureStackCloud runs no boot image controller at all.
-fn is_azure_stack(infra: &Value) -> Result<bool, InputError> {
-    Ok(lookup_str(
-        infra,
-        "Infrastructure",
-        &["status", "platformStatus", "azure", "cloudName"],
-    )? == Some("AzureStackCloud"))
+fn is_azure_stack(infra: &Infrastructure) -> bool {
+    let platform = infra.status.platform_status.as_ref();
+    let azure = platform.and_then(|p| p.azure.as_ref());
+    azure.and_then(|a| a.cloud_name.as_deref()) == Some("AzureStackCloud")
 }
 
-/// The ConfigMap's `data.stream`, `None` if the key is absent.
-pub fn stream_from_configmap(cm: &Value) -> Result<Option<&str>, InputError> {
-    check_kind(cm, "ConfigMap", "ConfigMap")?;
-    lookup_str(cm, "ConfigMap", &["data", "stream"])
-}
-
-/// The decoded `userData` of the user-data Secret (`data`, base64, or
-/// `stringData` as written in manifests). A Secret without it yields an empty
-/// text, which the stub upgrade then reports, as the controller would.
-pub fn user_data_from_secret(secret: &Value) -> Result<String, InputError> {
-    const WHAT: &str = "user-data Secret";
-    check_kind(secret, WHAT, "Secret")?;
-    if let Some(b64) = lookup_str(secret, WHAT, &["data", "userData"])? {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(b64.trim())
-            .map_err(|e| InputError::Invalid {
-                what: WHAT,
-                message: format!("data.userData is not valid base64: {e}"),
-            })?;
-        // Go's JSON decoder also replaces invalid UTF-8, so this loses nothing
-        // the controller would have kept.
-        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+impl ConfigMapData {
+    /// `data.stream`, `None` if the key is absent.
+    pub fn stream(&self) -> Option<&str> {
+        self.data.get("stream").map(String::as_str)
     }
-    Ok(lookup_str(secret, WHAT, &["stringData", "userData"])?
-        .unwrap_or("")
-        .to_owned())
+
+    /// Every data value, read as a known-images text.
+    pub fn known_images(&self) -> BTreeSet<String> {
+        let texts = self.data.values();
+        texts
+            .flat_map(|text| known_images_from_text(text))
+            .collect()
+    }
+}
+
+/// The decoded `userData` of the user-data Secret (`data`, or `stringData`
+/// as written in manifests). A Secret without it yields an empty text,
+/// which the stub upgrade then reports, as the controller would.
+pub fn user_data_from_secret(secret: &UserDataSecret) -> String {
+    match secret.data.get("userData") {
+        // Go's JSON decoder also replaces invalid UTF-8, so this loses
+        // nothing the controller would have kept.
+        Some(bytes) => String::from_utf8_lossy(&bytes.0).into_owned(),
+        None => secret
+            .string_data
+            .get("userData")
+            .cloned()
+            .unwrap_or_default(),
+    }
 }
 
 /// Known-images file: one identifier per line; blank lines and `#` comments
@@ -253,76 +183,29 @@ pub fn known_images_from_text(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Known images from a ConfigMap: every data value, read as a known-images
-/// text.
-pub fn known_images_from_configmap(cm: &Value) -> Result<BTreeSet<String>, InputError> {
-    check_kind(cm, "known-images ConfigMap", "ConfigMap")?;
-    let mut out = BTreeSet::new();
-    if let Some(data) = lookup(cm, "known-images ConfigMap", &["data"])? {
-        let data =
-            fields::as_object(data, "data").map_err(InputError::field("known-images ConfigMap"))?;
-        for (k, v) in data {
-            let text = v.as_str().ok_or_else(|| InputError::Field {
-                what: "known-images ConfigMap",
-                source: fields::FieldError {
-                    path: format!("data.{k}"),
-                    expected: "a string",
-                    found: fields::kind_of(v),
-                },
-            })?;
-            out.extend(known_images_from_text(text));
-        }
-    }
-    Ok(out)
-}
-
 /// ClusterVersion `status.desired.architecture == "Multi"`.
-pub fn is_multi_arch(cv: &Value) -> Result<bool, InputError> {
-    check_kind(cv, "ClusterVersion", "ClusterVersion")?;
-    Ok(lookup_str(cv, "ClusterVersion", &["status", "desired", "architecture"])? == Some("Multi"))
+pub fn is_multi_arch(cv: &ClusterVersion) -> bool {
+    let desired = cv.status.desired.as_ref();
+    desired.and_then(|d| d.architecture.as_deref()) == Some("Multi")
 }
 
 /// `isClusterStable`: updates wait while the cluster installs or upgrades
 /// (boot image sources such as vCenter may be unreachable then).
-pub fn stability_gate(cv: &Value) -> Result<Option<Decision>, InputError> {
-    const WHAT: &str = "ClusterVersion";
-    check_kind(cv, WHAT, "ClusterVersion")?;
-    let state = match lookup(cv, WHAT, &["status", "history"])? {
-        None => None,
-        Some(Value::Array(h)) => match h.first() {
-            None => None,
-            Some(first) => {
-                let entry = fields::as_object(first, "status.history[0]")
-                    .map_err(InputError::field(WHAT))?;
-                fields::opt_str(entry, "state", "status.history[0]")
-                    .map_err(InputError::field(WHAT))?
-            }
-        },
-        Some(v) => {
-            return Err(InputError::Field {
-                what: WHAT,
-                source: fields::FieldError {
-                    path: "status.history".into(),
-                    expected: "an array",
-                    found: fields::kind_of(v),
-                },
-            });
-        }
-    };
-    Ok(match state {
-        Some("Completed") => None,
-        Some(s) => Some(Decision::noop(format!(
+pub fn stability_gate(cv: &ClusterVersion) -> Option<Decision> {
+    match cv.status.history.first().map(|h| h.state.as_deref()) {
+        Some(Some("Completed")) => None,
+        Some(Some(s)) => Some(Decision::noop(format!(
             "cluster is not stable (ClusterVersion history[0].state is {s:?}); deferring boot image updates until the install or upgrade completes"
         ))),
-        None => Some(Decision::noop(
+        Some(None) | None => Some(Decision::noop(
             "cluster is not stable (ClusterVersion has no history yet); deferring boot image updates until the install completes",
         )),
-    })
+    }
 }
 
 /// Platforms whose MachineSets are enrolled by default when the admin says
-/// nothing (`CheckBootImagePlatform` default-on on MCO main, §21). Azure
-/// Stack Hub runs no boot image controller at all and never gets here.
+/// nothing (`CheckBootImagePlatform` default-on on MCO main). Azure Stack
+/// Hub runs no boot image controller at all and never gets here.
 const DEFAULT_ON_PLATFORMS: [&str; 4] = ["AWS", "GCP", "Azure", "VSphere"];
 
 /// The machine manager `resource` that enrolls objects of `kind`.
@@ -335,63 +218,49 @@ fn manager_resource(kind: MachineKind) -> &'static str {
 
 /// The machine manager for `resource` in `managers`, by `resource` and
 /// `apiGroup`, as `getMachineResourceSelectorFromMachineManagers` finds it.
-fn find_manager<'a>(managers: &'a [Value], resource: &str) -> Option<&'a Map<String, Value>> {
-    managers.iter().filter_map(Value::as_object).find(|m| {
-        m.get("apiGroup").and_then(Value::as_str) == Some("machine.openshift.io")
-            && m.get("resource").and_then(Value::as_str) == Some(resource)
-    })
-}
-
-fn managers_at<'a>(at: Option<&'a Value>, path: &str) -> Result<Option<&'a [Value]>, InputError> {
-    match at {
-        None => Ok(None),
-        Some(Value::Array(a)) => Ok(Some(a)),
-        Some(v) => Err(InputError::Field {
-            what: "MachineConfiguration",
-            source: fields::FieldError {
-                path: path.to_owned(),
-                expected: "an array",
-                found: fields::kind_of(v),
-            },
-        }),
-    }
+fn find_manager<'a>(managers: &'a [MachineManager], resource: &str) -> Option<&'a MachineManager> {
+    managers
+        .iter()
+        .find(|m| m.api_group == "machine.openshift.io" && m.resource == resource)
 }
 
 /// Which machine manager selection applies to objects of `kind`, and the
 /// words that say where it came from.
-struct Selection {
+struct Effective<'a> {
     /// `None`: nothing is enrolled (no manager for the resource, or a
     /// computed default of mode None).
-    selection: Option<Value>,
+    selection: Option<Chosen<'a>>,
     /// Where it was read or which rule of the operator's computation gave it.
     rule: String,
     /// Computed from the spec (no published status), not read.
     computed: bool,
 }
 
+/// A manager's selection, or the operator's default `All`.
+enum Chosen<'a> {
+    Manager(Option<&'a Selection>),
+    All,
+}
+
 /// The selection the operator publishes in `status.managedBootImagesStatus`
 /// for `kind`, read from the status when it is there, computed as
-/// `syncManagedBootImagesStatus` would from the spec when it is not
-/// (spec/bootimage.md §21): `machineManagers: []` opts out of everything; a
-/// spec entry for the resource is copied; otherwise MachineSets are `All`
-/// on a default-on platform and `None` elsewhere, and a
-/// ControlPlaneMachineSet is `None` everywhere (opt-in).
-fn effective_selection(
-    mc: &Value,
+/// `syncManagedBootImagesStatus` would from the spec when it is not:
+/// `machineManagers: []` opts out of everything; a spec entry for the
+/// resource is copied; otherwise MachineSets are `All` on a default-on
+/// platform and `None` elsewhere, and a ControlPlaneMachineSet is `None`
+/// everywhere (opt-in).
+fn effective_selection<'a>(
+    mc: &'a MachineConfiguration,
     kind: MachineKind,
     platform: &str,
-) -> Result<Selection, InputError> {
-    const WHAT: &str = "MachineConfiguration";
+) -> Effective<'a> {
     let resource = manager_resource(kind);
-    if let Some(status) = lookup(mc, WHAT, &["status", "managedBootImagesStatus"])? {
+    if let Some(status) = &mc.status.managed_boot_images_status {
         let path = "status.managedBootImagesStatus";
-        let managers = managers_at(
-            lookup(status, WHAT, &["machineManagers"])?,
-            &format!("{path}.machineManagers"),
-        )?;
+        let managers = status.machine_managers.as_deref();
         let selection = managers
             .and_then(|m| find_manager(m, resource))
-            .map(|m| m.get("selection").cloned().unwrap_or(Value::Null));
+            .map(|m| Chosen::Manager(m.selection.as_ref()));
         let rule = match (&selection, managers) {
             (Some(_), _) => path.to_owned(),
             (None, None | Some([])) => format!("{path}: no machine managers"),
@@ -399,39 +268,37 @@ fn effective_selection(
                 format!("{path}: no manager for machine.openshift.io {resource}")
             }
         };
-        return Ok(Selection {
+        return Effective {
             selection,
             rule,
             computed: false,
-        });
+        };
     }
-    let computed = |selection: Option<Value>, why: String| Selection {
+    let computed = |selection: Option<Chosen<'a>>, why: String| Effective {
         selection,
         rule: format!("{COMPUTED}: {why}"),
         computed: true,
     };
-    let spec = managers_at(
-        lookup(mc, WHAT, &["spec", "managedBootImages", "machineManagers"])?,
-        "spec.managedBootImages.machineManagers",
-    )?;
-    if spec.is_some_and(<[Value]>::is_empty) {
-        return Ok(computed(
+    let spec = mc.spec.managed_boot_images.as_ref();
+    let spec = spec.and_then(|m| m.machine_managers.as_deref());
+    if spec.is_some_and(<[MachineManager]>::is_empty) {
+        return computed(
             None,
             "machineManagers is [], which opts out of everything".into(),
-        ));
+        );
     }
     if let Some(entry) = spec.and_then(|m| find_manager(m, resource)) {
-        return Ok(computed(
-            Some(entry.get("selection").cloned().unwrap_or(Value::Null)),
+        return computed(
+            Some(Chosen::Manager(entry.selection.as_ref())),
             format!("the spec's {resource} entry"),
-        ));
+        );
     }
     // The operator's default: `All` for MachineSets on a default-on
     // platform; otherwise `None`, which enrolls nothing, so it is given as
     // no selection, with the rule as the reason.
     let (selection, why) = match kind {
         MachineKind::MachineSet if DEFAULT_ON_PLATFORMS.contains(&platform) => (
-            Some(serde_json::json!({ "mode": "All" })),
+            Some(Chosen::All),
             format!("no {resource} entry, and {platform} MachineSets are enrolled by default"),
         ),
         MachineKind::MachineSet => (
@@ -443,21 +310,22 @@ fn effective_selection(
             format!("no {resource} entry, and ControlPlaneMachineSets are opt-in (default None)"),
         ),
     };
-    Ok(computed(selection, why))
+    computed(selection, why)
 }
 
 /// How [`effective_selection`] words a selection it computed rather than read.
 const COMPUTED: &str = "computed from spec.managedBootImages, as the operator would publish it";
 
 /// The operator rule that enrolls or leaves out objects of `kind` when
-/// MachineConfiguration `cluster` has no published status (§21), for the
-/// conditions to say; `None` when the status is there (nothing to explain)
-/// or unreadable (the gates report that).
-pub fn computed_enrollment(mc: &Value, kind: MachineKind, platform: &str) -> Option<String> {
-    effective_selection(mc, kind, platform)
-        .ok()
-        .filter(|s| s.computed)
-        .map(|s| s.rule)
+/// MachineConfiguration `cluster` has no published status, for the
+/// conditions to say; `None` when the status is there (nothing to explain).
+pub fn computed_enrollment(
+    mc: &MachineConfiguration,
+    kind: MachineKind,
+    platform: &str,
+) -> Option<String> {
+    let effective = effective_selection(mc, kind, platform);
+    effective.computed.then_some(effective.rule)
 }
 
 /// Enrollment by `MachineConfiguration/cluster`: the effective
@@ -469,15 +337,13 @@ pub fn computed_enrollment(mc: &Value, kind: MachineKind, platform: &str) -> Opt
 /// `Some(skip)` if it is not enrolled, naming the rule that left it out;
 /// `Some(error)` for an invalid selection; `None` to go on.
 pub fn enrollment_gate(
-    mc: &Value,
+    mc: &MachineConfiguration,
     ms: &MachineSetView,
     platform: &str,
-) -> Result<Option<Decision>, InputError> {
-    const WHAT: &str = "MachineConfiguration";
-    check_kind(mc, WHAT, "MachineConfiguration")?;
-    let Selection {
+) -> Option<Decision> {
+    let Effective {
         selection, rule, ..
-    } = effective_selection(mc, ms.kind, platform)?;
+    } = effective_selection(mc, ms.kind, platform);
     let not_enrolled = |why: &str| {
         let detail = if why.is_empty() {
             rule.clone()
@@ -490,51 +356,125 @@ pub fn enrollment_gate(
             ms.name
         )))
     };
-    let Some(selection) = selection else {
-        return Ok(not_enrolled(""));
+    let selection = match selection {
+        None => return not_enrolled(""),
+        Some(Chosen::All) => return None,
+        Some(Chosen::Manager(selection)) => selection,
     };
-    let mode = selection.get("mode").and_then(Value::as_str).unwrap_or("");
+    let mode = selection.map_or("", |s| s.mode.as_str());
     match mode {
-        "All" => Ok(None),
-        "None" => Ok(not_enrolled("mode None")),
+        "All" => None,
+        "None" => not_enrolled("mode None"),
         "Partial" => {
-            let selector = selection
-                .get("partial")
-                .and_then(|p| p.get("machineResourceSelector"))
-                .unwrap_or(&Value::Null);
+            let partial = selection.and_then(|s| s.partial.as_ref());
+            let selector = partial.and_then(|p| p.machine_resource_selector.as_ref());
             match label_selector_matches(selector, &ms.labels) {
-                Ok(true) => Ok(None),
-                Ok(false) => Ok(not_enrolled("labels do not match the Partial selector")),
-                Err(e) => Ok(Some(Decision::error(format!(
+                Ok(true) => None,
+                Ok(false) => not_enrolled("labels do not match the Partial selector"),
+                Err(e) => Some(Decision::error(format!(
                     "invalid machineResourceSelector in {rule}: {e}"
-                )))),
+                ))),
             }
         }
-        other => Ok(Some(Decision::error(format!(
+        other => Some(Decision::error(format!(
             "invalid machine manager selection mode {other:?} in {rule}"
-        )))),
+        ))),
     }
 }
 
-/// Kubernetes label-selector semantics (kube's implementation): a null
+/// Kubernetes label-selector semantics (kube's implementation): no
 /// selector selects nothing, an empty one everything.
 pub fn label_selector_matches(
-    selector: &Value,
+    selector: Option<&Lenient<LabelSelector>>,
     labels: &BTreeMap<String, String>,
 ) -> Result<bool, String> {
-    if selector.is_null() {
+    let Some(Lenient(selector)) = selector else {
         return Ok(false);
-    }
-    let selector: LabelSelector =
-        serde_json::from_value(selector.clone()).map_err(|e| e.to_string())?;
-    let selector = Selector::try_from(selector).map_err(|e| e.to_string())?;
+    };
+    let selector = Selector::try_from(selector.clone()?).map_err(|e| e.to_string())?;
     Ok(selector.matches(labels))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::bootimage::objects::{Input, decode_as, known_images_configmap};
+    use serde_json::{Value, json};
+
+    fn mc(object: Value) -> Result<MachineConfiguration, InputError> {
+        MachineConfiguration::decode(&object)
+    }
+
+    /// Enrollment as the planner applies it to MachineConfiguration JSON:
+    /// an object that does not decode is an error.
+    fn enrollment_gate(
+        mc: &Value,
+        ms: &MachineSetView,
+        platform: &str,
+    ) -> Result<Option<Decision>, InputError> {
+        Ok(super::enrollment_gate(&self::mc(mc.clone())?, ms, platform))
+    }
+
+    fn computed_enrollment(mc: &Value, kind: MachineKind, platform: &str) -> Option<String> {
+        super::computed_enrollment(&self::mc(mc.clone()).ok()?, kind, platform)
+    }
+
+    fn label_selector_matches(
+        selector: &Value,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<bool, String> {
+        // Read as the field of a MachineConfiguration that holds it.
+        let selector: Option<Lenient<LabelSelector>> =
+            serde_json::from_value(selector.clone()).map_err(|e| e.to_string())?;
+        super::label_selector_matches(selector.as_ref(), labels)
+    }
+
+    fn cv(object: &Value) -> Result<ClusterVersion, InputError> {
+        ClusterVersion::decode(object)
+    }
+
+    fn stability_gate(object: &Value) -> Result<Option<Decision>, InputError> {
+        cv(object).map(|cv| super::stability_gate(&cv))
+    }
+
+    fn is_multi_arch(object: &Value) -> Result<bool, InputError> {
+        cv(object).map(|cv| super::is_multi_arch(&cv))
+    }
+
+    fn user_data_from_secret(object: &Value) -> Result<String, InputError> {
+        UserDataSecret::decode(object).map(|s| super::user_data_from_secret(&s))
+    }
+
+    fn stream_from_configmap(object: &Value) -> Result<Option<String>, InputError> {
+        let cm: ConfigMapData = decode_as(object, "ConfigMap")?;
+        Ok(cm.stream().map(str::to_owned))
+    }
+
+    fn known_images_from_configmap(object: &Value) -> Result<BTreeSet<String>, InputError> {
+        known_images_configmap(object).map(|cm| cm.known_images())
+    }
+
+    fn infra(object: &Value) -> Result<Infrastructure, InputError> {
+        Infrastructure::decode(object)
+    }
+
+    fn platform_type(object: &Value) -> Result<String, InputError> {
+        super::platform_type(&infra(object)?)
+    }
+
+    fn is_azure_stack(object: &Value) -> Result<bool, InputError> {
+        infra(object).map(|i| super::is_azure_stack(&i))
+    }
+
+    fn not_ready(object: Option<&Value>) -> Option<String> {
+        let mc = object.map(|o| self::mc(o.clone()).unwrap_or_default());
+        super::not_ready(mc.as_ref())
+    }
+
+    fn release_mismatch(cm: &Value, cv: &Value) -> Option<String> {
+        let cm: ConfigMapData = decode_as(cm, "ConfigMap").ok()?;
+        super::release_mismatch(&cm, &self::cv(cv).ok()?)
+    }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -547,7 +487,7 @@ mod tests {
     fn selectors() {
         let l = labels(&[("env", "prod"), ("tier", "web")]);
         assert!(label_selector_matches(&json!({}), &l).unwrap());
-        assert!(!label_selector_matches(&Value::Null, &l).unwrap());
+        assert!(!label_selector_matches(&json!(null), &l).unwrap());
         assert!(label_selector_matches(&json!({"matchLabels": {"env": "prod"}}), &l).unwrap());
         assert!(!label_selector_matches(&json!({"matchLabels": {"env": "dev"}}), &l).unwrap());
         assert!(
@@ -628,7 +568,8 @@ mod tests {
                 .action(),
             "skip"
         );
-        // Without a status, what the operator would publish (§21).
+        // Without a status, what the operator would publish
+        // (`syncManagedBootImagesStatus`).
         let spec =
             |managers: Value| json!({"spec": {"managedBootImages": {"machineManagers": managers}}});
         let spec_none = spec(
@@ -734,7 +675,7 @@ mod tests {
         assert!(user_data_from_secret(&json!({"kind": "ConfigMap"})).is_err());
 
         let cm = json!({"kind": "ConfigMap", "data": {"stream": "{}"}});
-        assert_eq!(stream_from_configmap(&cm).unwrap(), Some("{}"));
+        assert_eq!(stream_from_configmap(&cm).unwrap().as_deref(), Some("{}"));
         assert_eq!(stream_from_configmap(&json!({"data": {}})).unwrap(), None);
         assert!(stream_from_configmap(&json!({"data": "x"})).is_err());
         assert!(stream_from_configmap(&json!({"data": {"stream": {}}})).is_err());
@@ -777,7 +718,7 @@ mod tests {
                 .contains("generation 3")
         );
         assert!(
-            not_ready(Some(&mc(1, Value::Null)))
+            not_ready(Some(&mc(1, json!(null))))
                 .unwrap()
                 .contains("unset")
         );

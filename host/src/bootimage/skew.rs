@@ -1,11 +1,14 @@
-//! Boot image skew enforcement, the controller's half (spec/bootimage.md
-//! §19.2, §19.5), sans-IO: after a MachineSet pass, what
+//! Boot image skew enforcement, the controller's half (upstream's
+//! `pkg/controller/machine-set-boot-image`, `syncMAPIMachineSets` and its
+//! skew status), sans-IO: after a MachineSet pass, what
 //! MachineConfiguration `status.bootImageSkewEnforcementStatus.automatic`
 //! should say about the release whose boot images the cluster now uses.
 //! The operator owns `mode` (and initialises `automatic`); this host only
 //! writes `automatic`, and only while the mode is `Automatic`.
 
 use serde_json::{Value, json};
+
+use super::objects::{ClusterVersion, ConfigMapData, MachineConfiguration};
 
 /// What a pass came to, as far as the record is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,17 +63,17 @@ impl Record {
 /// ConfigMap). `cm` is the `coreos-bootimages` ConfigMap, `cv`
 /// ClusterVersion `version`.
 pub fn after_pass(
-    mc: &Value,
+    mc: &MachineConfiguration,
     summary: PassSummary,
-    cm: Option<&Value>,
-    cv: Option<&Value>,
+    cm: Option<&ConfigMapData>,
+    cv: Option<&ClusterVersion>,
 ) -> Option<Record> {
-    let status = mc.pointer("/status/bootImageSkewEnforcementStatus")?;
-    if status.get("mode").and_then(Value::as_str) != Some("Automatic") || summary.errors > 0 {
+    let status = mc.status.boot_image_skew_enforcement_status.as_ref()?;
+    if status.mode.as_deref() != Some("Automatic") || summary.errors > 0 {
         return None;
     }
     let (ocp_version, outcome) = if summary.skipped == 0 {
-        let release = cm?.pointer("/data/releaseVersion").and_then(Value::as_str);
+        let release = cm?.data.get("releaseVersion").map(String::as_str);
         let Some(version) = release.and_then(lenient_version) else {
             tracing::warn!(
                 release = release.unwrap_or("(none)"),
@@ -82,13 +85,9 @@ pub fn after_pass(
     } else {
         (install_version(cv), Outcome::Reset)
     };
-    let automatic = status.get("automatic");
-    let current = automatic
-        .and_then(|a| a.get("ocpVersion"))
-        .and_then(Value::as_str);
-    let rhcos = automatic
-        .and_then(|a| a.get("rhcosVersion"))
-        .is_some_and(|r| !r.is_null());
+    let automatic = status.automatic.as_ref();
+    let current = automatic.and_then(|a| a.ocp_version.as_deref());
+    let rhcos = automatic.is_some_and(|a| a.rhcos_version.is_some());
     let changed = current != Some(ocp_version.as_str()) || rhcos;
     Some(Record {
         ocp_version,
@@ -125,20 +124,16 @@ pub fn lenient_version(text: &str) -> Option<String> {
 /// The install version (`GetOCPInstallVersion`): the oldest `Completed`
 /// entry of ClusterVersion `status.history`, scanning from the end; with
 /// none completed, the last entry; `0.0.0` when nothing is readable.
-pub fn install_version(cv: Option<&Value>) -> String {
+pub fn install_version(cv: Option<&ClusterVersion>) -> String {
     let history = cv
-        .and_then(|cv| cv.pointer("/status/history"))
-        .and_then(Value::as_array);
-    let Some(history) = history.filter(|h| !h.is_empty()) else {
-        return "0.0.0".into();
-    };
+        .map(|cv| cv.status.history.as_slice())
+        .unwrap_or_default();
     let chosen = history
         .iter()
         .rev()
-        .find(|e| e.get("state").and_then(Value::as_str) == Some("Completed"))
+        .find(|e| e.state.as_deref() == Some("Completed"))
         .or(history.last())
-        .and_then(|e| e.get("version"))
-        .and_then(Value::as_str);
+        .and_then(|e| e.version.as_deref());
     chosen
         .and_then(lenient_version)
         .unwrap_or_else(|| "0.0.0".into())
@@ -147,22 +142,29 @@ pub fn install_version(cv: Option<&Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bootimage::objects::Input;
 
-    fn mc(mode: &str, automatic: Value) -> Value {
-        json!({"status": {"bootImageSkewEnforcementStatus": {"mode": mode, "automatic": automatic}}})
+    fn read<T: Input + Default>(object: Value) -> T {
+        T::decode(&object).unwrap_or_default()
     }
 
-    fn cm(release: &str) -> Value {
-        json!({"data": {"releaseVersion": release}})
+    fn mc(mode: &str, automatic: Value) -> MachineConfiguration {
+        read(
+            json!({"status": {"bootImageSkewEnforcementStatus": {"mode": mode, "automatic": automatic}}}),
+        )
     }
 
-    fn cv() -> Value {
-        json!({"status": {"history": [
+    fn cm(release: &str) -> ConfigMapData {
+        read(json!({"data": {"releaseVersion": release}}))
+    }
+
+    fn cv() -> ClusterVersion {
+        read(json!({"status": {"history": [
             {"state": "Partial", "version": "4.22.0"},
             {"state": "Completed", "version": "4.21.3"},
             {"state": "Completed", "version": "4.19.7"},
             {"state": "Partial", "version": "4.19.0"},
-        ]}})
+        ]}}))
     }
 
     const CLEAN: PassSummary = PassSummary {
@@ -171,7 +173,7 @@ mod tests {
     };
 
     #[test]
-    fn the_table_of_section_19_2() {
+    fn the_record_follows_the_outcome_of_the_pass() {
         let installed = mc("Automatic", json!({"ocpVersion": "4.19.7"}));
         // Clean pass (0 enrolled MachineSets lands here too): record.
         assert_eq!(
@@ -210,8 +212,8 @@ mod tests {
         for other in [
             mc("Manual", json!(null)),
             mc("None", json!(null)),
-            json!({"status": {}}),
-            json!({}),
+            read(json!({"status": {}})),
+            read(json!({})),
         ] {
             assert_eq!(after_pass(&other, CLEAN, Some(&cm("4.22.0")), None), None);
         }
@@ -240,7 +242,7 @@ mod tests {
         let installed = mc("Automatic", json!({"ocpVersion": "4.19.7"}));
         for stream in [
             None,
-            Some(json!({"data": {}})),
+            Some(read(json!({"data": {}}))),
             Some(cm("snapshot")),
             Some(cm("")),
         ] {
@@ -269,14 +271,16 @@ mod tests {
         assert_eq!(install_version(Some(&cv())), "4.19.7");
         assert_eq!(install_version(None), "0.0.0");
         assert_eq!(
-            install_version(Some(&json!({"status": {"history": []}}))),
+            install_version(Some(&read(json!({"status": {"history": []}})))),
             "0.0.0"
         );
         // None completed: the last entry.
         let installing =
-            json!({"status": {"history": [{"state": "Partial", "version": "4.21.0"}]}});
+            read(json!({"status": {"history": [{"state": "Partial", "version": "4.21.0"}]}}));
         assert_eq!(install_version(Some(&installing)), "4.21.0");
+        // A version that is not a string does not decode: nothing is readable.
         let garbage = json!({"status": {"history": [{"state": "Completed", "version": 7}]}});
-        assert_eq!(install_version(Some(&garbage)), "0.0.0");
+        let garbage = ClusterVersion::decode(&garbage).ok();
+        assert_eq!(install_version(garbage.as_ref()), "0.0.0");
     }
 }

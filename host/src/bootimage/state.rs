@@ -13,6 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::error::RecordError;
+
 /// Patches of a MachineSet to the same target allowed in a row; the next
 /// one is refused (upstream's `HotLoopLimit`).
 pub const HOT_LOOP_LIMIT: u32 = 3;
@@ -54,11 +56,13 @@ pub fn patch_fingerprint(patch: &serde_json::Value) -> String {
 impl ControllerState {
     /// Reads the ConfigMap's `data`. An unreadable record is an error, not
     /// an empty state: forgetting a hot loop would let it run again.
-    pub fn from_data(data: &BTreeMap<String, String>) -> Result<ControllerState, String> {
+    pub fn from_data(data: &BTreeMap<String, String>) -> Result<ControllerState, RecordError> {
         let hot_loops = match data.get(HOT_LOOPS_KEY) {
             None => BTreeMap::new(),
-            Some(text) => serde_json::from_str(text)
-                .map_err(|e| format!("data.{HOT_LOOPS_KEY} is not a hot-loop record: {e}"))?,
+            Some(text) => serde_json::from_str(text).map_err(|source| RecordError {
+                key: HOT_LOOPS_KEY,
+                source,
+            })?,
         };
         let known_images = data
             .get(KNOWN_IMAGES_KEY)
@@ -182,7 +186,7 @@ mod tests {
             "{\"ms\": {\"patch\": 1, \"count\": 1}}",
         ] {
             let data = BTreeMap::from([(HOT_LOOPS_KEY.to_owned(), garbage.to_owned())]);
-            let err = ControllerState::from_data(&data).unwrap_err();
+            let err = ControllerState::from_data(&data).unwrap_err().to_string();
             assert!(err.contains(HOT_LOOPS_KEY), "{err}");
         }
     }

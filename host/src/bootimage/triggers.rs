@@ -1,19 +1,28 @@
 //! The watches of the boot image controller, and which of their events
-//! start a pass (upstream §2): every event name is also the `reason` of the
-//! conditions the pass writes. Each watch indexes its objects, decoded once
-//! per event, and keeps a fingerprint of the fields that matter per object,
-//! so our own status writes and unrelated edits do not wake the controller.
+//! start a pass (upstream's `pkg/controller/machine-set-boot-image`
+//! event handlers): every event name is also the `reason` of the
+//! conditions the pass writes. Each watch decodes its objects once per
+//! event into a reflector store, and keeps a fingerprint of the fields
+//! that matter per object, so our own status writes and unrelated edits
+//! do not wake the controller.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
 use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::reflector::Store;
+use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
-use serde_json::{Value, json};
+use mco_bootimage::{InputError, MachineSetView};
+use serde::Serialize;
+use serde_json::Value;
 
+use super::objects::{
+    ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration,
+};
 use crate::cluster::resources::{
     CLUSTER_VERSION, CONFIG_MAP, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION,
     MACHINE_CONFIGURATION_WATCH, MACHINE_SET,
@@ -65,46 +74,9 @@ impl Kind {
         }
     }
 
-    /// What of an object can change a decision.
-    fn fingerprint(self, object: &Value) -> Value {
-        let at = |path: &str| object.pointer(path).cloned().unwrap_or(Value::Null);
-        match self {
-            // Upstream's update filter, plus the template labels (the
-            // Windows marker lives there).
-            Kind::MachineSet => json!([
-                at("/spec/template/spec/providerSpec"),
-                at("/spec/template/metadata/labels"),
-                at("/metadata/labels"),
-                at("/metadata/annotations"),
-                at("/metadata/ownerReferences"),
-            ]),
-            // The same for a ControlPlaneMachineSet, one level deeper (§18.7),
-            // plus the Node labels holding its Windows marker.
-            Kind::ControlPlaneMachineSet => json!([
-                at("/spec/template/machines_v1beta1_machine_openshift_io/spec/providerSpec"),
-                at("/spec/template/machines_v1beta1_machine_openshift_io/spec/metadata/labels"),
-                at("/metadata/labels"),
-                at("/metadata/annotations"),
-                at("/metadata/ownerReferences"),
-            ]),
-            Kind::StreamConfigMap | Kind::KnownImages => at("/data"),
-            // Enrollment and the readiness gate; not the conditions this
-            // controller writes itself.
-            Kind::MachineConfiguration => json!([
-                at("/status/managedBootImagesStatus"),
-                // The skew record (§19.5); a record this controller wrote
-                // itself brings one more pass, which then writes nothing.
-                at("/status/bootImageSkewEnforcementStatus"),
-                at("/spec/managedBootImages"),
-                at("/metadata/generation"),
-                at("/status/observedGeneration"),
-            ]),
-            Kind::ClusterVersion => json!([at("/status/history/0/state"), at("/status/desired"),]),
-            Kind::Infrastructure => at("/status/platformStatus"),
-        }
-    }
-
-    fn reason(self, change: Change, object: Option<&Value>) -> &'static str {
+    /// `settled`: the object says its cluster is stable (see
+    /// [`Watched::settled`]).
+    fn reason(self, change: Change, settled: bool) -> &'static str {
         use Change::*;
         match (self, change) {
             (Kind::MachineSet, Added) => "MAPIMachineSetAdded",
@@ -119,60 +91,114 @@ impl Kind {
             (Kind::MachineConfiguration, Added) => "BootImageUpdateConfigurationAdded",
             (Kind::MachineConfiguration, Updated) => "BootImageUpdateConfigurationUpdated",
             (Kind::MachineConfiguration, Deleted) => "BootImageUpdateConfigurationDeleted",
-            (Kind::ClusterVersion, _) => {
-                let completed = object
-                    .and_then(|o| o.pointer("/status/history/0/state"))
-                    .and_then(Value::as_str)
-                    == Some("Completed");
-                if completed {
-                    "ClusterVersionStable"
-                } else {
-                    "ClusterVersionUpdated"
-                }
-            }
+            (Kind::ClusterVersion, _) if settled => "ClusterVersionStable",
+            (Kind::ClusterVersion, _) => "ClusterVersionUpdated",
             (Kind::Infrastructure, _) => "InfrastructureUpdated",
             (Kind::KnownImages, _) => "KnownImagesUpdated",
         }
     }
 }
 
-/// The objects of one watch by name, each decoded once, when its event
-/// arrived.
-#[derive(Clone, Default)]
-pub struct Index(Arc<RwLock<BTreeMap<String, Arc<Value>>>>);
+/// A decoded kind the controller watches.
+pub trait Watched: Clone + Send + Sync + 'static {
+    /// What of it can change a decision, hashed into its fingerprint.
+    fn matters(&self) -> impl Serialize;
 
-impl Index {
-    pub fn all(&self) -> Vec<Arc<Value>> {
-        self.with(|objects| objects.values().cloned().collect())
-    }
-
-    /// The object of a watch of one name.
-    pub fn one(&self) -> Option<Arc<Value>> {
-        self.with(|objects| objects.values().next().cloned())
-    }
-
-    fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<String, Arc<Value>>) -> T) -> T {
-        match self.0.write() {
-            Ok(mut objects) => f(&mut objects),
-            Err(poisoned) => f(&mut poisoned.into_inner()),
-        }
+    /// Whether it says the cluster is stable (a ClusterVersion whose newest
+    /// history entry is `Completed`), which names the event.
+    fn settled(&self) -> bool {
+        false
     }
 }
 
-/// Fingerprints per object name, and the names seen during a relist.
-#[derive(Default)]
-struct Seen {
+impl Watched for MachineSetView {
+    /// Upstream's update filter (providerSpec, labels, annotations, owner
+    /// references), plus the labels holding the Windows marker.
+    fn matters(&self) -> impl Serialize {
+        (
+            &self.provider_spec,
+            &self.template_labels,
+            &self.labels,
+            &self.annotations,
+            &self.owner_references,
+        )
+    }
+}
+
+impl Watched for ConfigMapData {
+    fn matters(&self) -> impl Serialize {
+        &self.data
+    }
+}
+
+/// Enrollment, the readiness gate and the skew record (a record this
+/// controller wrote itself brings one more pass, which then writes
+/// nothing); not the conditions this controller writes itself.
+impl Watched for MachineConfiguration {
+    fn matters(&self) -> impl Serialize {
+        self
+    }
+}
+
+impl Watched for ClusterVersion {
+    fn matters(&self) -> impl Serialize {
+        let newest = self.status.history.first().map(|h| &h.state);
+        (newest, &self.status.desired)
+    }
+
+    fn settled(&self) -> bool {
+        let newest = self.status.history.first();
+        newest.and_then(|h| h.state.as_deref()) == Some("Completed")
+    }
+}
+
+impl Watched for Infrastructure {
+    fn matters(&self) -> impl Serialize {
+        &self.status
+    }
+}
+
+/// How a watch reads its objects.
+type Decode<T> = fn(&Value) -> Result<T, InputError>;
+
+/// What one watch needs to turn events into a store and reasons.
+struct Seen<T: Watched> {
+    kind: Kind,
+    decode: Decode<T>,
+    /// Fingerprints per object name, and the names seen during a relist.
     fingerprints: HashMap<String, u64>,
     relisting: Option<HashSet<String>>,
-    index: Index,
+    store: Writer<Decoded<T>>,
 }
 
-impl Seen {
-    fn on_event(
-        &mut self,
-        kind: Kind,
-        event: watcher::Event<DynamicObject>,
-    ) -> Option<&'static str> {
+impl<T: Watched> Seen<T> {
+    fn new(kind: Kind, decode: Decode<T>) -> Seen<T> {
+        Seen {
+            kind,
+            decode,
+            fingerprints: HashMap::new(),
+            relisting: None,
+            store: Writer::new(kind.resource()),
+        }
+    }
+
+    fn decoded(&self, object: &DynamicObject) -> Decoded<T> {
+        let value = serde_json::to_value(object).unwrap_or(Value::Null);
+        Decoded::read(&value, self.decode)
+    }
+
+    /// Applies `event` to the store, then says whether it may change a
+    /// decision, and why.
+    fn on_event(&mut self, event: watcher::Event<DynamicObject>) -> Option<&'static str> {
+        let event = match event {
+            watcher::Event::Init => watcher::Event::Init,
+            watcher::Event::InitApply(object) => watcher::Event::InitApply(self.decoded(&object)),
+            watcher::Event::Apply(object) => watcher::Event::Apply(self.decoded(&object)),
+            watcher::Event::Delete(object) => watcher::Event::Delete(self.decoded(&object)),
+            watcher::Event::InitDone => watcher::Event::InitDone,
+        };
+        self.store.apply_watcher_event(&event);
+        let kind = self.kind;
         match event {
             watcher::Event::Init => {
                 self.relisting = Some(HashSet::new());
@@ -180,27 +206,21 @@ impl Seen {
             }
             watcher::Event::InitApply(object) | watcher::Event::Apply(object) => {
                 let name = object.name_any();
-                let value = serde_json::to_value(&object).unwrap_or(Value::Null);
-                let mut hasher = DefaultHasher::new();
-                kind.fingerprint(&value).to_string().hash(&mut hasher);
+                let fingerprint = fingerprint(&object);
                 if let Some(names) = &mut self.relisting {
                     names.insert(name.clone());
                 }
-                let reason = match self.fingerprints.insert(name.clone(), hasher.finish()) {
+                let settled = object.object.as_ref().is_ok_and(T::settled);
+                match self.fingerprints.insert(name, fingerprint) {
                     None => Some(Change::Added),
-                    Some(old) if old != hasher.finish() => Some(Change::Updated),
+                    Some(old) if old != fingerprint => Some(Change::Updated),
                     Some(_) => None,
                 }
-                .map(|change| kind.reason(change, Some(&value)));
-                self.index
-                    .with(|objects| objects.insert(name, Arc::new(value)));
-                reason
+                .map(|change| kind.reason(change, settled))
             }
             watcher::Event::Delete(object) => {
-                let name = object.name_any();
-                self.fingerprints.remove(&name);
-                self.index.with(|objects| objects.remove(&name));
-                Some(kind.reason(Change::Deleted, None))
+                self.fingerprints.remove(&object.name_any());
+                Some(kind.reason(Change::Deleted, false))
             }
             // Objects deleted while the watch was down are missing from the
             // relist.
@@ -208,26 +228,44 @@ impl Seen {
                 let names = self.relisting.take().unwrap_or_default();
                 let before = self.fingerprints.len();
                 self.fingerprints.retain(|name, _| names.contains(name));
-                self.index
-                    .with(|objects| objects.retain(|name, _| names.contains(name)));
-                (self.fingerprints.len() < before).then(|| kind.reason(Change::Deleted, None))
+                (self.fingerprints.len() < before).then(|| kind.reason(Change::Deleted, false))
             }
         }
     }
 }
 
-/// A watch of `kind` (one object when `name` is given) into an index,
-/// yielding the reason of every event that may change a decision. The
-/// ControlPlaneMachineSet watch is optional ([`watch::watch_optional`]): a
-/// cluster without its CRD (or a deployment without its RBAC) still gets
-/// its MachineSets updated, with `0 of 0` ControlPlaneMachineSets.
-pub fn watch(
+/// The fingerprint of what matters of an object, or of why it cannot be
+/// read.
+fn fingerprint<T: Watched>(object: &Decoded<T>) -> u64 {
+    let text = match &object.object {
+        Ok(read) => serde_json::to_string(&read.matters()).unwrap_or_default(),
+        Err(err) => err.to_string(),
+    };
+    let mut hasher = DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The store and the reasons of one watch.
+pub type Watch<T> = (
+    Store<Decoded<T>>,
+    futures::stream::BoxStream<'static, &'static str>,
+);
+
+/// A watch of `kind` (one object when `name` is given), read with `decode`
+/// into a store, yielding the reason of every event that may change a
+/// decision once the store holds it. The ControlPlaneMachineSet watch is
+/// optional ([`watch::watch_optional`]): a cluster without its CRD (or a
+/// deployment without its RBAC) still gets its MachineSets updated, with
+/// `0 of 0` ControlPlaneMachineSets.
+pub fn watch<T: Watched>(
     client: &Client,
     kind: Kind,
+    decode: Decode<T>,
     namespace: Option<&str>,
     name: Option<&str>,
     readiness: &Readiness,
-) -> (Index, impl Stream<Item = &'static str> + Send + 'static) {
+) -> Watch<T> {
     let resource = kind.resource();
     let api = match namespace {
         Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource),
@@ -238,8 +276,8 @@ pub fn watch(
         // Also what the RBAC expects: the Roles name these objects.
         config = config.fields(&format!("metadata.name={name}"));
     }
-    let mut seen = Seen::default();
-    let index = seen.index.clone();
+    let mut seen = Seen::new(kind, decode);
+    let store = seen.store.as_reader();
     let listed = readiness.watch(kind.name());
     let optional = kind == Kind::ControlPlaneMachineSet;
     let events = if optional {
@@ -249,7 +287,7 @@ pub fn watch(
     };
     let reasons = events.filter_map(move |event| {
         let reason = match event {
-            Ok(event) => seen.on_event(kind, event),
+            Ok(event) => seen.on_event(event),
             Err(err) if optional && watch::unavailable(&err) => {
                 tracing::debug!(?kind, error = %err, "not served or not readable; watching for it");
                 None
@@ -261,17 +299,14 @@ pub fn watch(
         };
         std::future::ready(reason)
     });
-    (index, reasons)
+    (store, reasons.boxed())
 }
 
-/// The index and reasons of a watch another job shares (`latest`): the
+/// The store and reasons of a watch another job shares (`latest`): the
 /// same as a watch of our own would give, from the newest object seen.
-pub fn follow(
-    kind: Kind,
-    latest: Latest,
-) -> (Index, impl Stream<Item = &'static str> + Send + 'static) {
-    let mut seen = Seen::default();
-    let index = seen.index.clone();
+pub fn follow<T: Watched>(kind: Kind, decode: Decode<T>, latest: Latest) -> Watch<T> {
+    let mut seen = Seen::new(kind, decode);
+    let store = seen.store.as_reader();
     let mut previous: Option<Arc<DynamicObject>> = None;
     let reasons = tokio_stream::wrappers::WatchStream::new(latest).filter_map(move |object| {
         let event = match (object, previous.take()) {
@@ -282,14 +317,23 @@ pub fn follow(
             (None, Some(gone)) => Some(watcher::Event::Delete((*gone).clone())),
             (None, None) => None,
         };
-        std::future::ready(event.and_then(|event| seen.on_event(kind, event)))
+        std::future::ready(event.and_then(|event| seen.on_event(event)))
     });
-    (index, reasons)
+    (store, reasons.boxed())
+}
+
+/// The one object of a watch of one name.
+pub fn one<T: Clone>(store: &Store<Decoded<T>>) -> Option<Arc<Decoded<T>>> {
+    store.state().into_iter().next()
 }
 
 #[cfg(test)]
 mod tests {
+    use mco_bootimage::MachineKind;
+    use serde_json::json;
+
     use super::*;
+    use crate::bootimage::objects::{Input, machine_decoder};
 
     fn object(name: &str, body: Value) -> DynamicObject {
         let mut value = body;
@@ -299,36 +343,38 @@ mod tests {
 
     #[test]
     fn only_relevant_changes_trigger() {
-        let mut seen = Seen::default();
+        let kind = Kind::MachineSet;
+        let mut seen = Seen::new(kind, machine_decoder(MachineKind::MachineSet));
         let ms = |image: &str, replicas: u32| {
             object(
                 "a",
                 json!({"spec": {"replicas": replicas, "template": {"spec": {"providerSpec": {"value": {"image": image}}}}}}),
             )
         };
-        let kind = Kind::MachineSet;
         assert_eq!(
-            seen.on_event(kind, watcher::Event::Apply(ms("x", 1))),
+            seen.on_event(watcher::Event::Apply(ms("x", 1))),
             Some("MAPIMachineSetAdded")
         );
         // Scaling does not matter; the providerSpec does.
-        assert_eq!(seen.on_event(kind, watcher::Event::Apply(ms("x", 3))), None);
+        assert_eq!(seen.on_event(watcher::Event::Apply(ms("x", 3))), None);
         assert_eq!(
-            seen.on_event(kind, watcher::Event::Apply(ms("y", 3))),
+            seen.on_event(watcher::Event::Apply(ms("y", 3))),
             Some("MAPIMachineSetUpdated")
         );
         // A relist that no longer has the object reports its deletion.
-        assert_eq!(seen.on_event(kind, watcher::Event::Init), None);
+        assert_eq!(seen.on_event(watcher::Event::Init), None);
         assert_eq!(
-            seen.on_event(kind, watcher::Event::InitDone),
+            seen.on_event(watcher::Event::InitDone),
             Some("MAPIMachineSetDeleted")
         );
-        assert_eq!(seen.on_event(kind, watcher::Event::InitDone), None);
+        assert_eq!(seen.on_event(watcher::Event::InitDone), None);
     }
 
     #[test]
     fn a_control_plane_machine_set_triggers_on_its_own_provider_spec() {
-        let mut seen = Seen::default();
+        let kind = Kind::ControlPlaneMachineSet;
+        let decode = machine_decoder(MachineKind::ControlPlaneMachineSet);
+        let mut seen = Seen::new(kind, decode);
         let cpms = |ami: &str, replicas: u32| {
             object(
                 "cluster",
@@ -336,54 +382,50 @@ mod tests {
                     "spec": {"providerSpec": {"value": {"ami": {"id": ami}}}}}}}}),
             )
         };
-        let kind = Kind::ControlPlaneMachineSet;
         assert_eq!(
-            seen.on_event(kind, watcher::Event::Apply(cpms("ami-a", 3))),
+            seen.on_event(watcher::Event::Apply(cpms("ami-a", 3))),
             Some("ControlPlaneMachineSetAdded")
         );
+        assert_eq!(seen.on_event(watcher::Event::Apply(cpms("ami-a", 5))), None);
         assert_eq!(
-            seen.on_event(kind, watcher::Event::Apply(cpms("ami-a", 5))),
-            None
-        );
-        assert_eq!(
-            seen.on_event(kind, watcher::Event::Apply(cpms("ami-b", 5))),
+            seen.on_event(watcher::Event::Apply(cpms("ami-b", 5))),
             Some("ControlPlaneMachineSetUpdated")
         );
         assert_eq!(
-            seen.on_event(kind, watcher::Event::Delete(cpms("ami-b", 5))),
+            seen.on_event(watcher::Event::Delete(cpms("ami-b", 5))),
             Some("ControlPlaneMachineSetDeleted")
         );
     }
 
     #[test]
     fn cluster_version_is_stable_once_completed() {
-        let mut seen = Seen::default();
+        let kind = Kind::ClusterVersion;
+        let mut seen = Seen::new(kind, ClusterVersion::decode);
         let cv = |state: &str| {
             object(
                 "version",
                 json!({"status": {"history": [{"state": state}]}}),
             )
         };
-        let kind = Kind::ClusterVersion;
         assert_eq!(
-            seen.on_event(kind, watcher::Event::Apply(cv("Partial"))),
+            seen.on_event(watcher::Event::Apply(cv("Partial"))),
             Some("ClusterVersionUpdated")
         );
         assert_eq!(
-            seen.on_event(kind, watcher::Event::Apply(cv("Completed"))),
+            seen.on_event(watcher::Event::Apply(cv("Completed"))),
             Some("ClusterVersionStable")
         );
         // Conditions written by this controller do not wake it.
-        let mut seen = Seen::default();
+        let kind = Kind::MachineConfiguration;
+        let mut seen = Seen::new(kind, MachineConfiguration::decode);
         let mc =
             |conditions: Value| object("cluster", json!({"status": {"conditions": conditions}}));
-        let kind = Kind::MachineConfiguration;
         assert!(
-            seen.on_event(kind, watcher::Event::Apply(mc(json!([]))))
+            seen.on_event(watcher::Event::Apply(mc(json!([]))))
                 .is_some()
         );
         assert_eq!(
-            seen.on_event(kind, watcher::Event::Apply(mc(json!([{"type": "X"}])))),
+            seen.on_event(watcher::Event::Apply(mc(json!([{"type": "X"}])))),
             None
         );
     }

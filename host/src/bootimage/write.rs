@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -17,12 +17,12 @@ use mco_bootimage::{Decision, MachineKind, UserDataUpgrade};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::error::PassError;
-use super::objects::MACHINE_API_NAMESPACE;
+use super::conditions::{self, Tally, Wanted};
+use super::error::{PassError, StateError};
+use super::objects::{Decoded, MACHINE_API_NAMESPACE, MachineConfiguration};
 use super::plan::{Action, Plan};
 use super::skew;
 use super::state::{ControllerState, patch_fingerprint};
-use super::status::{self, Tally, Wanted};
 use crate::cluster::events::{Events, Note};
 use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::resources::{
@@ -40,7 +40,7 @@ pub(super) struct Writer {
     pub(super) events: Events,
     pub(super) leader: watch::Receiver<bool>,
     /// MachineConfiguration `cluster` as our last condition write left it.
-    pub(super) written: OwnWrites<DynamicObject>,
+    pub(super) written: OwnWrites<Decoded<MachineConfiguration>>,
 }
 
 /// How one patch went.
@@ -55,21 +55,29 @@ impl Writer {
         Api::namespaced(self.client.clone(), &self.namespace)
     }
 
-    pub(super) async fn load_state(&self) -> Result<ControllerState, String> {
-        let what = format!(
-            "boot image controller state {}/{}",
-            self.namespace, self.state_configmap
-        );
+    pub(super) async fn load_state(&self) -> Result<ControllerState, StateError> {
+        let (namespace, name) = (self.namespace.clone(), self.state_configmap.clone());
         match self.state_api().get_opt(&self.state_configmap).await {
             Ok(None) => Ok(ControllerState::default()),
-            Ok(Some(cm)) => ControllerState::from_data(&cm.data.unwrap_or_default())
-                .map_err(|e| format!("{what} is unreadable ({e}); fix or delete it")),
-            Err(err) => Err(format!("reading {what}: {err}")),
+            Ok(Some(cm)) => {
+                ControllerState::from_data(&cm.data.unwrap_or_default()).map_err(|source| {
+                    StateError::Unreadable {
+                        namespace,
+                        name,
+                        source,
+                    }
+                })
+            }
+            Err(source) => Err(StateError::Read {
+                namespace,
+                name,
+                source,
+            }),
         }
     }
 
     /// Writes the whole record; callers write only when it changed.
-    pub(super) async fn save_state(&self, state: &ControllerState) -> Result<(), String> {
+    pub(super) async fn save_state(&self, state: &ControllerState) -> Result<(), StateError> {
         let name = &self.state_configmap;
         let body = json!({
             "apiVersion": "v1", "kind": "ConfigMap",
@@ -83,11 +91,10 @@ impl Writer {
                 &Patch::Apply(&body),
             )
             .await
-            .map_err(|e| {
-                format!(
-                    "could not record the boot image controller state in {}/{name}: {e}",
-                    self.namespace
-                )
+            .map_err(|source| StateError::Write {
+                namespace: self.namespace.clone(),
+                name: name.clone(),
+                source,
             })?;
         self.metrics.count_write("boot_image_state");
         Ok(())
@@ -99,7 +106,7 @@ impl Writer {
     pub(super) async fn execute(
         &self,
         plan: Plan,
-        mc: Option<&Arc<Value>>,
+        mc: Option<&Arc<Decoded<MachineConfiguration>>>,
         reason: &'static str,
     ) -> (Tally, bool) {
         let Plan {
@@ -124,7 +131,7 @@ impl Writer {
             let span =
                 tracing::info_span!("boot_image", kind = kind.kind(), name = %action.subject.name);
             let _entered = span.enter();
-            let reference = object_reference(kind, &action.object);
+            let reference = object_reference(kind, &action.object.metadata);
             let key = action.subject.key();
             let count = tally.count_mut(kind);
             let (result, event) = match self.act(&action, &mut state).await {
@@ -161,7 +168,7 @@ impl Writer {
                     if matches!(err, PassError::HotLoop(_)) {
                         self.metrics.bootimage_hot_loops.inc();
                     }
-                    // Upstream's CPMS pass wraps its errors (§18.3).
+                    // Upstream's `syncControlPlaneMachineSets` wraps its errors.
                     count.errors.push(match kind {
                         MachineKind::MachineSet => message.clone(),
                         MachineKind::ControlPlaneMachineSet => {
@@ -262,11 +269,8 @@ impl Writer {
             // The write is the decision: the guest binding already checked
             // that the upgrade is for the Secret this object references;
             // the writer holds to it too, against the object it patches.
-            let pointer = format!(
-                "/{}/userDataSecret/name",
-                subject.kind.provider_spec_path().join("/")
-            );
-            let referenced = action.object.pointer(&pointer).and_then(Value::as_str);
+            let view = action.object.object.as_ref().ok();
+            let referenced = view.and_then(|v| v.user_data_secret_name().ok().flatten());
             if referenced != Some(upgrade.name.as_str()) {
                 return Err(PassError::StubWrite {
                     namespace: MACHINE_API_NAMESPACE.into(),
@@ -280,8 +284,7 @@ impl Writer {
             self.upgrade_stub(upgrade, version).await?;
         }
         let mut body = patch.clone();
-        body["metadata"] =
-            json!({"resourceVersion": action.object.pointer("/metadata/resourceVersion")});
+        body["metadata"] = json!({"resourceVersion": action.object.metadata.resource_version});
         let api: Api<DynamicObject> = Api::namespaced_with(
             self.client.clone(),
             MACHINE_API_NAMESPACE,
@@ -308,9 +311,9 @@ impl Writer {
         state.record_patch(&subject.key(), &patch_fingerprint(patch));
         self.save_state(state)
             .await
-            .map_err(|detail| PassError::StateAfterPatch {
+            .map_err(|err| PassError::StateAfterPatch {
                 subject: subject.clone(),
-                detail,
+                detail: err.to_string(),
             })?;
         Ok(Applied::Patched)
     }
@@ -355,12 +358,12 @@ impl Writer {
 
     pub(super) async fn write_degraded(
         &self,
-        mc: Option<&Arc<Value>>,
+        mc: Option<&Arc<Decoded<MachineConfiguration>>>,
         message: &str,
         reason: &'static str,
     ) {
         tracing::warn!(%message, "boot image updates degraded");
-        self.write_conditions(mc, &[status::degraded_before_start(message)], reason)
+        self.write_conditions(mc, &[conditions::degraded_before_start(message)], reason)
             .await;
     }
 
@@ -391,7 +394,7 @@ impl Writer {
         {
             Ok(written) => {
                 self.metrics.count_write("boot_image_skew_record");
-                self.written.remember(written);
+                self.written.remember(decoded(&written));
                 tracing::info!(
                     ocp_version = %record.ocp_version,
                     outcome = record.outcome.label(),
@@ -409,23 +412,28 @@ impl Writer {
     /// last and the watch has not shown yet).
     pub(super) async fn write_conditions(
         &self,
-        mc: Option<&Arc<Value>>,
+        mc: Option<&Arc<Decoded<MachineConfiguration>>>,
         wanted: &[Wanted],
         reason: &'static str,
     ) {
         if !*self.leader.borrow() {
             return;
         }
-        let Some(stored) = mc.and_then(|mc| serde_json::from_value((**mc).clone()).ok()) else {
+        let Some(stored) = mc else {
             return;
         };
         let newest = self
             .written
-            .newest("cluster", Some(Arc::new(stored)))
-            .map(|mc: Arc<DynamicObject>| conditions_of(&mc.data))
+            .newest("cluster", Some(stored.clone()))
+            .and_then(|mc| {
+                mc.object
+                    .as_ref()
+                    .ok()
+                    .map(MachineConfiguration::conditions)
+            })
             .unwrap_or_default();
         let now = Time(Timestamp::now());
-        let Some(conditions) = status::next_conditions(&newest, wanted, reason, &now) else {
+        let Some(conditions) = conditions::next_conditions(&newest, wanted, reason, &now) else {
             return;
         };
         let body = json!({
@@ -445,7 +453,7 @@ impl Writer {
         {
             Ok(written) => {
                 self.metrics.count_write("boot_image_conditions");
-                self.written.remember(written);
+                self.written.remember(decoded(&written));
             }
             Err(err) => {
                 tracing::warn!(error = %err, "could not write the boot image conditions");
@@ -463,18 +471,11 @@ enum ActOutcome {
     Patched(String),
 }
 
-/// The conditions of an object's status; one that does not parse is left
-/// out (and then rewritten by whoever owns it).
-fn conditions_of(object: &Value) -> Vec<Condition> {
-    object
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .map(|all| {
-            all.iter()
-                .filter_map(|c| serde_json::from_value(c.clone()).ok())
-                .collect()
-        })
-        .unwrap_or_default()
+/// MachineConfiguration `cluster` as a write returned it, read as the
+/// watch reads it.
+fn decoded(written: &DynamicObject) -> Decoded<MachineConfiguration> {
+    let value = serde_json::to_value(written).unwrap_or(Value::Null);
+    Decoded::of(&value)
 }
 
 /// Where the objects of `kind` are served.
@@ -486,20 +487,207 @@ fn resource(kind: MachineKind) -> ResourceType {
 }
 
 /// What an Event about a MachineSet or ControlPlaneMachineSet points at.
-fn object_reference(kind: MachineKind, object: &Value) -> ObjectReference {
+fn object_reference(kind: MachineKind, metadata: &ObjectMeta) -> ObjectReference {
     let resource = resource(kind);
-    let meta = |field: &str| {
-        object
-            .pointer(&format!("/metadata/{field}"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
     ObjectReference {
         api_version: Some(format!("{}/{}", resource.group, resource.version)),
         kind: Some(resource.kind.into()),
-        name: meta("name"),
-        namespace: meta("namespace"),
-        uid: meta("uid"),
+        name: metadata.name.clone(),
+        namespace: metadata.namespace.clone(),
+        uid: metadata.uid.clone(),
         ..ObjectReference::default()
+    }
+}
+
+/// The writer against a mock API server (`cluster::mock`): the exact calls
+/// each outcome makes, with no cluster.
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+    use mco_bootimage::ignition::{ANNOTATION_UPGRADED_AT, ANNOTATION_UPGRADED_TO};
+    use mco_bootimage::{MachineSetView, UserData, UserDataUpgrade};
+    use serde_json::json;
+
+    use super::*;
+    use crate::bootimage::error::Subject;
+    use crate::bootimage::objects::machine_decoder;
+    use crate::cluster::mock::{self, Call};
+    use crate::metrics::KindLabels;
+
+    const MACHINESET: &str =
+        "/apis/machine.openshift.io/v1beta1/namespaces/openshift-machine-api/machinesets/a";
+    const SECRET: &str = "/api/v1/namespaces/openshift-machine-api/secrets/a-user-data";
+    const STATE: &str = "/api/v1/namespaces/mco-system/configmaps/state";
+    const CONDITIONS: &str = "/apis/operator.openshift.io/v1/machineconfigurations/cluster/status";
+
+    fn writer(client: Client) -> Writer {
+        Writer {
+            events: Events::new(client.clone(), "test"),
+            client,
+            namespace: "mco-system".into(),
+            state_configmap: "state".into(),
+            metrics: Metrics::register(&mut Default::default()),
+            leader: watch::channel(true).1,
+            written: OwnWrites::default(),
+        }
+    }
+
+    fn machineset() -> Arc<Decoded<MachineSetView>> {
+        let object = json!({
+            "kind": "MachineSet",
+            "metadata": {"name": "a", "namespace": MACHINE_API_NAMESPACE, "resourceVersion": "41"},
+            "spec": {"template": {"spec": {"providerSpec": {"value": {
+                "ami": {"id": "ami-old"}, "userDataSecret": {"name": "a-user-data"}}}}}},
+        });
+        Arc::new(Decoded::read(
+            &object,
+            machine_decoder(MachineKind::MachineSet),
+        ))
+    }
+
+    fn patch() -> Value {
+        json!({"spec": {"template": {"spec": {"providerSpec": {"value": {"ami": {"id": "ami-new"}}}}}}})
+    }
+
+    fn plan(outcome: Decision, secret_version: Option<&str>) -> Plan {
+        Plan {
+            state: ControllerState::default(),
+            save_state: false,
+            stopped: None,
+            actions: vec![Action {
+                subject: Subject::machineset("a"),
+                object: machineset(),
+                outcome: Ok(outcome),
+                secret_version: secret_version.map(str::to_owned),
+            }],
+        }
+    }
+
+    fn machineconfiguration(conditions: &[Condition]) -> Arc<Decoded<MachineConfiguration>> {
+        let object = json!({
+            "kind": "MachineConfiguration",
+            "metadata": {"name": "cluster", "resourceVersion": "7"},
+            "status": {"conditions": conditions},
+        });
+        Arc::new(Decoded::of(&object))
+    }
+
+    fn writes(writer: &Writer, kind: &str) -> u64 {
+        let labels = KindLabels { kind: kind.into() };
+        writer.metrics.api_writes.get_or_create(&labels).get()
+    }
+
+    #[tokio::test]
+    async fn nothing_changed_writes_nothing() {
+        let (client, scenario) = mock::serve(vec![]);
+        let writer = writer(client);
+        let (tally, conflicted) = writer
+            .execute(plan(Decision::noop("on target"), None), None, "Resync")
+            .await;
+        assert_eq!((tally.machinesets.reconciled, conflicted), (1, false));
+        // Conditions that already say what the pass would say stay as they are.
+        let wanted = [tally.progressing(), tally.degraded()];
+        let now = Time(Timestamp::now());
+        let existing = conditions::next_conditions(&[], &wanted, "Resync", &now);
+        let mc = machineconfiguration(&existing.unwrap_or_default());
+        writer.write_conditions(Some(&mc), &wanted, "Resync").await;
+        scenario.done().await;
+        assert_eq!(writes(&writer, "boot_image_conditions"), 0);
+    }
+
+    #[tokio::test]
+    async fn the_machineset_patch_lands_when_the_status_write_fails() {
+        let (client, scenario) = mock::serve(vec![
+            // Progressing, before any MachineSet is patched: refused.
+            Call::patch(CONDITIONS).refuse(500, "InternalError"),
+            Call::patch(MACHINESET)
+                .body(json!({"metadata": {"resourceVersion": "41"},
+                    "spec": {"template": {"spec": {"providerSpec": {"value": {"ami": {"id": "ami-new"}}}}}}}))
+                .answer(json!({"apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet",
+                    "metadata": {"name": "a", "resourceVersion": "42"}})),
+            // The hot-loop record of the patch.
+            Call::patch(STATE).answer(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "state", "namespace": "mco-system"}})),
+        ]);
+        let writer = writer(client);
+        let decision = Decision::Patch {
+            target: "ami-new".into(),
+            patch: patch(),
+            user_data_secret: None,
+        };
+        let mc = machineconfiguration(&[]);
+        let (tally, conflicted) = writer
+            .execute(plan(decision, None), Some(&mc), "Resync")
+            .await;
+        scenario.done().await;
+        assert!(!conflicted);
+        assert_eq!(tally.machinesets.reconciled, 1);
+        assert!(tally.machinesets.errors.is_empty());
+        assert_eq!(writer.metrics.bootimage_patches.get(), 1);
+        assert_eq!(writes(&writer, "boot_image_state"), 1);
+        assert_eq!(writes(&writer, "boot_image_conditions"), 0);
+    }
+
+    #[tokio::test]
+    async fn a_conflict_on_the_resource_version_writes_nothing_more() {
+        let (client, scenario) = mock::serve(vec![Call::patch(MACHINESET).refuse(409, "Conflict")]);
+        let writer = writer(client);
+        let decision = Decision::Patch {
+            target: "ami-new".into(),
+            patch: patch(),
+            user_data_secret: None,
+        };
+        let (tally, conflicted) = writer.execute(plan(decision, None), None, "Resync").await;
+        scenario.done().await;
+        assert!(conflicted, "a conflict asks for an early retry");
+        assert!(tally.machinesets.errors.is_empty());
+        assert_eq!(writer.metrics.bootimage_patches.get(), 0);
+        assert_eq!(writes(&writer, "boot_image_state"), 0);
+    }
+
+    #[tokio::test]
+    async fn a_secret_changed_since_it_was_read_is_not_overwritten() {
+        let (client, scenario) = mock::serve(vec![
+            Call::patch(SECRET)
+                .body(json!({
+                    "metadata": {"resourceVersion": "7", "annotations": {
+                        ANNOTATION_UPGRADED_AT: "2026-12-01T09:30:00Z",
+                        ANNOTATION_UPGRADED_TO: "3.4.0"}},
+                    "data": {"userData": "e30="},
+                }))
+                .refuse(409, "Conflict"),
+        ]);
+        let writer = writer(client);
+        let decision = Decision::Patch {
+            target: "ami-new".into(),
+            patch: patch(),
+            user_data_secret: Some(UserDataUpgrade {
+                name: "a-user-data".into(),
+                data: UserData {
+                    user_data: "e30=".into(),
+                },
+                annotations: [
+                    (ANNOTATION_UPGRADED_TO, "3.4.0"),
+                    (ANNOTATION_UPGRADED_AT, "2026-12-01T09:30:00Z"),
+                    ("unasked", "x"),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
+            }),
+        };
+        let (tally, _) = writer
+            .execute(plan(decision, Some("7")), None, "Resync")
+            .await;
+        scenario.done().await;
+        let errors = &tally.machinesets.errors;
+        assert!(
+            errors.len() == 1
+                && errors[0]
+                    .starts_with("could not update secret openshift-machine-api/a-user-data: "),
+            "{errors:?}"
+        );
+        // The MachineSet is not moved to an image its stub cannot boot.
+        assert_eq!(writer.metrics.bootimage_patches.get(), 0);
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::model::{Inputs, str_at};
+use crate::bootimage::objects::{Input as _, MachineConfiguration};
 use crate::bootimage::state::{ControllerState, HOT_LOOP_LIMIT};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
@@ -95,7 +96,7 @@ pub(super) fn summarize(inputs: &Inputs) -> BootImages {
         .unwrap_or_default();
     let degraded = condition_text(
         inputs.machine_configuration.as_ref(),
-        crate::bootimage::status::DEGRADED,
+        crate::bootimage::conditions::DEGRADED,
     );
     let mut machinesets: Vec<MachineSetRow> = inputs
         .machinesets
@@ -115,7 +116,7 @@ pub(super) fn summarize(inputs: &Inputs) -> BootImages {
     BootImages {
         progressing: condition_text(
             inputs.machine_configuration.as_ref(),
-            crate::bootimage::status::PROGRESSING,
+            crate::bootimage::conditions::PROGRESSING,
         ),
         degraded,
         machinesets,
@@ -144,8 +145,10 @@ fn machineset_row(
     let enrolled = inputs
         .machine_configuration
         .as_ref()
-        .and_then(|mc| crate::bootimage::rules::enrollment_gate(mc, view, platform_of(view)).ok())
-        .is_some_and(|gate| gate.is_none());
+        .and_then(|mc| MachineConfiguration::decode(mc).ok())
+        .is_some_and(|mc| {
+            crate::bootimage::rules::enrollment_gate(&mc, view, platform_of(view)).is_none()
+        });
     let (mut outcome, mut detail) = last_event(&inputs.events, &view.name);
     if let Some(h) = record.hot_loops.get(&view.name)
         && h.count >= HOT_LOOP_LIMIT

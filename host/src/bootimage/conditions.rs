@@ -21,7 +21,8 @@ pub struct Count {
     pub reconciled: usize,
     /// Of `reconciled`, those skipped for a reason (custom image, owner,
     /// ...). Always 0 for ControlPlaneMachineSets: upstream counts every
-    /// one left alone as reconciled (§18.6), and the guest says `noop`.
+    /// one left alone as reconciled (`syncControlPlaneMachineSets`), and the
+    /// guest says `noop`.
     pub skipped: usize,
     /// One message per object that failed.
     pub errors: Vec<String>,
@@ -54,7 +55,7 @@ pub struct Tally {
     pub machinesets: Count,
     pub controlplanemachinesets: Count,
     /// The operator rule that enrolled or left out the MachineSets when
-    /// the host computed enrollment itself (no published status, §21):
+    /// the host computed enrollment itself (no published status):
     /// not obvious from the objects, so Progressing says it.
     pub enrollment: Option<String>,
 }
@@ -93,7 +94,7 @@ impl Tally {
         }
     }
 
-    /// One Degraded for both kinds (the project's choice in §18.6; upstream
+    /// One Degraded for both kinds (the project's choice; upstream
     /// lets its MachineSet pass overwrite the CPMS pass's status): errors
     /// of either make it True, the CPMS errors listed first.
     pub fn degraded(&self) -> Wanted {

@@ -1,0 +1,333 @@
+//! What a boot image decision may change, checked by the host with the
+//! job's own inputs. Guests propose, the host disposes: a patch is applied
+//! to the MachineSet's providerSpec here, the result is diffed against the
+//! original, and every changed path must be one the platform owns
+//! ([`FIELD_OWNERSHIP`], kept here in the host, not in any guest). The new
+//! image must be the one the
+//! current stream publishes for the MachineSet's architecture (and, on AWS,
+//! its region), and a stub upgrade must be the MachineSet's own Secret and a
+//! faithful conversion of the stub the host passed. A decision that fails
+//! any of this is an `invalid_output` guest failure, never a write.
+//!
+//! The image check of each platform is in its own file (`aws`, `gcp`,
+//! `azure`), the faithful-stub comparison in `stub`; the tests are in
+//! `host/tests/authority.rs`.
+
+use std::collections::BTreeSet;
+
+use mco_bootimage::{ClusterFacts, Decision, MachineKind, MachineSetView, Stream};
+use mco_k8s_rules::{bounded, quote};
+use serde_json::Value;
+
+mod aws;
+mod azure;
+mod gcp;
+mod stub;
+
+/// How much of an offending value a message quotes, in bytes.
+pub(super) const QUOTE: usize = 120;
+
+/// What a decision may do to one owned field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum May {
+    /// Set it to the image the stream publishes (checked per platform).
+    SetImage,
+    /// Remove it (merge patch `null`); any other value is refused.
+    Clear,
+}
+
+/// One providerSpec.value path a platform's boot image decision may change.
+/// `[]` stands for any index of an array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owned {
+    pub path: &'static str,
+    pub may: May,
+}
+
+const fn owned(path: &'static str, may: May) -> Owned {
+    Owned { path, may }
+}
+
+/// The fields each platform's boot image decision owns, as upstream's
+/// platform functions (`pkg/controller/machine-set-boot-image`,
+/// `platform_helpers.go`) change them: AWS sets `ami.id` and clears `ami.arn` /
+/// `ami.filters` (only one of the three may be set); GCP sets the `image` of
+/// boot disks only (every other disk and disk field byte-identical, the
+/// order kept); Azure replaces the six fields of the `image` block. A
+/// platform without an entry may change nothing.
+pub const FIELD_OWNERSHIP: &[(&str, &[Owned])] = &[
+    (
+        "AWS",
+        &[
+            owned("ami.id", May::SetImage),
+            owned("ami.arn", May::Clear),
+            owned("ami.filters", May::Clear),
+        ],
+    ),
+    ("GCP", &[owned("disks[].image", May::SetImage)]),
+    (
+        "Azure",
+        &[
+            owned("image.publisher", May::SetImage),
+            owned("image.offer", May::SetImage),
+            owned("image.sku", May::SetImage),
+            owned("image.version", May::SetImage),
+            owned("image.resourceID", May::SetImage),
+            owned("image.type", May::SetImage),
+        ],
+    ),
+];
+
+/// Everything the host knows about one boot image job: the same inputs the
+/// guest was given, plus the platform it serves and the parsed stream.
+pub struct JobInputs<'a> {
+    /// Infrastructure `status.platformStatus.type` the guest serves.
+    pub platform: &'a str,
+    pub machineset: &'a MachineSetView,
+    pub cluster: &'a ClusterFacts,
+    /// The decoded stub the host passed, if any.
+    pub user_data: Option<&'a str>,
+    /// The stream the guest was given, as the host parsed it.
+    pub stream: Result<&'a Stream, &'a str>,
+}
+
+/// `Err` names the field or rule a decision breaks. Only `patch`
+/// decisions change anything; the others pass.
+pub fn check(job: &JobInputs<'_>, decision: &Decision) -> Result<(), String> {
+    let Decision::Patch {
+        target,
+        patch,
+        user_data_secret,
+    } = decision
+    else {
+        return Ok(());
+    };
+    let guest = format!("the {} guest's", job.platform);
+    let fragment = provider_spec_fragment(&guest, job.machineset.kind, patch)?;
+    let Some(before) = &job.machineset.provider_spec else {
+        return Err(format!(
+            "{guest} patch changes providerSpec.value of {} {}, which has none",
+            job.machineset.kind.noun(),
+            job.machineset.name
+        ));
+    };
+    let mut after = before.clone();
+    json_patch::merge(&mut after, fragment);
+    if after == *before {
+        return Err(format!(
+            "{guest} patch changes nothing in providerSpec.value (a patch that changes nothing would be applied on every pass)"
+        ));
+    }
+    let owned = FIELD_OWNERSHIP
+        .iter()
+        .find(|(platform, _)| *platform == job.platform)
+        .map(|(_, owned)| *owned)
+        .unwrap_or(&[]);
+    if job.platform == "GCP" {
+        gcp::disk_order(&guest, before, &after)?;
+    }
+    let mut changes = Vec::new();
+    diff(&mut Vec::new(), Some(before), Some(&after), &mut changes);
+    for change in &changes {
+        let pattern = change.pattern();
+        let Some(field) = owned.iter().find(|o| o.path == pattern) else {
+            return Err(format!(
+                "{guest} patch changes providerSpec.value.{}, which a boot image decision may not touch",
+                change.display()
+            ));
+        };
+        if field.may == May::Clear && change.after.is_some() {
+            return Err(format!(
+                "{guest} patch sets providerSpec.value.{}, which a boot image decision may only clear",
+                change.display()
+            ));
+        }
+    }
+    let arch = mco_bootimage::arch::machineset_arch(
+        job.machineset,
+        &job.cluster.control_plane_arch,
+        job.cluster.multi_arch,
+    )
+    .map_err(|e| {
+        format!("{guest} patch moves a MachineSet whose architecture the host cannot tell: {e}")
+    })?;
+    let stream = job.stream.map_err(|e| {
+        format!("{guest} patch sets a boot image, but the host has no usable stream: {e}")
+    })?;
+    let proposal = Proposal {
+        guest: &guest,
+        stream,
+        arch: &arch,
+        before,
+        after: &after,
+        changes: &changes,
+    };
+    let image = match job.platform {
+        "AWS" => aws::image(&proposal)?,
+        "GCP" => gcp::image(&proposal)?,
+        "Azure" => azure::image(&proposal)?,
+        // Unreachable with an empty list (any change is refused above), but
+        // a platform added to the list must also say how its image is
+        // checked.
+        other => {
+            return Err(format!(
+                "the host has no image check for platform {other:?}, so its guests may change nothing"
+            ));
+        }
+    };
+    if *target != image {
+        return Err(format!(
+            "{guest} patch target {} is not the image the patch sets ({})",
+            quote(target, QUOTE),
+            quote(&image, QUOTE)
+        ));
+    }
+    stub::upgrade(&guest, job, user_data_secret.as_ref())
+}
+
+/// The `providerSpec.value` part of the patch, at the path the object's
+/// kind keeps it (one level deeper in a ControlPlaneMachineSet), or why the
+/// patch has no such part of the right shape.
+fn provider_spec_fragment<'p>(
+    guest: &str,
+    kind: MachineKind,
+    patch: &'p Value,
+) -> Result<&'p Value, String> {
+    let envelope = kind.provider_spec_path();
+    if !patch.is_object() {
+        return Err(format!(
+            "{guest} merge patch is {}, not a JSON object",
+            mco_bootimage::fields::kind_of(patch)
+        ));
+    }
+    let mut level = patch;
+    let mut path = String::new();
+    for key in envelope {
+        let map = level.as_object().ok_or_else(|| {
+            format!(
+                "{guest} patch replaces {path} with {}, which a boot image decision may not touch",
+                mco_bootimage::fields::kind_of(level)
+            )
+        })?;
+        if let Some(other) = map.keys().find(|k| k.as_str() != *key) {
+            let at = if path.is_empty() {
+                other.clone()
+            } else {
+                format!("{path}.{other}")
+            };
+            return Err(format!(
+                "{guest} patch changes {}, which a boot image decision may not touch",
+                bounded(at, QUOTE)
+            ));
+        }
+        level = map
+            .get(*key)
+            .ok_or_else(|| format!("{guest} patch has no {}", envelope.join(".")))?;
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+    }
+    if !level.is_object() {
+        return Err(format!(
+            "{guest} patch replaces providerSpec.value with {}; it must be an object of field changes",
+            mco_bootimage::fields::kind_of(level)
+        ));
+    }
+    Ok(level)
+}
+
+/// A patch as each platform's image check reads it: the providerSpec
+/// before and after it, and every path it changes.
+struct Proposal<'a> {
+    /// Who proposes it, as messages name them (`the AWS guest's`).
+    guest: &'a str,
+    stream: &'a Stream,
+    arch: &'a str,
+    before: &'a Value,
+    after: &'a Value,
+    changes: &'a [Change<'a>],
+}
+
+#[derive(Debug, Clone)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// One changed leaf (or a subtree that changed shape).
+pub(super) struct Change<'a> {
+    path: Vec<Seg>,
+    pub(super) after: Option<&'a Value>,
+}
+
+impl Change<'_> {
+    fn render(&self, index: impl Fn(usize) -> String) -> String {
+        let mut out = String::new();
+        for seg in &self.path {
+            match seg {
+                Seg::Key(key) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(key);
+                }
+                Seg::Index(i) => out.push_str(&index(*i)),
+            }
+        }
+        bounded(out, QUOTE)
+    }
+
+    fn display(&self) -> String {
+        self.render(|i| format!("[{i}]"))
+    }
+
+    /// The path as [`FIELD_OWNERSHIP`] spells it.
+    fn pattern(&self) -> String {
+        self.render(|_| "[]".into())
+    }
+
+    pub(super) fn index(&self) -> Option<usize> {
+        self.path.iter().find_map(|seg| match seg {
+            Seg::Index(i) => Some(*i),
+            Seg::Key(_) => None,
+        })
+    }
+}
+
+/// Every path where `before` and `after` differ. Objects are compared key
+/// by key and arrays of equal length index by index, so an owned leaf deep
+/// inside (a boot disk's image) is told apart from its siblings.
+fn diff<'a>(
+    path: &mut Vec<Seg>,
+    before: Option<&'a Value>,
+    after: Option<&'a Value>,
+    out: &mut Vec<Change<'a>>,
+) {
+    match (before, after) {
+        (Some(Value::Object(b)), Some(Value::Object(a))) => {
+            let keys: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
+            for key in keys {
+                path.push(Seg::Key(key.clone()));
+                diff(path, b.get(key), a.get(key), out);
+                path.pop();
+            }
+        }
+        (Some(Value::Array(b)), Some(Value::Array(a))) if a.len() == b.len() => {
+            for (i, (b, a)) in b.iter().zip(a).enumerate() {
+                path.push(Seg::Index(i));
+                diff(path, Some(b), Some(a), out);
+                path.pop();
+            }
+        }
+        (b, a) if b != a => out.push(Change {
+            path: path.clone(),
+            after: a,
+        }),
+        _ => {}
+    }
+}
+
+pub(super) fn str_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
+    value.pointer(pointer).and_then(Value::as_str)
+}
