@@ -11,6 +11,7 @@ pub mod controller;
 pub mod error;
 pub mod eval;
 pub mod guest;
+pub mod job;
 pub mod objects;
 pub mod plan;
 pub mod rules;

@@ -11,8 +11,9 @@ use super::{Failure, SandboxArgs};
 use crate::bootimage::BOOT_IMAGE_INTERFACE;
 use crate::mcn::NODE_STATE_INTERFACE;
 use crate::registry::cosign::{Key, Signature};
-use crate::registry::entries::{KeySource, OciSource, Registry, Verify};
+use crate::registry::entries::{KeySource, OciSource, Verify};
 use crate::registry::oci::{ComponentInfo, PullError, WasmConfig, docker_auth, parse_reference};
+use crate::registry::table::Registry;
 use crate::registry::{self, Remote};
 use crate::runtime::{digest, interfaces, same_interface};
 

@@ -10,30 +10,12 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::ConfigMap;
 use oci_client::secrets::RegistryAuth;
 
-use super::Job;
 use super::cosign::{self, Key};
-use super::entries::{Entry, KeySource, Module, OciSource, Registry, Source};
+use super::entries::{Entry, KeySource, Module, OciSource, Source};
+use super::job::Job;
 use super::oci::{Oci, PullError, Pulled};
-use super::set::EntryKey;
-use crate::runtime::digest;
-
-/// One entry with its modules' bytes in hand.
-#[derive(Debug, Clone)]
-pub struct Fetched {
-    pub entry: Entry,
-    pub bytes: Arc<Vec<u8>>,
-    pub candidate: Option<Arc<Vec<u8>>>,
-}
-
-impl Fetched {
-    pub fn key(&self) -> EntryKey {
-        EntryKey::new(
-            self.entry.clone(),
-            digest(&self.bytes),
-            self.candidate.as_deref().map(|b| digest(b)),
-        )
-    }
-}
+use super::slot::Fetched;
+use super::table::Registry;
 
 /// Why a module's bytes could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +27,11 @@ pub enum FetchError {
         source: std::io::Error,
     },
     #[error("guest module {module}: {detail}")]
-    ConfigMap { module: Source, detail: String },
+    ConfigMap {
+        // Boxed: errors travel in `Result`s, and an OCI source is large.
+        module: Box<Source>,
+        detail: String,
+    },
     /// The pull's own message, which names the reference.
     #[error("{0}")]
     Oci(String),
@@ -66,19 +52,10 @@ pub struct Remote {
     pub pulls: Pulls,
 }
 
-/// Every job of a registry with its entry.
-fn jobs(registry: &Registry) -> impl Iterator<Item = (Job, &Entry)> {
-    let mcn = registry.mcn.iter().map(|e| (Job::Mcn, e));
-    let boot = registry
-        .boot_image
-        .iter()
-        .map(|(platform, e)| (Job::BootImage(platform.clone()), e));
-    mcn.chain(boot)
-}
-
 /// The OCI modules (active and candidate) a registry names, by job.
 pub fn oci_sources(registry: &Registry) -> Vec<(Job, OciSource)> {
-    let mut sources: Vec<(Job, OciSource)> = jobs(registry)
+    let mut sources: Vec<(Job, OciSource)> = registry
+        .entries()
         .flat_map(|(job, e)| {
             std::iter::once(&e.module)
                 .chain(e.candidate.as_ref())
@@ -163,7 +140,6 @@ where
 pub fn configmap_names(registry: &Registry) -> Vec<String> {
     let mut names: Vec<String> = registry
         .entries()
-        .into_iter()
         .flat_map(|(_, e)| std::iter::once(&e.module).chain(e.candidate.as_ref()))
         .filter_map(|m| match &m.source {
             Source::ConfigMap { name, .. } => Some(name.clone()),
@@ -195,7 +171,7 @@ fn read_module(job: &Job, module: &Module, remote: &Remote) -> Result<Arc<Vec<u8
         }
         Source::ConfigMap { name, key } => {
             let fail = |detail: String| FetchError::ConfigMap {
-                module: module.source.clone(),
+                module: Box::new(module.source.clone()),
                 detail,
             };
             let cm = match remote.configmaps.get(name) {
@@ -240,10 +216,8 @@ pub fn fetch_all(
     registry: &Registry,
     remote: &Remote,
 ) -> BTreeMap<Job, Result<Fetched, FetchError>> {
-    jobs(registry)
-        .map(|(job, entry)| {
-            let fetched = fetch(&job, entry, remote);
-            (job, fetched)
-        })
+    registry
+        .entries()
+        .map(|(job, entry)| (job.clone(), fetch(job, entry, remote)))
         .collect()
 }

@@ -961,21 +961,27 @@ mod tests {
     fn the_last_good_module_is_remembered_per_job() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let oci = Oci::new(&[], Some(dir.path().to_path_buf()));
-        let gcp = Job::BootImage("GCP".into());
+        let kind = |name| {
+            crate::JOBS
+                .named(name)
+                .unwrap_or_else(|| panic!("no job {name}"))
+        };
+        let mcn = Job::single(kind("mcn"));
+        let gcp = Job::keyed(kind("bootImage"), "GCP");
         assert_eq!(oci.last_good(&gcp), None);
         oci.remember(&gcp, b"one");
         oci.remember(&gcp, b"two");
-        oci.remember(&Job::Mcn, b"mcn");
+        oci.remember(&mcn, b"mcn");
         assert_eq!(oci.last_good(&gcp), Some(b"two".to_vec()));
-        assert_eq!(oci.last_good(&Job::Mcn), Some(b"mcn".to_vec()));
+        assert_eq!(oci.last_good(&mcn), Some(b"mcn".to_vec()));
         // A platform name that would leave the directory is not recorded.
-        let hostile = Job::BootImage("../../x".into());
+        let hostile = Job::keyed(kind("bootImage"), "../../x");
         oci.remember(&hostile, b"x");
         assert_eq!(oci.last_good(&hostile), None);
         assert!(!dir.path().join("x").exists());
         // Without a cache nothing is remembered.
         let none = Oci::new(&[], None);
-        none.remember(&Job::Mcn, b"mcn");
-        assert_eq!(none.last_good(&Job::Mcn), None);
+        none.remember(&mcn, b"mcn");
+        assert_eq!(none.last_good(&mcn), None);
     }
 }
