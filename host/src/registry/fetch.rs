@@ -37,9 +37,16 @@ pub enum FetchError {
     Oci(String),
 }
 
-/// The ConfigMaps a registry's modules come from, read once per pass;
-/// `Err` holds why one could not be read.
-pub type ConfigMaps = BTreeMap<String, Result<ConfigMap, String>>;
+/// The ConfigMaps a registry's modules come from, read once per pass.
+pub type ConfigMaps = BTreeMap<String, Result<ConfigMap, ConfigMapError>>;
+
+/// Why a ConfigMap a module comes from could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read ConfigMap {name}: {source}")]
+pub struct ConfigMapError {
+    pub name: String,
+    pub source: kube::Error,
+}
 
 /// OCI modules pulled for a pass, by the job they were pulled for (its
 /// world is checked before the download) and source.
@@ -111,10 +118,14 @@ where
 /// are read here; `read` reads the others (ConfigMaps and Secrets, in the
 /// cluster). A key that cannot be read fails the pull: a signature
 /// requirement is never dropped silently.
-pub async fn verify_keys<F, Fut>(source: &OciSource, read: F) -> Result<Option<Vec<Key>>, PullError>
+pub async fn verify_keys<F, Fut, E>(
+    source: &OciSource,
+    read: F,
+) -> Result<Option<Vec<Key>>, PullError>
 where
     F: Fn(KeySource) -> Fut,
-    Fut: Future<Output = Result<Vec<u8>, String>>,
+    Fut: Future<Output = Result<Vec<u8>, E>>,
+    E: std::fmt::Display,
 {
     let Some(verify) = &source.verify else {
         return Ok(None);
@@ -128,7 +139,7 @@ where
         };
         let pem = match key {
             KeySource::File(path) => cosign::read_key_file(path),
-            other => read(other.clone()).await,
+            other => read(other.clone()).await.map_err(|e| e.to_string()),
         }
         .map_err(fail)?;
         keys.push(Key::from_pem(&key.to_string(), &pem).map_err(fail)?);
@@ -176,7 +187,7 @@ fn read_module(job: &Job, module: &Module, remote: &Remote) -> Result<Arc<Vec<u8
             };
             let cm = match remote.configmaps.get(name) {
                 Some(Ok(cm)) => cm,
-                Some(Err(err)) => return Err(fail(err.clone())),
+                Some(Err(err)) => return Err(fail(err.to_string())),
                 None => {
                     return Err(fail(
                         "ConfigMap sources are only read in the cluster (mco-host run)".into(),

@@ -12,7 +12,7 @@ use oci_client::secrets::RegistryAuth;
 use super::cosign;
 use super::crd::{self, MachineConfigGuest};
 use super::entries::{KeySource, OciSource};
-use super::fetch::{self, Access, ConfigMaps, Remote};
+use super::fetch::{self, Access, ConfigMapError, ConfigMaps, Remote};
 use super::job::Jobs;
 use super::oci::{Oci, PullError, docker_auth, parse_reference};
 use super::set::read_local;
@@ -110,7 +110,10 @@ impl Reader {
                 .configmaps
                 .get(&name)
                 .await
-                .map_err(|e| format!("cannot read ConfigMap {name}: {e}"));
+                .map_err(|source| ConfigMapError {
+                    name: name.clone(),
+                    source,
+                });
             read.insert(name, cm);
         }
         read
@@ -177,38 +180,50 @@ async fn access(
     })
 }
 
+/// Why a verify key could not be read.
+#[derive(Debug, thiserror::Error)]
+enum KeyError {
+    #[error("cannot read the ConfigMap: {0}")]
+    ConfigMap(#[source] kube::Error),
+    #[error("the ConfigMap has no key {0}")]
+    NoConfigMapKey(String),
+    #[error("cannot read the Secret: {0}")]
+    Secret(#[source] kube::Error),
+    #[error("the Secret has no key {0}")]
+    NoSecretKey(String),
+    /// The key file's own message, which names it.
+    #[error("{0}")]
+    File(String),
+}
+
 /// A verify key from a ConfigMap (`data` or `binaryData`) or a Secret in
 /// the host's namespace.
 async fn read_key(
     configmaps: Api<ConfigMap>,
     secrets: Api<Secret>,
     key: KeySource,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, KeyError> {
     match key {
         KeySource::ConfigMap { name, key } => {
-            let cm = configmaps
-                .get(&name)
-                .await
-                .map_err(|e| format!("cannot read the ConfigMap: {e}"))?;
+            let cm = configmaps.get(&name).await.map_err(KeyError::ConfigMap)?;
             cm.data
                 .and_then(|d| d.get(&key).map(|text| text.clone().into_bytes()))
                 .or_else(|| {
                     cm.binary_data
                         .and_then(|d| d.get(&key).map(|b| b.0.clone()))
                 })
-                .ok_or_else(|| format!("the ConfigMap has no key {key}"))
+                .ok_or(KeyError::NoConfigMapKey(key))
         }
         KeySource::Secret { name, key } => {
-            let secret = secrets
-                .get(&name)
-                .await
-                .map_err(|e| format!("cannot read the Secret: {e}"))?;
+            let secret = secrets.get(&name).await.map_err(KeyError::Secret)?;
             secret
                 .data
                 .and_then(|d| d.get(&key).map(|b| b.0.clone()))
-                .ok_or_else(|| format!("the Secret has no key {key}"))
+                .ok_or(KeyError::NoSecretKey(key))
         }
-        KeySource::File(path) => cosign::read_key_file(&path),
+        KeySource::File(path) => {
+            cosign::read_key_file(&path).map_err(|e| KeyError::File(e.to_string()))
+        }
     }
 }
 
@@ -234,10 +249,10 @@ async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<Registry
     if let Some(name) = &source.pull_secret {
         return secret_auth(&identity.secrets, name, registry)
             .await
-            .map_err(|detail| PullError::Secret {
+            .map_err(|e| PullError::Secret {
                 reference: source.reference.clone(),
                 secret: name.clone(),
-                detail,
+                detail: e.to_string(),
             });
     }
     let Some(account) = &identity.service_account else {
@@ -268,30 +283,41 @@ async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<Registry
     Ok(RegistryAuth::Anonymous)
 }
 
+/// Why a pull Secret gives no credentials for a registry.
+#[derive(Debug, thiserror::Error)]
+enum SecretError {
+    #[error("cannot read it: {0}")]
+    Read(#[source] kube::Error),
+    #[error("its type is not {DOCKER_CONFIG_SECRET}")]
+    Type,
+    #[error("it has no {DOCKER_CONFIG_KEY}")]
+    NoConfig,
+    /// What the Docker config parsing says of it.
+    #[error("{0}")]
+    Config(String),
+}
+
 /// The credentials a `kubernetes.io/dockerconfigjson` Secret holds for
 /// `registry`.
 async fn secret_auth(
     secrets: &Api<Secret>,
     name: &str,
     registry: &str,
-) -> Result<RegistryAuth, String> {
-    let secret = secrets
-        .get(name)
-        .await
-        .map_err(|e| format!("cannot read it: {e}"))?;
+) -> Result<RegistryAuth, SecretError> {
+    let secret = secrets.get(name).await.map_err(SecretError::Read)?;
     auth_in(&secret, registry)
 }
 
-fn auth_in(secret: &Secret, registry: &str) -> Result<RegistryAuth, String> {
+fn auth_in(secret: &Secret, registry: &str) -> Result<RegistryAuth, SecretError> {
     if secret.type_.as_deref() != Some(DOCKER_CONFIG_SECRET) {
-        return Err(format!("its type is not {DOCKER_CONFIG_SECRET}"));
+        return Err(SecretError::Type);
     }
     let config = secret
         .data
         .as_ref()
         .and_then(|d| d.get(DOCKER_CONFIG_KEY))
-        .ok_or_else(|| format!("it has no {DOCKER_CONFIG_KEY}"))?;
-    docker_auth(&config.0, registry)
+        .ok_or(SecretError::NoConfig)?;
+    docker_auth(&config.0, registry).map_err(|e| SecretError::Config(e.to_string()))
 }
 
 const DOCKER_CONFIG_SECRET: &str = "kubernetes.io/dockerconfigjson";
@@ -319,20 +345,31 @@ mod tests {
             matches!(auth_in(&good, "quay.io"), Ok(RegistryAuth::Basic(u, p)) if u == "u" && p == "p")
         );
         assert_eq!(
-            auth_in(&good, "ghcr.io").err().as_deref(),
+            auth_in(&good, "ghcr.io")
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
             Some("no credentials for ghcr.io")
         );
         let opaque = secret("Opaque", DOCKER_CONFIG_KEY, config);
         assert_eq!(
-            auth_in(&opaque, "quay.io").err().as_deref(),
+            auth_in(&opaque, "quay.io")
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
             Some("its type is not kubernetes.io/dockerconfigjson")
         );
         let no_key = secret(DOCKER_CONFIG_SECRET, "config.json", config);
         assert_eq!(
-            auth_in(&no_key, "quay.io").err().as_deref(),
+            auth_in(&no_key, "quay.io")
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
             Some("it has no .dockerconfigjson")
         );
         let garbage = secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, "{not json");
-        assert!(auth_in(&garbage, "quay.io").is_err_and(|e| e.contains("does not parse")));
+        assert!(
+            auth_in(&garbage, "quay.io").is_err_and(|e| e.to_string().contains("does not parse"))
+        );
     }
 }

@@ -95,7 +95,7 @@ impl<W: World + Send + Sync + 'static> Erased for Slot<Guest<W>> {
 pub struct Served(Arc<dyn Erased>);
 
 impl Served {
-    pub fn new<W: World + Send + Sync + 'static>(slot: Slot<Guest<W>>) -> Served {
+    fn new<W: World + Send + Sync + 'static>(slot: Slot<Guest<W>>) -> Served {
         Served(Arc::new(slot))
     }
 
@@ -137,7 +137,7 @@ impl Served {
 }
 
 /// The limits an entry asks for, the runtime's where it asks for none.
-pub fn limits(runtime: &Runtime, entry: &Entry) -> GuestLimits {
+fn limits(runtime: &Runtime, entry: &Entry) -> GuestLimits {
     let default = runtime.default_limits();
     GuestLimits {
         deadline: entry.deadline.unwrap_or(default.deadline),

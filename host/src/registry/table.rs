@@ -38,7 +38,7 @@
 //! registry. An OCI reference may name a tag, which the host resolves to a
 //! digest on every pull; an entry that also pins `sha256` must name its
 //! artifact by digest, so that the pin and the reference cannot drift
-//! apart. The last third is unit tests of the format.
+//! apart. The second half is unit tests of the format.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -139,21 +139,19 @@ impl Registry {
         base: &Path,
         jobs: &Jobs,
     ) -> Result<Registry, RegistryError> {
+        let unparsed = |detail: &dyn fmt::Display| RegistryError::Parse {
+            path: shown.to_string(),
+            detail: detail.to_string(),
+        };
         let raw = serde_saphyr::with_deserializer_from_str(text, |de| {
             RawRegistry::deserialize_with(jobs, de)
         })
-        .map_err(|e| RegistryError::Parse {
-            path: shown.to_string(),
-            detail: e.to_string(),
-        })?;
+        .map_err(|e| unparsed(&e))?;
         let default = raw
             .verify
             .map(|v| v.resolve(base, "verify: "))
             .transpose()
-            .map_err(|detail| RegistryError::Parse {
-                path: shown.to_string(),
-                detail: detail.to_string(),
-            })?;
+            .map_err(|e| unparsed(&e))?;
         let entries = raw
             .entries
             .into_iter()
