@@ -26,6 +26,12 @@ pub fn install_crypto_provider() {
     let _already_installed = rustls::crypto::ring::default_provider().install_default();
 }
 
+/// The jobs of the host: each describes itself to the guest registry,
+/// which knows no other. A job is added by writing its folder and listing
+/// it here.
+pub static JOBS: registry::Jobs =
+    registry::Jobs::new(&[&mcn::job::Mcn, &bootimage::job::BootImage]);
+
 /// The CustomResourceDefinitions this host owns, each with the file name
 /// `deploy/crds/` keeps it under.
 pub fn crds() -> Vec<(
@@ -34,7 +40,7 @@ pub fn crds() -> Vec<(
 )> {
     [
         mcn::crd::machine_config_node_crd(),
-        registry::crd::machine_config_guest_crd(),
+        registry::crd::machine_config_guest_crd(&JOBS),
     ]
     .into_iter()
     .map(|crd| (format!("{}.yaml", crd.spec.names.plural), crd))

@@ -11,12 +11,14 @@ use std::sync::Arc;
 
 use common::wasm::with_custom_section;
 use mco_host::blob::digest;
-use mco_host::registry::entries::Location;
+use mco_host::mcn::McnGuest;
 use mco_host::registry::oci::PullError;
+use mco_host::registry::table::{Location, Registry};
 use mco_host::registry::{
-    self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, smoke,
+    self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, Slot,
 };
 use mco_host::runtime::{LoadError, Runtime, RuntimeConfig};
+use mco_host::{JOBS, bootimage, mcn};
 
 struct World {
     dir: tempfile::TempDir,
@@ -55,9 +57,9 @@ impl World {
         previous: &GuestSet,
         known_bad: &BTreeMap<Job, EntryKey>,
     ) -> Built {
-        let registry = registry::read_local(location).unwrap_or_else(|e| panic!("{e}"));
+        let registry = registry::read_local(location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
         let fetched = registry::fetch_all(&registry, &Remote::default());
-        registry::build(&self.runtime, Some(previous), fetched, known_bad)
+        registry::build(&self.runtime, &JOBS, Some(previous), fetched, known_bad)
     }
 }
 
@@ -68,7 +70,7 @@ fn read(path: &Path) -> Vec<u8> {
 fn mcn_outcome(built: &Built) -> &Outcome {
     built
         .outcomes
-        .get(&Job::Mcn)
+        .get(&mcn::job::job())
         .unwrap_or_else(|| panic!("no outcome for mcn"))
 }
 
@@ -85,9 +87,14 @@ fn failed_load(built: &Built) -> &LoadError {
 /// What a refused module's error must be.
 type Refusal = fn(&LoadError) -> bool;
 
+fn mcn_slot(set: &GuestSet) -> &Slot<McnGuest> {
+    mcn::job::slot(set).unwrap_or_else(|| panic!("no mcn guest"))
+}
+
 fn serves(set: &GuestSet) -> String {
-    smoke::mcn_guest(&set.mcn.active).unwrap_or_else(|e| panic!("the serving guest fails: {e}"));
-    set.mcn.active.module().digest.clone()
+    mcn::job::smoke(&mcn_slot(set).active)
+        .unwrap_or_else(|e| panic!("the serving guest fails: {e}"));
+    mcn_slot(set).active.module().digest.clone()
 }
 
 #[test]
@@ -101,11 +108,12 @@ fn only_a_module_that_passes_every_check_is_swapped_in() {
     world.write("mcn-b.wasm", &b);
 
     let location = world.registry(&format!("mcn: {{module: mcn-a.wasm, sha256: {sha_a}}}\n"));
-    let registry = registry::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
-    let (guests, outcomes) = registry::initial(&world.runtime, &registry, &Remote::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let registry = registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
+    let (guests, outcomes) =
+        registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
+            .unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(
-        outcomes.get(&Job::Mcn),
+        outcomes.get(&mcn::job::job()),
         Some(Outcome::Loaded { first: true, .. })
     ));
     assert_eq!(serves(&guests.current()), sha_a);
@@ -167,7 +175,7 @@ fn only_a_module_that_passes_every_check_is_swapped_in() {
         assert!(!built.changed(), "{what}");
         // The same failing entry again is not retried (it is known bad).
         if let Outcome::Failed { key: Some(key), .. } = mcn_outcome(&built) {
-            known_bad.insert(Job::Mcn, key.clone());
+            known_bad.insert(mcn::job::job(), key.clone());
         }
         let set = built.set.unwrap_or_else(|| panic!("{what}: no set"));
         assert_eq!(serves(&set), sha_a, "{what}");
@@ -197,10 +205,9 @@ fn only_a_module_that_passes_every_check_is_swapped_in() {
     let now = guests.current();
     assert_eq!(serves(&now), sha_b);
     assert_eq!(serves(&in_flight), sha_a, "the old set still evaluates");
-    assert_eq!(now.mcn.active.limits().memory_limit, 32 << 20);
-    assert_eq!(now.mcn.active.limits().deadline.as_millis(), 500);
-    let candidate = now
-        .mcn
+    assert_eq!(mcn_slot(&now).active.limits().memory_limit, 32 << 20);
+    assert_eq!(mcn_slot(&now).active.limits().deadline.as_millis(), 500);
+    let candidate = mcn_slot(&now)
         .candidate
         .as_ref()
         .unwrap_or_else(|| panic!("no candidate"));
@@ -231,10 +238,10 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
         "mcn: {}\nbootImage:\n  GCP: gcp.wasm\n  AWS: aws.wasm\n",
         mcn.display()
     ));
-    let registry = registry::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
-    let (guests, _) = registry::initial(&world.runtime, &registry, &Remote::default())
+    let registry = registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
+    let (guests, _) = registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
-    let platforms = |g: &Guests| g.current().boot_images.keys().cloned().collect::<Vec<_>>();
+    let platforms = |g: &Guests| Vec::from_iter(bootimage::job::platforms(&g.current()));
     assert_eq!(platforms(&guests), ["AWS", "GCP"]);
 
     // GCP now names the MCN guest (wrong world): refused, the GCP guest
@@ -246,7 +253,7 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
         mcn.display()
     ));
     let built = world.build(&location, &guests.current(), &BTreeMap::new());
-    let outcome = |platform: &str| &built.outcomes[&Job::BootImage(platform.into())];
+    let outcome = |platform: &str| &built.outcomes[&bootimage::job::job(platform)];
     assert!(matches!(
         outcome("GCP"),
         Outcome::Failed {
@@ -262,13 +269,11 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
     guests.replace(built.set.unwrap_or_else(|| panic!("no set")));
     assert_eq!(platforms(&guests), ["Azure", "GCP"]);
     let gcp_now = guests.current();
-    let gcp_now = &gcp_now
-        .boot_images
-        .get("GCP")
+    let gcp_now = &bootimage::job::slot(&gcp_now, "GCP")
         .unwrap_or_else(|| panic!("no GCP"))
         .active;
     assert_eq!(gcp_now.module().digest, digest(&gcp));
-    smoke::boot_image_guest("GCP", gcp_now).unwrap_or_else(|e| panic!("{e}"));
+    bootimage::job::smoke("GCP", gcp_now).unwrap_or_else(|e| panic!("{e}"));
 
     // A registry without an mcn entry keeps the MCN guest and says why.
     let location = world.registry("bootImage:\n  Azure: azure.wasm\n");
@@ -276,7 +281,7 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
     assert!(matches!(
         mcn_outcome(&built),
         Outcome::Failed {
-            error: JobError::NoMcn,
+            error: JobError::Missing(_),
             ..
         }
     ));
@@ -290,8 +295,8 @@ fn a_bad_module_at_start_names_its_registry_entry() {
     world.write("mcn.wasm", &a);
     let pin = "0".repeat(64);
     let location = world.registry(&format!("mcn: {{module: mcn.wasm, sha256: {pin}}}\n"));
-    let registry = registry::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
-    match registry::initial(&world.runtime, &registry, &Remote::default()) {
+    let registry = registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
+    match registry::initial(&world.runtime, &JOBS, &registry, &Remote::default()) {
         Err(err) => {
             let message = err.to_string();
             assert!(
@@ -310,25 +315,27 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
     let world = World::new();
     let mcn = common::installed_guest("mcn.wasm");
     let dir = mcn.parent().unwrap_or_else(|| panic!("no guest dir"));
-    let registry = mco_host::registry::entries::Registry::installed(dir);
-    let (guests, _) = registry::initial(&world.runtime, &registry, &Remote::default())
+    let registry = Registry::installed(dir, &JOBS);
+    let (guests, _) = registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let set = guests.current();
-    assert_eq!(set.boot_images.len(), 3);
+    assert_eq!(bootimage::job::platforms(&set).len(), 3);
     // What every poll of an unchanged registry costs: reading and hashing
     // the modules; nothing is compiled.
     let started = std::time::Instant::now();
     let fetched = registry::fetch_all(&registry, &Remote::default());
-    let built = registry::build(&world.runtime, Some(&set), fetched, &BTreeMap::new());
+    let built = registry::build(&world.runtime, &JOBS, Some(&set), fetched, &BTreeMap::new());
     assert!(!built.changed());
     eprintln!(
         "an unchanged poll of the 4 installed guests took {:.2?}",
         started.elapsed()
     );
-    for (platform, guest) in &set.boot_images {
+    for platform in bootimage::job::platforms(&set) {
+        let guest =
+            bootimage::job::slot(&set, &platform).unwrap_or_else(|| panic!("{platform}: no guest"));
         // The fixtures are meaningful: each shipped guest patches its
         // platform's MachineSet to the fixture stream's image.
-        let decision = smoke::boot_image_decision(platform, &guest.active)
+        let decision = bootimage::job::decision(&platform, &guest.active)
             .unwrap_or_else(|e| panic!("{platform}: {e}"));
         assert_eq!(decision.action(), "patch", "{platform}: {decision:?}");
     }
@@ -345,25 +352,31 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     let installed_dir = installed_mcn
         .parent()
         .unwrap_or_else(|| panic!("no guest dir"));
-    let installed = mco_host::registry::entries::Registry::installed(installed_dir);
+    let installed = Registry::installed(installed_dir, &JOBS);
     let cache = mco_host::registry::oci::Oci::new(&[], Some(world.path("cache")));
     let good = with_custom_section(&read(&installed_mcn), "last-good", b"1");
     world.write("mcn.wasm", &good);
     let location = world.registry("mcn: {module: mcn.wasm, memoryMiB: 32}\n");
-    let registry = registry::read_local(&location).unwrap_or_else(|e| panic!("{e}"));
+    let registry = registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
     let fallback = |strict| registry::Fallback {
         strict,
         last_good: Some(&cache),
         installed: &installed,
     };
-    let serving =
-        |started: &registry::Started| started.guests.current().mcn.active.module().digest.clone();
+    let serving = |started: &registry::Started| {
+        mcn_slot(&started.guests.current())
+            .active
+            .module()
+            .digest
+            .clone()
+    };
 
     // Before any module served, a missing one falls back to the installed
     // module, under the entry's limits.
     std::fs::remove_file(world.path("mcn.wasm")).unwrap_or_else(|e| panic!("{e}"));
     let started = registry::start_set(
         &world.runtime,
+        &JOBS,
         &registry,
         &Remote::default(),
         &fallback(false),
@@ -371,10 +384,17 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(serving(&started), digest(&read(&installed_mcn)));
     assert_eq!(
-        started.guests.current().mcn.active.limits().memory_limit,
+        mcn_slot(&started.guests.current())
+            .active
+            .limits()
+            .memory_limit,
         32 << 20
     );
-    let why = started.degraded.get(&Job::Mcn).cloned().unwrap_or_default();
+    let why = started
+        .degraded
+        .get(&mcn::job::job())
+        .cloned()
+        .unwrap_or_default();
     assert!(
         why.contains("could not read guest module") && why.contains("the installed module"),
         "{why}"
@@ -384,6 +404,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     world.write("mcn.wasm", &good);
     let started = registry::start_set(
         &world.runtime,
+        &JOBS,
         &registry,
         &Remote::default(),
         &fallback(false),
@@ -397,12 +418,17 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     world.write("mcn.wasm", b"\0asm broken");
     let started = registry::start_set(
         &world.runtime,
+        &JOBS,
         &registry,
         &Remote::default(),
         &fallback(false),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let why = started.degraded.get(&Job::Mcn).cloned().unwrap_or_default();
+    let why = started
+        .degraded
+        .get(&mcn::job::job())
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(serving(&started), digest(&good), "{why}");
     assert!(
         why.contains("last served it") && why.contains(&digest(&good)),
@@ -412,6 +438,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     // --strict-start keeps the old behaviour.
     match registry::start_set(
         &world.runtime,
+        &JOBS,
         &registry,
         &Remote::default(),
         &fallback(true),
@@ -426,17 +453,20 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
     let world = World::new();
     let a = read(&common::installed_guest("mcn.wasm"));
     world.write("mcn-a.wasm", &a);
-    let registry = registry::read_local(&world.registry("mcn: mcn-a.wasm\n"))
+    let registry = registry::read_local(&world.registry("mcn: mcn-a.wasm\n"), &JOBS)
         .unwrap_or_else(|e| panic!("{e}"));
-    let (guests, _) = registry::initial(&world.runtime, &registry, &Remote::default())
+    let (guests, _) = registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
 
     // The pull of the new module was refused as the OCI pull refuses an unsigned
     // one; the swapper gets that error in place of its bytes.
     let reference = "r.example/g/mcn:v2";
-    let registry = registry::read_local(&world.registry(&format!(
-        "mcn:\n  oci: {reference}\n  verify: {{keys: [{{file: team.pub}}]}}\n"
-    )))
+    let registry = registry::read_local(
+        &world.registry(&format!(
+            "mcn:\n  oci: {reference}\n  verify: {{keys: [{{file: team.pub}}]}}\n"
+        )),
+        &JOBS,
+    )
     .unwrap_or_else(|e| panic!("{e}"));
     let refusal = PullError::Signature {
         reference: reference.into(),
@@ -455,6 +485,7 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
     let fetched = registry::fetch_all(&registry, &remote);
     let built = registry::build(
         &world.runtime,
+        &JOBS,
         Some(&guests.current()),
         fetched,
         &BTreeMap::new(),

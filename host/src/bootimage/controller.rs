@@ -36,7 +36,7 @@ use crate::cluster::events::Events;
 use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::watch::{Latest, Readiness};
 use crate::metrics::Metrics;
-use crate::registry::{Guests, Job};
+use crate::registry::Guests;
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
 const NOT_READY_POLL: Duration = Duration::from_secs(5);
@@ -425,7 +425,7 @@ impl Worker {
             published_images: self.published_images(stream.as_deref()),
             stream,
             control_plane_arch: self.control_plane_arch.clone(),
-            platforms: self.guests.current().boot_images.keys().cloned().collect(),
+            platforms: super::job::platforms(&self.guests.current()),
             now: Timestamp::now(),
         }
     }
@@ -475,7 +475,7 @@ impl Worker {
         }
         let mut results = Vec::new();
         for (platform, batch) in by_platform {
-            let Some(slot) = guests.boot_images.get(&platform).cloned() else {
+            let Some(slot) = super::job::slot(&guests, &platform).cloned() else {
                 // A swap removed the platform's guest since the pass started.
                 for request in batch {
                     let error = PassError::GuestRemoved {
@@ -507,7 +507,7 @@ impl Worker {
             metrics
                 .evaluation_seconds
                 .observe(started.elapsed().as_secs_f64() / count.max(1) as f64);
-            let job = Job::BootImage(platform.clone()).to_string();
+            let job = super::job::job(&platform).to_string();
             let (batch, decided, shadow) = match decided {
                 Ok((decided, cpu)) => {
                     metrics.count_evaluation_cpu(&job, cpu);

@@ -14,6 +14,7 @@ mod decode;
 pub mod error;
 pub mod eval;
 pub mod guest;
+pub mod job;
 pub mod objects;
 pub mod plan;
 pub mod rules;

@@ -13,8 +13,10 @@ use crate::bootimage::eval::{BootImageInputs, BootImagePaths};
 use crate::bootimage::rules::Step;
 use crate::mcn::McnGuest;
 use crate::mcn::eval::{McnInputs, McnPaths};
-use crate::registry::entries::{Entry, Registry};
-use crate::registry::{self, Job, Remote};
+use crate::registry::entries::Entry;
+use crate::registry::table::Registry;
+use crate::registry::{self, Remote};
+use crate::{JOBS, bootimage, mcn};
 
 /// The entry `eval` runs: `--guest FILE` under the host's limits, else the
 /// registry's (digest pin and limits included; candidates are not run).
@@ -33,15 +35,15 @@ pub(super) fn mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure
         machineconfiguration: args.machineconfiguration.as_deref(),
         previous: args.previous.as_deref(),
     })?;
+    let job = mcn::job::job();
     let registered = match &args.guest {
         Some(_) => None,
-        None => sandbox.registry()?.mcn,
+        None => sandbox.registry()?.get(&job).cloned(),
     };
-    let entry = eval_entry(args.guest, registered.as_ref()).ok_or_else(|| {
-        Failure::Other("the registry names no MachineConfigNode (mcn) guest".into())
-    })?;
+    let entry = eval_entry(args.guest, registered.as_ref())
+        .ok_or_else(|| Failure::Other(mcn::job::MISSING.into()))?;
     let runtime = sandbox.runtime()?;
-    let fetched = registry::fetch(&Job::Mcn, &entry, &Remote::default())?;
+    let fetched = registry::fetch(&job, &entry, &Remote::default())?;
     let guest: McnGuest = registry::load(&runtime, &fetched)?.active;
     let decision = guest.derive(&inputs.facts())?;
     Ok(inputs.output(decision, args.now.unwrap_or_else(Timestamp::now)))
@@ -75,12 +77,11 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
                 Some(_) => Registry::default(),
                 None => sandbox.registry()?,
             };
-            let registered = registry.boot_image(&prepared.platform_type);
-            match eval_entry(args.guest, registered) {
+            let job = bootimage::job::job(&prepared.platform_type);
+            match eval_entry(args.guest, registry.get(&job)) {
                 None => None,
                 Some(entry) => {
                     let runtime = sandbox.runtime()?;
-                    let job = Job::BootImage(prepared.platform_type.clone());
                     let fetched = registry::fetch(&job, &entry, &Remote::default())?;
                     Some(registry::load(&runtime, &fetched)?.active)
                 }
@@ -97,9 +98,9 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
 pub(super) fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
     let runtime = sandbox.runtime()?;
     let location = sandbox.location();
-    let registry = registry::read_local(&location)?;
+    let registry = registry::read_local(&location, &JOBS)?;
     let remote = super::guests::pull_offline(sandbox, &registry)?;
-    let (guests, _) = registry::initial(&runtime, &registry, &remote)?;
+    let (guests, _) = registry::initial(&runtime, &JOBS, &registry, &remote)?;
     guests.with_status(|status| status.registry = location.to_string());
     serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))
 }

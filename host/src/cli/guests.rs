@@ -13,10 +13,11 @@ use crate::blob::digest;
 use crate::bootimage::BOOT_IMAGE_INTERFACE;
 use crate::mcn::NODE_STATE_INTERFACE;
 use crate::registry::cosign::{Key, Signature};
-use crate::registry::entries::{KeySource, OciSource, Registry, Verify};
+use crate::registry::entries::{KeySource, OciSource, Verify};
 use crate::registry::oci::{
     ComponentInfo, LookupError, PullError, WasmConfig, docker_auth, parse_reference,
 };
+use crate::registry::table::Registry;
 use crate::registry::{Access, Remote, oci_sources, pull_all, verify_keys};
 use crate::runtime::{interfaces, same_interface};
 

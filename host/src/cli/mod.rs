@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use k8s_openapi::jiff::Timestamp;
 
 use crate::manifests::InputError;
-use crate::registry::entries::{Location, Registry, RegistryError};
+use crate::registry::table::{Location, Registry, RegistryError};
 use crate::registry::{self, FetchError, JobError, StartError};
 use crate::runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
 
@@ -396,7 +396,7 @@ impl SandboxArgs {
     }
 
     fn registry(&self) -> Result<Registry, RegistryError> {
-        registry::read_local(&self.location())
+        registry::read_local(&self.location(), &crate::JOBS)
     }
 }
 
@@ -424,11 +424,12 @@ fn write_crds(out_dir: Option<&Path>) -> Result<(), Failure> {
 fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> {
     let guests = crate::registry::swap::Config {
         runtime: sandbox.runtime()?,
+        jobs: &crate::JOBS,
         location: sandbox.location(),
         poll: sandbox.registry_poll,
         oci: sandbox.oci(),
         strict_start: args.strict_start,
-        installed: Registry::installed(&sandbox.guest_dir()),
+        installed: Registry::installed(&sandbox.guest_dir(), &crate::JOBS),
         service_account: args.service_account.clone(),
     };
     let identity = args

@@ -33,7 +33,7 @@ use super::write::Writer;
 use crate::cluster::resources::MACHINE_CONFIGURATION;
 use crate::cluster::watch::{Latest, Readiness, reflect};
 use crate::metrics::{Metrics, PoolPhaseLabels};
-use crate::registry::{Guests, Job};
+use crate::registry::Guests;
 use crate::runtime::GuestError;
 
 /// Nodes reconciled at once. A reconcile mostly waits on the apiserver, so
@@ -142,12 +142,15 @@ impl Context {
             .await
             .map_err(|e| Error::Cancelled(e.to_string()))?;
         let set = self.guests.current();
+        let slot = super::job::slot(&set)
+            .cloned()
+            .ok_or_else(|| Error::Cancelled("no guest serves the mcn job".into()))?;
         let ((result, took, shadow), cpu) = tokio::task::spawn_blocking(move || {
             crate::metrics::on_cpu(|| {
                 let started = Instant::now();
-                let result = set.mcn.active.derive(&facts);
+                let result = slot.active.derive(&facts);
                 let took = started.elapsed();
-                let shadow = match (&result, &set.mcn.candidate) {
+                let shadow = match (&result, &slot.candidate) {
                     (Ok(_), Some(candidate)) => Some(candidate.derive(&facts)),
                     _ => None,
                 };
@@ -157,7 +160,7 @@ impl Context {
         .await
         .map_err(|e| Error::Cancelled(e.to_string()))?;
         self.metrics.evaluation_seconds.observe(took.as_secs_f64());
-        let job = Job::Mcn.to_string();
+        let job = super::job::job().to_string();
         self.metrics.count_evaluation_cpu(&job, cpu);
         if let (Ok(active), Some(candidate)) = (&result, &shadow) {
             crate::registry::shadow::compare(&self.metrics, &job, node, active, candidate);

@@ -10,6 +10,7 @@ pub mod controller;
 pub mod crd;
 pub mod eval;
 pub mod guest;
+pub mod job;
 pub mod objects;
 pub mod phase;
 pub mod policies;

@@ -24,9 +24,12 @@ use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, CustomResource, CustomResourceExt, KubeSchema, Resource, ResourceExt};
 use serde::{Deserialize, Serialize};
 
-use super::Job;
-use super::entries::{RawFull, Registry, RegistryError};
-use super::status::{JobStatus, Status};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSON, ValidationRule};
+
+use super::entries::RawFull;
+use super::job::{Job, JobKind, Jobs};
+use super::serving::{JobStatus, Status};
+use super::table::{Registry, RegistryError};
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::conditions::{Transition, merge};
 use crate::metrics::{JobResultLabels, Metrics};
@@ -43,7 +46,6 @@ use crate::metrics::{JobResultLabels, Metrics};
     shortname = "mcg",
     status = "MachineConfigGuestStatus",
     doc = "MachineConfigGuest names the WebAssembly module that serves one job of mco-host (MachineConfigNode derivation, or boot images for one platform).",
-    validation = Rule::new("self.spec.job == 'bootImage' ? has(self.spec.platform) : !has(self.spec.platform)").message("spec.platform is required for job bootImage and not allowed for job mcn"),
     validation = Rule::new("[has(self.spec.module), has(self.spec.configMap), has(self.spec.oci)].filter(x, x).size() == 1").message("give exactly one of spec.module, spec.configMap and spec.oci"),
     printcolumn(name = "Job", type_ = "string", json_path = ".spec.job"),
     printcolumn(name = "Platform", type_ = "string", json_path = ".spec.platform"),
@@ -58,24 +60,16 @@ use crate::metrics::{JobResultLabels, Metrics};
 )]
 #[serde(rename_all = "camelCase")]
 pub struct MachineConfigGuestSpec {
-    pub job: GuestJob,
-    /// Infrastructure `status.platformStatus.type` (`AWS`, `GCP`, `Azure`,
-    /// …) for job `bootImage`.
+    /// The jobs a guest can serve.
+    // Its values are the registered jobs' names (see `machine_config_guest_crd`).
+    pub job: String,
+    // The key of a keyed job; its description is that job's (see
+    // `machine_config_guest_crd`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub platform: Option<String>,
     #[serde(flatten)]
     pub entry: RawFull,
-}
-
-/// The jobs a guest can serve.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum GuestJob {
-    /// Derives MachineConfigNodes and their conditions.
-    Mcn,
-    /// Picks boot images for the MachineSets of one platform.
-    BootImage,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
@@ -123,23 +117,80 @@ pub struct ShadowCounts {
     pub failed: u64,
 }
 
+/// Why a spec names no job of this host.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("job {0} is not one this host serves")]
+    Unknown(String),
+    #[error("platform is not allowed for job {0}")]
+    KeyNotAllowed(&'static str),
+    #[error("platform is required for job {0}")]
+    KeyRequired(&'static str),
+}
+
 impl MachineConfigGuestSpec {
-    fn job(&self) -> Result<Job, String> {
-        match (self.job, &self.platform) {
-            (GuestJob::Mcn, None) => Ok(Job::Mcn),
-            (GuestJob::BootImage, Some(platform)) if !platform.is_empty() => {
-                Ok(Job::BootImage(platform.clone()))
-            }
-            (GuestJob::Mcn, Some(_)) => Err("platform is not allowed for job mcn".into()),
-            (GuestJob::BootImage, _) => Err("platform is required for job bootImage".into()),
+    fn job(&self, jobs: &Jobs) -> Result<Job, SpecError> {
+        let kind = jobs
+            .named(&self.job)
+            .ok_or_else(|| SpecError::Unknown(self.job.clone()))?;
+        match (kind.key(), &self.platform) {
+            (None, None) => Ok(Job::single(kind)),
+            (Some(_), Some(key)) if !key.is_empty() => Ok(Job::keyed(kind, key.clone())),
+            (None, Some(_)) => Err(SpecError::KeyNotAllowed(kind.name())),
+            (Some(_), _) => Err(SpecError::KeyRequired(kind.name())),
         }
     }
 }
 
-/// The CRD as `deploy/crds/` ships it.
-pub fn machine_config_guest_crd() -> CustomResourceDefinition {
+/// The CRD as `deploy/crds/` ships it: `spec.job` takes the name of one of
+/// `jobs`, and `spec.platform` is there exactly for the keyed ones.
+pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
     let mut crd = MachineConfigGuest::crd();
     crd.spec.names.list_kind = Some("MachineConfigGuestList".into());
+    let (keyed, single): (Vec<_>, Vec<_>) = jobs.iter().partition(|kind| kind.key().is_some());
+    let names = |kinds: &[&dyn JobKind]| kinds.iter().map(|k| k.name()).collect::<Vec<_>>();
+    let quoted = |kinds: &[&dyn JobKind]| {
+        let names: Vec<String> = kinds.iter().map(|k| format!("'{}'", k.name())).collect();
+        match names.as_slice() {
+            [one] => format!("self.spec.job == {one}"),
+            many => format!("self.spec.job in [{}]", many.join(", ")),
+        }
+    };
+    let key_rule = ValidationRule {
+        rule: format!(
+            "{} ? has(self.spec.platform) : !has(self.spec.platform)",
+            quoted(&keyed)
+        ),
+        message: Some(format!(
+            "spec.platform is required for job {} and not allowed for job {}",
+            names(&keyed).join(", "),
+            names(&single).join(", ")
+        )),
+        ..ValidationRule::default()
+    };
+    let key_description = keyed.iter().filter_map(|k| k.key()).collect::<Vec<_>>();
+    let schemas = crd
+        .spec
+        .versions
+        .iter_mut()
+        .filter_map(|v| v.schema.as_mut()?.open_api_v3_schema.as_mut());
+    for schema in schemas {
+        schema
+            .x_kubernetes_validations
+            .get_or_insert_with(Vec::new)
+            .insert(0, key_rule.clone());
+        let spec = schema.properties.as_mut().and_then(|p| p.get_mut("spec"));
+        let Some(fields) = spec.and_then(|s| s.properties.as_mut()) else {
+            continue;
+        };
+        if let Some(job) = fields.get_mut("job") {
+            let names = jobs.iter().map(|k| JSON(k.name().into())).collect();
+            job.enum_ = Some(names);
+        }
+        if let Some(platform) = fields.get_mut("platform") {
+            platform.description = Some(key_description.join("\n"));
+        }
+    }
     crd
 }
 
@@ -150,8 +201,9 @@ pub fn machine_config_guest_crd() -> CustomResourceDefinition {
 pub fn registry(
     objects: &[MachineConfigGuest],
     guest_dir: &Path,
+    jobs: &Jobs,
 ) -> Result<Registry, RegistryError> {
-    let mut registry = Registry::installed(guest_dir);
+    let mut registry = Registry::installed(guest_dir, jobs);
     let mut owners: BTreeMap<Job, String> = BTreeMap::new();
     for object in objects {
         let name = object.name_any();
@@ -160,7 +212,10 @@ pub fn registry(
             entry,
             detail,
         };
-        let job = object.spec.job().map_err(|e| fail("spec".into(), e))?;
+        let job = object
+            .spec
+            .job(jobs)
+            .map_err(|e| fail("spec".into(), e.to_string()))?;
         if let Some(other) = owners.insert(job.clone(), name.clone()) {
             return Err(fail(
                 job.to_string(),
@@ -172,13 +227,8 @@ pub fn registry(
             .entry
             .clone()
             .resolve(guest_dir, None)
-            .map_err(|e| fail(job.to_string(), e))?;
-        match job {
-            Job::Mcn => registry.mcn = Some(entry),
-            Job::BootImage(platform) => {
-                registry.boot_image.insert(platform, entry);
-            }
-        }
+            .map_err(|e| fail(job.to_string(), e.to_string()))?;
+        registry.insert(job, entry);
     }
     Ok(registry)
 }
@@ -196,6 +246,7 @@ pub async fn list(api: &Api<MachineConfigGuest>) -> Result<Vec<MachineConfigGues
 
 /// What the host knows about one job, for its object's status.
 pub struct Observed<'a> {
+    pub jobs: &'a Jobs,
     pub status: &'a Status,
     /// The failure that keeps each entry's spec from serving, by entry.
     pub failures: &'a BTreeMap<String, String>,
@@ -209,7 +260,7 @@ pub fn status_of(
     observed: &Observed<'_>,
     now: &Time,
 ) -> Option<MachineConfigGuestStatus> {
-    let job = object.spec.job().ok()?.to_string();
+    let job = object.spec.job(observed.jobs).ok()?.to_string();
     let stored = object.status.clone().unwrap_or_default();
     let serving = observed.status.jobs.get(&job);
     // A fallback at start says what serves instead, so it wins over the
@@ -364,8 +415,19 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::JOBS;
     use crate::registry::entries::Source;
-    use crate::registry::status::{Change, ModuleStatus as CandidateStatus};
+    use crate::registry::serving::{CandidateStatus, Change};
+
+    fn job(name: &str, key: Option<&str>) -> Job {
+        let kind = JOBS
+            .named(name)
+            .unwrap_or_else(|| panic!("no job {name} registered"));
+        match key {
+            Some(key) => Job::keyed(kind, key),
+            None => Job::single(kind),
+        }
+    }
 
     fn object(name: &str, spec: serde_json::Value) -> MachineConfigGuest {
         serde_json::from_value(json!({
@@ -393,10 +455,10 @@ mod tests {
                 json!({"job": "bootImage", "platform": "VSphere", "module": "vs.wasm"}),
             ),
         ];
-        let registry = registry(&objects, &guest_dir()).unwrap_or_else(|e| panic!("{e}"));
+        let registry = registry(&objects, &guest_dir(), &JOBS).unwrap_or_else(|e| panic!("{e}"));
         let mcn = registry
-            .mcn
-            .clone()
+            .get(&job("mcn", None))
+            .cloned()
             .unwrap_or_else(|| panic!("no mcn entry"));
         assert!(
             matches!(&mcn.module.source, Source::Oci(o) if o.reference.starts_with("quay.io/t/mcn@"))
@@ -404,12 +466,14 @@ mod tests {
         assert_eq!(mcn.deadline, Some(std::time::Duration::from_secs(2)));
         assert_eq!(
             registry
-                .boot_image("VSphere")
+                .get(&job("bootImage", Some("VSphere")))
                 .map(|e| e.module.source.clone()),
             Some(Source::Path(PathBuf::from("/guests/vs.wasm")))
         );
         assert_eq!(
-            registry.boot_image("AWS").map(|e| e.module.source.clone()),
+            registry
+                .get(&job("bootImage", Some("AWS")))
+                .map(|e| e.module.source.clone()),
             Some(Source::Path(PathBuf::from("/guests/bootimage-aws.wasm"))),
             "a job without an object runs its installed guest"
         );
@@ -427,7 +491,7 @@ mod tests {
                 json!({"job": "bootImage", "platform": "AWS", "module": "b.wasm"}),
             ),
         ];
-        let err = registry(&objects, &guest_dir())
+        let err = registry(&objects, &guest_dir(), &JOBS)
             .err()
             .map(|e| e.to_string());
         assert_eq!(
@@ -463,7 +527,7 @@ mod tests {
             ),
         ];
         for (spec, expected) in cases {
-            let err = registry(&[object("bad", spec.clone())], &guest_dir())
+            let err = registry(&[object("bad", spec.clone())], &guest_dir(), &JOBS)
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();
@@ -529,6 +593,7 @@ mod tests {
             .inc();
         let failures = BTreeMap::new();
         let observed = Observed {
+            jobs: &JOBS,
             status: &status,
             failures: &failures,
             metrics: &metrics,
@@ -570,6 +635,7 @@ mod tests {
         );
         let failures = BTreeMap::from([("mcn".to_string(), "signature refused".to_string())]);
         let observed = Observed {
+            jobs: &JOBS,
             status: &status,
             failures: &failures,
             metrics: &metrics,
@@ -600,6 +666,7 @@ mod tests {
         let metrics = Metrics::register(&mut prometheus_client::registry::Registry::default());
         let failures = BTreeMap::new();
         let observed = Observed {
+            jobs: &JOBS,
             status: &status,
             failures: &failures,
             metrics: &metrics,
@@ -615,6 +682,7 @@ mod tests {
         status.degraded.clear();
         status.registry_error = Some("registry machineconfigguests: cannot list them".into());
         let observed = Observed {
+            jobs: &JOBS,
             status: &status,
             failures: &failures,
             metrics: &metrics,

@@ -10,30 +10,12 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::ConfigMap;
 use oci_client::secrets::RegistryAuth;
 
-use super::Job;
 use super::cosign::{self, Key};
-use super::entries::{Entry, KeySource, Module, OciSource, Registry, Source};
+use super::entries::{Entry, KeySource, Module, OciSource, Source};
+use super::job::Job;
 use super::oci::{Oci, PullError, Pulled};
-use super::set::EntryKey;
-use crate::blob::digest;
-
-/// One entry with its modules' bytes in hand.
-#[derive(Debug, Clone)]
-pub struct Fetched {
-    pub entry: Entry,
-    pub bytes: Arc<Vec<u8>>,
-    pub candidate: Option<Arc<Vec<u8>>>,
-}
-
-impl Fetched {
-    pub fn key(&self) -> EntryKey {
-        EntryKey::new(
-            self.entry.clone(),
-            digest(&self.bytes),
-            self.candidate.as_deref().map(|b| digest(b)),
-        )
-    }
-}
+use super::slot::Fetched;
+use super::table::Registry;
 
 /// Why a module's bytes could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -45,15 +27,26 @@ pub enum FetchError {
         source: std::io::Error,
     },
     #[error("guest module {module}: {detail}")]
-    ConfigMap { module: Source, detail: String },
+    ConfigMap {
+        // Boxed: errors travel in `Result`s, and an OCI source is large.
+        module: Box<Source>,
+        detail: String,
+    },
     /// The pull's own message, which names the reference.
     #[error("{0}")]
     Oci(String),
 }
 
-/// The ConfigMaps a registry's modules come from, read once per pass;
-/// `Err` holds why one could not be read.
-pub type ConfigMaps = BTreeMap<String, Result<ConfigMap, String>>;
+/// The ConfigMaps a registry's modules come from, read once per pass.
+pub type ConfigMaps = BTreeMap<String, Result<ConfigMap, ConfigMapError>>;
+
+/// Why a ConfigMap a module comes from could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read ConfigMap {name}: {source}")]
+pub struct ConfigMapError {
+    pub name: String,
+    pub source: kube::Error,
+}
 
 /// OCI modules pulled for a pass, by the job they were pulled for (its
 /// world is checked before the download) and source.
@@ -66,19 +59,10 @@ pub struct Remote {
     pub pulls: Pulls,
 }
 
-/// Every job of a registry with its entry.
-fn jobs(registry: &Registry) -> impl Iterator<Item = (Job, &Entry)> {
-    let mcn = registry.mcn.iter().map(|e| (Job::Mcn, e));
-    let boot = registry
-        .boot_image
-        .iter()
-        .map(|(platform, e)| (Job::BootImage(platform.clone()), e));
-    mcn.chain(boot)
-}
-
 /// The OCI modules (active and candidate) a registry names, by job.
 pub fn oci_sources(registry: &Registry) -> Vec<(Job, OciSource)> {
-    let mut sources: Vec<(Job, OciSource)> = jobs(registry)
+    let mut sources: Vec<(Job, OciSource)> = registry
+        .entries()
         .flat_map(|(job, e)| {
             std::iter::once(&e.module)
                 .chain(e.candidate.as_ref())
@@ -134,10 +118,14 @@ where
 /// are read here; `read` reads the others (ConfigMaps and Secrets, in the
 /// cluster). A key that cannot be read fails the pull: a signature
 /// requirement is never dropped silently.
-pub async fn verify_keys<F, Fut>(source: &OciSource, read: F) -> Result<Option<Vec<Key>>, PullError>
+pub async fn verify_keys<F, Fut, E>(
+    source: &OciSource,
+    read: F,
+) -> Result<Option<Vec<Key>>, PullError>
 where
     F: Fn(KeySource) -> Fut,
-    Fut: Future<Output = Result<Vec<u8>, String>>,
+    Fut: Future<Output = Result<Vec<u8>, E>>,
+    E: std::fmt::Display,
 {
     let Some(verify) = &source.verify else {
         return Ok(None);
@@ -151,7 +139,7 @@ where
         };
         let pem = match key {
             KeySource::File(path) => cosign::read_key_file(path).map_err(|e| e.to_string()),
-            other => read(other.clone()).await,
+            other => read(other.clone()).await.map_err(|e| e.to_string()),
         }
         .map_err(fail)?;
         keys.push(Key::from_pem(&key.to_string(), &pem).map_err(|e| fail(e.to_string()))?);
@@ -163,7 +151,6 @@ where
 pub fn configmap_names(registry: &Registry) -> Vec<String> {
     let mut names: Vec<String> = registry
         .entries()
-        .into_iter()
         .flat_map(|(_, e)| std::iter::once(&e.module).chain(e.candidate.as_ref()))
         .filter_map(|m| match &m.source {
             Source::ConfigMap { name, .. } => Some(name.clone()),
@@ -195,12 +182,12 @@ fn read_module(job: &Job, module: &Module, remote: &Remote) -> Result<Arc<Vec<u8
         }
         Source::ConfigMap { name, key } => {
             let fail = |detail: String| FetchError::ConfigMap {
-                module: module.source.clone(),
+                module: Box::new(module.source.clone()),
                 detail,
             };
             let cm = match remote.configmaps.get(name) {
                 Some(Ok(cm)) => cm,
-                Some(Err(err)) => return Err(fail(err.clone())),
+                Some(Err(err)) => return Err(fail(err.to_string())),
                 None => {
                     return Err(fail(
                         "ConfigMap sources are only read in the cluster (mco-host run)".into(),
@@ -240,10 +227,8 @@ pub fn fetch_all(
     registry: &Registry,
     remote: &Remote,
 ) -> BTreeMap<Job, Result<Fetched, FetchError>> {
-    jobs(registry)
-        .map(|(job, entry)| {
-            let fetched = fetch(&job, entry, remote);
-            (job, fetched)
-        })
+    registry
+        .entries()
+        .map(|(job, entry)| (job.clone(), fetch(job, entry, remote)))
         .collect()
 }

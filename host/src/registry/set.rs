@@ -11,90 +11,51 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::entries::{Entry, Location, Module, Registry, RegistryError};
-use super::fetch::{FetchError, Fetched, Remote, fetch, fetch_all};
+use super::entries::{Entry, Module};
+use super::fetch::{FetchError, Remote, fetch, fetch_all};
+use super::job::{Job, JobKind, Jobs};
 use super::oci::Oci;
-use super::status::{Change, Status};
-use super::{Job, smoke};
+use super::serving::{Change, JobStatus, Status};
+use super::slot::{EntryKey, Fetched, Served, Slot};
+use super::table::{Location, Registry, RegistryError};
 use crate::blob::digest;
-use crate::bootimage::BootImageGuest;
-use crate::mcn::McnGuest;
-use crate::runtime::{Guest, GuestLimits, LoadError, Runtime, World};
+use crate::runtime::{LoadError, Runtime};
 
-/// What a job was loaded from: an entry whose key did not change is
-/// reused as it is, not reloaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EntryKey {
-    entry: Entry,
-    sha256: String,
-    candidate_sha256: Option<String>,
-}
-
-impl EntryKey {
-    pub(super) fn new(entry: Entry, sha256: String, candidate_sha256: Option<String>) -> EntryKey {
-        EntryKey {
-            entry,
-            sha256,
-            candidate_sha256,
-        }
-    }
-
-    /// Where the active module came from.
-    pub fn module(&self) -> String {
-        self.entry.module.source.to_string()
-    }
-
-    pub fn sha256(&self) -> &str {
-        &self.sha256
-    }
-
-    pub fn candidate_sha256(&self) -> Option<&str> {
-        self.candidate_sha256.as_deref()
-    }
-}
-
-/// A job's module, and the candidate shadowing it.
-#[derive(Clone)]
-pub struct Slot<G> {
-    pub active: G,
-    pub candidate: Option<G>,
-}
-
-impl<G> Slot<G> {
-    pub fn new(active: G) -> Slot<G> {
-        Slot {
-            active,
-            candidate: None,
-        }
-    }
-}
-
-/// One slot per job.
-#[derive(Clone)]
+/// One slot per job, each of a world only its job knows: a job's folder
+/// reads its own typed with [`GuestSet::slot`].
+#[derive(Clone, Default)]
 pub struct GuestSet {
-    pub mcn: Slot<McnGuest>,
-    /// By Infrastructure `status.platformStatus.type`; a platform without a
-    /// guest gets the common rules and then `noop`.
-    pub boot_images: BTreeMap<String, Slot<BootImageGuest>>,
+    slots: BTreeMap<Job, Served>,
     keys: BTreeMap<Job, EntryKey>,
 }
 
 impl GuestSet {
-    /// A set of guests loaded outside any registry (tests, benches).
-    pub fn new(mcn: McnGuest, boot_images: BTreeMap<String, BootImageGuest>) -> GuestSet {
-        GuestSet {
-            mcn: Slot::new(mcn),
-            boot_images: boot_images
-                .into_iter()
-                .map(|(p, g)| (p, Slot::new(g)))
-                .collect(),
-            keys: BTreeMap::new(),
-        }
+    /// The guests serving `job`, if it has any and they are of type `G`.
+    pub fn slot<G: 'static>(&self, job: &Job) -> Option<&Slot<G>> {
+        self.slots.get(job)?.get()
+    }
+
+    /// The guests serving `job`, of whatever world.
+    pub fn served(&self, job: &Job) -> Option<&Served> {
+        self.slots.get(job)
+    }
+
+    /// The keys of the entries of `kind` that have guests.
+    pub fn keys(&self, kind: &dyn JobKind) -> impl Iterator<Item = &str> {
+        self.slots
+            .keys()
+            .filter(move |job| job.is(kind))
+            .filter_map(Job::key)
     }
 
     /// The key each job was loaded from.
     pub fn key(&self, job: &Job) -> Option<&EntryKey> {
         self.keys.get(job)
+    }
+
+    /// What serves each job, without the history of changes.
+    pub fn serving(&self) -> impl Iterator<Item = (&Job, &Served)> {
+        self.slots.iter()
     }
 }
 
@@ -149,7 +110,7 @@ impl Guests {
     /// keeping each job's last change.
     fn refresh_status(&self) {
         let set = self.current();
-        self.with_status(|status| super::status::refresh(status, &set));
+        self.with_status(|status| refresh(status, &set));
     }
 
     /// Records the outcome of an attempt to change `job`.
@@ -160,77 +121,22 @@ impl Guests {
     }
 }
 
-/// The smoke evaluation a job's new module must pass before it serves.
-trait Smoke {
-    fn smoke(&self, job: &Job) -> Result<(), String>;
-}
-
-impl Smoke for McnGuest {
-    fn smoke(&self, _: &Job) -> Result<(), String> {
-        smoke::mcn_guest(self)
+/// The serving part of `status` rewritten from `set`, keeping each job's
+/// last change.
+fn refresh(status: &mut Status, set: &GuestSet) {
+    let mut next = BTreeMap::new();
+    for (job, served) in set.serving() {
+        let name = job.to_string();
+        let (active, limits) = served.active();
+        let mut job_status =
+            JobStatus::serving(active, limits, job.kind().on_failure(), served.candidate());
+        job_status.last_change = status
+            .jobs
+            .get(&name)
+            .and_then(|old| old.last_change.clone());
+        next.insert(name, job_status);
     }
-}
-
-impl Smoke for BootImageGuest {
-    fn smoke(&self, job: &Job) -> Result<(), String> {
-        let platform = match job {
-            Job::BootImage(platform) => platform.as_str(),
-            Job::Mcn => "",
-        };
-        smoke::boot_image_guest(platform, self)
-    }
-}
-
-/// The limits an entry asks for, the runtime's where it asks for none.
-pub fn limits(runtime: &Runtime, entry: &Entry) -> GuestLimits {
-    let default = runtime.default_limits();
-    GuestLimits {
-        deadline: entry.deadline.unwrap_or(default.deadline),
-        memory_limit: entry
-            .memory_mib
-            .map_or(default.memory_limit, |mib| mib.saturating_mul(1 << 20)),
-    }
-}
-
-fn load_module<W: World>(
-    runtime: &Runtime,
-    module: &Module,
-    bytes: &[u8],
-    limits: GuestLimits,
-) -> Result<Guest<W>, LoadError> {
-    let name = module.source.to_string();
-    Guest::<W>::load(runtime, &name, bytes, module.sha256.as_deref())?.with_limits(limits)
-}
-
-/// Loads an entry's module (and candidate) without smoke evaluations, as
-/// `eval` runs whatever it is given.
-pub fn load<W: World>(runtime: &Runtime, fetched: &Fetched) -> Result<Slot<Guest<W>>, LoadError> {
-    let limits = limits(runtime, &fetched.entry);
-    let active = load_module(runtime, &fetched.entry.module, &fetched.bytes, limits)?;
-    let candidate = match (&fetched.entry.candidate, &fetched.candidate) {
-        (Some(module), Some(bytes)) => Some(load_module(runtime, module, bytes, limits)?),
-        _ => None,
-    };
-    Ok(Slot { active, candidate })
-}
-
-/// Loads, links and smoke-evaluates an entry's module and candidate.
-fn load_checked<W: World>(
-    runtime: &Runtime,
-    job: &Job,
-    fetched: &Fetched,
-) -> Result<Slot<Guest<W>>, LoadError>
-where
-    Guest<W>: Smoke,
-{
-    let slot = load::<W>(runtime, fetched)?;
-    for guest in std::iter::once(&slot.active).chain(slot.candidate.as_ref()) {
-        guest.smoke(job).map_err(|detail| LoadError::Smoke {
-            module: guest.module().name.clone(),
-            detail,
-        })?;
-    }
-    Ok(slot)
+    status.jobs = next;
 }
 
 /// Why one job kept its previous guest (or, at start, had none).
@@ -240,8 +146,9 @@ pub enum JobError {
     Fetch(#[from] FetchError),
     #[error(transparent)]
     Load(#[from] LoadError),
-    #[error("the registry names no MachineConfigNode (mcn) guest")]
-    NoMcn,
+    /// A job the host cannot serve without has no entry; why it cannot.
+    #[error("{0}")]
+    Missing(&'static str),
 }
 
 /// What happened to one job in a [`build`].
@@ -280,46 +187,47 @@ impl Built {
 /// Builds the set `fetched` describes. Unchanged entries reuse `previous`'s
 /// guests; an entry whose key is in `known_bad` is not retried (it failed
 /// before and nothing changed since); a failing entry keeps `previous`'s
-/// guest. Blocking: compiles and evaluates guests.
+/// guest, and so does a job of `jobs` the host cannot serve without when
+/// the registry names none. Blocking: compiles and evaluates guests.
 pub fn build(
     runtime: &Runtime,
+    jobs: &Jobs,
     previous: Option<&GuestSet>,
     fetched: BTreeMap<Job, Result<Fetched, FetchError>>,
     known_bad: &BTreeMap<Job, EntryKey>,
 ) -> Built {
     let mut outcomes = BTreeMap::new();
     let mut keys = BTreeMap::new();
-    let mut mcn = previous.map(|p| p.mcn.clone());
-    let mut boot_images = BTreeMap::new();
-    // A job that does not change serves what it served.
-    let keep = |job: &Job, boot_images: &mut BTreeMap<String, Slot<BootImageGuest>>| {
-        if let (Job::BootImage(platform), Some(previous)) = (job, previous)
-            && let Some(slot) = previous.boot_images.get(platform)
-        {
-            boot_images.insert(platform.clone(), slot.clone());
+    let mut slots = BTreeMap::new();
+    // A job that does not change serves what it served, under its key.
+    let mut keep = |job: &Job, slots: &mut BTreeMap<Job, Served>| {
+        if let Some(previous) = previous {
+            if let Some(slot) = previous.slots.get(job) {
+                slots.insert(job.clone(), slot.clone());
+            }
+            if let Some(key) = previous.key(job) {
+                keys.insert(job.clone(), key.clone());
+            }
         }
     };
-    if !fetched.contains_key(&Job::Mcn) {
-        outcomes.insert(
-            Job::Mcn,
-            Outcome::Failed {
-                key: None,
-                error: JobError::NoMcn,
-            },
-        );
-        if let Some(key) = previous.and_then(|p| p.key(&Job::Mcn)) {
-            keys.insert(Job::Mcn, key.clone());
+    for kind in jobs.iter() {
+        let Some(why) = kind.required() else {
+            continue;
+        };
+        if !fetched.keys().any(|job| job.is(kind)) {
+            let job = Job::single(kind);
+            keep(&job, &mut slots);
+            let error = JobError::Missing(why);
+            outcomes.insert(job, Outcome::Failed { key: None, error });
         }
     }
+    let mut loaded = BTreeMap::new();
     for (job, fetched) in fetched {
         let old_key = previous.and_then(|p| p.key(&job)).cloned();
         let fetched = match fetched {
             Ok(fetched) => fetched,
             Err(error) => {
-                keep(&job, &mut boot_images);
-                if let Some(key) = old_key {
-                    keys.insert(job.clone(), key);
-                }
+                keep(&job, &mut slots);
                 let error = error.into();
                 outcomes.insert(job, Outcome::Failed { key: None, error });
                 continue;
@@ -336,50 +244,40 @@ pub fn build(
             None
         };
         if let Some(kept) = kept {
-            keep(&job, &mut boot_images);
-            if let Some(old) = old_key {
-                keys.insert(job.clone(), old);
-            }
+            keep(&job, &mut slots);
             outcomes.insert(job, kept);
             continue;
         }
-        let loaded = match &job {
-            Job::Mcn => load_checked(runtime, &job, &fetched).map(|slot| {
-                mcn = Some(slot);
-            }),
-            Job::BootImage(platform) => load_checked(runtime, &job, &fetched).map(|slot| {
-                boot_images.insert(platform.clone(), slot);
-            }),
-        };
-        match loaded {
-            Ok(()) => {
-                keys.insert(job.clone(), key.clone());
+        match job.kind().load(runtime, &job, &fetched) {
+            Ok(served) => {
+                slots.insert(job.clone(), served);
+                loaded.insert(job.clone(), key.clone());
                 let first = old_key.is_none();
                 outcomes.insert(job, Outcome::Loaded { key, first });
             }
             Err(error) => {
-                keep(&job, &mut boot_images);
-                if let Some(old) = old_key {
-                    keys.insert(job.clone(), old);
-                }
+                keep(&job, &mut slots);
                 let key = Some(key);
                 let error = error.into();
                 outcomes.insert(job, Outcome::Failed { key, error });
             }
         }
     }
+    keys.extend(loaded);
     if let Some(previous) = previous {
-        for platform in previous.boot_images.keys() {
-            let job = Job::BootImage(platform.clone());
-            outcomes.entry(job).or_insert(Outcome::Removed);
+        for job in previous.slots.keys() {
+            outcomes.entry(job.clone()).or_insert(Outcome::Removed);
         }
     }
-    let set = mcn.map(|mcn| GuestSet {
-        mcn,
-        boot_images,
-        keys,
-    });
+    let set = complete(jobs, &slots).then_some(GuestSet { slots, keys });
     Built { set, outcomes }
+}
+
+/// Whether every job of `jobs` the host cannot serve without has a guest.
+fn complete(jobs: &Jobs, slots: &BTreeMap<Job, Served>) -> bool {
+    jobs.iter()
+        .filter(|kind| kind.required().is_some())
+        .all(|kind| slots.keys().any(|job| job.is(kind)))
 }
 
 /// Why the guests could not be loaded at start.
@@ -392,10 +290,10 @@ pub enum StartError {
 }
 
 /// Reads a registry file (or the installed guests) without a cluster.
-pub fn read_local(location: &Location) -> Result<Registry, RegistryError> {
+pub fn read_local(location: &Location, jobs: &Jobs) -> Result<Registry, RegistryError> {
     match location {
-        Location::Installed(dir) => Ok(Registry::installed(dir)),
-        Location::File(path) => Registry::from_file(path),
+        Location::Installed(dir) => Ok(Registry::installed(dir, jobs)),
+        Location::File(path) => Registry::from_file(path, jobs),
         Location::ConfigMap { .. } | Location::Crd { .. } => Err(RegistryError::Parse {
             path: location.to_string(),
             detail: "a registry in the cluster is read by mco-host run only".into(),
@@ -406,11 +304,12 @@ pub fn read_local(location: &Location) -> Result<Registry, RegistryError> {
 /// The first set: every entry must load; the first failure names its entry.
 pub fn initial(
     runtime: &Runtime,
+    jobs: &Jobs,
     registry: &Registry,
     remote: &Remote,
 ) -> Result<(Guests, BTreeMap<Job, Outcome>), StartError> {
-    let built = build(runtime, None, fetch_all(registry, remote), &BTreeMap::new());
-    all_loaded(built)
+    let fetched = fetch_all(registry, remote);
+    all_loaded(build(runtime, jobs, None, fetched, &BTreeMap::new()))
 }
 
 /// What a job falls back to at start when its entry cannot load, so that
@@ -440,13 +339,14 @@ pub struct Started {
 /// remembered as last good.
 pub fn start(
     runtime: &Runtime,
+    jobs: &Jobs,
     registry: &Registry,
     remote: &Remote,
     fallback: &Fallback,
 ) -> Result<Started, StartError> {
     let fetched = fetch_all(registry, remote);
     let bytes = fetched_bytes(&fetched);
-    let built = build(runtime, None, fetched, &BTreeMap::new());
+    let built = build(runtime, jobs, None, fetched, &BTreeMap::new());
     let failed: BTreeMap<Job, String> = built
         .outcomes
         .iter()
@@ -467,16 +367,12 @@ pub fn start(
     let mut fetched = fetch_all(registry, remote);
     let mut degraded = BTreeMap::new();
     for (job, error) in failed {
-        let entry = match &job {
-            Job::Mcn => registry.mcn.as_ref(),
-            Job::BootImage(platform) => registry.boot_image(platform),
-        };
-        if let Some((substitute, from)) = substitute(&job, entry, fallback) {
+        if let Some((substitute, from)) = substitute(&job, registry.get(&job), fallback) {
             fetched.insert(job.clone(), Ok(substitute));
             degraded.insert(job, format!("{error}; serving {from} instead"));
         }
     }
-    let built = build(runtime, None, fetched, &BTreeMap::new());
+    let built = build(runtime, jobs, None, fetched, &BTreeMap::new());
     let (guests, outcomes) = all_loaded(built)?;
     let own: BTreeMap<Job, Arc<Vec<u8>>> = bytes
         .into_iter()
@@ -517,10 +413,7 @@ pub fn remember(
 
 /// A job's fallback module, and what it is for the log.
 fn substitute(job: &Job, entry: Option<&Entry>, fallback: &Fallback) -> Option<(Fetched, String)> {
-    let installed = match job {
-        Job::Mcn => fallback.installed.mcn.as_ref(),
-        Job::BootImage(platform) => fallback.installed.boot_image(platform),
-    };
+    let installed = fallback.installed.get(job);
     // The entry's source names the module in status; its limits still hold.
     let like_entry = |module: Module| Entry {
         module,
@@ -566,11 +459,7 @@ fn all_loaded(built: Built) -> Result<(Guests, BTreeMap<Job, Outcome>), StartErr
         }
         outcomes.insert(job, outcome);
     }
-    match built.set {
-        Some(set) => Ok((Guests::new(set), outcomes)),
-        None => Err(StartError::Job {
-            job: Job::Mcn,
-            error: JobError::NoMcn,
-        }),
-    }
+    // A set is missing only a job the host cannot serve without, and such a
+    // job has failed above.
+    Ok((Guests::new(built.set.unwrap_or_default()), outcomes))
 }

@@ -21,30 +21,33 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::events::EventType;
-use kube::{Api, Client, Resource};
-
-use oci_client::secrets::RegistryAuth;
-
+use kube::{Client, Resource};
 use tokio::sync::watch;
 
 use super::crd::{self, MachineConfigGuest};
-use super::entries::{CONFIGMAP_KEY, KeySource, Location, OciSource, Registry, RegistryError};
-use super::oci::{Oci, PullError, docker_auth, parse_reference};
-use super::status::Change;
-use super::{
-    self as registry, Built, ConfigMaps, EntryKey, GuestSet, Guests, Job, Outcome, Remote,
-    StartError,
+use super::fetch::fetch_all;
+use super::job::{Job, Jobs};
+use super::oci::Oci;
+use super::read::Reader;
+use super::serving::Change;
+use super::set::{
+    Built, Fallback, GuestSet, Guests, Outcome, StartError, Started, build, fetched_bytes,
+    remember, start as start_set,
 };
+use super::slot::EntryKey;
+use super::table::{Location, Registry, RegistryError};
 use crate::cluster::events::{Events, Note};
 use crate::metrics::{GuestInfoLabels, JobResultLabels, Metrics};
-use crate::runtime::{Guest, Runtime};
+use crate::runtime::{GuestModule, Runtime};
 
 /// What the host needs to load and re-load its guests.
 pub struct Config {
     pub runtime: Runtime,
+    /// The jobs of the host.
+    pub jobs: &'static Jobs,
     pub location: Location,
     /// How often the registry and its modules are re-read.
     pub poll: Duration,
@@ -71,17 +74,16 @@ pub async fn start(
     cluster: Cluster<'_>,
     metrics: &Metrics,
 ) -> Result<Guests, StartError> {
-    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), cluster.namespace);
-    let identity = PullIdentity {
-        secrets: Api::namespaced(client.clone(), cluster.namespace),
-        service_accounts: Api::namespaced(client.clone(), cluster.namespace),
-        service_account: config.service_account.clone(),
-    };
-    let guest_objects: Api<MachineConfigGuest> = Api::all(client.clone());
-    let objects = list_objects(&config.location, &guest_objects).await?;
-    let (registry, registry_cm) = read_registry(&config.location, &configmaps, &objects).await?;
-    let modules = read_remote(&configmaps, &identity, &config.oci, &registry, metrics).await;
-    let runtime = config.runtime.clone();
+    let reader = Reader::new(
+        client.clone(),
+        cluster.namespace,
+        config.service_account.clone(),
+        config.jobs,
+    );
+    let objects = reader.objects(&config.location).await?;
+    let (registry, registry_cm) = reader.registry(&config.location, &objects).await?;
+    let modules = reader.remote(&config.oci, &registry, metrics).await;
+    let (runtime, jobs) = (config.runtime.clone(), config.jobs);
     let started = Instant::now();
     let (oci, installed, strict) = (
         config.oci.clone(),
@@ -89,12 +91,12 @@ pub async fn start(
         config.strict_start,
     );
     let started_set = tokio::task::spawn_blocking(move || {
-        let fallback = registry::Fallback {
+        let fallback = Fallback {
             strict,
             last_good: Some(&oci),
             installed: &installed,
         };
-        registry::start_set(&runtime, &registry, &modules, &fallback)
+        start_set(&runtime, jobs, &registry, &modules, &fallback)
     })
     .await
     .map_err(|e| {
@@ -103,7 +105,7 @@ pub async fn start(
             detail: format!("loading the guests was cancelled: {e}"),
         })
     })??;
-    let registry::Started {
+    let Started {
         guests,
         outcomes,
         degraded,
@@ -121,9 +123,7 @@ pub async fn start(
     let mut watch = Watch {
         config,
         guests: guests.clone(),
-        configmaps,
-        identity,
-        guest_objects,
+        reader,
         objects,
         leader: cluster.leader,
         metrics: metrics.clone(),
@@ -147,266 +147,11 @@ pub struct Cluster<'a> {
     pub leader: watch::Receiver<bool>,
 }
 
-/// The MachineConfigGuests of a `Location::Crd` registry (none for the
-/// others): listed once per poll, read as the registry and given their
-/// status from the same list.
-async fn list_objects(
-    location: &Location,
-    api: &Api<MachineConfigGuest>,
-) -> Result<Vec<MachineConfigGuest>, RegistryError> {
-    match location {
-        Location::Crd { .. } => crd::list(api).await,
-        _ => Ok(Vec::new()),
-    }
-}
-
-/// Reads the registry (from `objects` for `Location::Crd`); for a
-/// ConfigMap also returns the object, which Events are about.
-async fn read_registry(
-    location: &Location,
-    configmaps: &Api<ConfigMap>,
-    objects: &[MachineConfigGuest],
-) -> Result<(Registry, Option<ConfigMap>), RegistryError> {
-    if let Location::Crd { guest_dir } = location {
-        return Ok((crd::registry(objects, guest_dir)?, None));
-    }
-    let Location::ConfigMap { name, guest_dir } = location else {
-        let registry = location.clone();
-        return tokio::task::spawn_blocking(move || registry::read_local(&registry))
-            .await
-            .map_err(|e| RegistryError::Parse {
-                path: location.to_string(),
-                detail: e.to_string(),
-            })?
-            .map(|r| (r, None));
-    };
-    let shown = location.to_string();
-    let cm = configmaps
-        .get(name)
-        .await
-        .map_err(|e| RegistryError::Parse {
-            path: shown.clone(),
-            detail: format!("cannot read the ConfigMap: {e}"),
-        })?;
-    let text = cm
-        .data
-        .as_ref()
-        .and_then(|d| d.get(CONFIGMAP_KEY))
-        .ok_or_else(|| RegistryError::Parse {
-            path: shown.clone(),
-            detail: format!("the ConfigMap has no data key {CONFIGMAP_KEY}"),
-        })?;
-    let registry = Registry::parse(text, &shown, guest_dir)?;
-    Ok((registry, Some(cm)))
-}
-
-async fn read_configmaps(configmaps: &Api<ConfigMap>, registry: &Registry) -> ConfigMaps {
-    let mut read = BTreeMap::new();
-    for name in registry::configmap_names(registry) {
-        let cm = configmaps
-            .get(&name)
-            .await
-            .map_err(|e| format!("cannot read ConfigMap {name}: {e}"));
-        read.insert(name, cm);
-    }
-    read
-}
-
-/// Reads the ConfigMaps and pulls the OCI modules `registry` names,
-/// counting each pull that reached a registry in
-/// `mco_guest_fetches_total`. A pull served whole from the digest cache is
-/// not counted: polls repeat it every `--registry-poll`.
-async fn read_remote(
-    configmaps: &Api<ConfigMap>,
-    identity: &PullIdentity,
-    oci: &Oci,
-    registry: &Registry,
-    metrics: &Metrics,
-) -> Remote {
-    let pulls = registry::pull_all(oci, registry, |source| {
-        access(configmaps.clone(), identity.clone(), source)
-    })
-    .await;
-    let pulls = pulls
-        .into_iter()
-        .map(|((job, source), pulled)| {
-            let result = match &pulled {
-                Ok(p) if p.cached => None,
-                Ok(p) => {
-                    tracing::info!(
-                        entry = %job,
-                        reference = %source.reference,
-                        digest = %p.manifest_digest,
-                        "pulled a guest module"
-                    );
-                    Some("success")
-                }
-                Err(err) => Some(err.kind()),
-            };
-            if let Some(result) = result {
-                metrics
-                    .guest_fetches
-                    .get_or_create(&JobResultLabels {
-                        job: job.to_string(),
-                        result: result.into(),
-                    })
-                    .inc();
-            }
-            ((job, source), pulled.map_err(|e| e.to_string()))
-        })
-        .collect();
-    Remote {
-        configmaps: read_configmaps(configmaps, registry).await,
-        pulls,
-    }
-}
-
-/// The credentials and verify keys of an `oci:` module.
-async fn access(
-    configmaps: Api<ConfigMap>,
-    identity: PullIdentity,
-    source: OciSource,
-) -> Result<registry::Access, PullError> {
-    let secrets = identity.secrets.clone();
-    let keys = registry::verify_keys(&source, |key| {
-        read_key(configmaps.clone(), secrets.clone(), key)
-    })
-    .await?;
-    Ok(registry::Access {
-        auth: pull_auth(identity, source).await?,
-        keys,
-    })
-}
-
-/// A verify key from a ConfigMap (`data` or `binaryData`) or a Secret in
-/// the host's namespace.
-async fn read_key(
-    configmaps: Api<ConfigMap>,
-    secrets: Api<Secret>,
-    key: KeySource,
-) -> Result<Vec<u8>, String> {
-    match key {
-        KeySource::ConfigMap { name, key } => {
-            let cm = configmaps
-                .get(&name)
-                .await
-                .map_err(|e| format!("cannot read the ConfigMap: {e}"))?;
-            cm.data
-                .and_then(|d| d.get(&key).map(|text| text.clone().into_bytes()))
-                .or_else(|| {
-                    cm.binary_data
-                        .and_then(|d| d.get(&key).map(|b| b.0.clone()))
-                })
-                .ok_or_else(|| format!("the ConfigMap has no key {key}"))
-        }
-        KeySource::Secret { name, key } => {
-            let secret = secrets
-                .get(&name)
-                .await
-                .map_err(|e| format!("cannot read the Secret: {e}"))?;
-            secret
-                .data
-                .and_then(|d| d.get(&key).map(|b| b.0.clone()))
-                .ok_or_else(|| format!("the Secret has no key {key}"))
-        }
-        KeySource::File(path) => super::cosign::read_key_file(&path).map_err(|e| e.to_string()),
-    }
-}
-
-/// Who the host pulls as: the Secrets of its namespace, and its
-/// ServiceAccount, whose `imagePullSecrets` serve entries without a
-/// `pullSecret` as they serve a Pod's images.
-#[derive(Clone)]
-struct PullIdentity {
-    secrets: Api<Secret>,
-    service_accounts: Api<ServiceAccount>,
-    service_account: Option<String>,
-}
-
-/// The credentials of an `oci:` module: those of its pull Secret; else of
-/// the first of the ServiceAccount's `imagePullSecrets` that has any for
-/// its registry; else anonymous.
-async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<RegistryAuth, PullError> {
-    let reference = parse_reference(&source.reference).map_err(|detail| PullError::Reference {
-        reference: source.reference.clone(),
-        detail,
-    })?;
-    let registry = reference.resolve_registry();
-    if let Some(name) = &source.pull_secret {
-        return secret_auth(&identity.secrets, name, registry)
-            .await
-            .map_err(|detail| PullError::Secret {
-                reference: source.reference.clone(),
-                secret: name.clone(),
-                detail,
-            });
-    }
-    let Some(account) = &identity.service_account else {
-        return Ok(RegistryAuth::Anonymous);
-    };
-    let sa = identity
-        .service_accounts
-        .get(account)
-        .await
-        .map_err(|e| PullError::Secret {
-            reference: source.reference.clone(),
-            secret: format!("the imagePullSecrets of serviceaccount/{account}"),
-            detail: format!("cannot read the ServiceAccount: {e}"),
-        })?;
-    for name in sa
-        .image_pull_secrets
-        .iter()
-        .flatten()
-        .map(|r| r.name.as_str())
-    {
-        match secret_auth(&identity.secrets, name, registry).await {
-            Ok(auth) => return Ok(auth),
-            // As the kubelet does: a listed Secret that is missing, broken
-            // or for other registries is passed over.
-            Err(why) => tracing::debug!(secret = name, %why, "imagePullSecret not used"),
-        }
-    }
-    Ok(RegistryAuth::Anonymous)
-}
-
-/// The credentials a `kubernetes.io/dockerconfigjson` Secret holds for
-/// `registry`.
-async fn secret_auth(
-    secrets: &Api<Secret>,
-    name: &str,
-    registry: &str,
-) -> Result<RegistryAuth, String> {
-    let secret = secrets
-        .get(name)
-        .await
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    auth_in(&secret, registry)
-}
-
-fn auth_in(secret: &Secret, registry: &str) -> Result<RegistryAuth, String> {
-    if secret.type_.as_deref() != Some(DOCKER_CONFIG_SECRET) {
-        return Err(format!("its type is not {DOCKER_CONFIG_SECRET}"));
-    }
-    let config = secret
-        .data
-        .as_ref()
-        .and_then(|d| d.get(DOCKER_CONFIG_KEY))
-        .ok_or_else(|| format!("it has no {DOCKER_CONFIG_KEY}"))?;
-    docker_auth(&config.0, registry)
-}
-
-const DOCKER_CONFIG_SECRET: &str = "kubernetes.io/dockerconfigjson";
-const DOCKER_CONFIG_KEY: &str = ".dockerconfigjson";
-
 struct Watch {
     config: Config,
     guests: Guests,
-    configmaps: Api<ConfigMap>,
-    /// Credentials of `oci:` modules.
-    identity: PullIdentity,
-    /// The registry of `Location::Crd`, and where its status goes.
-    guest_objects: Api<MachineConfigGuest>,
-    /// Those objects as last listed.
+    reader: Reader,
+    /// The MachineConfigGuests as last listed.
     objects: Vec<MachineConfigGuest>,
     leader: watch::Receiver<bool>,
     metrics: Metrics,
@@ -436,10 +181,11 @@ impl Watch {
 
     async fn poll(&mut self) {
         let started = Instant::now();
-        let read = match list_objects(&self.config.location, &self.guest_objects).await {
+        let read = match self.reader.objects(&self.config.location).await {
             Ok(objects) => {
                 self.objects = objects;
-                read_registry(&self.config.location, &self.configmaps, &self.objects).await
+                let location = &self.config.location;
+                self.reader.registry(location, &self.objects).await
             }
             Err(err) => Err(err),
         };
@@ -458,24 +204,19 @@ impl Watch {
                 return;
             }
         };
-        let modules = read_remote(
-            &self.configmaps,
-            &self.identity,
-            &self.config.oci,
-            &registry,
-            &self.metrics,
-        )
-        .await;
+        let modules = (self.reader)
+            .remote(&self.config.oci, &registry, &self.metrics)
+            .await;
         let current = self.guests.current();
-        let runtime = self.config.runtime.clone();
+        let (runtime, jobs) = (self.config.runtime.clone(), self.config.jobs);
         let known_bad = self.known_bad.clone();
         let previous = current.clone();
         let oci = self.config.oci.clone();
         let built = tokio::task::spawn_blocking(move || {
-            let fetched = registry::fetch_all(&registry, &modules);
-            let bytes = registry::fetched_bytes(&fetched);
-            let built = registry::build(&runtime, Some(&previous), fetched, &known_bad);
-            registry::remember(Some(&oci), &bytes, &built.outcomes);
+            let fetched = fetch_all(&registry, &modules);
+            let bytes = fetched_bytes(&fetched);
+            let built = build(&runtime, jobs, Some(&previous), fetched, &known_bad);
+            remember(Some(&oci), &bytes, &built.outcomes);
             built
         })
         .await;
@@ -614,11 +355,12 @@ impl Watch {
         }
         let status = self.guests.status();
         let observed = crd::Observed {
+            jobs: self.config.jobs,
             status: &status,
             failures: &self.reported,
             metrics: &self.metrics,
         };
-        crd::publish(&self.guest_objects, &self.objects, &observed).await;
+        crd::publish(&self.reader.guest_objects, &self.objects, &observed).await;
     }
 
     fn count(&self, job: &str, result: &str) {
@@ -635,7 +377,7 @@ impl Watch {
     /// of modules that no longer serve.
     fn publish(&mut self, set: &GuestSet) {
         let mut now = BTreeSet::new();
-        let mut add = |job: Job, role: &str, module: &crate::runtime::GuestModule| {
+        let mut add = |job: &Job, role: &str, module: &GuestModule| {
             now.insert(GuestInfoLabels {
                 job: job.to_string(),
                 role: role.into(),
@@ -643,23 +385,11 @@ impl Watch {
                 sha256: module.digest.clone(),
             });
         };
-        let slots = std::iter::once((
-            Job::Mcn,
-            set.mcn.active.module(),
-            set.mcn.candidate.as_ref().map(Guest::module),
-        ))
-        .chain(set.boot_images.iter().map(|(platform, slot)| {
-            (
-                Job::BootImage(platform.clone()),
-                slot.active.module(),
-                slot.candidate.as_ref().map(Guest::module),
-            )
-        }));
-        for (job, active, candidate) in slots {
-            if let Some(candidate) = candidate {
-                add(job.clone(), "candidate", candidate);
+        for (job, served) in set.serving() {
+            if let Some(candidate) = served.candidate() {
+                add(job, "candidate", candidate);
             }
-            add(job, "active", active);
+            add(job, "active", served.active().0);
         }
         for gone in self.published.difference(&now) {
             self.metrics.guest_info.remove(gone);
@@ -705,11 +435,10 @@ fn swap_action(entry: &str, sha256: Option<&str>) -> String {
 }
 
 fn serving_module(set: &GuestSet, job: &Job) -> (String, String) {
-    let module = match job {
-        Job::Mcn => Some(set.mcn.active.module()),
-        Job::BootImage(platform) => set.boot_images.get(platform).map(|s| s.active.module()),
-    };
-    module.map_or_else(Default::default, |m| (m.name.clone(), m.digest.clone()))
+    set.served(job).map_or_else(Default::default, |served| {
+        let (module, _) = served.active();
+        (module.name.clone(), module.digest.clone())
+    })
 }
 
 fn change(
@@ -724,45 +453,5 @@ fn change(
         module: module.map(str::to_string),
         sha256: sha256.map(str::to_string),
         error,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use k8s_openapi::ByteString;
-
-    use super::*;
-
-    fn secret(type_: &str, key: &str, config: &str) -> Secret {
-        Secret {
-            type_: Some(type_.into()),
-            data: Some([(key.to_string(), ByteString(config.as_bytes().to_vec()))].into()),
-            ..Secret::default()
-        }
-    }
-
-    #[test]
-    fn a_pull_secret_gives_the_credentials_of_its_registry_only() {
-        let config = r#"{"auths": {"quay.io": {"username": "u", "password": "p"}}}"#;
-        let good = secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, config);
-        assert!(
-            matches!(auth_in(&good, "quay.io"), Ok(RegistryAuth::Basic(u, p)) if u == "u" && p == "p")
-        );
-        assert_eq!(
-            auth_in(&good, "ghcr.io").err().as_deref(),
-            Some("no credentials for ghcr.io")
-        );
-        let opaque = secret("Opaque", DOCKER_CONFIG_KEY, config);
-        assert_eq!(
-            auth_in(&opaque, "quay.io").err().as_deref(),
-            Some("its type is not kubernetes.io/dockerconfigjson")
-        );
-        let no_key = secret(DOCKER_CONFIG_SECRET, "config.json", config);
-        assert_eq!(
-            auth_in(&no_key, "quay.io").err().as_deref(),
-            Some("it has no .dockerconfigjson")
-        );
-        let garbage = secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, "{not json");
-        assert!(auth_in(&garbage, "quay.io").is_err_and(|e| e.contains("does not parse")));
     }
 }

@@ -1,0 +1,147 @@
+//! How the boot image job describes itself to the guest registry: one
+//! entry per platform (`bootImage.<platform>`), none required (a platform
+//! without a guest gets the common rules and then `noop`), the modules
+//! installed beside the host, and the smoke evaluation a new module must
+//! pass before it serves.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mco_bootimage::{ClusterFacts, MachineSetView};
+use serde_json::json;
+
+use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest};
+use crate::registry::{Fetched, GuestSet, Job, JobKind, Served, Slot};
+use crate::runtime::{GuestError, LoadError, Runtime};
+
+/// Platforms the project ships a boot image guest for, by Infrastructure
+/// `status.platformStatus.type`.
+const SHIPPED_PLATFORMS: [(&str, &str); 3] = [
+    ("GCP", "bootimage-gcp.wasm"),
+    ("AWS", "bootimage-aws.wasm"),
+    ("Azure", "bootimage-azure.wasm"),
+];
+
+/// The boot image job, as the composition root registers it.
+pub struct BootImage;
+
+impl JobKind for BootImage {
+    fn name(&self) -> &'static str {
+        "bootImage"
+    }
+
+    fn key(&self) -> Option<&'static str> {
+        Some(
+            "Infrastructure `status.platformStatus.type` (`AWS`, `GCP`, `Azure`,\n…) for job `bootImage`.",
+        )
+    }
+
+    fn interface(&self) -> &'static str {
+        BOOT_IMAGE_INTERFACE
+    }
+
+    fn installed(&self) -> Vec<(Option<&'static str>, &'static str)> {
+        SHIPPED_PLATFORMS
+            .iter()
+            .map(|&(platform, file)| (Some(platform), file))
+            .collect()
+    }
+
+    fn required(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn on_failure(&self) -> &'static str {
+        "nothing is written for the MachineSet, which counts as Degraded; the next pass retries"
+    }
+
+    fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
+        let platform = job.key().unwrap_or_default();
+        Served::load(runtime, fetched, |guest| smoke(platform, guest))
+    }
+}
+
+/// The registry entry of `platform`'s guest.
+pub fn job(platform: &str) -> Job {
+    Job::keyed(&BootImage, platform)
+}
+
+/// The guests serving `platform` in `set`.
+pub fn slot<'s>(set: &'s GuestSet, platform: &str) -> Option<&'s Slot<BootImageGuest>> {
+    set.slot(&job(platform))
+}
+
+/// The platforms that have a guest in `set`.
+pub fn platforms(set: &GuestSet) -> BTreeSet<String> {
+    set.keys(&BootImage).map(str::to_string).collect()
+}
+
+/// A one-architecture stream with images for every shipped platform.
+const STREAM: &str = r#"{"stream":"rhcos-smoke","metadata":{"last-modified":"2026-01-01T00:00:00Z"},
+ "architectures":{"x86_64":{"artifacts":{},"images":{
+  "aws":{"regions":{"us-east-1":{"release":"9.8.1","image":"ami-0123456789abcdef0"}}},
+  "gcp":{"release":"9.8.1","project":"rhcos-cloud","name":"rhcos-9-8-1-gcp-x86-64"}},
+  "rhel-coreos-extensions":{"marketplace":{"azure":{"no-purchase-plan":{
+   "hyperVGen1":{"publisher":"azureopenshift","offer":"aro4","sku":"aro_420","version":"9.8.1"},
+   "hyperVGen2":{"publisher":"azureopenshift","offer":"aro4","sku":"420-v2","version":"9.8.1"}}}}}}}}"#;
+
+const OLD_AMI: &str = "ami-0c5a8e7f3b2d1e4f6";
+
+/// An x86_64 worker MachineSet of `platform`, with an old RHCOS image.
+pub fn fixture(platform: &str) -> MachineSetView {
+    let provider_spec = match platform {
+        "GCP" => json!({
+            "kind": "GCPMachineProviderSpec",
+            "disks": [{"boot": true, "autoDelete": true, "sizeGb": 128,
+                       "image": "projects/rhcos-cloud/global/images/rhcos-418-94-gcp-x86-64"}],
+            "userDataSecret": {"name": "worker-user-data"},
+        }),
+        "AWS" => json!({
+            "kind": "AWSMachineProviderConfig",
+            "ami": {"id": OLD_AMI},
+            "placement": {"region": "us-east-1", "availabilityZone": "us-east-1a"},
+            "userDataSecret": {"name": "worker-user-data"},
+        }),
+        "Azure" => json!({
+            "kind": "AzureMachineProviderSpec",
+            "image": {"publisher": "azureopenshift", "offer": "aro4", "sku": "420-v2",
+                      "version": "9.6.20251015", "type": "MarketplaceNoPlan"},
+            "securityProfile": {},
+            "userDataSecret": {"name": "worker-user-data"},
+        }),
+        _ => json!({"userDataSecret": {"name": "worker-user-data"}}),
+    };
+    MachineSetView {
+        kind: Default::default(),
+        name: "smoke-worker-a".into(),
+        namespace: Some("openshift-machine-api".into()),
+        labels: BTreeMap::new(),
+        annotations: BTreeMap::from([(
+            "capacity.cluster-autoscaler.kubernetes.io/labels".into(),
+            "kubernetes.io/arch=amd64".into(),
+        )]),
+        template_labels: BTreeMap::new(),
+        owner_references: Vec::new(),
+        provider_spec: Some(provider_spec),
+    }
+}
+
+/// Any decision is acceptable (a platform team's module may well skip an
+/// object the shipped one patches), but it must come back in time and pass
+/// the host's validation (which every guest call applies).
+pub fn smoke(platform: &str, guest: &BootImageGuest) -> Result<(), GuestError> {
+    decision(platform, guest).map(drop)
+}
+
+/// The guest's decision for `platform`'s fixture MachineSet.
+pub fn decision(
+    platform: &str,
+    guest: &BootImageGuest,
+) -> Result<mco_bootimage::Decision, GuestError> {
+    let cluster = ClusterFacts {
+        control_plane_arch: "x86_64".into(),
+        multi_arch: false,
+        // The AWS fixture's current AMI, so it counts as an RHCOS image.
+        known_images: [OLD_AMI.to_string()].into(),
+    };
+    guest.decide_one(platform, Some(STREAM), &fixture(platform), &cluster, None)
+}

@@ -1,0 +1,171 @@
+//! How a job describes itself to the registry ([`JobKind`]), which is all
+//! the registry knows of it: each job implements it in its own folder and
+//! the composition root registers the implementations ([`Jobs`]). A
+//! [`Job`] is one registry entry of a kind, `mcn` or `bootImage.<platform>`.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, OnceLock};
+
+use super::slot::{Fetched, Served};
+use crate::runtime::{LoadError, Runtime};
+
+/// What the registry needs to know of a job.
+pub trait JobKind: Send + Sync + 'static {
+    /// Its key in a registry file and `spec.job` of its MachineConfigGuest;
+    /// with the entry key, the `job` label of every metric, log line and
+    /// status the host writes.
+    fn name(&self) -> &'static str;
+
+    /// For a job with one entry per key, what the key is: the description
+    /// of `spec.platform`, where a MachineConfigGuest names it. `None` for
+    /// a job with one entry.
+    fn key(&self) -> Option<&'static str>;
+
+    /// The interface a module must export to serve this job.
+    fn interface(&self) -> &'static str;
+
+    /// The modules installed beside the host, by entry key: file names in
+    /// the guest directory.
+    fn installed(&self) -> Vec<(Option<&'static str>, &'static str)>;
+
+    /// Why the host cannot serve without an entry of this job; `None` when
+    /// it serves without one.
+    fn required(&self) -> Option<&'static str>;
+
+    /// What happens to an object when this job's guest fails on it, as
+    /// `/guests` shows.
+    fn on_failure(&self) -> &'static str;
+
+    /// Loads `fetched`'s module and candidate, each passing this job's
+    /// smoke evaluation (see [`Served::load`]).
+    fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError>;
+}
+
+/// One registry entry: a kind and, for a keyed kind, the key.
+#[derive(Clone)]
+pub struct Job {
+    kind: &'static dyn JobKind,
+    key: Option<Arc<str>>,
+}
+
+impl Job {
+    /// The entry of a job with one entry.
+    pub fn single(kind: &'static dyn JobKind) -> Job {
+        Job { kind, key: None }
+    }
+
+    /// The entry of a keyed job for `key`.
+    pub fn keyed(kind: &'static dyn JobKind, key: impl Into<Arc<str>>) -> Job {
+        Job {
+            kind,
+            key: Some(key.into()),
+        }
+    }
+
+    pub fn kind(&self) -> &'static dyn JobKind {
+        self.kind
+    }
+
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// The interface a module must export to serve this job.
+    pub fn interface(&self) -> &'static str {
+        self.kind.interface()
+    }
+
+    /// Whether this is an entry of `kind`.
+    pub fn is(&self, kind: &dyn JobKind) -> bool {
+        self.kind.name() == kind.name()
+    }
+
+    fn rank(&self) -> (bool, &'static str, Option<&str>) {
+        // The jobs the host cannot serve without come first, so that a
+        // start that fails names them before the others.
+        (self.kind.required().is_none(), self.kind.name(), self.key())
+    }
+}
+
+impl PartialEq for Job {
+    fn eq(&self, other: &Job) -> bool {
+        self.rank() == other.rank()
+    }
+}
+
+impl Eq for Job {}
+
+impl PartialOrd for Job {
+    fn partial_cmp(&self, other: &Job) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Job {
+    fn cmp(&self, other: &Job) -> Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl Hash for Job {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.rank().hash(state);
+    }
+}
+
+/// `mcn`, `bootImage.<platform>`.
+impl fmt::Display for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.key {
+            None => f.write_str(self.kind.name()),
+            Some(key) => write!(f, "{}.{key}", self.kind.name()),
+        }
+    }
+}
+
+impl fmt::Debug for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Job({self})")
+    }
+}
+
+/// The jobs of the host, in the order the composition root registers them.
+pub struct Jobs {
+    kinds: &'static [&'static dyn JobKind],
+    /// The keys of a registry file, for serde's unknown-field message.
+    fields: OnceLock<&'static [&'static str]>,
+}
+
+/// The top-level key of a registry file that is no job.
+pub(super) const VERIFY_FIELD: &str = "verify";
+
+impl Jobs {
+    pub const fn new(kinds: &'static [&'static dyn JobKind]) -> Jobs {
+        Jobs {
+            kinds,
+            fields: OnceLock::new(),
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'static dyn JobKind> + '_ {
+        self.kinds.iter().copied()
+    }
+
+    pub fn named(&self, name: &str) -> Option<&'static dyn JobKind> {
+        self.iter().find(|kind| kind.name() == name)
+    }
+
+    /// `verify` and every job's name.
+    pub(super) fn fields(&self) -> &'static [&'static str] {
+        self.fields.get_or_init(|| {
+            let fields: Vec<&'static str> = std::iter::once(VERIFY_FIELD)
+                .chain(self.iter().map(|kind| kind.name()))
+                .collect();
+            // Once per registered set of jobs, which lives as long as the
+            // process: serde wants the list `'static`.
+            Box::leak(fields.into_boxed_slice())
+        })
+    }
+}

@@ -1,0 +1,375 @@
+//! What the host reads of the cluster for its registry, each poll: the
+//! MachineConfigGuests or the registry ConfigMap, the ConfigMaps modules
+//! come from, and for `oci:` modules their pull credentials (the pull
+//! Secret, or the ServiceAccount's `imagePullSecrets`) and verify keys.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
+use kube::{Api, Client};
+use oci_client::secrets::RegistryAuth;
+
+use super::cosign;
+use super::crd::{self, MachineConfigGuest};
+use super::entries::{KeySource, OciSource};
+use super::fetch::{self, Access, ConfigMapError, ConfigMaps, Remote};
+use super::job::Jobs;
+use super::oci::{Oci, PullError, docker_auth, parse_reference};
+use super::set::read_local;
+use super::table::{CONFIGMAP_KEY, Location, Registry, RegistryError};
+use crate::metrics::{JobResultLabels, Metrics};
+
+/// The host's view of the cluster objects its registry is made of.
+pub(super) struct Reader {
+    configmaps: Api<ConfigMap>,
+    /// Credentials of `oci:` modules.
+    identity: PullIdentity,
+    /// The registry of `Location::Crd`, and where its status goes.
+    pub(super) guest_objects: Api<MachineConfigGuest>,
+    jobs: &'static Jobs,
+}
+
+impl Reader {
+    /// Reads the host's `namespace` as its ServiceAccount `service_account`.
+    pub(super) fn new(
+        client: Client,
+        namespace: &str,
+        service_account: Option<String>,
+        jobs: &'static Jobs,
+    ) -> Reader {
+        Reader {
+            configmaps: Api::namespaced(client.clone(), namespace),
+            identity: PullIdentity {
+                secrets: Api::namespaced(client.clone(), namespace),
+                service_accounts: Api::namespaced(client.clone(), namespace),
+                service_account,
+            },
+            guest_objects: Api::all(client),
+            jobs,
+        }
+    }
+
+    /// The MachineConfigGuests of a `Location::Crd` registry (none for the
+    /// others): listed once per poll, read as the registry and given their
+    /// status from the same list.
+    pub(super) async fn objects(
+        &self,
+        location: &Location,
+    ) -> Result<Vec<MachineConfigGuest>, RegistryError> {
+        match location {
+            Location::Crd { .. } => crd::list(&self.guest_objects).await,
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Reads the registry (from `objects` for `Location::Crd`); for a
+    /// ConfigMap also returns the object, which Events are about.
+    pub(super) async fn registry(
+        &self,
+        location: &Location,
+        objects: &[MachineConfigGuest],
+    ) -> Result<(Registry, Option<ConfigMap>), RegistryError> {
+        if let Location::Crd { guest_dir } = location {
+            return Ok((crd::registry(objects, guest_dir, self.jobs)?, None));
+        }
+        let Location::ConfigMap { name, guest_dir } = location else {
+            let (local, jobs) = (location.clone(), self.jobs);
+            return tokio::task::spawn_blocking(move || read_local(&local, jobs))
+                .await
+                .map_err(|e| RegistryError::Parse {
+                    path: location.to_string(),
+                    detail: e.to_string(),
+                })?
+                .map(|r| (r, None));
+        };
+        let shown = location.to_string();
+        let cm = self
+            .configmaps
+            .get(name)
+            .await
+            .map_err(|e| RegistryError::Parse {
+                path: shown.clone(),
+                detail: format!("cannot read the ConfigMap: {e}"),
+            })?;
+        let text = cm
+            .data
+            .as_ref()
+            .and_then(|d| d.get(CONFIGMAP_KEY))
+            .ok_or_else(|| RegistryError::Parse {
+                path: shown.clone(),
+                detail: format!("the ConfigMap has no data key {CONFIGMAP_KEY}"),
+            })?;
+        let registry = Registry::parse(text, &shown, guest_dir, self.jobs)?;
+        Ok((registry, Some(cm)))
+    }
+
+    async fn configmaps(&self, registry: &Registry) -> ConfigMaps {
+        let mut read = BTreeMap::new();
+        for name in fetch::configmap_names(registry) {
+            let cm = self
+                .configmaps
+                .get(&name)
+                .await
+                .map_err(|source| ConfigMapError {
+                    name: name.clone(),
+                    source,
+                });
+            read.insert(name, cm);
+        }
+        read
+    }
+
+    /// Reads the ConfigMaps and pulls the OCI modules `registry` names,
+    /// counting each pull that reached a registry in
+    /// `mco_guest_fetches_total`. A pull served whole from the digest cache
+    /// is not counted: polls repeat it every `--registry-poll`.
+    pub(super) async fn remote(&self, oci: &Oci, registry: &Registry, metrics: &Metrics) -> Remote {
+        let pulls = fetch::pull_all(oci, registry, |source| {
+            access(self.configmaps.clone(), self.identity.clone(), source)
+        })
+        .await;
+        let pulls = pulls
+            .into_iter()
+            .map(|((job, source), pulled)| {
+                let result = match &pulled {
+                    Ok(p) if p.cached => None,
+                    Ok(p) => {
+                        tracing::info!(
+                            entry = %job,
+                            reference = %source.reference,
+                            digest = %p.manifest_digest,
+                            "pulled a guest module"
+                        );
+                        Some("success")
+                    }
+                    Err(err) => Some(err.kind()),
+                };
+                if let Some(result) = result {
+                    metrics
+                        .guest_fetches
+                        .get_or_create(&JobResultLabels {
+                            job: job.to_string(),
+                            result: result.into(),
+                        })
+                        .inc();
+                }
+                ((job, source), pulled.map_err(|e| e.to_string()))
+            })
+            .collect();
+        Remote {
+            configmaps: self.configmaps(registry).await,
+            pulls,
+        }
+    }
+}
+
+/// The credentials and verify keys of an `oci:` module.
+async fn access(
+    configmaps: Api<ConfigMap>,
+    identity: PullIdentity,
+    source: OciSource,
+) -> Result<Access, PullError> {
+    let secrets = identity.secrets.clone();
+    let keys = fetch::verify_keys(&source, |key| {
+        read_key(configmaps.clone(), secrets.clone(), key)
+    })
+    .await?;
+    Ok(Access {
+        auth: pull_auth(identity, source).await?,
+        keys,
+    })
+}
+
+/// Why a verify key could not be read.
+#[derive(Debug, thiserror::Error)]
+enum KeyError {
+    #[error("cannot read the ConfigMap: {0}")]
+    ConfigMap(#[source] kube::Error),
+    #[error("the ConfigMap has no key {0}")]
+    NoConfigMapKey(String),
+    #[error("cannot read the Secret: {0}")]
+    Secret(#[source] kube::Error),
+    #[error("the Secret has no key {0}")]
+    NoSecretKey(String),
+    /// The key file's own message, which names it.
+    #[error("{0}")]
+    File(String),
+}
+
+/// A verify key from a ConfigMap (`data` or `binaryData`) or a Secret in
+/// the host's namespace.
+async fn read_key(
+    configmaps: Api<ConfigMap>,
+    secrets: Api<Secret>,
+    key: KeySource,
+) -> Result<Vec<u8>, KeyError> {
+    match key {
+        KeySource::ConfigMap { name, key } => {
+            let cm = configmaps.get(&name).await.map_err(KeyError::ConfigMap)?;
+            cm.data
+                .and_then(|d| d.get(&key).map(|text| text.clone().into_bytes()))
+                .or_else(|| {
+                    cm.binary_data
+                        .and_then(|d| d.get(&key).map(|b| b.0.clone()))
+                })
+                .ok_or(KeyError::NoConfigMapKey(key))
+        }
+        KeySource::Secret { name, key } => {
+            let secret = secrets.get(&name).await.map_err(KeyError::Secret)?;
+            secret
+                .data
+                .and_then(|d| d.get(&key).map(|b| b.0.clone()))
+                .ok_or(KeyError::NoSecretKey(key))
+        }
+        KeySource::File(path) => {
+            cosign::read_key_file(&path).map_err(|e| KeyError::File(e.to_string()))
+        }
+    }
+}
+
+/// Who the host pulls as: the Secrets of its namespace, and its
+/// ServiceAccount, whose `imagePullSecrets` serve entries without a
+/// `pullSecret` as they serve a Pod's images.
+#[derive(Clone)]
+struct PullIdentity {
+    secrets: Api<Secret>,
+    service_accounts: Api<ServiceAccount>,
+    service_account: Option<String>,
+}
+
+/// The credentials of an `oci:` module: those of its pull Secret; else of
+/// the first of the ServiceAccount's `imagePullSecrets` that has any for
+/// its registry; else anonymous.
+async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<RegistryAuth, PullError> {
+    let reference = parse_reference(&source.reference).map_err(|detail| PullError::Reference {
+        reference: source.reference.clone(),
+        detail,
+    })?;
+    let registry = reference.resolve_registry();
+    if let Some(name) = &source.pull_secret {
+        return secret_auth(&identity.secrets, name, registry)
+            .await
+            .map_err(|e| PullError::Secret {
+                reference: source.reference.clone(),
+                secret: name.clone(),
+                detail: e.to_string(),
+            });
+    }
+    let Some(account) = &identity.service_account else {
+        return Ok(RegistryAuth::Anonymous);
+    };
+    let sa = identity
+        .service_accounts
+        .get(account)
+        .await
+        .map_err(|e| PullError::Secret {
+            reference: source.reference.clone(),
+            secret: format!("the imagePullSecrets of serviceaccount/{account}"),
+            detail: format!("cannot read the ServiceAccount: {e}"),
+        })?;
+    for name in sa
+        .image_pull_secrets
+        .iter()
+        .flatten()
+        .map(|r| r.name.as_str())
+    {
+        match secret_auth(&identity.secrets, name, registry).await {
+            Ok(auth) => return Ok(auth),
+            // As the kubelet does: a listed Secret that is missing, broken
+            // or for other registries is passed over.
+            Err(why) => tracing::debug!(secret = name, %why, "imagePullSecret not used"),
+        }
+    }
+    Ok(RegistryAuth::Anonymous)
+}
+
+/// Why a pull Secret gives no credentials for a registry.
+#[derive(Debug, thiserror::Error)]
+enum SecretError {
+    #[error("cannot read it: {0}")]
+    Read(#[source] kube::Error),
+    #[error("its type is not {DOCKER_CONFIG_SECRET}")]
+    Type,
+    #[error("it has no {DOCKER_CONFIG_KEY}")]
+    NoConfig,
+    /// What the Docker config parsing says of it.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// The credentials a `kubernetes.io/dockerconfigjson` Secret holds for
+/// `registry`.
+async fn secret_auth(
+    secrets: &Api<Secret>,
+    name: &str,
+    registry: &str,
+) -> Result<RegistryAuth, SecretError> {
+    let secret = secrets.get(name).await.map_err(SecretError::Read)?;
+    auth_in(&secret, registry)
+}
+
+fn auth_in(secret: &Secret, registry: &str) -> Result<RegistryAuth, SecretError> {
+    if secret.type_.as_deref() != Some(DOCKER_CONFIG_SECRET) {
+        return Err(SecretError::Type);
+    }
+    let config = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(DOCKER_CONFIG_KEY))
+        .ok_or(SecretError::NoConfig)?;
+    docker_auth(&config.0, registry).map_err(|e| SecretError::Config(e.to_string()))
+}
+
+const DOCKER_CONFIG_SECRET: &str = "kubernetes.io/dockerconfigjson";
+const DOCKER_CONFIG_KEY: &str = ".dockerconfigjson";
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::ByteString;
+
+    use super::*;
+
+    fn secret(type_: &str, key: &str, config: &str) -> Secret {
+        Secret {
+            type_: Some(type_.into()),
+            data: Some([(key.to_string(), ByteString(config.as_bytes().to_vec()))].into()),
+            ..Secret::default()
+        }
+    }
+
+    #[test]
+    fn a_pull_secret_gives_the_credentials_of_its_registry_only() {
+        let config = r#"{"auths": {"quay.io": {"username": "u", "password": "p"}}}"#;
+        let good = secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, config);
+        assert!(
+            matches!(auth_in(&good, "quay.io"), Ok(RegistryAuth::Basic(u, p)) if u == "u" && p == "p")
+        );
+        assert_eq!(
+            auth_in(&good, "ghcr.io")
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
+            Some("no credentials for ghcr.io")
+        );
+        let opaque = secret("Opaque", DOCKER_CONFIG_KEY, config);
+        assert_eq!(
+            auth_in(&opaque, "quay.io")
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
+            Some("its type is not kubernetes.io/dockerconfigjson")
+        );
+        let no_key = secret(DOCKER_CONFIG_SECRET, "config.json", config);
+        assert_eq!(
+            auth_in(&no_key, "quay.io")
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
+            Some("it has no .dockerconfigjson")
+        );
+        let garbage = secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, "{not json");
+        assert!(
+            auth_in(&garbage, "quay.io").is_err_and(|e| e.to_string().contains("does not parse"))
+        );
+    }
+}
