@@ -5,8 +5,6 @@ use std::time::Duration;
 
 use wasmtime::Trap;
 
-use super::store::GuestState;
-
 /// Why a module was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -105,11 +103,13 @@ impl GuestError {
         }
     }
 
-    /// Classifies a failed instantiation or call, using what the store saw.
+    /// Classifies a failed instantiation or call, using what the store saw:
+    /// whether it refused memory, and what the guest wrote to stderr.
     pub(super) fn classify(
         guest: &str,
         err: &wasmtime::Error,
-        state: &GuestState,
+        hit_memory_limit: bool,
+        stderr: String,
         deadline: Duration,
         limit: usize,
     ) -> GuestError {
@@ -119,10 +119,9 @@ impl GuestError {
             Some(Trap::StackOverflow) => return GuestError::StackOverflow { guest },
             _ => {}
         }
-        if state.hit_memory_limit() {
+        if hit_memory_limit {
             return GuestError::MemoryLimit { guest, limit };
         }
-        let stderr = state.stderr();
         let detail = match err.downcast_ref::<Trap>() {
             Some(Trap::UnreachableCodeReached) if !stderr.is_empty() => {
                 format!("panicked: {}", summarize(&stderr))

@@ -140,6 +140,13 @@ impl Runtime {
         state: &GuestState,
         limits: &GuestLimits,
     ) -> GuestError {
-        GuestError::classify(guest, err, state, limits.deadline, limits.memory_limit)
+        GuestError::classify(
+            guest,
+            err,
+            state.hit_memory_limit(),
+            state.stderr(),
+            limits.deadline,
+            limits.memory_limit,
+        )
     }
 }

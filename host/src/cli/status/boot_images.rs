@@ -9,7 +9,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::model::{Inputs, str_at};
+use super::inputs::{Inputs, str_at};
 use crate::bootimage::objects::{Input as _, MachineConfiguration};
 use crate::bootimage::state::{ControllerState, HOT_LOOP_LIMIT};
 

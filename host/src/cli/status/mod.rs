@@ -9,6 +9,7 @@
 //! a frame is printed only when its content differs from the last one.
 
 pub mod boot_images;
+mod inputs;
 pub mod model;
 pub mod render;
 

@@ -27,6 +27,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::boot_images::{self, BootImages};
+use super::inputs::str_at;
+pub use super::inputs::{GuestSource, Inputs};
 use crate::mcn::crd::MachineConfigNode;
 use crate::mcn::phase::{self, Phase};
 
@@ -53,25 +55,6 @@ impl Thresholds {
             _ => self.other,
         }
     }
-}
-
-/// What the guests section shows: the host's `/guests` (and shadow counts
-/// from `/metrics`) when an admin URL was given and answered.
-#[derive(Debug, Clone, Default)]
-pub enum GuestSource {
-    /// No `--admin-url`.
-    #[default]
-    NotAsked,
-    /// The admin URL did not answer; the error.
-    Unreachable(String),
-    Read {
-        url: String,
-        /// The `/guests` document.
-        guests: Value,
-        /// `mco_shadow_evaluations_total` by (job, result), if `/metrics`
-        /// answered.
-        shadow: BTreeMap<(String, String), f64>,
-    },
 }
 
 impl Inputs {
@@ -115,26 +98,6 @@ impl Inputs {
         }
         inputs
     }
-}
-
-/// Everything the summary is computed from.
-#[derive(Debug, Clone, Default)]
-pub struct Inputs {
-    pub mcns: Vec<MachineConfigNode>,
-    pub pools: Vec<Value>,
-    pub machinesets: Vec<Value>,
-    /// MachineConfiguration `cluster`.
-    pub machine_configuration: Option<Value>,
-    /// ConfigMap `coreos-bootimages`.
-    pub stream: Option<Value>,
-    /// The boot image controller's record ConfigMap (`mco-host-boot-images`).
-    pub record: Option<Value>,
-    /// Events (events.k8s.io/v1) about MachineSets.
-    pub events: Vec<Value>,
-    /// The stream architecture of a control-plane node, for MachineSets
-    /// without an architecture annotation (as the controller does).
-    pub control_plane_arch: Option<String>,
-    pub guests: GuestSource,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -206,10 +169,6 @@ pub struct GuestRow {
     pub candidate_sha256: Option<String>,
     /// agree / differ / failed counts of the candidate, when shadowing.
     pub shadow: Option<BTreeMap<String, u64>>,
-}
-
-pub(super) fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    path.iter().try_fold(v, |v, k| v.get(k))?.as_str()
 }
 
 fn name_of(v: &Value) -> String {
