@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::error::RecordError;
 
@@ -49,8 +48,7 @@ pub enum Guard {
 
 /// Identifies a patch; equal patches have equal fingerprints.
 pub fn patch_fingerprint(patch: &serde_json::Value) -> String {
-    let digest = Sha256::digest(patch.to_string().as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::blob::digest(patch.to_string().as_bytes())
 }
 
 impl ControllerState {
