@@ -167,10 +167,11 @@ impl Session<'_> {
             user_data,
             stream: self.index.as_ref().map_err(String::as_str),
         };
-        from_wit(decision)
-            .and_then(|d| authority::check(&job, &d).map(|()| d))
-            .and_then(|d| mco_bootimage::validate_decision_for(&d, machineset.kind).map(|()| d))
-            .map_err(|detail| guest.invalid_output(detail))
+        let decision = from_wit(decision).map_err(|e| guest.invalid_output(e.to_string()))?;
+        authority::check(&job, &decision).map_err(|e| guest.invalid_output(e.to_string()))?;
+        mco_bootimage::validate_decision_for(&decision, machineset.kind)
+            .map_err(|detail| guest.invalid_output(detail))?;
+        Ok(decision)
     }
 }
 
@@ -194,12 +195,16 @@ fn to_wit(ms: &MachineSetView) -> wit::MachineSet {
     }
 }
 
-fn from_wit(decision: wit::Decision) -> Result<Decision, String> {
+/// A decision whose merge patch is not JSON text, as the WIT says it is.
+#[derive(Debug, thiserror::Error)]
+#[error("merge patch is not JSON: {0}")]
+struct PatchNotJson(serde_json::Error);
+
+fn from_wit(decision: wit::Decision) -> Result<Decision, PatchNotJson> {
     Ok(match decision {
         wit::Decision::Patch(patch) => Decision::Patch {
             target: patch.target,
-            patch: serde_json::from_str(&patch.merge_patch)
-                .map_err(|e| format!("merge patch is not JSON: {e}"))?,
+            patch: serde_json::from_str(&patch.merge_patch).map_err(PatchNotJson)?,
             user_data_secret: patch.user_data_secret.map(|secret| UserDataUpgrade {
                 name: secret.name,
                 data: UserData {

@@ -161,17 +161,29 @@ pub fn machine_decoder(kind: MachineKind) -> fn(&Value) -> Result<MachineSetView
 }
 
 /// A field decoded with serde_json's own rules and messages (a label
-/// selector), kept as the error text when it does not decode, for the rule
-/// that reads it to report.
+/// selector); one that does not decode is kept, for the rule that reads it
+/// to report.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Lenient<T>(pub Result<T, String>);
+pub struct Lenient<T>(pub Result<T, Undecodable>);
+
+/// A field that did not decode: serde's reason, and the value as it was
+/// (what the object's fingerprint covers).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Undecodable {
+    reason: String,
+    value: Value,
+}
 
 impl<'de, T: DeserializeOwned> Deserialize<'de> for Lenient<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
-        Ok(Lenient(
-            serde_json::from_value(value).map_err(|e| e.to_string()),
-        ))
+        Ok(Lenient(serde_json::from_value(value.clone()).map_err(
+            |e| Undecodable {
+                reason: e.to_string(),
+                value,
+            },
+        )))
     }
 }
 
@@ -179,7 +191,7 @@ impl<T: Serialize> Serialize for Lenient<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
             Ok(value) => value.serialize(serializer),
-            Err(error) => error.serialize(serializer),
+            Err(undecodable) => undecodable.value.serialize(serializer),
         }
     }
 }

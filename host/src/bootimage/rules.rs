@@ -12,7 +12,7 @@ use mco_bootimage::{ClusterFacts, Decision, InputError, MachineKind, MachineSetV
 
 use super::objects::{
     ClusterVersion, ConfigMapData, Infrastructure, Lenient, MachineConfiguration, MachineManager,
-    Selection, UserDataSecret,
+    Selection, Undecodable, UserDataSecret,
 };
 
 /// What the host rules read for one MachineSet besides the cluster gates.
@@ -382,16 +382,26 @@ pub fn enrollment_gate(
     }
 }
 
+/// A `machineResourceSelector` that selects nothing it could be asked to:
+/// not a LabelSelector, or one whose expressions kube cannot parse.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectorError {
+    #[error(transparent)]
+    Undecodable(#[from] Undecodable),
+    #[error(transparent)]
+    Invalid(#[from] kube::core::ParseExpressionError),
+}
+
 /// Kubernetes label-selector semantics (kube's implementation): no
 /// selector selects nothing, an empty one everything.
 pub fn label_selector_matches(
     selector: Option<&Lenient<LabelSelector>>,
     labels: &BTreeMap<String, String>,
-) -> Result<bool, String> {
+) -> Result<bool, SelectorError> {
     let Some(Lenient(selector)) = selector else {
         return Ok(false);
     };
-    let selector = Selector::try_from(selector.clone()?).map_err(|e| e.to_string())?;
+    let selector = Selector::try_from(selector.clone()?)?;
     Ok(selector.matches(labels))
 }
 
@@ -422,10 +432,11 @@ mod tests {
     fn label_selector_matches(
         selector: &Value,
         labels: &BTreeMap<String, String>,
-    ) -> Result<bool, String> {
-        // Read as the field of a MachineConfiguration that holds it.
+    ) -> Result<bool, SelectorError> {
+        // Read as the field of a MachineConfiguration that holds it (a
+        // Lenient field reads any JSON).
         let selector: Option<Lenient<LabelSelector>> =
-            serde_json::from_value(selector.clone()).map_err(|e| e.to_string())?;
+            serde_json::from_value(selector.clone()).ok().flatten();
         super::label_selector_matches(selector.as_ref(), labels)
     }
 

@@ -1,16 +1,13 @@
 //! Azure: the `image` block names a marketplace image the stream
 //! publishes for the architecture, with the type its plan calls for.
 
+use super::{Proposal, Rule, str_at};
 use mco_bootimage::stream::AzureMarketplaceImage;
-use mco_k8s_rules::quote;
-
-use super::{Proposal, QUOTE, str_at};
 
 /// The image the patch sets, if the stream publishes it for this
 /// MachineSet.
-pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, String> {
+pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
     let &Proposal {
-        guest,
         stream,
         arch,
         after,
@@ -20,9 +17,13 @@ pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, String> {
     let [publisher, offer, sku, version, resource_id, kind] =
         ["publisher", "offer", "sku", "version", "resourceID", "type"].map(field);
     let urn = format!("{publisher}:{offer}:{sku}:{version}");
-    let marketplace = stream.azure_marketplace(arch).ok_or_else(|| {
-        format!("{guest} patch sets image {urn}, but the stream publishes no Azure marketplace images for {arch}")
-    })?;
+    let marketplace =
+        stream
+            .azure_marketplace(arch)
+            .ok_or_else(|| Rule::AzureNothingPublished {
+                urn: urn.clone(),
+                arch: arch.to_owned(),
+            })?;
     let sets = [
         (&marketplace.no_purchase_plan, "MarketplaceNoPlan"),
         (&marketplace.ocp, "MarketplaceWithPlan"),
@@ -48,18 +49,18 @@ pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, String> {
         (same(&set.hyper_v_gen1) || same(&set.hyper_v_gen2)).then_some(*wanted_type)
     });
     match published {
-        None => Err(format!(
-            "{guest} patch sets providerSpec.value.image to {}, which is not an image the stream publishes for {arch}",
-            quote(&urn, QUOTE)
-        )),
-        Some(_) if !resource_id.is_empty() => Err(format!(
-            "{guest} patch sets providerSpec.value.image.resourceID to {}; a marketplace image has none",
-            quote(resource_id, QUOTE)
-        )),
-        Some(wanted) if kind != wanted => Err(format!(
-            "{guest} patch sets providerSpec.value.image.type to {}, but the stream's image {urn} is {wanted}",
-            quote(kind, QUOTE)
-        )),
+        None => Err(Rule::AzureNotPublished {
+            urn,
+            arch: arch.to_owned(),
+        }),
+        Some(_) if !resource_id.is_empty() => Err(Rule::AzureResourceId {
+            resource_id: resource_id.to_owned(),
+        }),
+        Some(wanted) if kind != wanted => Err(Rule::AzureImageType {
+            kind: kind.to_owned(),
+            urn,
+            wanted,
+        }),
         Some(_) => Ok(urn),
     }
 }

@@ -1,24 +1,22 @@
 //! GCP: only the `image` of boot disks changes, to the image the stream
 //! publishes for the architecture; the disks keep their order.
 
-use mco_k8s_rules::quote;
 use serde_json::Value;
 
-use super::{Proposal, QUOTE};
+use super::{Proposal, Rule};
 
 /// A GCP patch must keep the disks in their order: reordering moves the
 /// boot disk, so it is named as such rather than as some changed field.
-pub(super) fn disk_order(guest: &str, before: &Value, after: &Value) -> Result<(), String> {
+pub(super) fn disk_order(before: &Value, after: &Value) -> Result<(), Rule> {
     let (Some(Value::Array(b)), Some(Value::Array(a))) = (before.get("disks"), after.get("disks"))
     else {
         return Ok(());
     };
     if a.len() != b.len() {
-        return Err(format!(
-            "{guest} patch changes the number of providerSpec.value.disks ({} to {}), which a boot image decision may not touch",
-            b.len(),
-            a.len()
-        ));
+        return Err(Rule::DiskCount {
+            before: b.len(),
+            after: a.len(),
+        });
     }
     let without_image = |disk: &Value| {
         let mut disk = disk.clone();
@@ -34,9 +32,7 @@ pub(super) fn disk_order(guest: &str, before: &Value, after: &Value) -> Result<(
         bs.sort();
         as_.sort();
         if bs == as_ {
-            return Err(format!(
-                "{guest} patch reorders providerSpec.value.disks, which a boot image decision may not touch"
-            ));
+            return Err(Rule::DisksReordered);
         }
     }
     Ok(())
@@ -44,37 +40,39 @@ pub(super) fn disk_order(guest: &str, before: &Value, after: &Value) -> Result<(
 
 /// The image the patch sets, if the stream publishes it for this
 /// MachineSet.
-pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, String> {
+pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
     let &Proposal {
-        guest,
         stream,
         arch,
         changes,
         before,
         ..
     } = proposal;
-    let published = stream.gcp_image_path(arch).map_err(|e| {
-        format!(
-            "{guest} patch sets a boot disk image, but the stream publishes none for {arch}: {e}"
-        )
-    })?;
+    let published = stream
+        .gcp_image_path(arch)
+        .map_err(|e| Rule::GcpNothingPublished {
+            arch: arch.to_owned(),
+            reason: e.to_string(),
+        })?;
     for change in changes {
-        let Some(i) = change.index() else { continue };
+        let Some(index) = change.index() else {
+            continue;
+        };
         let boot = before
-            .pointer(&format!("/disks/{i}/boot"))
+            .pointer(&format!("/disks/{index}/boot"))
             .and_then(Value::as_bool)
             .unwrap_or(false);
         if !boot {
-            return Err(format!(
-                "{guest} patch changes providerSpec.value.disks[{i}].image of a disk that is not a boot disk, which a boot image decision may not touch"
-            ));
+            return Err(Rule::NotBootDisk { index });
         }
         let image = change.after.and_then(Value::as_str).unwrap_or("");
         if image != published {
-            return Err(format!(
-                "{guest} patch sets providerSpec.value.disks[{i}].image to {}, which is not the image the stream publishes for {arch} ({published})",
-                quote(image, QUOTE)
-            ));
+            return Err(Rule::GcpNotPublished {
+                index,
+                image: image.to_owned(),
+                arch: arch.to_owned(),
+                published,
+            });
         }
     }
     Ok(published)

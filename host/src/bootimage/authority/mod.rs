@@ -16,13 +16,16 @@
 use std::collections::BTreeSet;
 
 use mco_bootimage::{ClusterFacts, Decision, MachineKind, MachineSetView, Stream};
-use mco_k8s_rules::{bounded, quote};
+use mco_k8s_rules::bounded;
 use serde_json::Value;
 
 mod aws;
 mod azure;
 mod gcp;
+mod refusal;
 mod stub;
+
+pub use refusal::{Refusal, Rule};
 
 /// How much of an offending value a message quotes, in bytes.
 pub(super) const QUOTE: usize = 120;
@@ -91,9 +94,16 @@ pub struct JobInputs<'a> {
     pub stream: Result<&'a Stream, &'a str>,
 }
 
-/// `Err` names the field or rule a decision breaks. Only `patch`
+/// `Err` names the guest and the rule its decision breaks. Only `patch`
 /// decisions change anything; the others pass.
-pub fn check(job: &JobInputs<'_>, decision: &Decision) -> Result<(), String> {
+pub fn check(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Refusal> {
+    rules(job, decision).map_err(|rule| Refusal {
+        platform: job.platform.to_owned(),
+        rule: Box::new(rule),
+    })
+}
+
+fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
     let Decision::Patch {
         target,
         patch,
@@ -102,21 +112,17 @@ pub fn check(job: &JobInputs<'_>, decision: &Decision) -> Result<(), String> {
     else {
         return Ok(());
     };
-    let guest = format!("the {} guest's", job.platform);
-    let fragment = provider_spec_fragment(&guest, job.machineset.kind, patch)?;
+    let fragment = provider_spec_fragment(job.machineset.kind, patch)?;
     let Some(before) = &job.machineset.provider_spec else {
-        return Err(format!(
-            "{guest} patch changes providerSpec.value of {} {}, which has none",
-            job.machineset.kind.noun(),
-            job.machineset.name
-        ));
+        return Err(Rule::NoProviderSpec {
+            noun: job.machineset.kind.noun(),
+            name: job.machineset.name.clone(),
+        });
     };
     let mut after = before.clone();
     json_patch::merge(&mut after, fragment);
     if after == *before {
-        return Err(format!(
-            "{guest} patch changes nothing in providerSpec.value (a patch that changes nothing would be applied on every pass)"
-        ));
+        return Err(Rule::ChangesNothing);
     }
     let owned = FIELD_OWNERSHIP
         .iter()
@@ -124,23 +130,21 @@ pub fn check(job: &JobInputs<'_>, decision: &Decision) -> Result<(), String> {
         .map(|(_, owned)| *owned)
         .unwrap_or(&[]);
     if job.platform == "GCP" {
-        gcp::disk_order(&guest, before, &after)?;
+        gcp::disk_order(before, &after)?;
     }
     let mut changes = Vec::new();
     diff(&mut Vec::new(), Some(before), Some(&after), &mut changes);
     for change in &changes {
         let pattern = change.pattern();
         let Some(field) = owned.iter().find(|o| o.path == pattern) else {
-            return Err(format!(
-                "{guest} patch changes providerSpec.value.{}, which a boot image decision may not touch",
-                change.display()
-            ));
+            return Err(Rule::NotOwned {
+                path: format!("providerSpec.value.{}", change.display()),
+            });
         };
         if field.may == May::Clear && change.after.is_some() {
-            return Err(format!(
-                "{guest} patch sets providerSpec.value.{}, which a boot image decision may only clear",
-                change.display()
-            ));
+            return Err(Rule::ClearOnly {
+                path: change.display(),
+            });
         }
     }
     let arch = mco_bootimage::arch::machineset_arch(
@@ -148,14 +152,13 @@ pub fn check(job: &JobInputs<'_>, decision: &Decision) -> Result<(), String> {
         &job.cluster.control_plane_arch,
         job.cluster.multi_arch,
     )
-    .map_err(|e| {
-        format!("{guest} patch moves a MachineSet whose architecture the host cannot tell: {e}")
+    .map_err(|e| Rule::UnknownArch {
+        reason: e.to_string(),
     })?;
-    let stream = job.stream.map_err(|e| {
-        format!("{guest} patch sets a boot image, but the host has no usable stream: {e}")
+    let stream = job.stream.map_err(|e| Rule::NoStream {
+        reason: e.to_owned(),
     })?;
     let proposal = Proposal {
-        guest: &guest,
         stream,
         arch: &arch,
         before,
@@ -166,48 +169,33 @@ pub fn check(job: &JobInputs<'_>, decision: &Decision) -> Result<(), String> {
         "AWS" => aws::image(&proposal)?,
         "GCP" => gcp::image(&proposal)?,
         "Azure" => azure::image(&proposal)?,
-        // Unreachable with an empty list (any change is refused above), but
-        // a platform added to the list must also say how its image is
-        // checked.
-        other => {
-            return Err(format!(
-                "the host has no image check for platform {other:?}, so its guests may change nothing"
-            ));
-        }
+        _ => return Err(Rule::NoImageCheck),
     };
     if *target != image {
-        return Err(format!(
-            "{guest} patch target {} is not the image the patch sets ({})",
-            quote(target, QUOTE),
-            quote(&image, QUOTE)
-        ));
+        return Err(Rule::TargetMismatch {
+            target: target.clone(),
+            image,
+        });
     }
-    stub::upgrade(&guest, job, user_data_secret.as_ref())
+    stub::upgrade(job, user_data_secret.as_ref())
 }
 
 /// The `providerSpec.value` part of the patch, at the path the object's
 /// kind keeps it (one level deeper in a ControlPlaneMachineSet), or why the
 /// patch has no such part of the right shape.
-fn provider_spec_fragment<'p>(
-    guest: &str,
-    kind: MachineKind,
-    patch: &'p Value,
-) -> Result<&'p Value, String> {
+fn provider_spec_fragment(kind: MachineKind, patch: &Value) -> Result<&Value, Rule> {
     let envelope = kind.provider_spec_path();
     if !patch.is_object() {
-        return Err(format!(
-            "{guest} merge patch is {}, not a JSON object",
-            mco_bootimage::fields::kind_of(patch)
-        ));
+        return Err(Rule::NotAnObject {
+            kind: mco_bootimage::fields::kind_of(patch),
+        });
     }
     let mut level = patch;
     let mut path = String::new();
     for key in envelope {
-        let map = level.as_object().ok_or_else(|| {
-            format!(
-                "{guest} patch replaces {path} with {}, which a boot image decision may not touch",
-                mco_bootimage::fields::kind_of(level)
-            )
+        let map = level.as_object().ok_or_else(|| Rule::ReplacesParent {
+            path: path.clone(),
+            kind: mco_bootimage::fields::kind_of(level),
         })?;
         if let Some(other) = map.keys().find(|k| k.as_str() != *key) {
             let at = if path.is_empty() {
@@ -215,24 +203,22 @@ fn provider_spec_fragment<'p>(
             } else {
                 format!("{path}.{other}")
             };
-            return Err(format!(
-                "{guest} patch changes {}, which a boot image decision may not touch",
-                bounded(at, QUOTE)
-            ));
+            return Err(Rule::NotOwned {
+                path: bounded(at, QUOTE),
+            });
         }
-        level = map
-            .get(*key)
-            .ok_or_else(|| format!("{guest} patch has no {}", envelope.join(".")))?;
+        level = map.get(*key).ok_or_else(|| Rule::NoProviderSpecPatch {
+            path: envelope.join("."),
+        })?;
         if !path.is_empty() {
             path.push('.');
         }
         path.push_str(key);
     }
     if !level.is_object() {
-        return Err(format!(
-            "{guest} patch replaces providerSpec.value with {}; it must be an object of field changes",
-            mco_bootimage::fields::kind_of(level)
-        ));
+        return Err(Rule::NotFieldChanges {
+            kind: mco_bootimage::fields::kind_of(level),
+        });
     }
     Ok(level)
 }
@@ -240,8 +226,6 @@ fn provider_spec_fragment<'p>(
 /// A patch as each platform's image check reads it: the providerSpec
 /// before and after it, and every path it changes.
 struct Proposal<'a> {
-    /// Who proposes it, as messages name them (`the AWS guest's`).
-    guest: &'a str,
     stream: &'a Stream,
     arch: &'a str,
     before: &'a Value,

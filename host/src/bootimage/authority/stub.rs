@@ -4,19 +4,16 @@
 use base64::Engine as _;
 use mco_bootimage::UserDataUpgrade;
 use mco_bootimage::ignition::{ANNOTATION_UPGRADED_TO, StubUpgrade, upgrade_stub};
-use mco_k8s_rules::{bounded, quote};
+use mco_k8s_rules::bounded;
 use serde_json::{Map, Value};
 
-use super::{JobInputs, QUOTE, str_at};
+use super::{JobInputs, QUOTE, Rule, str_at};
+
 /// A stub upgrade is the MachineSet's own and faithful: only when the host
 /// passed user data, only for the Secret the MachineSet references, only
 /// the `stub-ignition-upgraded-to` annotation, and a spec 3 config with
 /// exactly the original stub's meaning.
-pub(super) fn upgrade(
-    guest: &str,
-    job: &JobInputs<'_>,
-    upgrade: Option<&UserDataUpgrade>,
-) -> Result<(), String> {
+pub(super) fn upgrade(job: &JobInputs<'_>, upgrade: Option<&UserDataUpgrade>) -> Result<(), Rule> {
     let referenced = job.machineset.user_data_secret_name().ok().flatten();
     let Some(upgrade) = upgrade else {
         // Beyond the issue: a spec 2 stub the new image cannot read must
@@ -24,25 +21,22 @@ pub(super) fn upgrade(
         if let Some(text) = job.user_data
             && let Ok(StubUpgrade::Converted(_)) = upgrade_stub(text)
         {
-            return Err(format!(
-                "{guest} patch moves the boot image but leaves the spec 2 stub of Secret {} unconverted",
-                referenced.unwrap_or("(none)")
-            ));
+            return Err(Rule::StubLeftUnconverted {
+                secret: referenced.unwrap_or("(none)").to_owned(),
+            });
         }
         return Ok(());
     };
     if referenced != Some(upgrade.name.as_str()) {
-        return Err(format!(
-            "{guest} decision upgrades Secret {}, but the MachineSet's userDataSecret.name is {}",
-            quote(&upgrade.name, QUOTE),
-            referenced.map_or_else(|| "not set".to_owned(), |n| quote(n, QUOTE))
-        ));
+        return Err(Rule::ForeignSecret {
+            upgrades: upgrade.name.clone(),
+            referenced: referenced.map(str::to_owned),
+        });
     }
     let Some(original) = job.user_data else {
-        return Err(format!(
-            "{guest} decision upgrades the stub of Secret {} although the host passed no user data",
-            quote(&upgrade.name, QUOTE)
-        ));
+        return Err(Rule::StubWithoutUserData {
+            secret: upgrade.name.clone(),
+        });
     };
     let converted = base64::engine::general_purpose::STANDARD
         .decode(&upgrade.data.user_data)
@@ -50,29 +44,25 @@ pub(super) fn upgrade(
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .filter(Value::is_object)
-        .ok_or_else(|| format!("{guest} stub upgrade is not a base64 JSON Ignition config"))?;
+        .ok_or(Rule::StubNotIgnition)?;
     let version = str_at(&converted, "/ignition/version").unwrap_or("");
     if !is_spec3(version) {
-        return Err(format!(
-            "{guest} stub upgrade has Ignition version {}, not spec 3.x",
-            quote(version, QUOTE)
-        ));
+        return Err(Rule::StubNotSpec3 {
+            version: version.to_owned(),
+        });
     }
     for (key, value) in &upgrade.annotations {
         if key != ANNOTATION_UPGRADED_TO {
-            return Err(format!(
-                "{guest} stub upgrade sets annotation {} on the Secret; only {ANNOTATION_UPGRADED_TO} may be set",
-                quote(key, QUOTE)
-            ));
+            return Err(Rule::StubAnnotation { key: key.clone() });
         }
         if value != version {
-            return Err(format!(
-                "{guest} stub upgrade annotates version {} but converts to {version}",
-                quote(value, QUOTE)
-            ));
+            return Err(Rule::StubAnnotatedVersion {
+                annotated: value.clone(),
+                version: version.to_owned(),
+            });
         }
     }
-    faithful(guest, original, &converted)
+    faithful(original, &converted)
 }
 
 fn is_spec3(version: &str) -> bool {
@@ -85,48 +75,38 @@ fn is_spec3(version: &str) -> bool {
 }
 
 /// The converted config says what the original said and nothing else:
-/// the same merge/replace sources (URL, verification hash, HTTP headers),
-/// certificate authorities, TLS and timeouts, and no section (`passwd`,
-/// `storage`, `systemd`, ...) the original does not have. A section the
-/// original does have must be what the host's own converter makes of it.
-fn faithful(guest: &str, original: &str, converted: &Value) -> Result<(), String> {
-    let source: Value = serde_json::from_str(original)
-        .map_err(|e| format!("{guest} stub upgrade converts a stub that is not JSON: {e}"))?;
-    let source_version = str_at(&source, "/ignition/version").unwrap_or("");
-    let mut expected = pruned(source.pointer("/ignition").cloned().unwrap_or(Value::Null));
-    if let Some(ign) = expected.as_object_mut() {
-        ign.remove("version");
-        if !source_version.starts_with('3')
-            && let Some(Value::Object(config)) = ign.get_mut("config")
-            && let Some(append) = config.remove("append")
-        {
-            config.insert("merge".into(), append);
+/// its `ignition` section (merge/replace sources, certificate authorities,
+/// TLS, timeouts) and every other section are what the host's own, trusted
+/// converter makes of the original, and it has no section the original
+/// does not have. Comparing with the converter's output, not with the
+/// original's JSON, matters because spec 2 fields the converter does not
+/// know are dropped in spec 3, as upstream's Go types drop them.
+fn faithful(original: &str, converted: &Value) -> Result<(), Rule> {
+    let source: Value = serde_json::from_str(original).map_err(|e| Rule::StubSourceNotJson {
+        reason: e.to_string(),
+    })?;
+    let meaning = match upgrade_stub(original) {
+        Ok(StubUpgrade::Converted(text)) => {
+            serde_json::from_str(&text).map_err(|e| Rule::StubNotConvertible {
+                reason: e.to_string(),
+            })?
         }
-    }
-    let mut got = pruned(
-        converted
-            .pointer("/ignition")
-            .cloned()
-            .unwrap_or(Value::Null),
-    );
-    if let Some(ign) = got.as_object_mut() {
-        ign.remove("version");
-    }
-    let expected = pruned(expected);
-    let got = pruned(got);
-    if got != expected {
-        return Err(format!(
-            "{guest} stub upgrade changes the stub's ignition section (sources, certificate authorities, TLS or timeouts): expected {}, got {}",
-            bounded(expected.to_string(), QUOTE),
-            bounded(got.to_string(), QUOTE)
-        ));
-    }
-    // Every other section: absent unless the original has it, and then what
-    // the host's own (trusted) converter makes of it.
-    let native: Option<Value> = match upgrade_stub(original) {
-        Ok(StubUpgrade::Converted(text)) => serde_json::from_str(&text).ok(),
-        _ => None,
+        // A spec 3 stub means what it says.
+        Ok(StubUpgrade::AlreadyCurrent) => source.clone(),
+        Err(e) => {
+            return Err(Rule::StubNotConvertible {
+                reason: e.to_string(),
+            });
+        }
     };
+    let expected = ignition_without_version(&meaning);
+    let got = ignition_without_version(converted);
+    if got != expected {
+        return Err(Rule::StubIgnitionChanged {
+            expected: bounded(expected.to_string(), QUOTE),
+            got: bounded(got.to_string(), QUOTE),
+        });
+    }
     let empty = Map::new();
     let sections = converted.as_object().unwrap_or(&empty);
     for (key, value) in sections {
@@ -137,25 +117,27 @@ fn faithful(guest: &str, original: &str, converted: &Value) -> Result<(), String
             .get(key)
             .is_some_and(|v| !pruned(v.clone()).is_null());
         if !has {
-            return Err(format!(
-                "{guest} stub upgrade adds {}, which the original stub does not have",
-                quote(key, QUOTE)
-            ));
+            return Err(Rule::StubAddsSection {
+                section: key.clone(),
+            });
         }
-        let want = native
-            .as_ref()
-            .and_then(|n| n.get(key))
-            .cloned()
-            .map(pruned)
-            .unwrap_or(Value::Null);
+        let want = meaning.get(key).cloned().map(pruned).unwrap_or(Value::Null);
         if pruned(value.clone()) != want {
-            return Err(format!(
-                "{guest} stub upgrade changes the stub's {} section",
-                quote(key, QUOTE)
-            ));
+            return Err(Rule::StubChangesSection {
+                section: key.clone(),
+            });
         }
     }
     Ok(())
+}
+
+/// The `ignition` section without its version, pruned.
+fn ignition_without_version(config: &Value) -> Value {
+    let mut ignition = config.get("ignition").cloned().unwrap_or(Value::Null);
+    if let Some(map) = ignition.as_object_mut() {
+        map.remove("version");
+    }
+    pruned(ignition)
 }
 
 /// `value` without nulls, empty arrays and empty objects, recursively, so
