@@ -6,8 +6,9 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use mco_bootimage::MachineKind;
+use mco_k8s_rules::bounded;
 
-use crate::cluster::conditions::{self, Transition};
+use crate::cluster::conditions::{self, MESSAGE_LIMIT, Transition};
 
 pub const PROGRESSING: &str = "BootImageUpdateProgressing";
 pub const DEGRADED: &str = "BootImageUpdateDegraded";
@@ -112,7 +113,8 @@ impl Tally {
         );
         if !errors.is_empty() {
             message.push_str(" | Error(s): ");
-            message.push_str(&aggregate(&errors));
+            let room = MESSAGE_LIMIT.saturating_sub(message.len());
+            message.push_str(&aggregate(&errors, room));
         }
         Wanted {
             type_: DEGRADED,
@@ -136,12 +138,36 @@ pub fn degraded_before_start(error: &str) -> Wanted {
 }
 
 /// Kubernetes' `utilerrors.NewAggregate` text: one error as is, several as
-/// `[a, b]`.
-fn aggregate(errors: &[String]) -> String {
-    match errors {
-        [one] => one.clone(),
+/// `[a, b]`, in at most `room` bytes. A list that does not fit keeps the
+/// errors that do, in order, and says how many it left out (`[a, b, … and
+/// 498 more]`), so the condition still names MachineSets and the status
+/// write stays under the API's limit.
+fn aggregate(errors: &[String], room: usize) -> String {
+    let whole = match errors {
+        [one] => return bounded(one.clone(), room),
         many => format!("[{}]", many.join(", ")),
+    };
+    if whole.len() <= room {
+        return whole;
     }
+    let rest = |left: usize| format!("… and {left} more]");
+    let reserve = ", ".len() + rest(errors.len()).len();
+    let mut out = String::from("[");
+    let mut shown = 0;
+    for error in errors {
+        let separator = if shown == 0 { "" } else { ", " };
+        if out.len() + separator.len() + error.len() + reserve > room {
+            break;
+        }
+        out.push_str(separator);
+        out.push_str(error);
+        shown += 1;
+    }
+    if shown > 0 {
+        out.push_str(", ");
+    }
+    out.push_str(&rest(errors.len() - shown));
+    out
 }
 
 /// Both conditions to apply, or `None` when every wanted condition already
@@ -251,6 +277,39 @@ mod tests {
         );
         // Degraded is not about enrollment.
         assert!(!tally.degraded().message.contains("Enrollment"));
+    }
+
+    /// 500 failing MachineSets, each error about 86 bytes as the host
+    /// writes them, would make a 43 KB message the apiserver refuses.
+    #[test]
+    fn degraded_lists_what_fits_and_counts_the_rest() {
+        let errors: Vec<String> = (0..500)
+            .map(|i| format!("error syncing MAPI MachineSet worker-{i:03}: the GCP guest failed: trap: unreachable"))
+            .collect();
+        let tally = machinesets(Count {
+            total: 500,
+            errors: errors.clone(),
+            ..Count::default()
+        });
+        let message = tally.degraded().message;
+        assert!(message.len() <= MESSAGE_LIMIT, "{} bytes", message.len());
+        assert!(message.starts_with("500 Degraded MAPI MachineSets | "));
+        let shown = errors
+            .iter()
+            .take_while(|e| message.contains(e.as_str()))
+            .count();
+        assert!(shown > 300, "only {shown} errors shown");
+        assert!(
+            message.ends_with(&format!(", … and {} more]", 500 - shown)),
+            "{}",
+            &message[message.len() - 80..]
+        );
+        // None is shown after the cut.
+        assert!(!errors[shown..].iter().any(|e| message.contains(e.as_str())));
+        // A single error too long for the room is cut on its own.
+        assert_eq!(aggregate(&["x".repeat(100)], 10).len(), 10);
+        // Too little room for any error still says how many there are.
+        assert_eq!(aggregate(&errors[..3], 25), "[… and 3 more]");
     }
 
     #[test]

@@ -4,6 +4,11 @@
 //! must not move a time on a resync, or every pass would be a write.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use mco_k8s_rules::bounded;
+
+/// `metav1.Condition` `message` maxLength, in bytes: a longer message makes
+/// the apiserver refuse the whole status write.
+pub const MESSAGE_LIMIT: usize = 32_768;
 
 /// What counts as a transition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +25,9 @@ pub enum Transition {
 
 /// `wanted`, each with its time (and, under [`Transition::Status`], its
 /// reason) carried from `stored` where nothing transitioned, and whether
-/// any of them differs from what is stored.
+/// any of them differs from what is stored. A message over
+/// [`MESSAGE_LIMIT`] is cut there (a job that lists many errors cuts its
+/// list more readably first).
 pub fn merge(
     stored: &[Condition],
     wanted: Vec<Condition>,
@@ -30,6 +37,10 @@ pub fn merge(
     let mut changed = false;
     let merged = wanted
         .into_iter()
+        .map(|want| Condition {
+            message: bounded(want.message, MESSAGE_LIMIT),
+            ..want
+        })
         .map(|want| {
             let Some(old) = stored.iter().find(|s| s.type_ == want.type_) else {
                 changed = true;
@@ -86,6 +97,28 @@ mod tests {
             last_transition_time: at(time),
             observed_generation: None,
         }
+    }
+
+    #[test]
+    fn a_message_over_the_api_limit_is_cut_the_same_way_every_pass() {
+        let long = "é".repeat(MESSAGE_LIMIT);
+        let (first, changed) = merge(
+            &[],
+            vec![condition("True", "A", &long, 0)],
+            &at(1),
+            Transition::Status,
+        );
+        assert!(changed);
+        assert!(first[0].message.len() <= MESSAGE_LIMIT);
+        assert!(first[0].message.ends_with('…'), "{}", first[0].message);
+        let (again, changed) = merge(
+            &first,
+            vec![condition("True", "A", &long, 0)],
+            &at(2),
+            Transition::Status,
+        );
+        assert!(!changed, "a resync must not rewrite a cut message");
+        assert_eq!(again, first);
     }
 
     #[test]
