@@ -67,7 +67,7 @@ host:
 
 ## crds: regenerate the CRDs under deploy/ from the Rust types.
 crds: host
-	$(CARGO_TARGET_DIR)/release/mco-host crds --out-dir deploy/crds
+	$(CARGO_TARGET_DIR)/release/mco-host crds --out-dir deploy
 
 # The stock CLI, for the offline-run test (a slim build, about 4 minutes).
 $(WASMTIME):

@@ -32,17 +32,22 @@ pub fn install_crypto_provider() {
 pub static JOBS: registry::Jobs =
     registry::Jobs::new(&[&mcn::job::Mcn, &bootimage::job::BootImage]);
 
-/// The CustomResourceDefinitions this host owns, each with the file name
-/// `deploy/crds/` keeps it under.
+/// The CustomResourceDefinitions the host writes to, each with the path
+/// under `deploy/` that keeps it: MachineConfigGuest in the base's `crds/`;
+/// MachineConfigNode, which an OpenShift cluster owns, in the Kustomize
+/// component for plain Kubernetes.
 pub fn crds() -> Vec<(
-    String,
+    &'static str,
     k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 )> {
-    [
-        mcn::crd::machine_config_node_crd(),
-        registry::crd::machine_config_guest_crd(&JOBS),
+    vec![
+        (
+            "components/machineconfignode-crd/machineconfignodes.yaml",
+            mcn::crd::machine_config_node_crd(),
+        ),
+        (
+            "crds/machineconfigguests.yaml",
+            registry::crd::machine_config_guest_crd(&JOBS),
+        ),
     ]
-    .into_iter()
-    .map(|crd| (format!("{}.yaml", crd.spec.names.plural), crd))
-    .collect()
 }

@@ -328,10 +328,6 @@ fn the_base_renders_to_named_objects_in_mco_system() {
         ("Namespace", NAMESPACE),
         (
             "CustomResourceDefinition",
-            "machineconfignodes.machineconfiguration.openshift.io",
-        ),
-        (
-            "CustomResourceDefinition",
             "machineconfigguests.mco-wasm.io",
         ),
         ("ServiceAccount", SERVICE_ACCOUNT),
@@ -351,19 +347,47 @@ fn the_base_renders_to_named_objects_in_mco_system() {
     assert_eq!(ids, expected);
 }
 
+/// The base with the MachineConfigNode CRD, as plain Kubernetes (and the
+/// e2e harness) installs it.
+const MCN_CRD: &str = "components:\n  - <deploy>/components/machineconfignode-crd\n";
+
 #[test]
 fn the_crds_are_the_ones_the_types_generate() {
+    let with_mcn_crd = kustomize_build(overlay(MCN_CRD).path());
     for (file, crd) in mco_host::crds() {
         let name = crd.metadata.name.clone().unwrap_or_default();
         let mut generated = serde_json::to_value(&crd).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let mut rendered = find(base(), "CustomResourceDefinition", &name).clone();
+        let mut rendered = find(&with_mcn_crd, "CustomResourceDefinition", &name).clone();
         normalize_numbers(&mut rendered);
         normalize_numbers(&mut generated);
         assert!(
             rendered == generated,
-            "deploy/crds/{file} differs from the Rust types: run `make crds`"
+            "deploy/{file} differs from the Rust types: run `make crds`"
         );
     }
+}
+
+/// On OpenShift the MachineConfigNode CRD comes with the release payload;
+/// a second owner would fight the cluster-version operator over it.
+#[test]
+fn only_the_component_installs_the_machine_config_node_crd() {
+    let mcn_crd = "machineconfignodes.machineconfiguration.openshift.io";
+    let crds = |objects: &[Value]| -> BTreeSet<String> {
+        objects
+            .iter()
+            .filter(|o| str_at(o, "/kind") == "CustomResourceDefinition")
+            .map(|o| str_at(o, "/metadata/name").to_owned())
+            .collect()
+    };
+    assert!(!crds(base()).contains(mcn_crd), "{:?}", crds(base()));
+    let rendered = kustomize_build(overlay(MCN_CRD).path());
+    let mut expected = base().to_vec();
+    expected.push(find(&rendered, "CustomResourceDefinition", mcn_crd).clone());
+    assert_eq!(
+        by_id(&rendered),
+        by_id(&expected),
+        "the component adds the MachineConfigNode CRD and nothing else"
+    );
 }
 
 #[test]
@@ -795,6 +819,7 @@ fn every_object_matches_its_kubernetes_schema() {
     let mut objects = base().to_vec();
     objects.extend(kustomize_build(&deploy_dir().join("boot-images")));
     objects.extend(kustomize_build(custom.path()));
+    objects.extend(kustomize_build(overlay(MCN_CRD).path()));
     for object in &objects {
         let mut typed = round_trip(object);
         let mut object = object.clone();

@@ -14,15 +14,14 @@ use crate::control_plane::{ControlPlane, FIELD_MANAGER};
 
 /// Minimal hand-written CRDs for the OpenShift kinds the controllers use
 /// (`tests/crds/`). The MachineConfigNode CRD is not here: it is generated from
-/// the host's Rust types (`mco-host crds`) into `deploy/crds/`.
+/// the host's Rust types (`mco-host crds`) into
+/// `deploy/components/machineconfignode-crd/`.
 pub fn crds_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("crds")
 }
 
 /// Every document of every `*.yaml`, `*.yml` and `*.json` file in `dir`, in file
-/// name order. Kept as JSON values, not typed CRDs, so a field the
-/// `k8s-openapi` types do not know is not silently dropped: the apiserver
-/// checks the raw documents strictly instead.
+/// name order (see [`load_crd_files`]).
 pub fn load_crd_dir(dir: &Path) -> Result<Vec<Value>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
@@ -43,10 +42,17 @@ pub fn load_crd_dir(dir: &Path) -> Result<Vec<Value>> {
         "no *.yaml/*.yml/*.json files in {}",
         dir.display()
     );
+    load_crd_files(&files)
+}
 
+/// Every document of `files`, each of which must be a CRD. Kept as JSON
+/// values, not typed CRDs, so a field the `k8s-openapi` types do not know is
+/// not silently dropped: the apiserver checks the raw documents strictly
+/// instead.
+pub fn load_crd_files(files: &[PathBuf]) -> Result<Vec<Value>> {
     let mut docs = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(&file)
+        let text = std::fs::read_to_string(file)
             .with_context(|| format!("cannot read {}", file.display()))?;
         let values: Vec<Value> = serde_saphyr::from_multiple(&text)
             .with_context(|| format!("cannot parse {}", file.display()))?;
@@ -81,6 +87,14 @@ impl ControlPlane {
         self.install_crd_values(docs)
             .await
             .with_context(|| format!("installing the CRDs in {}", dir.display()))
+    }
+
+    /// [`Self::install_crds`] for the CRD documents of `files`.
+    pub async fn install_crd_files(&self, files: &[PathBuf]) -> Result<Vec<String>> {
+        let docs = load_crd_files(files)?;
+        self.install_crd_values(docs)
+            .await
+            .with_context(|| format!("installing the CRDs in {files:?}"))
     }
 
     /// [`Self::install_crd_dir`] on this package's `tests/crds/`.

@@ -53,8 +53,8 @@ enum Command {
 
 #[derive(Args)]
 struct CrdsArgs {
-    /// Write each CRD to `<plural>.yaml` in this directory instead (what
-    /// `deploy/crds/` holds).
+    /// Write each CRD to the file `deploy/` keeps it in, under this
+    /// directory instead (`make crds` gives `deploy`).
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
 }
@@ -407,8 +407,10 @@ fn write_crds(out_dir: Option<&Path>) -> Result<(), Failure> {
         let yaml = serde_saphyr::to_string(&crd).map_err(|e| Failure::Other(e.to_string()))?;
         match out_dir {
             Some(dir) => {
-                let path = dir.join(&file);
-                std::fs::write(&path, yaml)
+                let path = dir.join(file);
+                path.parent()
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| std::fs::write(&path, yaml))
                     .map_err(|e| Failure::Other(format!("{}: {e}", path.display())))?;
             }
             None => all.push_str(&format!("---\n{yaml}")),

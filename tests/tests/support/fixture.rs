@@ -100,6 +100,11 @@ impl Fixture {
         cp.install_openshift_crds().await?;
         cp.install_crd_dir(repo_root().join("deploy").join("crds"))
             .await?;
+        // What plain Kubernetes adds (on OpenShift the cluster owns it).
+        cp.install_crd_files(&[
+            repo_root().join("deploy/components/machineconfignode-crd/machineconfignodes.yaml")
+        ])
+        .await?;
         cp.create_namespace(NAMESPACE).await?;
         apply_manifest(&admin, &repo_root().join("deploy").join("rbac.yaml"))
             .await
