@@ -8,6 +8,7 @@
 pub mod admin;
 pub mod blob;
 pub mod bootimage;
+pub mod cases;
 pub mod cli;
 pub mod cluster;
 pub mod manifests;
@@ -17,6 +18,7 @@ pub mod registry;
 pub mod run;
 pub mod runtime;
 mod telemetry;
+pub mod wit;
 
 /// Makes ring the process's rustls crypto provider. kube picks ring itself,
 /// but reqwest (under oci-client and the status view's admin client) is

@@ -3,41 +3,10 @@
 
 mod common;
 
-use std::io::Write;
+use common::cli::{run, stderr};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn host() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_mco-host"));
-    command.env(
-        "MCO_GUEST_DIR",
-        common::installed_guest("mcn.wasm")
-            .parent()
-            .unwrap_or(Path::new(".")),
-    );
-    command.env_remove("RUST_LOG");
-    command
-}
-
-fn run(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = host()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn mco-host: {e}"));
-    if let Some(mut pipe) = child.stdin.take() {
-        pipe.write_all(stdin.unwrap_or_default().as_bytes())
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
-    child.wait_with_output().unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn case(name: &str, file: &str) -> String {
     common::repo_root()

@@ -1,8 +1,7 @@
 //! Every boot image golden case runs through the native platform rules and
 //! the wasm guests; both must agree with each other and with
 //! expected.json. Every patch is applied (RFC 7386) and decided again,
-//! which must give `noop`: a patch that does not converge would make the
-//! controller patch forever.
+//! which must give `noop` (`mco_host::cases`, which `guests test` shares).
 
 mod common;
 
@@ -15,8 +14,8 @@ use mco_host::bootimage::eval::BootImageInputs;
 use mco_host::bootimage::plan::stamp_upgrade;
 use mco_host::bootimage::rules::Step;
 use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
+use mco_host::cases::{self, CaseFailure, Pass};
 use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
-use serde_json::Value;
 
 /// The golden cases are written for an amd64 control plane.
 const CONTROL_PLANE_ARCH: &str = "x86_64";
@@ -92,46 +91,21 @@ fn decide(
     Ok((native, wasm))
 }
 
-/// One golden case: `Ok(true)` when it is a patch (decided again after
-/// it was applied), `Err` saying how it failed.
-fn check_case(case: &Path, guests: &BTreeMap<&str, BootImageGuest>) -> Result<bool, String> {
-    let mut inputs = BootImageInputs::read_case(case).map_err(|e| e.to_string())?;
-    // `now.txt`: the time a stub upgrade is stamped with (as `--now`).
-    let now = match std::fs::read_to_string(case.join("now.txt")) {
-        Ok(text) => text.trim().parse().map_err(|e| format!("now.txt: {e}"))?,
-        Err(_) => Timestamp::UNIX_EPOCH,
-    };
-    let (native, wasm) = decide(&inputs, guests, now)?;
-    if native != wasm {
-        return Err(format!(
-            "native and wasm disagree:\n  native: {native:?}\n  wasm:   {wasm:?}"
-        ));
-    }
-    mco_bootimage::validate_decision_for(&native, inputs.kind)
-        .map_err(|e| format!("invalid decision: {e}"))?;
-    let expected =
-        std::fs::read_to_string(case.join("expected.json")).map_err(|e| e.to_string())?;
-    let expected: Value = serde_json::from_str(&expected).map_err(|e| e.to_string())?;
-    let actual = serde_json::to_value(&native).map_err(|e| e.to_string())?;
-    if actual != expected {
-        return Err(format!(
-            "decision differs from expected.json:\n  actual:   {actual}\n  expected: {expected}"
-        ));
-    }
-    let Decision::Patch { patch, .. } = &native else {
-        return Ok(false);
-    };
-    inputs.apply_patch(patch);
-    let (native, wasm) = decide(&inputs, guests, now)?;
-    if native != wasm {
-        return Err(format!(
-            "disagree after the patch:\n  native: {native:?}\n  wasm:   {wasm:?}"
-        ));
-    }
-    if !matches!(native, Decision::Noop { .. }) {
-        return Err(format!("deciding again after the patch gave {native:?}"));
-    }
-    Ok(true)
+/// One golden case, checked by `mco_host::cases` as `guests test` checks
+/// it (expected.json, then the patch applied and decided again), with the
+/// native rules and the wasm guests deciding side by side.
+fn check_case(case: &Path, guests: &BTreeMap<&str, BootImageGuest>) -> Result<Pass, CaseFailure> {
+    cases::check_bootimage(case, |inputs, now| {
+        let (native, wasm) = decide(inputs, guests, now)?;
+        if native != wasm {
+            return Err(format!(
+                "native and wasm disagree:\n  native: {native:?}\n  wasm:   {wasm:?}"
+            ));
+        }
+        mco_bootimage::validate_decision_for(&native, inputs.kind)
+            .map_err(|e| format!("invalid decision: {e}"))?;
+        Ok(native)
+    })
 }
 
 /// Every case is checked, and every failing one is listed, so one broken
@@ -140,29 +114,26 @@ fn check_case(case: &Path, guests: &BTreeMap<&str, BootImageGuest>) -> Result<bo
 fn native_and_wasm_agree_on_every_golden_case_and_patches_converge() {
     let runtime = common::runtime(RuntimeConfig::default());
     let guests = guests(&runtime);
-    let cases = common::golden_cases("bootimage");
+    let golden = common::golden_cases("bootimage");
     assert!(
-        cases.len() >= 40,
+        golden.len() >= 40,
         "only {} boot image golden cases",
-        cases.len()
+        golden.len()
     );
     let mut patches = 0;
     let mut failures = Vec::new();
-    for case in &cases {
-        let name = case
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    for case in &golden {
+        let name = common::case_name(case);
         match check_case(case, &guests) {
-            Ok(patched) => patches += usize::from(patched),
-            Err(why) => failures.push(format!("{name}: {why}")),
+            Ok(pass) => patches += usize::from(pass == Pass::PatchConverged),
+            Err(failure) => failures.push(format!("{name}: {failure}")),
         }
     }
     assert!(
         failures.is_empty(),
         "{} of {} boot image golden cases failed:\n{}",
         failures.len(),
-        cases.len(),
+        golden.len(),
         failures.join("\n")
     );
     assert!(patches >= 15, "only {patches} patch cases");

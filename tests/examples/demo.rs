@@ -2,11 +2,11 @@
 //! simulated cluster (pools, rendered configs, nodes), `mco-host run` as its
 //! own ServiceAccount, and a rolling update across the workers, one node at a
 //! time, the way the Machine Config Daemon and drain controller annotate
-//! nodes. After every step it prints the MachineConfigNodes as
-//! `kubectl get machineconfignodes -o wide` shows them. Then a new
+//! nodes. After every step it prints the MachineConfigNodes (pool, configs,
+//! and the update conditions that are True in one column). Then a new
 //! release's CoreOS stream lands and the managed boot image controller moves
 //! the enrolled AWS MachineSets to its images, leaving a custom-image and a
-//! Windows MachineSet alone, and the demo prints the MachineSets, the
+//! Windows MachineSet alone (and saying why), and the demo prints the MachineSets, the
 //! conditions on MachineConfiguration `cluster` and the events. It prints
 //! `mco-host status` once mid-rollout and once at the end. Everything it
 //! started is stopped when it ends.
@@ -27,22 +27,31 @@ use support::golden::{self, Expected};
 const WORKERS: [&str; 3] = ["worker-0", "worker-1", "worker-2"];
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// `-o wide` columns after NAME: (header, condition type or field).
-const COLUMNS: [(&str, &str); 14] = [
-    ("POOLNAME", ".pool"),
-    ("DESIREDCONFIG", ".desired"),
-    ("CURRENTCONFIG", ".current"),
+/// The columns after NAME: pool, configs, `Updated`, and one STEPS
+/// column in place of the eleven update conditions `-o wide` shows one per
+/// column (238 characters), listing those that are True: all a reader
+/// needs to follow a node through its update.
+const COLUMNS: [(&str, &str); 5] = [
+    ("POOL", ".pool"),
+    ("DESIRED", ".desired"),
+    ("CURRENT", ".current"),
     ("UPDATED", "Updated"),
-    ("UPDATEPREPARED", "UpdatePrepared"),
-    ("UPDATEEXECUTED", "UpdateExecuted"),
-    ("UPDATEPOSTACTIONCOMPLETE", "UpdatePostActionComplete"),
-    ("UPDATECOMPLETE", "UpdateComplete"),
-    ("RESUMED", "Resumed"),
-    ("UPDATEDFILESANDOS", "AppliedFilesAndOS"),
-    ("CORDONEDNODE", "Cordoned"),
-    ("DRAINEDNODE", "Drained"),
-    ("REBOOTEDNODE", "RebootedNode"),
-    ("UNCORDONEDNODE", "Uncordoned"),
+    ("STEPS", ".steps"),
+];
+
+/// The update conditions in the order a reboot update sets them, with the
+/// short names STEPS shows.
+const STEPS: [(&str, &str); 10] = [
+    ("UpdatePrepared", "Prepared"),
+    ("UpdateExecuted", "Executed"),
+    ("Cordoned", "Cordoned"),
+    ("Drained", "Drained"),
+    ("AppliedFilesAndOS", "FilesAndOS"),
+    ("RebootedNode", "Rebooted"),
+    ("UpdatePostActionComplete", "PostAction"),
+    ("Resumed", "Resumed"),
+    ("Uncordoned", "Uncordoned"),
+    ("UpdateComplete", "Complete"),
 ];
 
 #[tokio::main(flavor = "current_thread")]
@@ -157,6 +166,13 @@ async fn boot_images(cluster: &Cluster) -> anyhow::Result<()> {
         )
         .await?;
     print_machinesets(cluster, "after the boot image controller's pass").await?;
+    println!(
+        "worker-golden-image keeps its custom AMI: it is no RHCOS image the controller knows, so \
+         upgrading it could replace a team's own image (skipped).\n\
+         worker-windows keeps its image: its machines are labelled \
+         machine.openshift.io/os-id=Windows, and RHCOS boot images never apply to Windows \
+         nodes, as upstream rules (counted reconciled, a noop).\n"
+    );
     println!("# MachineConfiguration cluster");
     for condition in conditions.values() {
         println!(
@@ -256,11 +272,24 @@ fn row(mcn: &Value) -> Vec<String> {
             .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
             .map_or(String::new(), |c| text(&c["status"]))
     };
+    let steps = || {
+        let done: Vec<&str> = STEPS
+            .iter()
+            .filter(|(type_, _)| condition(type_) == "True")
+            .map(|(_, short)| *short)
+            .collect();
+        if done.is_empty() {
+            "-".to_string()
+        } else {
+            done.join(",")
+        }
+    };
     std::iter::once(text(&mcn["metadata"]["name"]))
         .chain(COLUMNS.iter().map(|(_, source)| match *source {
             ".pool" => text(&mcn["spec"]["pool"]["name"]),
             ".desired" => text(&mcn["spec"]["configVersion"]["desired"]),
             ".current" => text(&mcn["status"]["configVersion"]["current"]),
+            ".steps" => steps(),
             type_ => condition(type_),
         }))
         .collect()

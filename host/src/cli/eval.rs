@@ -1,10 +1,11 @@
 //! `eval mcn`, `eval bootimage` and `guests`: the controllers' decisions
 //! from files, and a registry checked without a cluster.
 
+use std::borrow::Borrow;
 use std::path::PathBuf;
 
 use k8s_openapi::jiff::Timestamp;
-use mco_bootimage::MachineKind;
+use mco_bootimage::{Decision, MachineKind};
 use serde_json::Value;
 
 use super::{BootImageArgs, Failure, McnArgs, SandboxArgs, host_stream_arch};
@@ -14,17 +15,29 @@ use crate::bootimage::rules::Step;
 use crate::mcn::McnGuest;
 use crate::mcn::eval::{McnInputs, McnPaths};
 use crate::registry::entries::Entry;
-use crate::registry::table::Registry;
-use crate::registry::{self, Remote};
+use crate::registry::slot::Slot;
+use crate::registry::{self, Job, Remote};
+use crate::runtime::{Guest, Runtime, World};
 use crate::{JOBS, bootimage, mcn};
 
-/// The entry `eval` runs: `--guest FILE` under the host's limits, else the
-/// registry's (digest pin and limits included; candidates are not run).
-fn eval_entry(guest: Option<PathBuf>, registered: Option<&Entry>) -> Option<Entry> {
-    match guest {
-        Some(path) => Some(Entry::path(path)),
-        None => registered.cloned(),
+/// The entry `eval` runs and what it is read from: `--guest FILE` under
+/// the host's limits, else the registry's (digest pin and limits
+/// included, OCI modules pulled as `mco-host guests` pulls them;
+/// candidates are not run). `None`: the registry names no module for `job`.
+fn eval_entry(
+    sandbox: &SandboxArgs,
+    guest: Option<PathBuf>,
+    job: &Job,
+) -> Result<Option<(Entry, Remote)>, Failure> {
+    if let Some(path) = guest {
+        return Ok(Some((Entry::path(path), Remote::default())));
     }
+    let registry = sandbox.registry()?;
+    let Some(entry) = registry.get(job).cloned() else {
+        return Ok(None);
+    };
+    let remote = super::guests::pull_offline(sandbox, &registry)?;
+    Ok(Some((entry, remote)))
 }
 
 pub(super) fn mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure> {
@@ -36,17 +49,23 @@ pub(super) fn mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure
         previous: args.previous.as_deref(),
     })?;
     let job = mcn::job::job();
-    let registered = match &args.guest {
-        Some(_) => None,
-        None => sandbox.registry()?.get(&job).cloned(),
-    };
-    let entry = eval_entry(args.guest, registered.as_ref())
+    let (entry, remote) = eval_entry(sandbox, args.guest, &job)?
         .ok_or_else(|| Failure::Other(mcn::job::MISSING.into()))?;
-    let runtime = sandbox.runtime()?;
-    let fetched = registry::fetch(&job, &entry, &Remote::default())?;
-    let guest: McnGuest = registry::load(&runtime, &fetched)?.active;
+    let guest: McnGuest = load_slot(&sandbox.runtime()?, &job, &entry, &remote)?.active;
     let decision = guest.derive(&inputs.facts())?;
     Ok(inputs.output(decision, args.now.unwrap_or_else(Timestamp::now)))
+}
+
+/// An entry's modules fetched and loaded with every check `run` makes
+/// before they serve.
+pub(super) fn load_slot<W: World>(
+    runtime: &Runtime,
+    job: &Job,
+    entry: &Entry,
+    remote: &Remote,
+) -> Result<Slot<Guest<W>>, Failure> {
+    let fetched = registry::fetch(job, entry, remote)?;
+    Ok(registry::load(runtime, &fetched)?)
 }
 
 pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, Failure> {
@@ -67,30 +86,34 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
         user_data_secret: args.user_data_secret.as_deref(),
         known_images: args.known_images.as_deref(),
     })?;
+    let now = args.now.unwrap_or_else(Timestamp::now);
+    let decision = bootimage_decision(&inputs, now, |platform| {
+        let job = bootimage::job::job(platform);
+        eval_entry(sandbox, args.guest, &job)?
+            .map(
+                |(entry, remote)| Ok(load_slot(&sandbox.runtime()?, &job, &entry, &remote)?.active),
+            )
+            .transpose()
+    })?;
+    serde_json::to_value(&decision).map_err(|e| Failure::Other(e.to_string()))
+}
+
+/// The decision `eval bootimage` prints: the host rules, then, when they
+/// leave it to a guest, the one `guest_for` gives for the platform (none:
+/// the platform has no guest, which is `noop`).
+pub(super) fn bootimage_decision<G: Borrow<BootImageGuest>>(
+    inputs: &BootImageInputs,
+    now: Timestamp,
+    guest_for: impl FnOnce(&str) -> Result<Option<G>, Failure>,
+) -> Result<Decision, Failure> {
     let arch = host_stream_arch()?;
     inputs.stream()?;
     let rules = inputs.host_rules(arch)?;
-    let guest: Option<BootImageGuest> = match &rules.step {
+    let guest = match &rules.step {
         Step::Decided(_) => None,
-        Step::Guest(prepared) => {
-            let registry = match &args.guest {
-                Some(_) => Registry::default(),
-                None => sandbox.registry()?,
-            };
-            let job = bootimage::job::job(&prepared.platform_type);
-            match eval_entry(args.guest, registry.get(&job)) {
-                None => None,
-                Some(entry) => {
-                    let runtime = sandbox.runtime()?;
-                    let fetched = registry::fetch(&job, &entry, &Remote::default())?;
-                    Some(registry::load(&runtime, &fetched)?.active)
-                }
-            }
-        }
+        Step::Guest(prepared) => guest_for(&prepared.platform_type)?,
     };
-    let now = args.now.unwrap_or_else(Timestamp::now);
-    let decision = inputs.decide(rules, guest.as_ref(), now)?;
-    serde_json::to_value(&decision).map_err(|e| Failure::Other(e.to_string()))
+    Ok(inputs.decide(rules, guest.as_ref().map(Borrow::borrow), now)?)
 }
 
 /// `mco-host guests`: the registry resolved and checked as `run` would at

@@ -19,7 +19,7 @@ use crate::registry::oci::{
 };
 use crate::registry::table::Registry;
 use crate::registry::{Access, Remote, oci_sources, pull_all, verify_keys};
-use crate::runtime::{interfaces, same_interface};
+use crate::runtime::{GuestModule, LoadError, interfaces, same_interface};
 
 /// Why `guests push|pull|inspect` failed around the registry call itself
 /// (a refused pull is a [`PullError`]).
@@ -52,6 +52,40 @@ pub(super) struct GuestsArgs {
 
 #[derive(Subcommand)]
 pub(super) enum GuestsAction {
+    /// Run case folders (the layout of tests/golden/<job>/) against a
+    /// module, or against each registry entry's module and candidate; every
+    /// case is reported, a patch must converge to noop, exit status 1 if
+    /// any case fails.
+    Test(super::test::TestArgs),
+    /// Write the WIT package guests are built against
+    /// (`mco:machine-config@<version>`, the very files this binary was
+    /// built with) into DIR, for wit-bindgen, componentize-py or any
+    /// other component tooling.
+    Wit {
+        #[arg(default_value = "wit", value_name = "DIR")]
+        dir: PathBuf,
+    },
+    #[command(flatten)]
+    Oci(OciAction),
+}
+
+/// Writes the embedded WIT package, each file whole.
+pub(super) fn write_wit(dir: &Path) -> Result<Value, GuestsError> {
+    let write = |path: PathBuf, error| GuestsError::Write { path, error };
+    std::fs::create_dir_all(dir).map_err(|e| write(dir.to_path_buf(), e))?;
+    let mut files = Vec::new();
+    for (name, text) in crate::wit::FILES {
+        let path = dir.join(name);
+        crate::blob::write_atomically(&path, text.as_bytes())
+            .map_err(|e| write(path.clone(), e))?;
+        files.push(path.display().to_string());
+    }
+    Ok(json!({"package": crate::wit::package(), "files": files}))
+}
+
+/// The actions on one module, each printing JSON.
+#[derive(Subcommand)]
+pub(super) enum OciAction {
     /// Push a guest component as an OCI artifact (config
     /// application/vnd.wasm.config.v0+json with its exports and imports,
     /// one application/wasm layer); prints the manifest digest.
@@ -75,9 +109,12 @@ pub(super) enum GuestsAction {
         #[command(flatten)]
         auth: AuthArgs,
     },
-    /// Show a module's world, WIT version, imports, size and digest, from a
-    /// file or (when the argument is no file) a registry, with the cosign
-    /// signatures the registry holds for it (verified when `--key` is given).
+    /// Show a module's world, WIT version, imports, size and digest, and
+    /// whether `run` would load it (exit status 3 when it would refuse it),
+    /// from a file, or from a registry for `oci:REF` or a reference that
+    /// starts with a registry host (`quay.io/…`, `host:port/…`), with the
+    /// cosign signatures the registry holds for it (verified when `--key`
+    /// is given).
     Inspect {
         target: String,
         #[command(flatten)]
@@ -188,11 +225,11 @@ pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result
     })
 }
 
-pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, Failure> {
+pub(super) fn run(sandbox: &SandboxArgs, action: OciAction) -> Result<Value, Failure> {
     let oci = sandbox.oci();
     let tokio = tokio()?;
     match action {
-        GuestsAction::Push {
+        OciAction::Push {
             file,
             reference,
             auth,
@@ -223,7 +260,7 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
                 "size": size,
             }))
         }
-        GuestsAction::Pull {
+        OciAction::Pull {
             reference,
             keys,
             output,
@@ -252,32 +289,34 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
                 "verifiedBy": pulled.verified_by,
             }))
         }
-        GuestsAction::Inspect { target, keys, auth } => {
-            let path = PathBuf::from(&target);
-            let (bytes, pulled_from) = if path.is_file() {
-                (read(&path)?, Value::Null)
-            } else {
-                let keys = keys.read(&target)?.unwrap_or_default();
-                let auth = auth.auth(&target)?;
-                let pulled = tokio.block_on(oci.pull(&target, &auth, None, None))?;
-                let reference = reference_of(&target)?;
-                let signatures = tokio
-                    .block_on(oci.signatures(&reference, &pulled.manifest_digest, &auth))
-                    .map_err(|error| GuestsError::Signatures {
-                        target: target.clone(),
-                        error,
-                    })?;
-                let pulled_from = json!({
-                    "manifestDigest": pulled.manifest_digest,
-                    "layerMediaType": pulled.layer_media_type,
-                    "config": pulled.config,
-                    "signatures": signatures_json(&signatures, &pulled.manifest_digest, &keys),
-                });
-                (pulled.bytes.to_vec(), pulled_from)
+        OciAction::Inspect { target, keys, auth } => {
+            let (bytes, pulled_from) = match registry_reference(&target) {
+                None => (read(Path::new(&target))?, Value::Null),
+                Some(target) => {
+                    let keys = keys.read(target)?.unwrap_or_default();
+                    let auth = auth.auth(target)?;
+                    let pulled = tokio.block_on(oci.pull(target, &auth, None, None))?;
+                    let reference = reference_of(target)?;
+                    let signatures = tokio
+                        .block_on(oci.signatures(&reference, &pulled.manifest_digest, &auth))
+                        .map_err(|error| GuestsError::Signatures {
+                            target: target.to_string(),
+                            error,
+                        })?;
+                    let pulled_from = json!({
+                        "manifestDigest": pulled.manifest_digest,
+                        "layerMediaType": pulled.layer_media_type,
+                        "config": pulled.config,
+                        "signatures": signatures_json(&signatures, &pulled.manifest_digest, &keys),
+                    });
+                    (pulled.bytes.to_vec(), pulled_from)
+                }
             };
-            let (exports, imports) = interfaces(&sandbox.runtime()?, &target, &bytes)?;
+            let runtime = sandbox.runtime()?;
+            let (exports, imports) = interfaces(&runtime, &target, &bytes)?;
             let (world, wit_version) = world_of(&exports);
-            Ok(json!({
+            let refused = run_refusal(&runtime, &target, &bytes, world);
+            let shown = json!({
                 "target": target,
                 "world": world,
                 "witVersion": wit_version,
@@ -286,7 +325,15 @@ pub(super) fn run(sandbox: &SandboxArgs, action: GuestsAction) -> Result<Value, 
                 "size": bytes.len(),
                 "sha256": digest(&bytes),
                 "registry": pulled_from,
-            }))
+                "runRefuses": refused.as_ref().map(ToString::to_string),
+            });
+            match refused {
+                None => Ok(shown),
+                Some(refused) => {
+                    super::print(&format!("{shown}\n"))?;
+                    Err(refused.into())
+                }
+            }
         }
     }
 }
@@ -316,14 +363,58 @@ fn read(path: &Path) -> Result<Vec<u8>, GuestsError> {
     })
 }
 
+/// The job worlds this host calls, with the interface each exports.
+const WORLDS: [(&str, &str); 2] = [
+    ("node-state-reporter", NODE_STATE_INTERFACE),
+    ("boot-image-selector", BOOT_IMAGE_INTERFACE),
+];
+
+/// What `inspect` reads from a registry: `oci:REF`, or a reference whose
+/// first component is a registry host (it has a `.` or a `:`, or is
+/// `localhost`), as Docker tells a host from a repository. Anything else,
+/// and any file that exists, is a file, so a mistyped path is a missing
+/// file rather than a lookup on Docker Hub.
+fn registry_reference(target: &str) -> Option<&str> {
+    if let Some(reference) = target.strip_prefix("oci:") {
+        return Some(reference);
+    }
+    if Path::new(target).exists() {
+        return None;
+    }
+    let (first, _) = target.split_once('/')?;
+    let host = !matches!(first, "." | "..")
+        && (first.contains('.') || first.contains(':') || first == "localhost");
+    host.then_some(target)
+}
+
+/// Why `run` would refuse the module, with the checks it makes on a
+/// module it loads (imports, world, WIT version): against the world it
+/// exports, or, exporting none, against each job's, the clearest refusal
+/// first (a forbidden import or another version over "wrong world").
+fn run_refusal(
+    runtime: &crate::runtime::Runtime,
+    name: &str,
+    bytes: &[u8],
+    world: Option<&str>,
+) -> Option<LoadError> {
+    let mut refusals: Vec<LoadError> = Vec::new();
+    for (candidate, interface) in WORLDS {
+        if world.is_some_and(|w| w != candidate) {
+            continue;
+        }
+        match GuestModule::from_bytes(runtime, name, bytes, interface) {
+            Ok(_) => return None,
+            Err(refused) => refusals.push(refused),
+        }
+    }
+    refusals.sort_by_key(|refused| matches!(refused, LoadError::WrongWorld { .. }));
+    refusals.into_iter().next()
+}
+
 /// The job world a module's exports serve, and the version of its
 /// interface.
 fn world_of(exports: &[String]) -> (Option<&'static str>, Option<String>) {
-    let worlds = [
-        ("node-state-reporter", NODE_STATE_INTERFACE),
-        ("boot-image-selector", BOOT_IMAGE_INTERFACE),
-    ];
-    for (world, interface) in worlds {
+    for (world, interface) in WORLDS {
         if let Some(found) = exports.iter().find(|e| same_interface(e, interface)) {
             let version = found.split_once('@').map(|(_, v)| v.to_string());
             return (Some(world), version);
@@ -357,6 +448,26 @@ mod tests {
         assert_eq!(strip_tag("127.0.0.1:5000/g/mcn:v1"), "127.0.0.1:5000/g/mcn");
         assert_eq!(strip_tag("127.0.0.1:5000/g/mcn"), "127.0.0.1:5000/g/mcn");
         assert_eq!(strip_tag("q.io/g/mcn:v1@sha256:ab"), "q.io/g/mcn");
+    }
+
+    #[test]
+    fn only_oci_or_a_registry_host_goes_to_a_registry() {
+        for file in [
+            "mcn.wasm",
+            "/tmp/nope.wasm",
+            "./g/mcn.wasm",
+            "target/release/guests/mcn.wasm",
+        ] {
+            assert_eq!(registry_reference(file), None, "{file}");
+        }
+        for (target, reference) in [
+            ("quay.io/team/mcn:v2", "quay.io/team/mcn:v2"),
+            ("127.0.0.1:5000/g/mcn", "127.0.0.1:5000/g/mcn"),
+            ("localhost/g/mcn", "localhost/g/mcn"),
+            ("oci:team/mcn:v2", "team/mcn:v2"),
+        ] {
+            assert_eq!(registry_reference(target), Some(reference), "{target}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 mod eval;
 mod guests;
 pub mod status;
+mod test;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -109,6 +110,26 @@ struct RunArgs {
     /// reporting the entry degraded.
     #[arg(long, env = "MCO_STRICT_START")]
     strict_start: bool,
+    /// Read the registry from key `registry.yaml` of this ConfigMap in the
+    /// host's namespace instead; relative module paths follow the guest
+    /// directory.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "MCO_REGISTRY_CONFIGMAP",
+        conflicts_with = "registry"
+    )]
+    registry_configmap: Option<String>,
+    /// Read the registry from the MachineConfigGuest objects instead: one
+    /// per job, jobs without one run the installed guests, and
+    /// the lease holder writes what serves into their status. `--registry`
+    /// and `--registry-configmap` take precedence.
+    #[arg(long, env = "MCO_REGISTRY_CRD")]
+    registry_crd: bool,
+    /// How often the registry and its modules are re-read to swap changed
+    /// guests in.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration, env = "MCO_REGISTRY_POLL")]
+    registry_poll: Duration,
 }
 
 #[derive(Subcommand)]
@@ -205,27 +226,6 @@ struct SandboxArgs {
     /// the installed guests).
     #[arg(long, global = true, value_name = "FILE", env = "MCO_REGISTRY")]
     registry: Option<PathBuf>,
-    /// Read the registry from key `registry.yaml` of this ConfigMap in the
-    /// host's namespace instead (`run` only); relative module paths follow
-    /// the guest directory.
-    #[arg(
-        long,
-        global = true,
-        value_name = "NAME",
-        env = "MCO_REGISTRY_CONFIGMAP",
-        conflicts_with = "registry"
-    )]
-    registry_configmap: Option<String>,
-    /// Read the registry from the MachineConfigGuest objects instead (`run`
-    /// only): one per job, jobs without one run the installed guests, and
-    /// the lease holder writes what serves into their status. `--registry`
-    /// and `--registry-configmap` take precedence.
-    #[arg(long, global = true, env = "MCO_REGISTRY_CRD")]
-    registry_crd: bool,
-    /// How often `run` re-reads the registry and its modules to swap
-    /// changed guests in.
-    #[arg(long, global = true, default_value = "2s", value_parser = humantime::parse_duration, env = "MCO_REGISTRY_POLL")]
-    registry_poll: Duration,
     /// Cache directory for compiled guests (default: no cache).
     #[arg(long, global = true, value_name = "DIR", env = "MCO_CACHE_DIR")]
     cache_dir: Option<PathBuf>,
@@ -269,6 +269,10 @@ enum Failure {
     Status(#[from] status::StatusError),
     #[error(transparent)]
     Guests(#[from] guests::GuestsError),
+    #[error(transparent)]
+    Cases(#[from] crate::cases::FindError),
+    #[error("{failed} of {total} cases failed")]
+    CasesFailed { failed: usize, total: usize },
     #[error("{0}")]
     Other(String),
 }
@@ -290,6 +294,7 @@ impl Failure {
             | Failure::Registry(_)
             | Failure::Fetch(_)
             | Failure::Pull(_)
+            | Failure::Cases(_)
             | Failure::Load(LoadError::Read { .. }) => 2,
             Failure::Start(StartError::Job {
                 error: JobError::Load(LoadError::Read { .. }),
@@ -302,7 +307,10 @@ impl Failure {
                 ..
             }) => 3,
             Failure::Start(_) => 2,
-            Failure::Status(_) | Failure::Guests(_) | Failure::Other(_) => 1,
+            Failure::Status(_)
+            | Failure::Guests(_)
+            | Failure::CasesFailed { .. }
+            | Failure::Other(_) => 1,
         }
     }
 }
@@ -347,7 +355,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
         Command::Guests(args) => match args.action {
             None => eval::check_guests(&cli.sandbox)?,
-            Some(action) => guests::run(&cli.sandbox, action)?,
+            Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
+            Some(guests::GuestsAction::Wit { dir }) => guests::write_wit(&dir)?,
+            Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
         },
         Command::Status(args) => return Ok(status::run(args)?),
     };
@@ -378,16 +388,12 @@ impl SandboxArgs {
         })
     }
 
+    /// The registry file, or the installed guests; `run` may read the
+    /// cluster's instead ([`RunArgs::location`]).
     fn location(&self) -> Location {
-        let guest_dir = self.guest_dir();
-        match (&self.registry, &self.registry_configmap) {
-            (Some(path), _) => Location::File(path.clone()),
-            (None, Some(name)) => Location::ConfigMap {
-                name: name.clone(),
-                guest_dir,
-            },
-            (None, None) if self.registry_crd => Location::Crd { guest_dir },
-            (None, None) => Location::Installed(guest_dir),
+        match &self.registry {
+            Some(path) => Location::File(path.clone()),
+            None => Location::Installed(self.guest_dir()),
         }
     }
 
@@ -427,8 +433,8 @@ fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> 
     let guests = crate::registry::swap::Config {
         runtime: sandbox.runtime()?,
         jobs: &crate::JOBS,
-        location: sandbox.location(),
-        poll: sandbox.registry_poll,
+        location: args.location(sandbox),
+        poll: args.registry_poll,
         oci: sandbox.oci(),
         strict_start: args.strict_start,
         installed: Registry::installed(&sandbox.guest_dir(), &crate::JOBS),
@@ -448,6 +454,19 @@ fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> 
 }
 
 impl RunArgs {
+    fn location(&self, sandbox: &SandboxArgs) -> Location {
+        let guest_dir = sandbox.guest_dir();
+        match (&sandbox.registry, &self.registry_configmap) {
+            (Some(path), _) => Location::File(path.clone()),
+            (None, Some(name)) => Location::ConfigMap {
+                name: name.clone(),
+                guest_dir,
+            },
+            (None, None) if self.registry_crd => Location::Crd { guest_dir },
+            (None, None) => Location::Installed(guest_dir),
+        }
+    }
+
     fn into_options(self, identity: String) -> Result<crate::run::RunOptions, Failure> {
         let boot_images = if self.boot_images {
             Some(crate::run::BootImageOptions {

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
+pub mod cli;
 pub mod wasm;
 
 use std::any::Any;
@@ -47,16 +48,15 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The golden case directories of a job, sorted.
+/// The golden case directories of a job, sorted, found as `guests test`
+/// finds them.
 pub fn golden_cases(job: &str) -> Vec<PathBuf> {
     let dir = repo_root().join("tests/golden").join(job);
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.join("expected.json").exists())
-        .collect();
-    cases.sort();
-    cases
+    mco_host::cases::find(&[dir])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|case| case.dir)
+        .collect()
 }
 
 /// A golden case's name: its directory's (or its own, for a bare name).
