@@ -5,6 +5,13 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, CustomResourceExt, KubeSchema};
 use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The CEL rule upstream's MCN types put on every config and object name.
+const DNS1123_SUBDOMAIN: &str = "!format.dns1123Subdomain().validate(self).hasValue()";
+/// The message upstream's CRD gives with [`DNS1123_SUBDOMAIN`] (tools match
+/// on it).
+const DNS1123_SUBDOMAIN_MESSAGE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character.";
 
 /// Reports one node's MachineConfig update progress. Named after its node.
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -46,7 +53,7 @@ pub struct MachineConfigNodeSpec {
 /// A reference by name (upstream `MCOObjectReference`).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 pub struct ObjectName {
-    #[x_kube(validation = Rule::new("!format.dns1123Subdomain().validate(self).hasValue()").message("must be a valid DNS-1123 subdomain"))]
+    #[x_kube(validation = Rule::new(DNS1123_SUBDOMAIN).message(DNS1123_SUBDOMAIN_MESSAGE))]
     #[schemars(length(max = 253))]
     pub name: String,
 }
@@ -54,7 +61,7 @@ pub struct ObjectName {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 pub struct SpecConfigVersion {
     /// The node's desiredConfig annotation, or `not-yet-set`.
-    #[x_kube(validation = Rule::new("!format.dns1123Subdomain().validate(self).hasValue()").message("must be a valid DNS-1123 subdomain"))]
+    #[x_kube(validation = Rule::new(DNS1123_SUBDOMAIN).message(DNS1123_SUBDOMAIN_MESSAGE))]
     #[schemars(length(max = 253))]
     pub desired: String,
 }
@@ -70,7 +77,7 @@ pub struct SpecConfigImage {
 #[serde(rename_all = "camelCase")]
 pub struct MachineConfigNodeStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 20), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    #[schemars(length(max = 20), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]), transform = metav1_condition_validation)]
     pub conditions: Vec<Condition>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[x_kube(validation = Rule::new("self >= oldSelf").message("observedGeneration must not decrease"))]
@@ -106,7 +113,7 @@ pub struct MachineConfigNodeStatus {
 #[x_kube(validation = Rule::new("!has(self.desiredGeneration) || !has(self.lastFailedGeneration) || self.desiredGeneration >= self.lastFailedGeneration").message("desired generation must be greater than or equal to the last failed generation"))]
 #[x_kube(validation = Rule::new("!has(self.lastFailedGeneration) || has(self.lastFailedGenerationError)").message("last failed generation error must be defined on image pull and pin failure"))]
 pub struct PinnedImageSetStatus {
-    #[x_kube(validation = Rule::new("!format.dns1123Subdomain().validate(self).hasValue()").message("must be a valid DNS-1123 subdomain"))]
+    #[x_kube(validation = Rule::new(DNS1123_SUBDOMAIN).message(DNS1123_SUBDOMAIN_MESSAGE))]
     #[schemars(length(max = 253))]
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,7 +139,8 @@ pub struct IrreconcilableChange {
     /// Where in the MachineConfig the difference is, e.g.
     /// `spec.config.storage.disks[0]`.
     #[x_kube(validation = Rule::new("self.startsWith('spec.')").message("The fieldPath must start with `spec.`"))]
-    #[schemars(length(min = 1, max = 70), regex(pattern = r"^[\da-zA-Z\.\[\]]+$"))]
+    #[x_kube(validation = Rule::new(r"self.matches('^[\\da-zA-Z\\.\\[\\]]+$')").message("The fieldPath must consist only of alphanumeric characters, brackets [] and dots ('.')."))]
+    #[schemars(length(min = 1, max = 70))]
     pub field_path: String,
     #[schemars(length(min = 1, max = 4096))]
     pub diff: String,
@@ -146,14 +154,16 @@ pub struct InternalReleaseImageStatus {
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 pub struct InternalRelease {
-    #[schemars(
-        length(max = 64),
-        regex(pattern = r"^ocp-release-bundle-\d+\.\d+\.\d+-[A-Za-z0-9._-]+$")
-    )]
+    #[x_kube(validation = Rule::new(r"self.matches('^ocp-release-bundle-[0-9]+\\.[0-9]+\\.[0-9]+-[A-Za-z0-9._-]+$')").message("must be ocp-release-bundle-<version>-<arch|stream> and <= 64 chars"))]
+    #[schemars(length(min = 1, max = 64))]
     pub name: String,
-    #[schemars(length(max = 447))]
-    pub image: String,
-    #[schemars(length(min = 1, max = 5), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new(r"(self.split('@').size() == 2 && self.split('@')[1].matches('^sha256:[a-f0-9]{64}$'))").message("the OCI Image reference must end with a valid '@sha256:<digest>' suffix, where '<digest>' is 64 characters long"))]
+    #[x_kube(validation = Rule::new(r"(self.split('@')[0].matches('^(localhost|([a-zA-Z0-9-]+\\.)+[a-zA-Z0-9-]+)(:[0-9]{2,5})?/([a-zA-Z0-9-_]{0,61}/)?[a-zA-Z0-9-_.]*?$'))").message("the OCI Image name should follow the host[:port][/namespace]/name format, resembling a valid URL without the scheme; host must be either 'localhost' or a dot-qualified domain name"))]
+    #[schemars(length(min = 1, max = 447))]
+    pub image: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 5), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]), transform = metav1_condition_validation)]
     pub conditions: Vec<Condition>,
 }
 
@@ -161,8 +171,10 @@ pub struct InternalRelease {
 pub struct StatusConfigVersion {
     /// The node's currentConfig annotation; omitted while it is empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new(DNS1123_SUBDOMAIN).message(DNS1123_SUBDOMAIN_MESSAGE))]
     #[schemars(length(max = 253))]
     pub current: Option<String>,
+    #[x_kube(validation = Rule::new(DNS1123_SUBDOMAIN).message(DNS1123_SUBDOMAIN_MESSAGE))]
     #[schemars(length(max = 253))]
     pub desired: String,
 }
@@ -176,6 +188,35 @@ pub struct StatusConfigImage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 447))]
     pub desired_image: Option<String>,
+}
+
+/// What `metav1.Condition` declares for its fields (apimachinery's
+/// `Condition` markers), which the k8s-openapi schema leaves out: an
+/// apiserver with upstream's CRD refuses a condition outside them, so ours
+/// must too, or a test here would pass a write the cluster refuses.
+fn metav1_condition_validation(schema: &mut schemars::Schema) {
+    let Some(properties) = schema
+        .get_mut("items")
+        .and_then(|items| items.get_mut("properties"))
+        .and_then(|p| p.as_object_mut())
+    else {
+        return;
+    };
+    let constraints = json!({
+        "message": {"maxLength": 32768},
+        "observedGeneration": {"minimum": 0},
+        "reason": {"minLength": 1, "maxLength": 1024, "pattern": "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"},
+        "status": {"enum": ["True", "False", "Unknown"]},
+        "type": {"maxLength": 316, "pattern": r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"},
+    });
+    for (field, rules) in constraints.as_object().into_iter().flatten() {
+        if let (Some(target), Some(rules)) = (
+            properties.get_mut(field).and_then(Value::as_object_mut),
+            rules.as_object(),
+        ) {
+            target.extend(rules.clone());
+        }
+    }
 }
 
 /// The MCN CRD as upstream ships it (the derive leaves `listKind` to the
@@ -254,6 +295,43 @@ mod tests {
             columns[10]["jsonPath"],
             ".status.conditions[?(@.type==\"AppliedFilesAndOS\")].status"
         );
+    }
+
+    /// Upstream's CRD (openshift/api `machineconfiguration/v1`,
+    /// `types_machineconfignode.go`) validates conditions as
+    /// `metav1.Condition` and names with its RFC 1123 message; a write this
+    /// CRD accepts must be one the cluster's accepts.
+    #[test]
+    fn conditions_and_names_are_validated_as_upstream_does() {
+        let crd = crd();
+        let status = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+            ["properties"];
+        let releases = &status["internalReleaseImage"]["properties"]["releases"]["items"];
+        for conditions in [&status["conditions"], &releases["properties"]["conditions"]] {
+            let fields = &conditions["items"]["properties"];
+            assert_eq!(
+                fields["status"]["enum"],
+                json!(["True", "False", "Unknown"])
+            );
+            assert_eq!(fields["message"]["maxLength"], 32768);
+            assert_eq!(fields["reason"]["minLength"], 1);
+            assert_eq!(fields["reason"]["maxLength"], 1024);
+            assert_eq!(fields["type"]["maxLength"], 316);
+            assert!(fields["reason"]["pattern"].is_string());
+            assert!(fields["type"]["pattern"].is_string());
+            assert_eq!(fields["observedGeneration"]["minimum"].as_f64(), Some(0.0));
+        }
+        for name in [
+            &status["configVersion"]["properties"]["current"],
+            &status["configVersion"]["properties"]["desired"],
+        ] {
+            assert_eq!(
+                name["x-kubernetes-validations"][0]["message"],
+                DNS1123_SUBDOMAIN_MESSAGE
+            );
+        }
+        // A release the daemon reports before it has an image is valid.
+        assert_eq!(releases["required"], json!(["name"]));
     }
 
     #[test]
