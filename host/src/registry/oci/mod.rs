@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use oci_client::Client;
 use oci_client::client::{ClientConfig, ClientProtocol};
 
-pub use credentials::docker_auth;
+pub use credentials::{Chosen, CredentialsError, DockerConfig, Target, docker_auth};
 pub use pull::{ComponentInfo, LayoutError, PullError, Pulled, WasmConfig, parse_reference};
 pub use signatures::LookupError;
 
