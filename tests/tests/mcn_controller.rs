@@ -1472,14 +1472,7 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
         "imagePullSecrets": [{"name": "not-there"}, {"name": "two-teams"}],
     });
     let accounts: Api<ServiceAccount> = Api::namespaced(fx.admin.clone(), fixture::NAMESPACE);
-    let (params, patch) = (
-        PatchParams::apply("mco-e2e-test").force(),
-        Patch::Apply(&account),
-    );
-    fixture::retry("apply the ServiceAccount", || {
-        accounts.patch(fixture::SERVICE_ACCOUNT, &params, &patch)
-    })
-    .await?;
+    apply_as_test(&accounts, fixture::SERVICE_ACCOUNT, &account).await?;
     apply_guest_object(
         fx,
         &json!({
@@ -1598,15 +1591,7 @@ async fn put_pull_secret(fx: &Fixture, name: &str, config: &str) -> Result<()> {
         ..Secret::default()
     };
     let api: Api<Secret> = Api::namespaced(fx.admin.clone(), fixture::NAMESPACE);
-    let (params, patch) = (
-        PatchParams::apply("mco-e2e-test").force(),
-        Patch::Apply(&secret),
-    );
-    fixture::retry(&format!("apply Secret {name}"), || {
-        api.patch(name, &params, &patch)
-    })
-    .await?;
-    Ok(())
+    apply_as_test(&api, name, &secret).await
 }
 
 /// The real kubectl as admin; its stdout, or an error with its stderr.
@@ -1640,15 +1625,8 @@ fn guest_objects_api(fx: &Fixture) -> Api<kube::api::DynamicObject> {
 }
 
 async fn apply_guest_object(fx: &Fixture, object: &Value) -> Result<()> {
-    let api = guest_objects_api(fx);
     let name = object["metadata"]["name"].as_str().context("no name")?;
-    let params = PatchParams::apply("mco-e2e-test").force();
-    let patch = Patch::Apply(object);
-    fixture::retry(&format!("apply MachineConfigGuest {name}"), || {
-        api.patch(name, &params, &patch)
-    })
-    .await?;
-    Ok(())
+    apply_as_test(&guest_objects_api(fx), name, object).await
 }
 
 async fn patch_guest_object(fx: &Fixture, name: &str, patch: &Value) -> Result<()> {
@@ -1773,9 +1751,21 @@ async fn put_registry(fx: &Fixture, yaml: &str) -> Result<()> {
 
 async fn apply_configmap(fx: &Fixture, name: &str, cm: &ConfigMap) -> Result<()> {
     let api: Api<ConfigMap> = Api::namespaced(fx.admin.clone(), fixture::NAMESPACE);
+    apply_as_test(&api, name, cm).await
+}
+
+/// Server-side applies `object` as the test's field manager, retried.
+async fn apply_as_test<K>(
+    api: &Api<K>,
+    name: &str,
+    object: &(impl serde::Serialize + std::fmt::Debug),
+) -> Result<()>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
     let params = PatchParams::apply("mco-e2e-test").force();
-    let patch = Patch::Apply(cm);
-    fixture::retry(&format!("apply ConfigMap {name}"), || {
+    let patch = Patch::Apply(object);
+    fixture::retry(&format!("apply {name}"), || {
         api.patch(name, &params, &patch)
     })
     .await?;

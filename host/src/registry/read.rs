@@ -14,10 +14,13 @@ use super::crd::{self, MachineConfigGuest};
 use super::entries::{KeySource, OciSource};
 use super::fetch::{self, Access, ConfigMapError, ConfigMaps, Remote};
 use super::job::Jobs;
-use super::oci::{Chosen, CredentialsError, DockerConfig, Oci, PullError, Target, parse_reference};
+use super::oci::{
+    CredentialsError, DockerConfig, Oci, PullError, parse_reference, registry_auth, target,
+};
 use super::set::read_local;
 use super::table::{CONFIGMAP_KEY, Location, Registry, RegistryError};
 use crate::metrics::{JobResultLabels, Metrics};
+use mco_registry_formats::docker_config::Chosen;
 
 /// The host's view of the cluster objects its registry is made of.
 pub(super) struct Reader {
@@ -246,7 +249,7 @@ async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<Registry
         reference: source.reference.clone(),
         detail,
     })?;
-    let target = Target::of(&reference);
+    let target = target(&reference);
     let refused = |secret: String, detail: String| PullError::Secret {
         reference: source.reference.clone(),
         secret,
@@ -259,7 +262,8 @@ async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<Registry
         return config
             .lookup(&target)
             .ok_or_else(|| CredentialsError::NoEntry(target.to_string()))
-            .and_then(|chosen| chosen.auth())
+            .and_then(|chosen| chosen.credentials())
+            .map(registry_auth)
             .map_err(|e| refused(name.clone(), e.to_string()));
     }
     let Some(account) = &identity.service_account else {
@@ -297,7 +301,8 @@ async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<Registry
     }
     match best {
         Some((name, chosen)) => chosen
-            .auth()
+            .credentials()
+            .map(registry_auth)
             .map_err(|e| refused(name.to_string(), e.to_string())),
         None => Ok(RegistryAuth::Anonymous),
     }
@@ -353,11 +358,10 @@ mod tests {
 
     /// What `secret` gives for `image`: the user, or why not.
     fn user(secret: &Secret, image: &str) -> Result<String, String> {
-        let target = Target::of(&parse_reference(image).map_err(|e| e.to_string())?);
+        let target = target(&parse_reference(image).map_err(|e| e.to_string())?);
         let config = config_in(secret).map_err(|e| e.to_string())?;
-        match config.lookup(&target).map(|chosen| chosen.auth()) {
-            Some(Ok(RegistryAuth::Basic(user, _))) => Ok(user),
-            Some(Ok(other)) => Err(format!("{other:?}")),
+        match config.lookup(&target).map(|chosen| chosen.credentials()) {
+            Some(Ok(credentials)) => Ok(credentials.user),
             Some(Err(e)) => Err(e.to_string()),
             None => Err(format!("nothing for {target}")),
         }
