@@ -1,11 +1,13 @@
 //! What the fuzz targets share: the platform rules, a fixed MachineSet and
-//! stream, and the checks every decision must pass.
+//! stream, and the checks every decision must pass; a cosign key no input
+//! may verify under.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use mco_bootimage::{
     ClusterFacts, Decision, MachineSetView, Platform, Stream, decide_loaded, validate_decision,
 };
+use mco_registry_formats::cosign::{Key, Signature};
 use serde_json::Value;
 
 pub const PLATFORMS: [&dyn Platform; 3] = [
@@ -54,6 +56,31 @@ pub fn decide_everywhere(stream: Result<&Stream, &str>, ms: &MachineSetView) {
                 platform.platform_type(),
                 decision.to_json()
             );
+        }
+    }
+}
+
+/// A P-256 public key whose private half was thrown away when it was made.
+const NOBODYS_KEY: &str = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEGsE5F5TvCk5V/MHevHM8bc8QoTWC
+QTHqLxqeTayeT0UzG4MFscuTu4Y1WtW2Ojow7tmrCeHXHsq/SSDjqk1+9g==
+-----END PUBLIC KEY-----
+";
+
+/// The manifest digest the signature corpora name.
+pub const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+
+/// Verifies `signature` of [`DIGEST`] under a key nobody can sign with:
+/// the parsers and checks must be total, and acceptance is a bug.
+pub fn never_verifies(signature: &Signature) {
+    let keys = match Key::from_pem("nobody.pub", NOBODYS_KEY.as_bytes()) {
+        Ok(key) => [key],
+        Err(e) => panic!("the fixed key does not parse: {e}"),
+    };
+    match signature.verify(DIGEST, &keys) {
+        Ok(key) => panic!("{signature:?} verified under {}", key.name),
+        Err(why) => {
+            let _ = why.to_string();
         }
     }
 }

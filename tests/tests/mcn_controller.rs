@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret, ServiceAccount};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
 use serde_json::{Value, json};
@@ -227,6 +227,20 @@ async fn swaps_through_machineconfigguests_while_nodes_update() -> Result<()> {
 #[tokio::test]
 async fn starts_on_the_installed_guest_until_the_registry_serves() -> Result<()> {
     Fixture::run(late_registry).await
+}
+
+/// A registry that wants credentials (htpasswd, users team-a and team-b):
+/// MachineConfigGuest `mcn` pulls team-a's module with a pull Secret that
+/// holds both teams' robots, then team-b's with the same Secret, then a
+/// module through the ServiceAccount's `imagePullSecrets` (a missing
+/// Secret listed first is passed over), and the registry's own log shows
+/// each team's repository read by that team only. A Secret with no entry
+/// for the repository (`secret_failure`) and a wrong password
+/// (`manifest_failure`) leave the object Degraded, saying why, and the
+/// module before serving.
+#[tokio::test]
+async fn pulls_with_the_credentials_of_each_repository() -> Result<()> {
+    Fixture::run(private_registry).await
 }
 
 // ---- scenarios -----------------------------------------------------------------------------------
@@ -1338,13 +1352,7 @@ async fn late_registry(fx: &mut Fixture) -> Result<()> {
         "metadata": {"name": "mcn"},
         "spec": {"job": "mcn", "oci": reference},
     });
-    let api = guest_objects_api(fx);
-    let params = PatchParams::apply("mco-e2e-test").force();
-    let patch = Patch::Apply(&object);
-    fixture::retry("apply MachineConfigGuest mcn", || {
-        api.patch("mcn", &params, &patch)
-    })
-    .await?;
+    apply_guest_object(fx, &object).await?;
 
     let plain_http = registry.addr.to_string();
     let args = [
@@ -1405,6 +1413,187 @@ async fn late_registry(fx: &mut Fixture) -> Result<()> {
     Ok(())
 }
 
+async fn private_registry(fx: &mut Fixture) -> Result<()> {
+    use support::oci::docker_config;
+    let a = support::controller::installed_guest("mcn.wasm")?;
+    let tools = support::oci::tools()?;
+    let registry = support::oci::Registry::with_users(
+        &tools.registry,
+        &[("team-a", "pw-a"), ("team-b", "pw-b")],
+    )?;
+    let addr = registry.addr.to_string();
+    let (key_a, key_b) = (format!("{addr}/team-a"), format!("{addr}/team-b"));
+    let both = docker_config(&[(&key_a, "team-a", "pw-a"), (&key_b, "team-b", "pw-b")]);
+    let auth_file = tempfile::NamedTempFile::new()?;
+    std::fs::write(auth_file.path(), &both)?;
+    // Three modules, told apart by a custom section.
+    let mut modules = Vec::new();
+    for (path, note) in [
+        ("team-a/mcn:v1", "team a"),
+        ("team-b/mcn:v1", "team b"),
+        ("team-a/mcn:sa", "the ServiceAccount's"),
+    ] {
+        let bytes = with_custom_section(&a, "mco-e2e-team", note.as_bytes());
+        let file = tempfile::NamedTempFile::new()?;
+        std::fs::write(file.path(), &bytes)?;
+        let reference = registry.reference(path);
+        support::oci::ok_json(
+            std::process::Command::new(support::controller::host_binary()?)
+                .args([
+                    "--plain-http-registry",
+                    &addr,
+                    "guests",
+                    "push",
+                    "--auth-file",
+                ])
+                .arg(auth_file.path())
+                .arg(file.path())
+                .arg(&reference),
+        )?;
+        modules.push((reference, sha256(&bytes)));
+    }
+    put_pull_secret(fx, "two-teams", &both).await?;
+    put_pull_secret(
+        fx,
+        "only-team-a",
+        &docker_config(&[(&key_a, "team-a", "pw-a")]),
+    )
+    .await?;
+    put_pull_secret(
+        fx,
+        "wrong-password",
+        &docker_config(&[(&addr, "team-b", "not-pw-b")]),
+    )
+    .await?;
+    let account = json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": fixture::SERVICE_ACCOUNT},
+        "imagePullSecrets": [{"name": "not-there"}, {"name": "two-teams"}],
+    });
+    let accounts: Api<ServiceAccount> = Api::namespaced(fx.admin.clone(), fixture::NAMESPACE);
+    apply_as_test(&accounts, fixture::SERVICE_ACCOUNT, &account).await?;
+    apply_guest_object(
+        fx,
+        &json!({
+            "apiVersion": "mco-wasm.io/v1alpha1",
+            "kind": "MachineConfigGuest",
+            "metadata": {"name": "mcn"},
+            "spec": {"job": "mcn", "oci": modules[0].0, "pullSecret": "two-teams"},
+        }),
+    )
+    .await?;
+    let args = [
+        "--registry-crd",
+        "--registry-poll",
+        "500ms",
+        "--plain-http-registry",
+        &addr,
+        "--service-account",
+        fixture::SERVICE_ACCOUNT,
+    ];
+    let c = fx.start_controller("mco-host-0", &args).await?;
+    let serves = |sha: &str| {
+        let sha = sha.to_string();
+        move |s: &Value| {
+            s["serving"]["sha256"] == sha.as_str() && condition(s, "Ready") == ("True", "Serving")
+        }
+    };
+    wait_guest_object(fx, "mcn", "team a's module serving", serves(&modules[0].1)).await?;
+    patch_guest_object(fx, "mcn", &json!({"spec": {"oci": modules[1].0}})).await?;
+    wait_guest_object(fx, "mcn", "team b's module serving", serves(&modules[1].1)).await?;
+    patch_guest_object(
+        fx,
+        "mcn",
+        &json!({"spec": {"oci": modules[2].0, "pullSecret": null}}),
+    )
+    .await?;
+    wait_guest_object(
+        fx,
+        "mcn",
+        "the module pulled through the ServiceAccount serving",
+        serves(&modules[2].1),
+    )
+    .await?;
+    for team in ["team-a", "team-b"] {
+        let readers = registry.manifest_readers(&format!("{team}/mcn"))?;
+        ensure!(
+            readers == [team],
+            "{team}/mcn was read by {readers:?}, not by {team} only"
+        );
+    }
+
+    let fetches = |m: &support::controller::Metrics, result: &str| {
+        m.sum(
+            "mco_guest_fetches_total",
+            &[("job", "mcn"), ("result", result)],
+        )
+    };
+    for (secret, result, why) in [
+        (
+            "only-team-a",
+            "secret_failure",
+            format!("pull secret only-team-a: no credentials for {addr}/team-b/mcn"),
+        ),
+        (
+            "wrong-password",
+            "manifest_failure",
+            format!("oci:{}: cannot read the manifest", modules[1].0),
+        ),
+    ] {
+        patch_guest_object(
+            fx,
+            "mcn",
+            &json!({"spec": {"oci": modules[1].0, "pullSecret": secret}}),
+        )
+        .await?;
+        let status = wait_guest_object(fx, "mcn", &format!("refused with {secret}"), |s| {
+            condition(s, "Degraded") == ("True", "SwapFailed")
+                && s["lastError"].as_str().is_some_and(|e| e.contains(&why))
+        })
+        .await?;
+        ensure!(
+            status["serving"]["sha256"] == modules[2].1.as_str(),
+            "a refused pull must leave the module before serving: {status}"
+        );
+        let m = fx.controllers[c].metrics().await?;
+        ensure!(
+            fetches(&m, result) >= 1.0 && serving(&m, &modules[2].1),
+            "the pull with {secret} must count as {result}, the module before serving"
+        );
+    }
+    let readers = registry.manifest_readers("team-b/mcn")?;
+    ensure!(
+        readers == ["team-b"],
+        "team-b/mcn was read by {readers:?} after the refusals"
+    );
+    eprintln!(
+        "private registry: 3 modules pulled (per-entry Secret x2, ServiceAccount), each repository read \
+         by its own team only, 2 refusals (secret_failure, manifest_failure) with the module before serving"
+    );
+    Ok(())
+}
+
+async fn put_pull_secret(fx: &Fixture, name: &str, config: &str) -> Result<()> {
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        type_: Some("kubernetes.io/dockerconfigjson".into()),
+        data: Some(
+            [(
+                ".dockerconfigjson".to_owned(),
+                ByteString(config.as_bytes().to_vec()),
+            )]
+            .into(),
+        ),
+        ..Secret::default()
+    };
+    let api: Api<Secret> = Api::namespaced(fx.admin.clone(), fixture::NAMESPACE);
+    apply_as_test(&api, name, &secret).await
+}
+
 /// The real kubectl as admin; its stdout, or an error with its stderr.
 async fn kubectl(fx: &Fixture, args: &[&str], stdin: Option<&str>) -> Result<String> {
     use tokio::io::AsyncWriteExt;
@@ -1433,6 +1622,11 @@ fn guest_objects_api(fx: &Fixture) -> Api<kube::api::DynamicObject> {
         "machineconfigguests",
     );
     Api::all_with(fx.admin.clone(), &ar)
+}
+
+async fn apply_guest_object(fx: &Fixture, object: &Value) -> Result<()> {
+    let name = object["metadata"]["name"].as_str().context("no name")?;
+    apply_as_test(&guest_objects_api(fx), name, object).await
 }
 
 async fn patch_guest_object(fx: &Fixture, name: &str, patch: &Value) -> Result<()> {
@@ -1557,9 +1751,21 @@ async fn put_registry(fx: &Fixture, yaml: &str) -> Result<()> {
 
 async fn apply_configmap(fx: &Fixture, name: &str, cm: &ConfigMap) -> Result<()> {
     let api: Api<ConfigMap> = Api::namespaced(fx.admin.clone(), fixture::NAMESPACE);
+    apply_as_test(&api, name, cm).await
+}
+
+/// Server-side applies `object` as the test's field manager, retried.
+async fn apply_as_test<K>(
+    api: &Api<K>,
+    name: &str,
+    object: &(impl serde::Serialize + std::fmt::Debug),
+) -> Result<()>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
     let params = PatchParams::apply("mco-e2e-test").force();
-    let patch = Patch::Apply(cm);
-    fixture::retry(&format!("apply ConfigMap {name}"), || {
+    let patch = Patch::Apply(object);
+    fixture::retry(&format!("apply {name}"), || {
         api.patch(name, &params, &patch)
     })
     .await?;

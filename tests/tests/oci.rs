@@ -31,7 +31,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use support::controller::host_binary;
-use support::oci::{Registry, cosign, ok, ok_json, run, sign, tools};
+use support::oci::{Registry, cosign, docker_config, ok, ok_json, run, sign, tools};
 
 const KUBEWARDEN_LAYER: &str = "application/vnd.wasm.content.layer.v1+wasm";
 
@@ -230,6 +230,88 @@ fn guests_travel_through_a_real_registry_and_oras() -> Result<()> {
     let offline = check(&mut offline_cmd)?;
     assert_eq!(online, offline);
     assert!(online.to_string().contains(&sha256(&mcn_bytes)), "{online}");
+    Ok(())
+}
+
+/// A registry that wants credentials (htpasswd, two users), through
+/// `--auth-file`: one Docker config with an entry per team sends each
+/// team's credentials to its own repositories only, as the registry's own
+/// log shows; no credentials, a wrong password and a config with no entry
+/// for the repository are refused, saying so.
+#[test]
+fn credentials_go_only_to_the_repositories_they_are_for() -> Result<()> {
+    let tools = tools()?;
+    let users = [("team-a", "pw-a"), ("team-b", "pw-b")];
+    let registry = Registry::with_users(&tools.registry, &users)?;
+    let work = tempfile::tempdir()?;
+    let addr = registry.addr.to_string();
+    let auth_file = |name: &str, entries: &[(&str, &str, &str)]| -> Result<PathBuf> {
+        let path = work.path().join(name);
+        std::fs::write(&path, docker_config(entries))?;
+        Ok(path)
+    };
+    let (key_a, key_b) = (format!("{addr}/team-a"), format!("{addr}/team-b"));
+    let both = auth_file(
+        "both.json",
+        &[(&key_a, "team-a", "pw-a"), (&key_b, "team-b", "pw-b")],
+    )?;
+    let mcn = guest("mcn.wasm")?;
+    let mcn_bytes = std::fs::read(&mcn)?;
+    for (team, _) in users {
+        let reference = registry.reference(&format!("{team}/mcn:v1"));
+        ok_json(
+            host(&registry)?
+                .args(["guests", "push", "--auth-file"])
+                .arg(&both)
+                .arg(&mcn)
+                .arg(&reference),
+        )?;
+        let out = work.path().join(format!("{team}.wasm"));
+        ok_json(
+            host(&registry)?
+                .args(["guests", "pull", "--auth-file"])
+                .arg(&both)
+                .arg("-o")
+                .arg(&out)
+                .arg(&reference),
+        )?;
+        assert_eq!(std::fs::read(&out)?, mcn_bytes);
+        let readers = registry.manifest_readers(&format!("{team}/mcn"))?;
+        assert_eq!(readers, [team], "who read {team}/mcn");
+    }
+
+    let refused = |auth: Option<&Path>, team: &str| -> Result<String> {
+        let mut cmd = host(&registry)?;
+        cmd.args(["guests", "pull", "-o"])
+            .arg(work.path().join("refused.wasm"));
+        if let Some(auth) = auth {
+            cmd.arg("--auth-file").arg(auth);
+        }
+        let out = run(cmd.arg(registry.reference(&format!("{team}/mcn:v1"))))?;
+        ensure!(!out.status.success(), "pulled {team}/mcn with {auth:?}");
+        Ok(String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let anonymous = refused(None, "team-a")?;
+    let wrong = auth_file("wrong.json", &[(&addr, "team-a", "not-pw-a")])?;
+    let wrong_password = refused(Some(&wrong), "team-a")?;
+    for err in [&anonymous, &wrong_password] {
+        assert!(
+            err.contains(&format!("oci:{addr}/team-a/mcn:v1"))
+                && err.contains("cannot read the manifest"),
+            "{err}"
+        );
+    }
+    let only_a = auth_file("only-a.json", &[(&key_a, "team-a", "pw-a")])?;
+    let no_entry = refused(Some(&only_a), "team-b")?;
+    assert!(
+        no_entry.contains(&format!(
+            "--auth-file {}: no credentials for {addr}/team-b/mcn",
+            only_a.display()
+        )),
+        "{no_entry}"
+    );
+    assert!(!work.path().join("refused.wasm").exists());
+    assert_eq!(registry.manifest_readers("team-b/mcn")?, ["team-b"]);
     Ok(())
 }
 

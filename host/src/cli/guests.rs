@@ -15,7 +15,8 @@ use crate::mcn::NODE_STATE_INTERFACE;
 use crate::registry::cosign::{Key, Signature};
 use crate::registry::entries::{KeySource, OciSource, Verify};
 use crate::registry::oci::{
-    ComponentInfo, LookupError, PullError, WasmConfig, docker_auth, parse_reference,
+    ComponentInfo, CredentialsError, LookupError, PullError, WasmConfig, docker_auth,
+    parse_reference,
 };
 use crate::registry::table::Registry;
 use crate::registry::{Access, Remote, oci_sources, pull_all, verify_keys};
@@ -27,8 +28,11 @@ use crate::runtime::{GuestModule, LoadError, interfaces, same_interface};
 pub(super) enum GuestsError {
     #[error("--auth-file {}: {error}", path.display())]
     AuthFile { path: PathBuf, error: io::Error },
-    #[error("--auth-file {}: {detail}", path.display())]
-    Credentials { path: PathBuf, detail: String },
+    #[error("--auth-file {}: {error}", path.display())]
+    Credentials {
+        path: PathBuf,
+        error: CredentialsError,
+    },
     #[error("{reference}: {error}")]
     Reference {
         reference: String,
@@ -173,9 +177,9 @@ impl AuthArgs {
             error,
         })?;
         let parsed = reference_of(reference)?;
-        docker_auth(&json, parsed.resolve_registry()).map_err(|detail| GuestsError::Credentials {
+        docker_auth(&json, &parsed).map_err(|error| GuestsError::Credentials {
             path: path.clone(),
-            detail,
+            error,
         })
     }
 }

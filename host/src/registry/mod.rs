@@ -6,7 +6,7 @@
 //! over what `read` reads of the cluster), shadow evaluation of candidates
 //! (`shadow`) and what `/guests` shows (`serving`).
 
-pub mod cosign;
+pub use mco_registry_formats::cosign;
 pub mod crd;
 pub mod entries;
 pub mod fetch;

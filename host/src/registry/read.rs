@@ -14,10 +14,13 @@ use super::crd::{self, MachineConfigGuest};
 use super::entries::{KeySource, OciSource};
 use super::fetch::{self, Access, ConfigMapError, ConfigMaps, Remote};
 use super::job::Jobs;
-use super::oci::{Oci, PullError, docker_auth, parse_reference};
+use super::oci::{
+    CredentialsError, DockerConfig, Oci, PullError, parse_reference, registry_auth, target,
+};
 use super::set::read_local;
 use super::table::{CONFIGMAP_KEY, Location, Registry, RegistryError};
 use crate::metrics::{JobResultLabels, Metrics};
+use mco_registry_formats::docker_config::Chosen;
 
 /// The host's view of the cluster objects its registry is made of.
 pub(super) struct Reader {
@@ -237,53 +240,75 @@ struct PullIdentity {
     service_account: Option<String>,
 }
 
-/// The credentials of an `oci:` module: those of its pull Secret; else of
-/// the first of the ServiceAccount's `imagePullSecrets` that has any for
-/// its registry; else anonymous.
+/// The credentials of an `oci:` module: the entry its pull Secret holds
+/// for its repository; else the most specific entry for it across the
+/// ServiceAccount's `imagePullSecrets` (the first listed on a tie), as the
+/// kubelet merges them into one keyring; else anonymous.
 async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<RegistryAuth, PullError> {
     let reference = parse_reference(&source.reference).map_err(|detail| PullError::Reference {
         reference: source.reference.clone(),
         detail,
     })?;
-    let registry = reference.resolve_registry();
+    let target = target(&reference);
+    let refused = |secret: String, detail: String| PullError::Secret {
+        reference: source.reference.clone(),
+        secret,
+        detail,
+    };
     if let Some(name) = &source.pull_secret {
-        return secret_auth(&identity.secrets, name, registry)
+        let config = read_config(&identity.secrets, name)
             .await
-            .map_err(|e| PullError::Secret {
-                reference: source.reference.clone(),
-                secret: name.clone(),
-                detail: e.to_string(),
-            });
+            .map_err(|e| refused(name.clone(), e.to_string()))?;
+        return config
+            .lookup(&target)
+            .ok_or_else(|| CredentialsError::NoEntry(target.to_string()))
+            .and_then(|chosen| chosen.credentials())
+            .map(registry_auth)
+            .map_err(|e| refused(name.clone(), e.to_string()));
     }
     let Some(account) = &identity.service_account else {
         return Ok(RegistryAuth::Anonymous);
     };
-    let sa = identity
-        .service_accounts
-        .get(account)
-        .await
-        .map_err(|e| PullError::Secret {
-            reference: source.reference.clone(),
-            secret: format!("the imagePullSecrets of serviceaccount/{account}"),
-            detail: format!("cannot read the ServiceAccount: {e}"),
-        })?;
+    let sa = identity.service_accounts.get(account).await.map_err(|e| {
+        refused(
+            format!("the imagePullSecrets of serviceaccount/{account}"),
+            format!("cannot read the ServiceAccount: {e}"),
+        )
+    })?;
+    let mut configs = Vec::new();
     for name in sa
         .image_pull_secrets
         .iter()
         .flatten()
         .map(|r| r.name.as_str())
     {
-        match secret_auth(&identity.secrets, name, registry).await {
-            Ok(auth) => return Ok(auth),
-            // As the kubelet does: a listed Secret that is missing, broken
-            // or for other registries is passed over.
+        match read_config(&identity.secrets, name).await {
+            Ok(config) => configs.push((name, config)),
+            // As the kubelet does: a listed Secret that is missing or
+            // broken is passed over.
             Err(why) => tracing::debug!(secret = name, %why, "imagePullSecret not used"),
         }
     }
-    Ok(RegistryAuth::Anonymous)
+    let mut best = None;
+    for (name, config) in &configs {
+        if let Some(chosen) = config.lookup(&target)
+            && best
+                .as_ref()
+                .is_none_or(|(_, b): &(_, Chosen<'_>)| chosen.specificity > b.specificity)
+        {
+            best = Some((name, chosen));
+        }
+    }
+    match best {
+        Some((name, chosen)) => chosen
+            .credentials()
+            .map(registry_auth)
+            .map_err(|e| refused(name.to_string(), e.to_string())),
+        None => Ok(RegistryAuth::Anonymous),
+    }
 }
 
-/// Why a pull Secret gives no credentials for a registry.
+/// Why a pull Secret is no Docker config.
 #[derive(Debug, thiserror::Error)]
 enum SecretError {
     #[error("cannot read it: {0}")]
@@ -292,23 +317,17 @@ enum SecretError {
     Type,
     #[error("it has no {DOCKER_CONFIG_KEY}")]
     NoConfig,
-    /// What the Docker config parsing says of it.
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Config(#[from] CredentialsError),
 }
 
-/// The credentials a `kubernetes.io/dockerconfigjson` Secret holds for
-/// `registry`.
-async fn secret_auth(
-    secrets: &Api<Secret>,
-    name: &str,
-    registry: &str,
-) -> Result<RegistryAuth, SecretError> {
+/// The Docker config of a `kubernetes.io/dockerconfigjson` Secret.
+async fn read_config(secrets: &Api<Secret>, name: &str) -> Result<DockerConfig, SecretError> {
     let secret = secrets.get(name).await.map_err(SecretError::Read)?;
-    auth_in(&secret, registry)
+    config_in(&secret)
 }
 
-fn auth_in(secret: &Secret, registry: &str) -> Result<RegistryAuth, SecretError> {
+fn config_in(secret: &Secret) -> Result<DockerConfig, SecretError> {
     if secret.type_.as_deref() != Some(DOCKER_CONFIG_SECRET) {
         return Err(SecretError::Type);
     }
@@ -317,7 +336,7 @@ fn auth_in(secret: &Secret, registry: &str) -> Result<RegistryAuth, SecretError>
         .as_ref()
         .and_then(|d| d.get(DOCKER_CONFIG_KEY))
         .ok_or(SecretError::NoConfig)?;
-    docker_auth(&config.0, registry).map_err(|e| SecretError::Config(e.to_string()))
+    Ok(DockerConfig::parse(&config.0)?)
 }
 
 const DOCKER_CONFIG_SECRET: &str = "kubernetes.io/dockerconfigjson";
@@ -337,39 +356,45 @@ mod tests {
         }
     }
 
+    /// What `secret` gives for `image`: the user, or why not.
+    fn user(secret: &Secret, image: &str) -> Result<String, String> {
+        let target = target(&parse_reference(image).map_err(|e| e.to_string())?);
+        let config = config_in(secret).map_err(|e| e.to_string())?;
+        match config.lookup(&target).map(|chosen| chosen.credentials()) {
+            Some(Ok(credentials)) => Ok(credentials.user),
+            Some(Err(e)) => Err(e.to_string()),
+            None => Err(format!("nothing for {target}")),
+        }
+    }
+
     #[test]
-    fn a_pull_secret_gives_the_credentials_of_its_registry_only() {
+    fn only_a_dockerconfigjson_secret_is_a_pull_secret() {
         let config = r#"{"auths": {"quay.io": {"username": "u", "password": "p"}}}"#;
         let good = secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, config);
-        assert!(
-            matches!(auth_in(&good, "quay.io"), Ok(RegistryAuth::Basic(u, p)) if u == "u" && p == "p")
-        );
+        assert_eq!(user(&good, "quay.io/team/m:1"), Ok("u".to_string()));
         assert_eq!(
-            auth_in(&good, "ghcr.io")
-                .err()
-                .map(|e| e.to_string())
-                .as_deref(),
-            Some("no credentials for ghcr.io")
+            user(&good, "ghcr.io/team/m:1"),
+            Err("nothing for ghcr.io/team/m".to_string())
         );
-        let opaque = secret("Opaque", DOCKER_CONFIG_KEY, config);
-        assert_eq!(
-            auth_in(&opaque, "quay.io")
-                .err()
-                .map(|e| e.to_string())
-                .as_deref(),
-            Some("its type is not kubernetes.io/dockerconfigjson")
-        );
-        let no_key = secret(DOCKER_CONFIG_SECRET, "config.json", config);
-        assert_eq!(
-            auth_in(&no_key, "quay.io")
-                .err()
-                .map(|e| e.to_string())
-                .as_deref(),
-            Some("it has no .dockerconfigjson")
-        );
-        let garbage = secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, "{not json");
-        assert!(
-            auth_in(&garbage, "quay.io").is_err_and(|e| e.to_string().contains("does not parse"))
-        );
+        let cases = [
+            (
+                secret("Opaque", DOCKER_CONFIG_KEY, config),
+                "its type is not kubernetes.io/dockerconfigjson",
+            ),
+            (
+                secret(DOCKER_CONFIG_SECRET, "config.json", config),
+                "it has no .dockerconfigjson",
+            ),
+            (
+                secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, "{not json"),
+                ".dockerconfigjson does not parse",
+            ),
+        ];
+        for (bad, why) in cases {
+            assert!(
+                user(&bad, "quay.io/team/m:1").is_err_and(|e| e.starts_with(why)),
+                "{why}"
+            );
+        }
     }
 }

@@ -54,35 +54,68 @@ pub fn tools() -> Result<Tools> {
 pub struct Registry {
     pub addr: SocketAddr,
     storage: PathBuf,
+    /// Its own log: one JSON object per line, each request with its user.
+    log: PathBuf,
     child: Child,
     _dir: tempfile::TempDir,
 }
 
 impl Registry {
+    /// An anonymous registry: anyone may push and pull.
     pub fn start(binary: &Path) -> Result<Registry> {
+        Registry::launch(binary, &[])
+    }
+
+    /// A registry that serves only `users` (`(name, password)`), through
+    /// distribution's `htpasswd` auth with bcrypt hashes, as a registry
+    /// that wants credentials does.
+    pub fn with_users(binary: &Path, users: &[(&str, &str)]) -> Result<Registry> {
+        ensure!(!users.is_empty(), "a registry with users needs one");
+        Registry::launch(binary, users)
+    }
+
+    fn launch(binary: &Path, users: &[(&str, &str)]) -> Result<Registry> {
         let dir = tempfile::tempdir()?;
         let addr = free_addr()?;
         let storage = dir.path().join("storage");
         let config = dir.path().join("config.yml");
+        let mut auth = String::new();
+        if !users.is_empty() {
+            let htpasswd = dir.path().join("htpasswd");
+            let mut lines = String::new();
+            for (user, password) in users {
+                // Cost 4, bcrypt's least: the registry checks every request.
+                let hash = bcrypt::hash(password, 4).context("bcrypt")?;
+                lines.push_str(&format!("{user}:{hash}\n"));
+            }
+            std::fs::write(&htpasswd, lines)?;
+            auth = format!(
+                "auth:\n  htpasswd: {{realm: mco-e2e, path: {}}}\n",
+                htpasswd.display()
+            );
+        }
         std::fs::write(
             &config,
             format!(
-                "version: 0.1\nlog: {{level: warn}}\nstorage:\n  filesystem: {{rootdirectory: {}}}\n  \
-                 delete: {{enabled: true}}\nhttp: {{addr: '{addr}'}}\n",
+                "version: 0.1\nlog: {{level: debug, formatter: json, accesslog: {{disabled: true}}}}\n\
+                 storage:\n  filesystem: {{rootdirectory: {}}}\n  delete: {{enabled: true}}\n\
+                 http: {{addr: '{addr}'}}\n{auth}",
                 storage.display()
             ),
         )?;
-        let log = std::fs::File::create(dir.path().join("registry.log"))?;
+        let log = dir.path().join("registry.log");
+        let file = std::fs::File::create(&log)?;
         let child = Command::new(binary)
             .arg("serve")
             .arg(&config)
-            .stdout(log.try_clone()?)
-            .stderr(log)
+            .stdout(file.try_clone()?)
+            .stderr(file)
             .spawn()
             .with_context(|| format!("starting {}", binary.display()))?;
         let mut registry = Registry {
             addr,
             storage,
+            log,
             child,
             _dir: dir,
         };
@@ -98,6 +131,28 @@ impl Registry {
             std::thread::sleep(Duration::from_millis(50));
         }
         Ok(registry)
+    }
+
+    /// The users the registry served `repository`'s manifests to, in
+    /// order, deduplicated, from its own log: at level debug, the manifest
+    /// handler logs each read (`GetImageManifest`) with the repository and
+    /// the user htpasswd authenticated (`auth.user.name`, empty when
+    /// anonymous).
+    pub fn manifest_readers(&self, repository: &str) -> Result<Vec<String>> {
+        let text = std::fs::read_to_string(&self.log)
+            .with_context(|| format!("reading {}", self.log.display()))?;
+        let mut users: Vec<String> = Vec::new();
+        for line in text.lines() {
+            let Ok(entry) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let user = entry["auth.user.name"].as_str().unwrap_or_default();
+            let read = entry["msg"] == "GetImageManifest" && entry["vars.name"] == repository;
+            if read && !users.iter().any(|u| u == user) {
+                users.push(user.to_string());
+            }
+        }
+        Ok(users)
     }
 
     pub fn reference(&self, path: &str) -> String {
@@ -206,4 +261,17 @@ pub fn sign(tools: &Tools, dir: &Path, key: &str, reference: &str, bundle: bool)
     }
     ok(cmd.arg(reference))?;
     Ok(())
+}
+
+/// A Docker config (`.dockerconfigjson`) with one entry per `(key, user,
+/// password)`.
+pub fn docker_config(entries: &[(&str, &str, &str)]) -> String {
+    let auths: serde_json::Map<String, Value> = entries
+        .iter()
+        .map(|(key, user, password)| {
+            let entry = serde_json::json!({"username": user, "password": password});
+            (key.to_string(), entry)
+        })
+        .collect();
+    serde_json::json!({ "auths": auths }).to_string()
 }

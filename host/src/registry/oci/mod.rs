@@ -32,23 +32,35 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use oci_client::Client;
 use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
 
-pub use credentials::docker_auth;
+pub use credentials::{docker_auth, registry_auth, target};
+pub use mco_registry_formats::docker_config::{CredentialsError, DockerConfig};
 pub use pull::{ComponentInfo, LayoutError, PullError, Pulled, WasmConfig, parse_reference};
 pub use signatures::LookupError;
 
-/// An OCI client with the host's TLS stack and the digest cache.
+/// OCI clients with the host's TLS stack, and the digest cache.
 #[derive(Clone)]
 pub struct Oci {
-    client: Arc<Client>,
+    /// One client per credential. oci-client keeps the first credentials a
+    /// client is given for a registry host (`Client::store_auth_if_needed`)
+    /// and uses them for every repository there, blobs included: a shared
+    /// client would send one team's credentials to another team's
+    /// repository, and never use a rotated password.
+    clients: Arc<Mutex<BTreeMap<String, Arc<Client>>>>,
+    protocol: ClientProtocol,
     cache: Option<PathBuf>,
     /// Manifest digests verified in this process, with the fingerprints of
     /// the keys they were checked against, to the key that verified them:
     /// polls of an unchanged entry do not fetch its signatures again.
     verified: Arc<Mutex<BTreeMap<signatures::Verified, String>>>,
 }
+
+/// The most clients kept; past it (credentials rotated many times) they
+/// are dropped and made again on use.
+const MAX_CLIENTS: usize = 64;
 
 impl Oci {
     /// `plain_http` lists registries (`host:port`) reached without TLS, such
@@ -60,19 +72,87 @@ impl Oci {
         } else {
             ClientProtocol::HttpsExcept(plain_http.to_vec())
         };
-        let client = Client::new(ClientConfig {
-            protocol,
-            ..ClientConfig::default()
-        });
         Oci {
-            client: Arc::new(client),
+            clients: Arc::default(),
+            protocol,
             cache,
             verified: Arc::default(),
         }
+    }
+
+    /// The client of `auth`, holding it for `reference`'s registry.
+    async fn client(&self, reference: &Reference, auth: &RegistryAuth) -> Arc<Client> {
+        let new = || {
+            Arc::new(Client::new(ClientConfig {
+                protocol: self.protocol.clone(),
+                ..ClientConfig::default()
+            }))
+        };
+        let client = match self.clients.lock() {
+            Ok(mut clients) => {
+                if clients.len() >= MAX_CLIENTS {
+                    clients.clear();
+                }
+                clients
+                    .entry(credential_key(auth))
+                    .or_insert_with(new)
+                    .clone()
+            }
+            Err(_) => new(),
+        };
+        client
+            .store_auth_if_needed(reference.resolve_registry(), auth)
+            .await;
+        client
+    }
+}
+
+/// Which credential `auth` is, without keeping its secret in the clear.
+fn credential_key(auth: &RegistryAuth) -> String {
+    match auth {
+        RegistryAuth::Anonymous => "anonymous".into(),
+        RegistryAuth::Basic(user, password) => {
+            format!(
+                "basic:{}",
+                crate::blob::digest(format!("{user}\0{password}").as_bytes())
+            )
+        }
+        RegistryAuth::Bearer(token) => format!("bearer:{}", crate::blob::digest(token.as_bytes())),
     }
 }
 
 /// `bytes`' digest as OCI descriptors write it.
 fn oci_digest(bytes: &[u8]) -> String {
     format!("sha256:{}", crate::blob::digest(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn each_credential_has_its_own_client() {
+        let oci = Oci::new(&[], None);
+        let (a, b) = (
+            parse_reference("quay.io/team-a/m:1"),
+            parse_reference("quay.io/team-b/m:1"),
+        );
+        let (Ok(a), Ok(b)) = (a, b) else {
+            panic!("references do not parse")
+        };
+        let basic = |user: &str, password: &str| RegistryAuth::Basic(user.into(), password.into());
+        let team_a = oci.client(&a, &basic("team-a", "pw")).await;
+        let team_b = oci.client(&b, &basic("team-b", "pw")).await;
+        let rotated = oci.client(&a, &basic("team-a", "pw2")).await;
+        assert!(!Arc::ptr_eq(&team_a, &team_b));
+        assert!(!Arc::ptr_eq(&team_a, &rotated));
+        assert!(Arc::ptr_eq(
+            &team_a,
+            &oci.client(&b, &basic("team-a", "pw")).await
+        ));
+        assert!(!Arc::ptr_eq(
+            &oci.client(&a, &RegistryAuth::Anonymous).await,
+            &team_a
+        ));
+    }
 }

@@ -198,6 +198,7 @@ impl Oci {
             let (bytes, _) = self
                 .cached_or_pulled(Wanted {
                     reference: &reference,
+                    auth,
                     name: &name,
                     descriptor: &manifest.config,
                     what: "the config",
@@ -237,6 +238,7 @@ impl Oci {
         let (bytes, cached) = self
             .cached_or_pulled(Wanted {
                 reference: &reference,
+                auth,
                 name: &name,
                 descriptor: layer,
                 what: "the module layer",
@@ -266,7 +268,8 @@ impl Oci {
         auth: &RegistryAuth,
     ) -> Result<(Vec<u8>, String), PullError> {
         let (bytes, _) = self
-            .client
+            .client(reference, auth)
+            .await
             .pull_manifest_raw(reference, auth, &[OCI_IMAGE_MEDIA_TYPE])
             .await
             .map_err(|e| PullError::Manifest {
@@ -310,6 +313,7 @@ impl Oci {
     pub(super) async fn blob(&self, wanted: &Wanted<'_>) -> Result<Vec<u8>, PullError> {
         let Wanted {
             reference,
+            auth,
             name,
             descriptor,
             what,
@@ -325,7 +329,8 @@ impl Oci {
             });
         }
         let mut bytes = Vec::new();
-        self.client
+        self.client(reference, auth)
+            .await
             .pull_blob(reference, descriptor, &mut bytes)
             .await
             .map_err(|e| match e {
@@ -360,6 +365,7 @@ impl Oci {
 /// `name` (the reference as written) and `what`, at most `limit` bytes.
 pub(super) struct Wanted<'a> {
     pub reference: &'a Reference,
+    pub auth: &'a RegistryAuth,
     pub name: &'a str,
     pub descriptor: &'a OciDescriptor,
     pub what: &'static str,

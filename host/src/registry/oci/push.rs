@@ -63,19 +63,17 @@ impl Oci {
             annotations: None,
         };
         let manifest_bytes = serde_json::to_vec(&manifest).map_err(|e| fail(e.to_string()))?;
-        self.client
-            .store_auth_if_needed(reference.resolve_registry(), auth)
-            .await;
-        self.client
+        let client = self.client(&reference, auth).await;
+        client
             .push_blob(&reference, bytes, &layer_digest)
             .await
             .map_err(|e| fail(format!("the module layer: {e}")))?;
-        self.client
+        client
             .push_blob(&reference, config_bytes, &manifest.config.digest)
             .await
             .map_err(|e| fail(format!("the config: {e}")))?;
         let manifest_digest = oci_digest(&manifest_bytes);
-        self.client
+        client
             .push_manifest_raw(
                 &reference,
                 manifest_bytes,

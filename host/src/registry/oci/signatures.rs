@@ -109,9 +109,7 @@ impl Oci {
         let by_digest = |digest: &str| {
             Reference::with_digest(registry.into(), repository.into(), digest.into())
         };
-        self.client
-            .store_auth_if_needed(reference.resolve_registry(), auth)
-            .await;
+        let client = self.client(reference, auth).await;
         let mut found = Vec::new();
         let sig_tag = Reference::with_tag(
             registry.into(),
@@ -120,12 +118,11 @@ impl Oci {
         );
         if let Some(bytes) = self.signature_manifest(&sig_tag, auth).await? {
             for (layer, signature) in simple_signing_layers(&bytes)? {
-                let payload = self.signature_blob(&sig_tag, &layer).await?;
+                let payload = self.signature_blob(&sig_tag, auth, &layer).await?;
                 found.push(Signature::SimpleSigning { payload, signature });
             }
         }
-        let referrers = self
-            .client
+        let referrers = client
             .pull_referrers(&by_digest(manifest_digest), Some(cosign::BUNDLE_MEDIA_TYPE))
             .await
             .map_err(LookupError::Referrers)?;
@@ -143,7 +140,7 @@ impl Oci {
             }
             if let Some(layer) = bundle_layer(&bytes)? {
                 found.push(Signature::Bundle(
-                    self.signature_blob(&referrer, &layer).await?,
+                    self.signature_blob(&referrer, auth, &layer).await?,
                 ));
             }
         }
@@ -159,7 +156,8 @@ impl Oci {
     ) -> Result<Option<Vec<u8>>, LookupError> {
         use OciDistributionError as E;
         match self
-            .client
+            .client(reference, auth)
+            .await
             .pull_manifest_raw(reference, auth, &[OCI_IMAGE_MEDIA_TYPE])
             .await
         {
@@ -192,11 +190,13 @@ impl Oci {
     async fn signature_blob(
         &self,
         reference: &Reference,
+        auth: &RegistryAuth,
         layer: &OciDescriptor,
     ) -> Result<Vec<u8>, LookupError> {
         let name = reference.to_string();
         self.blob(&Wanted {
             reference,
+            auth,
             name: &name,
             descriptor: layer,
             what: "a signature",

@@ -26,8 +26,9 @@
 //! checkpoints. A bundle's tlog entries and certificates are ignored here;
 //! only its signature under a configured key counts.
 //!
-//! Everything here is pure, so hostile inputs are unit tested;
-//! oci/signatures.rs fetches the inputs with their sizes capped.
+//! Everything here is pure, so hostile inputs are unit tested and fuzzed
+//! (fuzz/: `simple_signing`, `bundle`); the host's
+//! registry/oci/signatures.rs fetches the inputs with their sizes capped.
 
 use std::fmt;
 
@@ -36,6 +37,7 @@ use p256::ecdsa::signature::Verifier as _;
 use p256::ecdsa::{DerSignature, Signature as EcdsaSignature, VerifyingKey};
 use p256::pkcs8::DecodePublicKey as _;
 use serde::Deserialize;
+use sha2::{Digest as _, Sha256};
 
 /// The media type of a simple-signing payload layer.
 pub const SIMPLE_SIGNING_MEDIA_TYPE: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
@@ -160,7 +162,10 @@ impl Key {
 
     /// The key's point, which tells two keys apart whatever they are named.
     pub fn fingerprint(&self) -> String {
-        crate::blob::digest(self.key.to_encoded_point(true).as_bytes())
+        format!(
+            "{:x}",
+            Sha256::digest(self.key.to_encoded_point(true).as_bytes())
+        )
     }
 
     /// Whether base64 `signature` (ASN.1 DER, or the raw 64-byte form) is

@@ -1,0 +1,401 @@
+//! Docker configs (`.dockerconfigjson`, `config.json`): which entry's
+//! credentials a repository is pulled with.
+//!
+//! An entry is chosen for a repository as the kubelet chooses one
+//! (kubernetes `pkg/credentialprovider/keyring.go`, `BasicDockerKeyring`
+//! and `URLsMatch`), so one pull Secret can hold a robot account per team:
+//!
+//! - a key is `[scheme://]host[:port][/path]`; a leading `/v1/` or `/v2/`
+//!   of the path is the registry API's, not a repository's, and is dropped;
+//! - the host matches label by label, with shell globs in a label
+//!   (`*.quay.io`; a glob never spans a dot), and the same number of labels;
+//! - the port matches exactly (`r.example` does not cover `r.example:5000`);
+//! - the path must be a prefix of the repository, on whole segments:
+//!   `quay.io/team` covers `quay.io/team/mcn`, not `quay.io/team-b/mcn`
+//!   (the kubelet compares strings there, which would hand team's
+//!   credentials to team-b);
+//! - the most specific entry wins: the longest path, then a literal host
+//!   over a glob, then the first written.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use serde::Deserialize;
+
+/// Why a Docker config gives no credentials for a repository.
+#[derive(Debug, thiserror::Error)]
+pub enum CredentialsError {
+    #[error(".dockerconfigjson does not parse: {0}")]
+    Parse(#[source] serde_json::Error),
+    #[error("the key {key:?} names no registry host")]
+    Key { key: String },
+    #[error("the key {key:?} has a glob that does not parse: {source}")]
+    Glob {
+        key: String,
+        #[source]
+        source: glob::PatternError,
+    },
+    #[error("no credentials for {0}")]
+    NoEntry(String),
+    #[error("the entry {key:?} has neither auth nor username/password")]
+    NoAuth { key: String },
+    #[error("the auth of {key:?} is not base64: {source}")]
+    NotBase64 {
+        key: String,
+        #[source]
+        source: base64::DecodeError,
+    },
+    #[error("the auth of {key:?} is not UTF-8")]
+    NotUtf8 { key: String },
+    #[error("the auth of {key:?} is not user:password")]
+    NotUserPassword { key: String },
+}
+
+/// The repository a reference is pulled from, as entries are matched to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    labels: Vec<String>,
+    port: Option<String>,
+    path: Vec<String>,
+}
+
+impl Target {
+    /// `registry` as `host[:port]`, `repository` its path there.
+    pub fn new(registry: &str, repository: &str) -> Target {
+        let (host, port) = split_port(registry);
+        Target {
+            labels: labels(host),
+            port: port.map(str::to_string),
+            path: segments(repository),
+        }
+    }
+}
+
+/// A user and password for a registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub user: String,
+    pub password: String,
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.labels.join("."))?;
+        if let Some(port) = &self.port {
+            write!(f, ":{port}")?;
+        }
+        self.path.iter().try_for_each(|s| write!(f, "/{s}"))
+    }
+}
+
+/// A Docker config's entries, each with the repositories its key covers.
+#[derive(Debug)]
+pub struct DockerConfig {
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    key: String,
+    labels: Vec<glob::Pattern>,
+    /// No label is a glob.
+    literal: bool,
+    port: Option<String>,
+    path: Vec<String>,
+    auth: RawAuth,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawAuth {
+    #[serde(default)]
+    auth: Option<String>,
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    password: Option<String>,
+}
+
+/// How specific a matching entry is; greater wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Specificity {
+    path_segments: usize,
+    literal_host: bool,
+}
+
+impl DockerConfig {
+    /// Every key is parsed here, so a broken one is refused whether or not
+    /// it would have matched; an entry's credentials are decoded only when
+    /// it is the one chosen.
+    pub fn parse(json: &[u8]) -> Result<DockerConfig, CredentialsError> {
+        #[derive(Deserialize)]
+        struct Raw {
+            #[serde(default)]
+            auths: BTreeMap<String, RawAuth>,
+        }
+        let raw: Raw = serde_json::from_slice(json).map_err(CredentialsError::Parse)?;
+        let entries = raw
+            .auths
+            .into_iter()
+            .map(|(key, auth)| Entry::parse(key, auth))
+            .collect::<Result<_, _>>()?;
+        Ok(DockerConfig { entries })
+    }
+
+    /// The most specific entry covering `target`.
+    pub fn lookup(&self, target: &Target) -> Option<Chosen<'_>> {
+        let mut best: Option<Chosen<'_>> = None;
+        for entry in &self.entries {
+            if let Some(specificity) = entry.covers(target)
+                && best.as_ref().is_none_or(|b| specificity > b.specificity)
+            {
+                best = Some(Chosen { entry, specificity });
+            }
+        }
+        best
+    }
+}
+
+/// The entry chosen for a repository.
+#[derive(Debug)]
+pub struct Chosen<'a> {
+    entry: &'a Entry,
+    pub specificity: Specificity,
+}
+
+impl Chosen<'_> {
+    /// The entry's credentials: a broken one is an error, never a reason
+    /// to fall back to a less specific entry, whose credentials are not
+    /// meant for this repository.
+    pub fn credentials(&self) -> Result<Credentials, CredentialsError> {
+        let (key, raw) = (&self.entry.key, &self.entry.auth);
+        if let (Some(user), Some(password)) = (&raw.username, &raw.password) {
+            return Ok(Credentials {
+                user: user.clone(),
+                password: password.clone(),
+            });
+        }
+        let encoded = raw
+            .auth
+            .as_deref()
+            .ok_or_else(|| CredentialsError::NoAuth { key: key.clone() })?;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .map_err(|source| CredentialsError::NotBase64 {
+                key: key.clone(),
+                source,
+            })?;
+        let text = String::from_utf8(decoded)
+            .map_err(|_| CredentialsError::NotUtf8 { key: key.clone() })?;
+        let (user, password) = text
+            .split_once(':')
+            .ok_or_else(|| CredentialsError::NotUserPassword { key: key.clone() })?;
+        Ok(Credentials {
+            user: user.to_string(),
+            password: password.to_string(),
+        })
+    }
+}
+
+impl Entry {
+    fn parse(key: String, auth: RawAuth) -> Result<Entry, CredentialsError> {
+        let bare = key
+            .strip_prefix("https://")
+            .or_else(|| key.strip_prefix("http://"))
+            .unwrap_or(&key);
+        let (host_port, path) = bare.split_once('/').unwrap_or((bare, ""));
+        let path = ["v1/", "v2/"]
+            .iter()
+            .find_map(|api| path.strip_prefix(api))
+            .unwrap_or(path);
+        let (host, port) = split_port(host_port);
+        if host.is_empty() {
+            return Err(CredentialsError::Key { key });
+        }
+        let labels: Vec<glob::Pattern> = labels(host)
+            .iter()
+            .map(|label| glob::Pattern::new(label))
+            .collect::<Result<_, _>>()
+            .map_err(|source| CredentialsError::Glob {
+                key: key.clone(),
+                source,
+            })?;
+        Ok(Entry {
+            literal: labels
+                .iter()
+                .all(|l| l.as_str() == glob::Pattern::escape(l.as_str())),
+            labels,
+            port: port.map(str::to_string),
+            path: segments(path),
+            key,
+            auth,
+        })
+    }
+
+    fn covers(&self, target: &Target) -> Option<Specificity> {
+        let host = self.labels.len() == target.labels.len()
+            && self
+                .labels
+                .iter()
+                .zip(&target.labels)
+                .all(|(glob, label)| glob.matches(label));
+        let path = target.path.starts_with(&self.path);
+        (host && path && self.port == target.port).then_some(Specificity {
+            path_segments: self.path.len(),
+            literal_host: self.literal,
+        })
+    }
+}
+
+/// `host[:port]` split at the port. (References name no IPv6 address.)
+fn split_port(host_port: &str) -> (&str, Option<&str>) {
+    match host_port.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (host_port, None),
+    }
+}
+
+/// A host's labels, lowercase; Docker Hub's two names are one registry,
+/// stored under its legacy index address.
+fn labels(host: &str) -> Vec<String> {
+    let host = host.to_ascii_lowercase();
+    let host = if host == "docker.io" {
+        "index.docker.io".to_string()
+    } else {
+        host
+    };
+    host.split('.').map(str::to_string).collect()
+}
+
+fn segments(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The credentials a Docker config holds for `target`.
+pub fn credentials_for(
+    config_json: &[u8],
+    target: &Target,
+) -> Result<Credentials, CredentialsError> {
+    DockerConfig::parse(config_json)?
+        .lookup(target)
+        .ok_or_else(|| CredentialsError::NoEntry(target.to_string()))?
+        .credentials()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `registry/repository`, as a reference names them.
+    fn target(image: &str) -> Target {
+        match image.split_once('/') {
+            Some((registry, repository)) => Target::new(registry, repository),
+            None => panic!("{image}: no registry"),
+        }
+    }
+
+    /// The user the entry chosen for `image` holds, or the error.
+    fn user(config: &str, image: &str) -> Result<String, String> {
+        credentials_for(config.as_bytes(), &target(image))
+            .map(|c| c.user)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_most_specific_entry_is_chosen_as_the_kubelet_chooses_it() {
+        let entries = [
+            ("quay.io", "quay"),
+            ("quay.io/team-a", "team-a"),
+            ("https://quay.io/v2/team-b/", "team-b"),
+            ("quay.io/team-b/special", "team-b-special"),
+            ("*.example.com", "glob"),
+            ("r.example.com", "literal"),
+            ("*.example.com/deep/path", "glob-deep"),
+            ("r.example:5000", "port"),
+            ("https://index.docker.io/v1/", "hub"),
+        ];
+        let auths: BTreeMap<_, _> = entries
+            .iter()
+            .map(|(key, user)| (*key, serde_json::json!({"username": user, "password": "p"})))
+            .collect();
+        let config = serde_json::json!({ "auths": auths }).to_string();
+        let cases = [
+            // The two teams of one registry each get their own robot.
+            ("quay.io/team-a/mcn", Ok("team-a")),
+            ("quay.io/team-b/mcn", Ok("team-b")),
+            ("quay.io/team-b/special/mcn", Ok("team-b-special")),
+            // A path prefix counts on whole segments only.
+            ("quay.io/team-a-fork/mcn", Ok("quay")),
+            ("quay.io/other/mcn", Ok("quay")),
+            // Globs cover one label; a literal host beats a glob; a longer
+            // path beats both.
+            ("a.example.com/ns/m", Ok("glob")),
+            ("r.example.com/ns/m", Ok("literal")),
+            ("r.example.com/deep/path/m", Ok("glob-deep")),
+            (
+                "a.b.example.com/ns/m",
+                Err("no credentials for a.b.example.com/ns/m"),
+            ),
+            // Ports are matched exactly.
+            ("r.example:5000/m", Ok("port")),
+            ("r.example/m", Err("no credentials for r.example/m")),
+            (
+                "quay.io:443/team-a/m",
+                Err("no credentials for quay.io:443/team-a/m"),
+            ),
+            // Docker Hub under its legacy key, by either name.
+            ("docker.io/library/m", Ok("hub")),
+        ];
+        for (image, want) in cases {
+            assert_eq!(
+                user(&config, image),
+                want.map(str::to_string).map_err(str::to_string),
+                "{image}"
+            );
+        }
+    }
+
+    #[test]
+    fn auth_is_decoded_from_the_chosen_entry_only() {
+        let auth = base64::engine::general_purpose::STANDARD.encode("robot:s3cr:et");
+        let config = format!(
+            r#"{{"auths":{{"q.io/good":{{"auth":"{auth}"}},"q.io/bad":{{"auth":"%%%"}}}}}}"#
+        );
+        assert_eq!(
+            credentials_for(config.as_bytes(), &target("q.io/good/m")).ok(),
+            Some(Credentials {
+                user: "robot".into(),
+                password: "s3cr:et".into()
+            })
+        );
+        // The broken entry is the one meant for q.io/bad: no fallback.
+        assert!(
+            user(&config, "q.io/bad/m").is_err_and(|e| e.contains("\"q.io/bad\" is not base64"))
+        );
+    }
+
+    #[test]
+    fn hostile_pull_secrets_are_refused_with_a_reason() {
+        let cases: [(&[u8], &str); 8] = [
+            (b"not json", "does not parse"),
+            (br#"{"auths":{"q.io":{"auth":"%%%"}}}"#, "not base64"),
+            (br#"{"auths":{"q.io":{"auth":"/w=="}}}"#, "not UTF-8"),
+            (
+                br#"{"auths":{"q.io":{"auth":"bm9jb2xvbg=="}}}"#,
+                "not user:password",
+            ),
+            (br#"{"auths":{"q.io":{}}}"#, "neither auth"),
+            (br#"{"auths":[]}"#, "does not parse"),
+            (br#"{"auths":{"https:///ns":{}}}"#, "names no registry host"),
+            (br#"{"auths":{"q***.io":{}}}"#, "glob that does not parse"),
+        ];
+        for (json, reason) in cases {
+            match credentials_for(json, &target("q.io/m")) {
+                Err(e) => assert!(e.to_string().contains(reason), "{e}"),
+                Ok(a) => panic!("{a:?}"),
+            }
+        }
+    }
+}
