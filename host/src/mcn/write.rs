@@ -205,14 +205,19 @@ mod tests {
     }
 
     /// The `mco_api_writes_total` counts, by kind.
+    /// The write counter's samples, sorted: a metric family encodes its
+    /// label sets in hash order.
     fn writes(registry: &Registry) -> Vec<String> {
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, registry)
             .unwrap_or_else(|err| panic!("{err}"));
-        text.lines()
+        let mut samples: Vec<String> = text
+            .lines()
             .filter(|line| line.starts_with("mco_api_writes_total{"))
             .map(str::to_string)
-            .collect()
+            .collect();
+        samples.sort();
+        samples
     }
 
     /// What the writer remembers of its own writes, by resource version.
@@ -256,8 +261,8 @@ mod tests {
         assert_eq!(
             writes(&registry),
             [
-                r#"mco_api_writes_total{kind="create"} 1"#,
                 r#"mco_api_writes_total{kind="apply_status"} 1"#,
+                r#"mco_api_writes_total{kind="create"} 1"#,
             ]
         );
         assert_eq!(remembered(&writer).as_deref(), Some("6"));
