@@ -36,7 +36,7 @@ fn eval_entry(
     let Some(entry) = registry.get(job).cloned() else {
         return Ok(None);
     };
-    let remote = super::guests::pull_offline(sandbox, &registry)?;
+    let remote = super::offline::pull_offline(sandbox, &registry)?;
     Ok(Some((entry, remote)))
 }
 
@@ -122,7 +122,7 @@ pub(super) fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
     let runtime = sandbox.runtime()?;
     let location = sandbox.location();
     let registry = registry::read_local(&location, &JOBS)?;
-    let remote = super::guests::pull_offline(sandbox, &registry)?;
+    let remote = super::offline::pull_offline(sandbox, &registry)?;
     let (guests, _) = registry::initial(&runtime, &JOBS, &registry, &remote)?;
     guests.with_status(|status| status.registry = location.to_string());
     serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use oci_client::secrets::RegistryAuth;
 use serde_json::{Value, json};
 
+use super::offline::{in_cluster_only, runtime};
 use super::{Failure, SandboxArgs};
 use crate::blob::digest;
 use crate::bootimage::BOOT_IMAGE_INTERFACE;
@@ -15,11 +16,9 @@ use crate::mcn::NODE_STATE_INTERFACE;
 use crate::registry::cosign::{Key, Signature};
 use crate::registry::entries::{KeySource, OciSource, Verify};
 use crate::registry::oci::{
-    ComponentInfo, CredentialsError, LookupError, PullError, WasmConfig, docker_auth,
-    parse_reference,
+    ComponentInfo, CredentialsError, LookupError, WasmConfig, docker_auth, parse_reference,
 };
-use crate::registry::table::Registry;
-use crate::registry::{Access, Remote, oci_sources, pull_all, verify_keys};
+use crate::registry::verify_keys;
 use crate::runtime::{GuestModule, LoadError, interfaces, same_interface};
 
 /// Why `guests push|pull|inspect` failed around the registry call itself
@@ -38,8 +37,6 @@ pub(super) enum GuestsError {
         reference: String,
         error: oci_client::ParseError,
     },
-    #[error(transparent)]
-    Runtime(io::Error),
     #[error("{}: {error}", path.display())]
     Read { path: PathBuf, error: io::Error },
     #[error("writing {}: {error}", path.display())]
@@ -156,15 +153,8 @@ impl KeyArgs {
             }),
             ..OciSource::anonymous(reference)
         };
-        Ok(tokio()?.block_on(verify_keys(&source, in_cluster_only))?)
+        Ok(runtime()?.block_on(verify_keys(&source, in_cluster_only))?)
     }
-}
-
-/// The reader of ConfigMap and Secret keys outside the cluster.
-async fn in_cluster_only(key: KeySource) -> Result<Vec<u8>, String> {
-    Err(format!(
-        "{key}: ConfigMap and Secret keys are read in the cluster (mco-host run); give a key file"
-    ))
 }
 
 impl AuthArgs {
@@ -184,13 +174,6 @@ impl AuthArgs {
     }
 }
 
-fn tokio() -> Result<tokio::runtime::Runtime, GuestsError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(GuestsError::Runtime)
-}
-
 fn reference_of(reference: &str) -> Result<oci_client::Reference, GuestsError> {
     parse_reference(reference).map_err(|error| GuestsError::Reference {
         reference: reference.to_string(),
@@ -198,40 +181,9 @@ fn reference_of(reference: &str) -> Result<oci_client::Reference, GuestsError> {
     })
 }
 
-/// The registry's OCI modules pulled as `run` pulls them, for the offline
-/// `mco-host guests` check: anonymously, as pull Secrets live in the
-/// cluster.
-pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result<Remote, Failure> {
-    if oci_sources(registry).is_empty() {
-        return Ok(Remote::default());
-    }
-    let oci = sandbox.oci();
-    let anonymous = |source: OciSource| async move {
-        if let Some(secret) = &source.pull_secret {
-            return Err(PullError::Secret {
-                reference: source.reference.clone(),
-                secret: secret.clone(),
-                detail: "pull Secrets are read in the cluster (mco-host run)".into(),
-            });
-        }
-        Ok(Access {
-            auth: RegistryAuth::Anonymous,
-            keys: verify_keys(&source, in_cluster_only).await?,
-        })
-    };
-    let pulls = tokio()?.block_on(pull_all(&oci, registry, anonymous));
-    Ok(Remote {
-        configmaps: Default::default(),
-        pulls: pulls
-            .into_iter()
-            .map(|(key, pulled)| (key, pulled.map_err(|e| e.to_string())))
-            .collect(),
-    })
-}
-
 pub(super) fn run(sandbox: &SandboxArgs, action: OciAction) -> Result<Value, Failure> {
     let oci = sandbox.oci();
-    let tokio = tokio()?;
+    let tokio = runtime()?;
     match action {
         OciAction::Push {
             file,

@@ -4,6 +4,7 @@
 
 mod eval;
 mod guests;
+mod offline;
 pub mod status;
 mod test;
 
@@ -273,6 +274,8 @@ enum Failure {
     Cases(#[from] crate::cases::FindError),
     #[error("{failed} of {total} cases failed")]
     CasesFailed { failed: usize, total: usize },
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
     #[error("{0}")]
     Other(String),
 }
@@ -310,6 +313,7 @@ impl Failure {
             Failure::Status(_)
             | Failure::Guests(_)
             | Failure::CasesFailed { .. }
+            | Failure::Runtime(_)
             | Failure::Other(_) => 1,
         }
     }

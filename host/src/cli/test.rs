@@ -193,7 +193,7 @@ pub(super) fn run(sandbox: &SandboxArgs, args: TestArgs) -> Result<(), Failure> 
         },
         None => {
             let registry = sandbox.registry()?;
-            let remote = super::guests::pull_offline(sandbox, &registry)?;
+            let remote = super::offline::pull_offline(sandbox, &registry)?;
             Source {
                 guest: None,
                 registry,

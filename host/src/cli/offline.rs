@@ -1,0 +1,55 @@
+//! Registry reads outside the cluster, which `eval`, `guests` and `guests
+//! test` share: OCI entries pulled anonymously, signature keys from files
+//! only (pull Secrets and key ConfigMaps live in the cluster).
+
+use oci_client::secrets::RegistryAuth;
+
+use super::{Failure, SandboxArgs};
+use crate::registry::entries::{KeySource, OciSource};
+use crate::registry::oci::PullError;
+use crate::registry::table::Registry;
+use crate::registry::{Access, Remote, oci_sources, pull_all, verify_keys};
+
+/// The registry's OCI modules pulled as `run` pulls them, but anonymously.
+pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result<Remote, Failure> {
+    if oci_sources(registry).is_empty() {
+        return Ok(Remote::default());
+    }
+    let oci = sandbox.oci();
+    let anonymous = |source: OciSource| async move {
+        if let Some(secret) = &source.pull_secret {
+            return Err(PullError::Secret {
+                reference: source.reference.clone(),
+                secret: secret.clone(),
+                detail: "pull Secrets are read in the cluster (mco-host run)".into(),
+            });
+        }
+        Ok(Access {
+            auth: RegistryAuth::Anonymous,
+            keys: verify_keys(&source, in_cluster_only).await?,
+        })
+    };
+    let pulls = runtime()?.block_on(pull_all(&oci, registry, anonymous));
+    Ok(Remote {
+        configmaps: Default::default(),
+        pulls: pulls
+            .into_iter()
+            .map(|(key, pulled)| (key, pulled.map_err(|e| e.to_string())))
+            .collect(),
+    })
+}
+
+/// The reader of ConfigMap and Secret keys outside the cluster.
+pub(super) async fn in_cluster_only(key: KeySource) -> Result<Vec<u8>, String> {
+    Err(format!(
+        "{key}: ConfigMap and Secret keys are read in the cluster (mco-host run); give a key file"
+    ))
+}
+
+/// A runtime for one command's registry calls.
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Failure::Runtime)
+}
