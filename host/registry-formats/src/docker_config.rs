@@ -141,18 +141,45 @@ impl DockerConfig {
         Ok(DockerConfig { entries })
     }
 
-    /// The most specific entry covering `target`.
+    /// The most specific entry covering `target`, the first written on a
+    /// tie.
     pub fn lookup(&self, target: &Target) -> Option<Chosen<'_>> {
-        let mut best: Option<Chosen<'_>> = None;
-        for entry in &self.entries {
-            if let Some(specificity) = entry.covers(target)
-                && best.as_ref().is_none_or(|b| specificity > b.specificity)
-            {
-                best = Some(Chosen { entry, specificity });
-            }
-        }
-        best
+        first_most_specific(self.candidates(target).map(|chosen| ((), chosen))).map(|(_, c)| c)
     }
+
+    /// [`Self::lookup`] across several configs, as the kubelet merges a
+    /// ServiceAccount's `imagePullSecrets` into one keyring: the most
+    /// specific entry of any of them, the first listed on a tie, with the
+    /// key (a Secret's name) of the config it is in.
+    pub fn lookup_across<'c, K>(
+        configs: impl IntoIterator<Item = (K, &'c DockerConfig)>,
+        target: &Target,
+    ) -> Option<(K, Chosen<'c>)> {
+        first_most_specific(configs.into_iter().filter_map(|(key, config)| {
+            let chosen = config.lookup(target)?;
+            Some((key, chosen))
+        }))
+    }
+
+    fn candidates<'c>(&'c self, target: &Target) -> impl Iterator<Item = Chosen<'c>> {
+        self.entries.iter().filter_map(move |entry| {
+            let specificity = entry.covers(target)?;
+            Some(Chosen { entry, specificity })
+        })
+    }
+}
+
+/// The candidate of greatest specificity, the earliest on a tie.
+fn first_most_specific<'c, K>(
+    candidates: impl Iterator<Item = (K, Chosen<'c>)>,
+) -> Option<(K, Chosen<'c>)> {
+    candidates.reduce(|best, next| {
+        if next.1.specificity > best.1.specificity {
+            next
+        } else {
+            best
+        }
+    })
 }
 
 /// The entry chosen for a repository.

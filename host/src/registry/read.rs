@@ -15,12 +15,12 @@ use super::entries::{KeySource, OciSource};
 use super::fetch::{self, Access, ConfigMapError, ConfigMaps, Remote};
 use super::job::Jobs;
 use super::oci::{
-    CredentialsError, DockerConfig, Oci, PullError, parse_reference, registry_auth, target,
+    CredentialsError, DockerConfig, Oci, PullError, auth_for, parse_reference, registry_auth,
+    target,
 };
 use super::set::read_local;
 use super::table::{CONFIGMAP_KEY, Location, Registry, RegistryError};
 use crate::metrics::{JobResultLabels, Metrics};
-use mco_registry_formats::docker_config::Chosen;
 
 /// The host's view of the cluster objects its registry is made of.
 pub(super) struct Reader {
@@ -259,12 +259,7 @@ async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<Registry
         let config = read_config(&identity.secrets, name)
             .await
             .map_err(|e| refused(name.clone(), e.to_string()))?;
-        return config
-            .lookup(&target)
-            .ok_or_else(|| CredentialsError::NoEntry(target.to_string()))
-            .and_then(|chosen| chosen.credentials())
-            .map(registry_auth)
-            .map_err(|e| refused(name.clone(), e.to_string()));
+        return auth_for(&config, &target).map_err(|e| refused(name.clone(), e.to_string()));
     }
     let Some(account) = &identity.service_account else {
         return Ok(RegistryAuth::Anonymous);
@@ -289,16 +284,10 @@ async fn pull_auth(identity: PullIdentity, source: OciSource) -> Result<Registry
             Err(why) => tracing::debug!(secret = name, %why, "imagePullSecret not used"),
         }
     }
-    let mut best = None;
-    for (name, config) in &configs {
-        if let Some(chosen) = config.lookup(&target)
-            && best
-                .as_ref()
-                .is_none_or(|(_, b): &(_, Chosen<'_>)| chosen.specificity > b.specificity)
-        {
-            best = Some((name, chosen));
-        }
-    }
+    let best = DockerConfig::lookup_across(
+        configs.iter().map(|(name, config)| (*name, config)),
+        &target,
+    );
     match best {
         Some((name, chosen)) => chosen
             .credentials()

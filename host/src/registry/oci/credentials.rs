@@ -22,9 +22,14 @@ pub fn docker_auth(
     config_json: &[u8],
     reference: &Reference,
 ) -> Result<RegistryAuth, CredentialsError> {
-    let target = target(reference);
-    DockerConfig::parse(config_json)?
-        .lookup(&target)
+    auth_for(&DockerConfig::parse(config_json)?, &target(reference))
+}
+
+/// The credentials `config` holds for `target`: a config that names the
+/// repository's registry nowhere is an error, not anonymous access.
+pub fn auth_for(config: &DockerConfig, target: &Target) -> Result<RegistryAuth, CredentialsError> {
+    config
+        .lookup(target)
         .ok_or_else(|| CredentialsError::NoEntry(target.to_string()))?
         .credentials()
         .map(registry_auth)

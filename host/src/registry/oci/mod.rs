@@ -36,7 +36,7 @@ use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
-pub use credentials::{docker_auth, registry_auth, target};
+pub use credentials::{auth_for, docker_auth, registry_auth, target};
 pub use mco_registry_formats::docker_config::{CredentialsError, DockerConfig};
 pub use pull::{ComponentInfo, LayoutError, PullError, Pulled, WasmConfig, parse_reference};
 pub use signatures::LookupError;
