@@ -35,7 +35,7 @@ bench-scale: guests host
 ## `make test`. New inputs go to $(FUZZ_WORK), crashes to fuzz/artifacts/;
 ## the small seed corpus in fuzz/corpus/ is only read.
 FUZZ_SECONDS ?= 180
-FUZZ_TARGETS := stream provider_spec guest_output simple_signing bundle docker_config
+FUZZ_TARGETS := stream provider_spec guest_output simple_signing bundle docker_config artifact
 FUZZ_WORK ?= $(CARGO_TARGET_DIR)/fuzz-corpus
 FUZZ_TARGET_DIR ?= $(CARGO_TARGET_DIR)/fuzz
 fuzz:

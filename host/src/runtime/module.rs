@@ -6,6 +6,7 @@
 use std::fs;
 use std::path::Path;
 
+use mco_registry_formats::artifact::same_interface;
 use wasmtime::component::Component;
 
 use super::cache::compile_cached;
@@ -161,26 +162,6 @@ fn interface_name(name: &str) -> &str {
     name.split('@').next().unwrap_or(name)
 }
 
-/// `ns:pkg/iface@1.2.3` provides `ns:pkg/iface@1.2.0`: same interface and
-/// the same major version (or minor, below 1.0), as semver promises.
-pub fn same_interface(found: &str, expected: &str) -> bool {
-    let (found_name, found_version) = found.split_once('@').unwrap_or((found, ""));
-    let (expected_name, expected_version) = expected.split_once('@').unwrap_or((expected, ""));
-    found_name == expected_name
-        && compatible_version(found_version) == compatible_version(expected_version)
-}
-
-fn compatible_version(version: &str) -> &str {
-    let mut parts = version.splitn(3, '.');
-    let major = parts.next().unwrap_or("");
-    let minor_len = parts.next().map_or(0, |m| m.len() + 1);
-    if major == "0" {
-        &version[..(major.len() + minor_len).min(version.len())]
-    } else {
-        major
-    }
-}
-
 fn check_header(name: &str, bytes: &[u8]) -> Result<(), LoadError> {
     match bytes.get(..8) {
         Some([0, b'a', b's', b'm', _, _, 1, 0]) => Ok(()),
@@ -207,37 +188,6 @@ mod tests {
         ] {
             assert!(!allowed_import(forbidden), "{forbidden}");
         }
-    }
-
-    #[test]
-    fn interface_versions_follow_semver() {
-        assert!(same_interface(
-            "mco:machine-config/node-state@0.1.3",
-            "mco:machine-config/node-state@0.1.0"
-        ));
-        assert!(!same_interface(
-            "mco:machine-config/node-state@0.2.0",
-            "mco:machine-config/node-state@0.1.0"
-        ));
-        assert!(!same_interface(
-            "mco:machine-config/node-state@1.0.0",
-            "mco:machine-config/node-state@0.1.0"
-        ));
-        // Every job's guests: a module built against 0.1 does not serve a
-        // 0.2 host, and a 0.2.x one does.
-        for job in ["node-state", "boot-image"] {
-            let needed = format!("mco:machine-config/{job}@0.2.0");
-            assert!(!same_interface(
-                &format!("mco:machine-config/{job}@0.1.0"),
-                &needed
-            ));
-            assert!(same_interface(
-                &format!("mco:machine-config/{job}@0.2.1"),
-                &needed
-            ));
-        }
-        assert!(same_interface("a:b/c@2.4.0", "a:b/c@2.0.0"));
-        assert!(!same_interface("a:b/d@0.1.0", "a:b/c@0.1.0"));
     }
 
     #[test]

@@ -4,50 +4,19 @@
 
 use std::sync::Arc;
 
+use mco_registry_formats::artifact::{
+    self, LayoutError, MAX_METADATA_BYTES, WasmConfig, check_manifest_size, check_size,
+};
 use oci_client::Reference;
-use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
+use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor};
 use oci_client::secrets::RegistryAuth;
-use serde::{Deserialize, Serialize};
 
 use super::{Oci, oci_digest};
 use crate::registry::cosign::Key;
 
-/// The CNCF TAG Runtime config of a wasm artifact.
-pub(super) const CONFIG_MEDIA_TYPE: &str = "application/vnd.wasm.config.v0+json";
-/// The CNCF TAG Runtime layer: the component itself.
-pub(super) const LAYER_MEDIA_TYPE: &str = "application/wasm";
-/// The layer Kubewarden (and older wasm tooling) pushes.
-const KUBEWARDEN_LAYER_MEDIA_TYPE: &str = "application/vnd.wasm.content.layer.v1+wasm";
-
-/// Larger manifests or configs than this are not a guest artifact.
-const MAX_METADATA_BYTES: usize = 1 << 20;
-
 /// Parses an OCI reference as the registry file and the CLI take it.
 pub fn parse_reference(text: &str) -> Result<Reference, oci_client::ParseError> {
     Reference::try_from(text)
-}
-
-/// The CNCF wasm config: what the component exports and imports, so a
-/// puller can refuse it without downloading it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WasmConfig {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created: Option<String>,
-    pub architecture: String,
-    pub os: String,
-    #[serde(default)]
-    pub layer_digests: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub component: Option<ComponentInfo>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ComponentInfo {
-    #[serde(default)]
-    pub exports: Vec<String>,
-    #[serde(default)]
-    pub imports: Vec<String>,
 }
 
 /// A module pulled from a registry.
@@ -142,28 +111,6 @@ impl PullError {
     }
 }
 
-/// Why an artifact is not a guest module.
-#[derive(Debug, thiserror::Error)]
-pub enum LayoutError {
-    #[error("the manifest is not an OCI image manifest: {0}")]
-    NotManifest(serde_json::Error),
-    #[error("a manifest of {0} bytes")]
-    ManifestSize(usize),
-    #[error(
-        "no {} or {} layer (layers: {})",
-        LAYER_MEDIA_TYPE,
-        KUBEWARDEN_LAYER_MEDIA_TYPE,
-        .0.join(", ")
-    )]
-    NoWasmLayer(Vec<String>),
-    #[error("{0} layers; a guest artifact has exactly one")]
-    LayerCount(usize),
-    #[error("the {} config does not parse: {}", CONFIG_MEDIA_TYPE, .0)]
-    Config(serde_json::Error),
-    #[error("{what} claims {size} bytes")]
-    Size { what: &'static str, size: i64 },
-}
-
 impl Oci {
     /// Pulls the module `reference_text` names. `export`, when given, is
     /// the interface the job needs: a CNCF config that lists other exports
@@ -191,10 +138,9 @@ impl Oci {
             Some(cached) => cached,
             None => self.fetch_manifest(&reference, &name, auth).await?,
         };
-        let manifest: OciImageManifest = serde_json::from_slice(&manifest_bytes)
-            .map_err(|e| layout(LayoutError::NotManifest(e)))?;
-        let layer = wasm_layer(&manifest).map_err(layout)?;
-        let config = if manifest.config.media_type == CONFIG_MEDIA_TYPE {
+        let manifest = artifact::parse_manifest(&manifest_bytes).map_err(layout)?;
+        let layer = artifact::wasm_layer(&manifest).map_err(layout)?;
+        let config = if artifact::has_wasm_config(&manifest) {
             let (bytes, _) = self
                 .cached_or_pulled(Wanted {
                     reference: &reference,
@@ -205,22 +151,14 @@ impl Oci {
                     limit: MAX_METADATA_BYTES,
                 })
                 .await?;
-            let config: WasmConfig =
-                serde_json::from_slice(&bytes).map_err(|e| layout(LayoutError::Config(e)))?;
-            if let (Some(export), Some(component)) = (export, &config.component)
-                && !component
-                    .exports
-                    .iter()
-                    .any(|e| crate::runtime::same_interface(e, export))
+            let config = artifact::parse_config(&bytes).map_err(layout)?;
+            if let Some(export) = export
+                && let Some(found) = config.lacks(export)
             {
                 return Err(PullError::World {
                     reference: name,
                     expected: export.to_string(),
-                    found: if component.exports.is_empty() {
-                        "nothing".into()
-                    } else {
-                        component.exports.join(", ")
-                    },
+                    found,
                 });
             }
             Some(config)
@@ -234,7 +172,7 @@ impl Oci {
             ),
             None => None,
         };
-        let limit = usize::try_from(layer.size).unwrap_or(usize::MAX);
+        let limit = artifact::layer_limit(layer);
         let (bytes, cached) = self
             .cached_or_pulled(Wanted {
                 reference: &reference,
@@ -276,12 +214,10 @@ impl Oci {
                 reference: name.to_string(),
                 detail: e.to_string(),
             })?;
-        if bytes.len() > MAX_METADATA_BYTES {
-            return Err(PullError::Layout {
-                reference: name.to_string(),
-                detail: LayoutError::ManifestSize(bytes.len()),
-            });
-        }
+        check_manifest_size(&bytes).map_err(|detail| PullError::Layout {
+            reference: name.to_string(),
+            detail,
+        })?;
         // Computed here rather than taken from the registry's header: the
         // digest is what the host reports and caches by.
         let actual = oci_digest(&bytes);
@@ -319,15 +255,10 @@ impl Oci {
             what,
             limit,
         } = *wanted;
-        if usize::try_from(descriptor.size).map_or(true, |size| size > limit) {
-            return Err(PullError::Layout {
-                reference: name.to_string(),
-                detail: LayoutError::Size {
-                    what,
-                    size: descriptor.size,
-                },
-            });
-        }
+        check_size(descriptor, what, limit).map_err(|detail| PullError::Layout {
+            reference: name.to_string(),
+            detail,
+        })?;
         let mut bytes = Vec::new();
         self.client(reference, auth)
             .await
@@ -370,70 +301,4 @@ pub(super) struct Wanted<'a> {
     pub descriptor: &'a OciDescriptor,
     pub what: &'static str,
     pub limit: usize,
-}
-
-/// The one layer holding the module.
-fn wasm_layer(manifest: &OciImageManifest) -> Result<&OciDescriptor, LayoutError> {
-    let wasm: Vec<&OciDescriptor> = manifest
-        .layers
-        .iter()
-        .filter(|l| l.media_type == LAYER_MEDIA_TYPE || l.media_type == KUBEWARDEN_LAYER_MEDIA_TYPE)
-        .collect();
-    match wasm.as_slice() {
-        [layer] if manifest.layers.len() == 1 => Ok(layer),
-        [] => Err(LayoutError::NoWasmLayer(
-            manifest
-                .layers
-                .iter()
-                .map(|l| l.media_type.clone())
-                .collect(),
-        )),
-        _ => Err(LayoutError::LayerCount(manifest.layers.len())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn manifest(layers: &[&str]) -> OciImageManifest {
-        let d = |m: &str| OciDescriptor {
-            media_type: m.into(),
-            digest: format!("sha256:{}", "0".repeat(64)),
-            size: 1,
-            urls: None,
-            annotations: None,
-            artifact_type: None,
-        };
-        OciImageManifest {
-            schema_version: 2,
-            media_type: None,
-            config: d(CONFIG_MEDIA_TYPE),
-            layers: layers.iter().map(|m| d(m)).collect(),
-            subject: None,
-            artifact_type: None,
-            annotations: None,
-        }
-    }
-
-    fn layer(manifest: &OciImageManifest) -> Result<&str, String> {
-        wasm_layer(manifest)
-            .map(|l| l.media_type.as_str())
-            .map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn both_layouts_have_one_module_layer_and_nothing_else_does() {
-        for media in [LAYER_MEDIA_TYPE, KUBEWARDEN_LAYER_MEDIA_TYPE] {
-            let m = manifest(&[media]);
-            assert_eq!(layer(&m), Ok(media));
-        }
-        let tar = manifest(&["application/vnd.oci.image.layer.v1.tar"]);
-        assert!(layer(&tar).is_err_and(|e| e.contains("no application/wasm")));
-        assert!(wasm_layer(&manifest(&[])).is_err());
-        let two = manifest(&[LAYER_MEDIA_TYPE, LAYER_MEDIA_TYPE]);
-        assert!(layer(&two).is_err_and(|e| e.contains("2 layers")));
-        let extra = manifest(&[LAYER_MEDIA_TYPE, "text/plain"]);
-        assert!(layer(&extra).is_err_and(|e| e.contains("exactly one")));
-    }
 }

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use mco_registry_formats::artifact::{CONFIG_MEDIA_TYPE, LAYER_MEDIA_TYPE};
 use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
 use oci_client::secrets::RegistryAuth;
 
-use super::pull::{CONFIG_MEDIA_TYPE, LAYER_MEDIA_TYPE};
 use super::{Oci, PullError, WasmConfig, oci_digest, parse_reference};
 
 /// The OCI annotation naming a layer's file.
