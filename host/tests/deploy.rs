@@ -561,6 +561,12 @@ fn the_cluster_role_grants_exactly_what_the_mcn_controller_needs() {
                 &["patch"],
                 &[]
             ),
+            (
+                "config.openshift.io",
+                &["clusterimagepolicies"],
+                &["list"],
+                &[]
+            ),
             ("events.k8s.io", &["events"], &["create", "patch"], &[]),
         ])
     );

@@ -13,7 +13,9 @@ use serde_json::Value;
 use crate::control_plane::{ControlPlane, FIELD_MANAGER};
 
 /// Minimal hand-written CRDs for the OpenShift kinds the controllers use
-/// (`tests/crds/`). The MachineConfigNode CRD is not here: it is generated from
+/// (`tests/crds/`), and upstream's generated ClusterImagePolicy CRD as it
+/// ships (the host only lists those objects; their validation rules are
+/// what an administrator's policy passes). The MachineConfigNode CRD is not here: it is generated from
 /// the host's Rust types (`mco-host crds`) into
 /// `deploy/components/machineconfignode-crd/`.
 pub fn crds_dir() -> PathBuf {
@@ -241,6 +243,17 @@ pub mod openshift {
         )
     }
 
+    /// Which keys sign a registry scope's images (upstream's own CRD, with
+    /// its validation rules).
+    pub fn cluster_image_policy() -> ApiResource {
+        ar(
+            "config.openshift.io",
+            "v1",
+            "ClusterImagePolicy",
+            "clusterimagepolicies",
+        )
+    }
+
     /// All of the above, for code that installs or checks them together.
     pub fn all() -> Vec<ApiResource> {
         vec![
@@ -251,6 +264,7 @@ pub mod openshift {
             infrastructure(),
             cluster_version(),
             machine_configuration(),
+            cluster_image_policy(),
         ]
     }
 

@@ -138,7 +138,7 @@ async fn crds(cp: &ControlPlane, admin: &Client) -> Result<()> {
 
     let api: Api<CustomResourceDefinition> = Api::all(admin.clone());
     // (name, scope, shortNames, status subresource, scale subresource)
-    let shapes: [(&str, &str, &[&str], bool, bool); 7] = [
+    let shapes: [(&str, &str, &[&str], bool, bool); 8] = [
         (
             "machineconfigpools.machineconfiguration.openshift.io",
             "Cluster",
@@ -183,6 +183,13 @@ async fn crds(cp: &ControlPlane, admin: &Client) -> Result<()> {
         ),
         (
             "machineconfigurations.operator.openshift.io",
+            "Cluster",
+            &[],
+            true,
+            false,
+        ),
+        (
+            "clusterimagepolicies.config.openshift.io",
             "Cluster",
             &[],
             true,

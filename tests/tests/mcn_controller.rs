@@ -243,6 +243,18 @@ async fn pulls_with_the_credentials_of_each_repository() -> Result<()> {
     Fixture::run(private_registry).await
 }
 
+/// `verify.clusterImagePolicies` against upstream's ClusterImagePolicy
+/// CRD, a real registry and the real cosign: a module signed with the key
+/// of the PublicKey policy covering its repository serves; a covering
+/// FulcioCAWithRekor policy (`key_failure`) and a module signed by another
+/// key (`signature_failure`) are refused, the object Degraded, the module
+/// before serving; editing the policy's key lets the second module in on a
+/// later poll.
+#[tokio::test]
+async fn trusts_the_keys_of_cluster_image_policies() -> Result<()> {
+    Fixture::run(cluster_image_policies).await
+}
+
 // ---- scenarios -----------------------------------------------------------------------------------
 
 async fn lifecycle(fx: &mut Fixture) -> Result<()> {
@@ -1094,28 +1106,9 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
     let tools = support::oci::tools()?;
     let registry = support::oci::Registry::start(&tools.registry)?;
     let work = tempfile::tempdir()?;
-    for prefix in ["team", "other"] {
-        support::oci::ok(support::oci::cosign(&tools, work.path()).args([
-            "generate-key-pair",
-            "--output-key-prefix",
-            prefix,
-        ]))?;
-    }
-    let push = |name: &str, bytes: &[u8]| -> Result<String> {
-        let file = work.path().join(format!("{name}.wasm"));
-        std::fs::write(&file, bytes)?;
-        let pushed = support::oci::ok_json(
-            std::process::Command::new(support::controller::host_binary()?)
-                .args(["--plain-http-registry", &registry.addr.to_string()])
-                .args(["guests", "push"])
-                .arg(&file)
-                .arg(registry.reference(&format!("guests/mcn:{name}"))),
-        )?;
-        pushed["pinned"]
-            .as_str()
-            .map(str::to_string)
-            .context("guests push printed no pinned reference")
-    };
+    support::oci::key_pairs(&tools, work.path(), &["team", "other"])?;
+    let push =
+        |name: &str, bytes: &[u8]| support::oci::push_guest(&registry, work.path(), name, bytes);
     let (signed, wrongly_signed) = (push("c", &c_bytes)?, push("d", &d_bytes)?);
     support::oci::sign(&tools, work.path(), "team.key", &signed, true)?;
     support::oci::sign(&tools, work.path(), "other.key", &wrongly_signed, false)?;
@@ -1493,12 +1486,6 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
         fixture::SERVICE_ACCOUNT,
     ];
     let c = fx.start_controller("mco-host-0", &args).await?;
-    let serves = |sha: &str| {
-        let sha = sha.to_string();
-        move |s: &Value| {
-            s["serving"]["sha256"] == sha.as_str() && condition(s, "Ready") == ("True", "Serving")
-        }
-    };
     wait_guest_object(fx, "mcn", "team a's module serving", serves(&modules[0].1)).await?;
     patch_guest_object(fx, "mcn", &json!({"spec": {"oci": modules[1].0}})).await?;
     wait_guest_object(fx, "mcn", "team b's module serving", serves(&modules[1].1)).await?;
@@ -1523,12 +1510,6 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
         );
     }
 
-    let fetches = |m: &support::controller::Metrics, result: &str| {
-        m.sum(
-            "mco_guest_fetches_total",
-            &[("job", "mcn"), ("result", result)],
-        )
-    };
     for (secret, result, why) in [
         (
             "only-team-a",
@@ -1541,26 +1522,8 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
             format!("oci:{}: cannot read the manifest", modules[1].0),
         ),
     ] {
-        patch_guest_object(
-            fx,
-            "mcn",
-            &json!({"spec": {"oci": modules[1].0, "pullSecret": secret}}),
-        )
-        .await?;
-        let status = wait_guest_object(fx, "mcn", &format!("refused with {secret}"), |s| {
-            condition(s, "Degraded") == ("True", "SwapFailed")
-                && s["lastError"].as_str().is_some_and(|e| e.contains(&why))
-        })
-        .await?;
-        ensure!(
-            status["serving"]["sha256"] == modules[2].1.as_str(),
-            "a refused pull must leave the module before serving: {status}"
-        );
-        let m = fx.controllers[c].metrics().await?;
-        ensure!(
-            fetches(&m, result) >= 1.0 && serving(&m, &modules[2].1),
-            "the pull with {secret} must count as {result}, the module before serving"
-        );
+        let patch = json!({"spec": {"oci": modules[1].0, "pullSecret": secret}});
+        refused_while_serving(fx, c, &patch, (result, &why), &modules[2].1).await?;
     }
     let readers = registry.manifest_readers("team-b/mcn")?;
     ensure!(
@@ -1570,6 +1533,166 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
     eprintln!(
         "private registry: 3 modules pulled (per-entry Secret x2, ServiceAccount), each repository read \
          by its own team only, 2 refusals (secret_failure, manifest_failure) with the module before serving"
+    );
+    Ok(())
+}
+
+async fn cluster_image_policies(fx: &mut Fixture) -> Result<()> {
+    let a = support::controller::installed_guest("mcn.wasm")?;
+    let tools = support::oci::tools()?;
+    let registry = support::oci::Registry::start(&tools.registry)?;
+    let addr = registry.addr.to_string();
+    let work = tempfile::tempdir()?;
+    support::oci::key_pairs(&tools, work.path(), &["policy", "other"])?;
+    // Module p signed with the policy's key (a bundle), q with the other
+    // key only (the legacy form).
+    let mut modules = Vec::new();
+    for (name, key, bundle) in [("p", "policy.key", true), ("q", "other.key", false)] {
+        let bytes = with_custom_section(&a, "mco-e2e-policy", name.as_bytes());
+        let pinned = support::oci::push_guest(&registry, work.path(), name, &bytes)?;
+        support::oci::sign(&tools, work.path(), key, &pinned, bundle)?;
+        modules.push((pinned, sha256(&bytes)));
+    }
+    let key_data = |name: &str| -> Result<Value> {
+        let pem = std::fs::read(work.path().join(name))?;
+        Ok(serde_json::to_value(ByteString(pem))?)
+    };
+    let policies: Api<kube::api::DynamicObject> = Api::all_with(
+        fx.admin.clone(),
+        &mco_e2e::openshift::cluster_image_policy(),
+    );
+    let public_key = |key: Value| {
+        json!({
+            "apiVersion": "config.openshift.io/v1",
+            "kind": "ClusterImagePolicy",
+            "metadata": {"name": "guests"},
+            "spec": {
+                "scopes": [format!("{addr}/guests"), "quay.io/elsewhere"],
+                "policy": {"rootOfTrust": {"policyType": "PublicKey", "publicKey": {"keyData": key}}},
+            },
+        })
+    };
+    apply_as_test(&policies, "guests", &public_key(key_data("policy.pub")?)).await?;
+    let certificate =
+        ByteString(b"-----BEGIN CERTIFICATE-----\nMIIBdummy\n-----END CERTIFICATE-----\n".to_vec());
+    let keyless = json!({
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterImagePolicy",
+        "metadata": {"name": "keyless"},
+        "spec": {
+            "scopes": [format!("{addr}/keyless")],
+            "policy": {"rootOfTrust": {
+                "policyType": "FulcioCAWithRekor",
+                "fulcioCAWithRekor": {
+                    "fulcioCAData": certificate,
+                    "rekorKeyData": key_data("other.pub")?,
+                    "fulcioSubject": {"oidcIssuer": "https://issuer.example.com", "signedEmail": "ci@example.com"},
+                },
+            }},
+        },
+    });
+    apply_as_test(&policies, "keyless", &keyless).await?;
+
+    apply_guest_object(
+        fx,
+        &json!({
+            "apiVersion": "mco-wasm.io/v1alpha1",
+            "kind": "MachineConfigGuest",
+            "metadata": {"name": "mcn"},
+            "spec": {"job": "mcn", "oci": modules[0].0, "verify": {"clusterImagePolicies": true}},
+        }),
+    )
+    .await?;
+    let args = [
+        "--registry-crd",
+        "--registry-poll",
+        "500ms",
+        "--plain-http-registry",
+        &addr,
+    ];
+    let c = fx.start_controller("mco-host-0", &args).await?;
+    wait_guest_object(fx, "mcn", "module p serving", serves(&modules[0].1)).await?;
+
+    let unsigned = registry.reference("keyless/mcn:v1");
+    for (spec, result, why) in [
+        (
+            json!({"oci": unsigned}),
+            "key_failure",
+            format!(
+                "oci:{unsigned}: verify key clusterImagePolicies: clusterimagepolicy/keyless covers \
+                 {addr}/keyless/mcn with policyType FulcioCAWithRekor; mco-host verifies PublicKey policies only"
+            ),
+        ),
+        (
+            json!({"oci": modules[1].0, "verify": {"clusterImagePolicies": ["guests"]}}),
+            "signature_failure",
+            format!(
+                "oci:{}: no valid cosign signature of {} by any of the keys tried (clusterimagepolicy/guests)",
+                modules[1].0,
+                modules[1]
+                    .0
+                    .rsplit_once('@')
+                    .map_or("", |(_, digest)| digest)
+            ),
+        ),
+    ] {
+        let patch = json!({ "spec": spec });
+        refused_while_serving(fx, c, &patch, (result, &why), &modules[0].1).await?;
+    }
+    // The policy now trusts the other key: q is verified again on a later
+    // poll, and serves.
+    apply_as_test(&policies, "guests", &public_key(key_data("other.pub")?)).await?;
+    wait_guest_object(
+        fx,
+        "mcn",
+        "module q serving after the policy's edit",
+        serves(&modules[1].1),
+    )
+    .await?;
+    eprintln!(
+        "cluster image policies: p served on the policy's key, 2 refusals (FulcioCAWithRekor: key_failure, \
+         another key: signature_failure) with p serving, q served after the policy's key was edited"
+    );
+    Ok(())
+}
+
+/// Whether a MachineConfigGuest status says the module of `sha256` serves.
+fn serves(sha256: &str) -> impl Fn(&Value) -> bool {
+    let sha256 = sha256.to_string();
+    move |s: &Value| {
+        s["serving"]["sha256"] == sha256.as_str() && condition(s, "Ready") == ("True", "Serving")
+    }
+}
+
+/// Merge-patches MachineConfigGuest `mcn` with `patch` and waits for the
+/// refusal: Degraded (`SwapFailed`) with `why` in `lastError`, the pull
+/// counted as `result` in `mco_guest_fetches_total`, and the module of
+/// sha256 `before` still serving.
+async fn refused_while_serving(
+    fx: &mut Fixture,
+    c: usize,
+    patch: &Value,
+    (result, why): (&str, &str),
+    before: &str,
+) -> Result<()> {
+    patch_guest_object(fx, "mcn", patch).await?;
+    let status = wait_guest_object(fx, "mcn", &format!("refused ({result})"), |s| {
+        condition(s, "Degraded") == ("True", "SwapFailed")
+            && s["lastError"].as_str().is_some_and(|e| e.contains(why))
+    })
+    .await?;
+    ensure!(
+        status["serving"]["sha256"] == before,
+        "a refused pull must leave the module before serving: {status}"
+    );
+    let m = fx.controllers[c].metrics().await?;
+    let fetches = m.sum(
+        "mco_guest_fetches_total",
+        &[("job", "mcn"), ("result", result)],
+    );
+    ensure!(
+        fetches >= 1.0 && serving(&m, before),
+        "{patch} must count as {result}, the module before serving"
     );
     Ok(())
 }

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use oci_client::secrets::RegistryAuth;
 use serde_json::{Value, json};
 
-use super::offline::{in_cluster_only, runtime};
+use super::offline::{in_cluster_only, no_policies, runtime};
 use super::{Failure, SandboxArgs};
 use crate::blob::digest;
 use crate::bootimage::BOOT_IMAGE_INTERFACE;
@@ -150,10 +150,13 @@ impl KeyArgs {
         let source = OciSource {
             verify: Some(Verify {
                 keys: self.keys.iter().cloned().map(KeySource::File).collect(),
+                cluster_image_policies: None,
             }),
             ..OciSource::anonymous(reference)
         };
-        Ok(runtime()?.block_on(verify_keys(&source, in_cluster_only))?)
+        let policies = no_policies();
+        let keys = verify_keys(&source, in_cluster_only, &policies);
+        Ok(runtime()?.block_on(keys)?)
     }
 }
 

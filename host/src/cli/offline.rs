@@ -1,11 +1,13 @@
 //! Registry reads outside the cluster, which `eval`, `guests` and `guests
 //! test` share: OCI entries pulled anonymously, signature keys from files
-//! only (pull Secrets and key ConfigMaps live in the cluster).
+//! only (pull Secrets, key ConfigMaps and ClusterImagePolicies live in the
+//! cluster).
 
 use oci_client::secrets::RegistryAuth;
 
 use super::{Failure, SandboxArgs};
 use crate::registry::entries::{KeySource, OciSource};
+use crate::registry::image_policy::Listed;
 use crate::registry::oci::PullError;
 use crate::registry::table::Registry;
 use crate::registry::{Access, Remote, oci_sources, pull_all, verify_keys};
@@ -26,7 +28,7 @@ pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result
         }
         Ok(Access {
             auth: RegistryAuth::Anonymous,
-            keys: verify_keys(&source, in_cluster_only).await?,
+            keys: verify_keys(&source, in_cluster_only, &no_policies()).await?,
         })
     };
     let pulls = runtime()?.block_on(pull_all(&oci, registry, anonymous));
@@ -44,6 +46,11 @@ pub(super) async fn in_cluster_only(key: KeySource) -> Result<Vec<u8>, String> {
     Err(format!(
         "{key}: ConfigMap and Secret keys are read in the cluster (mco-host run); give a key file"
     ))
+}
+
+/// The ClusterImagePolicies outside the cluster: none can be read.
+pub(super) fn no_policies() -> Listed {
+    Err("ClusterImagePolicies are read in the cluster (mco-host run)".into())
 }
 
 /// A runtime for one command's registry calls.

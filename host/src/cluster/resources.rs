@@ -86,6 +86,14 @@ pub const INFRASTRUCTURE: ResourceType = openshift(
     "Infrastructure",
     "infrastructures",
 );
+/// Which keys sign the images of a registry scope; `verify.clusterImagePolicies`
+/// takes the PublicKey ones' keys. Read only.
+pub const CLUSTER_IMAGE_POLICY: ResourceType = openshift(
+    "config.openshift.io",
+    "v1",
+    "ClusterImagePolicy",
+    "clusterimagepolicies",
+);
 pub const CONFIG_MAP: ResourceType = openshift("", "v1", "ConfigMap", "configmaps");
 
 /// Implements `kube::Resource` for a typed view of a catalogued type

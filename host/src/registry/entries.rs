@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
 
+use super::image_policy::PolicySelector;
+
 /// Where a module's bytes come from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Source {
@@ -47,10 +49,13 @@ impl OciSource {
 }
 
 /// `verify:`: the module is refused unless a cosign signature of its
-/// manifest verifies under one of `keys` (see cosign.rs).
+/// manifest verifies under one of `keys` (see cosign.rs) or of the keys of
+/// the ClusterImagePolicies `cluster_image_policies` selects
+/// (image_policy.rs).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Verify {
     pub keys: Vec<KeySource>,
+    pub cluster_image_policies: Option<PolicySelector>,
 }
 
 /// Where a cosign public key (PEM, `cosign.pub`) is read from.
@@ -170,7 +175,8 @@ pub struct RawFull {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_secret: Option<String>,
     /// Signatures required: one valid cosign signature by any of these
-    /// keys (see `cosign.rs`).
+    /// keys, or of the PublicKey ClusterImagePolicies covering the module
+    /// (see `cosign.rs`, `image_policy.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<RawVerify>,
     /// Refused unless the module has this sha256 (64 hex digits).
@@ -216,11 +222,71 @@ pub struct RawConfigMapKey {
     pub key: String,
 }
 
-/// `verify: {keys: [...]}`.
+/// `verify: {keys: [...], clusterImagePolicies: true | [name, ...]}`.
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RawVerify {
+    /// Public keys, any one of which may have signed the module.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keys: Vec<RawKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_image_policies: Option<RawPolicies>,
+}
+
+/// `clusterImagePolicies` as written. Any JSON, checked when the entry is
+/// resolved: a wrong shape is then this entry's error, where a typed field
+/// would fail the decoding of every MachineConfigGuest listed with it.
+#[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
+#[serde(transparent)]
+pub struct RawPolicies(pub serde_json::Value);
+
+impl JsonSchema for RawPolicies {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RawPolicies".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    /// `true` or a list of names: one field of two types, which a
+    /// structural schema can only leave open.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The PublicKey ClusterImagePolicies (config.openshift.io/v1) whose keys may also have signed the module: true for every policy whose scopes cover its repository, or a list of policy names, each of which must cover it. Other policy types refuse the module.",
+            "x-kubernetes-preserve-unknown-fields": true
+        })
+    }
+}
+
+impl RawPolicies {
+    fn resolve(self) -> Result<Option<PolicySelector>, Problem> {
+        match self.0 {
+            serde_json::Value::Bool(true) => Ok(Some(PolicySelector::All)),
+            serde_json::Value::Bool(false) => Ok(None),
+            serde_json::Value::Array(items) if !items.is_empty() => {
+                let mut names = Vec::new();
+                for item in items {
+                    match item {
+                        serde_json::Value::String(name) if !name.is_empty() => {
+                            if !names.contains(&name) {
+                                names.push(name);
+                            }
+                        }
+                        other => return Err(Problem::PolicyName(shown(&other))),
+                    }
+                }
+                Ok(Some(PolicySelector::Named(names)))
+            }
+            serde_json::Value::Array(_) => Err(Problem::NoPolicies),
+            other => Err(Problem::Policies(shown(&other))),
+        }
+    }
+}
+
+/// A value of the wrong shape as an error quotes it, bounded.
+fn shown(value: &serde_json::Value) -> String {
+    mco_k8s_rules::bounded(value.to_string(), 64)
 }
 
 /// One of `keys`: `{file: …}`, `{configMap: {name, key}}` or
@@ -267,6 +333,12 @@ impl From<Problem> for EntryError {
 enum Problem {
     #[error("keys lists no key")]
     NoKeys,
+    #[error("clusterImagePolicies is true or a list of ClusterImagePolicy names, not {0}")]
+    Policies(String),
+    #[error("clusterImagePolicies lists no policy")]
+    NoPolicies,
+    #[error("clusterImagePolicies: {0} is not a ClusterImagePolicy name")]
+    PolicyName(String),
     #[error("keys[{0}]: give one of file, configMap and secret")]
     KeySource(usize),
     #[error("deadline must be above zero")]
@@ -296,7 +368,13 @@ enum Problem {
 
 impl RawVerify {
     pub(super) fn resolve(self, base: &Path, at: &str) -> Result<Verify, EntryError> {
-        if self.keys.is_empty() {
+        let cluster_image_policies = self
+            .cluster_image_policies
+            .map(RawPolicies::resolve)
+            .transpose()
+            .map_err(|problem| EntryError::at(at, problem))?
+            .flatten();
+        if self.keys.is_empty() && cluster_image_policies.is_none() {
             return Err(EntryError::at(at, Problem::NoKeys));
         }
         let keys = self
@@ -314,7 +392,10 @@ impl RawVerify {
                 _ => Err(EntryError::at(at, Problem::KeySource(i))),
             })
             .collect::<Result<_, _>>()?;
-        Ok(Verify { keys })
+        Ok(Verify {
+            keys,
+            cluster_image_policies,
+        })
     }
 }
 

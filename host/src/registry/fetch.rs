@@ -12,8 +12,9 @@ use oci_client::secrets::RegistryAuth;
 
 use super::cosign::{self, Key};
 use super::entries::{Entry, KeySource, Module, OciSource, Source};
+use super::image_policy::{self, Listed};
 use super::job::Job;
-use super::oci::{Oci, PullError, Pulled};
+use super::oci::{Oci, PullError, Pulled, parse_reference};
 use super::slot::Fetched;
 use super::table::Registry;
 
@@ -116,11 +117,13 @@ where
 
 /// The keys `source.verify` names, none when it has no `verify`. Files
 /// are read here; `read` reads the others (ConfigMaps and Secrets, in the
-/// cluster). A key that cannot be read fails the pull: a signature
-/// requirement is never dropped silently.
+/// cluster), and the keys of the ClusterImagePolicies it selects come from
+/// `policies`, as listed. A key that cannot be read fails the pull: a
+/// signature requirement is never dropped silently.
 pub async fn verify_keys<F, Fut, E>(
     source: &OciSource,
     read: F,
+    policies: &Listed,
 ) -> Result<Option<Vec<Key>>, PullError>
 where
     F: Fn(KeySource) -> Fut,
@@ -143,6 +146,21 @@ where
         }
         .map_err(fail)?;
         keys.push(Key::from_pem(&key.to_string(), &pem).map_err(|e| fail(e.to_string()))?);
+    }
+    if let Some(selector) = &verify.cluster_image_policies {
+        let fail = |detail: String| PullError::Key {
+            reference: source.reference.clone(),
+            key: "clusterImagePolicies".into(),
+            detail,
+        };
+        let reference =
+            parse_reference(&source.reference).map_err(|detail| PullError::Reference {
+                reference: source.reference.clone(),
+                detail,
+            })?;
+        let listed = policies.as_ref().map_err(|e| fail(e.clone()))?;
+        let chosen = image_policy::keys_for(selector, listed, &reference);
+        keys.extend(chosen.map_err(|e| fail(e.to_string()))?);
     }
     Ok(Some(keys))
 }
@@ -231,4 +249,72 @@ pub fn fetch_all(
         .entries()
         .map(|(job, entry)| (job.clone(), fetch(job, entry, remote)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+
+    use super::*;
+    use crate::registry::entries::Verify;
+    use crate::registry::image_policy::{PolicySelector, TEST_KEY_PEM, test_policy};
+
+    /// The names of the keys `verify` gives an `oci:` module, or the error.
+    async fn key_names(verify: Verify, policies: &Listed) -> Result<Vec<String>, String> {
+        let source = OciSource {
+            verify: Some(verify),
+            ..OciSource::anonymous("quay.io/team/mcn:v1")
+        };
+        let read = |_: KeySource| async { Ok::<_, String>(TEST_KEY_PEM.as_bytes().to_vec()) };
+        match verify_keys(&source, read, policies).await {
+            Ok(keys) => Ok(keys.into_iter().flatten().map(|k| k.name).collect()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[tokio::test]
+    async fn policy_keys_join_the_entrys_own_and_never_replace_them() {
+        let key_data = base64::engine::general_purpose::STANDARD.encode(TEST_KEY_PEM);
+        let own = vec![KeySource::ConfigMap {
+            name: "cosign".into(),
+            key: "team.pub".into(),
+        }];
+        let both = |policies| Verify {
+            keys: own.clone(),
+            cluster_image_policies: policies,
+        };
+        let listed: Listed = Ok(vec![test_policy(
+            "team",
+            &["quay.io/team"],
+            "PublicKey",
+            &key_data,
+        )]);
+        assert_eq!(
+            key_names(both(Some(PolicySelector::All)), &listed).await,
+            Ok(vec![
+                "configmap/cosign[team.pub]".to_string(),
+                "clusterimagepolicy/team".to_string()
+            ])
+        );
+        // Not asked for: the list is not looked at, even when unreadable.
+        let unreadable: Listed = Err("cannot list ClusterImagePolicies: forbidden".into());
+        assert_eq!(
+            key_names(both(None), &unreadable).await,
+            Ok(vec!["configmap/cosign[team.pub]".to_string()])
+        );
+        // Asked for: what keeps the keys from being read refuses the pull.
+        let prefix = "oci:quay.io/team/mcn:v1: verify key clusterImagePolicies: ";
+        for (policies, why) in [
+            (&unreadable, "cannot list ClusterImagePolicies: forbidden"),
+            (
+                &Ok(Vec::new()),
+                "no ClusterImagePolicy covers quay.io/team/mcn",
+            ),
+        ] {
+            assert_eq!(
+                key_names(both(Some(PolicySelector::All)), policies).await,
+                Err(format!("{prefix}{why}"))
+            );
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! Which guest module serves which job, for jobs it knows only as each
 //! describes itself (`job`): the registry (`table`, its entries in
 //! `entries`, or as cluster objects in `crd`), the module bytes (`fetch`,
-//! from OCI registries in `oci`, signed as `cosign` checks), a job's
+//! from OCI registries in `oci`, signed as `cosign` checks, with keys
+//! ClusterImagePolicies may hold: `image_policy`), a job's
 //! loaded guests (`slot`), the set serving now (`set`), hot swap (`swap`,
 //! over what `read` reads of the cluster), shadow evaluation of candidates
 //! (`shadow`) and what `/guests` shows (`serving`).
@@ -10,6 +11,7 @@ pub use mco_registry_formats::cosign;
 pub mod crd;
 pub mod entries;
 pub mod fetch;
+pub mod image_policy;
 pub mod job;
 pub mod oci;
 mod read;

@@ -1,18 +1,22 @@
 //! What the host reads of the cluster for its registry, each poll: the
 //! MachineConfigGuests or the registry ConfigMap, the ConfigMaps modules
 //! come from, and for `oci:` modules their pull credentials (the pull
-//! Secret, or the ServiceAccount's `imagePullSecrets`) and verify keys.
+//! Secret, or the ServiceAccount's `imagePullSecrets`) and verify keys
+//! (ConfigMaps, Secrets, and the ClusterImagePolicies, listed when an
+//! entry asks for them).
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
-use kube::{Api, Client};
+use kube::api::{DynamicObject, ListParams};
+use kube::{Api, Client, ResourceExt};
 use oci_client::secrets::RegistryAuth;
 
 use super::cosign;
 use super::crd::{self, MachineConfigGuest};
 use super::entries::{KeySource, OciSource};
 use super::fetch::{self, Access, ConfigMapError, ConfigMaps, Remote};
+use super::image_policy::{ImagePolicy, Listed};
 use super::job::Jobs;
 use super::oci::{
     CredentialsError, DockerConfig, Oci, PullError, auth_for, parse_reference, registry_auth,
@@ -20,6 +24,7 @@ use super::oci::{
 };
 use super::set::read_local;
 use super::table::{CONFIGMAP_KEY, Location, Registry, RegistryError};
+use crate::cluster::resources::CLUSTER_IMAGE_POLICY;
 use crate::metrics::{JobResultLabels, Metrics};
 
 /// The host's view of the cluster objects its registry is made of.
@@ -29,6 +34,8 @@ pub(super) struct Reader {
     identity: PullIdentity,
     /// The registry of `Location::Crd`, and where its status goes.
     pub(super) guest_objects: Api<MachineConfigGuest>,
+    /// Keys for `verify.clusterImagePolicies`.
+    image_policies: Api<DynamicObject>,
     jobs: &'static Jobs,
 }
 
@@ -47,7 +54,8 @@ impl Reader {
                 service_accounts: Api::namespaced(client.clone(), namespace),
                 service_account,
             },
-            guest_objects: Api::all(client),
+            guest_objects: Api::all(client.clone()),
+            image_policies: Api::all_with(client, &CLUSTER_IMAGE_POLICY.api_resource()),
             jobs,
         }
     }
@@ -106,6 +114,35 @@ impl Reader {
         Ok((registry, Some(cm)))
     }
 
+    /// The ClusterImagePolicies, listed once per poll while an `oci:`
+    /// module's `verify` selects them (none is listed otherwise, so
+    /// clusters without the kind never need it). Each object is decoded on
+    /// its own: one of another shape is its own error.
+    async fn image_policies(&self, registry: &Registry) -> Listed {
+        let wanted = fetch::oci_sources(registry).iter().any(|(_, source)| {
+            source
+                .verify
+                .as_ref()
+                .is_some_and(|v| v.cluster_image_policies.is_some())
+        });
+        if !wanted {
+            return Ok(Vec::new());
+        }
+        let listed = self
+            .image_policies
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| format!("cannot list ClusterImagePolicies: {e}"))?;
+        Ok(listed
+            .items
+            .iter()
+            .map(|object| {
+                let spec = object.data.get("spec").unwrap_or(&serde_json::Value::Null);
+                ImagePolicy::decode(&object.name_any(), spec)
+            })
+            .collect())
+    }
+
     async fn configmaps(&self, registry: &Registry) -> ConfigMaps {
         let mut read = BTreeMap::new();
         for name in fetch::configmap_names(registry) {
@@ -127,8 +164,14 @@ impl Reader {
     /// `mco_guest_fetches_total`. A pull served whole from the digest cache
     /// is not counted: polls repeat it every `--registry-poll`.
     pub(super) async fn remote(&self, oci: &Oci, registry: &Registry, metrics: &Metrics) -> Remote {
+        let policies = self.image_policies(registry).await;
         let pulls = fetch::pull_all(oci, registry, |source| {
-            access(self.configmaps.clone(), self.identity.clone(), source)
+            access(
+                self.configmaps.clone(),
+                self.identity.clone(),
+                source,
+                &policies,
+            )
         })
         .await;
         let pulls = pulls
@@ -171,11 +214,14 @@ async fn access(
     configmaps: Api<ConfigMap>,
     identity: PullIdentity,
     source: OciSource,
+    policies: &Listed,
 ) -> Result<Access, PullError> {
     let secrets = identity.secrets.clone();
-    let keys = fetch::verify_keys(&source, |key| {
-        read_key(configmaps.clone(), secrets.clone(), key)
-    })
+    let keys = fetch::verify_keys(
+        &source,
+        |key| read_key(configmaps.clone(), secrets.clone(), key),
+        policies,
+    )
     .await?;
     Ok(Access {
         auth: pull_auth(identity, source).await?,

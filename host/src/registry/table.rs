@@ -22,13 +22,17 @@
 //!       keys:
 //!         - configMap: {name: cosign-keys, key: team.pub}
 //!         - secret: {name: release-key, key: cosign.pub}
+//!       clusterImagePolicies: true          # and the PublicKey ClusterImagePolicies covering it
 //! verify:                        # the default of every oci: module without its own
 //!   keys: [{file: keys/cosign.pub}]          # relative to this file
 //! ```
 //!
 //! `verify` refuses an OCI module unless a key-based cosign signature of
 //! its manifest verifies under one of `keys` (any one: a list is for key
-//! rotation). A candidate without its own `verify` is held to its entry's,
+//! rotation), or under the key of a ClusterImagePolicy `clusterImagePolicies`
+//! selects (`true`: every one covering the repository; `[name, ...]`: those,
+//! each of which must cover it; see image_policy.rs). A candidate without
+//! its own `verify` is held to its entry's,
 //! and an entry without one to the registry's top-level `verify`. Files and
 //! ConfigMap modules are not signed artifacts: pin them with `sha256`.
 //!
@@ -241,6 +245,7 @@ mod tests {
     use super::*;
     use crate::JOBS;
     use crate::registry::entries::{Module, OciSource, Source};
+    use crate::registry::image_policy::PolicySelector;
 
     fn parse(text: &str) -> Result<Registry, RegistryError> {
         Registry::parse(text, "registry.yaml", Path::new("/base"), &JOBS)
@@ -479,6 +484,23 @@ mod tests {
     }
 
     #[test]
+    fn verify_takes_cluster_image_policies_beside_its_keys() {
+        let policies_of = |text: &str| match mcn(&parsed(text)).map(|e| e.module.source) {
+            Some(Source::Oci(OciSource {
+                verify: Some(verify),
+                ..
+            })) => (verify.keys.len(), verify.cluster_image_policies),
+            other => panic!("{text}: {other:?}"),
+        };
+        let all = "mcn: {oci: r.example/g/mcn:v1, verify: {clusterImagePolicies: true}}";
+        assert_eq!(policies_of(all), (0, Some(PolicySelector::All)));
+        let named = "mcn:\n  oci: r.example/g/mcn:v1\n  verify:\n    keys: [{file: k.pub}]\n    \
+                     clusterImagePolicies: [team, release, team]\n";
+        let names = PolicySelector::Named(vec!["team".into(), "release".into()]);
+        assert_eq!(policies_of(named), (1, Some(names)));
+    }
+
+    #[test]
     fn bad_verify_fields_are_named() {
         let cases = [
             (
@@ -511,6 +533,38 @@ mod tests {
                 assert!(detail.contains("verify: keys lists no key"), "{detail}")
             }
             other => panic!("{other:?}"),
+        }
+        let oci = |verify: &str| format!("mcn: {{oci: r.example/g/mcn:v1, verify: {verify}}}");
+        for (verify, reason) in [
+            ("{}", "verify: keys lists no key"),
+            ("{clusterImagePolicies: false}", "verify: keys lists no key"),
+            (
+                "{clusterImagePolicies: []}",
+                "verify: clusterImagePolicies lists no policy",
+            ),
+            (
+                "{clusterImagePolicies: team}",
+                "verify: clusterImagePolicies is true or a list of ClusterImagePolicy names, not \"team\"",
+            ),
+            (
+                "{clusterImagePolicies: {all: true}}",
+                "clusterImagePolicies is true or a list of ClusterImagePolicy names, not {\"all\":true}",
+            ),
+            (
+                "{clusterImagePolicies: [team, 3]}",
+                "verify: clusterImagePolicies: 3 is not a ClusterImagePolicy name",
+            ),
+            (
+                "{clusterImagePolicies: ['']}",
+                "clusterImagePolicies: \"\" is not a ClusterImagePolicy name",
+            ),
+        ] {
+            match parse(&oci(verify)) {
+                Err(RegistryError::Entry { detail, .. }) => {
+                    assert!(detail.contains(reason), "{verify}: {detail}")
+                }
+                other => panic!("{verify}: {other:?}"),
+            }
         }
         match parse("mcn: {oci: r.example/g/mcn:v1, verify: {keys: [{file: a.pub}], key: x}}") {
             Err(RegistryError::Parse { detail, .. }) => assert!(detail.contains("key"), "{detail}"),

@@ -214,6 +214,33 @@ pub fn ok(cmd: &mut Command) -> Result<Output> {
     Ok(out)
 }
 
+/// `cosign generate-key-pair` for each prefix: `PREFIX.key` and
+/// `PREFIX.pub` in `dir`.
+pub fn key_pairs(tools: &Tools, dir: &Path, prefixes: &[&str]) -> Result<()> {
+    for prefix in prefixes {
+        ok(cosign(tools, dir).args(["generate-key-pair", "--output-key-prefix", prefix]))?;
+    }
+    Ok(())
+}
+
+/// Pushes `bytes` as `guests/mcn:NAME` with `mco-host guests push` (the
+/// file written to `dir` first); the reference pinned by digest.
+pub fn push_guest(registry: &Registry, dir: &Path, name: &str, bytes: &[u8]) -> Result<String> {
+    let file = dir.join(format!("{name}.wasm"));
+    std::fs::write(&file, bytes)?;
+    let pushed = ok_json(
+        Command::new(super::controller::host_binary()?)
+            .args(["--plain-http-registry", &registry.addr.to_string()])
+            .args(["guests", "push"])
+            .arg(&file)
+            .arg(registry.reference(&format!("guests/mcn:{name}"))),
+    )?;
+    pushed["pinned"]
+        .as_str()
+        .map(str::to_string)
+        .context("guests push printed no pinned reference")
+}
+
 /// Signs `reference` (by digest) with `key`: as a Sigstore bundle when
 /// `bundle`, else in the legacy `.sig` form.
 pub fn sign(tools: &Tools, dir: &Path, key: &str, reference: &str, bundle: bool) -> Result<()> {
