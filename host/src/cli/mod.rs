@@ -217,6 +217,16 @@ struct SandboxArgs {
         env = "MCO_GUEST_MEMORY_MIB"
     )]
     guest_memory_mib: usize,
+    /// The most a registry entry's `memoryMiB` may ask for, in MiB
+    /// (default: --guest-memory-mib). Raising it raises no guest's cap: it
+    /// admits entries that set a larger one of their own.
+    #[arg(
+        long,
+        global = true,
+        value_name = "MIB",
+        env = "MCO_GUEST_MEMORY_MAX_MIB"
+    )]
+    guest_memory_max_mib: Option<usize>,
     /// Instantiate on demand instead of from the pooling allocator.
     #[arg(long, global = true, env = "MCO_NO_POOLING")]
     no_pooling: bool,
@@ -379,10 +389,18 @@ impl SandboxArgs {
         Runtime::new(RuntimeConfig {
             deadline: self.guest_deadline,
             memory_limit: self.guest_memory_mib.saturating_mul(1 << 20),
+            memory_ceiling: self.memory_ceiling_mib().saturating_mul(1 << 20),
             pooling: !self.no_pooling,
             cache_dir: self.cache_dir.clone(),
             ..RuntimeConfig::default()
         })
+    }
+
+    /// `--guest-memory-max-mib`, never below `--guest-memory-mib`.
+    fn memory_ceiling_mib(&self) -> usize {
+        self.guest_memory_max_mib
+            .unwrap_or(self.guest_memory_mib)
+            .max(self.guest_memory_mib)
     }
 
     fn guest_dir(&self) -> PathBuf {

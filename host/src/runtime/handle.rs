@@ -65,13 +65,13 @@ impl<W: World> Guest<W> {
     }
 
     /// The same guest under its registry entry's own limits. The pooling
-    /// allocator's slots are sized for the host-wide memory cap, so an
-    /// entry may lower it but not raise it.
+    /// allocator's slots are sized for the host's memory ceiling, so an
+    /// entry may ask for any cap up to it.
     pub fn with_limits(mut self, limits: GuestLimits) -> Result<Self, LoadError> {
-        let ceiling = self.runtime.config().memory_limit;
+        let ceiling = self.runtime.config().memory_ceiling;
         let refused = if limits.memory_limit > ceiling {
             Some(format!(
-                "memory cap {} MiB is above the host's {} MiB (--guest-memory-mib)",
+                "memory cap {} MiB is above the host's {} MiB (--guest-memory-max-mib)",
                 limits.memory_limit >> 20,
                 ceiling >> 20
             ))

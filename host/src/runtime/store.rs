@@ -6,7 +6,7 @@ use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use super::engine::{GuestLimits, Runtime};
+use super::engine::{GuestLimits, MAX_CORE_INSTANCES, Runtime};
 use super::error::GuestError;
 
 /// Guest stderr kept per evaluation (a panic message fits easily).
@@ -108,7 +108,7 @@ impl Runtime {
             .build();
         let store_limits = StoreLimitsBuilder::new()
             .memory_size(limits.memory_limit)
-            .instances(16)
+            .instances(MAX_CORE_INSTANCES as usize)
             .tables(16)
             .memories(4)
             .build();
