@@ -2,6 +2,7 @@
 //! files, `eval.rs`), `guests` (a registry checked offline) and `crds`,
 //! with the exit statuses of the eval contract.
 
+mod bench;
 mod eval;
 mod guests;
 mod offline;
@@ -282,6 +283,8 @@ enum Failure {
     Guests(#[from] guests::GuestsError),
     #[error(transparent)]
     Cases(#[from] crate::cases::FindError),
+    #[error(transparent)]
+    Bench(#[from] bench::BenchError),
     #[error("{failed} of {total} cases failed")]
     CasesFailed { failed: usize, total: usize },
     #[error("cannot start the async runtime: {0}")]
@@ -320,6 +323,7 @@ impl Failure {
                 ..
             }) => 3,
             Failure::Start(_) => 2,
+            Failure::Bench(e) => e.exit_code(),
             Failure::Status(_)
             | Failure::Guests(_)
             | Failure::CasesFailed { .. }
@@ -370,6 +374,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Guests(args) => match args.action {
             None => eval::check_guests(&cli.sandbox)?,
             Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
+            Some(guests::GuestsAction::Bench(args)) => return bench::run(&cli.sandbox, args),
             Some(guests::GuestsAction::Wit { dir }) => guests::write_wit(&dir)?,
             Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
         },

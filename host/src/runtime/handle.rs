@@ -3,6 +3,9 @@
 //! (`impl Guest<ItsWorldPre>`); everything about linking, limits, fresh
 //! stores and failure classification is written once, here.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use wasmtime::Store;
 use wasmtime::component::{InstancePre, Linker};
 
@@ -26,6 +29,9 @@ pub struct Guest<W> {
     module: GuestModule,
     pre: W,
     limits: GuestLimits,
+    /// The largest linear memory any evaluation reached (see
+    /// [`Guest::peak_memory`]); shared by clones.
+    peak_memory: Arc<AtomicUsize>,
 }
 
 impl<W: World> Guest<W> {
@@ -49,6 +55,7 @@ impl<W: World> Guest<W> {
             limits: runtime.default_limits(),
             module,
             pre,
+            peak_memory: Arc::default(),
         })
     }
 
@@ -109,6 +116,13 @@ impl<W> Guest<W> {
         self.runtime.new_store(&self.limits)
     }
 
+    /// The largest linear memory, in bytes, any evaluation of this guest
+    /// (or of a clone) has reached so far, as the store's limiter granted
+    /// it: what a team compares with `memoryMiB` before a swap.
+    pub fn peak_memory(&self) -> usize {
+        self.peak_memory.load(Ordering::Relaxed)
+    }
+
     /// A full deadline again before the next call on `store`.
     pub fn rearm(&self, store: &mut Store<GuestState>) {
         self.runtime.rearm(store, &self.limits);
@@ -122,6 +136,8 @@ impl<W> Guest<W> {
         result: wasmtime::Result<T>,
     ) -> Result<T, GuestError> {
         store.data().log_stderr(&self.module.name);
+        self.peak_memory
+            .fetch_max(store.data().peak_memory(), Ordering::Relaxed);
         result.map_err(|err| {
             self.runtime
                 .classify(&self.module.name, &err, store.data(), &self.limits)

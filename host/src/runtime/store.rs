@@ -27,6 +27,13 @@ impl GuestState {
         self.limits.denied
     }
 
+    /// The largest size any one linear memory of this store was granted,
+    /// in bytes: what the memory cap (`memoryMiB`) bounds, since the cap
+    /// applies to each memory.
+    pub fn peak_memory(&self) -> usize {
+        self.limits.peak
+    }
+
     /// What the guest wrote to stderr (a Rust panic message lands here).
     pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.stderr.contents())
@@ -53,10 +60,13 @@ impl WasiView for GuestState {
 }
 
 /// `StoreLimits` plus a record of whether it refused a growth, so a guest
-/// that dies after a refused allocation is reported as out of memory.
+/// that dies after a refused allocation is reported as out of memory, and
+/// of the largest memory it granted (the initial size counts: wasmtime
+/// asks the limiter for it too).
 struct Limits {
     inner: StoreLimits,
     denied: bool,
+    peak: usize,
 }
 
 impl ResourceLimiter for Limits {
@@ -68,6 +78,9 @@ impl ResourceLimiter for Limits {
     ) -> wasmtime::Result<bool> {
         let allowed = self.inner.memory_growing(current, desired, maximum)?;
         self.denied |= !allowed;
+        if allowed {
+            self.peak = self.peak.max(desired);
+        }
         Ok(allowed)
     }
 
@@ -118,6 +131,7 @@ impl Runtime {
             limits: Limits {
                 inner: store_limits,
                 denied: false,
+                peak: 0,
             },
             stderr,
         };
