@@ -294,6 +294,17 @@ fn gcp_golden_cases() -> Vec<String> {
         .collect()
 }
 
+/// A registry file in `dir` serving the Python guest for GCP with the
+/// memory cap its entry sets (examples/python-gcp/README.md).
+fn python_registry(dir: &Path) -> String {
+    let registry = dir.join("registry.yaml");
+    let module = common::python_guest();
+    let entry = format!("{{module: {}, memoryMiB: 24}}", module.display());
+    std::fs::write(&registry, format!("bootImage:\n  GCP: {entry}\n"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    registry.display().to_string()
+}
+
 /// The boot image guest written in Python (examples/python-gcp) passes
 /// every GCP golden case under the host's normal checks, import allowlist
 /// included, with the memory cap its registry entry sets: the host's
@@ -302,19 +313,9 @@ fn gcp_golden_cases() -> Vec<String> {
 #[test]
 fn the_python_guest_passes_every_gcp_golden_case_under_its_entrys_limits() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let module = common::python_guest();
-    let registry = dir.path().join("registry.yaml");
-    std::fs::write(
-        &registry,
-        format!(
-            "bootImage:\n  GCP: {{module: {}, memoryMiB: 24}}\n",
-            module.display()
-        ),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let registry = python_registry(dir.path());
     let cases = gcp_golden_cases();
     assert!(cases.len() >= 39, "only {} GCP cases", cases.len());
-    let registry = registry.display().to_string();
     // Compiled once for both runs: the module is large.
     let cache = dir.path().join("compiled").display().to_string();
     let mut args = vec![
@@ -344,7 +345,7 @@ fn the_python_guest_passes_every_gcp_golden_case_under_its_entrys_limits() {
     );
 
     // Without the entry's memoryMiB the host's default cap applies.
-    let module = module.display().to_string();
+    let module = common::python_guest().display().to_string();
     let one = format!("{}/gcp-patch-boot-disk-only", golden("bootimage"));
     let output = run(
         &[
@@ -374,14 +375,7 @@ fn the_python_guest_passes_every_gcp_golden_case_under_its_entrys_limits() {
 #[test]
 fn the_python_guest_answers_hostile_streams_with_an_error_decision() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let module = common::python_guest().display().to_string();
-    let registry = dir.path().join("registry.yaml");
-    std::fs::write(
-        &registry,
-        format!("bootImage:\n  GCP: {{module: {module}, memoryMiB: 24}}\n"),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let registry = registry.display().to_string();
+    let registry = python_registry(dir.path());
     let cache = dir.path().join("compiled").display().to_string();
     let case = format!("{}/gcp-patch-boot-disk-only", golden("bootimage"));
     let deep = format!(
