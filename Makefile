@@ -7,7 +7,7 @@ export CARGO_TARGET_DIR ?= $(CURDIR)/target
 WASMTIME_VERSION := 48.0.8
 WASMTIME := $(CARGO_TARGET_DIR)/tools/bin/wasmtime
 
-.PHONY: demo test guests test-guests host crds bench bench-scale fuzz
+.PHONY: demo test guests test-guests python-guest host crds bench bench-scale fuzz
 
 ## demo: a local control plane, mco-host run, and a rolling update across
 ## the workers, printing the MCN table after every step.
@@ -15,7 +15,7 @@ demo: guests host
 	cargo run --locked --release -p mco-e2e --example demo
 
 ## test: formatting, lints, unit, golden, hostile-guest and CLI tests.
-test: test-guests host $(WASMTIME)
+test: test-guests host python-guest $(WASMTIME)
 	cargo fmt --all --check
 	cargo clippy --locked --release --workspace --all-targets -- -D warnings
 	cargo test --locked --release --workspace
@@ -66,6 +66,12 @@ endif
 ## (about 1.5 minutes even when nothing changed, so `make demo` skips them).
 test-guests:
 	guests/build.sh --test
+
+## python-guest: the boot image guest written in Python (examples/python-gcp),
+## componentized from a venv cached in ~/.cache/mco-componentize-py, into
+## $(CARGO_TARGET_DIR)/example-guests/python-gcp.wasm.
+python-guest: host
+	examples/python-gcp/build.sh
 
 host:
 	cargo build --locked --release -p mco-host

@@ -281,3 +281,149 @@ fn eval_help_lists_only_what_eval_takes() {
         assert!(!help.contains(run_only), "{run_only} in:\n{help}");
     }
 }
+
+/// The GCP golden cases, as `guests test` takes them.
+fn gcp_golden_cases() -> Vec<String> {
+    common::golden_cases("bootimage")
+        .into_iter()
+        .filter(|case| {
+            let name = common::case_name(case);
+            name.starts_with("gcp-") || name.starts_with("cpms-gcp-")
+        })
+        .map(|case| case.display().to_string())
+        .collect()
+}
+
+/// A registry file in `dir` serving the Python guest for GCP with the
+/// memory cap its entry sets (examples/python-gcp/README.md).
+fn python_registry(dir: &Path) -> String {
+    let registry = dir.join("registry.yaml");
+    let module = common::python_guest();
+    let entry = format!("{{module: {}, memoryMiB: 24}}", module.display());
+    std::fs::write(&registry, format!("bootImage:\n  GCP: {entry}\n"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    registry.display().to_string()
+}
+
+/// The boot image guest written in Python (examples/python-gcp) passes
+/// every GCP golden case under the host's normal checks, import allowlist
+/// included, with the memory cap its registry entry sets: the host's
+/// ceiling admits the entry, and a guest without such an entry still gets
+/// the default cap, which the Python guest does not fit.
+#[test]
+fn the_python_guest_passes_every_gcp_golden_case_under_its_entrys_limits() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let registry = python_registry(dir.path());
+    let cases = gcp_golden_cases();
+    assert!(cases.len() >= 39, "only {} GCP cases", cases.len());
+    // Compiled once for both runs: the module is large.
+    let cache = dir.path().join("compiled").display().to_string();
+    let mut args = vec![
+        "guests",
+        "test",
+        "--cache-dir",
+        &cache,
+        "--guest-memory-max-mib",
+        "24",
+        "--registry",
+        &registry,
+    ];
+    args.extend(cases.iter().map(String::as_str));
+    let output = run(&args, None);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", stderr(&output));
+    assert!(
+        stdout.ends_with(&format!("\n{} passed, 0 failed\n", cases.len())),
+        "{stdout}"
+    );
+    // Every case but the one the host's enrollment rule decides ran on it.
+    let on_guest = stdout.matches(" [bootImage.GCP]").count();
+    assert_eq!(on_guest, cases.len() - 1, "{stdout}");
+    assert!(
+        stdout.matches("(patch converges to noop)").count() >= 12,
+        "{stdout}"
+    );
+
+    // Without the entry's memoryMiB the host's default cap applies.
+    let module = common::python_guest().display().to_string();
+    let one = format!("{}/gcp-patch-boot-disk-only", golden("bootimage"));
+    let output = run(
+        &[
+            "guests",
+            "test",
+            "--cache-dir",
+            &cache,
+            "--guest-memory-max-mib",
+            "24",
+            "--guest",
+            &module,
+            &one,
+        ],
+        None,
+    );
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{}", stderr(&output));
+    assert!(
+        stdout.contains("python-gcp.wasm hit its memory limit of 12582912 bytes"),
+        "{stdout}"
+    );
+}
+
+/// Hostile stream text gets the Python guest's `error` decision, not a
+/// trap: nesting that would overflow CPython's C stack in WebAssembly is
+/// refused before it is parsed, and NaN is no JSON.
+#[test]
+fn the_python_guest_answers_hostile_streams_with_an_error_decision() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let registry = python_registry(dir.path());
+    let cache = dir.path().join("compiled").display().to_string();
+    let case = format!("{}/gcp-patch-boot-disk-only", golden("bootimage"));
+    let deep = format!(
+        r#"{{"stream": "x", "extra": {}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    for (stream, message) in [
+        (
+            deep.as_str(),
+            "failed to parse CoreOS stream metadata: recursion limit exceeded (nesting deeper than 128)",
+        ),
+        (
+            r#"{"stream": NaN}"#,
+            "failed to parse CoreOS stream metadata: expected value (NaN is not JSON)",
+        ),
+    ] {
+        let configmap = dir.path().join("configmap.json");
+        let object = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "coreos-bootimages", "namespace": "openshift-machine-config-operator"},
+            "data": {"stream": stream}});
+        std::fs::write(&configmap, object.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let output = run(
+            &[
+                "--cache-dir",
+                &cache,
+                "--guest-memory-max-mib",
+                "24",
+                "--registry",
+                &registry,
+                "eval",
+                "bootimage",
+                "--machineset",
+                &format!("{case}/machineset.yaml"),
+                "--infrastructure",
+                &format!("{case}/infrastructure.yaml"),
+                "--configmap",
+                &configmap.display().to_string(),
+            ],
+            None,
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let decision: serde_json::Value =
+            serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            decision,
+            serde_json::json!({"action": "error", "message":
+                format!("failed to reconcile machineset c1-x7k2p-worker-a, err: {message}")}),
+        );
+    }
+}

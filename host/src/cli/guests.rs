@@ -58,6 +58,12 @@ pub(super) enum GuestsAction {
     /// case is reported, a patch must converge to noop, exit status 1 if
     /// any case fails.
     Test(super::test::TestArgs),
+    /// Time a module on case folders (p50/p99 per decision, each in a
+    /// fresh instance, as `run` gives each node) and measure its compile
+    /// time, peak linear memory and size, beside the deadline and
+    /// memoryMiB its `--registry` entry (or the host's defaults) gives
+    /// it; exit status 1 when it does not fit them.
+    Bench(super::bench::BenchArgs),
     /// Write the WIT package guests are built against
     /// (`mco:machine-config@<version>`, the very files this binary was
     /// built with) into DIR, for wit-bindgen, componentize-py or any

@@ -2,6 +2,7 @@
 //! files, `eval.rs`), `guests` (a registry checked offline) and `crds`,
 //! with the exit statuses of the eval contract.
 
+mod bench;
 mod eval;
 mod guests;
 mod offline;
@@ -217,6 +218,16 @@ struct SandboxArgs {
         env = "MCO_GUEST_MEMORY_MIB"
     )]
     guest_memory_mib: usize,
+    /// The most a registry entry's `memoryMiB` may ask for, in MiB
+    /// (default: --guest-memory-mib). Raising it raises no guest's cap: it
+    /// admits entries that set a larger one of their own.
+    #[arg(
+        long,
+        global = true,
+        value_name = "MIB",
+        env = "MCO_GUEST_MEMORY_MAX_MIB"
+    )]
+    guest_memory_max_mib: Option<usize>,
     /// Instantiate on demand instead of from the pooling allocator.
     #[arg(long, global = true, env = "MCO_NO_POOLING")]
     no_pooling: bool,
@@ -272,6 +283,8 @@ enum Failure {
     Guests(#[from] guests::GuestsError),
     #[error(transparent)]
     Cases(#[from] crate::cases::FindError),
+    #[error(transparent)]
+    Bench(#[from] bench::BenchError),
     #[error("{failed} of {total} cases failed")]
     CasesFailed { failed: usize, total: usize },
     #[error("cannot start the async runtime: {0}")]
@@ -310,6 +323,7 @@ impl Failure {
                 ..
             }) => 3,
             Failure::Start(_) => 2,
+            Failure::Bench(e) => e.exit_code(),
             Failure::Status(_)
             | Failure::Guests(_)
             | Failure::CasesFailed { .. }
@@ -360,6 +374,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Guests(args) => match args.action {
             None => eval::check_guests(&cli.sandbox)?,
             Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
+            Some(guests::GuestsAction::Bench(args)) => return bench::run(&cli.sandbox, args),
             Some(guests::GuestsAction::Wit { dir }) => guests::write_wit(&dir)?,
             Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
         },
@@ -379,10 +394,18 @@ impl SandboxArgs {
         Runtime::new(RuntimeConfig {
             deadline: self.guest_deadline,
             memory_limit: self.guest_memory_mib.saturating_mul(1 << 20),
+            memory_ceiling: self.memory_ceiling_mib().saturating_mul(1 << 20),
             pooling: !self.no_pooling,
             cache_dir: self.cache_dir.clone(),
             ..RuntimeConfig::default()
         })
+    }
+
+    /// `--guest-memory-max-mib`, never below `--guest-memory-mib`.
+    fn memory_ceiling_mib(&self) -> usize {
+        self.guest_memory_max_mib
+            .unwrap_or(self.guest_memory_mib)
+            .max(self.guest_memory_mib)
     }
 
     fn guest_dir(&self) -> PathBuf {

@@ -101,7 +101,8 @@ pub struct Module {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Entry {
     pub module: Module,
-    /// Linear-memory cap; `None` is the host's `--guest-memory-mib`.
+    /// Linear-memory cap; `None` is the host's `--guest-memory-mib`, and
+    /// none may exceed `--guest-memory-max-mib`.
     pub memory_mib: Option<usize>,
     /// Budget of one evaluation; `None` is the host's `--guest-deadline`.
     pub deadline: Option<Duration>,
@@ -182,8 +183,8 @@ pub struct RawFull {
     /// Refused unless the module has this sha256 (64 hex digits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
-    /// Linear-memory cap in MiB, at most the host's `--guest-memory-mib`
-    /// (the default).
+    /// Linear-memory cap in MiB (default: the host's `--guest-memory-mib`),
+    /// at most the host's `--guest-memory-max-mib`.
     #[serde(rename = "memoryMiB", default, skip_serializing_if = "Option::is_none")]
     pub memory_mib: Option<usize>,
     /// Budget of one evaluation, such as `500ms` (default: the host's

@@ -7,7 +7,7 @@
 //! mcn:                           # the full form
 //!   module: mcn.wasm             # paths are relative to this file
 //!   sha256: 4f1c…                # refused unless the module has this digest
-//!   memoryMiB: 64                # at most --guest-memory-mib
+//!   memoryMiB: 64                # at most --guest-memory-max-mib
 //!   deadline: 1s
 //!   candidate:                   # shadow-evaluated, never applied
 //!     configMap: {name: mcn-next, key: mcn.wasm}

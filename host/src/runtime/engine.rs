@@ -16,8 +16,13 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 pub struct RuntimeConfig {
     /// Wall-clock budget of one evaluation (instantiation + call).
     pub deadline: Duration,
-    /// Cap on a guest's linear memory, in bytes.
+    /// Cap on a guest's linear memory, in bytes, unless its registry entry
+    /// sets its own.
     pub memory_limit: usize,
+    /// The most any guest's cap may be (a registry entry's `memoryMiB`), in
+    /// bytes: the pooling allocator's slots are this size. Below
+    /// `memory_limit` it counts as `memory_limit`.
+    pub memory_ceiling: usize,
     /// Pre-reserve instance slots (fast instantiation). When the address
     /// space cannot be reserved the runtime falls back to on-demand.
     pub pooling: bool,
@@ -28,7 +33,8 @@ pub struct RuntimeConfig {
 }
 
 /// The default linear-memory cap of one guest (`--guest-memory-mib`), and
-/// the most any registry entry may ask for.
+/// the most any registry entry may ask for unless `--guest-memory-max-mib`
+/// admits more.
 ///
 /// What a guest returns lives in its linear memory first, so the cap is
 /// also the bound on any answer: a guest cannot build a 48 MiB skip reason
@@ -51,10 +57,18 @@ pub struct RuntimeConfig {
 /// ```
 ///
 /// The shipped guests use a few MiB (a stream of a few hundred KiB parsed,
-/// one node's facts); 12 MiB leaves them room.
+/// one node's facts); 12 MiB leaves them room. An entry that asks for more
+/// (a guest in Python starts at about 13 MiB of CPython heap) adds twice its
+/// excess per evaluation of its own in flight, and only its own.
 pub const DEFAULT_MEMORY_MIB: usize = 12;
 /// Pooling-allocator slots: twice the evaluations in flight above.
 pub const DEFAULT_SLOTS: u32 = 8;
+/// Core module instances one guest may be made of, in a store and per
+/// pooled slot. A Rust guest is 3; a componentize-py guest is about 40, as
+/// CPython's libraries and extension modules are linked as a core module
+/// each. The count is fixed when a module is built, so it bounds a guest's
+/// shape, not what it can do: its memory cap and deadline do that.
+pub const MAX_CORE_INSTANCES: u32 = 64;
 /// What an idle pooled slot keeps mapped of its linear memory (the stack
 /// and data segments of a Rust guest sit at its start).
 const KEEP_RESIDENT: usize = 2 << 20;
@@ -64,6 +78,7 @@ impl Default for RuntimeConfig {
         RuntimeConfig {
             deadline: Duration::from_secs(1),
             memory_limit: DEFAULT_MEMORY_MIB << 20,
+            memory_ceiling: DEFAULT_MEMORY_MIB << 20,
             pooling: true,
             max_concurrent: DEFAULT_SLOTS,
             cache_dir: None,
@@ -99,7 +114,8 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    pub fn new(config: RuntimeConfig) -> Result<Self, LoadError> {
+    pub fn new(mut config: RuntimeConfig) -> Result<Self, LoadError> {
+        config.memory_ceiling = config.memory_ceiling.max(config.memory_limit);
         let (engine, pooling) = match config.pooling {
             true => match Engine::new(&wasmtime_config(&config, true)) {
                 Ok(engine) => (engine, true),
@@ -158,11 +174,12 @@ fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
         let slots = config.max_concurrent.max(1);
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(slots)
-            .total_core_instances(slots * 4)
+            .total_core_instances(slots * MAX_CORE_INSTANCES)
+            .max_core_instances_per_component(MAX_CORE_INSTANCES)
             .total_memories(slots * 2)
             .total_tables(slots * 4)
             .total_stacks(slots)
-            .max_memory_size(config.memory_limit)
+            .max_memory_size(config.memory_ceiling.max(config.memory_limit))
             // Keep the first pages of a slot mapped between evaluations: the
             // first call's page faults dominate a fresh instance's cost.
             .linear_memory_keep_resident(KEEP_RESIDENT.min(config.memory_limit))

@@ -3,6 +3,9 @@
 //! (`impl Guest<ItsWorldPre>`); everything about linking, limits, fresh
 //! stores and failure classification is written once, here.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use wasmtime::Store;
 use wasmtime::component::{InstancePre, Linker};
 
@@ -26,6 +29,9 @@ pub struct Guest<W> {
     module: GuestModule,
     pre: W,
     limits: GuestLimits,
+    /// The largest linear memory any evaluation reached (see
+    /// [`Guest::peak_memory`]); shared by clones.
+    peak_memory: Arc<AtomicUsize>,
 }
 
 impl<W: World> Guest<W> {
@@ -49,6 +55,7 @@ impl<W: World> Guest<W> {
             limits: runtime.default_limits(),
             module,
             pre,
+            peak_memory: Arc::default(),
         })
     }
 
@@ -65,13 +72,13 @@ impl<W: World> Guest<W> {
     }
 
     /// The same guest under its registry entry's own limits. The pooling
-    /// allocator's slots are sized for the host-wide memory cap, so an
-    /// entry may lower it but not raise it.
+    /// allocator's slots are sized for the host's memory ceiling, so an
+    /// entry may ask for any cap up to it.
     pub fn with_limits(mut self, limits: GuestLimits) -> Result<Self, LoadError> {
-        let ceiling = self.runtime.config().memory_limit;
+        let ceiling = self.runtime.config().memory_ceiling;
         let refused = if limits.memory_limit > ceiling {
             Some(format!(
-                "memory cap {} MiB is above the host's {} MiB (--guest-memory-mib)",
+                "memory cap {} MiB is above the host's {} MiB (--guest-memory-max-mib)",
                 limits.memory_limit >> 20,
                 ceiling >> 20
             ))
@@ -109,6 +116,13 @@ impl<W> Guest<W> {
         self.runtime.new_store(&self.limits)
     }
 
+    /// The largest linear memory, in bytes, any evaluation of this guest
+    /// (or of a clone) has reached so far, as the store's limiter granted
+    /// it: what a team compares with `memoryMiB` before a swap.
+    pub fn peak_memory(&self) -> usize {
+        self.peak_memory.load(Ordering::Relaxed)
+    }
+
     /// A full deadline again before the next call on `store`.
     pub fn rearm(&self, store: &mut Store<GuestState>) {
         self.runtime.rearm(store, &self.limits);
@@ -122,6 +136,8 @@ impl<W> Guest<W> {
         result: wasmtime::Result<T>,
     ) -> Result<T, GuestError> {
         store.data().log_stderr(&self.module.name);
+        self.peak_memory
+            .fetch_max(store.data().peak_memory(), Ordering::Relaxed);
         result.map_err(|err| {
             self.runtime
                 .classify(&self.module.name, &err, store.data(), &self.limits)

@@ -6,7 +6,7 @@ use wasmtime::{ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use super::engine::{GuestLimits, Runtime};
+use super::engine::{GuestLimits, MAX_CORE_INSTANCES, Runtime};
 use super::error::GuestError;
 
 /// Guest stderr kept per evaluation (a panic message fits easily).
@@ -25,6 +25,13 @@ impl GuestState {
     /// Whether the guest asked for more memory than its cap allows.
     pub fn hit_memory_limit(&self) -> bool {
         self.limits.denied
+    }
+
+    /// The largest size any one linear memory of this store was granted,
+    /// in bytes: what the memory cap (`memoryMiB`) bounds, since the cap
+    /// applies to each memory.
+    pub fn peak_memory(&self) -> usize {
+        self.limits.peak
     }
 
     /// What the guest wrote to stderr (a Rust panic message lands here).
@@ -53,10 +60,13 @@ impl WasiView for GuestState {
 }
 
 /// `StoreLimits` plus a record of whether it refused a growth, so a guest
-/// that dies after a refused allocation is reported as out of memory.
+/// that dies after a refused allocation is reported as out of memory, and
+/// of the largest memory it granted (the initial size counts: wasmtime
+/// asks the limiter for it too).
 struct Limits {
     inner: StoreLimits,
     denied: bool,
+    peak: usize,
 }
 
 impl ResourceLimiter for Limits {
@@ -68,6 +78,9 @@ impl ResourceLimiter for Limits {
     ) -> wasmtime::Result<bool> {
         let allowed = self.inner.memory_growing(current, desired, maximum)?;
         self.denied |= !allowed;
+        if allowed {
+            self.peak = self.peak.max(desired);
+        }
         Ok(allowed)
     }
 
@@ -108,7 +121,7 @@ impl Runtime {
             .build();
         let store_limits = StoreLimitsBuilder::new()
             .memory_size(limits.memory_limit)
-            .instances(16)
+            .instances(MAX_CORE_INSTANCES as usize)
             .tables(16)
             .memories(4)
             .build();
@@ -118,6 +131,7 @@ impl Runtime {
             limits: Limits {
                 inner: store_limits,
                 denied: false,
+                peak: 0,
             },
             stderr,
         };

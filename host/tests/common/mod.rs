@@ -44,6 +44,18 @@ pub fn test_guest(file: &str) -> PathBuf {
     existing(target_dir().join("test-guests").join(file))
 }
 
+/// The Python boot image guest (`<target>/example-guests/python-gcp.wasm`,
+/// built by `examples/python-gcp/build.sh`, which `make test` runs).
+pub fn python_guest() -> PathBuf {
+    let path = target_dir().join("example-guests/python-gcp.wasm");
+    assert!(
+        path.exists(),
+        "{} is missing: run examples/python-gcp/build.sh (make python-guest) first",
+        path.display()
+    );
+    path
+}
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
