@@ -7,6 +7,7 @@ mod guests;
 mod offline;
 pub mod status;
 mod test;
+mod wit;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -360,7 +361,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Guests(args) => match args.action {
             None => eval::check_guests(&cli.sandbox)?,
             Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
-            Some(guests::GuestsAction::Wit { dir }) => guests::write_wit(&dir)?,
+            Some(guests::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
             Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
         },
         Command::Status(args) => return Ok(status::run(args)?),
