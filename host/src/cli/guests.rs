@@ -64,6 +64,10 @@ pub(super) enum GuestsAction {
     /// built with) into DIR, for wit-bindgen, componentize-py or any
     /// other component tooling; or, with `--push`, publish it as wkg does.
     Wit(super::wit::WitArgs),
+    /// Make a Rust guest crate for a job: the WIT package, a decision to
+    /// start from, two sample cases and the one command that builds the
+    /// component and runs `guests test` on them.
+    New(super::new::NewArgs),
     #[command(flatten)]
     Oci(OciAction),
 }

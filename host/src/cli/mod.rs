@@ -4,6 +4,7 @@
 
 mod eval;
 mod guests;
+mod new;
 mod offline;
 pub mod status;
 mod test;
@@ -273,6 +274,8 @@ enum Failure {
     Guests(#[from] guests::GuestsError),
     #[error(transparent)]
     Cases(#[from] crate::cases::FindError),
+    #[error(transparent)]
+    New(#[from] new::NewError),
     #[error("{failed} of {total} cases failed")]
     CasesFailed { failed: usize, total: usize },
     #[error("cannot start the async runtime: {0}")]
@@ -299,6 +302,7 @@ impl Failure {
             | Failure::Fetch(_)
             | Failure::Pull(_)
             | Failure::Cases(_)
+            | Failure::New(_)
             | Failure::Load(LoadError::Read { .. }) => 2,
             Failure::Start(StartError::Job {
                 error: JobError::Load(LoadError::Read { .. }),
@@ -362,6 +366,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             None => eval::check_guests(&cli.sandbox)?,
             Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
             Some(guests::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
+            Some(guests::GuestsAction::New(args)) => new::run(args)?,
             Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
         },
         Command::Status(args) => return Ok(status::run(args)?),
