@@ -9,7 +9,8 @@
 //! and as a Sigstore bundle (found through the referrers tag fallback, as
 //! distribution 2.8 has no referrers API), is verified; the same module
 //! under another key, an unsigned one and one whose layer was replaced are
-//! refused, naming the reference and the keys tried.
+//! refused, naming the reference and the keys tried. The WIT package
+//! pushed by `guests wit --push` is fetched back by the real `wkg`.
 //!
 //! `tests/oci/build.sh` fetches the registry and builds oras and cosign
 //! once into a cache outside the clone; when one cannot be had, the test
@@ -49,6 +50,34 @@ fn guest(name: &str) -> Result<PathBuf> {
         .context("no release dir")?
         .join("guests")
         .join(name))
+}
+
+/// `wkg` 0.16.1, which `make test` installs beside the wasmtime CLI
+/// (`<target>/tools/bin`).
+fn wkg() -> Result<PathBuf> {
+    let bin = host_binary()?;
+    let wkg = bin
+        .parent()
+        .and_then(Path::parent)
+        .context("no target dir")?
+        .join("tools/bin/wkg");
+    ensure!(
+        wkg.is_file(),
+        "{} does not exist: `make test` installs it (cargo install wkg)",
+        wkg.display()
+    );
+    Ok(wkg)
+}
+
+/// A WIT package, as wit-component encodes it: two sources give the same
+/// bytes exactly when they declare the same package.
+fn encoded(resolve: &wit_parser::Resolve, name: &str) -> Result<Vec<u8>> {
+    let (id, _) = resolve
+        .packages
+        .iter()
+        .find(|(_, p)| p.name.to_string() == name)
+        .with_context(|| format!("no package {name}"))?;
+    wit_component::encode(resolve, id)
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -472,4 +501,158 @@ fn cosign_signatures_are_verified_in_both_forms_and_bad_ones_refused() -> Result
     );
     assert!(!dir.join("t.wasm").exists());
     Ok(())
+}
+
+/// The WIT package in the layout the wasm-pkg tools read: `guests wit
+/// --push` publishes `mco:machine-config@<version>` at the repository and
+/// tag wkg maps it to, with wkg's media types and annotations (read back
+/// with oras), and the real `wkg` fetches it alone (`wkg get`, as the
+/// package binary and as WIT) and as the dependency of a world that
+/// includes one of its worlds (`wkg fetch`): every time the package of
+/// `wit/`. A guest `guests push` publishes, wkg fetches as well.
+#[test]
+fn the_wit_package_is_published_where_wkg_finds_it() -> Result<()> {
+    let tools = tools()?;
+    let wkg = wkg()?;
+    let registry = Registry::start(&tools.registry)?;
+    let work = tempfile::tempdir()?;
+    let pushed = ok_json(
+        host(&registry)?
+            .args(["guests", "wit", "--push"])
+            .arg(registry.reference("mco/machine-config")),
+    )?;
+    let package = pushed["package"].as_str().context("no package")?;
+    let (_, version) = package.split_once('@').context("no version")?;
+    let reference = registry.reference(&format!("mco/machine-config:{version}"));
+    assert_eq!(pushed["reference"], reference.as_str());
+
+    let manifest = ok_json(
+        Command::new(&tools.oras)
+            .args(["manifest", "fetch", "--plain-http"])
+            .arg(&reference),
+    )?;
+    assert_eq!(
+        manifest["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.wasm.config.v0+json"
+    );
+    assert_eq!(manifest["layers"].as_array().map(Vec::len), Some(1));
+    let layer = &manifest["layers"][0];
+    assert_eq!(layer["mediaType"], "application/wasm");
+    assert_eq!(
+        layer["annotations"]["org.opencontainers.image.title"],
+        "machine-config.wasm"
+    );
+    assert_eq!(
+        layer["digest"],
+        format!("sha256:{}", pushed["sha256"].as_str().unwrap_or_default())
+    );
+    assert_eq!(
+        manifest["annotations"]["org.opencontainers.image.version"],
+        version
+    );
+    let config = ok_json(
+        Command::new(&tools.oras)
+            .args(["manifest", "fetch-config", "--plain-http"])
+            .arg(&reference),
+    )?;
+    assert_eq!(config["layerDigests"][0], layer["digest"]);
+    assert!(config["created"].is_string(), "{config}");
+    let exports = config["component"]["exports"].to_string();
+    for world in [
+        "node-state-reporter",
+        "boot-image-selector",
+        "node-state",
+        "types",
+    ] {
+        assert!(
+            exports.contains(&format!("\"mco:machine-config/{world}@{version}\"")),
+            "{world} not in {exports}"
+        );
+    }
+
+    // wkg finds the namespace on this registry, over plain HTTP.
+    let addr = registry.addr;
+    let wkg_config = work.path().join("wkg-config.toml");
+    std::fs::write(
+        &wkg_config,
+        format!(
+            "[namespace_registries]\n\
+             mco = {{ registry = \"{addr}\", metadata = {{ preferredProtocol = \"oci\", oci = {{ registry = \"{addr}\" }} }} }}\n\n\
+             [registry.\"{addr}\".oci]\nprotocol = \"http\"\n"
+        ),
+    )?;
+    let cache = work.path().join("wkg-cache");
+    let wkg_cmd = |action: &str| {
+        let mut cmd = Command::new(&wkg);
+        cmd.arg(action)
+            .arg("--config")
+            .arg(&wkg_config)
+            .arg("--cache")
+            .arg(&cache);
+        cmd
+    };
+    let mut files = wit_parser::Resolve::default();
+    files.push_dir(repo_wit())?;
+    let expected = encoded(&files, package)?;
+
+    let binary = work.path().join("package.wasm");
+    ok(wkg_cmd("get")
+        .args(["--format", "wasm", "-o"])
+        .arg(&binary)
+        .arg(package))?;
+    assert_eq!(std::fs::read(&binary)?, expected);
+    assert_eq!(
+        sha256(&expected),
+        pushed["sha256"].as_str().unwrap_or_default()
+    );
+
+    let text = work.path().join("package.wit");
+    ok(wkg_cmd("get")
+        .args(["--format", "wit", "-o"])
+        .arg(&text)
+        .arg(package))?;
+    let mut got = wit_parser::Resolve::default();
+    got.push_file(&text)?;
+    assert_eq!(encoded(&got, package)?, expected);
+
+    // A guest's own world, which includes one of the package's worlds,
+    // gets the package as a dependency.
+    let app = work.path().join("app");
+    std::fs::create_dir_all(app.join("wit"))?;
+    std::fs::write(
+        app.join("wit/world.wit"),
+        format!(
+            "package test:app;\n\nworld app {{\n  include mco:machine-config/boot-image-selector@{version};\n}}\n"
+        ),
+    )?;
+    ok(wkg_cmd("fetch").current_dir(&app).arg("wit"))?;
+    let mut fetched = wit_parser::Resolve::default();
+    fetched.push_dir(app.join("wit"))?;
+    assert_eq!(encoded(&fetched, package)?, expected);
+
+    // A guest `guests push` publishes under a version tag is a component
+    // wkg fetches too, byte for byte.
+    let mcn = guest("mcn.wasm")?;
+    ok_json(
+        host(&registry)?
+            .args(["guests", "push"])
+            .arg(&mcn)
+            .arg(registry.reference("mco/mcn-guest:1.0.0")),
+    )?;
+    let component = work.path().join("mcn-guest.wasm");
+    ok(wkg_cmd("get")
+        .args(["--format", "wasm", "-o"])
+        .arg(&component)
+        .arg("mco:mcn-guest@1.0.0"))?;
+    assert_eq!(std::fs::read(&component)?, std::fs::read(&mcn)?);
+    Ok(())
+}
+
+/// The repository's `wit/`.
+fn repo_wit() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit")
 }

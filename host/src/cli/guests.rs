@@ -1,6 +1,7 @@
 //! `mco-host guests push|pull|inspect`: guests as OCI artifacts in the
 //! CNCF TAG Runtime layout, from the command line (see registry/oci/).
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,7 @@ use crate::mcn::NODE_STATE_INTERFACE;
 use crate::registry::cosign::{Key, Signature};
 use crate::registry::entries::{KeySource, OciSource, Verify};
 use crate::registry::oci::{
-    ComponentInfo, CredentialsError, LookupError, WasmConfig, docker_auth, parse_reference,
+    CREATED, ComponentInfo, CredentialsError, LookupError, WasmConfig, docker_auth, parse_reference,
 };
 use crate::registry::verify_keys;
 use crate::runtime::{GuestModule, LoadError, interfaces, same_interface};
@@ -67,27 +68,14 @@ pub(super) enum GuestsAction {
     /// Write the WIT package guests are built against
     /// (`mco:machine-config@<version>`, the very files this binary was
     /// built with) into DIR, for wit-bindgen, componentize-py or any
-    /// other component tooling.
-    Wit {
-        #[arg(default_value = "wit", value_name = "DIR")]
-        dir: PathBuf,
-    },
+    /// other component tooling; or, with `--push`, publish it as wkg does.
+    Wit(super::wit::WitArgs),
+    /// Make a Rust guest crate for a job: the WIT package, a decision to
+    /// start from, two sample cases and the one command that builds the
+    /// component and runs `guests test` on them.
+    New(super::new::NewArgs),
     #[command(flatten)]
     Oci(OciAction),
-}
-
-/// Writes the embedded WIT package, each file whole.
-pub(super) fn write_wit(dir: &Path) -> Result<Value, GuestsError> {
-    let write = |path: PathBuf, error| GuestsError::Write { path, error };
-    std::fs::create_dir_all(dir).map_err(|e| write(dir.to_path_buf(), e))?;
-    let mut files = Vec::new();
-    for (name, text) in crate::wit::FILES {
-        let path = dir.join(name);
-        crate::blob::write_atomically(&path, text.as_bytes())
-            .map_err(|e| write(path.clone(), e))?;
-        files.push(path.display().to_string());
-    }
-    Ok(json!({"package": crate::wit::package(), "files": files}))
 }
 
 /// The actions on one module, each printing JSON.
@@ -167,7 +155,7 @@ impl KeyArgs {
 }
 
 impl AuthArgs {
-    fn auth(&self, reference: &str) -> Result<RegistryAuth, GuestsError> {
+    pub(super) fn auth(&self, reference: &str) -> Result<RegistryAuth, GuestsError> {
         let Some(path) = &self.auth_file else {
             return Ok(RegistryAuth::Anonymous);
         };
@@ -203,7 +191,7 @@ pub(super) fn run(sandbox: &SandboxArgs, action: OciAction) -> Result<Value, Fai
             let (exports, imports) =
                 interfaces(&sandbox.runtime()?, &file.display().to_string(), &bytes)?;
             let config = WasmConfig {
-                created: None,
+                created: Some(CREATED.into()),
                 architecture: "wasm".into(),
                 os: "wasip2".into(),
                 layer_digests: Vec::new(),
@@ -215,7 +203,14 @@ pub(super) fn run(sandbox: &SandboxArgs, action: OciAction) -> Result<Value, Fai
             let title = file
                 .file_name()
                 .map_or_else(|| "guest.wasm".into(), |n| n.to_string_lossy().into_owned());
-            let manifest = tokio.block_on(oci.push(&reference, bytes, config, &title, &auth))?;
+            let manifest = tokio.block_on(oci.push(
+                &reference,
+                bytes,
+                config,
+                &title,
+                BTreeMap::new(),
+                &auth,
+            ))?;
             let pinned = format!("{}@{manifest}", strip_tag(&reference));
             Ok(json!({
                 "reference": reference,
@@ -389,7 +384,7 @@ fn world_of(exports: &[String]) -> (Option<&'static str>, Option<String>) {
 }
 
 /// `registry/repo:tag` → `registry/repo`, for the pinned form.
-fn strip_tag(reference: &str) -> &str {
+pub(super) fn strip_tag(reference: &str) -> &str {
     let without_digest = reference.split('@').next().unwrap_or(reference);
     let last_slash = without_digest.rfind('/').map_or(0, |i| i + 1);
     match without_digest[last_slash..].find(':') {

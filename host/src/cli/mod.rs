@@ -5,9 +5,11 @@
 mod bench;
 mod eval;
 mod guests;
+mod new;
 mod offline;
 pub mod status;
 mod test;
+mod wit;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -285,6 +287,8 @@ enum Failure {
     Cases(#[from] crate::cases::FindError),
     #[error(transparent)]
     Bench(#[from] bench::BenchError),
+    #[error(transparent)]
+    New(#[from] new::NewError),
     #[error("{failed} of {total} cases failed")]
     CasesFailed { failed: usize, total: usize },
     #[error("cannot start the async runtime: {0}")]
@@ -311,6 +315,7 @@ impl Failure {
             | Failure::Fetch(_)
             | Failure::Pull(_)
             | Failure::Cases(_)
+            | Failure::New(_)
             | Failure::Load(LoadError::Read { .. }) => 2,
             Failure::Start(StartError::Job {
                 error: JobError::Load(LoadError::Read { .. }),
@@ -375,7 +380,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             None => eval::check_guests(&cli.sandbox)?,
             Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
             Some(guests::GuestsAction::Bench(args)) => return bench::run(&cli.sandbox, args),
-            Some(guests::GuestsAction::Wit { dir }) => guests::write_wit(&dir)?,
+            Some(guests::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
+            Some(guests::GuestsAction::New(args)) => new::run(args)?,
             Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
         },
         Command::Status(args) => return Ok(status::run(args)?),

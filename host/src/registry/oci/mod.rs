@@ -40,6 +40,7 @@ pub use credentials::{auth_for, docker_auth, registry_auth, target};
 pub use mco_registry_formats::artifact::{ComponentInfo, LayoutError, WasmConfig};
 pub use mco_registry_formats::docker_config::{CredentialsError, DockerConfig};
 pub use pull::{PullError, Pulled, parse_reference};
+pub use push::{CREATED, VERSION_ANNOTATION};
 pub use signatures::LookupError;
 
 /// OCI clients with the host's TLS stack, and the digest cache.

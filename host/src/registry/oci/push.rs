@@ -1,5 +1,5 @@
-//! Pushing a guest in the CNCF TAG Runtime layout, for `mco-host guests
-//! push`.
+//! Pushing a guest, or the WIT package, in the CNCF TAG Runtime layout,
+//! for `mco-host guests push` and `guests wit --push`.
 
 use std::collections::BTreeMap;
 
@@ -11,17 +11,26 @@ use super::{Oci, PullError, WasmConfig, oci_digest, parse_reference};
 
 /// The OCI annotation naming a layer's file.
 const TITLE_ANNOTATION: &str = "org.opencontainers.image.title";
+/// The config's `created`: a fixed time, as reproducible image builds use,
+/// so the same bytes always get the same manifest digest. wasm-pkg-tools
+/// (`oci-wasm`'s `WasmConfig`) refuses a config without it, so without it
+/// `wkg get` could not fetch what `guests push` publishes.
+pub const CREATED: &str = "1970-01-01T00:00:00Z";
+/// The OCI annotation wkg puts on a package's manifest: its version.
+pub const VERSION_ANNOTATION: &str = "org.opencontainers.image.version";
 
 impl Oci {
     /// Pushes `bytes` in the CNCF layout with `config`; returns the
     /// manifest digest. `title` names the layer's file, which generic
-    /// clients (`oras pull`) need to write it out.
+    /// clients (`oras pull`) need to write it out; `annotations` go on the
+    /// manifest (none: no `annotations` field).
     pub async fn push(
         &self,
         reference_text: &str,
         bytes: Vec<u8>,
         mut config: WasmConfig,
         title: &str,
+        annotations: BTreeMap<String, String>,
         auth: &RegistryAuth,
     ) -> Result<String, PullError> {
         let fail = |detail: String| PullError::Push {
@@ -60,7 +69,7 @@ impl Oci {
             }],
             subject: None,
             artifact_type: None,
-            annotations: None,
+            annotations: (!annotations.is_empty()).then_some(annotations),
         };
         let manifest_bytes = serde_json::to_vec(&manifest).map_err(|e| fail(e.to_string()))?;
         let client = self.client(&reference, auth).await;
