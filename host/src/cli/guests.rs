@@ -190,35 +190,16 @@ pub(super) fn run(sandbox: &SandboxArgs, action: OciAction) -> Result<Value, Fai
             let bytes = read(&file)?;
             let (exports, imports) =
                 interfaces(&sandbox.runtime()?, &file.display().to_string(), &bytes)?;
-            let config = WasmConfig {
-                created: Some(CREATED.into()),
-                architecture: "wasm".into(),
-                os: "wasip2".into(),
-                layer_digests: Vec::new(),
-                component: Some(ComponentInfo { exports, imports }),
-            };
-            let size = bytes.len();
-            let module_digest = digest(&bytes);
-            let auth = auth.auth(&reference)?;
             let title = file
                 .file_name()
                 .map_or_else(|| "guest.wasm".into(), |n| n.to_string_lossy().into_owned());
-            let manifest = tokio.block_on(oci.push(
-                &reference,
+            let artifact = Artifact {
                 bytes,
-                config,
-                &title,
-                BTreeMap::new(),
-                &auth,
-            ))?;
-            let pinned = format!("{}@{manifest}", strip_tag(&reference));
-            Ok(json!({
-                "reference": reference,
-                "manifestDigest": manifest,
-                "pinned": pinned,
-                "sha256": module_digest,
-                "size": size,
-            }))
+                component: ComponentInfo { exports, imports },
+                title,
+                annotations: BTreeMap::new(),
+            };
+            publish(sandbox, &reference, artifact, &auth)
         }
         OciAction::Pull {
             reference,
@@ -381,6 +362,50 @@ fn world_of(exports: &[String]) -> (Option<&'static str>, Option<String>) {
         }
     }
     (None, None)
+}
+
+/// What `guests push` and `guests wit --push` publish: a component's
+/// bytes, what its config lists, the layer's file name and the manifest's
+/// annotations.
+pub(super) struct Artifact {
+    pub bytes: Vec<u8>,
+    pub component: ComponentInfo,
+    pub title: String,
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// Pushes `artifact` in the CNCF layout and prints what a user pins: the
+/// manifest digest, the pinned reference and the layer's sha256 and size.
+pub(super) fn publish(
+    sandbox: &SandboxArgs,
+    reference: &str,
+    artifact: Artifact,
+    auth: &AuthArgs,
+) -> Result<Value, Failure> {
+    let config = WasmConfig {
+        created: Some(CREATED.into()),
+        architecture: "wasm".into(),
+        os: "wasip2".into(),
+        layer_digests: Vec::new(),
+        component: Some(artifact.component),
+    };
+    let (size, sha256) = (artifact.bytes.len(), digest(&artifact.bytes));
+    let auth = auth.auth(reference)?;
+    let manifest = runtime()?.block_on(sandbox.oci().push(
+        reference,
+        artifact.bytes,
+        config,
+        &artifact.title,
+        artifact.annotations,
+        &auth,
+    ))?;
+    Ok(json!({
+        "reference": reference,
+        "manifestDigest": manifest,
+        "pinned": format!("{}@{manifest}", strip_tag(reference)),
+        "sha256": sha256,
+        "size": size,
+    }))
 }
 
 /// `registry/repo:tag` → `registry/repo`, for the pinned form.

@@ -19,11 +19,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::guests::{AuthArgs, GuestsError, strip_tag};
-use super::offline::runtime;
+use super::guests::{Artifact, AuthArgs, GuestsError, publish, strip_tag};
 use super::{Failure, SandboxArgs};
-use crate::blob::digest;
-use crate::registry::oci::{CREATED, ComponentInfo, VERSION_ANNOTATION, WasmConfig};
+use crate::registry::oci::{ComponentInfo, VERSION_ANNOTATION};
 
 #[derive(Args)]
 pub(super) struct WitArgs {
@@ -62,40 +60,21 @@ pub(super) fn write(dir: &Path) -> Result<Value, GuestsError> {
 
 fn push(sandbox: &SandboxArgs, reference: &str, auth: &AuthArgs) -> Result<Value, Failure> {
     let encode = |e: crate::wit::EncodeError| Failure::Other(e.to_string());
-    let bytes = crate::wit::encode().map_err(encode)?;
-    let config = WasmConfig {
-        created: Some(CREATED.into()),
-        architecture: "wasm".into(),
-        os: "wasip2".into(),
-        layer_digests: Vec::new(),
-        component: Some(ComponentInfo {
+    let artifact = Artifact {
+        bytes: crate::wit::encode().map_err(encode)?,
+        component: ComponentInfo {
             exports: crate::wit::exports().map_err(encode)?,
             imports: Vec::new(),
-        }),
+        },
+        title: format!("{}.wasm", crate::wit::name()),
+        annotations: BTreeMap::from([(
+            VERSION_ANNOTATION.to_string(),
+            crate::wit::version().to_string(),
+        )]),
     };
-    let (size, sha256) = (bytes.len(), digest(&bytes));
-    let annotations = BTreeMap::from([(
-        VERSION_ANNOTATION.to_string(),
-        crate::wit::version().to_string(),
-    )]);
-    let title = format!("{}.wasm", crate::wit::name());
-    let auth = auth.auth(reference)?;
-    let manifest = runtime()?.block_on(sandbox.oci().push(
-        reference,
-        bytes,
-        config,
-        &title,
-        annotations,
-        &auth,
-    ))?;
-    Ok(json!({
-        "package": crate::wit::package(),
-        "reference": reference,
-        "manifestDigest": manifest,
-        "pinned": format!("{}@{manifest}", strip_tag(reference)),
-        "sha256": sha256,
-        "size": size,
-    }))
+    let mut published = publish(sandbox, reference, artifact, auth)?;
+    published["package"] = json!(crate::wit::package());
+    Ok(published)
 }
 
 /// `REF` with the package version as its tag when it names none, where
