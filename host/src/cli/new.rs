@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
+use crate::bootimage::authority::FIELD_OWNERSHIP;
+
 #[derive(Args)]
 pub(super) struct NewArgs {
     /// The job the guest serves.
@@ -84,11 +86,6 @@ const PLATFORMS: [&str; 16] = [
     "External",
 ];
 
-/// The platforms whose boot image fields the host lets a guest patch
-/// (`bootimage/authority/`); any other platform's guest may only decide
-/// `noop`, `skip` or `error`.
-const PATCHABLE: [&str; 3] = ["GCP", "AWS", "Azure"];
-
 /// The wit-bindgen the project's guests are built with: the scaffold's
 /// `Cargo.toml` pins it and its `Cargo.lock` holds it.
 const WIT_BINDGEN: &str = "0.61.1";
@@ -105,6 +102,13 @@ const COMMON: [Template; 4] = [
 
 /// `Cargo.lock` for a crate named `{{name}}`, which `lock` moves to its
 /// sorted place.
+/// The platforms whose boot image fields the host lets a guest patch (the
+/// authority's field ownership); any other platform's guest may only
+/// decide `noop`, `skip` or `error`.
+fn patchable() -> impl Iterator<Item = &'static str> {
+    FIELD_OWNERSHIP.iter().map(|(platform, _)| *platform)
+}
+
 const LOCK: &str = include_str!("../../scaffold/Cargo.lock");
 
 const MCN: [Template; 8] = [
@@ -309,7 +313,7 @@ impl Vars {
             }
         };
         let limits = match platform {
-            Some(p) if PATCHABLE.contains(&p) => format!(
+            Some(p) if patchable().any(|known| known == p) => format!(
                 "For {p} a patch may change only the boot image fields the host lets \
                  {p} change, to the image the stream publishes for the MachineSet's \
                  architecture."
@@ -318,7 +322,7 @@ impl Vars {
                 "The host lets no guest patch a {p} MachineSet yet (it knows which \
                  fields are a boot image only for {}): a {p} guest decides `noop`, \
                  `skip` or `error`.",
-                PATCHABLE.join(", ")
+                patchable().collect::<Vec<_>>().join(", ")
             ),
             None => "Its pool, config names and condition types must be ones the \
                      host passed or the MachineConfigNode CRD allows."
