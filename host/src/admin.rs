@@ -1,7 +1,9 @@
 //! The admin endpoints: `/healthz` (alive), `/readyz` (caches synced and
 //! guests loaded), `/metrics` (Prometheus text) and `/guests` (JSON: per
 //! registry entry the serving module, its digest, limits and candidate, and
-//! the last attempt to change it, with its error).
+//! the last attempt to change it, with its error) and `/ownership` (JSON:
+//! per job its ownership mode, whether it writes, refuses and why, or what
+//! observing the cluster found).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use axum::routing::get;
 use prometheus_client::registry::Registry;
 
 use crate::cluster::watch::Readiness;
+use crate::ownership::Ownership;
 use crate::registry::Guests;
 
 #[derive(Clone)]
@@ -22,6 +25,7 @@ pub struct AdminState {
     /// Guests load before the controllers start, so this is every watch.
     pub readiness: Readiness,
     pub guests: Guests,
+    pub ownership: Ownership,
 }
 
 pub async fn serve(addr: SocketAddr, state: AdminState) -> std::io::Result<()> {
@@ -30,6 +34,7 @@ pub async fn serve(addr: SocketAddr, state: AdminState) -> std::io::Result<()> {
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
         .route("/guests", get(guests))
+        .route("/ownership", get(ownership))
         .with_state(state);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, "admin server listening");
@@ -38,13 +43,19 @@ pub async fn serve(addr: SocketAddr, state: AdminState) -> std::io::Result<()> {
 
 async fn ready(State(state): State<AdminState>) -> impl IntoResponse {
     let pending = state.readiness.pending();
-    if pending.is_empty() {
-        (StatusCode::OK, "ok".to_owned())
-    } else {
+    let problems = state.readiness.problems();
+    if !pending.is_empty() {
         (
             StatusCode::SERVICE_UNAVAILABLE,
             format!("caches not synced: {} not listed yet", pending.join(", ")),
         )
+    } else if !problems.is_empty() {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not ready: {}", problems.join("; ")),
+        )
+    } else {
+        (StatusCode::OK, "ok".to_owned())
     }
 }
 
@@ -66,6 +77,18 @@ async fn metrics(State(state): State<AdminState>) -> impl IntoResponse {
 
 async fn guests(State(state): State<AdminState>) -> impl IntoResponse {
     match serde_json::to_string_pretty(&state.guests.status()) {
+        Ok(json) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            json + "\n",
+        )
+            .into_response(),
+        Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response(),
+    }
+}
+
+async fn ownership(State(state): State<AdminState>) -> impl IntoResponse {
+    match serde_json::to_string_pretty(&state.ownership.reports()) {
         Ok(json) => (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/json")],

@@ -3,7 +3,9 @@
 //! binding, controller, writes, eval inputs), the cluster plumbing both use
 //! (`cluster`), which module serves which job (`registry`), the wasmtime façade
 //! that knows no job (`runtime`), the manifest reader of the `eval` inputs
-//! (`manifests`), and the command line (`cli`).
+//! (`manifests`), who writes what beside the Machine Config Operator
+//! (`ownership`, with the decision comparison `compare`), and the command
+//! line (`cli`).
 
 pub mod admin;
 pub mod blob;
@@ -11,9 +13,11 @@ pub mod bootimage;
 pub mod cases;
 pub mod cli;
 pub mod cluster;
+pub mod compare;
 pub mod manifests;
 pub mod mcn;
 pub mod metrics;
+pub mod ownership;
 pub mod registry;
 pub mod run;
 pub mod runtime;

@@ -60,6 +60,31 @@ pub struct PoolPhaseLabels {
     pub phase: String,
 }
 
+/// A job, its ownership mode and what it is doing (`ownership::State`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OwnershipLabels {
+    pub job: String,
+    pub mode: String,
+    pub state: String,
+}
+
+/// A job, a compared key (condition type, field) and `agree`/`differ`:
+/// bounded by the keys a job compares, never per object.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ObservedLabels {
+    pub job: String,
+    pub key: String,
+    pub result: String,
+}
+
+/// One difference of a job's bounded sample (`ownership::SAMPLE_LIMIT`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ObservedSampleLabels {
+    pub job: String,
+    pub object: String,
+    pub key: String,
+}
+
 #[derive(Clone)]
 pub struct Metrics {
     pub leader: Gauge,
@@ -88,6 +113,12 @@ pub struct Metrics {
     pub shadow_evaluations: Family<JobResultLabels, Counter>,
     /// The longest time a node of the pool has been in its current phase.
     pub node_phase_seconds: Family<PoolPhaseLabels, Gauge>,
+    /// 1 for each job's ownership mode and state.
+    pub ownership: Family<OwnershipLabels, Gauge>,
+    /// Observe mode: objects agreeing or differing with the cluster per key.
+    pub observed: Family<ObservedLabels, Gauge>,
+    /// Observe mode: 1 per difference in the bounded sample.
+    pub observed_sample: Family<ObservedSampleLabels, Gauge>,
 }
 
 impl Metrics {
@@ -109,6 +140,9 @@ impl Metrics {
             guest_info: Family::default(),
             shadow_evaluations: Family::default(),
             node_phase_seconds: Family::default(),
+            ownership: Family::default(),
+            observed: Family::default(),
+            observed_sample: Family::default(),
         };
         let sub = registry.sub_registry_with_prefix("mco");
         sub.register(
@@ -190,6 +224,21 @@ impl Metrics {
             "node_phase_seconds",
             "Longest time a node of the pool has spent in its current update phase (Pending, Preparing, Cordoning, Draining, Applying, Rebooting, PostAction, Resuming, Uncordoning, Degraded)",
             metrics.node_phase_seconds.clone(),
+        );
+        sub.register(
+            "ownership",
+            "1 for each job's ownership mode (observe, own) and state (starting, writing, refused: the Machine Config Operator writes the same objects, observing)",
+            metrics.ownership.clone(),
+        );
+        sub.register(
+            "observed",
+            "Observe mode: objects whose derived decision agrees or differs with what the cluster holds, by job and key (condition type or field), as of the last comparison",
+            metrics.observed.clone(),
+        );
+        sub.register(
+            "observed_difference",
+            "Observe mode: 1 for each difference in the bounded, sorted sample (by job, object and key)",
+            metrics.observed_sample.clone(),
         );
         metrics
     }

@@ -18,6 +18,7 @@ use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WAT
 use crate::cluster::watch::{Readiness, latest};
 use crate::cluster::{self, FIELD_MANAGER};
 use crate::metrics::Metrics;
+use crate::ownership::{Mode, Ownership};
 use crate::registry::swap;
 use crate::{bootimage, mcn};
 
@@ -32,11 +33,15 @@ pub struct RunOptions {
     pub lease_duration: Duration,
     pub resync: Duration,
     pub admin_addr: SocketAddr,
+    /// The MCN job's ownership mode.
+    pub mcn_mode: Mode,
     /// Run the managed boot image controller too.
     pub boot_images: Option<BootImageOptions>,
 }
 
 pub struct BootImageOptions {
+    /// The boot image job's ownership mode.
+    pub mode: Mode,
     pub state_configmap: String,
     pub known_images_configmap: Option<String>,
     pub machineconfiguration_wait: Duration,
@@ -99,6 +104,17 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         readiness.watch(MACHINE_CONFIGURATION_WATCH),
     );
     let machineconfiguration_watch = tokio::spawn(watch_machineconfiguration);
+    let ownership = Ownership::new(metrics.clone());
+    // Only a job that writes MCNs needs the served CRD to take them.
+    let crd_check = (options.mcn_mode == Mode::Own).then(|| {
+        tokio::spawn(cluster::served_crd::follow(
+            client.clone(),
+            readiness.clone(),
+            mcn::write::CRD_NAME,
+            mcn::write::VERSION,
+            mcn::write::written_fields(true),
+        ))
+    });
     let mcn = mcn::controller::run(
         client.clone(),
         guests.clone(),
@@ -108,6 +124,8 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             metrics: metrics.clone(),
             readiness: readiness.clone(),
             machineconfiguration: machineconfiguration.clone(),
+            ownership: ownership.job("mcn", options.mcn_mode),
+            identity: options.identity.clone(),
         },
         shutdown.clone(),
     );
@@ -124,6 +142,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             metrics: metrics.clone(),
             readiness: readiness.clone(),
             machineconfiguration,
+            ownership: ownership.job("bootImage", boot.mode),
         };
         tokio::spawn(bootimage::controller::run(
             client.clone(),
@@ -136,6 +155,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         registry: Arc::new(registry),
         readiness,
         guests,
+        ownership,
     };
     let admin = tokio::spawn(admin::serve(options.admin_addr, admin));
     mcn.await;
@@ -158,6 +178,9 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         Err(_) => tracing::warn!("the lease was not released in time; it will expire"),
     }
     machineconfiguration_watch.abort();
+    if let Some(crd_check) = crd_check {
+        crd_check.abort();
+    }
     admin.abort();
     Ok(())
 }

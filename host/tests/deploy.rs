@@ -37,6 +37,8 @@ const RUN_ARGS: &[&str] = &[
     CACHE_DIR,
     "--oci-cache-dir",
     "/var/cache/mco-host/oci",
+    "--mcn-mode",
+    "own",
 ];
 
 // ---------------------------------------------------------------------------
@@ -543,6 +545,12 @@ fn the_cluster_role_grants_exactly_what_the_mcn_controller_needs() {
                 &[]
             ),
             (mco, &["machineconfignodes/status"], &["patch"], &[]),
+            (
+                "apiextensions.k8s.io",
+                &["customresourcedefinitions"],
+                &["get"],
+                &["machineconfignodes.machineconfiguration.openshift.io"]
+            ),
             (
                 "operator.openshift.io",
                 &["machineconfigurations"],

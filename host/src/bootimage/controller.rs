@@ -33,9 +33,11 @@ use super::skew;
 use super::triggers::{self, Kind, one};
 use super::write::Writer;
 use crate::cluster::events::Events;
+use crate::cluster::managers;
 use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::watch::{Latest, Readiness};
 use crate::metrics::Metrics;
+use crate::ownership::{JobOwnership, Mode, State};
 use crate::registry::Guests;
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
@@ -63,6 +65,8 @@ pub struct Options {
     pub readiness: Readiness,
     /// MachineConfiguration `cluster`, from the watch the MCN job shares.
     pub machineconfiguration: Latest,
+    /// This job's ownership mode and state.
+    pub ownership: JobOwnership,
 }
 
 /// The watched objects, each decoded once per event.
@@ -185,6 +189,7 @@ pub fn run(
             metrics: options.metrics,
             leader: options.leader.clone(),
             written: OwnWrites::default(),
+            ownership: options.ownership,
         },
         guests,
         stores: Stores {
@@ -276,6 +281,16 @@ impl Worker {
     async fn pass(&mut self, reason: &'static str) -> Option<Duration> {
         let snapshot = self.snapshot();
         let mc = snapshot.machineconfiguration.clone();
+        let ownership = &self.writer.ownership;
+        match ownership.mode() {
+            Mode::Own => {
+                ownership.judge(operator_writes(mc.as_deref()));
+                if !ownership.may_write() {
+                    return None;
+                }
+            }
+            Mode::Observe => ownership.set(State::Observing),
+        }
         let enrolled = match plan::gates(&snapshot) {
             Ok(enrolled) => enrolled,
             Err(Gate::NotReady(why)) => return self.not_ready(mc.as_ref(), &why, reason).await,
@@ -317,6 +332,11 @@ impl Worker {
             }
         }
         let plan = pass.finish();
+        if self.writer.ownership.mode() == Mode::Observe {
+            let summary = self.writer.observe(&plan).await;
+            self.writer.ownership.observed(summary);
+            return None;
+        }
         if plan.save_state
             && let Err(err) = self.writer.save_state(&plan.state).await
         {
@@ -561,5 +581,57 @@ impl Worker {
             text: rules::user_data_from_secret(&UserDataSecret::from(secret)),
             resource_version,
         })
+    }
+}
+
+/// The boot image conditions upstream's controller writes on
+/// MachineConfiguration `cluster` (`pkg/controller/bootimage`, UpdateStatus
+/// as `machine-config-controller`): while it writes them, it reconciles
+/// the same enrollment, and the own mode must not.
+const UPSTREAM_CONDITIONS: &[&str] = &["BootImageUpdateProgressing", "BootImageUpdateDegraded"];
+
+/// Why the own mode must not write: upstream's boot image controller owns
+/// the boot image conditions of MachineConfiguration `cluster`.
+pub fn operator_writes(mc: Option<&Decoded<MachineConfiguration>>) -> Option<String> {
+    let entries = mc?.metadata.managed_fields.as_deref()?;
+    UPSTREAM_CONDITIONS.iter().find_map(|type_| {
+        let key = format!("k:{{\"type\":\"{type_}\"}}");
+        let writer = managers::operator_writers(entries, &["f:status", "f:conditions", &key])
+            .into_iter()
+            .next()?;
+        Some(format!(
+            "MachineConfiguration cluster: condition {type_} written by {writer}, the Machine \
+             Config Operator's boot image controller, which reconciles the same MachineSets; run \
+             this job with --boot-images-mode observe beside it, or turn it off first"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod ownership_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn upstreams_condition_writes_block_the_own_mode_and_ours_do_not() {
+        let mc = |manager: &str| {
+            Decoded::<MachineConfiguration>::of(&json!({
+                "apiVersion": "operator.openshift.io/v1", "kind": "MachineConfiguration",
+                "metadata": {"name": "cluster", "managedFields": [{
+                    "manager": manager, "operation": "Update", "subresource": "status",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:status": {"f:conditions": {
+                        "k:{\"type\":\"BootImageUpdateDegraded\"}": {}}}},
+                }]},
+            }))
+        };
+        let reason = operator_writes(Some(&mc("machine-config-controller"))).unwrap_or_default();
+        assert!(
+            reason.starts_with("MachineConfiguration cluster: condition BootImageUpdateDegraded written by machine-config-controller (Update)"),
+            "{reason}"
+        );
+        assert_eq!(operator_writes(Some(&mc("mco-host"))), None);
+        assert_eq!(operator_writes(None), None);
     }
 }

@@ -2,7 +2,9 @@
 //! MachineSet (or ControlPlaneMachineSet) merge patch (each with the
 //! resourceVersion the decision read as precondition), the controller's record, the two conditions on
 //! MachineConfiguration `cluster`, and Events. Only the lease holder
-//! writes; nothing here decides.
+//! writes, and only while its ownership state allows (never in observe
+//! mode, which compares a plan with the cluster instead: `observe`);
+//! nothing here decides.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -29,7 +31,9 @@ use crate::cluster::resources::{
     CONTROL_PLANE_MACHINE_SET, MACHINE_CONFIGURATION, MACHINE_SET, ResourceType,
 };
 use crate::cluster::{FIELD_MANAGER, is_status};
+use crate::compare::{Outcome, Summary};
 use crate::metrics::{Metrics, ResultLabels, SkewLabels};
+use crate::ownership::{JobOwnership, SAMPLE_LIMIT};
 
 pub(super) struct Writer {
     pub(super) client: Client,
@@ -41,6 +45,7 @@ pub(super) struct Writer {
     pub(super) leader: watch::Receiver<bool>,
     /// MachineConfiguration `cluster` as our last condition write left it.
     pub(super) written: OwnWrites<Decoded<MachineConfiguration>>,
+    pub(super) ownership: JobOwnership,
 }
 
 /// How one patch went.
@@ -78,6 +83,9 @@ impl Writer {
 
     /// Writes the whole record; callers write only when it changed.
     pub(super) async fn save_state(&self, state: &ControllerState) -> Result<(), StateError> {
+        if !self.ownership.may_write() {
+            return Ok(());
+        }
         let name = &self.state_configmap;
         let body = json!({
             "apiVersion": "v1", "kind": "ConfigMap",
@@ -382,7 +390,7 @@ impl Writer {
                 outcome: record.outcome.label().into(),
             })
             .set(1);
-        if !record.changed || !*self.leader.borrow() {
+        if !record.changed || !*self.leader.borrow() || !self.ownership.may_write() {
             return;
         }
         let body = record.status_patch();
@@ -416,7 +424,7 @@ impl Writer {
         wanted: &[Wanted],
         reason: &'static str,
     ) {
-        if !*self.leader.borrow() {
+        if !*self.leader.borrow() || !self.ownership.may_write() {
             return;
         }
         let Some(stored) = mc else {
@@ -459,6 +467,48 @@ impl Writer {
                 tracing::warn!(error = %err, "could not write the boot image conditions");
             }
         }
+    }
+}
+
+impl Writer {
+    /// Observe mode: what the plan would do to each object, against the
+    /// object as it is (a boot image already at the stream's is an
+    /// agreement, one the plan would move a difference), with an Event
+    /// about each difference. Writes nothing else.
+    pub(super) async fn observe(&self, plan: &Plan) -> Summary {
+        let mut summary = Summary::new(SAMPLE_LIMIT);
+        for action in &plan.actions {
+            let as_is = "left as it is".to_owned();
+            let ours = match &action.outcome {
+                Ok(Decision::Noop { .. } | Decision::Skip { .. }) => as_is.clone(),
+                Ok(Decision::Patch { target, .. }) => format!("boot image {target}"),
+                Ok(Decision::Error { message }) => format!("error: {message}"),
+                Err(err) => format!("error: {err}"),
+            };
+            let key = format!("{}.bootImage", action.subject.kind.kind());
+            let outcome = Outcome::new(key, Some(ours), Some(as_is));
+            let object = action.subject.key();
+            summary.add(&object, std::slice::from_ref(&outcome));
+            if outcome.agrees() {
+                self.events.forget(&object);
+                continue;
+            }
+            let note = format!(
+                "observe mode: the boot image controller would change {}: {}",
+                action.subject, outcome.ours
+            );
+            let reference = object_reference(action.subject.kind, &action.object.metadata);
+            let note = Note {
+                type_: EventType::Normal,
+                reason: "ObservedDifference",
+                action: "Observe",
+                note: &note,
+            };
+            if self.events.publish_once(&object, &reference, note).await {
+                self.metrics.count_write("event");
+            }
+        }
+        summary
     }
 }
 
@@ -521,15 +571,69 @@ mod tests {
     const CONDITIONS: &str = "/apis/operator.openshift.io/v1/machineconfigurations/cluster/status";
 
     fn writer(client: Client) -> Writer {
+        writer_in(client, crate::ownership::Mode::Own)
+    }
+
+    /// A writer of a job in `mode`; an own job is judged free to write.
+    fn writer_in(client: Client, mode: crate::ownership::Mode) -> Writer {
+        let metrics = Metrics::register(&mut Default::default());
+        let ownership = crate::ownership::Ownership::new(metrics.clone()).job("bootImage", mode);
+        if mode == crate::ownership::Mode::Own {
+            ownership.judge(None);
+        }
         Writer {
             events: Events::new(client.clone(), "test"),
             client,
             namespace: "mco-system".into(),
             state_configmap: "state".into(),
-            metrics: Metrics::register(&mut Default::default()),
+            metrics,
             leader: watch::channel(true).1,
             written: OwnWrites::default(),
+            ownership,
         }
+    }
+
+    #[tokio::test]
+    async fn an_observing_or_refusing_job_writes_no_record_nor_condition() {
+        for refusing in [false, true] {
+            let (client, scenario) = mock::serve(vec![]);
+            let writer = if refusing {
+                let writer = writer(client);
+                writer.ownership.judge(Some("upstream writes".into()));
+                writer
+            } else {
+                writer_in(client, crate::ownership::Mode::Observe)
+            };
+            assert!(writer.save_state(&ControllerState::default()).await.is_ok());
+            let wanted = [conditions::degraded_before_start("broken")];
+            let mc = machineconfiguration(&[]);
+            writer.write_conditions(Some(&mc), &wanted, "Resync").await;
+            scenario.done().await;
+            for kind in ["boot_image_state", "boot_image_conditions"] {
+                assert_eq!(writes(&writer, kind), 0, "{kind}");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn observing_counts_a_move_as_a_difference_and_patches_nothing() {
+        let (client, _scenario) = mock::serve(vec![]);
+        let writer = writer_in(client, crate::ownership::Mode::Observe);
+        let moving = Decision::Patch {
+            target: "ami-new".into(),
+            patch: patch(),
+            user_data_secret: None,
+        };
+        let summary = writer.observe(&plan(moving, None)).await;
+        assert_eq!(summary.keys["MachineSet.bootImage"].differ, 1);
+        assert_eq!(summary.sample[0].object, "a");
+        assert_eq!(summary.sample[0].outcome.ours, "boot image ami-new");
+        assert_eq!(writes(&writer, "patch_machineset"), 0);
+        let summary = writer
+            .observe(&plan(Decision::noop("on target"), None))
+            .await;
+        assert_eq!(summary.keys["MachineSet.bootImage"].agree, 1);
+        assert!(summary.sample.is_empty());
     }
 
     fn machineset() -> Arc<Decoded<MachineSetView>> {

@@ -7,6 +7,7 @@ mod eval;
 mod guests;
 mod new;
 mod offline;
+mod preflight;
 pub mod status;
 mod test;
 mod wit;
@@ -54,6 +55,10 @@ enum Command {
     /// Show the update of every pool, the nodes in flight, boot images and
     /// guests at a glance (`kubectl mco status` as a kubectl plugin).
     Status(status::StatusArgs),
+    /// Before installing: which ownership mode (observe, own) each job can
+    /// run in on this cluster, and why (the MachineConfigNode CRD, the
+    /// Machine Config Operator's writers seen, the host's RBAC).
+    Preflight(preflight::PreflightArgs),
 }
 
 #[derive(Args)]
@@ -97,6 +102,18 @@ struct RunArgs {
     /// MachineConfiguration `cluster`.
     #[arg(long, env = "MCO_BOOT_IMAGES")]
     boot_images: bool,
+    /// The MCN job's ownership mode: `own` writes MCNs, but refuses while
+    /// the Machine Config Operator's daemon writes their conditions;
+    /// `observe` writes none, and compares what it derives with the
+    /// stored MCNs (metrics, Events, `/ownership`).
+    #[arg(long, value_enum, default_value = "own", env = "MCO_MCN_MODE")]
+    mcn_mode: crate::ownership::Mode,
+    /// The boot image job's ownership mode: `own` patches MachineSets, but
+    /// refuses while the operator's boot image controller writes its
+    /// conditions on MachineConfiguration `cluster`; `observe` patches
+    /// nothing and compares its plan with the MachineSets.
+    #[arg(long, value_enum, default_value = "own", env = "MCO_BOOT_IMAGES_MODE")]
+    boot_images_mode: crate::ownership::Mode,
     /// ConfigMap (in --namespace) where the boot image controller keeps its
     /// hot-loop record and the boot images it has seen.
     #[arg(long, default_value = "mco-host-boot-images", value_name = "NAME")]
@@ -282,6 +299,8 @@ enum Failure {
     #[error(transparent)]
     Status(#[from] status::StatusError),
     #[error(transparent)]
+    Preflight(#[from] preflight::PreflightError),
+    #[error(transparent)]
     Guests(#[from] guests::GuestsError),
     #[error(transparent)]
     Cases(#[from] crate::cases::FindError),
@@ -330,6 +349,7 @@ impl Failure {
             Failure::Start(_) => 2,
             Failure::Bench(e) => e.exit_code(),
             Failure::Status(_)
+            | Failure::Preflight(_)
             | Failure::Guests(_)
             | Failure::CasesFailed { .. }
             | Failure::Runtime(_)
@@ -385,6 +405,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
         },
         Command::Status(args) => return Ok(status::run(args)?),
+        Command::Preflight(args) => return print(&format!("{}\n", preflight::run(args)?)),
     };
     print(&format!("{output}\n"))
 }
@@ -503,6 +524,7 @@ impl RunArgs {
     fn into_options(self, identity: String) -> Result<crate::run::RunOptions, Failure> {
         let boot_images = if self.boot_images {
             Some(crate::run::BootImageOptions {
+                mode: self.boot_images_mode,
                 state_configmap: self.boot_image_state,
                 known_images_configmap: self.known_images_configmap,
                 machineconfiguration_wait: self.machineconfiguration_wait,
@@ -519,6 +541,7 @@ impl RunArgs {
             lease_duration: self.lease_duration,
             resync: self.resync,
             admin_addr: self.admin_addr,
+            mcn_mode: self.mcn_mode,
             boot_images,
         })
     }

@@ -1,15 +1,18 @@
 //! Cluster plumbing both jobs share, and no job logic: the client, the
 //! field manager, the catalogue of resource types, the watch helper, the own-write cache,
+//! the other writers' field managers, the served-CRD check,
 //! the condition merge and the Event publisher. Neither job imports the
 //! other; both import this.
 
 pub mod client;
 pub mod conditions;
 pub mod events;
+pub mod managers;
 #[cfg(test)]
 pub mod mock;
 pub mod own_writes;
 pub mod resources;
+pub mod served_crd;
 pub mod watch;
 
 use kube::Resource;

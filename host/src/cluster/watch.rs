@@ -1,6 +1,7 @@
 //! The one way this host watches a kind: a reflector that fills a store,
-//! without `managedFields` (large, and never read), retrying a failed watch
-//! quickly, and reporting when its first list is done.
+//! without `managedFields` (large) except the Machine Config Operator's
+//! entries, cut short (the `own` mode looks for them: `managers`),
+//! retrying a failed watch quickly, and reporting when its first list is done.
 //!
 //! Readiness is taken from the watch's own `InitDone`, never from
 //! `Store::wait_until_ready`: a store's readiness is a oneshot receiver that
@@ -157,17 +158,21 @@ fn events<K>(
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    let strip = |object: &mut K| object.managed_fields_mut().clear();
+    let strip =
+        |object: &mut K| super::managers::keep_operator_entries(object.managed_fields_mut());
     watcher::watcher(api, config)
         .modify(strip)
         .backoff(backoff())
 }
 
-/// Whether every watch the host depends on has finished its first list:
-/// what `/readyz` reports.
+/// Whether every watch the host depends on has finished its first list,
+/// and what else keeps it from working (a served CRD that cannot take its
+/// writes): what `/readyz` reports.
 #[derive(Clone)]
 pub struct Readiness {
     watches: Arc<Mutex<BTreeMap<String, bool>>>,
+    /// Why the host is not ready although its caches are, by subject.
+    problems: Arc<Mutex<BTreeMap<String, String>>>,
     /// Bumped whenever a watch lists, for [`Readiness::listed`].
     changes: Arc<tokio::sync::watch::Sender<()>>,
 }
@@ -176,6 +181,7 @@ impl Default for Readiness {
     fn default() -> Self {
         Readiness {
             watches: Arc::default(),
+            problems: Arc::default(),
             changes: Arc::new(tokio::sync::watch::Sender::new(())),
         }
     }
@@ -206,6 +212,27 @@ impl Readiness {
                 .map(|(name, _)| name.clone())
                 .collect()
         })
+    }
+
+    /// Records (`Some`) or clears (`None`) what keeps the host from being
+    /// ready about `subject`.
+    pub fn set_problem(&self, subject: &str, problem: Option<String>) {
+        let mut problems = match self.problems.lock() {
+            Ok(problems) => problems,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match problem {
+            Some(problem) => problems.insert(subject.to_owned(), problem),
+            None => problems.remove(subject),
+        };
+    }
+
+    /// What keeps the host from being ready besides its caches, by subject.
+    pub fn problems(&self) -> Vec<String> {
+        match self.problems.lock() {
+            Ok(problems) => problems.values().cloned().collect(),
+            Err(poisoned) => poisoned.into_inner().values().cloned().collect(),
+        }
     }
 
     /// Resolves once every watch named has listed.
@@ -266,6 +293,17 @@ mod tests {
         assert_eq!(readiness.pending(), ["machineconfigpools"]);
         pools.mark();
         assert!(readiness.pending().is_empty());
+    }
+
+    #[test]
+    fn problems_are_kept_per_subject_until_cleared() {
+        let readiness = Readiness::default();
+        readiness.set_problem("crd", Some("lacks a field".into()));
+        readiness.set_problem("crd", Some("lacks two fields".into()));
+        assert_eq!(readiness.problems(), ["lacks two fields"]);
+        readiness.set_problem("crd", None);
+        assert!(readiness.problems().is_empty());
+        assert!(readiness.pending().is_empty(), "problems are not watches");
     }
 
     #[test]

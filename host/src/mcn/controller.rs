@@ -5,19 +5,27 @@
 //! the writer, which writes only what changed and only while this replica
 //! holds the lease. A guest failure for one node is logged, counted and
 //! retried with backoff for that node; nothing is written for it meanwhile.
+//!
+//! The ownership mode decides what happens to a decision: `own` writes it
+//! unless the operator's daemon writes MCN conditions (then nothing is
+//! written, and a change of that verdict re-derives every node); `observe`
+//! compares it with the stored MCN (`observe`) and writes nothing but an
+//! Event about a difference.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use std::fmt::Debug;
 
 use futures::{Stream, StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, ObjectReference};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DynamicObject};
 use kube::core::DeserializeGuard;
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
+use kube::runtime::events::EventType;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
@@ -27,12 +35,16 @@ use tokio::sync::{Semaphore, watch};
 
 use super::crd::MachineConfigNode;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
+use super::observe;
 use super::phase;
 use super::rules;
 use super::write::Writer;
+use crate::cluster::events::{Events, Note};
 use crate::cluster::resources::MACHINE_CONFIGURATION;
 use crate::cluster::watch::{Latest, Readiness, reflect};
+use crate::compare::{Outcome, Summary};
 use crate::metrics::{Metrics, PoolPhaseLabels};
+use crate::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
 use crate::registry::Guests;
 use crate::runtime::GuestError;
 
@@ -50,6 +62,12 @@ const CONCURRENCY: u16 = 16;
 /// Deployment's memory limit beside the caches of 5,000 nodes.
 const EVALUATIONS: usize = 2;
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// How often the ownership verdict (own mode) or the comparison summary
+/// (observe mode) is recomputed from the caches: a scan of every MCN,
+/// cheap at thousands.
+const OWNERSHIP_PERIOD: Duration = Duration::from_secs(2);
+/// A node reconciled before the first verdict waits this long.
+const NOT_JUDGED_RETRY: Duration = Duration::from_secs(1);
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -85,6 +103,10 @@ pub struct Options {
     /// MachineConfiguration `cluster` (node disruption policies), from the
     /// watch the boot image job shares.
     pub machineconfiguration: Latest,
+    /// This job's ownership mode and state.
+    pub ownership: JobOwnership,
+    /// This replica's identity, as the reporter of its Events.
+    pub identity: String,
 }
 
 /// The read model every reconcile shares.
@@ -102,6 +124,12 @@ struct Context {
     failures: Mutex<HashMap<String, u32>>,
     evaluations: Semaphore,
     writer: Writer,
+    ownership: JobOwnership,
+    /// Observe mode: each node's last comparison with its stored MCN.
+    observed: Mutex<BTreeMap<String, Vec<Outcome>>>,
+    /// Set when `observed` changed since the last summary.
+    observed_changed: AtomicBool,
+    events: Events,
 }
 
 impl Context {
@@ -178,13 +206,111 @@ impl Context {
         Ok(result?)
     }
 
+    /// Observe mode: compares `ours` with the stored MCN, keeps the result
+    /// for the summary, and publishes an Event (once per distinct
+    /// difference) when they differ.
+    async fn observe(
+        &self,
+        node: &Node,
+        stored: Option<&MachineConfigNode>,
+        ours: &MachineConfigNode,
+    ) {
+        let name = node.name_any();
+        let outcomes = observe::outcomes(ours, stored);
+        let differing: Vec<String> = outcomes
+            .iter()
+            .filter(|o| !o.agrees())
+            .map(|o| format!("{} (derived {:?}; stored {:?})", o.key, o.ours, o.theirs))
+            .collect();
+        if let Ok(mut observed) = self.observed.lock() {
+            observed.insert(name.clone(), outcomes);
+        }
+        self.observed_changed.store(true, Ordering::Relaxed);
+        if differing.is_empty() {
+            self.events.forget(&name);
+            return;
+        }
+        tracing::debug!(
+            differences = differing.len(),
+            "the derived MachineConfigNode differs from the stored one"
+        );
+        let reference = match stored {
+            Some(mcn) => ObjectReference {
+                api_version: Some(MachineConfigNode::api_version(&()).into()),
+                kind: Some(MachineConfigNode::kind(&()).into()),
+                name: Some(name.clone()),
+                uid: mcn.metadata.uid.clone(),
+                ..ObjectReference::default()
+            },
+            None => ObjectReference {
+                api_version: Some("v1".into()),
+                kind: Some("Node".into()),
+                name: Some(name.clone()),
+                uid: node.metadata.uid.clone(),
+                ..ObjectReference::default()
+            },
+        };
+        let note = format!(
+            "observe mode: the derived MachineConfigNode differs on {}",
+            differing.join("; ")
+        );
+        let note = Note {
+            type_: EventType::Normal,
+            reason: "ObservedDifference",
+            action: "Observe",
+            note: &note,
+        };
+        if self.events.publish_once(&name, &reference, note).await {
+            self.metrics.count_write("event");
+        }
+    }
+
+    /// Observe mode: the comparison of every node still there, if any
+    /// changed since the last summary.
+    fn summary(&self) -> Option<Summary> {
+        if !self.observed_changed.swap(false, Ordering::Relaxed) {
+            return None;
+        }
+        let mut observed = self.observed.lock().ok()?;
+        observed.retain(|name, _| self.nodes.get(&ObjectRef::new(name)).is_some());
+        let mut summary = Summary::new(SAMPLE_LIMIT);
+        for (name, outcomes) in observed.iter() {
+            summary.add(name, outcomes);
+        }
+        Some(summary)
+    }
+
+    /// Recomputes the job's ownership every [`OWNERSHIP_PERIOD`] once the
+    /// MCNs are listed; in own mode, `allowed` says whether it may write.
+    async fn follow_ownership(&self, readiness: Readiness, allowed: watch::Sender<bool>) {
+        readiness.listed(&["machineconfignodes"]).await;
+        let mut ticks = tokio::time::interval(OWNERSHIP_PERIOD);
+        loop {
+            ticks.tick().await;
+            match self.ownership.mode() {
+                Mode::Own => {
+                    self.ownership
+                        .judge(observe::operator_writes(&self.mcns.state()));
+                    let may = self.ownership.may_write();
+                    allowed.send_if_modified(|before| std::mem::replace(before, may) != may);
+                }
+                Mode::Observe => {
+                    self.ownership.set(State::Observing);
+                    if let Some(summary) = self.summary() {
+                        self.ownership.observed(summary);
+                    }
+                }
+            }
+        }
+    }
+
     /// Deletes MCNs whose Node is gone (the garbage collector would too, via
     /// the owner reference, but not every cluster runs it for our CRD in time).
     async fn sweep_orphans(&self) {
         self.writer
             .written
             .prune(|name| self.mcns.get(&ObjectRef::new(name)));
-        if !self.is_leader() {
+        if !self.is_leader() || !self.ownership.may_write() {
             return;
         }
         for mcn in self.mcns.state() {
@@ -204,6 +330,14 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
         // Becoming leader triggers a full reconcile.
         return Ok(Action::await_change());
     }
+    if ctx.ownership.mode() == Mode::Own {
+        match ctx.ownership.state() {
+            State::Writing => {}
+            State::Starting => return Ok(Action::requeue(NOT_JUDGED_RETRY)),
+            // Being allowed again triggers a full reconcile.
+            _ => return Ok(Action::await_change()),
+        }
+    }
     let name = node.name_any();
     let previous = ctx.previous(&name);
     let facts = ctx.facts(&node, previous.as_deref());
@@ -216,7 +350,9 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
     match ctx.evaluate(&name, facts).await? {
         logic::Decision::Apply(result) => {
             let desired = rules::to_object(&node, result, previous.as_deref(), Timestamp::now());
-            if ctx.writer.apply(previous.as_deref(), &desired).await? {
+            if ctx.ownership.mode() == Mode::Observe {
+                ctx.observe(&node, previous.as_deref(), &desired).await;
+            } else if ctx.writer.apply(previous.as_deref(), &desired).await? {
                 tracing::debug!(
                     "the MachineConfigNode changed while it was written; deciding again"
                 );
@@ -449,6 +585,7 @@ pub fn run(
     let (nodes, node_watch) = cached::<Node>(&client, readiness, "nodes", trim_node);
     let (policies, policy_changes) = follow_policies(options.machineconfiguration);
 
+    let events = Events::new(client.clone(), &options.identity);
     let writer = Writer::new(client, options.metrics.clone());
     // Each kind is watched once: the reflector fills the store the
     // reconciler reads, then the same event triggers reconciles, so a
@@ -463,6 +600,13 @@ pub fn run(
     let became_leader = tokio_stream::wrappers::WatchStream::new(options.leader.clone())
         .filter(|leader| std::future::ready(*leader))
         .map(|_| ());
+    // Own mode: a node passed over while the job refused is derived again
+    // once it may write.
+    let (allowed, may_write) = watch::channel(false);
+    let became_allowed = tokio_stream::wrappers::WatchStream::new(may_write)
+        .filter(|allowed| std::future::ready(*allowed))
+        .map(|_| ());
+    let readiness = options.readiness.clone();
     let ctx = Arc::new(Context {
         writer,
         guests,
@@ -476,7 +620,15 @@ pub fn run(
         resync: options.resync,
         failures: Mutex::new(HashMap::new()),
         evaluations: Semaphore::new(EVALUATIONS),
+        ownership: options.ownership,
+        observed: Mutex::new(BTreeMap::new()),
+        observed_changed: AtomicBool::new(false),
+        events,
     });
+    let ownership = {
+        let ctx = ctx.clone();
+        async move { ctx.follow_ownership(readiness, allowed).await }
+    };
     let sweeper = {
         let ctx = ctx.clone();
         let every = ctx.resync.min(Duration::from_secs(5));
@@ -509,7 +661,7 @@ pub fn run(
             MACHINE_CONFIGURATION.api_resource(),
         )
         .trigger_backoff(crate::cluster::watch::backoff())
-        .reconcile_all_on(became_leader)
+        .reconcile_all_on(futures::stream::select(became_leader, became_allowed))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| {
@@ -521,9 +673,11 @@ pub fn run(
     async move {
         let sweeper = tokio::spawn(sweeper);
         let phases = tokio::spawn(phases);
+        let ownership = tokio::spawn(ownership);
         controller.await;
         sweeper.abort();
         phases.abort();
+        ownership.abort();
     }
 }
 

@@ -3,7 +3,9 @@
 //! the object to apply, the condition times), the node disruption
 //! policies (`policies`), the guest binding that checks
 //! every answer (`guest`), the controller (`controller`), the one place
-//! MCNs are written (`write`) and what `eval mcn` reads (`eval`).
+//! MCNs are written (`write`), how a derived MCN compares with the stored
+//! one and who else writes MCNs (`observe`, for the ownership modes) and
+//! what `eval mcn` reads (`eval`).
 
 pub mod authority;
 pub mod controller;
@@ -12,9 +14,10 @@ pub mod eval;
 pub mod guest;
 pub mod job;
 pub mod objects;
+pub mod observe;
 pub mod phase;
 pub mod policies;
 pub mod rules;
-mod write;
+pub mod write;
 
 pub use guest::{McnGuest, NODE_STATE_INTERFACE};

@@ -14,6 +14,39 @@ use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::{FIELD_MANAGER, is_status};
 use crate::metrics::Metrics;
 
+/// The MachineConfigNode version every write is made in.
+pub const VERSION: &str = "v1";
+
+/// The CRD's name, which the served-CRD check reads.
+pub const CRD_NAME: &str = "machineconfignodes.machineconfiguration.openshift.io";
+
+/// Every field the applies below may write (the served-CRD check asks the
+/// cluster's CRD for them). `configImage` in spec and status only when
+/// the writer writes it (upstream: feature gate `ImageModeStatusReporting`).
+pub fn written_fields(config_image: bool) -> Vec<&'static str> {
+    let mut fields = vec![
+        "spec.node.name",
+        "spec.pool.name",
+        "spec.configVersion.desired",
+        "status.conditions[].type",
+        "status.conditions[].status",
+        "status.conditions[].reason",
+        "status.conditions[].message",
+        "status.conditions[].lastTransitionTime",
+        "status.observedGeneration",
+        "status.configVersion.desired",
+        "status.configVersion.current",
+    ];
+    if config_image {
+        fields.extend([
+            "spec.configImage.desiredImage",
+            "status.configImage.currentImage",
+            "status.configImage.desiredImage",
+        ]);
+    }
+    fields
+}
+
 pub(super) struct Writer {
     api: Api<MachineConfigNode>,
     metrics: Metrics,
