@@ -1088,6 +1088,17 @@ fn the_documented_overrides_apply() {
         "registry.example.com/mco/mco-host:v0.1.0"
     );
 
+    // deploy/README.md: beside the Machine Config Operator, observe.
+    let observe = overlay(
+        "patches:\n  - target: {kind: Deployment, name: mco-host}\n    patch: |-\n      - op: replace\n        path: /spec/template/spec/containers/0/args/15\n        value: observe\n",
+    );
+    let args = container(&kustomize_build(observe.path()))["args"].clone();
+    assert_eq!(
+        (&args[14], &args[15]),
+        (&json!("--mcn-mode"), &json!("observe")),
+        "{args}"
+    );
+
     let moved = overlay("namespace: mco-elsewhere\n");
     let moved = kustomize_build(moved.path());
     for binding in moved

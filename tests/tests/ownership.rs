@@ -38,6 +38,8 @@ const CONVERGE: Duration = Duration::from_secs(30);
 /// How long "nothing is written" is watched for: several resyncs.
 const QUIET: Duration = Duration::from_secs(4);
 const FAST: [&str; 4] = ["--resync", "1s", "--lease-duration", "3s"];
+/// `Cluster::start_controller` sets the lease duration itself.
+const RESYNC: [&str; 2] = ["--resync", "1s"];
 
 /// The golden MCN of a node done on `rendered-worker-a`, renamed for `node`.
 fn daemon_mcn(node: &str, uid: &str) -> Result<Value> {
@@ -156,6 +158,7 @@ async fn mcn_observe_reports_the_daemons_output_and_own_refuses_beside_it() -> R
 }
 
 async fn mcn_beside_the_daemon(fx: &mut Fixture) -> Result<()> {
+    const CURRENT: &str = "status.configVersion.current";
     fx.apply_pool("worker", "rendered-worker-a").await?;
     fx.apply_golden_machineconfigs("reboot-01-desired-config-set")
         .await?;
@@ -167,19 +170,12 @@ async fn mcn_beside_the_daemon(fx: &mut Fixture) -> Result<()> {
         );
     }
     // worker-0 as the daemon reports it; worker-1 with one planted
-    // difference: Drained claimed True.
+    // difference: a current config the node's annotation does not say (the
+    // host derives it from the node; nothing else it derives depends on it,
+    // as `eval mcn --previous` shows).
     daemon_writes(fx, &daemon_mcn("worker-0", &uids[0])?).await?;
     let mut planted = daemon_mcn("worker-1", &uids[1])?;
-    let conditions = planted["status"]["conditions"]
-        .as_array_mut()
-        .ok_or_else(|| anyhow!("the golden MCN has no conditions"))?;
-    let drained = conditions
-        .iter_mut()
-        .find(|c| c["type"] == "Drained")
-        .ok_or_else(|| anyhow!("the golden MCN has no Drained condition"))?;
-    drained["status"] = json!("True");
-    drained["reason"] = json!("UpdateExecutedDrained");
-    drained["message"] = json!("Drained node. The drain is complete");
+    planted["status"]["configVersion"]["current"] = json!("rendered-worker-old");
     daemon_writes(fx, &planted).await?;
     let before: Vec<Value> = fx
         .mcns()
@@ -208,16 +204,20 @@ async fn mcn_beside_the_daemon(fx: &mut Fixture) -> Result<()> {
         .unwrap_or_default();
     ensure!(sample.len() == 1, "one difference expected: {report:#}");
     ensure!(
-        sample[0]["object"] == "worker-1" && sample[0]["key"] == "Drained",
+        sample[0]["object"] == "worker-1" && sample[0]["key"] == CURRENT,
         "{report:#}"
     );
     ensure!(
-        sample[0]["theirs"] == "True UpdateExecutedDrained: Drained node. The drain is complete",
+        sample[0]["theirs"] == "rendered-worker-old" && sample[0]["ours"] == "rendered-worker-a",
         "{report:#}"
     );
-    let updated = &report["observed"]["keys"]["Updated"];
+    let keys = &report["observed"]["keys"];
     ensure!(
-        updated["agree"] == 2 && updated["differ"] == 0,
+        keys[CURRENT]["agree"] == 1 && keys[CURRENT]["differ"] == 1,
+        "{report:#}"
+    );
+    ensure!(
+        keys["Updated"]["agree"] == 2 && keys["Updated"]["differ"] == 0,
         "{report:#}"
     );
     let m = fx.controllers[c].metrics().await?;
@@ -227,12 +227,12 @@ async fn mcn_beside_the_daemon(fx: &mut Fixture) -> Result<()> {
             &[("job", "mcn"), ("key", key), ("result", result)],
         )
     };
-    ensure!(observed("Drained", "differ") == 1.0 && observed("Drained", "agree") == 1.0);
-    ensure!(observed("Updated", "agree") == 2.0);
+    ensure!(observed(CURRENT, "differ") == 1.0 && observed(CURRENT, "agree") == 1.0);
+    ensure!(observed("Updated", "agree") == 2.0 && observed("Drained", "agree") == 2.0);
     ensure!(
         m.sum(
             "mco_observed_difference",
-            &[("job", "mcn"), ("object", "worker-1"), ("key", "Drained")]
+            &[("job", "mcn"), ("object", "worker-1"), ("key", CURRENT)]
         ) == 1.0
     );
     let started = Instant::now();
@@ -398,7 +398,7 @@ async fn boot_images_beside_upstream(c: &mut Cluster) -> Result<()> {
 
     // ---- observe ----
     let mut args = vec!["--boot-images-mode", "observe"];
-    args.extend(FAST);
+    args.extend(RESYNC);
     let i = c.start_controller("observer", &args).await?;
     let report =
         wait_ownership(&mut c.fx, i, "bootImage", |r| r["observed"]["objects"] == 2).await?;
@@ -466,7 +466,7 @@ async fn boot_images_beside_upstream(c: &mut Cluster) -> Result<()> {
     c.fx.controllers[i].kill_hard()?;
 
     // ---- own ----
-    let owner = c.start_controller("owner", &FAST).await?;
+    let owner = c.start_controller("owner", &RESYNC).await?;
     let report = wait_ownership(&mut c.fx, owner, "bootImage", |r| r["state"] == "refused").await?;
     let reason = report["reason"].as_str().unwrap_or_default();
     for part in [

@@ -26,6 +26,9 @@ pub struct Inputs {
     /// without an architecture annotation (as the controller does).
     pub control_plane_arch: Option<String>,
     pub guests: GuestSource,
+    /// The host's `/ownership` (empty without an admin URL, or from a host
+    /// that does not serve it).
+    pub ownership: Vec<crate::ownership::JobReport>,
 }
 
 /// What the guests section shows: the host's `/guests` (and shadow counts

@@ -332,6 +332,7 @@ impl Reader {
             events,
             control_plane_arch: self.control_plane_arch().await?,
             guests: GuestSource::NotAsked,
+            ownership: Vec::new(),
         })
     }
 
@@ -389,10 +390,32 @@ impl Reader {
         }
     }
 
+    /// `/ownership` from the admin URL; nothing when it does not answer
+    /// (an older host), which the view then leaves out.
+    async fn ownership(&self, url: &str) -> Vec<crate::ownership::JobReport> {
+        let url = format!("{}/ownership", url.trim_end_matches('/'));
+        let request = self.http.get(&url).timeout(Duration::from_secs(5));
+        let text = async move {
+            let response = request.send().await?.error_for_status()?;
+            response.text().await
+        };
+        match text.await {
+            Ok(text) => serde_json::from_str(&text).unwrap_or_else(|err| {
+                tracing::warn!(%url, error = %err, "ignoring an unreadable /ownership");
+                Vec::new()
+            }),
+            Err(err) => {
+                tracing::debug!(%url, error = %err, "no /ownership");
+                Vec::new()
+            }
+        }
+    }
+
     async fn summary(&self, args: &StatusArgs) -> Result<Summary, StatusError> {
         let mut inputs = self.inputs().await?;
         if let Some(url) = &args.admin_url {
             inputs.guests = self.guests(url).await;
+            inputs.ownership = self.ownership(url).await;
         }
         let thresholds = Thresholds {
             drain: args.stuck_after_drain,

@@ -109,6 +109,9 @@ pub struct Summary {
     pub degraded_nodes: Vec<DegradedNode>,
     pub boot_images: BootImages,
     pub guests: Guests,
+    /// Each job's ownership mode and state, from the host's `/ownership`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ownership: Vec<crate::ownership::JobReport>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -236,6 +239,7 @@ pub fn summarize(inputs: &Inputs, now: Timestamp, thresholds: Thresholds) -> Sum
         degraded_nodes,
         boot_images: boot_images::summarize(inputs),
         guests: guests(&inputs.guests),
+        ownership: inputs.ownership.clone(),
     }
 }
 

@@ -271,12 +271,122 @@ pub fn render(summary: &Summary, style: Style) -> String {
         }
         out.push_str(&table(&rows, 2, width));
     }
+    if !summary.ownership.is_empty() {
+        out.push('\n');
+        heading(&mut out, "OWNERSHIP");
+        out.push_str(&ownership(&summary.ownership, width));
+    }
+    out
+}
+
+/// Each job's mode and state; in observe mode its agreement and sample.
+fn ownership(reports: &[crate::ownership::JobReport], width: usize) -> String {
+    use crate::ownership::State;
+    let mut rows = vec![["JOB", "MODE", "STATE"].map(str::to_owned).to_vec()];
+    let mut samples = Vec::new();
+    for report in reports {
+        let state = match (&report.state, &report.observed) {
+            (State::Refused { reason }, _) => format!("refused: {reason}"),
+            (State::Observing, Some(seen)) => {
+                for d in &seen.sample {
+                    samples.push(vec![
+                        format!("{}:", report.job),
+                        d.object.clone(),
+                        d.outcome.key.clone(),
+                        format!(
+                            "derived {:?}, stored {:?}",
+                            d.outcome.ours, d.outcome.theirs
+                        ),
+                    ]);
+                }
+                format!(
+                    "observing: {} of {} objects differ ({} differences{})",
+                    seen.differing_objects,
+                    seen.objects,
+                    seen.differences(),
+                    if seen.omitted > 0 {
+                        format!(", {} not shown", seen.omitted)
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+            (state, _) => state.label().to_owned(),
+        };
+        rows.push(vec![
+            report.job.clone(),
+            report.mode.label().to_owned(),
+            state,
+        ]);
+    }
+    let mut out = table(&rows, 2, width);
+    if !samples.is_empty() {
+        out.push_str(&table(&samples, 4, width));
+    }
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ownership_shows_refusals_and_the_observed_sample_only_when_reported() {
+        use crate::compare::{Outcome, Summary as Compared};
+        use crate::ownership::{JobReport, Mode, State};
+        let mut seen = Compared::new(20);
+        seen.add(
+            "behind",
+            &[Outcome::new(
+                "MachineSet.bootImage",
+                Some("boot image b".into()),
+                Some("left as it is".into()),
+            )],
+        );
+        seen.add(
+            "current",
+            &[Outcome::new(
+                "MachineSet.bootImage",
+                Some("x".into()),
+                Some("x".into()),
+            )],
+        );
+        let reports = vec![
+            JobReport {
+                job: "mcn".into(),
+                mode: Mode::Own,
+                state: State::Refused {
+                    reason: "the daemon writes".into(),
+                },
+                observed: None,
+            },
+            JobReport {
+                job: "bootImage".into(),
+                mode: Mode::Observe,
+                state: State::Observing,
+                observed: Some(seen),
+            },
+        ];
+        let text = ownership(&reports, 200);
+        assert_eq!(
+            text,
+            "  JOB        MODE     STATE\n\
+             \x20 mcn        own      refused: the daemon writes\n\
+             \x20 bootImage  observe  observing: 1 of 2 objects differ (1 differences)\n\
+             \x20   bootImage:  behind  MachineSet.bootImage  derived \"boot image b\", stored \"left as it is\"\n"
+        );
+        let inputs = crate::cli::status::model::Inputs::default();
+        let now = "2026-12-02T00:00:00Z"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let summary = crate::cli::status::model::summarize(&inputs, now, Default::default());
+        assert!(!render(&summary, Style::default()).contains("OWNERSHIP"));
+        let json = serde_json::to_value(&summary).unwrap_or_default();
+        assert!(
+            json.get("ownership").is_none(),
+            "no key without a report: {json}"
+        );
+    }
 
     #[test]
     fn durations_and_fits() {
