@@ -251,7 +251,8 @@ async fn as_a_kubectl_plugin(fx: &Fixture) -> Result<()> {
 }
 
 /// `--admin-url`: the guests section comes from the running host's
-/// `/guests`, and names the module that serves by its digest.
+/// `/guests`, and names the module that serves by its digest; the
+/// ownership section from its `/ownership`.
 async fn guests_from_the_admin_port(fx: &Fixture) -> Result<()> {
     use sha2::{Digest, Sha256};
     let url = format!("http://{}", fx.controllers[0].admin_addr);
@@ -276,10 +277,23 @@ async fn guests_from_the_admin_port(fx: &Fixture) -> Result<()> {
         "{mcn}: not the digest of {}",
         served.display()
     );
+    // `/ownership`: the MCN job owns its MCNs (no operator here).
+    let mcn_ownership = summary["ownership"]
+        .as_array()
+        .and_then(|jobs| jobs.iter().find(|j| j["job"] == "mcn"))
+        .ok_or_else(|| anyhow!("no mcn ownership in {summary}"))?;
+    ensure!(
+        mcn_ownership["mode"] == "own" && mcn_ownership["state"] == "writing",
+        "{mcn_ownership}"
+    );
     let plain = fx.status(&["--admin-url", &url]).await?;
     ensure!(
         plain.contains(&digest[..12]),
         "the text view does not name the digest:\n{plain}"
+    );
+    ensure!(
+        plain.contains("OWNERSHIP") && plain.contains("writing"),
+        "the text view has no ownership section:\n{plain}"
     );
     Ok(())
 }
