@@ -2,7 +2,8 @@
 //! (built from the Go module proxy by `tests/envtest/build.sh`) started as
 //! child processes on 127.0.0.1, with static-token identities so tests can act
 //! as the controller's ServiceAccount and exercise RBAC, plus minimal
-//! OpenShift CRDs (`tests/crds/`).
+//! OpenShift CRDs (`tests/crds/`), and a real vCenter simulator ([`Vcsim`],
+//! built by `tests/vcsim/build.sh`).
 //!
 //! No mock servers: what passes here has passed admission, validation,
 //! server-side apply and RBAC of a real apiserver.
@@ -29,6 +30,7 @@ mod crds;
 mod http;
 mod process;
 mod users;
+mod vcsim;
 
 pub use control_plane::{
     ControlPlane, ControlPlaneBuilder, DEFAULT_START_TIMEOUT, FIELD_MANAGER, StartTimings,
@@ -38,3 +40,4 @@ pub use crds::{crds_dir, load_crd_dir, openshift};
 pub use http::http_get;
 pub use process::tail;
 pub use users::{ADMIN_USER, User};
+pub use vcsim::Vcsim;
