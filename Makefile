@@ -16,11 +16,43 @@ WKG := $(CARGO_TARGET_DIR)/tools/bin/wkg
 demo: guests host
 	cargo run --locked --release -p mco-e2e --example demo
 
-## test: formatting, lints, unit, golden, hostile-guest and CLI tests.
-test: test-guests host python-guest $(WASMTIME) $(WKG)
+## test: formatting, lints, unit, golden, hostile-guest, CLI and e2e tests.
+## On 2 cores most of the time of a plain serial run was idle CPU: the Rust
+## builds have single-threaded stretches, an e2e test mostly waits on its
+## control plane, and the Go-built parts were built inside the first test
+## that needed them. So the parts are built side by side, and the test
+## binaries run TEST_JOBS at a time (each e2e binary starts control planes
+## of its own; the tests inside one run one after another). Every job's
+## output is printed whole when it ends.
+TEST_JOBS ?= 3
+E2E_TESTS := $(sort $(basename $(notdir $(wildcard tests/tests/*.rs))))
+OTHER_TESTS := $(sort $(basename $(notdir $(wildcard host/tests/*.rs host/*/tests/*.rs guests/*/tests/*.rs))))
+test:
+	$(MAKE) --no-print-directory -j4 --output-sync=target test-guests test-build test-parts $(WASMTIME) $(WKG)
+	examples/python-gcp/build.sh
 	cargo fmt --all --check
 	cargo clippy --locked --release --workspace --all-targets -- -D warnings
-	cargo test --locked --release --workspace
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-unit $(E2E_TESTS:%=test-e2e-%)
+
+# Every target runs with the whole workspace selected, as `cargo test
+# --workspace` resolves features: a narrower selection unifies features
+# differently and would rebuild tokio, kube and wasmtime once more. The host
+# binary the tests start is built here too, with those same features.
+.PHONY: test-build test-parts test-unit
+test-build:
+	cargo test --locked --release --workspace --no-run
+test-unit:
+	cargo test --locked --release --workspace --lib --bins
+	cargo test --locked --release --workspace --doc
+	cargo test --locked --release --workspace $(OTHER_TESTS:%=--test %)
+test-e2e-%:
+	cargo test --locked --release --workspace --test $*
+# The Go-built and Debian parts the e2e tests start (each script caches by
+# version and is safe to run concurrently; the tests call them too).
+test-parts:
+	tests/envtest/build.sh >/dev/null
+	tests/oci/build.sh >/dev/null
+	deploy/monitoring/promtool.sh >/dev/null
 
 ## bench: wasm against native, MachineConfigNode and boot image guests.
 bench: guests
@@ -85,10 +117,11 @@ crds: host
 # wasm-pkg-tools' CLI, for the test that fetches the WIT package as wkg does
 # (cold: about 10 minutes of CPU time, 15 minutes measured on a loaded 2-core machine).
 $(WKG):
-	cargo install --locked --quiet wkg --version $(WKG_VERSION) --root $(CARGO_TARGET_DIR)/tools
+	cargo install --locked --quiet wkg --version $(WKG_VERSION) --root $(CARGO_TARGET_DIR)/tools \
+		--target-dir $(CARGO_TARGET_DIR)/install/wkg
 
 # The stock CLI, for the offline-run test (a slim build, about 4 minutes).
 $(WASMTIME):
 	cargo install --locked --quiet wasmtime-cli --version $(WASMTIME_VERSION) \
-		--root $(CARGO_TARGET_DIR)/tools --no-default-features \
+		--root $(CARGO_TARGET_DIR)/tools --target-dir $(CARGO_TARGET_DIR)/install/wasmtime --no-default-features \
 		--features run,compile,cranelift,component-model,cache,parallel-compilation,pooling-allocator,wat

@@ -51,6 +51,7 @@ fn main() -> anyhow::Result<()> {
         "one evaluation, median of {SAMPLES}: wasm (fresh instance + call) {wasm:?}, native {native:?}, ratio {:.2}x",
         ratio(wasm, native)
     );
+    breakdown(&guest, &one, wasm, native)?;
 
     let same = vec![one.clone(); BATCH];
     let started = Instant::now();
@@ -93,16 +94,89 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn median(samples: usize, mut run: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Duration> {
-    for _ in 0..samples / 10 {
-        run()?;
+/// Where one fresh evaluation's time goes: the parts the host can time
+/// from outside the call, each a median of its own, and the call itself
+/// (converting the facts, lowering them into the guest, the guest's code,
+/// lifting its answer) as what remains. A profile (README "Benchmark")
+/// splits the call further.
+fn breakdown(
+    guest: &McnGuest,
+    facts: &Facts,
+    total: Duration,
+    native: Duration,
+) -> anyhow::Result<()> {
+    let store = median(SAMPLES, || {
+        std::hint::black_box(guest.store());
+        Ok(())
+    })?;
+    let instantiate = median_of(SAMPLES, || {
+        let mut store = guest.store();
+        let started = Instant::now();
+        std::hint::black_box(
+            guest
+                .bindings()
+                .instantiate(&mut store)
+                .map_err(|e| anyhow::anyhow!("{e:#}"))?,
+        );
+        Ok(started.elapsed())
+    })?;
+    let drop_store = median_of(SAMPLES, || {
+        let mut store = guest.store();
+        std::hint::black_box(
+            guest
+                .bindings()
+                .instantiate(&mut store)
+                .map_err(|e| anyhow::anyhow!("{e:#}"))?,
+        );
+        let started = Instant::now();
+        drop(store);
+        Ok(started.elapsed())
+    })?;
+    let decision = mco_mcn::derive(facts);
+    let checks = median(SAMPLES, || {
+        mco_mcn::validate(&decision).map_err(anyhow::Error::msg)?;
+        mco_host::mcn::authority::check(facts, &decision)?;
+        Ok(())
+    })?;
+    let call = total.saturating_sub(store + instantiate + drop_store + checks);
+    println!("where one fresh evaluation's time goes (medians of {SAMPLES}):");
+    for (part, time) in [
+        ("store and WASI context", store),
+        ("instantiation", instantiate),
+        (
+            "call: facts converted and lowered, guest code, answer lifted (the rest)",
+            call,
+        ),
+        ("validation and authority check", checks),
+        ("store dropped (pooled slot reset)", drop_store),
+        ("total", total),
+        ("native derive, for comparison", native),
+    ] {
+        println!("  {part:<75} {:>8.1} µs", time.as_secs_f64() * 1e6);
     }
-    let mut times = Vec::with_capacity(samples);
-    for _ in 0..samples {
+    Ok(())
+}
+
+fn median(samples: usize, mut run: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Duration> {
+    median_of(samples, || {
         let started = Instant::now();
         run()?;
-        times.push(started.elapsed());
+        Ok(started.elapsed())
+    })
+}
+
+/// The median of what `measure` reports, for parts that need setup
+/// outside the time they report.
+fn median_of(
+    samples: usize,
+    mut measure: impl FnMut() -> anyhow::Result<Duration>,
+) -> anyhow::Result<Duration> {
+    for _ in 0..samples / 10 {
+        measure()?;
     }
+    let mut times = (0..samples)
+        .map(|_| measure())
+        .collect::<anyhow::Result<Vec<_>>>()?;
     times.sort();
     Ok(times[samples / 2])
 }

@@ -183,7 +183,11 @@ fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
             // Keep the first pages of a slot mapped between evaluations: the
             // first call's page faults dominate a fresh instance's cost.
             .linear_memory_keep_resident(KEEP_RESIDENT.min(config.memory_limit))
-            .table_keep_resident(64 << 10);
+            .table_keep_resident(64 << 10)
+            // Reset only the pages an evaluation touched (Linux 6.7+ where
+            // available; otherwise the memset above): the reset of a slot
+            // was a quarter of a fresh evaluation (README "Benchmark").
+            .pagemap_scan(wasmtime::Enabled::Auto);
         wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     wasm
