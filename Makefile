@@ -52,6 +52,7 @@ test-e2e-%:
 test-parts:
 	tests/envtest/build.sh >/dev/null
 	tests/oci/build.sh >/dev/null
+	tests/vcsim/build.sh >/dev/null
 	deploy/monitoring/promtool.sh >/dev/null
 
 ## bench: wasm against native, MachineConfigNode and boot image guests.
