@@ -76,19 +76,16 @@ async fn metrics(State(state): State<AdminState>) -> impl IntoResponse {
 }
 
 async fn guests(State(state): State<AdminState>) -> impl IntoResponse {
-    match serde_json::to_string_pretty(&state.guests.status()) {
-        Ok(json) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/json")],
-            json + "\n",
-        )
-            .into_response(),
-        Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response(),
-    }
+    json(&state.guests.status())
 }
 
 async fn ownership(State(state): State<AdminState>) -> impl IntoResponse {
-    match serde_json::to_string_pretty(&state.ownership.reports()) {
+    json(&state.ownership.reports())
+}
+
+/// A JSON answer for `mco-host status` and people with curl alike.
+fn json(value: &impl serde::Serialize) -> axum::response::Response {
+    match serde_json::to_string_pretty(value) {
         Ok(json) => (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/json")],
