@@ -4,8 +4,8 @@
 //! (`cluster`), which module serves which job (`registry`), the wasmtime façade
 //! that knows no job (`runtime`), the manifest reader of the `eval` inputs
 //! (`manifests`), who writes what beside the Machine Config Operator
-//! (`ownership`, with the decision comparison `compare`), and the command
-//! line (`cli`).
+//! (`ownership`, with the decision comparison `compare`), the cluster's
+//! feature gates (`feature_gates`), and the command line (`cli`).
 
 pub mod admin;
 pub mod blob;
@@ -14,6 +14,7 @@ pub mod cases;
 pub mod cli;
 pub mod cluster;
 pub mod compare;
+pub mod feature_gates;
 pub mod manifests;
 pub mod mcn;
 pub mod metrics;

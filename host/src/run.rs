@@ -14,8 +14,11 @@ use prometheus_client::registry::Registry;
 use futures::FutureExt;
 
 use crate::admin::{self, AdminState};
-use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
-use crate::cluster::watch::{Readiness, latest};
+use crate::cluster::resources::{
+    CLUSTER_VERSION, FEATURE_GATE, MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH,
+};
+use crate::cluster::watch::{Readiness, latest, latest_optional};
+use crate::feature_gates::{self, IMAGE_MODE_STATUS_REPORTING};
 use crate::cluster::{self, FIELD_MANAGER};
 use crate::metrics::Metrics;
 use crate::ownership::{Mode, Ownership};
@@ -104,15 +107,34 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         readiness.watch(MACHINE_CONFIGURATION_WATCH),
     );
     let machineconfiguration_watch = tokio::spawn(watch_machineconfiguration);
+    // The feature gates, which both jobs follow. Plain Kubernetes serves
+    // neither kind: the Default feature set applies.
+    let (featuregate, watch_featuregate) = latest_optional(
+        Api::all_with(client.clone(), &FEATURE_GATE.api_resource()),
+        "cluster",
+        readiness.watch("featuregates"),
+    );
+    let (clusterversion, watch_clusterversion) = latest_optional(
+        Api::all_with(client.clone(), &CLUSTER_VERSION.api_resource()),
+        "version",
+        readiness.watch("clusterversions"),
+    );
+    let (gates, follow_gates) = feature_gates::follow(featuregate, clusterversion);
+    let gate_watches = [
+        tokio::spawn(watch_featuregate),
+        tokio::spawn(watch_clusterversion),
+        tokio::spawn(follow_gates),
+    ];
     let ownership = Ownership::new(metrics.clone());
     // Only a job that writes MCNs needs the served CRD to take them.
     let crd_check = (options.mcn_mode == Mode::Own).then(|| {
+        let gates = gates.clone();
         tokio::spawn(cluster::served_crd::follow(
             client.clone(),
             readiness.clone(),
             mcn::write::CRD_NAME,
             mcn::write::VERSION,
-            mcn::write::written_fields(true),
+            move || mcn::write::written_fields(gates.borrow().enabled(IMAGE_MODE_STATUS_REPORTING)),
         ))
     });
     let mcn = mcn::controller::run(
@@ -124,6 +146,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             metrics: metrics.clone(),
             readiness: readiness.clone(),
             machineconfiguration: machineconfiguration.clone(),
+            gates: gates.clone(),
             ownership: ownership.job("mcn", options.mcn_mode),
             identity: options.identity.clone(),
         },
@@ -178,6 +201,9 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         Err(_) => tracing::warn!("the lease was not released in time; it will expire"),
     }
     machineconfiguration_watch.abort();
+    for task in gate_watches {
+        task.abort();
+    }
     if let Some(crd_check) = crd_check {
         crd_check.abort();
     }

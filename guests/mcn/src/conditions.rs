@@ -5,6 +5,10 @@ use crate::validate::MAX_MESSAGE;
 use crate::{Condition, ConditionStatus};
 use mco_k8s_rules::{bounded, is_condition_reason};
 
+/// The feature gate of `configImage` and the per-phase image mode
+/// conditions (openshift/api `features.go`; off in the Default set).
+pub const IMAGE_MODE_STATUS_REPORTING: &str = "ImageModeStatusReporting";
+
 /// Placeholder upstream writes where a name is not known yet.
 pub const NOT_YET_SET: &str = "not-yet-set";
 

@@ -28,7 +28,9 @@ mod component;
 
 use std::collections::BTreeMap;
 
-pub use conditions::{DEFAULT_CONDITION_TYPES, NOT_YET_SET, OTHER_CONDITION_TYPES};
+pub use conditions::{
+    DEFAULT_CONDITION_TYPES, IMAGE_MODE_STATUS_REPORTING, NOT_YET_SET, OTHER_CONDITION_TYPES,
+};
 // The API server's rules live in their own crate so the boot image guests
 // and the host share them.
 pub use mco_k8s_rules::{is_condition_reason, is_dns1123_subdomain};

@@ -80,6 +80,13 @@ pub const CLUSTER_VERSION: ResourceType = openshift(
     "ClusterVersion",
     "clusterversions",
 );
+/// FeatureGate `cluster`: the gates of the cluster's feature set. Read only.
+pub const FEATURE_GATE: ResourceType = openshift(
+    "config.openshift.io",
+    "v1",
+    "FeatureGate",
+    "featuregates",
+);
 pub const INFRASTRUCTURE: ResourceType = openshift(
     "config.openshift.io",
     "v1",

@@ -128,13 +128,13 @@ pub async fn follow(
     readiness: Readiness,
     name: &'static str,
     version: &'static str,
-    fields: Vec<&'static str>,
+    fields: impl Fn() -> Vec<&'static str>,
 ) {
     let api: Api<CustomResourceDefinition> = Api::all(client);
     let mut last: Option<Option<String>> = None;
     loop {
         let problem = match api.get_opt(name).await {
-            Ok(Some(crd)) => check(&crd, version, &fields).err().map(|e| e.to_string()),
+            Ok(Some(crd)) => check(&crd, version, &fields()).err().map(|e| e.to_string()),
             Ok(None) => Some("is not installed".to_owned()),
             Err(err) => Some(format!("cannot be read: {err}")),
         }

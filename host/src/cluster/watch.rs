@@ -119,10 +119,28 @@ pub fn latest(
     name: &str,
     listed: Listed,
 ) -> (Latest, impl Future<Output = ()> + Send + 'static) {
+    follow_latest(watch(api, by_name(name), listed))
+}
+
+/// [`latest`] of an object whose kind the cluster may not serve (see
+/// [`watch_optional`]): `None` until it is.
+pub fn latest_optional(
+    api: Api<DynamicObject>,
+    name: &str,
+    listed: Listed,
+) -> (Latest, impl Future<Output = ()> + Send + 'static) {
+    follow_latest(watch_optional(api, by_name(name), listed))
+}
+
+/// Also what the RBAC expects: the rules name these objects.
+fn by_name(name: &str) -> watcher::Config {
+    watcher::Config::default().fields(&format!("metadata.name={name}"))
+}
+
+fn follow_latest(
+    events: impl Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send + 'static,
+) -> (Latest, impl Future<Output = ()> + Send + 'static) {
     let (tx, rx) = tokio::sync::watch::channel(None);
-    // Also what the RBAC expects: the rules name these objects.
-    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    let events = watch(api, config, listed);
     let run = async move {
         let mut events = std::pin::pin!(events);
         let mut relisted = false;

@@ -43,6 +43,7 @@ use crate::cluster::events::{Events, Note};
 use crate::cluster::resources::MACHINE_CONFIGURATION;
 use crate::cluster::watch::{Latest, Readiness, reflect};
 use crate::compare::{Outcome, Summary};
+use crate::feature_gates::Gates;
 use crate::metrics::{Metrics, PoolPhaseLabels};
 use crate::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
 use crate::registry::Guests;
@@ -103,6 +104,8 @@ pub struct Options {
     /// MachineConfiguration `cluster` (node disruption policies), from the
     /// watch the boot image job shares.
     pub machineconfiguration: Latest,
+    /// The feature gates in force.
+    pub gates: Gates,
     /// This job's ownership mode and state.
     pub ownership: JobOwnership,
     /// This replica's identity, as the reporter of its Events.

@@ -1,0 +1,291 @@
+//! The cluster's feature gates, as every decision follows them: the
+//! `config.openshift.io/v1` FeatureGate `cluster`, its
+//! `status.featureGates[]` entry for the cluster's current version
+//! (ClusterVersion `version`, `status.desired.version`; the first entry
+//! when that is not known), each gate on when the entry lists it under
+//! `enabled`, off under `disabled`. A gate the entry does not list, or any
+//! gate without a FeatureGate object (plain Kubernetes), takes its value
+//! in the Default feature set of the release the project models
+//! (openshift/api `features/features.go`). The eval contract's
+//! `--featuregate` has the same meaning.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::cluster::watch::Latest;
+
+/// MCN `configImage` and the per-phase image mode conditions (off in Default).
+pub const IMAGE_MODE_STATUS_REPORTING: &str = mco_mcn::IMAGE_MODE_STATUS_REPORTING;
+/// Boot images of the ControlPlaneMachineSet (on in Default).
+pub const MANAGED_BOOT_IMAGES_CPMS: &str = "ManagedBootImagesCPMS";
+/// Boot image skew enforcement (on in Default).
+pub const BOOT_IMAGE_SKEW_ENFORCEMENT: &str = "BootImageSkewEnforcement";
+
+/// The gates some job of the host follows, with their Default value.
+const MODELLED: [(&str, bool); 3] = [
+    (IMAGE_MODE_STATUS_REPORTING, false),
+    (MANAGED_BOOT_IMAGES_CPMS, true),
+    (BOOT_IMAGE_SKEW_ENFORCEMENT, true),
+];
+
+/// The gates in force, and where they came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeatureGates {
+    enabled: BTreeSet<String>,
+    /// The FeatureGate entry's version; `None` for the Default set.
+    version: Option<String>,
+}
+
+impl Default for FeatureGates {
+    /// The Default feature set of the modelled release.
+    fn default() -> Self {
+        FeatureGates {
+            enabled: MODELLED
+                .iter()
+                .filter(|(_, on)| *on)
+                .map(|(name, _)| (*name).to_string())
+                .collect(),
+            version: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum Error {
+    #[error("FeatureGate cluster: {0}")]
+    Malformed(String),
+    #[error("FeatureGate cluster lists no feature gates for any version (status.featureGates is empty)")]
+    NoEntry,
+}
+
+#[derive(Deserialize)]
+struct FeatureGate {
+    #[serde(default)]
+    status: Option<Status>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Status {
+    #[serde(default)]
+    feature_gates: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    version: String,
+    #[serde(default)]
+    enabled: Vec<Named>,
+    #[serde(default)]
+    disabled: Vec<Named>,
+}
+
+#[derive(Deserialize)]
+struct Named {
+    name: String,
+}
+
+impl FeatureGates {
+    /// Resolves a FeatureGate object for the cluster at `current_version`
+    /// (the first entry when `None` or not listed, as upstream lists the
+    /// newest version first). A FeatureGate whose status is not written
+    /// yet gives the Default set.
+    pub fn resolve(object: &Value, current_version: Option<&str>) -> Result<Self, Error> {
+        let gate: FeatureGate =
+            serde_json::from_value(object.clone()).map_err(|e| Error::Malformed(e.to_string()))?;
+        let Some(status) = gate.status else {
+            return Ok(FeatureGates::default());
+        };
+        let entry = current_version
+            .and_then(|v| status.feature_gates.iter().find(|e| e.version == v))
+            .or_else(|| status.feature_gates.first())
+            .ok_or(Error::NoEntry)?;
+        let mut gates = FeatureGates::default();
+        for named in &entry.disabled {
+            gates.enabled.remove(&named.name);
+        }
+        for named in &entry.enabled {
+            gates.enabled.insert(named.name.clone());
+        }
+        gates.version = Some(entry.version.clone());
+        Ok(gates)
+    }
+
+    pub fn enabled(&self, gate: &str) -> bool {
+        self.enabled.contains(gate)
+    }
+
+    /// Every gate that is on, by name: what a guest is told.
+    pub fn enabled_names(&self) -> &BTreeSet<String> {
+        &self.enabled
+    }
+
+    /// The modelled gates and their values, for logs and the status view.
+    pub fn modelled(&self) -> Vec<(&'static str, bool)> {
+        MODELLED
+            .iter()
+            .map(|(name, _)| (*name, self.enabled(name)))
+            .collect()
+    }
+}
+
+impl fmt::Display for FeatureGates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.version {
+            Some(version) => write!(f, "FeatureGate cluster (version {version}):")?,
+            None => write!(f, "Default feature set:")?,
+        }
+        for (name, on) in self.modelled() {
+            write!(f, " {name}={}", if on { "on" } else { "off" })?;
+        }
+        Ok(())
+    }
+}
+
+/// The gates in force, for every job that reads them; changes when the
+/// resolved gates change, not on every edit of the two objects.
+pub type Gates = watch::Receiver<Arc<FeatureGates>>;
+
+/// Follows FeatureGate `cluster` and ClusterVersion `version` into
+/// [`Gates`]; the returned future must be spawned. A FeatureGate that does
+/// not resolve keeps the gates in force, with an error logged, so a broken
+/// edit never flips a job's behaviour.
+pub fn follow(
+    featuregate: Latest,
+    clusterversion: Latest,
+) -> (Gates, impl Future<Output = ()> + Send + 'static) {
+    let (tx, rx) = watch::channel(Arc::new(FeatureGates::default()));
+    let run = async move {
+        let changes = futures::stream::select(
+            tokio_stream::wrappers::WatchStream::new(featuregate.clone()).map(|_| ()),
+            tokio_stream::wrappers::WatchStream::new(clusterversion.clone()).map(|_| ()),
+        );
+        let mut changes = std::pin::pin!(changes);
+        while changes.next().await.is_some() {
+            let version = clusterversion.borrow().as_deref().and_then(|cv| {
+                cv.data["status"]["desired"]["version"]
+                    .as_str()
+                    .map(str::to_owned)
+            });
+            let object = featuregate.borrow().clone();
+            let resolved = match object {
+                None => Ok(FeatureGates::default()),
+                Some(object) => serde_json::to_value(&*object)
+                    .map_err(|e| Error::Malformed(e.to_string()))
+                    .and_then(|value| FeatureGates::resolve(&value, version.as_deref())),
+            };
+            match resolved {
+                Ok(gates) => {
+                    tx.send_if_modified(|current| {
+                        let changed = **current != gates;
+                        if changed {
+                            tracing::info!(gates = %gates, "feature gates in force");
+                            *current = Arc::new(gates);
+                        }
+                        changed
+                    });
+                }
+                Err(err) => {
+                    tracing::error!(error = %err, "keeping the feature gates in force")
+                }
+            }
+            if tx.is_closed() {
+                break;
+            }
+        }
+    };
+    (rx, run)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(entries: Value) -> Value {
+        json!({
+            "apiVersion": "config.openshift.io/v1",
+            "kind": "FeatureGate",
+            "metadata": {"name": "cluster"},
+            "spec": {"featureSet": "TechPreviewNoUpgrade"},
+            "status": {"featureGates": entries},
+        })
+    }
+
+    fn names(list: &[&str]) -> Value {
+        list.iter().map(|n| json!({"name": n})).collect()
+    }
+
+    #[test]
+    fn default_set_has_image_mode_reporting_off_and_boot_image_gates_on() {
+        let gates = FeatureGates::default();
+        assert!(!gates.enabled(IMAGE_MODE_STATUS_REPORTING));
+        assert!(gates.enabled(MANAGED_BOOT_IMAGES_CPMS));
+        assert!(gates.enabled(BOOT_IMAGE_SKEW_ENFORCEMENT));
+        assert_eq!(
+            gates.to_string(),
+            "Default feature set: ImageModeStatusReporting=off ManagedBootImagesCPMS=on BootImageSkewEnforcement=on"
+        );
+    }
+
+    #[test]
+    fn the_entry_of_the_current_version_counts() {
+        let fg = object(json!([
+            {"version": "4.22.1", "enabled": names(&["ImageModeStatusReporting"]), "disabled": names(&["ManagedBootImagesCPMS"])},
+            {"version": "4.21.9", "enabled": [], "disabled": names(&["ImageModeStatusReporting"])},
+        ]));
+        let current = FeatureGates::resolve(&fg, Some("4.22.1")).unwrap_or_default();
+        assert!(current.enabled(IMAGE_MODE_STATUS_REPORTING));
+        assert!(!current.enabled(MANAGED_BOOT_IMAGES_CPMS));
+        let older = FeatureGates::resolve(&fg, Some("4.21.9")).unwrap_or_default();
+        assert!(!older.enabled(IMAGE_MODE_STATUS_REPORTING));
+        // Unlisted there: the Default value.
+        assert!(older.enabled(MANAGED_BOOT_IMAGES_CPMS));
+        // Unknown or no version: the first entry.
+        for version in [None, Some("5.0.0")] {
+            let first = FeatureGates::resolve(&fg, version).unwrap_or_default();
+            assert!(first.enabled(IMAGE_MODE_STATUS_REPORTING), "{version:?}");
+        }
+    }
+
+    #[test]
+    fn gates_the_host_does_not_model_are_passed_on_when_enabled() {
+        let fg = object(json!([{"version": "4.22.0", "enabled": names(&["SomeNewGate"])}]));
+        let gates = FeatureGates::resolve(&fg, None).unwrap_or_default();
+        assert!(gates.enabled_names().contains("SomeNewGate"));
+        assert!(!gates.enabled(IMAGE_MODE_STATUS_REPORTING));
+    }
+
+    #[test]
+    fn a_status_not_written_yet_is_the_default_set() {
+        let fg = json!({"metadata": {"name": "cluster"}, "spec": {}});
+        assert_eq!(FeatureGates::resolve(&fg, None), Ok(FeatureGates::default()));
+    }
+
+    #[test]
+    fn broken_feature_gates_are_named_errors() {
+        assert_eq!(
+            FeatureGates::resolve(&object(json!([])), None),
+            Err(Error::NoEntry)
+        );
+        for broken in [
+            object(json!("all of them")),
+            object(json!([{"enabled": names(&["X"])}])),
+            object(json!([{"version": "4.22.0", "enabled": [{"nom": "X"}]}])),
+            object(json!([{"version": 4, "enabled": []}])),
+        ] {
+            let err = FeatureGates::resolve(&broken, None);
+            assert!(
+                matches!(&err, Err(Error::Malformed(m)) if !m.is_empty()),
+                "{broken}: {err:?}"
+            );
+        }
+    }
+}
