@@ -22,7 +22,9 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(mco_bootimage::validate_decision(&back), Ok(()));
     }
     if let Ok(decision) = mcn_decision(&mut Unstructured::new(data)) {
-        let _ = mco_mcn::validate(&decision);
+        for image_mode in [false, true] {
+            let _ = mco_mcn::validate(&decision, image_mode);
+        }
     }
 });
 

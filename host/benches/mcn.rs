@@ -134,7 +134,8 @@ fn breakdown(
     })?;
     let decision = mco_mcn::derive(facts);
     let checks = median(SAMPLES, || {
-        mco_mcn::validate(&decision).map_err(anyhow::Error::msg)?;
+        mco_mcn::validate(&decision, facts.image_mode_status_reporting())
+            .map_err(anyhow::Error::msg)?;
         mco_host::mcn::authority::check(facts, &decision)?;
         Ok(())
     })?;
@@ -273,5 +274,6 @@ fn synthetic(seed: usize) -> Facts {
             .collect(),
         policies: mco_mcn::DisruptionPolicies::defaults(),
         stored: None,
+        feature_gates: Default::default(),
     }
 }

@@ -18,7 +18,12 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+
 use crate::cluster::watch::Latest;
+use crate::manifests::{InputError, Reader};
+use crate::metrics::GateLabels;
 
 /// MCN `configImage` and the per-phase image mode conditions (off in Default).
 pub const IMAGE_MODE_STATUS_REPORTING: &str = mco_mcn::IMAGE_MODE_STATUS_REPORTING;
@@ -58,9 +63,9 @@ impl Default for FeatureGates {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum Error {
-    #[error("FeatureGate cluster: {0}")]
+    #[error("{0}")]
     Malformed(String),
-    #[error("FeatureGate cluster lists no feature gates for any version (status.featureGates is empty)")]
+    #[error("it lists no feature gates for any version (status.featureGates is empty)")]
     NoEntry,
 }
 
@@ -135,6 +140,59 @@ impl FeatureGates {
     }
 }
 
+/// The gates in force now, read once (for `preflight`): FeatureGate
+/// `cluster` and ClusterVersion `version` as [`follow`] reads them; a kind
+/// the cluster does not serve counts as no object.
+pub async fn read_cluster(client: &kube::Client) -> Result<FeatureGates, String> {
+    use crate::cluster::resources::{CLUSTER_VERSION, FEATURE_GATE, ResourceType};
+    let get = async |kind: ResourceType, name: &str| {
+        let api: kube::Api<kube::api::DynamicObject> =
+            kube::Api::all_with(client.clone(), &kind.api_resource());
+        match api.get_opt(name).await {
+            Ok(object) => Ok(object),
+            Err(err) if crate::cluster::is_status(&err, 404) => Ok(None),
+            Err(err) => Err(format!("reading {} {name}: {err}", kind.kind)),
+        }
+    };
+    let version = get(CLUSTER_VERSION, "version").await?.and_then(|cv| {
+        cv.data["status"]["desired"]["version"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    match get(FEATURE_GATE, "cluster").await? {
+        None => Ok(FeatureGates::default()),
+        Some(object) => serde_json::to_value(&object)
+            .map_err(|e| e.to_string())
+            .and_then(|value| {
+                FeatureGates::resolve(&value, version.as_deref())
+                    .map_err(|e| format!("FeatureGate cluster: {e}"))
+            }),
+    }
+}
+
+/// The FeatureGate file of an `eval` (`--featuregate`), resolved for
+/// `version` (ClusterVersion's, when the eval was given one); without a
+/// file, the Default set.
+pub fn read(
+    reader: &mut Reader,
+    path: Option<&str>,
+    version: Option<&str>,
+) -> Result<FeatureGates, InputError> {
+    let Some(path) = path else {
+        return Ok(FeatureGates::default());
+    };
+    let object: Value = reader.object(path, "FeatureGate")?;
+    FeatureGates::resolve(&object, version).map_err(|e| InputError::Malformed {
+        path: path.to_owned(),
+        kind: "FeatureGate".to_owned(),
+        name: object["metadata"]["name"]
+            .as_str()
+            .unwrap_or("cluster")
+            .to_owned(),
+        detail: e.to_string(),
+    })
+}
+
 impl fmt::Display for FeatureGates {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.version {
@@ -159,7 +217,17 @@ pub type Gates = watch::Receiver<Arc<FeatureGates>>;
 pub fn follow(
     featuregate: Latest,
     clusterversion: Latest,
+    gauge: Family<GateLabels, Gauge>,
 ) -> (Gates, impl Future<Output = ()> + Send + 'static) {
+    let export = move |gates: &FeatureGates| {
+        for (gate, on) in gates.modelled() {
+            let labels = GateLabels {
+                gate: gate.to_owned(),
+            };
+            gauge.get_or_create(&labels).set(i64::from(on));
+        }
+    };
+    export(&FeatureGates::default());
     let (tx, rx) = watch::channel(Arc::new(FeatureGates::default()));
     let run = async move {
         let changes = futures::stream::select(
@@ -186,14 +254,17 @@ pub fn follow(
                         let changed = **current != gates;
                         if changed {
                             tracing::info!(gates = %gates, "feature gates in force");
+                            export(&gates);
                             *current = Arc::new(gates);
                         }
                         changed
                     });
                 }
-                Err(err) => {
-                    tracing::error!(error = %err, "keeping the feature gates in force")
-                }
+                Err(err) => tracing::error!(
+                    featuregate = "cluster",
+                    error = %err,
+                    "the FeatureGate does not resolve; keeping the feature gates in force"
+                ),
             }
             if tx.is_closed() {
                 break;
@@ -266,7 +337,10 @@ mod tests {
     #[test]
     fn a_status_not_written_yet_is_the_default_set() {
         let fg = json!({"metadata": {"name": "cluster"}, "spec": {}});
-        assert_eq!(FeatureGates::resolve(&fg, None), Ok(FeatureGates::default()));
+        assert_eq!(
+            FeatureGates::resolve(&fg, None),
+            Ok(FeatureGates::default())
+        );
     }
 
     #[test]

@@ -60,6 +60,12 @@ pub struct PoolPhaseLabels {
     pub phase: String,
 }
 
+/// A feature gate some job follows (`feature_gates`): three series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GateLabels {
+    pub gate: String,
+}
+
 /// A job, its ownership mode and what it is doing (`ownership::State`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct OwnershipLabels {
@@ -115,6 +121,8 @@ pub struct Metrics {
     pub node_phase_seconds: Family<PoolPhaseLabels, Gauge>,
     /// 1 for each job's ownership mode and state.
     pub ownership: Family<OwnershipLabels, Gauge>,
+    /// 1 when a gate the host follows is on, 0 when off.
+    pub feature_gate: Family<GateLabels, Gauge>,
     /// Observe mode: objects agreeing or differing with the cluster per key.
     pub observed: Family<ObservedLabels, Gauge>,
     /// Observe mode: 1 per difference in the bounded sample.
@@ -141,6 +149,7 @@ impl Metrics {
             shadow_evaluations: Family::default(),
             node_phase_seconds: Family::default(),
             ownership: Family::default(),
+            feature_gate: Family::default(),
             observed: Family::default(),
             observed_sample: Family::default(),
         };
@@ -229,6 +238,11 @@ impl Metrics {
             "ownership",
             "1 for each job's ownership mode (observe, own) and state (starting, writing, refused: the Machine Config Operator writes the same objects, observing)",
             metrics.ownership.clone(),
+        );
+        sub.register(
+            "feature_gate",
+            "1 when a feature gate the host follows is on, 0 when off: FeatureGate cluster for the current version, else the Default feature set",
+            metrics.feature_gate.clone(),
         );
         sub.register(
             "observed",

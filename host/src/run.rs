@@ -18,8 +18,8 @@ use crate::cluster::resources::{
     CLUSTER_VERSION, FEATURE_GATE, MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH,
 };
 use crate::cluster::watch::{Readiness, latest, latest_optional};
-use crate::feature_gates::{self, IMAGE_MODE_STATUS_REPORTING};
 use crate::cluster::{self, FIELD_MANAGER};
+use crate::feature_gates::{self, IMAGE_MODE_STATUS_REPORTING};
 use crate::metrics::Metrics;
 use crate::ownership::{Mode, Ownership};
 use crate::registry::swap;
@@ -119,7 +119,8 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         "version",
         readiness.watch("clusterversions"),
     );
-    let (gates, follow_gates) = feature_gates::follow(featuregate, clusterversion);
+    let (gates, follow_gates) =
+        feature_gates::follow(featuregate, clusterversion, metrics.feature_gate.clone());
     let gate_watches = [
         tokio::spawn(watch_featuregate),
         tokio::spawn(watch_clusterversion),

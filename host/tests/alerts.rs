@@ -61,6 +61,7 @@ fn every_alert_is_documented_and_tested() {
         "MCOBootImageUpdateDegraded",
         "MCOBootImageHotLoop",
         "MCONoLeader",
+        "MCOJobRefusedToWrite",
         "MCONodeStuckDraining",
         "MCONodeStuckInPhase",
     ] {

@@ -309,6 +309,39 @@ fn mcn_rules_name_the_field() {
     if let Some(status) = raised.status.as_mut() {
         status.observed_generation = 10;
     }
+    // Gate ImageModeStatusReporting off (the Default set): no configImage.
+    let image = format!("quay.io/team/os@sha256:{}", "a".repeat(64));
+    let with_image = Facts {
+        node: Node {
+            annotations: [
+                (
+                    "machineconfiguration.openshift.io/desiredConfig".to_string(),
+                    "rendered-worker-a".to_string(),
+                ),
+                (
+                    "machineconfiguration.openshift.io/desiredImage".to_string(),
+                    image.clone(),
+                ),
+            ]
+            .into(),
+            ..facts.node.clone()
+        },
+        ..facts.clone()
+    };
+    let mut spec_image = mcn.clone();
+    spec_image.desired_image = Some(image.clone());
+    let mut status_image = mcn.clone();
+    if let Some(status) = status_image.status.as_mut() {
+        status.config_image = Some(mco_mcn::ConfigImage {
+            current_image: None,
+            desired_image: Some(image.clone()),
+        });
+    }
+    // Gate on: AppliedFilesAndOS is gone (the MCN above is the gate-off set).
+    let gate_on = Facts {
+        feature_gates: [mco_mcn::IMAGE_MODE_STATUS_REPORTING.to_string()].into(),
+        ..facts.clone()
+    };
     let stored = Facts {
         stored: Some(mco_mcn::StoredNode {
             generation: Some(6),
@@ -327,6 +360,21 @@ fn mcn_rules_name_the_field() {
             &facts,
             unknown_type,
             "condition type \"RootGranted\", which the MachineConfigNode CRD's condition set does not allow",
+        ),
+        (
+            &with_image,
+            spec_image,
+            "sets spec.configImage of node worker-0, which is written only with feature gate ImageModeStatusReporting on",
+        ),
+        (
+            &with_image,
+            status_image,
+            "sets status.configImage of node worker-0, which is written only with feature gate ImageModeStatusReporting on",
+        ),
+        (
+            &gate_on,
+            mcn.clone(),
+            "reports condition type AppliedFilesAndOS for node worker-0, which feature gate ImageModeStatusReporting (on) replaces",
         ),
         (
             &stored,

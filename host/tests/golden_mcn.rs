@@ -24,7 +24,8 @@ fn native_and_wasm_agree_on_every_golden_case() {
                     "native and wasm disagree:\n  native: {native:?}\n  wasm:   {wasm:?}"
                 ));
             }
-            mco_mcn::validate(&native).map_err(|e| format!("invalid output: {e}"))?;
+            mco_mcn::validate(&native, facts.image_mode_status_reporting())
+                .map_err(|e| format!("invalid output: {e}"))?;
             Ok(native)
         });
         if let Err(failure) = checked {

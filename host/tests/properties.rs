@@ -73,7 +73,7 @@ fn mcn_guest_and_library_give_identical_bytes_every_time() {
                 .map_err(|e| TestCaseError::fail(format!("the guest failed: {e}")))
         };
         let wasm = run()?;
-        if let Err(why) = mco_mcn::validate(&wasm) {
+        if let Err(why) = mco_mcn::validate(&wasm, facts.image_mode_status_reporting()) {
             return Err(TestCaseError::fail(format!("host refused {wasm:?}: {why}")));
         }
         let wasm = mcn_bytes(name, wasm);

@@ -90,6 +90,7 @@ impl From<wit::Facts> for crate::Facts {
                 current_config: s.current_config,
             }),
             previous: facts.previous.into_iter().map(Into::into).collect(),
+            feature_gates: facts.feature_gates.into_iter().collect(),
         }
     }
 }

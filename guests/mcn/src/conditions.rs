@@ -31,14 +31,45 @@ pub const DEFAULT_CONDITION_TYPES: [&str; 14] = [
     "PinnedImageSetsProgressing",
 ];
 
-/// Condition types the CRD's set allows beyond the defaults (the
+/// The default list with gate `ImageModeStatusReporting` on: the files
+/// and the OS image each get a condition, and so does the image pull.
+pub const IMAGE_MODE_CONDITION_TYPES: [&str; 16] = [
+    UPDATE_PREPARED,
+    UPDATE_EXECUTED,
+    UPDATE_POST_ACTION_COMPLETE,
+    UPDATE_COMPLETE,
+    RESUMED,
+    DRAINED,
+    APPLIED_FILES,
+    APPLIED_OS_IMAGE,
+    CORDONED,
+    REBOOTED_NODE,
+    UPDATED,
+    UNCORDONED,
+    IMAGE_PULLED_FROM_REGISTRY,
+    NODE_DEGRADED,
+    "PinnedImageSetsDegraded",
+    "PinnedImageSetsProgressing",
+];
+
+/// Condition types the CRD's set allows beyond the gate-off defaults (the
 /// `ImageModeStatusReporting` gate, the internal release image manager).
 pub const OTHER_CONDITION_TYPES: [&str; 4] = [
-    "AppliedFiles",
-    "AppliedOSImage",
-    "ImagePulledFromRegistry",
+    APPLIED_FILES,
+    APPLIED_OS_IMAGE,
+    IMAGE_PULLED_FROM_REGISTRY,
     "InternalReleaseImageDegraded",
 ];
+
+/// The condition types every MCN carries, in upstream's order, for the
+/// gate `ImageModeStatusReporting` (MCO `pkg/upgrademonitor/upgrade_monitor.go`).
+pub fn default_condition_types(image_mode: bool) -> &'static [&'static str] {
+    if image_mode {
+        &IMAGE_MODE_CONDITION_TYPES
+    } else {
+        &DEFAULT_CONDITION_TYPES
+    }
+}
 
 pub const UPDATE_PREPARED: &str = "UpdatePrepared";
 pub const UPDATE_EXECUTED: &str = "UpdateExecuted";
@@ -47,6 +78,9 @@ pub const UPDATE_COMPLETE: &str = "UpdateComplete";
 pub const RESUMED: &str = "Resumed";
 pub const DRAINED: &str = "Drained";
 pub const APPLIED_FILES_AND_OS: &str = "AppliedFilesAndOS";
+pub const APPLIED_FILES: &str = "AppliedFiles";
+pub const APPLIED_OS_IMAGE: &str = "AppliedOSImage";
+pub const IMAGE_PULLED_FROM_REGISTRY: &str = "ImagePulledFromRegistry";
 pub const CORDONED: &str = "Cordoned";
 pub const REBOOTED_NODE: &str = "RebootedNode";
 pub const UPDATED: &str = "Updated";
@@ -64,7 +98,14 @@ impl ConditionSet {
     /// missing, as upstream does on the first status write. Stored entries
     /// that the CRD would reject (or repeat a type) are dropped, so one bad
     /// stored condition cannot block every later write.
-    pub fn from_previous(previous: &[Condition]) -> Self {
+    ///
+    /// With `image_mode` (gate `ImageModeStatusReporting`) this is also
+    /// upstream's one-time migration (MCO `pkg/controller/node/node_controller.go`,
+    /// `migrateMCNConditionsToImageModeStatusReporting`): `AppliedFilesAndOS`
+    /// goes, and the gate's types are appended as not yet occurred. Upstream
+    /// does not migrate back when the gate goes off, so neither does this:
+    /// leftovers of the gate's types stay as they are.
+    pub fn from_previous(previous: &[Condition], image_mode: bool) -> Self {
         let mut set = ConditionSet {
             items: Vec::with_capacity(previous.len().max(14)),
         };
@@ -78,11 +119,12 @@ impl ConditionSet {
                 && is_condition_reason(&condition.type_)
                 && is_condition_reason(&condition.reason)
                 && condition.message.len() <= MAX_MESSAGE;
-            if valid && set.get(&condition.type_).is_none() {
+            let migrated = image_mode && condition.type_ == APPLIED_FILES_AND_OS;
+            if valid && !migrated && set.get(&condition.type_).is_none() {
                 set.items.push(condition.clone());
             }
         }
-        for type_ in DEFAULT_CONDITION_TYPES {
+        for type_ in default_condition_types(image_mode) {
             if set.get(type_).is_none() {
                 set.items.push(Condition {
                     type_: type_.to_string(),
@@ -180,7 +222,7 @@ mod tests {
 
     #[test]
     fn defaults_fill_an_empty_list_in_upstream_order() {
-        let set = ConditionSet::from_previous(&[]).into_vec();
+        let set = ConditionSet::from_previous(&[], false).into_vec();
         let types: Vec<_> = set.iter().map(|c| c.type_.as_str()).collect();
         assert_eq!(types, DEFAULT_CONDITION_TYPES);
         assert_eq!(
@@ -190,6 +232,53 @@ mod tests {
         assert!(
             set.iter()
                 .all(|c| c.status == False && c.reason == "NotYetOccurred")
+        );
+    }
+
+    #[test]
+    fn image_mode_defaults_replace_applied_files_and_os() {
+        let set = ConditionSet::from_previous(&[], true).into_vec();
+        let types: Vec<_> = set.iter().map(|c| c.type_.as_str()).collect();
+        assert_eq!(types, IMAGE_MODE_CONDITION_TYPES);
+        assert!(!types.contains(&APPLIED_FILES_AND_OS));
+    }
+
+    /// Upstream's migration: the gate-off condition goes, the gate's three
+    /// are appended in its order, not yet occurred; the rest is kept as it
+    /// was, in place.
+    #[test]
+    fn turning_the_gate_on_migrates_stored_conditions() {
+        let mut stored = ConditionSet::from_previous(&[], false);
+        stored.put(UPDATED, True, UPDATED, "Node n Updated".into());
+        let stored = stored.into_vec();
+        let migrated = ConditionSet::from_previous(&stored, true).into_vec();
+        let types: Vec<_> = migrated.iter().map(|c| c.type_.as_str()).collect();
+        let mut expected: Vec<_> = DEFAULT_CONDITION_TYPES
+            .into_iter()
+            .filter(|t| *t != APPLIED_FILES_AND_OS)
+            .collect();
+        expected.extend([APPLIED_FILES, APPLIED_OS_IMAGE, IMAGE_PULLED_FROM_REGISTRY]);
+        assert_eq!(types, expected);
+        let added = &migrated[migrated.len() - 1];
+        assert_eq!(
+            (added.status, added.reason.as_str(), added.message.as_str()),
+            (
+                False,
+                "NotYetOccurred",
+                "This node has not yet entered the ImagePulledFromRegistry phase"
+            )
+        );
+        assert!(
+            migrated
+                .iter()
+                .any(|c| c.type_ == UPDATED && c.status == True && c.message == "Node n Updated")
+        );
+        // Gate off again: nothing is migrated back.
+        let back = ConditionSet::from_previous(&migrated, false).into_vec();
+        assert!(back.iter().any(|c| c.type_ == APPLIED_FILES));
+        assert_eq!(
+            back.last().map(|c| c.type_.as_str()),
+            Some(APPLIED_FILES_AND_OS)
         );
     }
 
@@ -210,7 +299,7 @@ mod tests {
             status: Unknown,
             ..good.clone()
         };
-        let set = ConditionSet::from_previous(&[good, bad_reason, repeated]);
+        let set = ConditionSet::from_previous(&[good, bad_reason, repeated], false);
         assert_eq!(set.status("Drained"), True);
         assert_eq!(
             set.get("Cordoned").map(|c| c.reason.as_str()),
@@ -220,7 +309,7 @@ mod tests {
 
     #[test]
     fn advance_never_moves_a_completed_phase_back() {
-        let mut set = ConditionSet::from_previous(&[]);
+        let mut set = ConditionSet::from_previous(&[], false);
         set.advance(DRAINED, True, "UpdateExecutedDrained", "done".into());
         set.advance(DRAINED, Unknown, "UpdateExecutedDrained", "draining".into());
         assert_eq!(set.status(DRAINED), True);
@@ -228,7 +317,7 @@ mod tests {
 
     #[test]
     fn reset_prefixes_and_clears_everything_but_updated() {
-        let mut set = ConditionSet::from_previous(&[]);
+        let mut set = ConditionSet::from_previous(&[], false);
         set.put(RESUMED, True, RESUMED, "In desired config B.".into());
         set.put(UPDATED, True, UPDATED, "x".into());
         set.reset("B");
@@ -242,7 +331,7 @@ mod tests {
 
     #[test]
     fn huge_messages_are_cut_to_the_crd_limit() {
-        let mut set = ConditionSet::from_previous(&[]);
+        let mut set = ConditionSet::from_previous(&[], false);
         set.put(NODE_DEGRADED, True, NODE_DEGRADED, "é".repeat(40_000));
         assert!(
             set.get(NODE_DEGRADED)

@@ -26,10 +26,11 @@ mod validate;
 #[cfg(target_arch = "wasm32")]
 mod component;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use conditions::{
-    DEFAULT_CONDITION_TYPES, IMAGE_MODE_STATUS_REPORTING, NOT_YET_SET, OTHER_CONDITION_TYPES,
+    APPLIED_FILES_AND_OS, DEFAULT_CONDITION_TYPES, IMAGE_MODE_CONDITION_TYPES,
+    IMAGE_MODE_STATUS_REPORTING, NOT_YET_SET, OTHER_CONDITION_TYPES, default_condition_types,
 };
 // The API server's rules live in their own crate so the boot image guests
 // and the host share them.
@@ -49,6 +50,18 @@ pub struct Facts {
     pub stored: Option<StoredNode>,
     /// Conditions of the stored MCN, empty when there is none.
     pub previous: Vec<Condition>,
+    /// The feature gates that are on, by name: the host resolves the
+    /// cluster's FeatureGate (and the Default set for what it omits).
+    pub feature_gates: BTreeSet<String>,
+}
+
+impl Facts {
+    /// Gate `ImageModeStatusReporting`: `configImage` is written, and the
+    /// files and the OS get a condition each (upstream's daemon,
+    /// `pkg/daemon/update.go`), instead of `AppliedFilesAndOS`.
+    pub fn image_mode_status_reporting(&self) -> bool {
+        self.feature_gates.contains(IMAGE_MODE_STATUS_REPORTING)
+    }
 }
 
 /// What the daemon does once a changed file, unit or SSH key is written
@@ -207,7 +220,7 @@ pub enum Decision {
 }
 
 /// Derives the MachineConfigNode for `facts.node`. The result always passes
-/// [`validate`]: whatever would not (a pool targeting a config name the CRD
+/// [`validate`] for the facts' gates: whatever would not (a pool targeting a config name the CRD
 /// refuses, a reason of megabytes) becomes an `Error` naming the problem, so
 /// hostile input is reported against its node instead of looking like a
 /// broken guest.
@@ -218,7 +231,7 @@ pub fn derive(facts: &Facts) -> Decision {
         Decision::Error(text) => Decision::Error(mco_k8s_rules::bounded(text, MAX_REASON_TEXT)),
         apply => apply,
     };
-    match validate(&decision) {
+    match validate(&decision, facts.image_mode_status_reporting()) {
         Ok(()) => decision,
         Err(why) => Decision::Error(mco_k8s_rules::bounded(
             format!("node {node}: its MachineConfigNode would not pass the host's checks: {why}"),
@@ -251,7 +264,10 @@ fn derive_unchecked(facts: &Facts) -> Decision {
         return Decision::Apply(MachineConfigNode {
             pool: NOT_YET_SET.to_string(),
             desired_config: annotations.desired_or_placeholder().to_string(),
-            desired_image: annotations.desired_image().map(str::to_string),
+            desired_image: annotations
+                .desired_image()
+                .filter(|_| facts.image_mode_status_reporting())
+                .map(str::to_string),
             status: None,
         });
     }

@@ -6,7 +6,7 @@ use crate::conditions::*;
 use crate::disruption;
 use crate::validate::QUOTE;
 use crate::{
-    ConditionStatus::{False, True, Unknown},
+    ConditionStatus::{self, False, True, Unknown},
     ConfigImage, ConfigVersion, DisruptionAction, Facts, MachineConfigNode, Node, NodeStatus, Pool,
 };
 use mco_k8s_rules::{bounded, is_dns1123_subdomain, is_image_digest, quote};
@@ -259,13 +259,14 @@ impl Plan {
 /// Builds the MCN for a node in `pool`; a node in no pool reports under
 /// the placeholder, and only being Done counts as up to date.
 pub fn report(facts: &Facts, pool: Option<&Pool>, a: &NodeAnnotations) -> MachineConfigNode {
-    let mut set = ConditionSet::from_previous(&facts.previous);
+    let image_mode = facts.image_mode_status_reporting();
+    let mut set = ConditionSet::from_previous(&facts.previous, image_mode);
     let target = pool.map_or("", |p| p.target_config.as_str());
     let stage = stage(a, target, &set);
     let plan = Plan::for_update(facts, a);
     let mut desired_known = true;
     {
-        let mut update = Update::new(a, &plan, facts.node.unschedulable, &mut set);
+        let mut update = Update::new(a, &plan, facts.node.unschedulable, image_mode, &mut set);
         match stage {
             Stage::Idle => {}
             Stage::Done => update.finish(),
@@ -274,15 +275,16 @@ pub fn report(facts: &Facts, pool: Option<&Pool>, a: &NodeAnnotations) -> Machin
         }
     }
     let desired = a.desired_or_placeholder();
-    let config_image =
-        (a.current_image.is_some() || a.desired_image.is_some()).then(|| ConfigImage {
+    // Only the gate's CRD has `configImage` (a Default cluster's refuses it).
+    let config_image = (image_mode && (a.current_image.is_some() || a.desired_image.is_some()))
+        .then(|| ConfigImage {
             current_image: a.current_image.map(str::to_string),
             desired_image: a.desired_image.map(str::to_string),
         });
     let mut mcn = MachineConfigNode {
         pool: pool.map_or(NOT_YET_SET, |p| p.name.as_str()).to_string(),
         desired_config: desired.to_string(),
-        desired_image: a.desired_image.map(str::to_string),
+        desired_image: a.desired_image.filter(|_| image_mode).map(str::to_string),
         status: None,
     };
     mcn.status = Some(NodeStatus {
@@ -333,6 +335,9 @@ struct Update<'a> {
     a: &'a NodeAnnotations<'a>,
     plan: &'a Plan,
     unschedulable: bool,
+    /// Gate `ImageModeStatusReporting`: the files and the OS are reported
+    /// apart, and resets name the image the MCN holds.
+    image_mode: bool,
     set: &'a mut ConditionSet,
     /// Whether this update drains the node, from what was seen, planned
     /// or (plan unknown) assumed: decides W6.
@@ -349,6 +354,7 @@ impl<'a> Update<'a> {
         a: &'a NodeAnnotations<'a>,
         plan: &'a Plan,
         unschedulable: bool,
+        image_mode: bool,
         set: &'a mut ConditionSet,
     ) -> Self {
         let planned = plan.known();
@@ -365,6 +371,7 @@ impl<'a> Update<'a> {
             a,
             plan,
             unschedulable,
+            image_mode,
             set,
             drains,
             drain_known,
@@ -373,9 +380,10 @@ impl<'a> Update<'a> {
     }
 
     /// Where `Updated` resets point: the desired config, or the image when
-    /// image mode is changing.
+    /// image mode is changing. Upstream compares the MCN's own
+    /// `configImage`, which only the gate writes: without it, the config.
     fn reset_target(&self) -> &str {
-        if self.a.desired_image != self.a.current_image {
+        if self.image_mode && self.a.desired_image != self.a.current_image {
             self.a.desired_image.unwrap_or("disable image mode")
         } else {
             self.a.desired
@@ -598,9 +606,26 @@ impl<'a> Update<'a> {
         }
     }
 
-    /// W10.
+    /// W10; with the gate, W10g: a write for the files and one for the OS,
+    /// each only if that part changes.
     fn applying_files(&mut self) {
         let (os, ssh) = self.os_and_ssh();
+        if self.image_mode {
+            self.files_and_os_apart(
+                Unknown,
+                (
+                    ssh,
+                    "Updating the Files on disk as a part of the in progress phase",
+                    "Applying files to node.",
+                ),
+                (
+                    os,
+                    "Updating the OS on disk as a part of the in progress phase",
+                    "Applying new OS config to node.",
+                ),
+            );
+            return;
+        }
         self.set.advance_pair(
             (
                 UPDATE_EXECUTED,
@@ -619,9 +644,25 @@ impl<'a> Update<'a> {
         );
     }
 
-    /// W11.
+    /// W11; with the gate, W11g.
     fn applied_files(&mut self) {
         let (os, ssh) = self.os_and_ssh();
+        if self.image_mode {
+            self.files_and_os_apart(
+                True,
+                (
+                    ssh,
+                    "Updated the Files on disk as a part of the in progress phase",
+                    "Applied files. SSH Keys did need an update",
+                ),
+                (
+                    os,
+                    "Updated the OS on disk as a part of the in progress phase",
+                    "Applied new OS config to node.",
+                ),
+            );
+            return;
+        }
         self.set.advance_pair(
             (
                 UPDATE_EXECUTED,
@@ -638,6 +679,33 @@ impl<'a> Update<'a> {
                 ),
             ),
         );
+    }
+
+    /// The gate's writes (MCO `pkg/daemon/update.go`, `update`): for each
+    /// part that changes (`files`, then `os`, each `(changes, parent
+    /// message, child message)`), the part's own condition, and
+    /// `UpdateExecuted` with the part's type as reason. Upstream writes the
+    /// parts one after the other, so the parent ends with the last one.
+    fn files_and_os_apart(
+        &mut self,
+        status: ConditionStatus,
+        files: (bool, &str, &str),
+        os: (bool, &str, &str),
+    ) {
+        let parts = [(APPLIED_FILES, files), (APPLIED_OS_IMAGE, os)];
+        let mut last = None;
+        for (child, (changes, parent_message, child_message)) in parts {
+            if changes {
+                let reason = format!("{UPDATE_EXECUTED}{child}");
+                self.set
+                    .advance(child, status, &reason, child_message.to_string());
+                last = Some((child, parent_message));
+            }
+        }
+        if let Some((child, parent_message)) = last {
+            self.set
+                .advance(UPDATE_EXECUTED, status, child, parent_message.to_string());
+        }
     }
 
     /// W13.

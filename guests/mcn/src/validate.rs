@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::{DEFAULT_CONDITION_TYPES, Decision};
+use crate::{Decision, default_condition_types};
 use mco_k8s_rules::{is_condition_reason, is_dns1123_subdomain, quote};
 
 /// Bound on a skip reason or error message.
@@ -20,8 +20,10 @@ const MAX_CONDITIONS: usize = 20;
 /// How much of an offending value an error message quotes, in bytes.
 pub(crate) const QUOTE: usize = 80;
 
-/// `Err` says what is wrong with the first offending field.
-pub fn validate(decision: &Decision) -> Result<(), String> {
+/// `Err` says what is wrong with the first offending field. The default
+/// conditions every MCN carries depend on gate `ImageModeStatusReporting`
+/// (`image_mode`).
+pub fn validate(decision: &Decision, image_mode: bool) -> Result<(), String> {
     let mcn = match decision {
         Decision::Apply(mcn) => mcn,
         Decision::Skip(text) | Decision::Error(text) => {
@@ -110,7 +112,10 @@ pub fn validate(decision: &Decision) -> Result<(), String> {
             return Err(format!("condition {} appears twice", condition.type_));
         }
     }
-    if let Some(missing) = DEFAULT_CONDITION_TYPES.iter().find(|t| !seen.contains(*t)) {
+    if let Some(missing) = default_condition_types(image_mode)
+        .iter()
+        .find(|t| !seen.contains(*t))
+    {
         return Err(format!("condition {missing} is missing"));
     }
     Ok(())

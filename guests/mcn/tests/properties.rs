@@ -16,7 +16,7 @@ proptest! {
     #[test]
     fn derive_is_total_well_formed_and_deterministic(facts in strategies::facts()) {
         let decision = mco_mcn::derive(&facts);
-        if let Err(why) = mco_mcn::validate(&decision) {
+        if let Err(why) = mco_mcn::validate(&decision, facts.image_mode_status_reporting()) {
             return Err(TestCaseError::fail(format!("{why}: {decision:?}")));
         }
         prop_assert_eq!(mco_mcn::derive(&facts), decision);
@@ -77,6 +77,9 @@ fn decisions_the_host_would_refuse_become_bounded_errors() {
         };
         assert_eq!(got, action, "{decision:?}");
         assert!(text.contains(fragment), "{text:.200}");
-        assert_eq!(mco_mcn::validate(&decision), Ok(()));
+        assert_eq!(
+            mco_mcn::validate(&decision, facts.image_mode_status_reporting()),
+            Ok(())
+        );
     }
 }

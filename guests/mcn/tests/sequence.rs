@@ -74,6 +74,7 @@ impl Walk {
             policies: DisruptionPolicies::defaults(),
             stored: None,
             previous: vec![],
+            feature_gates: Default::default(),
         };
         set(
             &mut facts.node.annotations,
@@ -155,7 +156,8 @@ impl Walk {
     /// Asserts the listed conditions and that every other one is False.
     fn expect(&self, expected: &[(&str, ConditionStatus)]) {
         let statuses = self.statuses();
-        assert_eq!(statuses.len(), 14, "{statuses:?}");
+        let defaults = mco_mcn::default_condition_types(self.facts.image_mode_status_reporting());
+        assert_eq!(statuses.len(), defaults.len(), "{statuses:?}");
         for (type_, status) in &statuses {
             let want = expected
                 .iter()
@@ -491,19 +493,127 @@ fn a_new_update_resets_the_last_ones_leftovers() {
     );
 }
 
+fn image_mode_on(walk: &mut Walk) {
+    walk.facts
+        .feature_gates
+        .insert(mco_mcn::IMAGE_MODE_STATUS_REPORTING.to_string());
+}
+
+/// Only with gate ImageModeStatusReporting (off in the Default set) does
+/// the MCN carry `configImage`: a Default cluster's CRD has no such field.
 #[test]
-fn image_mode_reports_config_image() {
+fn config_image_follows_the_gate() {
     let digest = format!("quay.io/openshift/os@sha256:{}", "ab".repeat(32));
+    let images = [("currentImage", digest.as_str()), ("desiredImage", &digest)];
     let mut walk = Walk::new("os-b", "key-a");
-    let mcn = walk
-        .step(&[("currentImage", &digest), ("desiredImage", &digest)])
-        .clone();
+    let mcn = walk.step(&images).clone();
+    assert_eq!(mcn.desired_image, None);
+    assert_eq!(status(&mcn).config_image, None);
+    walk.expect(&[("Updated", True)]);
+
+    let mut walk = Walk::new("os-b", "key-a");
+    image_mode_on(&mut walk);
+    let mcn = walk.step(&images).clone();
     assert_eq!(mcn.desired_image.as_deref(), Some(digest.as_str()));
     let image = status(&mcn).config_image.clone().unwrap_or_default();
     assert_eq!(
         (image.current_image, image.desired_image),
         (Some(digest.clone()), Some(digest))
     );
+    walk.expect(&[("Updated", True)]);
+}
+
+/// Gate on, an update that changes the files (an SSH key) and the OS:
+/// upstream's daemon writes AppliedFiles, then AppliedOSImage, each with
+/// UpdateExecuted (`pkg/daemon/update.go`), so UpdateExecuted ends with the
+/// OS write; there is no AppliedFilesAndOS.
+#[test]
+fn image_mode_reports_files_and_os_apart() {
+    let mut walk = Walk::new("os-b", "key-b");
+    image_mode_on(&mut walk);
+    walk.step(&[]);
+    walk.facts.pools[0].target_config = "rendered-worker-b".into();
+    walk.step(&[("desiredConfig", "rendered-worker-b"), ("state", "Working")]);
+    walk.facts.node.unschedulable = true;
+    walk.step(&[
+        ("desiredDrain", "drain-rendered-worker-b"),
+        ("lastAppliedDrain", "drain-rendered-worker-b"),
+    ]);
+    let applying = [
+        ("UpdatePrepared", True),
+        ("UpdateExecuted", Unknown),
+        ("Drained", True),
+        ("Cordoned", True),
+        ("AppliedFiles", Unknown),
+        ("AppliedOSImage", Unknown),
+    ];
+    walk.expect(&applying);
+    let executed = walk.condition("UpdateExecuted");
+    assert_eq!(
+        (executed.reason.as_str(), executed.message.as_str()),
+        (
+            "AppliedOSImage",
+            "Updating the OS on disk as a part of the in progress phase"
+        )
+    );
+    assert_eq!(walk.message("AppliedFiles"), "Applying files to node.");
+    assert_eq!(
+        walk.condition("AppliedOSImage").reason,
+        "UpdateExecutedAppliedOSImage"
+    );
+
+    walk.step(&[("post-config-action", "Rebooting")]);
+    walk.expect(&[
+        ("UpdatePrepared", True),
+        ("UpdateExecuted", True),
+        ("Drained", True),
+        ("Cordoned", True),
+        ("AppliedFiles", True),
+        ("AppliedOSImage", True),
+        ("RebootedNode", Unknown),
+    ]);
+    assert_eq!(
+        walk.message("UpdateExecuted"),
+        "Updated the OS on disk as a part of the in progress phase"
+    );
+    assert_eq!(
+        walk.message("AppliedFiles"),
+        "Applied files. SSH Keys did need an update"
+    );
+    assert_eq!(
+        walk.message("AppliedOSImage"),
+        "Applied new OS config to node."
+    );
+    assert_eq!(
+        walk.condition("ImagePulledFromRegistry").reason,
+        "NotYetOccurred"
+    );
+}
+
+/// Gate on, an update that changes only the files: no OS write at all.
+#[test]
+fn image_mode_without_an_os_change_writes_only_the_files() {
+    let mut walk = Walk::new("os-a", "key-b");
+    image_mode_on(&mut walk);
+    walk.step(&[]);
+    walk.facts.pools[0].target_config = "rendered-worker-b".into();
+    walk.step(&[("desiredConfig", "rendered-worker-b"), ("state", "Working")]);
+    walk.step(&[("desiredDrain", "uncordon-rendered-worker-b")]);
+    let executed = walk.condition("UpdateExecuted");
+    assert_eq!(
+        (
+            executed.status,
+            executed.reason.as_str(),
+            executed.message.as_str()
+        ),
+        (
+            True,
+            "AppliedFiles",
+            "Updated the Files on disk as a part of the in progress phase"
+        )
+    );
+    assert_eq!(walk.condition("AppliedFiles").status, True);
+    assert_eq!(walk.condition("AppliedOSImage").reason, "NotYetOccurred");
 }
 
 #[test]

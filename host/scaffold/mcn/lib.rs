@@ -38,6 +38,28 @@ const CONDITIONS: [&str; 14] = [
     "PinnedImageSetsDegraded",
     "PinnedImageSetsProgressing",
 ];
+/// The feature gate that replaces `AppliedFilesAndOS` with
+/// [`IMAGE_MODE_CONDITIONS`] (and lets the MCN carry `configImage`).
+const IMAGE_MODE_STATUS_REPORTING: &str = "ImageModeStatusReporting";
+/// The list with that gate on.
+const IMAGE_MODE_CONDITIONS: [&str; 16] = [
+    "UpdatePrepared",
+    "UpdateExecuted",
+    "UpdatePostActionComplete",
+    "UpdateComplete",
+    "Resumed",
+    "Drained",
+    "AppliedFiles",
+    "AppliedOSImage",
+    "Cordoned",
+    "RebootedNode",
+    "Updated",
+    "Uncordoned",
+    "ImagePulledFromRegistry",
+    "NodeDegraded",
+    "PinnedImageSetsDegraded",
+    "PinnedImageSetsProgressing",
+];
 
 struct Guest;
 
@@ -70,7 +92,16 @@ fn derive(facts: &Facts) -> Decision {
     let current = annotation("currentConfig");
     let updated = current == Some(desired) && annotation("state") == Some("Done");
     let degraded = annotation("state") == Some("Degraded");
-    let conditions = CONDITIONS
+    let image_mode = facts
+        .feature_gates
+        .iter()
+        .any(|gate| gate == IMAGE_MODE_STATUS_REPORTING);
+    let kinds: &[&str] = if image_mode {
+        &IMAGE_MODE_CONDITIONS
+    } else {
+        &CONDITIONS
+    };
+    let conditions = kinds
         .iter()
         .map(|&kind| match kind {
             "Updated" if updated => condition(

@@ -47,6 +47,7 @@ pub(super) fn mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure
         machineconfigs: args.machineconfigs.as_deref(),
         machineconfiguration: args.machineconfiguration.as_deref(),
         previous: args.previous.as_deref(),
+        featuregate: args.featuregate.as_deref(),
     })?;
     let job = mcn::job::job();
     let (entry, remote) = eval_entry(sandbox, args.guest, &job)?

@@ -179,6 +179,10 @@ struct McnArgs {
     /// The node's MachineConfigNode as stored in the cluster.
     #[arg(long, value_name = "FILE")]
     previous: Option<String>,
+    /// FeatureGate `cluster` (its first entry's gates; default: the
+    /// Default feature set).
+    #[arg(long, value_name = "FILE")]
+    featuregate: Option<String>,
     /// Guest component to run instead of the registered one.
     #[arg(long, value_name = "FILE")]
     guest: Option<PathBuf>,

@@ -20,6 +20,7 @@ use serde::Serialize;
 use crate::bootimage::objects::{Decoded, MACHINE_API_NAMESPACE, MachineConfiguration};
 use crate::cluster::resources::MACHINE_CONFIGURATION;
 use crate::cluster::served_crd;
+use crate::feature_gates::{self, FeatureGates, IMAGE_MODE_STATUS_REPORTING};
 use crate::mcn::crd::MachineConfigNode;
 use crate::mcn::write;
 
@@ -153,10 +154,35 @@ fn render(jobs: &[JobPreflight]) -> String {
 }
 
 async fn mcn_checks(client: &Client, user: &str) -> Vec<Check> {
+    // What the writer writes follows the gates: configImage only with
+    // ImageModeStatusReporting on.
+    let (gates, gates_check) = match feature_gates::read_cluster(client).await {
+        Ok(gates) => {
+            let detail = gates.to_string();
+            (
+                gates,
+                Check {
+                    check: "feature gates",
+                    ok: Some(true),
+                    detail,
+                    blocks: &[],
+                },
+            )
+        }
+        Err(err) => (
+            FeatureGates::default(),
+            Check {
+                check: "feature gates",
+                ok: None,
+                detail: format!("{err}; assuming the Default feature set"),
+                blocks: &[],
+            },
+        ),
+    };
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let crd = match crds.get_opt(write::CRD_NAME).await {
+    let mut crd = match crds.get_opt(write::CRD_NAME).await {
         Ok(Some(crd)) => {
-            let fields = write::written_fields(true);
+            let fields = write::written_fields(gates.enabled(IMAGE_MODE_STATUS_REPORTING));
             let declared = served_crd::check(&crd, write::VERSION, &fields);
             vec![
                 Check {
@@ -210,7 +236,8 @@ async fn mcn_checks(client: &Client, user: &str) -> Vec<Check> {
         },
     };
     let mco = "machineconfiguration.openshift.io";
-    let mut checks = crd;
+    let mut checks = vec![gates_check];
+    checks.append(&mut crd);
     checks.push(writers);
     checks.push(
         can(

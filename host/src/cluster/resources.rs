@@ -81,12 +81,8 @@ pub const CLUSTER_VERSION: ResourceType = openshift(
     "clusterversions",
 );
 /// FeatureGate `cluster`: the gates of the cluster's feature set. Read only.
-pub const FEATURE_GATE: ResourceType = openshift(
-    "config.openshift.io",
-    "v1",
-    "FeatureGate",
-    "featuregates",
-);
+pub const FEATURE_GATE: ResourceType =
+    openshift("config.openshift.io", "v1", "FeatureGate", "featuregates");
 pub const INFRASTRUCTURE: ResourceType = openshift(
     "config.openshift.io",
     "v1",

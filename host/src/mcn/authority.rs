@@ -83,6 +83,14 @@ pub enum Overreach {
     ConditionType { kind: String },
     #[error("the MCN guest reports condition type {kind} more than once")]
     ConditionTwice { kind: String },
+    #[error(
+        "the MCN guest sets {field} of node {node}, which is written only with feature gate ImageModeStatusReporting on (it is off, and a Default cluster's CRD refuses the field)"
+    )]
+    GatedField { field: &'static str, node: String },
+    #[error(
+        "the MCN guest reports condition type AppliedFilesAndOS for node {node}, which feature gate ImageModeStatusReporting (on) replaces with AppliedFiles and AppliedOSImage"
+    )]
+    ReplacedCondition { node: String },
 }
 
 pub fn check(facts: &Facts, decision: &Decision) -> Result<(), Overreach> {
@@ -104,6 +112,7 @@ pub fn check(facts: &Facts, decision: &Decision) -> Result<(), Overreach> {
     }
     config_names(facts, mcn)?;
     images(facts, mcn)?;
+    gated(facts, mcn)?;
     let Some(status) = &mcn.status else {
         let windows = facts
             .node
@@ -231,6 +240,41 @@ fn images(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), Overreach> {
                 image: quote(value, QUOTE),
             });
         }
+    }
+    Ok(())
+}
+
+/// What gate `ImageModeStatusReporting` decides: off, no `configImage`
+/// anywhere; on, no `AppliedFilesAndOS` (upstream's migration removes it).
+fn gated(facts: &Facts, mcn: &MachineConfigNode) -> Result<(), Overreach> {
+    let node = || facts.node.name.clone();
+    if facts.image_mode_status_reporting() {
+        let replaced = mcn.status.as_ref().is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == mco_mcn::APPLIED_FILES_AND_OS)
+        });
+        return if replaced {
+            Err(Overreach::ReplacedCondition { node: node() })
+        } else {
+            Ok(())
+        };
+    }
+    if mcn.desired_image.is_some() {
+        return Err(Overreach::GatedField {
+            field: "spec.configImage",
+            node: node(),
+        });
+    }
+    if mcn
+        .status
+        .as_ref()
+        .is_some_and(|s| s.config_image.is_some())
+    {
+        return Err(Overreach::GatedField {
+            field: "status.configImage",
+            node: node(),
+        });
     }
     Ok(())
 }

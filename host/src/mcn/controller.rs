@@ -121,6 +121,10 @@ struct Context {
     mcns: Store<MachineConfigNode>,
     /// The node disruption policies now in force (see [`follow_policies`]).
     policies: Policies,
+    /// The feature gates in force; a change re-derives every node (with
+    /// `ImageModeStatusReporting` turned on, that is upstream's one-time
+    /// migration of the stored conditions).
+    gates: Gates,
     leader: watch::Receiver<bool>,
     metrics: Metrics,
     resync: Duration,
@@ -160,7 +164,15 @@ impl Context {
         let configs: Vec<&MachineConfig> =
             configs.iter().filter_map(|c| c.0.as_ref().ok()).collect();
         let policies = self.policies.get();
-        rules::facts(node, &pools, &configs, (*policies).clone(), previous)
+        let gates = self.gates.borrow().clone();
+        rules::facts(
+            node,
+            &pools,
+            &configs,
+            (*policies).clone(),
+            previous,
+            &gates,
+        )
     }
 
     /// Runs the guest off the async workers (its output is checked inside
@@ -609,6 +621,8 @@ pub fn run(
     let became_allowed = tokio_stream::wrappers::WatchStream::new(may_write)
         .filter(|allowed| std::future::ready(*allowed))
         .map(|_| ());
+    let gates_changed =
+        tokio_stream::wrappers::WatchStream::from_changes(options.gates.clone()).map(|_| ());
     let readiness = options.readiness.clone();
     let ctx = Arc::new(Context {
         writer,
@@ -618,6 +632,7 @@ pub fn run(
         configs,
         mcns,
         policies,
+        gates: options.gates,
         leader: options.leader,
         metrics: options.metrics,
         resync: options.resync,
@@ -664,7 +679,10 @@ pub fn run(
             MACHINE_CONFIGURATION.api_resource(),
         )
         .trigger_backoff(crate::cluster::watch::backoff())
-        .reconcile_all_on(futures::stream::select(became_leader, became_allowed))
+        .reconcile_all_on(futures::stream::select(
+            became_leader,
+            futures::stream::select(became_allowed, gates_changed),
+        ))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| {

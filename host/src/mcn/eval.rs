@@ -1,6 +1,6 @@
 //! What `eval mcn` reads: the Node, its pools, the rendered configs, the
-//! MachineConfiguration with the node disruption policies and the stored
-//! MCN, from files laid out as the flags (or a golden case) name
+//! MachineConfiguration with the node disruption policies, the stored
+//! MCN and the FeatureGate, from files laid out as the flags (or a golden case) name
 //! them, and the JSON the eval contract promises for a decision.
 
 use std::path::Path;
@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::crd;
 use super::objects::{MachineConfig, MachineConfigPool};
 use super::{policies, rules};
+use crate::feature_gates::{self, FeatureGates};
 use crate::manifests::{InputError, Reader, case_file};
 
 /// Everything `eval mcn` reads, parsed.
@@ -22,6 +23,8 @@ pub struct McnInputs {
     pub configs: Vec<MachineConfig>,
     pub machineconfiguration: Option<Value>,
     pub previous: Option<crd::MachineConfigNode>,
+    /// The gates in force: the FeatureGate given, else the Default set.
+    pub gates: FeatureGates,
 }
 
 /// Paths of the `eval mcn` inputs (`-` is standard input).
@@ -32,20 +35,29 @@ pub struct McnPaths<'a> {
     pub machineconfigs: Option<&'a str>,
     pub machineconfiguration: Option<&'a str>,
     pub previous: Option<&'a str>,
+    pub featuregate: Option<&'a str>,
 }
 
 impl McnInputs {
     /// Reads a case directory holding files named after the flags
     /// (`node.yaml`, optional `pools.yaml`, `machineconfigs.yaml`,
-    /// `machineconfiguration.yaml`, `previous.yaml`), as the golden cases
-    /// are laid out.
+    /// `machineconfiguration.yaml`, `previous.yaml`, `featuregate.yaml`), as
+    /// the golden cases are laid out.
     pub fn read_case(dir: &Path) -> Result<Self, InputError> {
-        let [node, pools, machineconfigs, machineconfiguration, previous] = [
+        let [
+            node,
+            pools,
+            machineconfigs,
+            machineconfiguration,
+            previous,
+            featuregate,
+        ] = [
             "node",
             "pools",
             "machineconfigs",
             "machineconfiguration",
             "previous",
+            "featuregate",
         ]
         .map(|flag| case_file(dir, &format!("{flag}.yaml")));
         McnInputs::read(&McnPaths {
@@ -54,6 +66,7 @@ impl McnInputs {
             machineconfigs: machineconfigs.as_deref(),
             machineconfiguration: machineconfiguration.as_deref(),
             previous: previous.as_deref(),
+            featuregate: featuregate.as_deref(),
         })
     }
 
@@ -70,12 +83,15 @@ impl McnInputs {
             Some(path) => Some(reader.object(path, "MachineConfigNode")?),
             None => None,
         };
+        // `eval mcn` reads no ClusterVersion: the first entry counts.
+        let gates = feature_gates::read(&mut reader, paths.featuregate, None)?;
         Ok(McnInputs {
             node,
             pools,
             configs,
             machineconfiguration,
             previous,
+            gates,
         })
     }
 
@@ -89,6 +105,7 @@ impl McnInputs {
             &configs,
             policies,
             self.previous.as_ref(),
+            &self.gates,
         )
     }
 

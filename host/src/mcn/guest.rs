@@ -15,7 +15,7 @@ use wit_bindings::exports::mco::machine_config::node_state as wit;
 use wit_bindings::mco::machine_config::types as wit_types;
 
 /// The interface a node-state guest must export.
-pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.2.0";
+pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.3.0";
 
 impl World for NodeStateReporterPre<GuestState> {
     const INTERFACE: &'static str = NODE_STATE_INTERFACE;
@@ -81,7 +81,7 @@ impl McnGuest {
         facts: &logic::Facts,
         decision: logic::Decision,
     ) -> Result<logic::Decision, GuestError> {
-        logic::validate(&decision)
+        logic::validate(&decision, facts.image_mode_status_reporting())
             .and_then(|()| super::authority::check(facts, &decision).map_err(|e| e.to_string()))
             .map_err(|detail| self.invalid_output(detail))?;
         Ok(decision)
@@ -173,6 +173,7 @@ fn to_wit(facts: &logic::Facts) -> wit::Facts {
                 message: c.message.clone(),
             })
             .collect(),
+        feature_gates: facts.feature_gates.iter().cloned().collect(),
     }
 }
 

@@ -89,6 +89,7 @@ pub fn fixture() -> logic::Facts {
         policies: logic::DisruptionPolicies::defaults(),
         stored: None,
         previous: Vec::new(),
+        feature_gates: Default::default(),
     }
 }
 
@@ -131,7 +132,7 @@ mod tests {
     #[test]
     fn native_logic_passes_the_mcn_fixture() {
         let decision = logic::derive(&fixture());
-        assert!(logic::validate(&decision).is_ok());
+        assert!(logic::validate(&decision, false).is_ok());
         assert!(
             matches!(&decision, logic::Decision::Apply(n) if n.pool == "worker"),
             "{decision:?}"

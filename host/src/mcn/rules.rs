@@ -10,6 +10,7 @@ use mco_mcn as logic;
 use super::crd;
 use super::objects::{MachineConfig, MachineConfigPool};
 use crate::cluster::conditions::{self, Transition};
+use crate::feature_gates::FeatureGates;
 
 const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 
@@ -48,6 +49,7 @@ pub fn facts(
     configs: &[&MachineConfig],
     policies: logic::DisruptionPolicies,
     previous: Option<&crd::MachineConfigNode>,
+    gates: &FeatureGates,
 ) -> logic::Facts {
     let annotations = node.metadata.annotations.clone().unwrap_or_default();
     let wanted = wanted_configs(node, previous);
@@ -93,6 +95,7 @@ pub fn facts(
             current_config: stored_current(Some(mcn)).map(str::to_string),
         }),
         previous: previous.map(previous_conditions).unwrap_or_default(),
+        feature_gates: gates.enabled_names().clone(),
     }
 }
 

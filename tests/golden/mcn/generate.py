@@ -2,7 +2,7 @@
 """Writes the MachineConfigNode golden cases, one directory per case.
 
 Each case holds the eval inputs (node.yaml, pools.yaml, machineconfigs.yaml,
-optional machineconfiguration.yaml, previous.yaml and now.txt) and expected.json, the output of
+optional machineconfiguration.yaml, previous.yaml, featuregate.yaml and now.txt) and expected.json, the output of
 `mco-host eval mcn`. Update walks chain: each step's previous.yaml is the
 MCN the step before produced, as a controller would read it back.
 
@@ -121,11 +121,30 @@ DONE_ON_A = {
 }
 
 
+def featuregate(enabled=(), disabled=(), feature_set="TechPreviewNoUpgrade"):
+    """FeatureGate `cluster` as the cluster publishes it, for one version."""
+    return {
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "FeatureGate",
+        "metadata": {"name": "cluster"},
+        "spec": {"featureSet": feature_set},
+        "status": {"featureGates": [{
+            "version": "4.22.0",
+            "enabled": [{"name": n} for n in enabled],
+            "disabled": [{"name": n} for n in disabled],
+        }]},
+    }
+
+
+IMAGE_MODE_ON = featuregate(enabled=["ImageModeStatusReporting", "ManagedBootImagesCPMS"])
+IMAGE_MODE_OFF = featuregate(disabled=["ImageModeStatusReporting"], feature_set="")
+
+
 def write_yaml(path, objects):
     path.write_text(yaml.safe_dump_all(objects, sort_keys=False))
 
 
-def case(name, the_node, pools=POOLS, configs=("a", "b"), previous=None, now=START, mc=None):
+def case(name, the_node, pools=POOLS, configs=("a", "b"), previous=None, now=START, mc=None, gates=None):
     directory = HERE / name
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir()
@@ -140,6 +159,9 @@ def case(name, the_node, pools=POOLS, configs=("a", "b"), previous=None, now=STA
     if mc is not None:
         write_yaml(directory / "machineconfiguration.yaml", [mc])
         args += ["--machineconfiguration", str(directory / "machineconfiguration.yaml")]
+    if gates is not None:
+        write_yaml(directory / "featuregate.yaml", [gates])
+        args += ["--featuregate", str(directory / "featuregate.yaml")]
     if previous is not None:
         write_yaml(directory / "previous.yaml", [previous])
         args += ["--previous", str(directory / "previous.yaml")]
@@ -156,16 +178,17 @@ def stored(output, generation):
     return dict(output, metadata=dict(output["metadata"], generation=generation))
 
 
-def walk(prefix, configs, steps, mc=None):
+def walk(prefix, configs, steps, mc=None, gates=None, start=DONE_ON_A):
     """One node through an update; steps are (label, annotation changes, unschedulable)."""
-    annotations = dict(DONE_ON_A)
-    previous = case(f"{prefix}-00-updated-on-a", node(annotations), pools=[pool("worker", "rendered-worker-a")], configs=configs, mc=mc)
+    annotations = dict(start)
+    previous = case(f"{prefix}-00-updated-on-a", node(annotations), pools=[pool("worker", "rendered-worker-a")], configs=configs,
+                    mc=mc, gates=gates)
     generation = 1
     for index, (label, changes, unschedulable) in enumerate(steps, start=1):
         annotations.update(changes)
         now = START + timedelta(minutes=index)
         output = case(f"{prefix}-{index:02d}-{label}", node(annotations, unschedulable=unschedulable), configs=configs,
-                      previous=stored(previous, generation), now=now, mc=mc)
+                      previous=stored(previous, generation), now=now, mc=mc, gates=gates)
         if output is not None and previous is not None and output["spec"] != previous["spec"]:
             generation += 1
         previous = output
@@ -282,7 +305,29 @@ def main():
     case("provisioning-node-skipped", node(done, phase="Provisioning"))
     case("fresh-node-placeholders", node({}))
     image = "quay.io/openshift/os-layered@sha256:" + "ab" * 32
-    case("image-mode-config-image", node(dict(DONE_ON_A, currentImage=image, desiredImage=image)), pools=[pool("worker", "rendered-worker-a")])
+    on_image = dict(DONE_ON_A, currentImage=image, desiredImage=image)
+    # Gate ImageModeStatusReporting: off (Default, with or without a
+    # FeatureGate), no configImage whatever the annotations say; on, the
+    # configImage and the gate's condition set.
+    case("image-mode-gate-default-no-config-image", node(on_image), pools=[pool("worker", "rendered-worker-a")])
+    case("image-mode-gate-off-no-config-image", node(on_image), pools=[pool("worker", "rendered-worker-a")], gates=IMAGE_MODE_OFF)
+    case("image-mode-gate-on-config-image", node(on_image), pools=[pool("worker", "rendered-worker-a")], gates=IMAGE_MODE_ON)
+    # Gate on through an update that changes files and OS: AppliedFiles and
+    # AppliedOSImage apart, UpdateExecuted ending with the OS write.
+    gate_on_done = walk("image-mode-gate-on-reboot", ("a", "b"), [
+        ("working", {"desiredConfig": b, "state": "Working"}, False),
+        ("drained", {"desiredDrain": f"drain-{b}", "lastAppliedDrain": f"drain-{b}"}, True),
+        ("rebooting", {"post-config-action": "Rebooting"}, True),
+        ("done", {"state": "Done", "currentConfig": b, "post-config-action": "",
+                  "desiredDrain": f"uncordon-{b}", "lastAppliedDrain": f"uncordon-{b}"}, False),
+    ], gates=IMAGE_MODE_ON)
+    assert gate_on_done is not None
+    # The gate turned on under an MCN written with it off: upstream's
+    # one-time migration (AppliedFilesAndOS goes, the gate's three come).
+    gate_off_done = json.loads((HERE / "reboot-10-done" / "expected.json").read_text())["machineConfigNode"]
+    done_on_b = dict(DONE_ON_A, currentConfig=b, desiredConfig=b, desiredDrain=f"uncordon-{b}", lastAppliedDrain=f"uncordon-{b}")
+    case("image-mode-gate-turned-on-migrates", node(done_on_b), configs=("a", "b"),
+         previous=stored(gate_off_done, 3), now=START + timedelta(hours=1), gates=IMAGE_MODE_ON)
     case("invalid-desired-config-is-an-error", node(dict(DONE_ON_A, desiredConfig="Rendered_Worker!")))
     case("invalid-desired-image-is-an-error", node(dict(DONE_ON_A, desiredImage="quay.io/os:latest")))
 

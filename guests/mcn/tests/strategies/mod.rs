@@ -292,13 +292,28 @@ pub fn facts() -> impl Strategy<Value = Facts> {
         vec(condition(), 0..16),
         policies(),
         stored(),
+        feature_gates(),
     )
-        .prop_map(|(node, pools, configs, previous, policies, stored)| Facts {
-            node,
-            pools,
-            configs,
-            previous,
-            policies,
-            stored,
-        })
+        .prop_map(
+            |(node, pools, configs, previous, policies, stored, feature_gates)| Facts {
+                node,
+                pools,
+                configs,
+                previous,
+                policies,
+                stored,
+                feature_gates,
+            },
+        )
+}
+
+/// The gates that are on: mostly the MCN gate on or off, sometimes others
+/// and hostile names beside it.
+fn feature_gates() -> impl Strategy<Value = std::collections::BTreeSet<String>> {
+    let name = prop_oneof![
+        4 => Just(mco_mcn::IMAGE_MODE_STATUS_REPORTING.to_string()),
+        1 => Just("ManagedBootImagesCPMS".to_string()),
+        1 => ".{0,40}",
+    ];
+    proptest::collection::btree_set(name, 0..3)
 }

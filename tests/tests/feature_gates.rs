@@ -1,0 +1,244 @@
+//! `mco-host run` follows the cluster's FeatureGate `cluster`, against a
+//! real kube-apiserver and etcd, as the ServiceAccount with the RBAC in
+//! `deploy/`:
+//!
+//! - gate `ImageModeStatusReporting` off: an image-mode node's MCN has no
+//!   `configImage` and the gate-off condition set (`AppliedFilesAndOS`);
+//! - the gate turned on: the stored MCN is migrated as upstream's
+//!   controller does (`AppliedFilesAndOS` goes, `AppliedFiles`,
+//!   `AppliedOSImage` and `ImagePulledFromRegistry` come as not yet
+//!   occurred, the other conditions keep their transition times), it gains
+//!   `configImage`, and a node created afterwards gets the gate-on set.
+
+#[allow(
+    dead_code,
+    reason = "the e2e files share one support module; each uses part of it"
+)]
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use serde_json::{Value, json};
+use tokio::time::sleep;
+
+use support::fixture::Fixture;
+
+const POLL: Duration = Duration::from_millis(200);
+const CONVERGE: Duration = Duration::from_secs(30);
+const CONFIG: &str = "rendered-worker-a";
+const IMAGE_MODE: &str = "ImageModeStatusReporting";
+const GATE_OFF_TYPES: [&str; 14] = [
+    "UpdatePrepared",
+    "UpdateExecuted",
+    "UpdatePostActionComplete",
+    "UpdateComplete",
+    "Resumed",
+    "Drained",
+    "AppliedFilesAndOS",
+    "Cordoned",
+    "RebootedNode",
+    "Updated",
+    "Uncordoned",
+    "NodeDegraded",
+    "PinnedImageSetsDegraded",
+    "PinnedImageSetsProgressing",
+];
+const GATE_ON_ONLY: [&str; 3] = ["AppliedFiles", "AppliedOSImage", "ImagePulledFromRegistry"];
+
+fn image() -> String {
+    format!("quay.io/openshift/os-layered@sha256:{}", "ab".repeat(32))
+}
+
+fn feature_gates() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("config.openshift.io", "v1", "FeatureGate", "featuregates"),
+        "featuregates",
+    )
+}
+
+/// Writes FeatureGate `cluster` as the cluster-config operator publishes
+/// it: one entry, for version 4.22.0, with the MCN gate on or off.
+async fn set_image_mode(fx: &Fixture, on: bool) -> Result<()> {
+    let api: Api<DynamicObject> = Api::all_with(fx.admin.clone(), &feature_gates());
+    let apply = PatchParams::apply("test-cluster-config-operator").force();
+    let object = json!({
+        "apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
+        "metadata": {"name": "cluster"},
+        "spec": {"featureSet": if on { "TechPreviewNoUpgrade" } else { "" }},
+    });
+    api.patch("cluster", &apply, &Patch::Apply(&object))
+        .await
+        .context("applying FeatureGate cluster")?;
+    let named = |names: &[&str]| names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>();
+    let (enabled, disabled) = if on {
+        (named(&[IMAGE_MODE, "ManagedBootImagesCPMS"]), named(&[]))
+    } else {
+        (named(&["ManagedBootImagesCPMS"]), named(&[IMAGE_MODE]))
+    };
+    let status = json!({
+        "apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
+        "metadata": {"name": "cluster"},
+        "status": {"featureGates": [{"version": "4.22.0", "enabled": enabled, "disabled": disabled}]},
+    });
+    api.patch_status("cluster", &apply, &Patch::Apply(&status))
+        .await
+        .context("writing FeatureGate cluster's status")?;
+    Ok(())
+}
+
+/// A node done on [`CONFIG`], in image mode on [`image`].
+async fn image_mode_node(fx: &Fixture, name: &str) -> Result<()> {
+    fx.create_node(name, &["worker"], &[], CONFIG).await?;
+    let image = image();
+    fx.patch_node(
+        name,
+        &[("currentImage", &image), ("desiredImage", &image)],
+        None,
+    )
+    .await?;
+    Ok(())
+}
+
+/// The MCN's conditions by type: (status, reason, lastTransitionTime).
+fn conditions(mcn: &Value) -> BTreeMap<String, (String, String, String)> {
+    mcn["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let text = |key: &str| c[key].as_str().unwrap_or_default().to_owned();
+            (
+                text("type"),
+                (text("status"), text("reason"), text("lastTransitionTime")),
+            )
+        })
+        .collect()
+}
+
+/// Polls `name`'s MCN until `done` says nothing is missing (`Ok(())`);
+/// the last complaint is the error after [`CONVERGE`].
+async fn wait_mcn(
+    fx: &mut Fixture,
+    name: &str,
+    done: impl Fn(&Value) -> Result<()>,
+) -> Result<Value> {
+    let started = Instant::now();
+    loop {
+        let last = match fx.mcns().get_opt(name).await {
+            Ok(Some(object)) => {
+                let mcn = serde_json::to_value(object)?;
+                match done(&mcn) {
+                    Ok(()) => return Ok(mcn),
+                    Err(why) => format!("{why:#}: {}", mcn["status"]),
+                }
+            }
+            Ok(None) => "no MCN yet".to_owned(),
+            Err(err) => err.to_string(),
+        };
+        if started.elapsed() > CONVERGE {
+            bail!("MCN {name} after {CONVERGE:?}: {last}");
+        }
+        fx.check_controllers()?;
+        sleep(POLL).await;
+    }
+}
+
+fn gate_off_shape(mcn: &Value) -> Result<()> {
+    let found = conditions(mcn);
+    let types: Vec<&str> = found.keys().map(String::as_str).collect();
+    let mut expected = GATE_OFF_TYPES.to_vec();
+    expected.sort_unstable();
+    ensure!(types == expected, "condition types {types:?}");
+    ensure!(
+        found.get("Updated").is_some_and(|c| c.0 == "True"),
+        "Updated is not True"
+    );
+    ensure!(
+        mcn["spec"].get("configImage").is_none() && mcn["status"].get("configImage").is_none(),
+        "configImage written with the gate off: spec {}",
+        mcn["spec"]
+    );
+    Ok(())
+}
+
+fn gate_on_shape(mcn: &Value) -> Result<()> {
+    let found = conditions(mcn);
+    ensure!(
+        !found.contains_key("AppliedFilesAndOS"),
+        "AppliedFilesAndOS still there"
+    );
+    for kind in GATE_ON_ONLY {
+        let condition = found.get(kind).context(kind)?;
+        ensure!(
+            (condition.0.as_str(), condition.1.as_str()) == ("False", "NotYetOccurred"),
+            "{kind}: {condition:?}"
+        );
+    }
+    ensure!(found.len() == 16, "{} conditions", found.len());
+    let image = image();
+    ensure!(
+        mcn["spec"]["configImage"]["desiredImage"] == image.as_str(),
+        "spec.configImage: {}",
+        mcn["spec"]
+    );
+    ensure!(
+        mcn["status"]["configImage"] == json!({"currentImage": image, "desiredImage": image}),
+        "status.configImage: {}",
+        mcn["status"]["configImage"]
+    );
+    Ok(())
+}
+
+async fn gate_metric(fx: &Fixture, c: usize) -> Result<f64> {
+    Ok(fx.controllers[c]
+        .metrics()
+        .await?
+        .sum("mco_feature_gate", &[("gate", IMAGE_MODE)]))
+}
+
+#[tokio::test]
+async fn image_mode_status_reporting_follows_the_feature_gate() -> Result<()> {
+    Fixture::run(async |fx: &mut Fixture| {
+        set_image_mode(fx, false).await?;
+        fx.apply_pool("worker", CONFIG).await?;
+        fx.apply_machineconfig(CONFIG).await?;
+        image_mode_node(fx, "worker-0").await?;
+        let c = fx
+            .start_controller("mco-host-0", &["--resync", "1s"])
+            .await?;
+
+        let before = wait_mcn(fx, "worker-0", gate_off_shape).await?;
+        ensure!(
+            gate_metric(fx, c).await? == 0.0,
+            "mco_feature_gate is not 0"
+        );
+
+        set_image_mode(fx, true).await?;
+        let after = wait_mcn(fx, "worker-0", gate_on_shape).await?;
+        // The migration keeps what was there: the other conditions, with
+        // their transition times.
+        let (old, new) = (conditions(&before), conditions(&after));
+        for (kind, condition) in &old {
+            if kind != "AppliedFilesAndOS" {
+                ensure!(
+                    new.get(kind) == Some(condition),
+                    "{kind} changed in the migration: {condition:?} -> {:?}",
+                    new.get(kind)
+                );
+            }
+        }
+        ensure!(
+            gate_metric(fx, c).await? == 1.0,
+            "mco_feature_gate is not 1"
+        );
+
+        // Written with the gate on from the start.
+        image_mode_node(fx, "worker-1").await?;
+        wait_mcn(fx, "worker-1", gate_on_shape).await?;
+        Ok(())
+    })
+    .await
+}
