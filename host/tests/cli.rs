@@ -416,7 +416,7 @@ fn eval_bootimage_refuses_a_broken_featuregate_with_exit_2() {
                 "empty.yaml",
                 &format!("{head}status: {{featureGates: []}}\n"),
             ),
-            "FeatureGate cluster is malformed: status.featureGates is empty",
+            "status.featureGates is empty",
         ),
         (
             write(

@@ -687,20 +687,15 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
             ),
             (
                 "operator.openshift.io",
-                &["machineconfigurations"],
-                &["get", "list", "watch"],
-                &[]
-            ),
-            (
-                "operator.openshift.io",
                 &["machineconfigurations/status"],
                 &["patch"],
                 &["cluster"]
             ),
         ])
     );
-    // What the base's ClusterRole grants already (the feature gates and
-    // ClusterVersion, read by both jobs) is not granted twice.
+    // What the base's ClusterRole grants already (MachineConfiguration,
+    // the feature gates and ClusterVersion, read by both jobs) is not
+    // granted twice.
     let base_grants = grants(find(base(), "ClusterRole", "mco-host"));
     let overlay_grants = grants(find(&objects, "ClusterRole", "mco-host-boot-images"));
     let twice: Vec<&Grant> = overlay_grants.intersection(&base_grants).collect();
