@@ -167,6 +167,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             readiness: readiness.clone(),
             machineconfiguration,
             ownership: ownership.job("bootImage", boot.mode),
+            gates: gates.clone(),
         };
         tokio::spawn(bootimage::controller::run(
             client.clone(),

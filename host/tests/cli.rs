@@ -272,6 +272,7 @@ fn bootimage_args(case: &str) -> Vec<String> {
         "clusterversion",
         "machineconfiguration",
         "user-data-secret",
+        "featuregate",
     ] {
         let file = dir.join(format!("{flag}.yaml"));
         if file.exists() {
@@ -357,6 +358,100 @@ fn golden_decision(case: &str) -> serde_json::Value {
         .join("expected.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn eval_bootimage_follows_the_feature_gates_of_the_clusters_version() {
+    // ManagedBootImagesCPMS is off in the entry of ClusterVersion's version.
+    let case = "cpms-aws-skip-featuregate-cpms-off";
+    let (code, decision, err) = eval_bootimage(case, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(decision, golden_decision(case));
+    assert_eq!(decision["action"], "skip");
+    assert!(
+        decision["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("ManagedBootImagesCPMS")),
+        "{decision}"
+    );
+    // Without --featuregate: the Default feature set, where the gate is on
+    // and the enrolled ControlPlaneMachineSet moves.
+    let mut args = bootimage_args(case);
+    let at = args
+        .iter()
+        .position(|a| a == "--featuregate")
+        .unwrap_or_else(|| panic!("no --featuregate in {args:?}"));
+    args.drain(at..at + 2);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = run(&args, None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let default: serde_json::Value =
+        serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null);
+    assert_eq!(default["action"], "patch", "{default}");
+}
+
+#[test]
+fn eval_bootimage_refuses_a_broken_featuregate_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        path.display().to_string()
+    };
+    let head = "apiVersion: config.openshift.io/v1\nkind: FeatureGate\nmetadata: {name: cluster}\n";
+    let broken = [
+        (
+            write("garbage.yaml", "kind: [unclosed\n"),
+            "not valid YAML or JSON",
+        ),
+        (
+            write(
+                "other-kind.yaml",
+                "kind: ConfigMap\nmetadata: {name: cluster}\n",
+            ),
+            "expected FeatureGate, found ConfigMap",
+        ),
+        (
+            write(
+                "empty.yaml",
+                &format!("{head}status: {{featureGates: []}}\n"),
+            ),
+            "status.featureGates is empty",
+        ),
+        (
+            write(
+                "no-version.yaml",
+                &format!("{head}status: {{featureGates: [{{enabled: [{{name: X}}]}}]}}\n"),
+            ),
+            "FeatureGate cluster is malformed: missing field `version`",
+        ),
+        (
+            write(
+                "not-a-list.yaml",
+                &format!("{head}status: {{featureGates: all of them}}\n"),
+            ),
+            "FeatureGate cluster is malformed: invalid type",
+        ),
+        (
+            "/nonexistent/featuregate.yaml".to_string(),
+            "/nonexistent/featuregate.yaml",
+        ),
+    ];
+    for (file, message) in &broken {
+        let (code, decision, err) = eval_bootimage("cpms-gcp-patch", &["--featuregate", file]);
+        assert_eq!(code, Some(2), "{file}: {err}");
+        assert_eq!(
+            decision,
+            serde_json::Value::Null,
+            "{file}: printed a decision"
+        );
+        assert!(err.contains(message), "{file}: {err}");
+    }
+    // A FeatureGate whose status is not written yet is the Default set.
+    let unwritten = write("unwritten.yaml", &format!("{head}spec: {{}}\n"));
+    let (code, decision, err) = eval_bootimage("cpms-gcp-patch", &["--featuregate", &unwritten]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(decision, golden_decision("cpms-gcp-patch"));
 }
 
 #[test]

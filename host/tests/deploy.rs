@@ -575,6 +575,18 @@ fn the_cluster_role_grants_exactly_what_the_mcn_controller_needs() {
                 &["list"],
                 &[]
             ),
+            (
+                "config.openshift.io",
+                &["featuregates"],
+                &["get", "list", "watch"],
+                &["cluster"]
+            ),
+            (
+                "config.openshift.io",
+                &["clusterversions"],
+                &["get", "list", "watch"],
+                &["version"]
+            ),
             ("events.k8s.io", &["events"], &["create", "patch"], &[]),
         ])
     );
@@ -669,13 +681,7 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
         expect_grants(&[
             (
                 "config.openshift.io",
-                &["infrastructures", "clusterversions"],
-                &["get", "list", "watch"],
-                &[]
-            ),
-            (
-                "operator.openshift.io",
-                &["machineconfigurations"],
+                &["infrastructures"],
                 &["get", "list", "watch"],
                 &[]
             ),
@@ -687,6 +693,13 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
             ),
         ])
     );
+    // What the base's ClusterRole grants already (MachineConfiguration,
+    // the feature gates and ClusterVersion, read by both jobs) is not
+    // granted twice.
+    let base_grants = grants(find(base(), "ClusterRole", "mco-host"));
+    let overlay_grants = grants(find(&objects, "ClusterRole", "mco-host-boot-images"));
+    let twice: Vec<&Grant> = overlay_grants.intersection(&base_grants).collect();
+    assert!(twice.is_empty(), "granted by the base too: {twice:?}");
     assert_eq!(
         role_in("openshift-machine-api"),
         expect_grants(&[

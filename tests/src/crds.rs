@@ -234,6 +234,12 @@ pub mod openshift {
         )
     }
 
+    /// FeatureGate `cluster`: the gates enabled and disabled per release
+    /// version, which the host follows.
+    pub fn feature_gate() -> ApiResource {
+        ar("config.openshift.io", "v1", "FeatureGate", "featuregates")
+    }
+
     pub fn machine_configuration() -> ApiResource {
         ar(
             "operator.openshift.io",
@@ -263,6 +269,7 @@ pub mod openshift {
             control_plane_machine_set(),
             infrastructure(),
             cluster_version(),
+            feature_gate(),
             machine_configuration(),
             cluster_image_policy(),
         ]

@@ -491,6 +491,109 @@ async fn machinesets_are_updated_without_the_control_plane_machine_set_crd() -> 
     .await
 }
 
+// ---- feature gates ----------------------------------------------------------------------------
+
+/// FeatureGate `cluster` publishing, for the cluster's version (4.21.0),
+/// `disabled` off and every other gate at its Default value.
+async fn set_feature_gates(c: &Cluster, disabled: &[&str]) -> Result<()> {
+    let disabled: Vec<Value> = disabled.iter().map(|n| json!({"name": n})).collect();
+    c.set_status(
+        &openshift::feature_gate(),
+        "cluster",
+        json!({"featureGates": [{"version": "4.21.0", "enabled": [], "disabled": disabled}]}),
+    )
+    .await
+}
+
+/// With `ManagedBootImagesCPMS` and `BootImageSkewEnforcement` off for the
+/// cluster's version, an enrolled ControlPlaneMachineSet is neither patched
+/// nor counted (`0 of 0`), an edit of it starts no pass, and no pass writes
+/// the skew record, while the MachineSet moves to a new stream. Turning the
+/// gates on starts a pass by itself (no resync) that does what the Default
+/// set does: the ControlPlaneMachineSet moves and the record is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_feature_gates_in_force_decide_the_control_plane_machine_set_and_the_skew_record()
+-> Result<()> {
+    in_cluster(Platform::Aws, &[MachineSetSpec::new("worker-a")], async |c| {
+        c.apply(
+            &openshift::feature_gate(),
+            None,
+            json!({"apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
+                   "metadata": {"name": "cluster"}, "spec": {"featureSet": "CustomNoUpgrade"}}),
+        )
+        .await?;
+        set_feature_gates(c, &["ManagedBootImagesCPMS", "BootImageSkewEnforcement"]).await?;
+        c.add_control_plane_machine_set(Image::Rhcos(OLD, "x86_64"))
+            .await?;
+        c.enroll(managers_with_cpms(json!({"mode": "All"}), "All"))
+            .await?;
+        let installed = json!({"ocpVersion": "4.19.7"});
+        c.set_status(
+            &openshift::machine_configuration(),
+            "cluster",
+            json!({"bootImageSkewEnforcementStatus": {"mode": "Automatic", "automatic": installed}}),
+        )
+        .await?;
+        // The default resync (5 minutes): every pass below has a trigger.
+        let controller = c.start_controller("boot-a", &[]).await?;
+        let clean = ("False", "0 Degraded MAPI MachineSets | 0 Degraded ControlPlaneMachineSets | ");
+        let gates_off =
+            "Reconciled 1 of 1 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | ";
+        c.wait_conditions(gates_off, clean).await?;
+        let cpms_rv = c.cpms().await?.resource_version();
+
+        c.set_stream(NEW).await?;
+        c.wait_image("worker-a", &c.expected_image(NEW, "x86_64"))
+            .await?;
+        c.wait_conditions(gates_off, clean).await?;
+        sleep(QUIET).await;
+        ensure!(
+            c.cpms().await?.resource_version() == cpms_rv,
+            "the ControlPlaneMachineSet was written with ManagedBootImagesCPMS off"
+        );
+        let settled = c.metrics(controller).await?;
+        ensure!(settled.writes_of("patch_controlplanemachineset") == 0.0);
+        ensure!(
+            skew_record(c).await? == installed,
+            "the skew record was written with BootImageSkewEnforcement off: {}",
+            skew_record(c).await?
+        );
+
+        // An edit of the ControlPlaneMachineSet's providerSpec starts no pass.
+        let edit = json!({"spec": {"template": {"machines_v1beta1_machine_openshift_io": {"spec": {
+            "providerSpec": {"value": {"instanceType": "m6i.4xlarge"}}}}}}});
+        c.controlplanemachinesets()
+            .patch("cluster", &PatchParams::default(), &Patch::Merge(&edit))
+            .await?;
+        sleep(QUIET).await;
+        let evaluations = |m: &support::controller::Metrics| m.sum("mco_evaluations_total", &[]);
+        let later = c.metrics(controller).await?;
+        ensure!(
+            evaluations(&later) == evaluations(&settled),
+            "a ControlPlaneMachineSet edit started a pass with ManagedBootImagesCPMS off: {} -> {} evaluations",
+            evaluations(&settled),
+            evaluations(&later)
+        );
+
+        // Both gates on: the change alone starts a pass.
+        set_feature_gates(c, &[]).await?;
+        let took = c
+            .wait_cpms_image(&c.expected_image(NEW, std::env::consts::ARCH))
+            .await?;
+        eprintln!(
+            "bootimage_controller: ControlPlaneMachineSet patched {took:.2?} after ManagedBootImagesCPMS turned on"
+        );
+        c.wait_conditions(
+            "Reconciled 1 of 1 MAPI MachineSets | Reconciled 1 of 1 ControlPlaneMachineSets | ",
+            clean,
+        )
+        .await?;
+        wait_skew_record(c, &json!({"ocpVersion": "4.21.0"})).await?;
+        Ok(())
+    })
+    .await
+}
+
 // ---- 4: a competing writer -----------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -138,7 +138,7 @@ async fn crds(cp: &ControlPlane, admin: &Client) -> Result<()> {
 
     let api: Api<CustomResourceDefinition> = Api::all(admin.clone());
     // (name, scope, shortNames, status subresource, scale subresource)
-    let shapes: [(&str, &str, &[&str], bool, bool); 8] = [
+    let shapes: [(&str, &str, &[&str], bool, bool); 9] = [
         (
             "machineconfigpools.machineconfiguration.openshift.io",
             "Cluster",
@@ -182,6 +182,13 @@ async fn crds(cp: &ControlPlane, admin: &Client) -> Result<()> {
             false,
         ),
         (
+            "featuregates.config.openshift.io",
+            "Cluster",
+            &[],
+            true,
+            false,
+        ),
+        (
             "machineconfigurations.operator.openshift.io",
             "Cluster",
             &[],
@@ -211,7 +218,7 @@ async fn crds(cp: &ControlPlane, admin: &Client) -> Result<()> {
 
     // Schema parts that are YAML aliases in the fixtures or carry list/map
     // semantics SSA depends on: present in the stored schema, not just parsed.
-    let schema_has: [(&str, &str, Value); 7] = [
+    let schema_has: [(&str, &str, Value); 9] = [
         (
             "machineconfigpools.machineconfiguration.openshift.io",
             "/spec/properties/nodeSelector/x-kubernetes-map-type",
@@ -241,6 +248,16 @@ async fn crds(cp: &ControlPlane, admin: &Client) -> Result<()> {
             "clusterversions.config.openshift.io",
             "/status/properties/availableUpdates/items/properties/architecture/enum",
             json!(["Multi", ""]),
+        ),
+        (
+            "featuregates.config.openshift.io",
+            "/status/properties/featureGates/x-kubernetes-list-map-keys",
+            json!(["version"]),
+        ),
+        (
+            "featuregates.config.openshift.io",
+            "/status/properties/featureGates/items/properties/disabled/items/required",
+            json!(["name"]),
         ),
         (
             "machineconfigurations.operator.openshift.io",

@@ -36,12 +36,20 @@ use crate::cluster::events::Events;
 use crate::cluster::managers;
 use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::watch::{Latest, Readiness};
+use crate::feature_gates::Gates;
 use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, State};
 use crate::registry::Guests;
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
 const NOT_READY_POLL: Duration = Duration::from_secs(5);
+/// The readiness name of the watch of FeatureGate `cluster` that `run.rs`
+/// starts for [`Gates`] (ClusterVersion's shares this job's own watch
+/// name): the first pass waits for it to list, so that it runs under the
+/// cluster's gates, not the Default set's.
+const FEATURE_GATE_WATCH: &str = "featuregates";
+/// The reason of a pass a change of the feature gates in force starts.
+const GATES_CHANGED: &str = "FeatureGatesChanged";
 /// Triggers arriving this close together make one pass.
 const DEBOUNCE: Duration = Duration::from_millis(200);
 /// After a write conflict: the newer object is on its way.
@@ -67,6 +75,10 @@ pub struct Options {
     pub machineconfiguration: Latest,
     /// This job's ownership mode and state.
     pub ownership: JobOwnership,
+    /// The feature gates in force: `ManagedBootImagesCPMS` (the
+    /// ControlPlaneMachineSet pass) and `BootImageSkewEnforcement` (the
+    /// skew record); a change starts a pass.
+    pub gates: Gates,
 }
 
 /// The watched objects, each decoded once per event.
@@ -87,6 +99,7 @@ struct Worker {
     writer: Writer,
     machineconfiguration_wait: Duration,
     control_plane_arch: String,
+    gates: Gates,
     /// Since when MachineConfiguration `cluster` is not ready.
     not_ready_since: Option<Instant>,
     /// The boot images of the stream ConfigMap at a resourceVersion, so a
@@ -103,6 +116,7 @@ pub fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> impl std::future::Future<Output = ()> + Send {
     let readiness = &options.readiness;
+    let gates = &options.gates;
     let (machinesets, ms_events) = triggers::watch(
         &client,
         Kind::MachineSet,
@@ -110,6 +124,7 @@ pub fn run(
         Some(MACHINE_API_NAMESPACE),
         None,
         readiness,
+        gates,
     );
     // The singleton upstream names `cluster`; optional, see
     // `triggers::watch`.
@@ -120,6 +135,7 @@ pub fn run(
         Some(MACHINE_API_NAMESPACE),
         Some(CONTROL_PLANE_MACHINE_SET_NAME),
         readiness,
+        gates,
     );
     let (stream, cm_events) = triggers::watch(
         &client,
@@ -128,11 +144,13 @@ pub fn run(
         Some(STREAM_NAMESPACE),
         Some(STREAM_CONFIGMAP),
         readiness,
+        gates,
     );
     let (machineconfiguration, mc_events) = triggers::follow(
         Kind::MachineConfiguration,
         MachineConfiguration::decode,
         options.machineconfiguration.clone(),
+        gates,
     );
     let (clusterversion, cv_events) = triggers::watch(
         &client,
@@ -141,6 +159,7 @@ pub fn run(
         None,
         Some("version"),
         readiness,
+        gates,
     );
     let (infrastructure, infra_events) = triggers::watch(
         &client,
@@ -149,6 +168,7 @@ pub fn run(
         None,
         Some("cluster"),
         readiness,
+        gates,
     );
     let mut watched = vec![
         Kind::MachineSet,
@@ -158,6 +178,15 @@ pub fn run(
         Kind::ClusterVersion,
         Kind::Infrastructure,
     ];
+    // Upstream's controller takes up a change of the feature gates only by
+    // restarting (library-go's `featuregates.NewFeatureGateAccess` exits
+    // the process on one); here the change starts a pass.
+    let gates_events = tokio_stream::wrappers::WatchStream::from_changes(gates.clone())
+        .map(|gates| {
+            tracing::info!(%gates, "the feature gates changed; the boot image pass runs again");
+            GATES_CHANGED
+        })
+        .boxed();
     let mut events = vec![
         ms_events,
         cpms_events,
@@ -165,6 +194,7 @@ pub fn run(
         mc_events,
         cv_events,
         infra_events,
+        gates_events,
     ];
     let known_images = options.known_images_configmap.as_deref().map(|name| {
         let (store, known_events) = triggers::watch(
@@ -174,12 +204,14 @@ pub fn run(
             Some(&options.namespace),
             Some(name),
             readiness,
+            gates,
         );
         watched.push(Kind::KnownImages);
         events.push(known_events);
         store
     });
-    let watched: Vec<&'static str> = watched.into_iter().map(Kind::name).collect();
+    let mut watched: Vec<&'static str> = watched.into_iter().map(Kind::name).collect();
+    watched.push(FEATURE_GATE_WATCH);
     let worker = Worker {
         writer: Writer {
             events: Events::new(client.clone(), &options.identity),
@@ -203,6 +235,7 @@ pub fn run(
         },
         machineconfiguration_wait: options.machineconfiguration_wait,
         control_plane_arch: options.control_plane_arch,
+        gates: options.gates.clone(),
         not_ready_since: None,
         published: None,
     };
@@ -370,6 +403,7 @@ impl Worker {
             let stream = snapshot.stream.as_deref();
             let cv = snapshot.clusterversion.as_deref();
             skew::after_pass(
+                &snapshot.gates,
                 mc,
                 summary,
                 stream.and_then(|cm| cm.object.as_ref().ok()),
@@ -447,6 +481,7 @@ impl Worker {
             control_plane_arch: self.control_plane_arch.clone(),
             platforms: super::job::platforms(&self.guests.current()),
             now: Timestamp::now(),
+            gates: self.gates.borrow().clone(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! What `eval bootimage` reads: the MachineSet (or ControlPlaneMachineSet),
 //! the stream ConfigMap, the Infrastructure and the optional ClusterVersion,
-//! MachineConfiguration, user-data Secret and known images, from files laid
-//! out as the flags (or a golden case) name them.
+//! MachineConfiguration, user-data Secret, known images and FeatureGate,
+//! from files laid out as the flags (or a golden case) name them.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -19,6 +19,7 @@ use super::objects::{
 };
 use super::plan::{Pass, UserData};
 use super::rules::{self, MachineSetInputs, Step};
+use crate::feature_gates::{Error as GateError, FeatureGates};
 use crate::manifests::{InputError as FileError, Reader, case_file};
 use crate::runtime::GuestError;
 
@@ -36,6 +37,9 @@ pub struct BootImageInputs {
     pub machineconfiguration: Option<Decoded<MachineConfiguration>>,
     pub user_data_secret: Option<Decoded<UserDataSecret>>,
     pub known_images: BTreeSet<String>,
+    /// The gates of `--featuregate` for the ClusterVersion's version; the
+    /// Default feature set without it.
+    pub gates: FeatureGates,
 }
 
 /// Paths of the `eval bootimage` inputs (`-` is standard input).
@@ -49,6 +53,7 @@ pub struct BootImagePaths<'a> {
     pub machineconfiguration: Option<&'a str>,
     pub user_data_secret: Option<&'a str>,
     pub known_images: Option<&'a str>,
+    pub featuregate: Option<&'a str>,
 }
 
 impl BootImageInputs {
@@ -56,7 +61,7 @@ impl BootImageInputs {
     /// (`machineset.yaml` or `controlplanemachineset.yaml`,
     /// `configmap.yaml`, `infrastructure.yaml`, optional
     /// `clusterversion.yaml`, `machineconfiguration.yaml`,
-    /// `user-data-secret.yaml`, `known-images.txt`).
+    /// `user-data-secret.yaml`, `known-images.txt`, `featuregate.yaml`).
     pub fn read_case(dir: &Path) -> Result<Self, FileError> {
         let [
             machineset,
@@ -67,6 +72,7 @@ impl BootImageInputs {
             machineconfiguration,
             secret,
             known,
+            featuregate,
         ] = [
             "machineset.yaml",
             "controlplanemachineset.yaml",
@@ -76,6 +82,7 @@ impl BootImageInputs {
             "machineconfiguration.yaml",
             "user-data-secret.yaml",
             "known-images.txt",
+            "featuregate.yaml",
         ]
         .map(|file| case_file(dir, file));
         let object = match (&machineset, &controlplanemachineset) {
@@ -93,6 +100,7 @@ impl BootImageInputs {
             machineconfiguration: machineconfiguration.as_deref(),
             user_data_secret: secret.as_deref(),
             known_images: known.as_deref(),
+            featuregate: featuregate.as_deref(),
         })
     }
 
@@ -120,6 +128,16 @@ impl BootImageInputs {
             Some(path) => known_images(path, &reader.text(path)?)?,
             None => BTreeSet::new(),
         };
+        let gates = match paths.featuregate {
+            Some(path) => {
+                let version = clusterversion
+                    .as_ref()
+                    .and_then(|cv| cv.pointer("/status/desired/version"))
+                    .and_then(Value::as_str);
+                feature_gates(path, &reader.object(path, "FeatureGate")?, version)?
+            }
+            None => FeatureGates::default(),
+        };
         Ok(BootImageInputs {
             kind,
             machineset: Decoded::read(&source, machine_decoder(kind)),
@@ -130,6 +148,7 @@ impl BootImageInputs {
             machineconfiguration: machineconfiguration.as_ref().map(Decoded::of),
             user_data_secret: user_data_secret.as_ref().map(Decoded::of),
             known_images,
+            gates,
         })
     }
 
@@ -163,6 +182,29 @@ fn known_images(path: &str, text: &str) -> Result<BTreeSet<String>, FileError> {
     }
 }
 
+/// The gates a FeatureGate file publishes for the cluster at `version`
+/// (the first entry without one), as the controller resolves the object
+/// it watches.
+fn feature_gates(
+    path: &str,
+    object: &Value,
+    version: Option<&str>,
+) -> Result<FeatureGates, FileError> {
+    FeatureGates::resolve(object, version).map_err(|err| FileError::Malformed {
+        path: path.into(),
+        kind: "FeatureGate".into(),
+        name: object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("(unnamed)")
+            .into(),
+        detail: match err {
+            GateError::Malformed(detail) => detail,
+            GateError::NoEntry => "status.featureGates is empty: no version lists its gates".into(),
+        },
+    })
+}
+
 /// Why `eval bootimage` could not decide: unusable input (exit status 2)
 /// or a guest that failed (exit status 3).
 #[derive(Debug, thiserror::Error)]
@@ -183,6 +225,7 @@ pub struct EvalStep {
 impl BootImageInputs {
     /// The host rules as `eval` applies them: like the controller's, but a
     /// gate is a decision to print (an unstable cluster is `noop`, a
+    /// ControlPlaneMachineSet without `ManagedBootImagesCPMS` or a
     /// MachineSet not enrolled `skip`), and ClusterVersion and
     /// MachineConfiguration are optional. `Err` is unusable input.
     pub fn host_rules(&self, control_plane_arch: &str) -> Result<EvalStep, InputError> {
@@ -204,6 +247,9 @@ impl BootImageInputs {
                 return Ok(decided(decision));
             }
             multi_arch = rules::is_multi_arch(cv);
+        }
+        if let Some(decision) = rules::feature_gate(&self.gates, machineset) {
+            return Ok(decided(decision));
         }
         if let Some(mc) = &self.machineconfiguration
             && let Some(decision) = rules::enrollment_gate(mc.typed()?, machineset, &platform)

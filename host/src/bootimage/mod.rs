@@ -24,3 +24,16 @@ mod triggers;
 mod write;
 
 pub use guest::{BOOT_IMAGE_INTERFACE, BatchItem, BootImageGuest, Session};
+
+/// The Default feature set with `off` disabled, as a FeatureGate object
+/// publishes it: what the gate tests of this job run under.
+#[cfg(test)]
+pub(crate) fn gates_without(off: &[&str]) -> crate::feature_gates::FeatureGates {
+    let disabled: Vec<serde_json::Value> = off
+        .iter()
+        .map(|name| serde_json::json!({"name": name}))
+        .collect();
+    let object = serde_json::json!({"status": {"featureGates": [
+        {"version": "4.22.0", "enabled": [], "disabled": disabled}]}});
+    crate::feature_gates::FeatureGates::resolve(&object, None).unwrap_or_default()
+}

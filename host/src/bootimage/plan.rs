@@ -23,6 +23,7 @@ use super::objects::{
 };
 use super::rules::{self, MachineSetInputs, Step};
 use super::state::{ControllerState, Guard, patch_fingerprint};
+use crate::feature_gates::FeatureGates;
 
 /// A MachineSet or ControlPlaneMachineSet as the watches hold it.
 pub type Machine = Arc<Decoded<MachineSetView>>;
@@ -50,6 +51,9 @@ pub struct Snapshot {
     pub platforms: BTreeSet<String>,
     /// The instant of the pass: a stub upgrade is stamped with it.
     pub now: Timestamp,
+    /// The feature gates in force: which kinds a pass takes up, and
+    /// whether it keeps the skew record.
+    pub gates: Arc<FeatureGates>,
 }
 
 /// Why a pass stops before any MachineSet is decided.
@@ -75,7 +79,8 @@ pub struct Enrolled {
 
 /// The cluster-wide gates, then enrollment: the ControlPlaneMachineSets
 /// first (upstream's `syncControlPlaneMachineSets` runs before its
-/// `syncMAPIMachineSets`), then the MachineSets, each in name order.
+/// `syncMAPIMachineSets`; none with `ManagedBootImagesCPMS` off), then the
+/// MachineSets, each in name order.
 pub fn gates(snapshot: &Snapshot) -> Result<Vec<Enrolled>, Gate> {
     let mc = match &snapshot.machineconfiguration {
         None => return Err(Gate::NotReady(rules::not_ready(None).unwrap_or_default())),
@@ -114,6 +119,11 @@ pub fn gates(snapshot: &Snapshot) -> Result<Vec<Enrolled>, Gate> {
         ),
         (MachineKind::MachineSet, &snapshot.machinesets),
     ] {
+        if !rules::in_pass(&snapshot.gates, kind) {
+            let gates = &snapshot.gates;
+            tracing::debug!(kind = kind.kind(), %gates, "not in the pass under these feature gates");
+            continue;
+        }
         let mut objects: Vec<&Machine> = objects.iter().collect();
         objects.sort_by(|a, b| a.name().cmp(b.name()));
         for object in objects {
@@ -898,6 +908,41 @@ mod tests {
         let mut no_entry = with_cpms_mode("All");
         no_entry.machineconfiguration = Some(enrollment(json!({"mode": "All"})));
         assert_eq!(names(&no_entry), ["machineset cluster"]);
+    }
+
+    #[test]
+    fn without_the_cpms_gate_an_enrolled_control_plane_machine_set_is_not_in_the_pass() {
+        let mut s = with_cpms_mode("All");
+        s.gates = Arc::new(crate::bootimage::gates_without(&[
+            crate::feature_gates::MANAGED_BOOT_IMAGES_CPMS,
+        ]));
+        let subjects: Vec<String> = gates(&s)
+            .unwrap_or_default()
+            .iter()
+            .map(|e| e.subject.to_string())
+            .collect();
+        assert_eq!(subjects, ["machineset cluster"]);
+        // Not even one that cannot be read; and its machine manager is not
+        // read at all (an invalid mode degrades the pass only with the gate on).
+        s.controlplanemachinesets.push(machine(
+            MachineKind::ControlPlaneMachineSet,
+            json!({"kind": "ControlPlaneMachineSet", "metadata": {"name": "broken", "labels": 5}}),
+        ));
+        assert_eq!(gates(&s).map(|e| e.len()), Ok(1));
+        let mut invalid = with_cpms_mode("Sometimes");
+        assert!(matches!(gates(&invalid), Err(Gate::Degraded(why)) if why.contains("Sometimes")));
+        invalid.gates = s.gates.clone();
+        assert_eq!(gates(&invalid).map(|e| e.len()), Ok(1));
+        // Its hot-loop entry goes, as with opting out.
+        let mut state = ControllerState::default();
+        state.record_patch("ControlPlaneMachineSet/cluster", "f");
+        let plan = start(&s, state).finish();
+        assert!(plan.save_state && plan.state.hot_loops.is_empty());
+        assert!(
+            plan.actions
+                .iter()
+                .all(|a| a.subject.kind == MachineKind::MachineSet)
+        );
     }
 
     #[test]

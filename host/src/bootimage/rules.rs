@@ -14,6 +14,7 @@ use super::objects::{
     ClusterVersion, ConfigMapData, Infrastructure, Lenient, MachineConfiguration, MachineManager,
     Selection, Undecodable, UserDataSecret,
 };
+use crate::feature_gates::{FeatureGates, MANAGED_BOOT_IMAGES_CPMS};
 
 /// What the host rules read for one MachineSet besides the cluster gates.
 #[derive(Debug, Clone, Copy)]
@@ -91,6 +92,30 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
 
 /// The platforms whose ControlPlaneMachineSets get boot image updates.
 pub const CPMS_PLATFORMS: [&str; 3] = ["AWS", "GCP", "Azure"];
+
+/// Whether a pass takes up objects of `kind` at all under `gates`. With
+/// `ManagedBootImagesCPMS` off, upstream registers no ControlPlaneMachineSet
+/// event handlers and `syncControlPlaneMachineSets` returns before it reads
+/// enrollment, so no ControlPlaneMachineSet is part of a pass, whatever its
+/// machine manager says (`pkg/controller/bootimage`, `cpms_helpers.go`).
+pub fn in_pass(gates: &FeatureGates, kind: MachineKind) -> bool {
+    match kind {
+        MachineKind::MachineSet => true,
+        MachineKind::ControlPlaneMachineSet => gates.enabled(MANAGED_BOOT_IMAGES_CPMS),
+    }
+}
+
+/// `Some(skip)` naming the gate for an object no pass takes up (see
+/// [`in_pass`]): what `eval` prints where the controller does nothing.
+pub fn feature_gate(gates: &FeatureGates, ms: &MachineSetView) -> Option<Decision> {
+    (!in_pass(gates, ms.kind)).then(|| {
+        Decision::skip(format!(
+            "feature gate {MANAGED_BOOT_IMAGES_CPMS} is off: ControlPlaneMachineSet {} gets no \
+             boot image updates (no ControlPlaneMachineSet pass runs)",
+            ms.name
+        ))
+    })
+}
 
 /// `None` when MachineConfiguration `cluster` exists and its status caught
 /// up with its spec; otherwise why not.
@@ -733,6 +758,33 @@ mod tests {
                 .unwrap()
                 .contains("unset")
         );
+    }
+
+    #[test]
+    fn without_the_cpms_gate_no_control_plane_machine_set_is_in_a_pass() {
+        let cpms = MachineSetView {
+            kind: MachineKind::ControlPlaneMachineSet,
+            name: "cluster".into(),
+            ..ms(&[])
+        };
+        let on = FeatureGates::default();
+        assert!(in_pass(&on, MachineKind::ControlPlaneMachineSet));
+        assert_eq!(feature_gate(&on, &cpms), None);
+        let off = crate::bootimage::gates_without(&[MANAGED_BOOT_IMAGES_CPMS]);
+        assert!(!in_pass(&off, MachineKind::ControlPlaneMachineSet));
+        assert_eq!(
+            feature_gate(&off, &cpms),
+            Some(Decision::skip(
+                "feature gate ManagedBootImagesCPMS is off: ControlPlaneMachineSet cluster gets \
+                 no boot image updates (no ControlPlaneMachineSet pass runs)"
+            ))
+        );
+        // MachineSets follow no gate; the skew gate is not this one.
+        assert!(in_pass(&off, MachineKind::MachineSet));
+        assert_eq!(feature_gate(&off, &ms(&[])), None);
+        let skew_off =
+            crate::bootimage::gates_without(&[crate::feature_gates::BOOT_IMAGE_SKEW_ENFORCEMENT]);
+        assert!(in_pass(&skew_off, MachineKind::ControlPlaneMachineSet));
     }
 
     #[test]

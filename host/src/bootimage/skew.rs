@@ -9,6 +9,7 @@
 use serde_json::{Value, json};
 
 use super::objects::{ClusterVersion, ConfigMapData, MachineConfiguration};
+use crate::feature_gates::{BOOT_IMAGE_SKEW_ENFORCEMENT, FeatureGates};
 
 /// What a pass came to, as far as the record is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,17 +58,22 @@ impl Record {
     }
 }
 
-/// The record after a pass, or `None` when the pass leaves it alone: the
-/// mode is not `Automatic`, the pass had errors, or a clean pass cannot
-/// tell its release (no readable `releaseVersion` in the stream
-/// ConfigMap). `cm` is the `coreos-bootimages` ConfigMap, `cv`
-/// ClusterVersion `version`.
+/// The record after a pass, or `None` when the pass leaves it alone:
+/// `BootImageSkewEnforcement` is off (upstream's `syncMAPIMachineSets`
+/// neither records nor resets then), the mode is not `Automatic`, the
+/// pass had errors, or a clean pass cannot tell its release (no readable
+/// `releaseVersion` in the stream ConfigMap). `cm` is the
+/// `coreos-bootimages` ConfigMap, `cv` ClusterVersion `version`.
 pub fn after_pass(
+    gates: &FeatureGates,
     mc: &MachineConfiguration,
     summary: PassSummary,
     cm: Option<&ConfigMapData>,
     cv: Option<&ClusterVersion>,
 ) -> Option<Record> {
+    if !gates.enabled(BOOT_IMAGE_SKEW_ENFORCEMENT) {
+        return None;
+    }
     let status = mc.status.boot_image_skew_enforcement_status.as_ref()?;
     if status.mode.as_deref() != Some("Automatic") || summary.errors > 0 {
         return None;
@@ -167,6 +173,11 @@ mod tests {
         ]}}))
     }
 
+    /// The Default feature set: skew enforcement on.
+    fn on() -> FeatureGates {
+        FeatureGates::default()
+    }
+
     const CLEAN: PassSummary = PassSummary {
         skipped: 0,
         errors: 0,
@@ -177,7 +188,13 @@ mod tests {
         let installed = mc("Automatic", json!({"ocpVersion": "4.19.7"}));
         // Clean pass (0 enrolled MachineSets lands here too): record.
         assert_eq!(
-            after_pass(&installed, CLEAN, Some(&cm("4.22.0-ec.2")), Some(&cv())),
+            after_pass(
+                &on(),
+                &installed,
+                CLEAN,
+                Some(&cm("4.22.0-ec.2")),
+                Some(&cv())
+            ),
             Some(Record {
                 ocp_version: "4.22.0".into(),
                 outcome: Outcome::Recorded,
@@ -192,7 +209,7 @@ mod tests {
             errors: 0,
         };
         assert_eq!(
-            after_pass(&recorded, skips, Some(&cm("4.22.0")), Some(&cv())),
+            after_pass(&on(), &recorded, skips, Some(&cm("4.22.0")), Some(&cv())),
             Some(Record {
                 ocp_version: "4.19.7".into(),
                 outcome: Outcome::Reset,
@@ -205,7 +222,7 @@ mod tests {
             errors: 1,
         };
         assert_eq!(
-            after_pass(&recorded, errors, Some(&cm("4.22.0")), Some(&cv())),
+            after_pass(&on(), &recorded, errors, Some(&cm("4.22.0")), Some(&cv())),
             None
         );
         // Not Automatic (Manual, None, absent): never written.
@@ -215,20 +232,43 @@ mod tests {
             read(json!({"status": {}})),
             read(json!({})),
         ] {
-            assert_eq!(after_pass(&other, CLEAN, Some(&cm("4.22.0")), None), None);
+            assert_eq!(
+                after_pass(&on(), &other, CLEAN, Some(&cm("4.22.0")), None),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn without_the_skew_gate_no_pass_records_or_resets() {
+        let off = crate::bootimage::gates_without(&[BOOT_IMAGE_SKEW_ENFORCEMENT]);
+        let installed = mc("Automatic", json!({"ocpVersion": "4.19.7"}));
+        let skips = PassSummary {
+            skipped: 2,
+            errors: 0,
+        };
+        for summary in [CLEAN, skips] {
+            assert!(
+                after_pass(&on(), &installed, summary, Some(&cm("4.22.0")), Some(&cv())).is_some()
+            );
+            assert_eq!(
+                after_pass(&off, &installed, summary, Some(&cm("4.22.0")), Some(&cv())),
+                None,
+                "{summary:?}"
+            );
         }
     }
 
     #[test]
     fn an_unchanged_record_is_not_written_and_rhcos_is_cleared() {
         let same = mc("Automatic", json!({"ocpVersion": "4.22.0"}));
-        let record = after_pass(&same, CLEAN, Some(&cm("4.22.0")), None);
+        let record = after_pass(&on(), &same, CLEAN, Some(&cm("4.22.0")), None);
         assert_eq!(record.map(|r| r.changed), Some(false));
         let marketplace = mc(
             "Automatic",
             json!({"ocpVersion": "4.22.0", "rhcosVersion": "9.6.20260210-0"}),
         );
-        let record = after_pass(&marketplace, CLEAN, Some(&cm("4.22.0")), None).unwrap();
+        let record = after_pass(&on(), &marketplace, CLEAN, Some(&cm("4.22.0")), None).unwrap();
         assert!(record.changed);
         assert_eq!(
             record.status_patch(),
@@ -246,7 +286,10 @@ mod tests {
             Some(cm("snapshot")),
             Some(cm("")),
         ] {
-            assert_eq!(after_pass(&installed, CLEAN, stream.as_ref(), None), None);
+            assert_eq!(
+                after_pass(&on(), &installed, CLEAN, stream.as_ref(), None),
+                None
+            );
         }
     }
 

@@ -4,8 +4,14 @@
 //! conditions the pass writes. Each watch decodes its objects once per
 //! event into a reflector store, and keeps a fingerprint of the fields
 //! that matter per object, so our own status writes and unrelated edits
-//! do not wake the controller.
+//! do not wake the controller. What matters follows the feature gates in
+//! force, as upstream's handlers do: no ControlPlaneMachineSet event
+//! starts a pass with `ManagedBootImagesCPMS` off (its store is still
+//! kept, for when the gate turns on), and the skew record of
+//! MachineConfiguration `cluster` matters only with
+//! `BootImageSkewEnforcement` on.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -16,18 +22,20 @@ use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
-use mco_bootimage::{InputError, MachineSetView};
+use mco_bootimage::{InputError, MachineKind, MachineSetView};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::objects::{
     ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration,
 };
+use super::rules;
 use crate::cluster::resources::{
     CLUSTER_VERSION, CONFIG_MAP, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION,
     MACHINE_CONFIGURATION_WATCH, MACHINE_SET,
 };
 use crate::cluster::watch::{self, Latest, Readiness};
+use crate::feature_gates::{BOOT_IMAGE_SKEW_ENFORCEMENT, FeatureGates, Gates};
 
 /// The kinds the controller reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +67,15 @@ impl Kind {
             Kind::Infrastructure => INFRASTRUCTURE,
         }
         .api_resource()
+    }
+
+    /// The machine kind whose objects the watch holds, if any.
+    fn machine(self) -> Option<MachineKind> {
+        match self {
+            Kind::MachineSet => Some(MachineKind::MachineSet),
+            Kind::ControlPlaneMachineSet => Some(MachineKind::ControlPlaneMachineSet),
+            _ => None,
+        }
     }
 
     /// The watch's name in readiness reports.
@@ -101,8 +118,9 @@ impl Kind {
 
 /// A decoded kind the controller watches.
 pub trait Watched: Clone + Send + Sync + 'static {
-    /// What of it can change a decision, hashed into its fingerprint.
-    fn matters(&self) -> impl Serialize;
+    /// What of it can change a decision under `gates`, hashed into its
+    /// fingerprint.
+    fn matters(&self, gates: &FeatureGates) -> impl Serialize;
 
     /// Whether it says the cluster is stable (a ClusterVersion whose newest
     /// history entry is `Completed`), which names the event.
@@ -114,7 +132,7 @@ pub trait Watched: Clone + Send + Sync + 'static {
 impl Watched for MachineSetView {
     /// Upstream's update filter (providerSpec, labels, annotations, owner
     /// references), plus the labels holding the Windows marker.
-    fn matters(&self) -> impl Serialize {
+    fn matters(&self, _: &FeatureGates) -> impl Serialize {
         (
             &self.provider_spec,
             &self.template_labels,
@@ -126,22 +144,27 @@ impl Watched for MachineSetView {
 }
 
 impl Watched for ConfigMapData {
-    fn matters(&self) -> impl Serialize {
+    fn matters(&self, _: &FeatureGates) -> impl Serialize {
         &self.data
     }
 }
 
-/// Enrollment, the readiness gate and the skew record (a record this
-/// controller wrote itself brings one more pass, which then writes
-/// nothing); not the conditions this controller writes itself.
+/// Enrollment, the readiness gate and, with `BootImageSkewEnforcement` on,
+/// the skew record (a record this controller wrote itself brings one more
+/// pass, which then writes nothing); not the conditions this controller
+/// writes itself.
 impl Watched for MachineConfiguration {
-    fn matters(&self) -> impl Serialize {
-        self
+    fn matters(&self, gates: &FeatureGates) -> impl Serialize {
+        let mut read = Cow::Borrowed(self);
+        if !gates.enabled(BOOT_IMAGE_SKEW_ENFORCEMENT) {
+            read.to_mut().status.boot_image_skew_enforcement_status = None;
+        }
+        read
     }
 }
 
 impl Watched for ClusterVersion {
-    fn matters(&self) -> impl Serialize {
+    fn matters(&self, _: &FeatureGates) -> impl Serialize {
         let newest = self.status.history.first().map(|h| &h.state);
         (newest, &self.status.desired)
     }
@@ -153,7 +176,7 @@ impl Watched for ClusterVersion {
 }
 
 impl Watched for Infrastructure {
-    fn matters(&self) -> impl Serialize {
+    fn matters(&self, _: &FeatureGates) -> impl Serialize {
         &self.status
     }
 }
@@ -169,16 +192,18 @@ struct Seen<T: Watched> {
     fingerprints: HashMap<String, u64>,
     relisting: Option<HashSet<String>>,
     store: Writer<Decoded<T>>,
+    gates: Gates,
 }
 
 impl<T: Watched> Seen<T> {
-    fn new(kind: Kind, decode: Decode<T>) -> Seen<T> {
+    fn new(kind: Kind, decode: Decode<T>, gates: &Gates) -> Seen<T> {
         Seen {
             kind,
             decode,
             fingerprints: HashMap::new(),
             relisting: None,
             store: Writer::new(kind.resource()),
+            gates: gates.clone(),
         }
     }
 
@@ -188,8 +213,24 @@ impl<T: Watched> Seen<T> {
     }
 
     /// Applies `event` to the store, then says whether it may change a
-    /// decision, and why.
+    /// decision under the gates in force, and why.
     fn on_event(&mut self, event: watcher::Event<DynamicObject>) -> Option<&'static str> {
+        let gates = self.gates.borrow().clone();
+        let reason = self.apply(event, &gates);
+        reason.filter(|_| {
+            self.kind
+                .machine()
+                .is_none_or(|kind| rules::in_pass(&gates, kind))
+        })
+    }
+
+    /// Applies `event` to the store and the fingerprints; the reason when
+    /// what matters under `gates` changed.
+    fn apply(
+        &mut self,
+        event: watcher::Event<DynamicObject>,
+        gates: &FeatureGates,
+    ) -> Option<&'static str> {
         let event = match event {
             watcher::Event::Init => watcher::Event::Init,
             watcher::Event::InitApply(object) => watcher::Event::InitApply(self.decoded(&object)),
@@ -206,7 +247,7 @@ impl<T: Watched> Seen<T> {
             }
             watcher::Event::InitApply(object) | watcher::Event::Apply(object) => {
                 let name = object.name_any();
-                let fingerprint = fingerprint(&object);
+                let fingerprint = fingerprint(&object, gates);
                 if let Some(names) = &mut self.relisting {
                     names.insert(name.clone());
                 }
@@ -234,11 +275,11 @@ impl<T: Watched> Seen<T> {
     }
 }
 
-/// The fingerprint of what matters of an object, or of why it cannot be
-/// read.
-fn fingerprint<T: Watched>(object: &Decoded<T>) -> u64 {
+/// The fingerprint of what matters of an object under `gates`, or of why
+/// it cannot be read.
+fn fingerprint<T: Watched>(object: &Decoded<T>, gates: &FeatureGates) -> u64 {
     let text = match &object.object {
-        Ok(read) => serde_json::to_string(&read.matters()).unwrap_or_default(),
+        Ok(read) => serde_json::to_string(&read.matters(gates)).unwrap_or_default(),
         Err(err) => err.to_string(),
     };
     let mut hasher = DefaultHasher::new();
@@ -265,6 +306,7 @@ pub fn watch<T: Watched>(
     namespace: Option<&str>,
     name: Option<&str>,
     readiness: &Readiness,
+    gates: &Gates,
 ) -> Watch<T> {
     let resource = kind.resource();
     let api = match namespace {
@@ -276,7 +318,7 @@ pub fn watch<T: Watched>(
         // Also what the RBAC expects: the Roles name these objects.
         config = config.fields(&format!("metadata.name={name}"));
     }
-    let mut seen = Seen::new(kind, decode);
+    let mut seen = Seen::new(kind, decode, gates);
     let store = seen.store.as_reader();
     let listed = readiness.watch(kind.name());
     let optional = kind == Kind::ControlPlaneMachineSet;
@@ -304,8 +346,13 @@ pub fn watch<T: Watched>(
 
 /// The store and reasons of a watch another job shares (`latest`): the
 /// same as a watch of our own would give, from the newest object seen.
-pub fn follow<T: Watched>(kind: Kind, decode: Decode<T>, latest: Latest) -> Watch<T> {
-    let mut seen = Seen::new(kind, decode);
+pub fn follow<T: Watched>(
+    kind: Kind,
+    decode: Decode<T>,
+    latest: Latest,
+    gates: &Gates,
+) -> Watch<T> {
+    let mut seen = Seen::new(kind, decode, gates);
     let store = seen.store.as_reader();
     let mut previous: Option<Arc<DynamicObject>> = None;
     let reasons = tokio_stream::wrappers::WatchStream::new(latest).filter_map(move |object| {
@@ -329,11 +376,17 @@ pub fn one<T: Clone>(store: &Store<Decoded<T>>) -> Option<Arc<Decoded<T>>> {
 
 #[cfg(test)]
 mod tests {
-    use mco_bootimage::MachineKind;
     use serde_json::json;
+    use tokio::sync::watch as channel;
 
     use super::*;
     use crate::bootimage::objects::{Input, machine_decoder};
+    use crate::feature_gates::MANAGED_BOOT_IMAGES_CPMS;
+
+    /// The Default feature set, fixed.
+    fn default_gates() -> Gates {
+        channel::channel(Arc::new(FeatureGates::default())).1
+    }
 
     fn object(name: &str, body: Value) -> DynamicObject {
         let mut value = body;
@@ -344,7 +397,11 @@ mod tests {
     #[test]
     fn only_relevant_changes_trigger() {
         let kind = Kind::MachineSet;
-        let mut seen = Seen::new(kind, machine_decoder(MachineKind::MachineSet));
+        let mut seen = Seen::new(
+            kind,
+            machine_decoder(MachineKind::MachineSet),
+            &default_gates(),
+        );
         let ms = |image: &str, replicas: u32| {
             object(
                 "a",
@@ -374,7 +431,7 @@ mod tests {
     fn a_control_plane_machine_set_triggers_on_its_own_provider_spec() {
         let kind = Kind::ControlPlaneMachineSet;
         let decode = machine_decoder(MachineKind::ControlPlaneMachineSet);
-        let mut seen = Seen::new(kind, decode);
+        let mut seen = Seen::new(kind, decode, &default_gates());
         let cpms = |ami: &str, replicas: u32| {
             object(
                 "cluster",
@@ -400,7 +457,7 @@ mod tests {
     #[test]
     fn cluster_version_is_stable_once_completed() {
         let kind = Kind::ClusterVersion;
-        let mut seen = Seen::new(kind, ClusterVersion::decode);
+        let mut seen = Seen::new(kind, ClusterVersion::decode, &default_gates());
         let cv = |state: &str| {
             object(
                 "version",
@@ -417,7 +474,7 @@ mod tests {
         );
         // Conditions written by this controller do not wake it.
         let kind = Kind::MachineConfiguration;
-        let mut seen = Seen::new(kind, MachineConfiguration::decode);
+        let mut seen = Seen::new(kind, MachineConfiguration::decode, &default_gates());
         let mc =
             |conditions: Value| object("cluster", json!({"status": {"conditions": conditions}}));
         assert!(
@@ -427,6 +484,73 @@ mod tests {
         assert_eq!(
             seen.on_event(watcher::Event::Apply(mc(json!([{"type": "X"}])))),
             None
+        );
+    }
+
+    #[test]
+    fn control_plane_machine_set_events_follow_the_cpms_gate() {
+        let (tx, gates) = channel::channel(Arc::new(crate::bootimage::gates_without(&[
+            MANAGED_BOOT_IMAGES_CPMS,
+        ])));
+        let kind = Kind::ControlPlaneMachineSet;
+        let mut seen = Seen::new(
+            kind,
+            machine_decoder(MachineKind::ControlPlaneMachineSet),
+            &gates,
+        );
+        let cpms = |ami: &str| {
+            object(
+                "cluster",
+                json!({"spec": {"template": {"machines_v1beta1_machine_openshift_io": {
+                    "spec": {"providerSpec": {"value": {"ami": {"id": ami}}}}}}}}),
+            )
+        };
+        let store = seen.store.as_reader();
+        assert_eq!(seen.on_event(watcher::Event::Apply(cpms("ami-a"))), None);
+        assert_eq!(seen.on_event(watcher::Event::Apply(cpms("ami-b"))), None);
+        assert_eq!(seen.on_event(watcher::Event::Delete(cpms("ami-b"))), None);
+        // The store follows anyway, for when the gate turns on.
+        assert!(store.state().is_empty());
+        assert_eq!(seen.on_event(watcher::Event::Apply(cpms("ami-c"))), None);
+        assert_eq!(store.state().len(), 1);
+        tx.send_replace(Arc::new(FeatureGates::default()));
+        assert_eq!(
+            seen.on_event(watcher::Event::Apply(cpms("ami-d"))),
+            Some("ControlPlaneMachineSetUpdated")
+        );
+    }
+
+    #[test]
+    fn the_skew_record_matters_only_with_the_skew_gate_on() {
+        let mc = |ocp: &str| {
+            object(
+                "cluster",
+                json!({"status": {"bootImageSkewEnforcementStatus": {
+                    "mode": "Automatic", "automatic": {"ocpVersion": ocp}}}}),
+            )
+        };
+        let generation = |g: i64| {
+            let mut object = mc("4.19.0");
+            object.metadata.generation = Some(g);
+            object
+        };
+        let kind = Kind::MachineConfiguration;
+        let off = crate::bootimage::gates_without(&[BOOT_IMAGE_SKEW_ENFORCEMENT]);
+        let (tx, gates) = channel::channel(Arc::new(off));
+        let mut seen = Seen::new(kind, MachineConfiguration::decode, &gates);
+        assert!(seen.on_event(watcher::Event::Apply(mc("4.19.0"))).is_some());
+        assert_eq!(seen.on_event(watcher::Event::Apply(mc("4.22.0"))), None);
+        // What else matters still does.
+        assert_eq!(
+            seen.on_event(watcher::Event::Apply(generation(2))),
+            Some("BootImageUpdateConfigurationUpdated")
+        );
+        tx.send_replace(Arc::new(FeatureGates::default()));
+        let mut seen = Seen::new(kind, MachineConfiguration::decode, &gates);
+        assert!(seen.on_event(watcher::Event::Apply(mc("4.19.0"))).is_some());
+        assert_eq!(
+            seen.on_event(watcher::Event::Apply(mc("4.22.0"))),
+            Some("BootImageUpdateConfigurationUpdated")
         );
     }
 }

@@ -86,6 +86,7 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
         machineconfiguration: args.machineconfiguration.as_deref(),
         user_data_secret: args.user_data_secret.as_deref(),
         known_images: args.known_images.as_deref(),
+        featuregate: args.featuregate.as_deref(),
     })?;
     let now = args.now.unwrap_or_else(Timestamp::now);
     let decision = bootimage_decision(&inputs, now, |platform| {

@@ -219,6 +219,10 @@ struct BootImageArgs {
     /// Extra boot images that count as RHCOS (lines, or a ConfigMap).
     #[arg(long, value_name = "FILE")]
     known_images: Option<String>,
+    /// FeatureGate `cluster`: the gates of the --clusterversion version (else
+    /// its first entry); default: the Default feature set.
+    #[arg(long, value_name = "FILE")]
+    featuregate: Option<String>,
     /// Guest component to run instead of the one registered for the platform.
     #[arg(long, value_name = "FILE")]
     guest: Option<PathBuf>,

@@ -337,10 +337,10 @@ def gcp_unknown(image, i=0):
 CASES = []
 
 
-def case(name, expected, *, ms, infra_obj, cm=None, cv=None, mc=None, secret_obj=None, known=None, note=None):
+def case(name, expected, *, ms, infra_obj, cm=None, cv=None, mc=None, secret_obj=None, known=None, fg=None, note=None):
     CASES.append(dict(name=name, expected=expected, ms=ms, infra=infra_obj,
                       cm=cm if cm is not None else configmap(std_stream_text()),
-                      cv=cv, mc=mc, secret=secret_obj, known=known, note=note))
+                      cv=cv, mc=mc, secret=secret_obj, known=known, fg=fg, note=note))
 
 
 GCP = infra("GCP")
@@ -901,6 +901,48 @@ case("cpms-vsphere-noop-unsupported",
      note="ControlPlaneMachineSets get boot image updates on AWS, GCP and Azure only.")
 
 
+# ---------------------------------------------------------------- feature gates
+# The FeatureGate `cluster` as the cluster publishes it: one entry per
+# version (newest first), the gates enabled and disabled for it. Only the
+# entry of ClusterVersion status.desired.version counts (the first without
+# a ClusterVersion); a gate in neither list keeps its Default value.
+def gate_names(*names):
+    return [{"name": n} for n in names]
+
+
+def featuregate(*entries, feature_set="CustomNoUpgrade"):
+    spec = {"featureSet": feature_set}
+    if feature_set == "CustomNoUpgrade":
+        spec["customNoUpgrade"] = {"disabled": ["ManagedBootImagesCPMS"]}
+    return {"apiVersion": "config.openshift.io/v1", "kind": "FeatureGate", "metadata": {"name": "cluster"},
+            "spec": spec, "status": {"featureGates": [
+                {"version": v, "enabled": gate_names(*on), "disabled": gate_names(*off)} for v, on, off in entries]}}
+
+
+CPMS_GATE_OFF = ('feature gate ManagedBootImagesCPMS is off: ControlPlaneMachineSet %s gets no boot image updates '
+                 '(no ControlPlaneMachineSet pass runs)' % CP)
+DEFAULT_ON = ["ManagedBootImagesCPMS", "BootImageSkewEnforcement"]
+
+case("cpms-aws-skip-featuregate-cpms-off", {"action": "skip", "reason": CPMS_GATE_OFF},
+     ms=cpms("AWS", cp_aws_spec({"id": AMI_OLD})), infra_obj=AWS, mc=ENROLLED, known=KNOWN, cv=clusterversion(),
+     fg=featuregate(("4.22.0", DEFAULT_ON, []),
+                    ("4.21.3", ["BootImageSkewEnforcement"], ["ManagedBootImagesCPMS", "ImageModeStatusReporting"])),
+     note="ManagedBootImagesCPMS is off for the cluster's version (ClusterVersion status.desired.version 4.21.3; the "
+          "newer first entry does not count): upstream runs no ControlPlaneMachineSet pass, whatever the enrollment.")
+case("cpms-gcp-skip-featuregate-first-entry", {"action": "skip", "reason": CPMS_GATE_OFF},
+     ms=cpms("GCP", cp_gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, mc=ENROLLED,
+     fg=featuregate(("4.22.0", [], ["ManagedBootImagesCPMS"]), ("4.21.3", DEFAULT_ON, [])),
+     note="Without a ClusterVersion the first entry of status.featureGates counts.")
+case("cpms-gcp-patch-featuregate-cpms-on", cpms_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
+     ms=cpms("GCP", cp_gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, mc=ENROLLED, cv=clusterversion(),
+     fg=featuregate(("4.21.3", DEFAULT_ON, ["ImageModeStatusReporting"]), feature_set=""),
+     note="ManagedBootImagesCPMS on through an explicit FeatureGate: the same decision as the Default feature set (cpms-gcp-patch).")
+case("gcp-patch-featuregate-cpms-off", exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
+     ms=machineset("c1-x7k2p-worker-a", gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, cv=clusterversion(),
+     fg=featuregate(("4.21.3", [], ["ManagedBootImagesCPMS", "BootImageSkewEnforcement"])),
+     note="A MachineSet follows neither boot image gate: with both off it is still updated.")
+
+
 # ---------------------------------------------------------------- write
 def str_representer(dumper, data):
     if "\n" in data:
@@ -943,6 +985,8 @@ for c in CASES:
     if c["known"] is not None:
         with open(os.path.join(d, "known-images.txt"), "w") as f:
             f.write(c["known"])
+    if c["fg"] is not None:
+        dump_yaml(os.path.join(d, "featuregate.yaml"), c["fg"])
     with open(os.path.join(d, "expected.json"), "w") as f:
         json.dump(c["expected"], f, indent=2, ensure_ascii=False)
         f.write("\n")
