@@ -112,12 +112,13 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     let (featuregate, watch_featuregate) = latest_optional(
         Api::all_with(client.clone(), &FEATURE_GATE.api_resource()),
         "cluster",
-        readiness.watch("featuregates"),
+        readiness.watch(bootimage::controller::FEATURE_GATE_WATCH),
     );
     let (clusterversion, watch_clusterversion) = latest_optional(
         Api::all_with(client.clone(), &CLUSTER_VERSION.api_resource()),
         "version",
-        readiness.watch("clusterversions"),
+        // Named apart from the boot image job's own ClusterVersion watch.
+        readiness.watch("clusterversion-for-feature-gates"),
     );
     let (gates, follow_gates) =
         feature_gates::follow(featuregate, clusterversion, metrics.feature_gate.clone());

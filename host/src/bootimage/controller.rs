@@ -44,10 +44,9 @@ use crate::registry::Guests;
 /// How often a pass re-checks a MachineConfiguration that is not ready.
 const NOT_READY_POLL: Duration = Duration::from_secs(5);
 /// The readiness name of the watch of FeatureGate `cluster` that `run.rs`
-/// starts for [`Gates`] (ClusterVersion's shares this job's own watch
-/// name): the first pass waits for it to list, so that it runs under the
-/// cluster's gates, not the Default set's.
-const FEATURE_GATE_WATCH: &str = "featuregates";
+/// starts for [`Gates`]: the first pass waits for it to list, so that it
+/// runs under the cluster's gates, not the Default set's.
+pub const FEATURE_GATE_WATCH: &str = "featuregates";
 /// The reason of a pass a change of the feature gates in force starts.
 const GATES_CHANGED: &str = "FeatureGatesChanged";
 /// Triggers arriving this close together make one pass.

@@ -19,7 +19,7 @@ use super::objects::{
 };
 use super::plan::{Pass, UserData};
 use super::rules::{self, MachineSetInputs, Step};
-use crate::feature_gates::{Error as GateError, FeatureGates};
+use crate::feature_gates::{self, FeatureGates};
 use crate::manifests::{InputError as FileError, Reader, case_file};
 use crate::runtime::GuestError;
 
@@ -128,16 +128,11 @@ impl BootImageInputs {
             Some(path) => known_images(path, &reader.text(path)?)?,
             None => BTreeSet::new(),
         };
-        let gates = match paths.featuregate {
-            Some(path) => {
-                let version = clusterversion
-                    .as_ref()
-                    .and_then(|cv| cv.pointer("/status/desired/version"))
-                    .and_then(Value::as_str);
-                feature_gates(path, &reader.object(path, "FeatureGate")?, version)?
-            }
-            None => FeatureGates::default(),
-        };
+        let version = clusterversion
+            .as_ref()
+            .and_then(|cv| cv.pointer("/status/desired/version"))
+            .and_then(Value::as_str);
+        let gates = feature_gates::read(&mut reader, paths.featuregate, version)?;
         Ok(BootImageInputs {
             kind,
             machineset: Decoded::read(&source, machine_decoder(kind)),
@@ -180,29 +175,6 @@ fn known_images(path: &str, text: &str) -> Result<BTreeSet<String>, FileError> {
         }
         _ => Ok(rules::known_images_from_text(text)),
     }
-}
-
-/// The gates a FeatureGate file publishes for the cluster at `version`
-/// (the first entry without one), as the controller resolves the object
-/// it watches.
-fn feature_gates(
-    path: &str,
-    object: &Value,
-    version: Option<&str>,
-) -> Result<FeatureGates, FileError> {
-    FeatureGates::resolve(object, version).map_err(|err| FileError::Malformed {
-        path: path.into(),
-        kind: "FeatureGate".into(),
-        name: object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("(unnamed)")
-            .into(),
-        detail: match err {
-            GateError::Malformed(detail) => detail,
-            GateError::NoEntry => "status.featureGates is empty: no version lists its gates".into(),
-        },
-    })
 }
 
 /// Why `eval bootimage` could not decide: unusable input (exit status 2)
