@@ -41,16 +41,21 @@ pub static JOBS: registry::Jobs =
 
 /// The CustomResourceDefinitions the host writes to, each with the path
 /// under `deploy/` that keeps it: MachineConfigGuest in the base's `crds/`;
-/// MachineConfigNode, which an OpenShift cluster owns, in the Kustomize
-/// component for plain Kubernetes.
+/// MachineConfigNode, which an OpenShift cluster owns, in a Kustomize
+/// component for plain Kubernetes per feature set.
 pub fn crds() -> Vec<(
     &'static str,
     k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 )> {
+    use mcn::crd::{FeatureSet, machine_config_node_crd};
     vec![
         (
             "components/machineconfignode-crd/machineconfignodes.yaml",
-            mcn::crd::machine_config_node_crd(),
+            machine_config_node_crd(FeatureSet::Default),
+        ),
+        (
+            "components/machineconfignode-crd-techpreview/machineconfignodes.yaml",
+            machine_config_node_crd(FeatureSet::TechPreviewNoUpgrade),
         ),
         (
             "crds/machineconfigguests.yaml",

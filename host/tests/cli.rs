@@ -247,14 +247,37 @@ fn the_crds_in_deploy_are_what_the_types_generate() {
             "deploy/{file} is stale: run `make crds`"
         );
     }
-    let stream = run(&["crds"], None);
-    assert_eq!(stream.status.code(), Some(0), "{}", stderr(&stream));
-    let text = String::from_utf8_lossy(&stream.stdout);
-    assert_eq!(
-        text.matches("kind: CustomResourceDefinition").count(),
-        2,
-        "{text}"
-    );
+    // A stream holds one MachineConfigNode CRD: the Default set's unless
+    // another is asked for.
+    for (args, set) in [
+        (&["crds"][..], "Default"),
+        (&["crds", "--feature-set", "Default"], "Default"),
+        (
+            &["crds", "--feature-set", "TechPreviewNoUpgrade"],
+            "TechPreviewNoUpgrade",
+        ),
+    ] {
+        let stream = run(args, None);
+        assert_eq!(stream.status.code(), Some(0), "{}", stderr(&stream));
+        let text = String::from_utf8_lossy(&stream.stdout);
+        assert_eq!(
+            text.matches("kind: CustomResourceDefinition").count(),
+            2,
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("release.openshift.io/feature-set").count(),
+            1,
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("release.openshift.io/feature-set: {set}")),
+            "{text}"
+        );
+        assert_eq!(text.contains("configImage"), set != "Default", "{args:?}");
+    }
+    let refused = run(&["crds", "--feature-set", "OKD"], None);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
 }
 
 /// The flags for a golden case's files: every input file it has, named

@@ -349,17 +349,33 @@ fn the_base_renders_to_named_objects_in_mco_system() {
     assert_eq!(ids, expected);
 }
 
-/// The base with the MachineConfigNode CRD, as plain Kubernetes (and the
-/// e2e harness) installs it.
-const MCN_CRD: &str = "components:\n  - <deploy>/components/machineconfignode-crd\n";
+/// The components that carry the MachineConfigNode CRD, one per feature
+/// set (plain Kubernetes and the e2e harness add one of them), with the
+/// set each is for.
+const MCN_CRD_COMPONENTS: [(&str, &str); 2] = [
+    ("machineconfignode-crd", "Default"),
+    ("machineconfignode-crd-techpreview", "TechPreviewNoUpgrade"),
+];
+
+/// The base with the component `name` of `deploy/components/`.
+fn with_component(name: &str) -> Vec<Value> {
+    kustomize_build(overlay(&format!("components:\n  - <deploy>/components/{name}\n")).path())
+}
 
 #[test]
 fn the_crds_are_the_ones_the_types_generate() {
-    let with_mcn_crd = kustomize_build(overlay(MCN_CRD).path());
     for (file, crd) in mco_host::crds() {
         let name = crd.metadata.name.clone().unwrap_or_default();
+        // Each file is rendered through the kustomization that holds it.
+        let rendered = match file
+            .strip_prefix("components/")
+            .and_then(|f| f.split_once('/'))
+        {
+            Some((component, _)) => with_component(component),
+            None => base().to_vec(),
+        };
         let mut generated = serde_json::to_value(&crd).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let mut rendered = find(&with_mcn_crd, "CustomResourceDefinition", &name).clone();
+        let mut rendered = find(&rendered, "CustomResourceDefinition", &name).clone();
         normalize_numbers(&mut rendered);
         normalize_numbers(&mut generated);
         assert!(
@@ -370,7 +386,8 @@ fn the_crds_are_the_ones_the_types_generate() {
 }
 
 /// On OpenShift the MachineConfigNode CRD comes with the release payload;
-/// a second owner would fight the cluster-version operator over it.
+/// a second owner would fight the cluster-version operator over it. Each
+/// component adds the CRD of its feature set, and nothing else.
 #[test]
 fn only_the_component_installs_the_machine_config_node_crd() {
     let mcn_crd = "machineconfignodes.machineconfiguration.openshift.io";
@@ -382,14 +399,28 @@ fn only_the_component_installs_the_machine_config_node_crd() {
             .collect()
     };
     assert!(!crds(base()).contains(mcn_crd), "{:?}", crds(base()));
-    let rendered = kustomize_build(overlay(MCN_CRD).path());
-    let mut expected = base().to_vec();
-    expected.push(find(&rendered, "CustomResourceDefinition", mcn_crd).clone());
-    assert_eq!(
-        by_id(&rendered),
-        by_id(&expected),
-        "the component adds the MachineConfigNode CRD and nothing else"
-    );
+    for (component, feature_set) in MCN_CRD_COMPONENTS {
+        let rendered = with_component(component);
+        let crd = find(&rendered, "CustomResourceDefinition", mcn_crd);
+        assert_eq!(
+            crd["metadata"]["annotations"]["release.openshift.io/feature-set"], feature_set,
+            "{component}"
+        );
+        let properties = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            ["properties"];
+        assert_eq!(
+            properties["configImage"].is_object(),
+            feature_set == "TechPreviewNoUpgrade",
+            "{component}: spec.configImage"
+        );
+        let mut expected = base().to_vec();
+        expected.push(crd.clone());
+        assert_eq!(
+            by_id(&rendered),
+            by_id(&expected),
+            "{component} adds the MachineConfigNode CRD and nothing else"
+        );
+    }
 }
 
 #[test]
@@ -846,7 +877,9 @@ fn every_object_matches_its_kubernetes_schema() {
     let mut objects = base().to_vec();
     objects.extend(kustomize_build(&deploy_dir().join("boot-images")));
     objects.extend(kustomize_build(custom.path()));
-    objects.extend(kustomize_build(overlay(MCN_CRD).path()));
+    for (component, _) in MCN_CRD_COMPONENTS {
+        objects.extend(with_component(component));
+    }
     for object in &objects {
         let mut typed = round_trip(object);
         let mut object = object.clone();

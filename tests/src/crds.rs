@@ -16,10 +16,34 @@ use crate::control_plane::{ControlPlane, FIELD_MANAGER};
 /// (`tests/crds/`), and upstream's generated ClusterImagePolicy CRD as it
 /// ships (the host only lists those objects; their validation rules are
 /// what an administrator's policy passes). The MachineConfigNode CRD is not here: it is generated from
-/// the host's Rust types (`mco-host crds`) into
-/// `deploy/components/machineconfignode-crd/`.
+/// the host's Rust types (`mco-host crds`) into a component of `deploy/`
+/// per feature set ([`FeatureSet`]).
 pub fn crds_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("crds")
+}
+
+/// The feature set whose MachineConfigNode CRD a test installs, as
+/// OpenShift installs the one of the cluster's set: Default has no
+/// `configImage` (feature gate ImageModeStatusReporting off),
+/// TechPreviewNoUpgrade has it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeatureSet {
+    Default,
+    TechPreviewNoUpgrade,
+}
+
+impl FeatureSet {
+    /// The generated CRD in its `deploy/components/` component.
+    pub fn mcn_crd_file(self) -> PathBuf {
+        let component = match self {
+            Self::Default => "machineconfignode-crd",
+            Self::TechPreviewNoUpgrade => "machineconfignode-crd-techpreview",
+        };
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../deploy/components")
+            .join(component)
+            .join("machineconfignodes.yaml")
+    }
 }
 
 /// Every document of every `*.yaml`, `*.yml` and `*.json` file in `dir`, in file
@@ -97,6 +121,13 @@ impl ControlPlane {
         self.install_crd_values(docs)
             .await
             .with_context(|| format!("installing the CRDs in {files:?}"))
+    }
+
+    /// Installs the MachineConfigNode CRD of `set`, or replaces the one
+    /// installed (as a cluster's feature set change does: fields the new
+    /// one lacks are no longer served).
+    pub async fn install_mcn_crd(&self, set: FeatureSet) -> Result<Vec<String>> {
+        self.install_crd_files(&[set.mcn_crd_file()]).await
     }
 
     /// [`Self::install_crd_dir`] on this package's `tests/crds/`.

@@ -36,7 +36,7 @@ pub use control_plane::{
     ControlPlane, ControlPlaneBuilder, DEFAULT_START_TIMEOUT, FIELD_MANAGER, StartTimings,
     envtest_bin_dir, keep_dirs,
 };
-pub use crds::{crds_dir, load_crd_dir, openshift};
+pub use crds::{FeatureSet, crds_dir, load_crd_dir, openshift};
 pub use http::http_get;
 pub use process::tail;
 pub use users::{ADMIN_USER, User};

@@ -38,19 +38,58 @@ pub fn is_condition_reason(value: &str) -> bool {
             .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
 }
 
-/// A digest pull spec as the CRD accepts it: `name@sha256:<64 hex>`, at most
-/// 447 characters.
+/// A pull spec as the MachineConfigNode CRD accepts it in `configImage`
+/// (openshift/api `machineconfiguration/v1` `ImageDigestFormat`): exactly
+/// what its two CEL rules and `maxLength: 447` accept, so a node annotation
+/// the apiserver would refuse is an error here instead of a failed write.
+/// The rules: one `@`, then `sha256:` and 64 lowercase hex digits; before
+/// it, a name matching
+/// `^([a-zA-Z0-9-]+\.)+[a-zA-Z0-9-]+(:[0-9]{2,5})?/([a-zA-Z0-9-_]{0,61}/)?[a-zA-Z0-9-_.]*?$`.
 pub fn is_image_digest(value: &str) -> bool {
-    let Some((name, digest)) = value.rsplit_once("@sha256:") else {
+    let Some((name, digest)) = value.split_once('@') else {
         return false;
     };
     value.len() <= 447
-        && !name.is_empty()
-        && !name.chars().any(char::is_whitespace)
-        && digest.len() == 64
-        && digest
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && digest.strip_prefix("sha256:").is_some_and(|hex| {
+            hex.len() == 64
+                && hex
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+        && is_image_name(name)
+}
+
+/// The name part of [`is_image_digest`]'s pattern. The host takes no `:`
+/// or `/`, so it runs to the first of them; a `:` must start a port, and
+/// the rest after the `/` holds at most one more `/`.
+fn is_image_name(name: &str) -> bool {
+    let (host, rest) = name.split_at(name.find([':', '/']).unwrap_or(name.len()));
+    let path = match rest.strip_prefix(':') {
+        Some(port_and_path) => match port_and_path.split_once('/') {
+            Some((port, path))
+                if (2..=5).contains(&port.len()) && port.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                path
+            }
+            _ => return false,
+        },
+        None => match rest.strip_prefix('/') {
+            Some(path) => path,
+            None => return false,
+        },
+    };
+    let label = |b: u8| b.is_ascii_alphanumeric() || b == b'-';
+    let dotted_host = host.contains('.')
+        && host
+            .split('.')
+            .all(|part| !part.is_empty() && part.bytes().all(label));
+    let namespace = |b: u8| label(b) || b == b'_';
+    let repository = |part: &str| part.bytes().all(|b| namespace(b) || b == b'.');
+    let path_ok = match path.split_once('/') {
+        None => repository(path),
+        Some((ns, repo)) => ns.len() <= 61 && ns.bytes().all(namespace) && repository(repo),
+    };
+    dotted_host && path_ok
 }
 
 /// `text` cut to at most `max` bytes on a character boundary, marked with
@@ -140,17 +179,104 @@ mod tests {
         }
     }
 
+    const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    /// Names the MCN CRD's name rule accepts. (`tests/tests/mcn_crd.rs`
+    /// checks this function against the real apiserver's CEL.)
+    const ACCEPTED_IMAGE_NAMES: &[&str] = &[
+        "quay.io/openshift/os",
+        "quay.io/os",
+        "a.b/c",
+        "registry.example.com:5000/ns/os-layered",
+        "registry.example.com:99999/os",
+        "host.io:12/os",
+        "sub.domain.host.io/ns/repo.with.dots",
+        "-lead.trail-/x",
+        "UPPER.Case.IO/Name_Space/Re-po_",
+        "quay.io/",
+        "quay.io//os",
+        "quay.io/ns/",
+        "1.2/3",
+    ];
+
+    /// Names the name rule refuses, each with what is wrong.
+    const REFUSED_IMAGE_NAMES: &[(&str, &str)] = &[
+        ("", "no host"),
+        ("os", "no slash"),
+        ("localhost/os", "single-label host"),
+        ("localhost:5000/os", "single-label host with a port"),
+        ("quay.io", "no slash after the host"),
+        ("quay.io:5000", "port and no slash"),
+        (".quay.io/os", "empty label"),
+        ("quay..io/os", "empty label"),
+        ("quay.io./os", "empty label"),
+        ("quay_io.com/os", "underscore in the host"),
+        ("quay.io:1/os", "one-digit port"),
+        ("quay.io:123456/os", "six-digit port"),
+        ("quay.io:/os", "empty port"),
+        ("quay.io:ab/os", "port not digits"),
+        ("quay.io/os:latest", "a tag"),
+        ("quay.io/a/b/c", "two namespaces"),
+        ("quay.io/ns.dot/os", "dot in the namespace"),
+        ("https://quay.io/os", "a scheme"),
+        ("quay.io/o s", "space"),
+        ("quay.io/os\n", "trailing newline"),
+        ("\nquay.io/os", "leading newline"),
+        ("quay.io/\u{e9}", "not ASCII"),
+        ("qu\u{e4}y.io/os", "not ASCII in the host"),
+        ("quay.io/os\0", "NUL"),
+    ];
+
     #[test]
-    fn digests() {
-        let hex = "0123456789abcdef".repeat(4);
-        assert!(is_image_digest(&format!(
-            "quay.io/openshift/os@sha256:{hex}"
-        )));
-        assert!(!is_image_digest("quay.io/openshift/os:latest"));
-        assert!(!is_image_digest(&format!(
-            "quay.io/os@sha256:{}",
-            &hex[1..]
-        )));
-        assert!(!is_image_digest(&format!("@sha256:{hex}")));
+    fn digests_the_cel_rules_accept() {
+        for name in ACCEPTED_IMAGE_NAMES {
+            let image = format!("{name}@sha256:{HEX}");
+            assert!(is_image_digest(&image), "{image:?} refused");
+        }
+        let namespace = format!("quay.io/{}/os@sha256:{HEX}", "n_-".repeat(20) + "x");
+        assert!(is_image_digest(&namespace), "61-byte namespace refused");
+        // 447 bytes in all, and one more.
+        let long = |n: usize| format!("a.io/{}@sha256:{HEX}", "x".repeat(n));
+        assert_eq!(long(370).len(), 447);
+        assert!(is_image_digest(&long(370)));
+        assert!(!is_image_digest(&long(371)));
+    }
+
+    #[test]
+    fn digests_the_cel_rules_refuse() {
+        for (name, why) in REFUSED_IMAGE_NAMES {
+            let image = format!("{name}@sha256:{HEX}");
+            assert!(!is_image_digest(&image), "{image:?} ({why}) accepted");
+        }
+        let name = "quay.io/openshift/os";
+        for (digest, why) in [
+            (format!("sha256:{}", &HEX[1..]), "63 digits"),
+            (format!("sha256:{HEX}0"), "65 digits"),
+            (format!("sha256:{}", HEX.to_uppercase()), "upper case"),
+            (format!("sha256:{}g", &HEX[1..]), "not hex"),
+            (format!("sha512:{HEX}"), "another algorithm"),
+            (format!("SHA256:{HEX}"), "upper-case algorithm"),
+            (HEX.to_owned(), "no algorithm"),
+            (format!("sha256:{HEX}\n"), "trailing newline"),
+            (format!("sha256:{HEX}@sha256:{HEX}"), "two digests"),
+            (String::new(), "empty digest"),
+        ] {
+            let image = format!("{name}@{digest}");
+            assert!(!is_image_digest(&image), "{image:?} ({why}) accepted");
+        }
+        for (image, why) in [
+            ("", "empty"),
+            ("quay.io/openshift/os:latest", "a tag, no digest"),
+            ("quay.io/openshift/os", "no digest"),
+            ("@", "only the separator"),
+        ] {
+            assert!(!is_image_digest(image), "{image:?} ({why}) accepted");
+        }
+        let namespace = format!("quay.io/{}/os@sha256:{HEX}", "n".repeat(62));
+        assert!(!is_image_digest(&namespace), "62-byte namespace accepted");
+        let at_in_name = format!("user@quay.io/os@sha256:{HEX}");
+        assert!(!is_image_digest(&at_in_name), "two @");
+        let huge = format!("{}.io/os@sha256:{HEX}", "a".repeat(1 << 20));
+        assert!(!is_image_digest(&huge), "over 447");
     }
 }

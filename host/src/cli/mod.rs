@@ -21,6 +21,7 @@ use clap::{Args, Parser, Subcommand};
 use k8s_openapi::jiff::Timestamp;
 
 use crate::manifests::InputError;
+use crate::mcn::crd::{FeatureSet, is_for_feature_set};
 use crate::registry::table::{Location, Registry, RegistryError};
 use crate::registry::{self, FetchError, JobError, StartError};
 use crate::runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
@@ -64,9 +65,18 @@ enum Command {
 #[derive(Args)]
 struct CrdsArgs {
     /// Write each CRD to the file `deploy/` keeps it in, under this
-    /// directory instead (`make crds` gives `deploy`).
+    /// directory instead (`make crds` gives `deploy`), every feature set's.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
+    /// The feature set whose MachineConfigNode CRD is printed (one per
+    /// set, all of one name, so a stream holds one of them).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "Default",
+        conflicts_with = "out_dir"
+    )]
+    feature_set: FeatureSet,
 }
 
 #[derive(Args)]
@@ -400,7 +410,7 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     let output = match cli.command {
-        Command::Crds(args) => return write_crds(args.out_dir.as_deref()),
+        Command::Crds(args) => return write_crds(args.out_dir.as_deref(), args.feature_set),
         Command::Eval(EvalJob::Mcn(args)) => eval::mcn(&cli.sandbox, args)?,
         Command::Eval(EvalJob::Bootimage(args)) => eval::bootimage(&cli.sandbox, args)?,
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
@@ -468,10 +478,14 @@ impl SandboxArgs {
     }
 }
 
-/// Every CRD as one multi-document stream, or one file per CRD.
-fn write_crds(out_dir: Option<&Path>) -> Result<(), Failure> {
+/// The CRDs of `feature_set` as one multi-document stream, or one file per
+/// CRD of every set.
+fn write_crds(out_dir: Option<&Path>, feature_set: FeatureSet) -> Result<(), Failure> {
     let mut all = String::new();
     for (file, crd) in crate::crds() {
+        if out_dir.is_none() && !is_for_feature_set(&crd, feature_set) {
+            continue;
+        }
         let yaml = serde_saphyr::to_string(&crd).map_err(|e| Failure::Other(e.to_string()))?;
         match out_dir {
             Some(dir) => {

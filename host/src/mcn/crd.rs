@@ -1,7 +1,12 @@
 //! The MachineConfigNode API (`machineconfiguration.openshift.io/v1`) as
-//! Rust types; the CRD in `deploy/` is generated from them (`mco-host crds`).
+//! Rust types; the CRDs in `deploy/` are generated from them (`mco-host crds`),
+//! one per feature set as upstream generates them.
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use std::collections::BTreeMap;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, CustomResourceExt, KubeSchema};
 use serde::{Deserialize, Serialize};
@@ -12,6 +17,56 @@ const DNS1123_SUBDOMAIN: &str = "!format.dns1123Subdomain().validate(self).hasVa
 /// The message upstream's CRD gives with [`DNS1123_SUBDOMAIN`] (tools match
 /// on it).
 const DNS1123_SUBDOMAIN_MESSAGE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character.";
+/// The CEL rule upstream puts on every image pull spec (`configImage` and
+/// the internal release images): one `@`, then a sha256 digest.
+/// `mco_k8s_rules::is_image_digest` accepts what this and
+/// [`CONFIG_IMAGE_NAME`] accept.
+const IMAGE_DIGEST: &str =
+    r"(self.split('@').size() == 2 && self.split('@')[1].matches('^sha256:[a-f0-9]{64}$'))";
+const IMAGE_DIGEST_MESSAGE: &str = "the OCI Image reference must end with a valid '@sha256:<digest>' suffix, where '<digest>' is 64 characters long";
+/// The CEL rule upstream puts on the name part of every `configImage` pull
+/// spec: a dot-qualified host, an optional port, at most one namespace.
+const CONFIG_IMAGE_NAME: &str = r"(self.split('@')[0].matches('^([a-zA-Z0-9-]+\\.)+[a-zA-Z0-9-]+(:[0-9]{2,5})?/([a-zA-Z0-9-_]{0,61}/)?[a-zA-Z0-9-_.]*?$'))";
+const CONFIG_IMAGE_NAME_MESSAGE: &str = "the OCI Image name should follow the host[:port][/namespace]/name format, resembling a valid URL without the scheme";
+
+/// The feature sets whose MachineConfigNode schemas differ. openshift/api
+/// generates one CRD per feature set
+/// (`machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-SelfManagedHA-<set>.crd.yaml`),
+/// each without the fields of the gates its set leaves off, and the
+/// cluster-version operator installs the one of the cluster's set. The
+/// others upstream ships are copies of these two (OKD of Default;
+/// DevPreviewNoUpgrade and CustomNoUpgrade of TechPreviewNoUpgrade).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FeatureSet {
+    /// Without `configImage` (`ImageModeStatusReporting` off).
+    #[value(name = "Default")]
+    Default,
+    /// With `configImage` in spec and status (`ImageModeStatusReporting` on).
+    #[value(name = "TechPreviewNoUpgrade")]
+    TechPreviewNoUpgrade,
+}
+
+impl FeatureSet {
+    pub const ALL: [Self; 2] = [Self::Default, Self::TechPreviewNoUpgrade];
+
+    /// The set as FeatureGate `spec.featureSet` and the CRD annotation spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Default => "Default",
+            Self::TechPreviewNoUpgrade => "TechPreviewNoUpgrade",
+        }
+    }
+
+    /// Upstream marks both `configImage` fields
+    /// `+openshift:enable:FeatureGate=ImageModeStatusReporting`, a gate of
+    /// TechPreviewNoUpgrade only (openshift/api `features/features.go`).
+    fn image_mode_status_reporting(self) -> bool {
+        self == Self::TechPreviewNoUpgrade
+    }
+}
+
+/// The annotation upstream's CRDs carry their feature set in.
+pub const FEATURE_SET_ANNOTATION: &str = "release.openshift.io/feature-set";
 
 /// Reports one node's MachineConfig update progress. Named after its node.
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -69,7 +124,9 @@ pub struct SpecConfigVersion {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SpecConfigImage {
-    #[schemars(length(max = 447))]
+    #[x_kube(validation = Rule::new(IMAGE_DIGEST).message(IMAGE_DIGEST_MESSAGE))]
+    #[x_kube(validation = Rule::new(CONFIG_IMAGE_NAME).message(CONFIG_IMAGE_NAME_MESSAGE))]
+    #[schemars(length(min = 1, max = 447))]
     pub desired_image: String,
 }
 
@@ -109,9 +166,9 @@ pub struct MachineConfigNodeStatus {
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = Rule::new("!has(self.desiredGeneration) || !has(self.currentGeneration) || self.desiredGeneration >= self.currentGeneration").message("desired generation must be greater than or equal to the current generation"))]
-#[x_kube(validation = Rule::new("!has(self.desiredGeneration) || !has(self.lastFailedGeneration) || self.desiredGeneration >= self.lastFailedGeneration").message("desired generation must be greater than or equal to the last failed generation"))]
-#[x_kube(validation = Rule::new("!has(self.lastFailedGeneration) || has(self.lastFailedGenerationError)").message("last failed generation error must be defined on image pull and pin failure"))]
+#[x_kube(validation = Rule::new("has(self.desiredGeneration) && has(self.currentGeneration) ? self.desiredGeneration >= self.currentGeneration : true").message("desired generation must be greater than or equal to the current generation"))]
+#[x_kube(validation = Rule::new("has(self.lastFailedGeneration) && has(self.desiredGeneration) ? self.desiredGeneration >= self.lastFailedGeneration : true").message("desired generation must be greater than or equal to the last failed generation"))]
+#[x_kube(validation = Rule::new("has(self.lastFailedGeneration) ? has(self.lastFailedGenerationError) : true").message("last failed generation error must be defined on image pull and pin failure"))]
 pub struct PinnedImageSetStatus {
     #[x_kube(validation = Rule::new(DNS1123_SUBDOMAIN).message(DNS1123_SUBDOMAIN_MESSAGE))]
     #[schemars(length(max = 253))]
@@ -158,7 +215,7 @@ pub struct InternalRelease {
     #[schemars(length(min = 1, max = 64))]
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[x_kube(validation = Rule::new(r"(self.split('@').size() == 2 && self.split('@')[1].matches('^sha256:[a-f0-9]{64}$'))").message("the OCI Image reference must end with a valid '@sha256:<digest>' suffix, where '<digest>' is 64 characters long"))]
+    #[x_kube(validation = Rule::new(IMAGE_DIGEST).message(IMAGE_DIGEST_MESSAGE))]
     #[x_kube(validation = Rule::new(r"(self.split('@')[0].matches('^(localhost|([a-zA-Z0-9-]+\\.)+[a-zA-Z0-9-]+)(:[0-9]{2,5})?/([a-zA-Z0-9-_]{0,61}/)?[a-zA-Z0-9-_.]*?$'))").message("the OCI Image name should follow the host[:port][/namespace]/name format, resembling a valid URL without the scheme; host must be either 'localhost' or a dot-qualified domain name"))]
     #[schemars(length(min = 1, max = 447))]
     pub image: Option<String>,
@@ -179,14 +236,21 @@ pub struct StatusConfigVersion {
     pub desired: String,
 }
 
+/// Upstream refuses an empty one (`minProperties: 1`): with neither image
+/// the field is left out.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("minProperties" = 1))]
 pub struct StatusConfigImage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 447))]
+    #[x_kube(validation = Rule::new(IMAGE_DIGEST).message(IMAGE_DIGEST_MESSAGE))]
+    #[x_kube(validation = Rule::new(CONFIG_IMAGE_NAME).message(CONFIG_IMAGE_NAME_MESSAGE))]
+    #[schemars(length(min = 1, max = 447))]
     pub current_image: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 447))]
+    #[x_kube(validation = Rule::new(IMAGE_DIGEST).message(IMAGE_DIGEST_MESSAGE))]
+    #[x_kube(validation = Rule::new(CONFIG_IMAGE_NAME).message(CONFIG_IMAGE_NAME_MESSAGE))]
+    #[schemars(length(min = 1, max = 447))]
     pub desired_image: Option<String>,
 }
 
@@ -219,12 +283,85 @@ fn metav1_condition_validation(schema: &mut schemars::Schema) {
     }
 }
 
-/// The MCN CRD as upstream ships it (the derive leaves `listKind` to the
-/// apiserver's default; upstream spells it out).
-pub fn machine_config_node_crd() -> CustomResourceDefinition {
+/// The MCN CRD as upstream ships it for `set`: the one schema of the types
+/// above, less the fields of the gates `set` leaves off, so both sets come
+/// from one source.
+pub fn machine_config_node_crd(set: FeatureSet) -> CustomResourceDefinition {
     let mut crd = MachineConfigNode::crd();
+    // The derive leaves `listKind` to the apiserver's default; upstream
+    // spells it out.
     crd.spec.names.list_kind = Some("MachineConfigNodeList".into());
+    crd.metadata.annotations = Some(BTreeMap::from([(
+        FEATURE_SET_ANNOTATION.to_owned(),
+        set.name().to_owned(),
+    )]));
+    let schemas = crd
+        .spec
+        .versions
+        .iter_mut()
+        .filter_map(|v| v.schema.as_mut()?.open_api_v3_schema.as_mut());
+    for schema in schemas {
+        as_upstream(schema);
+        if !set.image_mode_status_reporting() {
+            for parent in ["spec", "status"] {
+                if let Some(fields) = properties(schema, parent) {
+                    fields.remove("configImage");
+                }
+            }
+        }
+    }
     crd
+}
+
+/// Whether `crd` is one for `set`: a CRD generated per feature set says
+/// which in [`FEATURE_SET_ANNOTATION`]; one without it is for every set.
+pub fn is_for_feature_set(crd: &CustomResourceDefinition, set: FeatureSet) -> bool {
+    crd.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(FEATURE_SET_ANNOTATION))
+        .is_none_or(|s| s == set.name())
+}
+
+fn properties<'a>(
+    schema: &'a mut JSONSchemaProps,
+    field: &str,
+) -> Option<&'a mut BTreeMap<String, JSONSchemaProps>> {
+    schema
+        .properties
+        .as_mut()?
+        .get_mut(field)?
+        .properties
+        .as_mut()
+}
+
+/// What the derive's schema says differently from upstream's generator
+/// with the same meaning to the apiserver: the derive marks every `Option`
+/// `nullable` (upstream never does, so the apiserver prunes a `null`
+/// instead of storing it) and titles the root; upstream declares the
+/// object's `apiVersion`, `kind` and `metadata`.
+fn as_upstream(root: &mut JSONSchemaProps) {
+    fn walk(schema: &mut JSONSchemaProps) {
+        schema.nullable = None;
+        schema.title = None;
+        for child in schema.properties.iter_mut().flat_map(|p| p.values_mut()) {
+            walk(child);
+        }
+        match schema.items.as_mut() {
+            Some(JSONSchemaPropsOrArray::Schema(items)) => walk(items),
+            Some(JSONSchemaPropsOrArray::Schemas(items)) => items.iter_mut().for_each(walk),
+            None => {}
+        }
+    }
+    walk(root);
+    let typed = |type_: &str| JSONSchemaProps {
+        type_: Some(type_.to_owned()),
+        ..JSONSchemaProps::default()
+    };
+    let declared = root.properties.get_or_insert_default();
+    declared.insert("apiVersion".to_owned(), typed("string"));
+    declared.insert("kind".to_owned(), typed("string"));
+    declared.insert("metadata".to_owned(), typed("object"));
 }
 
 #[cfg(test)]
@@ -233,8 +370,17 @@ mod tests {
 
     use super::*;
 
+    fn crd_of(set: FeatureSet) -> Value {
+        serde_json::to_value(machine_config_node_crd(set)).unwrap_or_default()
+    }
+
+    /// What every feature set shares is tested on the fuller one.
     fn crd() -> Value {
-        serde_json::to_value(machine_config_node_crd()).unwrap_or_default()
+        crd_of(FeatureSet::TechPreviewNoUpgrade)
+    }
+
+    fn schema(crd: &Value) -> &Value {
+        &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     }
 
     #[test]
@@ -361,6 +507,98 @@ mod tests {
                 required.contains(&json!(field)),
                 "spec.{field} not required"
             );
+        }
+    }
+
+    #[test]
+    fn default_has_no_config_image_anywhere() {
+        let default = crd_of(FeatureSet::Default);
+        let text = default.to_string();
+        assert!(!text.contains("configImage"), "{text}");
+        // Nothing else differs: the Default schema is the full one less
+        // the gated fields.
+        let mut full = crd();
+        for parent in ["spec", "status"] {
+            let fields = full["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+                [parent]["properties"]
+                .as_object_mut();
+            assert!(
+                fields.is_some_and(|f| f.remove("configImage").is_some()),
+                "{parent}.configImage"
+            );
+        }
+        assert_eq!(schema(&full), schema(&default));
+        assert!(schema(&default)["properties"]["status"]["properties"]["conditions"].is_object());
+    }
+
+    #[test]
+    fn tech_preview_validates_config_image_as_upstream_does() {
+        let crd = crd();
+        let properties = &schema(&crd)["properties"];
+        let spec = &properties["spec"]["properties"]["configImage"];
+        assert_eq!(spec["required"], json!(["desiredImage"]));
+        let status = &properties["status"]["properties"]["configImage"];
+        assert_eq!(status["minProperties"], 1);
+        assert_eq!(status["required"], Value::Null);
+        let rules = json!([
+            {"rule": IMAGE_DIGEST, "message": IMAGE_DIGEST_MESSAGE},
+            {"rule": CONFIG_IMAGE_NAME, "message": CONFIG_IMAGE_NAME_MESSAGE},
+        ]);
+        for image in [
+            &spec["properties"]["desiredImage"],
+            &status["properties"]["currentImage"],
+            &status["properties"]["desiredImage"],
+        ] {
+            assert_eq!(image["type"], "string");
+            assert_eq!(image["minLength"], 1);
+            assert_eq!(image["maxLength"], 447);
+            assert_eq!(image["x-kubernetes-validations"], rules, "{image}");
+        }
+    }
+
+    #[test]
+    fn each_set_is_annotated_with_its_name() {
+        for (set, name) in [
+            (FeatureSet::Default, "Default"),
+            (FeatureSet::TechPreviewNoUpgrade, "TechPreviewNoUpgrade"),
+        ] {
+            let crd = machine_config_node_crd(set);
+            let annotations = crd.metadata.annotations.clone().unwrap_or_default();
+            assert_eq!(
+                annotations.get(FEATURE_SET_ANNOTATION).map(String::as_str),
+                Some(name)
+            );
+            assert!(is_for_feature_set(&crd, set));
+            let other = FeatureSet::ALL.into_iter().find(|s| *s != set);
+            assert!(other.is_some_and(|other| !is_for_feature_set(&crd, other)));
+        }
+        let mut unannotated = machine_config_node_crd(FeatureSet::Default);
+        unannotated.metadata.annotations = None;
+        assert!(
+            FeatureSet::ALL
+                .into_iter()
+                .all(|set| is_for_feature_set(&unannotated, set))
+        );
+    }
+
+    /// Upstream's generator marks nothing `nullable` and declares the
+    /// object's own fields; the derive does otherwise until
+    /// [`as_upstream`].
+    #[test]
+    fn the_schema_reads_as_upstreams_generator_writes_it() {
+        for set in FeatureSet::ALL {
+            let crd = crd_of(set);
+            let text = crd.to_string();
+            assert!(!text.contains("\"nullable\""), "{set:?}");
+            let root = schema(&crd);
+            assert_eq!(root["title"], Value::Null);
+            for (field, type_) in [
+                ("apiVersion", "string"),
+                ("kind", "string"),
+                ("metadata", "object"),
+            ] {
+                assert_eq!(root["properties"][field], json!({"type": type_}), "{field}");
+            }
         }
     }
 }

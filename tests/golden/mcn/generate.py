@@ -330,6 +330,8 @@ def main():
          previous=stored(gate_off_done, 3), now=START + timedelta(hours=1), gates=IMAGE_MODE_ON)
     case("invalid-desired-config-is-an-error", node(dict(DONE_ON_A, desiredConfig="Rendered_Worker!")))
     case("invalid-desired-image-is-an-error", node(dict(DONE_ON_A, desiredImage="quay.io/os:latest")))
+    # Pinned by digest, but the CRD's rule wants a dot-qualified host.
+    case("single-label-image-host-is-an-error", node(dict(DONE_ON_A, currentImage="localhost:5000/os@sha256:" + "ab" * 32)))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ use kube::api::{
 };
 use kube::discovery::{Scope, pinned_kind};
 use kube::{Client, ResourceExt};
-use mco_e2e::{ControlPlane, User, openshift};
+use mco_e2e::{ControlPlane, FeatureSet, User, openshift};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::sync::Semaphore;
@@ -82,15 +82,30 @@ impl Fixture {
     /// Runs `test` in a fixture of its own, one test of the binary at a time,
     /// and [`Fixture::finish`]es it: a failure comes with the log tails.
     pub async fn run(test: impl AsyncFnOnce(&mut Fixture) -> Result<()>) -> Result<()> {
+        Self::run_on(FeatureSet::TechPreviewNoUpgrade, test).await
+    }
+
+    /// [`Fixture::run`] with the MCN CRD of `set` ([`Fixture::run`]'s is
+    /// TechPreviewNoUpgrade's, which declares `configImage`).
+    pub async fn run_on(
+        set: FeatureSet,
+        test: impl AsyncFnOnce(&mut Fixture) -> Result<()>,
+    ) -> Result<()> {
         let _one_at_a_time = SERIAL.lock().await;
-        let mut fx = Fixture::start().await?;
+        let mut fx = Fixture::start_on(set).await?;
         let result = test(&mut fx).await;
         fx.finish(result)
     }
 
-    /// Control plane with the controller's ServiceAccount user, the OpenShift
-    /// CRDs, the generated MCN CRD, namespace `mco-system` and `deploy/rbac.yaml`.
+    /// [`Fixture::start_on`] TechPreviewNoUpgrade.
     pub async fn start() -> Result<Self> {
+        Self::start_on(FeatureSet::TechPreviewNoUpgrade).await
+    }
+
+    /// Control plane with the controller's ServiceAccount user, the OpenShift
+    /// CRDs, the generated MCN CRD of `set` (`ControlPlane::install_mcn_crd`
+    /// replaces it), namespace `mco-system` and `deploy/rbac.yaml`.
+    pub async fn start_on(set: FeatureSet) -> Result<Self> {
         let t0 = Instant::now();
         // Before the control plane: a missing binary is the most likely failure.
         let bin = host_binary()?;
@@ -101,10 +116,7 @@ impl Fixture {
         cp.install_crd_dir(repo_root().join("deploy").join("crds"))
             .await?;
         // What plain Kubernetes adds (on OpenShift the cluster owns it).
-        cp.install_crd_files(&[
-            repo_root().join("deploy/components/machineconfignode-crd/machineconfignodes.yaml")
-        ])
-        .await?;
+        cp.install_mcn_crd(set).await?;
         cp.create_namespace(NAMESPACE).await?;
         apply_manifest(&admin, &repo_root().join("deploy").join("rbac.yaml"))
             .await
