@@ -242,3 +242,26 @@ async fn image_mode_status_reporting_follows_the_feature_gate() -> Result<()> {
     })
     .await
 }
+
+/// What a Default cluster has: upstream's Default MachineConfigNode CRD
+/// (no `configImage`) and no FeatureGate object. An image-mode node's MCN
+/// is written, with the gate-off set and no `configImage`; before the
+/// gates were followed, the apiserver refused it.
+#[tokio::test]
+async fn a_default_cluster_takes_an_image_mode_nodes_mcn() -> Result<()> {
+    Fixture::run_on(mco_e2e::FeatureSet::Default, async |fx: &mut Fixture| {
+        fx.apply_pool("worker", CONFIG).await?;
+        fx.apply_machineconfig(CONFIG).await?;
+        image_mode_node(fx, "worker-0").await?;
+        let c = fx.start_controller("mco-host-0", &["--resync", "1s"]).await?;
+        wait_mcn(fx, "worker-0", gate_off_shape).await?;
+        ensure!(gate_metric(fx, c).await? == 0.0, "mco_feature_gate is not 0");
+        let errors = fx.controllers[c]
+            .metrics()
+            .await?
+            .sum("mco_reconcile_errors_total", &[]);
+        ensure!(errors == 0.0, "{errors} reconcile errors");
+        Ok(())
+    })
+    .await
+}
