@@ -9,7 +9,7 @@ use mco_bootimage::{Decision, MachineKind};
 use serde_json::Value;
 use tracing::info_span;
 
-use super::{Audit, Keyed, named_once};
+use super::{Audit, Keyed, Names};
 use crate::bootimage::BootImageGuest;
 use crate::bootimage::error::Subject;
 use crate::bootimage::eval::{BootImageInputs, ClusterObjects, EvalError, known_images};
@@ -72,10 +72,10 @@ impl BootImageObjects {
     pub fn read(files: &BootImageFiles) -> Result<BootImageObjects, InputError> {
         let mut reader = Reader::default();
         let machinesets: Vec<Value> = reader.objects(files.machinesets, "MachineSet")?;
-        let names = machinesets
-            .iter()
-            .map(|o| o.pointer("/metadata/name").and_then(Value::as_str));
-        named_once(files.machinesets, "MachineSet", names)?;
+        let mut names = Names::new(files.machinesets, "MachineSet");
+        for object in &machinesets {
+            names.check(object.pointer("/metadata/name").and_then(Value::as_str))?;
+        }
         let mut optional = |path: Option<&str>, kind: &str| -> Result<Option<Value>, InputError> {
             path.map(|p| reader.object(p, kind)).transpose()
         };

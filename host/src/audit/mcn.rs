@@ -14,7 +14,7 @@ use mco_mcn as logic;
 use serde_json::Value;
 use tracing::info_span;
 
-use super::{Audit, Keyed, named_once};
+use super::{Audit, Keyed, Names};
 use crate::manifests::{InputError, Reader};
 use crate::mcn::McnGuest;
 use crate::mcn::crd::MachineConfigNode;
@@ -46,11 +46,30 @@ pub struct McnFiles<'a> {
     pub previous: Option<&'a str>,
 }
 
+/// The audit of the Nodes of `files.nodes`, read one at a time (a JSON
+/// file is streamed, see [`Reader::each`]), each named once and trimmed as
+/// the controller trims it, against the other files' objects.
+pub fn audit_files(
+    files: &McnFiles,
+    (active, candidate): (&McnGuest, &McnGuest),
+    limit: usize,
+) -> Result<Audit, InputError> {
+    let mut reader = Reader::default();
+    let cluster = Cluster::read(&mut reader, files)?;
+    let mut audit = McnAudit::new(active, candidate, &cluster, limit);
+    let mut names = Names::new(files.nodes, "Node");
+    reader.each(files.nodes, "Node", |mut node: Node| {
+        names.check(node.metadata.name.as_deref())?;
+        trim_node(&mut node);
+        audit.add(node);
+        Ok(())
+    })?;
+    Ok(audit.finish())
+}
+
 impl Cluster {
-    /// Reads the files: what the nodes share, and the Nodes (each named,
-    /// once), trimmed as the controller trims them.
-    pub fn read(files: &McnFiles) -> Result<(Cluster, Vec<Node>), InputError> {
-        let mut reader = Reader::default();
+    /// Reads what the Nodes of `files` share.
+    fn read(reader: &mut Reader, files: &McnFiles) -> Result<Cluster, InputError> {
         let pools = reader.all(files.pools, "MachineConfigPool")?;
         let configs = reader.all(files.machineconfigs, "MachineConfig")?;
         let machineconfiguration: Option<Value> = files
@@ -58,11 +77,7 @@ impl Cluster {
             .map(|path| reader.object(path, "MachineConfiguration"))
             .transpose()?;
         let previous: Vec<MachineConfigNode> = reader.all(files.previous, "MachineConfigNode")?;
-        let mut nodes: Vec<Node> = reader.objects(files.nodes, "Node")?;
-        let names = nodes.iter().map(|n| n.metadata.name.as_deref());
-        named_once(files.nodes, "Node", names)?;
-        nodes.iter_mut().for_each(trim_node);
-        let cluster = Cluster {
+        Ok(Cluster {
             pools,
             configs,
             policies: policies::policies(machineconfiguration.as_ref()),
@@ -70,8 +85,7 @@ impl Cluster {
                 .into_iter()
                 .map(|mcn| (mcn.name_any(), mcn))
                 .collect(),
-        };
-        Ok((cluster, nodes))
+        })
     }
 
     fn facts(&self, node: &Node) -> logic::Facts {

@@ -8,7 +8,7 @@
 pub mod bootimage;
 pub mod mcn;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
@@ -36,27 +36,38 @@ impl Role {
     }
 }
 
-/// Every object of a file named, and no name twice: two objects of one
-/// name would be counted twice, and one without a name could not be shown.
-pub fn named_once<'a>(
-    path: &str,
-    kind: &str,
-    names: impl Iterator<Item = Option<&'a str>>,
-) -> Result<(), InputError> {
-    let mut seen = BTreeSet::new();
-    for name in names {
+/// The names of a file's objects so far: each object must have one, and no
+/// name may come twice (two objects of one name would be counted twice;
+/// one without a name could not be shown).
+pub struct Names<'a> {
+    path: &'a str,
+    kind: &'a str,
+    seen: HashSet<String>,
+}
+
+impl<'a> Names<'a> {
+    pub fn new(path: &'a str, kind: &'a str) -> Names<'a> {
+        Names {
+            path,
+            kind,
+            seen: HashSet::new(),
+        }
+    }
+
+    pub fn check(&mut self, name: Option<&str>) -> Result<(), InputError> {
         let malformed = |name: &str, detail: &str| InputError::Malformed {
-            path: path.to_owned(),
-            kind: kind.to_owned(),
+            path: self.path.to_owned(),
+            kind: self.kind.to_owned(),
             name: name.to_owned(),
             detail: detail.to_owned(),
         };
         let name = name.ok_or_else(|| malformed("(unnamed)", "no metadata.name"))?;
-        if !seen.insert(name) {
+        if self.seen.contains(name) {
             return Err(malformed(name, "given twice"));
         }
+        self.seen.insert(name.to_owned());
+        Ok(())
     }
-    Ok(())
 }
 
 /// One decision as its keys and values, or the module's failure.

@@ -34,7 +34,7 @@ use crate::cluster::resources::{
 };
 use crate::mcn::McnGuest;
 use crate::mcn::crd::MachineConfigNode;
-use crate::mcn::objects::{MachineConfig, MachineConfigPool, trim_node};
+use crate::mcn::objects::trim_node;
 use crate::mcn::policies;
 
 /// Objects asked for per list call.

@@ -8,7 +8,7 @@ use clap::Args;
 use super::{AuditError, check_cluster};
 use crate::audit::Audit;
 use crate::audit::bootimage::{BootImageAudit, BootImageFiles, BootImageObjects};
-use crate::audit::mcn::{Cluster, McnAudit, McnFiles};
+use crate::audit::mcn::{McnFiles, audit_files};
 use crate::bootimage::BootImageGuest;
 use crate::cli::Failure;
 use crate::mcn::McnGuest;
@@ -145,21 +145,17 @@ impl FileArgs {
 pub(super) fn mcn(
     nodes: &str,
     args: &FileArgs,
-    (active, candidate): (&McnGuest, &McnGuest),
+    guests: (&McnGuest, &McnGuest),
     limit: usize,
 ) -> Result<Audit, Failure> {
-    let (cluster, nodes) = Cluster::read(&McnFiles {
+    let files = McnFiles {
         nodes,
         pools: args.pools.as_deref(),
         machineconfigs: args.machineconfigs.as_deref(),
         machineconfiguration: args.machineconfiguration.as_deref(),
         previous: args.previous.as_deref(),
-    })?;
-    let mut audit = McnAudit::new(active, candidate, &cluster, limit);
-    for node in nodes {
-        audit.add(node);
-    }
-    Ok(audit.finish())
+    };
+    Ok(audit_files(&files, guests, limit)?)
 }
 
 /// A bootImage job's audit on the MachineSets of `machinesets` (and the
