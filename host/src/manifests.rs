@@ -411,7 +411,11 @@ mod tests {
             node("b")
         );
         assert_eq!(each(&list).ok(), Some(vec!["a".into(), "b".into()]));
-        let nested = format!(r#"[{},{{"kind":"NodeList","items":[{}]}}]"#, node("a"), node("c"));
+        let nested = format!(
+            r#"[{},{{"kind":"NodeList","items":[{}]}}]"#,
+            node("a"),
+            node("c")
+        );
         assert_eq!(each(&nested).ok(), Some(vec!["a".into(), "c".into()]));
         assert_eq!(each(&node("d")).ok(), Some(vec!["d".into()]));
         let yaml = "kind: Node\nmetadata: {name: e}\n---\nkind: Node\nmetadata: {name: f}\n";
@@ -421,7 +425,8 @@ mod tests {
 
     #[test]
     fn each_stops_at_the_first_wrong_object_or_refusal() {
-        let list = r#"{"items":[{"kind":"Node","metadata":{"name":"a"}},{"kind":"Pod"}],"kind":"List"}"#;
+        let list =
+            r#"{"items":[{"kind":"Node","metadata":{"name":"a"}},{"kind":"Pod"}],"kind":"List"}"#;
         assert!(matches!(each(list), Err(InputError::WrongKind { .. })));
         let refused = r#"[{"kind":"Node","metadata":{"name":"refused"}}]"#;
         assert!(matches!(each(refused), Err(InputError::StdinTwice)));

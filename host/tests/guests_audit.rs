@@ -28,11 +28,13 @@ impl Files {
             dir: tempfile::tempdir().unwrap_or_else(|e| panic!("{e}")),
         };
         files.write("pools.yaml", POOLS);
-        let configs = common::repo_root().join("tests/golden/mcn/reboot-05-drained/machineconfigs.yaml");
+        let configs =
+            common::repo_root().join("tests/golden/mcn/reboot-05-drained/machineconfigs.yaml");
         let configs = std::fs::read_to_string(configs).unwrap_or_else(|e| panic!("{e}"));
         files.write("machineconfigs.yaml", &configs);
         files.write("nodes.yaml", &nodes());
-        let mcn = std::fs::read(common::installed_guest("mcn.wasm")).unwrap_or_else(|e| panic!("{e}"));
+        let mcn =
+            std::fs::read(common::installed_guest("mcn.wasm")).unwrap_or_else(|e| panic!("{e}"));
         let candidate = common::wasm::with_text_replaced(&mcn, FROM, TO);
         std::fs::write(files.path("candidate.wasm"), candidate).unwrap_or_else(|e| panic!("{e}"));
         files
@@ -121,7 +123,12 @@ fn node(name: &str, roles: &[&str], current: &str, state: &str) -> String {
 fn nodes() -> String {
     let mut nodes = Vec::new();
     for i in 0..3 {
-        nodes.push(node(&format!("worker-{i}"), &["worker"], "rendered-worker-b", "Done"));
+        nodes.push(node(
+            &format!("worker-{i}"),
+            &["worker"],
+            "rendered-worker-b",
+            "Done",
+        ));
     }
     for i in 0..2 {
         nodes.push(node(
@@ -203,7 +210,10 @@ fn the_table_shows_the_counts_the_differing_key_first_and_both_sides() {
     let output = files.mcn(&["--guest", &candidate, "--active", &active]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}{}", stderr(&output));
-    assert!(stdout.contains("\n5 objects: 3 agree, 2 differ, 0 failed\n"), "{stdout}");
+    assert!(
+        stdout.contains("\n5 objects: 3 agree, 2 differ, 0 failed\n"),
+        "{stdout}"
+    );
     let rows: Vec<Vec<&str>> = stdout
         .lines()
         .skip_while(|line| !line.starts_with("KEY "))
@@ -248,7 +258,11 @@ fn a_registry_entrys_candidate_is_audited_against_its_module() {
     files.write("plain.yaml", &format!("mcn: {}\n", mcn.display()));
     let output = files.mcn(&["--registry", &files.arg("plain.yaml")]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("registry entry mcn has no candidate"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("registry entry mcn has no candidate"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// A candidate that traps on a node is counted failed there, by kind,
@@ -269,14 +283,20 @@ fn a_candidate_that_traps_is_counted_failed_not_a_crash() {
     let active = common::installed_guest("mcn.wasm").display().to_string();
     let report = json_of(&files.mcn(&["--guest", &faulty, "--active", &active, "--json"]));
     assert_eq!(counts(&report), [2, 0, 1, 1], "{report:#}");
-    assert_eq!(report["failures"], json!({"active": {}, "candidate": {"trap": 1}}));
+    assert_eq!(
+        report["failures"],
+        json!({"active": {}, "candidate": {"trap": 1}})
+    );
     let failed = &report["failureSample"][0];
     assert_eq!(
         (&failed["object"], &failed["module"], &failed["kind"]),
         (&json!("panic"), &json!("candidate"), &json!("trap"))
     );
     assert!(
-        failed["error"].as_str().unwrap_or_default().contains("faulty guest gave up on node panic"),
+        failed["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("faulty guest gave up on node panic"),
         "{failed}"
     );
     assert_eq!(
@@ -308,12 +328,42 @@ fn broken_and_hostile_inputs_are_refused_with_their_exit_status() {
     let candidate = files.arg("candidate.wasm");
     let cases = [
         ("mcn", "missing.yaml", candidate.as_str(), 2, "missing.yaml"),
-        ("mcn", "pools.yaml", &candidate, 2, "expected Node, found MachineConfigPool"),
+        (
+            "mcn",
+            "pools.yaml",
+            &candidate,
+            2,
+            "expected Node, found MachineConfigPool",
+        ),
         ("mcn", "nodes.yaml", &files.arg("nope.wasm"), 2, "nope.wasm"),
-        ("mcn", "nodes.yaml", &files.arg("pools.yaml"), 3, "pools.yaml"),
-        ("nonsense", "nodes.yaml", &candidate, 2, "--job nonsense: not a job"),
-        ("bootImage.", "nodes.yaml", &candidate, 2, "--job bootImage.: not a job"),
-        ("bootImage.GCP", "nodes.yaml", &candidate, 2, "inputs of the mcn job"),
+        (
+            "mcn",
+            "nodes.yaml",
+            &files.arg("pools.yaml"),
+            3,
+            "pools.yaml",
+        ),
+        (
+            "nonsense",
+            "nodes.yaml",
+            &candidate,
+            2,
+            "--job nonsense: not a job",
+        ),
+        (
+            "bootImage.",
+            "nodes.yaml",
+            &candidate,
+            2,
+            "--job bootImage.: not a job",
+        ),
+        (
+            "bootImage.GCP",
+            "nodes.yaml",
+            &candidate,
+            2,
+            "inputs of the mcn job",
+        ),
     ];
     for (job, nodes, guest, code, says) in cases {
         let output = files.mcn_on(job, nodes, &["--guest", guest]);
@@ -323,14 +373,24 @@ fn broken_and_hostile_inputs_are_refused_with_their_exit_status() {
         assert!(output.stdout.is_empty(), "{job} {nodes} {guest}");
     }
 
-    let twice = format!("{}---\n{}", node("worker-0", &["worker"], "rendered-worker-b", "Done"), nodes());
+    let twice = format!(
+        "{}---\n{}",
+        node("worker-0", &["worker"], "rendered-worker-b", "Done"),
+        nodes()
+    );
     files.write("nodes.yaml", &twice);
     let output = files.mcn(&["--guest", &candidate]);
     let (status, text) = status_and_stderr(&output);
     assert_eq!(status, Some(2), "{text}");
-    assert!(text.contains("Node worker-0 is malformed: given twice"), "{text}");
+    assert!(
+        text.contains("Node worker-0 is malformed: given twice"),
+        "{text}"
+    );
 
-    files.write("nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {labels: {a: b}}\n");
+    files.write(
+        "nodes.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {labels: {a: b}}\n",
+    );
     let output = files.mcn(&["--guest", &candidate]);
     let (status, text) = status_and_stderr(&output);
     assert_eq!(status, Some(2), "{text}");
@@ -342,8 +402,14 @@ fn broken_and_hostile_inputs_are_refused_with_their_exit_status() {
 
     // Inputs of the other job are refused rather than ignored.
     let output = files.mcn(&[
-        "--guest", &candidate, "--machinesets", &files.arg("nodes.yaml"), "--configmap",
-        &files.arg("nodes.yaml"), "--infrastructure", &files.arg("nodes.yaml"),
+        "--guest",
+        &candidate,
+        "--machinesets",
+        &files.arg("nodes.yaml"),
+        "--configmap",
+        &files.arg("nodes.yaml"),
+        "--infrastructure",
+        &files.arg("nodes.yaml"),
     ]);
     let (status, text) = status_and_stderr(&output);
     assert_eq!(status, Some(2), "{text}");
@@ -351,7 +417,10 @@ fn broken_and_hostile_inputs_are_refused_with_their_exit_status() {
 }
 
 fn golden_bootimage(case: &str, file: &str) -> PathBuf {
-    common::repo_root().join("tests/golden/bootimage").join(case).join(file)
+    common::repo_root()
+        .join("tests/golden/bootimage")
+        .join(case)
+        .join(file)
 }
 
 fn arg(path: &Path) -> String {
@@ -418,5 +487,8 @@ fn a_boot_image_candidate_that_oversteps_fails_on_every_machineset_it_oversteps_
     let output = audit("bootImage.AWS", &gcp);
     let (status, text) = status_and_stderr(&output);
     assert_eq!(status, Some(2), "{text}");
-    assert!(text.contains("Infrastructure cluster is on platform GCP"), "{text}");
+    assert!(
+        text.contains("Infrastructure cluster is on platform GCP"),
+        "{text}"
+    );
 }

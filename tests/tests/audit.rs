@@ -28,13 +28,19 @@ async fn audit_the_cluster(fx: &mut Fixture) -> Result<()> {
     fx.apply_pool("worker", "rendered-worker-b").await?;
     fx.apply_pool("worker-canary", "rendered-worker-b").await?;
     for i in 0..3 {
-        fx.create_node(&format!("worker-{i}"), &["worker"], &[], "rendered-worker-b")
-            .await?;
+        fx.create_node(
+            &format!("worker-{i}"),
+            &["worker"],
+            &[],
+            "rendered-worker-b",
+        )
+        .await?;
     }
     for i in 0..2 {
         let name = format!("worker-canary-{i}");
         let roles = ["worker", "worker-canary"];
-        fx.create_node(&name, &roles, &[], "rendered-worker-a").await?;
+        fx.create_node(&name, &roles, &[], "rendered-worker-a")
+            .await?;
         let update = [("desiredConfig", "rendered-worker-b"), ("state", "Working")];
         fx.patch_node(&name, &update, None).await?;
     }
@@ -69,7 +75,11 @@ async fn audit_the_cluster(fx: &mut Fixture) -> Result<()> {
         .filter_map(|d| Some((d["object"].as_str()?, d["key"].as_str()?)))
         .collect();
     ensure!(
-        sampled == [("worker-canary-0", "Updated"), ("worker-canary-1", "Updated")],
+        sampled
+            == [
+                ("worker-canary-0", "Updated"),
+                ("worker-canary-1", "Updated")
+            ],
         "sample {sampled:?}: {report:#}"
     );
     ensure!(

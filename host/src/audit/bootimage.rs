@@ -112,7 +112,10 @@ impl BootImageObjects {
 /// can be read.
 pub fn user_data_secret(kind: MachineKind, object: &Value) -> Option<String> {
     let view = machine_decoder(kind)(object).ok()?;
-    view.user_data_secret_name().ok().flatten().map(str::to_owned)
+    view.user_data_secret_name()
+        .ok()
+        .flatten()
+        .map(str::to_owned)
 }
 
 /// An audit of one platform's boot image job under way.

@@ -30,7 +30,13 @@ pub fn with_text_replaced(wasm: &[u8], from: &str, to: &str) -> Vec<u8> {
         .filter(|(_, window)| *window == from)
         .map(|(at, _)| at)
         .collect();
-    assert_eq!(found.len(), 1, "{:?} occurs {} times", String::from_utf8_lossy(from), found.len());
+    assert_eq!(
+        found.len(),
+        1,
+        "{:?} occurs {} times",
+        String::from_utf8_lossy(from),
+        found.len()
+    );
     let mut out = wasm.to_vec();
     out[found[0]..found[0] + to.len()].copy_from_slice(to);
     out

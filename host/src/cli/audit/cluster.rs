@@ -29,8 +29,8 @@ use crate::cli::Failure;
 use crate::cli::offline::runtime;
 use crate::cluster::is_status;
 use crate::cluster::resources::{
-    CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION,
-    MACHINE_SET, ResourceType,
+    CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
+    ResourceType,
 };
 use crate::mcn::McnGuest;
 use crate::mcn::crd::MachineConfigNode;
@@ -127,7 +127,11 @@ pub(super) fn bootimage(
         )
         .await?;
         let control_plane = get(
-            dynamic(&client, Some(MACHINE_API_NAMESPACE), CONTROL_PLANE_MACHINE_SET),
+            dynamic(
+                &client,
+                Some(MACHINE_API_NAMESPACE),
+                CONTROL_PLANE_MACHINE_SET,
+            ),
             CONTROL_PLANE_MACHINE_SET_NAME,
             "ControlPlaneMachineSet cluster",
         )

@@ -159,7 +159,9 @@ fn check_cluster(cluster: &ClusterObjects, platform: &str) -> Result<(), Failure
 fn parse_job(text: &str) -> Result<Job, AuditError> {
     match text.split_once('.') {
         None if text == mcn::job::Mcn.name() => Ok(mcn::job::job()),
-        Some((kind, platform)) if kind == bootimage::job::BootImage.name() && !platform.is_empty() => {
+        Some((kind, platform))
+            if kind == bootimage::job::BootImage.name() && !platform.is_empty() =>
+        {
             Ok(bootimage::job::job(platform))
         }
         _ => Err(AuditError::Job(text.to_owned())),

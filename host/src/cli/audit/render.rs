@@ -20,7 +20,13 @@ pub(super) fn table(report: &Report) -> String {
         report.objects, report.agree, report.differ, report.failed
     );
     if !report.keys.is_empty() {
-        let width = report.keys.keys().map(String::len).max().unwrap_or(0).max(3);
+        let width = report
+            .keys
+            .keys()
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+            .max(3);
         let _ = writeln!(text, "\n{:width$}  {:>7}  {:>7}", "KEY", "AGREE", "DIFFER");
         let mut keys: Vec<_> = report.keys.iter().collect();
         keys.sort_by_key(|(key, counts)| (counts.differ == 0, *key));
