@@ -132,14 +132,7 @@ impl Summary {
                 object: object.to_owned(),
                 outcome: outcome.clone(),
             };
-            let at = self.sample.partition_point(|d| *d < difference);
-            if at < self.limit {
-                self.sample.insert(at, difference);
-                if self.sample.len() > self.limit {
-                    self.sample.pop();
-                    self.omitted += 1;
-                }
-            } else {
+            if !keep_smallest(&mut self.sample, difference, self.limit) {
                 self.omitted += 1;
             }
         }
@@ -152,6 +145,22 @@ impl Summary {
     pub fn differences(&self) -> u64 {
         self.keys.values().map(|c| c.differ).sum()
     }
+}
+
+/// Adds `item` to `sample`, kept sorted and at most `limit` long, so that
+/// it holds the `limit` smallest items whatever order they came in.
+/// `false`: one item (this one, or the largest kept) fell out of it.
+pub fn keep_smallest<T: Ord>(sample: &mut Vec<T>, item: T, limit: usize) -> bool {
+    let at = sample.partition_point(|kept| *kept < item);
+    if at >= limit {
+        return false;
+    }
+    sample.insert(at, item);
+    if sample.len() > limit {
+        sample.pop();
+        return false;
+    }
+    true
 }
 
 #[cfg(test)]

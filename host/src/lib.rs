@@ -8,6 +8,7 @@
 //! feature gates (`feature_gates`), and the command line (`cli`).
 
 pub mod admin;
+pub mod audit;
 pub mod blob;
 pub mod bootimage;
 pub mod cases;

@@ -1,10 +1,13 @@
 //! Reading Kubernetes objects from files for `eval`: YAML or JSON, one
 //! object, a `List`, or several YAML documents; `-` is standard input.
+//! Many objects of one kind can also be read one at a time
+//! ([`Reader::each`]), a JSON file streamed as it is parsed.
 
-use std::io::Read;
+use std::fmt;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde::de::DeserializeOwned;
+use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// Bad invocation or input: `eval` exits with status 2.
@@ -68,33 +71,80 @@ impl Reader {
     ) -> Result<Vec<T>, InputError> {
         let text = self.text(path)?;
         let documents = parse(path, &text)?;
-        let mut objects = Vec::new();
-        for value in documents.into_iter().flat_map(flatten) {
-            let found = value
-                .get("kind")
-                .and_then(Value::as_str)
-                .unwrap_or("an object without kind");
-            if found != kind {
-                return Err(InputError::WrongKind {
-                    path: path.into(),
-                    expected: kind.into(),
-                    found: found.into(),
-                });
+        documents
+            .into_iter()
+            .flat_map(flatten)
+            .map(|value| typed(path, kind, value))
+            .collect()
+    }
+
+    /// Every object of `kind` in `path`, as [`Reader::objects`] reads
+    /// them, handed to `each` one at a time; the first error `each` returns
+    /// stops the reading. A JSON file (a `List`, as `kubectl get -o json`
+    /// prints it, an array or one object) is parsed as it is read, so only
+    /// the object in hand is in memory, never the file or its parse tree;
+    /// YAML is read whole.
+    pub fn each<T: DeserializeOwned>(
+        &mut self,
+        path: &str,
+        kind: &str,
+        mut each: impl FnMut(T) -> Result<(), InputError>,
+    ) -> Result<(), InputError> {
+        let mut input = self.open(path)?;
+        let read_error = |source| InputError::Read {
+            path: path.into(),
+            source,
+        };
+        let json = loop {
+            let buffer = input.fill_buf().map_err(read_error)?;
+            match buffer.iter().position(|b| !b.is_ascii_whitespace()) {
+                Some(at) => break matches!(buffer[at], b'{' | b'['),
+                None if buffer.is_empty() => break false,
+                None => {
+                    let len = buffer.len();
+                    input.consume(len);
+                }
             }
-            let name = value
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or("(unnamed)")
-                .to_string();
-            let object = serde_json::from_value(value).map_err(|e| InputError::Malformed {
-                path: path.into(),
-                kind: kind.into(),
-                name,
-                detail: e.to_string(),
-            })?;
-            objects.push(object);
+        };
+        if !json {
+            let mut text = String::new();
+            input.read_to_string(&mut text).map_err(read_error)?;
+            for value in parse(path, &text)?.into_iter().flat_map(flatten) {
+                each(typed(path, kind, value)?)?;
+            }
+            return Ok(());
         }
-        Ok(objects)
+        let mut refused = None;
+        let mut hand = |value: Value| {
+            let handed = typed(path, kind, value).and_then(&mut each);
+            handed.map_err(|error| refused = Some(error)).is_ok()
+        };
+        let mut stream = serde_json::Deserializer::from_reader(input);
+        let parsed = Stream { each: &mut hand }
+            .deserialize(&mut stream)
+            .and_then(|()| stream.end());
+        if let Some(error) = refused {
+            return Err(error);
+        }
+        parsed.map_err(|e| InputError::Parse {
+            path: path.into(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// `path` to read from, buffered; standard input at most once.
+    fn open(&mut self, path: &str) -> Result<Box<dyn BufRead>, InputError> {
+        if path == "-" {
+            if std::mem::replace(&mut self.stdin_used, true) {
+                return Err(InputError::StdinTwice);
+            }
+            return Ok(Box::new(BufReader::new(std::io::stdin())));
+        }
+        let file = std::fs::File::open(path).map_err(|source| InputError::Read {
+            path: path.into(),
+            source,
+        })?;
+        Ok(Box::new(BufReader::new(file)))
     }
 
     /// The single object of `kind` in `path`.
@@ -143,6 +193,97 @@ fn parse(path: &str, text: &str) -> Result<Vec<Value>, InputError> {
             .map_err(|e| parse_error(e.to_string()))
     } else {
         serde_saphyr::from_multiple::<Value>(text).map_err(|e| parse_error(e.to_string()))
+    }
+}
+
+/// One object of a file as a `T`, if it is of `kind`.
+fn typed<T: DeserializeOwned>(path: &str, kind: &str, value: Value) -> Result<T, InputError> {
+    let found = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("an object without kind");
+    if found != kind {
+        return Err(InputError::WrongKind {
+            path: path.into(),
+            expected: kind.into(),
+            found: found.into(),
+        });
+    }
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("(unnamed)")
+        .to_string();
+    serde_json::from_value(value).map_err(|e| InputError::Malformed {
+        path: path.into(),
+        kind: kind.into(),
+        name,
+        detail: e.to_string(),
+    })
+}
+
+/// A JSON document parsed as it streams: each element of an array, each
+/// of a `List`'s `items` (any object's, which nothing else has at the top)
+/// or else the object itself goes to `each` (expanded as [`flatten`]
+/// expands it) as soon as it is whole. `each` returns false to stop.
+struct Stream<'a> {
+    each: &'a mut dyn FnMut(Value) -> bool,
+}
+
+impl Stream<'_> {
+    fn hand<E: de::Error>(&mut self, value: Value) -> Result<(), E> {
+        for object in flatten(value) {
+            if !(self.each)(object) {
+                return Err(E::custom("stopped"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Stream<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Stream<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object, a List or an array of objects")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(value) = seq.next_element::<Value>()? {
+            self.hand(value)?;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        let mut fields = serde_json::Map::new();
+        let mut listed = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "items" && !listed {
+                map.next_value_seed(Stream {
+                    each: &mut *self.each,
+                })?;
+                listed = true;
+            } else {
+                fields.insert(key, map.next_value()?);
+            }
+        }
+        if listed {
+            return Ok(());
+        }
+        self.hand(Value::Object(fields))
     }
 }
 
@@ -243,6 +384,68 @@ mod tests {
         let result: Result<Value, _> =
             Reader::default().object(&f.path().display().to_string(), "Node");
         assert!(matches!(result, Err(InputError::Count { count: 2, .. })));
+    }
+
+    fn each(text: &str) -> Result<Vec<String>, InputError> {
+        let f = file(text);
+        let mut seen = Vec::new();
+        Reader::default().each(&f.path().display().to_string(), "Node", |node: Value| {
+            let name = node.pointer("/metadata/name").and_then(Value::as_str);
+            match name {
+                Some("refused") => Err(InputError::StdinTwice),
+                name => {
+                    seen.push(name.unwrap_or_default().to_owned());
+                    Ok(())
+                }
+            }
+        })?;
+        Ok(seen)
+    }
+
+    #[test]
+    fn each_streams_json_lists_arrays_and_objects_and_reads_yaml_whole() {
+        let node = |name: &str| format!(r#"{{"kind":"Node","metadata":{{"name":"{name}"}}}}"#);
+        let list = format!(
+            r#"  {{"apiVersion":"v1","items":[{},{}],"kind":"List","metadata":{{}}}}"#,
+            node("a"),
+            node("b")
+        );
+        assert_eq!(each(&list).ok(), Some(vec!["a".into(), "b".into()]));
+        let nested = format!(
+            r#"[{},{{"kind":"NodeList","items":[{}]}}]"#,
+            node("a"),
+            node("c")
+        );
+        assert_eq!(each(&nested).ok(), Some(vec!["a".into(), "c".into()]));
+        assert_eq!(each(&node("d")).ok(), Some(vec!["d".into()]));
+        let yaml = "kind: Node\nmetadata: {name: e}\n---\nkind: Node\nmetadata: {name: f}\n";
+        assert_eq!(each(yaml).ok(), Some(vec!["e".into(), "f".into()]));
+        assert_eq!(each("").ok(), Some(vec![]));
+    }
+
+    #[test]
+    fn each_stops_at_the_first_wrong_object_or_refusal() {
+        let list =
+            r#"{"items":[{"kind":"Node","metadata":{"name":"a"}},{"kind":"Pod"}],"kind":"List"}"#;
+        assert!(matches!(each(list), Err(InputError::WrongKind { .. })));
+        let refused = r#"[{"kind":"Node","metadata":{"name":"refused"}}]"#;
+        assert!(matches!(each(refused), Err(InputError::StdinTwice)));
+        assert!(matches!(
+            each(r#"{"items":[{"kind":"Node"}"#),
+            Err(InputError::Parse { .. })
+        ));
+        assert!(matches!(
+            each(r#"[{"kind":"Node"}] trailing"#),
+            Err(InputError::Parse { .. })
+        ));
+        assert!(matches!(
+            each("\"a string\""),
+            Err(InputError::WrongKind { .. })
+        ));
+        assert!(matches!(
+            Reader::default().each("/nonexistent/nodes.json", "Node", |_: Value| Ok(())),
+            Err(InputError::Read { .. })
+        ));
     }
 
     #[test]

@@ -253,9 +253,14 @@ async fn a_default_cluster_takes_an_image_mode_nodes_mcn() -> Result<()> {
         fx.apply_pool("worker", CONFIG).await?;
         fx.apply_machineconfig(CONFIG).await?;
         image_mode_node(fx, "worker-0").await?;
-        let c = fx.start_controller("mco-host-0", &["--resync", "1s"]).await?;
+        let c = fx
+            .start_controller("mco-host-0", &["--resync", "1s"])
+            .await?;
         wait_mcn(fx, "worker-0", gate_off_shape).await?;
-        ensure!(gate_metric(fx, c).await? == 0.0, "mco_feature_gate is not 0");
+        ensure!(
+            gate_metric(fx, c).await? == 0.0,
+            "mco_feature_gate is not 0"
+        );
         let errors = fx.controllers[c]
             .metrics()
             .await?

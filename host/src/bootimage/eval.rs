@@ -42,6 +42,16 @@ pub struct BootImageInputs {
     pub gates: FeatureGates,
 }
 
+/// The objects every MachineSet of a cluster is decided with, as read.
+pub struct ClusterObjects {
+    pub configmap: Value,
+    pub infrastructure: Value,
+    pub clusterversion: Option<Value>,
+    pub machineconfiguration: Option<Value>,
+    pub known_images: BTreeSet<String>,
+    pub gates: FeatureGates,
+}
+
 /// Paths of the `eval bootimage` inputs (`-` is standard input).
 #[derive(Default)]
 pub struct BootImagePaths<'a> {
@@ -133,18 +143,42 @@ impl BootImageInputs {
             .and_then(|cv| cv.pointer("/status/desired/version"))
             .and_then(Value::as_str);
         let gates = feature_gates::read(&mut reader, paths.featuregate, version)?;
-        Ok(BootImageInputs {
+        let cluster = ClusterObjects {
+            configmap,
+            infrastructure,
+            clusterversion,
+            machineconfiguration,
+            known_images,
+            gates,
+        };
+        Ok(BootImageInputs::of(
+            kind,
+            source,
+            &cluster,
+            user_data_secret.as_ref(),
+        ))
+    }
+
+    /// The inputs for one object (`source`, a `kind`) decided with the
+    /// objects its cluster shares and its user-data Secret.
+    pub fn of(
+        kind: MachineKind,
+        source: Value,
+        cluster: &ClusterObjects,
+        user_data_secret: Option<&Value>,
+    ) -> Self {
+        BootImageInputs {
             kind,
             machineset: Decoded::read(&source, machine_decoder(kind)),
             source,
-            configmap: Decoded::of(&configmap),
-            infrastructure: Decoded::of(&infrastructure),
-            clusterversion: clusterversion.as_ref().map(Decoded::of),
-            machineconfiguration: machineconfiguration.as_ref().map(Decoded::of),
-            user_data_secret: user_data_secret.as_ref().map(Decoded::of),
-            known_images,
-            gates,
-        })
+            configmap: Decoded::of(&cluster.configmap),
+            infrastructure: Decoded::of(&cluster.infrastructure),
+            clusterversion: cluster.clusterversion.as_ref().map(Decoded::of),
+            machineconfiguration: cluster.machineconfiguration.as_ref().map(Decoded::of),
+            user_data_secret: user_data_secret.map(Decoded::of),
+            known_images: cluster.known_images.clone(),
+            gates: cluster.gates.clone(),
+        }
     }
 
     /// The ConfigMap's `data.stream` text.
@@ -162,7 +196,7 @@ impl BootImageInputs {
 
 /// A known-images file: a ConfigMap whose data values list images, or
 /// plain text with one image per line.
-fn known_images(path: &str, text: &str) -> Result<BTreeSet<String>, FileError> {
+pub fn known_images(path: &str, text: &str) -> Result<BTreeSet<String>, FileError> {
     match serde_saphyr::from_str::<Value>(text) {
         Ok(object) if object.get("kind").and_then(Value::as_str) == Some("ConfigMap") => {
             let configmap = known_images_configmap(&object).map_err(|e| FileError::Malformed {

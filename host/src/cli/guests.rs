@@ -65,6 +65,12 @@ pub(super) enum GuestsAction {
     /// memoryMiB its `--registry` entry (or the host's defaults) gives
     /// it; exit status 1 when it does not fit them.
     Bench(super::bench::BenchArgs),
+    /// Decide every object of one job with two modules, a candidate and
+    /// the active one, from files or the cluster's current objects, and
+    /// count where they agree, differ or fail, with a sample of the
+    /// differences; exit status 0 once compared (whatever the differences),
+    /// 2 on bad input, 3 when a module cannot load.
+    Audit(super::audit::AuditArgs),
     /// Write the WIT package guests are built against
     /// (`mco:machine-config@<version>`, the very files this binary was
     /// built with) into DIR, for wit-bindgen, componentize-py or any

@@ -2,6 +2,7 @@
 //! files, `eval.rs`), `guests` (a registry checked offline) and `crds`,
 //! with the exit statuses of the eval contract.
 
+mod audit;
 mod bench;
 mod eval;
 mod guests;
@@ -326,6 +327,8 @@ enum Failure {
     Bench(#[from] bench::BenchError),
     #[error(transparent)]
     New(#[from] new::NewError),
+    #[error(transparent)]
+    Audit(#[from] audit::AuditError),
     #[error("{failed} of {total} cases failed")]
     CasesFailed { failed: usize, total: usize },
     #[error("cannot start the async runtime: {0}")]
@@ -366,6 +369,7 @@ impl Failure {
             }) => 3,
             Failure::Start(_) => 2,
             Failure::Bench(e) => e.exit_code(),
+            Failure::Audit(e) => e.exit_code(),
             Failure::Status(_)
             | Failure::Preflight(_)
             | Failure::Guests(_)
@@ -418,6 +422,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             None => eval::check_guests(&cli.sandbox)?,
             Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
             Some(guests::GuestsAction::Bench(args)) => return bench::run(&cli.sandbox, args),
+            Some(guests::GuestsAction::Audit(args)) => return audit::run(&cli.sandbox, args),
             Some(guests::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
             Some(guests::GuestsAction::New(args)) => new::run(args)?,
             Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,

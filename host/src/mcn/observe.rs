@@ -1,12 +1,17 @@
 //! The MCN job beside the Machine Config Operator: how a derived MCN
 //! compares with the one the cluster holds (observe mode), and whether the
-//! operator's daemon writes MCN conditions (own mode refuses then).
+//! operator's daemon writes MCN conditions (own mode refuses then). The
+//! same keys compare two modules' decisions (`mco-host guests audit`).
 
 use std::sync::Arc;
 
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
+use mco_mcn as logic;
 
 use super::crd::MachineConfigNode;
+use super::rules;
 use crate::cluster::managers;
 use crate::compare::{Outcome, keyed};
 
@@ -64,6 +69,31 @@ fn fields(mcn: &MachineConfigNode) -> Vec<(String, String)> {
         ));
     }
     fields
+}
+
+/// The key saying what a decision is: `apply`, or `skip` or `error` with
+/// its text.
+pub const DECISION: &str = "decision";
+
+/// The keys of one node's decision: [`DECISION`], and for `apply` the
+/// fields of the MCN the controller would write for it (stamped `now`,
+/// which no key reads).
+pub fn decision_fields(
+    node: &Node,
+    decision: logic::Decision,
+    previous: Option<&MachineConfigNode>,
+    now: Timestamp,
+) -> Vec<(String, String)> {
+    let (what, mcn) = match decision {
+        logic::Decision::Apply(mcn) => ("apply".to_owned(), Some(mcn)),
+        logic::Decision::Skip(reason) => (format!("skip: {reason}"), None),
+        logic::Decision::Error(message) => (format!("error: {message}"), None),
+    };
+    let mut keyed = vec![(DECISION.to_owned(), what)];
+    if let Some(mcn) = mcn {
+        keyed.extend(fields(&rules::to_object(node, mcn, previous, now)));
+    }
+    keyed
 }
 
 /// Our derived MCN (`ours`) against the stored one, key by key.
@@ -159,6 +189,33 @@ mod tests {
         assert_eq!(
             drained.map(|o| (o.ours.as_str(), o.theirs.as_str())),
             Some(("False Drained: not yet", "True Drained: drained"))
+        );
+    }
+
+    #[test]
+    fn a_decision_is_keyed_by_what_it_is_and_an_apply_by_its_mcn_too() {
+        let node: Node = serde_json::from_value(json!({"metadata": {"name": "worker-0"}}))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let now = Timestamp::UNIX_EPOCH;
+        let skip = decision_fields(&node, logic::Decision::Skip("pending".into()), None, now);
+        assert_eq!(skip, [(DECISION.to_owned(), "skip: pending".to_owned())]);
+        let apply = logic::Decision::Apply(logic::MachineConfigNode {
+            pool: "worker".into(),
+            desired_config: "rendered-worker-b".into(),
+            desired_image: None,
+            status: None,
+        });
+        let keyed = decision_fields(&node, apply, None, now);
+        assert_eq!(
+            keyed,
+            [
+                (DECISION.to_owned(), "apply".to_owned()),
+                ("spec.pool".to_owned(), "worker".to_owned()),
+                (
+                    "spec.configVersion.desired".to_owned(),
+                    "rendered-worker-b".to_owned()
+                ),
+            ]
         );
     }
 

@@ -1,0 +1,171 @@
+//! The MCN job's audit: each node's facts made as the controller makes
+//! them, derived by both modules a batch at a time (one instance per batch
+//! and module, as `McnGuest::derive_batch` runs them), and each decision
+//! keyed as observe mode keys an MCN (`mcn::observe`). Nodes come one by
+//! one and leave with their batch, so the caller can stream them from a
+//! paginated list.
+
+use crate::feature_gates::FeatureGates;
+use std::collections::HashMap;
+
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt;
+use mco_mcn as logic;
+use serde_json::Value;
+use tracing::info_span;
+
+use super::{Audit, Keyed, Names};
+use crate::manifests::{InputError, Reader};
+use crate::mcn::McnGuest;
+use crate::mcn::crd::MachineConfigNode;
+use crate::mcn::objects::{MachineConfig, MachineConfigPool, trim_node};
+use crate::mcn::{observe, policies, rules};
+use crate::runtime::GuestError;
+
+/// Nodes that share one instance of each module.
+pub const BATCH: usize = 100;
+
+/// What each node's facts are made from besides the node: every pool, the
+/// rendered configs, the node disruption policies and the stored MCNs by
+/// node name.
+pub struct Cluster {
+    pub pools: Vec<MachineConfigPool>,
+    pub configs: Vec<MachineConfig>,
+    pub policies: logic::DisruptionPolicies,
+    pub previous: HashMap<String, MachineConfigNode>,
+    pub gates: FeatureGates,
+}
+
+/// Paths of the files an audit of the MCN job reads (`-` is standard
+/// input): `eval mcn`'s, with any number of Nodes and stored MCNs.
+#[derive(Default)]
+pub struct McnFiles<'a> {
+    pub nodes: &'a str,
+    pub pools: Option<&'a str>,
+    pub machineconfigs: Option<&'a str>,
+    pub machineconfiguration: Option<&'a str>,
+    pub previous: Option<&'a str>,
+    pub featuregate: Option<&'a str>,
+}
+
+/// The audit of the Nodes of `files.nodes`, read one at a time (a JSON
+/// file is streamed, see [`Reader::each`]), each named once and trimmed as
+/// the controller trims it, against the other files' objects.
+pub fn audit_files(
+    files: &McnFiles,
+    (active, candidate): (&McnGuest, &McnGuest),
+    limit: usize,
+) -> Result<Audit, InputError> {
+    let mut reader = Reader::default();
+    let cluster = Cluster::read(&mut reader, files)?;
+    let mut audit = McnAudit::new(active, candidate, &cluster, limit);
+    let mut names = Names::new(files.nodes, "Node");
+    reader.each(files.nodes, "Node", |mut node: Node| {
+        names.check(node.metadata.name.as_deref())?;
+        trim_node(&mut node);
+        audit.add(node);
+        Ok(())
+    })?;
+    Ok(audit.finish())
+}
+
+impl Cluster {
+    /// Reads what the Nodes of `files` share.
+    fn read(reader: &mut Reader, files: &McnFiles) -> Result<Cluster, InputError> {
+        let pools = reader.all(files.pools, "MachineConfigPool")?;
+        let configs = reader.all(files.machineconfigs, "MachineConfig")?;
+        let machineconfiguration: Option<Value> = files
+            .machineconfiguration
+            .map(|path| reader.object(path, "MachineConfiguration"))
+            .transpose()?;
+        let previous: Vec<MachineConfigNode> = reader.all(files.previous, "MachineConfigNode")?;
+        let gates = crate::feature_gates::read(reader, files.featuregate, None)?;
+        Ok(Cluster {
+            pools,
+            configs,
+            policies: policies::policies(machineconfiguration.as_ref()),
+            previous: previous
+                .into_iter()
+                .map(|mcn| (mcn.name_any(), mcn))
+                .collect(),
+            gates,
+        })
+    }
+
+    fn facts(&self, node: &Node) -> logic::Facts {
+        let pools: Vec<&MachineConfigPool> = self.pools.iter().collect();
+        let configs: Vec<&MachineConfig> = self.configs.iter().collect();
+        let previous = self.previous.get(&node.name_any());
+        rules::facts(
+            node,
+            &pools,
+            &configs,
+            self.policies.clone(),
+            previous,
+            &self.gates,
+        )
+    }
+}
+
+/// An audit of the MCN job under way.
+pub struct McnAudit<'a> {
+    active: &'a McnGuest,
+    candidate: &'a McnGuest,
+    cluster: &'a Cluster,
+    /// Stamped on changed conditions, which no key reads.
+    now: Timestamp,
+    batch: Vec<Node>,
+    audit: Audit,
+}
+
+impl<'a> McnAudit<'a> {
+    pub fn new(
+        active: &'a McnGuest,
+        candidate: &'a McnGuest,
+        cluster: &'a Cluster,
+        limit: usize,
+    ) -> McnAudit<'a> {
+        McnAudit {
+            active,
+            candidate,
+            cluster,
+            now: Timestamp::now(),
+            batch: Vec::with_capacity(BATCH),
+            audit: Audit::new(limit),
+        }
+    }
+
+    /// Adds a node; a full batch is decided and compared now.
+    pub fn add(&mut self, node: Node) {
+        self.batch.push(node);
+        if self.batch.len() >= BATCH {
+            self.flush();
+        }
+    }
+
+    /// The audit of every node added.
+    pub fn finish(mut self) -> Audit {
+        self.flush();
+        self.audit
+    }
+
+    fn flush(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let nodes = std::mem::take(&mut self.batch);
+        let facts: Vec<logic::Facts> = nodes.iter().map(|n| self.cluster.facts(n)).collect();
+        let active = self.active.derive_batch(&facts);
+        let candidate = self.candidate.derive_batch(&facts);
+        for ((node, active), candidate) in nodes.iter().zip(active).zip(candidate) {
+            let name = node.name_any();
+            let _span = info_span!("audit", node = %name).entered();
+            let previous = self.cluster.previous.get(&name);
+            let keyed = |decision: Result<logic::Decision, GuestError>| -> Keyed {
+                decision.map(|d| observe::decision_fields(node, d, previous, self.now))
+            };
+            self.audit.add(&name, keyed(active), keyed(candidate));
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! `mco-host guests audit`: what a candidate module would decide
+//! differently from the active one, over every object of its job at once,
+//! from files (`files`) or the cluster's current objects (`cluster`). The
+//! two modules come from the registry (an entry and its `candidate`, or
+//! `--guest` in its candidate's place) or from files (`--active`), loaded
+//! with every check `eval` makes; the comparison is `crate::audit`'s, and
+//! `render` draws it as a table.
+
+mod cluster;
+mod files;
+mod render;
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::eval::load_slot;
+use super::{Failure, SandboxArgs, host_stream_arch, print};
+use crate::audit::{Module, Report};
+use crate::bootimage::eval::ClusterObjects;
+use crate::bootimage::objects::{ConfigMapData, Decoded, Infrastructure};
+use crate::bootimage::rules;
+use crate::registry::entries::{self, Entry};
+use crate::registry::slot::Slot;
+use crate::registry::{Job, JobKind as _, Remote};
+use crate::runtime::{Guest, World};
+use crate::{bootimage, mcn};
+
+#[derive(Args)]
+pub(super) struct AuditArgs {
+    /// The registry entry audited: `mcn` or `bootImage.<Platform>` (the
+    /// Infrastructure's platform type: `AWS`, `GCP`, `Azure`, …).
+    #[arg(long, value_name = "JOB")]
+    job: String,
+    /// The candidate module (default: the registry entry's `candidate`).
+    #[arg(long, value_name = "FILE")]
+    guest: Option<PathBuf>,
+    /// The active module, instead of the registry entry's.
+    #[arg(long, value_name = "FILE", requires = "guest")]
+    active: Option<PathBuf>,
+    /// Read the objects from this cluster (default without input files:
+    /// the in-cluster config, or $KUBECONFIG). Read-only: lists and gets.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["nodes", "machinesets"])]
+    kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    files: files::FileArgs,
+    /// Differences (and failures) shown, the first by object name.
+    #[arg(long, value_name = "N", default_value_t = crate::audit::SAMPLE_LIMIT)]
+    sample: usize,
+    /// Print the report as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Why an audit could not start.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum AuditError {
+    #[error("--job {0}: not a job (give mcn or bootImage.<Platform>)")]
+    Job(String),
+    #[error("the registry has no entry {0}")]
+    NoEntry(String),
+    #[error("registry entry {0} has no candidate; give one with --guest FILE")]
+    NoCandidate(String),
+    #[error("{0}")]
+    Usage(String),
+    #[error("connecting to the cluster: {0:#}")]
+    Connect(anyhow::Error),
+    #[error("reading {what} from the cluster: {source}")]
+    Read {
+        what: &'static str,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl AuditError {
+    /// 2 for what the command was given, 1 for a cluster it cannot read.
+    pub(super) fn exit_code(&self) -> u8 {
+        match self {
+            AuditError::Connect(_) | AuditError::Read { .. } => 1,
+            _ => 2,
+        }
+    }
+}
+
+pub(super) fn run(sandbox: &SandboxArgs, args: AuditArgs) -> Result<(), Failure> {
+    let job = parse_job(&args.job)?;
+    let runtime = sandbox.runtime()?;
+    let report = if job.is(&mcn::job::Mcn) {
+        args.files.only_for_mcn()?;
+        let slot = modules(sandbox, &args, &job, &runtime)?;
+        let (active, candidate) = pair(&slot, &job)?;
+        let audit = match args.files.nodes.as_deref() {
+            Some(nodes) => files::mcn(nodes, &args.files, (active, candidate), args.sample)?,
+            None => {
+                args.files.none_given()?;
+                cluster::mcn(args.kubeconfig.as_deref(), (active, candidate), args.sample)?
+            }
+        };
+        audit.report(job.to_string(), Module::of(active), Module::of(candidate))
+    } else {
+        args.files.only_for_bootimage()?;
+        let platform = job.key().unwrap_or_default();
+        let slot = modules(sandbox, &args, &job, &runtime)?;
+        let (active, candidate) = pair(&slot, &job)?;
+        let arch = host_stream_arch()?;
+        let audit = match args.files.machinesets.as_deref() {
+            Some(machinesets) => files::bootimage(
+                machinesets,
+                &args.files,
+                platform,
+                (active, candidate),
+                arch,
+                args.sample,
+            )?,
+            None => {
+                args.files.none_given()?;
+                cluster::bootimage(
+                    args.kubeconfig.as_deref(),
+                    platform,
+                    (active, candidate),
+                    arch,
+                    args.sample,
+                )?
+            }
+        };
+        audit.report(job.to_string(), Module::of(active), Module::of(candidate))
+    };
+    output(&report, args.json)
+}
+
+fn output(report: &Report, json: bool) -> Result<(), Failure> {
+    let text = if json {
+        serde_json::to_string_pretty(report).map_err(|e| Failure::Other(e.to_string()))? + "\n"
+    } else {
+        render::table(report)
+    };
+    print(&text)
+}
+
+/// The objects a boot image audit shares are readable, and the cluster is
+/// on the job's platform: another platform's MachineSets never reach this
+/// job's modules.
+fn check_cluster(cluster: &ClusterObjects, platform: &str) -> Result<(), Failure> {
+    let infrastructure = Decoded::<Infrastructure>::of(&cluster.infrastructure);
+    let found = rules::platform_type(infrastructure.typed()?)?;
+    if found != platform {
+        return Err(AuditError::Usage(format!(
+            "Infrastructure cluster is on platform {found}; --job bootImage.{platform} audits \
+             another platform's guests"
+        ))
+        .into());
+    }
+    Decoded::<ConfigMapData>::of(&cluster.configmap).typed()?;
+    Ok(())
+}
+
+/// `mcn`, or `bootImage.<Platform>` with a platform named.
+fn parse_job(text: &str) -> Result<Job, AuditError> {
+    match text.split_once('.') {
+        None if text == mcn::job::Mcn.name() => Ok(mcn::job::job()),
+        Some((kind, platform))
+            if kind == bootimage::job::BootImage.name() && !platform.is_empty() =>
+        {
+            Ok(bootimage::job::job(platform))
+        }
+        _ => Err(AuditError::Job(text.to_owned())),
+    }
+}
+
+/// The slot's active module and candidate.
+fn pair<'s, G>(slot: &'s Slot<G>, job: &Job) -> Result<(&'s G, &'s G), AuditError> {
+    let candidate = slot.candidate.as_ref();
+    candidate
+        .map(|candidate| (&slot.active, candidate))
+        .ok_or_else(|| AuditError::NoCandidate(job.to_string()))
+}
+
+/// The two modules, as one registry entry: `--active` and `--guest`; or
+/// the registry's entry, with `--guest` as its candidate if given. Loaded
+/// under the entry's limits with every check `eval` makes.
+fn modules<W: World>(
+    sandbox: &SandboxArgs,
+    args: &AuditArgs,
+    job: &Job,
+    runtime: &crate::runtime::Runtime,
+) -> Result<Slot<Guest<W>>, Failure> {
+    let module = |path: &PathBuf| entries::Module {
+        source: entries::Source::Path(path.clone()),
+        sha256: None,
+    };
+    let (entry, remote) = match (&args.active, &args.guest) {
+        (Some(active), Some(guest)) => {
+            let mut entry = Entry::path(active.clone());
+            entry.candidate = Some(module(guest));
+            (entry, Remote::default())
+        }
+        (_, guest) => {
+            let registry = sandbox.registry()?;
+            let mut entry = registry
+                .get(job)
+                .cloned()
+                .ok_or_else(|| AuditError::NoEntry(job.to_string()))?;
+            if let Some(guest) = guest {
+                entry.candidate = Some(module(guest));
+            }
+            if entry.candidate.is_none() {
+                return Err(AuditError::NoCandidate(job.to_string()).into());
+            }
+            let remote = super::offline::pull_offline(sandbox, &registry)?;
+            (entry, remote)
+        }
+    };
+    load_slot(runtime, job, &entry, &remote)
+}
