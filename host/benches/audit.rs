@@ -146,7 +146,7 @@ fn write_inputs(dir: &Path) -> anyhow::Result<u64> {
 }
 
 fn node(i: usize) -> Value {
-    let canary = i % CANARY_EVERY == 0;
+    let canary = i.is_multiple_of(CANARY_EVERY);
     let name = format!("worker-{i:04}");
     let mut labels = json!({"node-role.kubernetes.io/worker": "", "kubernetes.io/hostname": name,
         "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",

@@ -422,7 +422,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             None => eval::check_guests(&cli.sandbox)?,
             Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
             Some(guests::GuestsAction::Bench(args)) => return bench::run(&cli.sandbox, args),
-            Some(guests::GuestsAction::Audit(args)) => return audit::run(&cli.sandbox, args),
+            Some(guests::GuestsAction::Audit(args)) => return audit::run(&cli.sandbox, *args),
             Some(guests::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
             Some(guests::GuestsAction::New(args)) => new::run(args)?,
             Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
