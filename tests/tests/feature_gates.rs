@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::time::sleep;
 
@@ -52,17 +52,11 @@ fn image() -> String {
     format!("quay.io/openshift/os-layered@sha256:{}", "ab".repeat(32))
 }
 
-fn feature_gates() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("config.openshift.io", "v1", "FeatureGate", "featuregates"),
-        "featuregates",
-    )
-}
-
 /// Writes FeatureGate `cluster` as the cluster-config operator publishes
 /// it: one entry, for version 4.22.0, with the MCN gate on or off.
 async fn set_image_mode(fx: &Fixture, on: bool) -> Result<()> {
-    let api: Api<DynamicObject> = Api::all_with(fx.admin.clone(), &feature_gates());
+    let api: Api<DynamicObject> =
+        Api::all_with(fx.admin.clone(), &mco_e2e::openshift::feature_gate());
     let apply = PatchParams::apply("test-cluster-config-operator").force();
     let object = json!({
         "apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
