@@ -20,7 +20,7 @@ fn wasmtime() -> PathBuf {
 }
 
 /// The example from the README, kept in one place.
-const INVOKE: &str = r#"derive({node: {name: "worker-0", phase: "Running", unschedulable: false, labels: [("node-role.kubernetes.io/worker", "")], annotations: [("machineconfiguration.openshift.io/currentConfig", "rendered-worker-a"), ("machineconfiguration.openshift.io/desiredConfig", "rendered-worker-b"), ("machineconfiguration.openshift.io/state", "Done")]}, pools: [{name: "worker", node-selector: some({match-labels: [("node-role.kubernetes.io/worker", "")], match-expressions: []}), target-config: "rendered-worker-b"}], configs: [], policies: {files: [], units: [], ssh-key: [%none]}, stored: none, previous: []})"#;
+const INVOKE: &str = r#"derive({node: {name: "worker-0", phase: "Running", unschedulable: false, labels: [("node-role.kubernetes.io/worker", "")], annotations: [("machineconfiguration.openshift.io/currentConfig", "rendered-worker-a"), ("machineconfiguration.openshift.io/desiredConfig", "rendered-worker-b"), ("machineconfiguration.openshift.io/state", "Done")]}, pools: [{name: "worker", node-selector: some({match-labels: [("node-role.kubernetes.io/worker", "")], match-expressions: []}), target-config: "rendered-worker-b"}], configs: [], policies: {files: [], units: [], ssh-key: [%none]}, stored: none, previous: [], feature-gates: []})"#;
 
 #[test]
 fn the_stock_wasmtime_cli_runs_the_guest() {
