@@ -14,6 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use futures::StreamExt;
+use kube::api::DynamicObject;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::watch;
@@ -102,8 +103,7 @@ impl FeatureGates {
     /// newest version first). A FeatureGate whose status is not written
     /// yet gives the Default set.
     pub fn resolve(object: &Value, current_version: Option<&str>) -> Result<Self, Error> {
-        let gate: FeatureGate =
-            serde_json::from_value(object.clone()).map_err(|e| Error::Malformed(e.to_string()))?;
+        let gate = FeatureGate::deserialize(object).map_err(|e| Error::Malformed(e.to_string()))?;
         let Some(status) = gate.status else {
             return Ok(FeatureGates::default());
         };
@@ -154,34 +154,48 @@ pub async fn read_cluster(client: &kube::Client) -> Result<FeatureGates, String>
             Err(err) => Err(format!("reading {} {name}: {err}", kind.kind)),
         }
     };
-    let version = get(CLUSTER_VERSION, "version").await?.and_then(|cv| {
-        cv.data["status"]["desired"]["version"]
-            .as_str()
-            .map(str::to_owned)
-    });
-    match get(FEATURE_GATE, "cluster").await? {
+    let clusterversion = get(CLUSTER_VERSION, "version").await?;
+    let featuregate = get(FEATURE_GATE, "cluster").await?;
+    resolve_objects(featuregate.as_ref(), clusterversion.as_ref())
+        .map_err(|e| format!("FeatureGate cluster: {e}"))
+}
+
+/// ClusterVersion `version`'s `status.desired.version` (of the object, or
+/// of a [`DynamicObject`]'s data): the version whose entry counts.
+pub fn current_version(clusterversion: &Value) -> Option<&str> {
+    clusterversion
+        .pointer("/status/desired/version")
+        .and_then(Value::as_str)
+}
+
+/// The gates of the two objects as the cluster holds them: the Default set
+/// without a FeatureGate.
+fn resolve_objects(
+    featuregate: Option<&DynamicObject>,
+    clusterversion: Option<&DynamicObject>,
+) -> Result<FeatureGates, Error> {
+    match featuregate {
         None => Ok(FeatureGates::default()),
-        Some(object) => serde_json::to_value(&object)
-            .map_err(|e| e.to_string())
-            .and_then(|value| {
-                FeatureGates::resolve(&value, version.as_deref())
-                    .map_err(|e| format!("FeatureGate cluster: {e}"))
-            }),
+        Some(featuregate) => FeatureGates::resolve(
+            &featuregate.data,
+            clusterversion.and_then(|cv| current_version(&cv.data)),
+        ),
     }
 }
 
-/// The FeatureGate file of an `eval` (`--featuregate`), resolved for
-/// `version` (ClusterVersion's, when the eval was given one); without a
+/// The FeatureGate file of an `eval` (`--featuregate`), resolved for the
+/// version of `clusterversion` (when the eval was given one); without a
 /// file, the Default set.
 pub fn read(
     reader: &mut Reader,
     path: Option<&str>,
-    version: Option<&str>,
+    clusterversion: Option<&Value>,
 ) -> Result<FeatureGates, InputError> {
     let Some(path) = path else {
         return Ok(FeatureGates::default());
     };
     let object: Value = reader.object(path, "FeatureGate")?;
+    let version = clusterversion.and_then(current_version);
     FeatureGates::resolve(&object, version).map_err(|e| InputError::Malformed {
         path: path.to_owned(),
         kind: "FeatureGate".to_owned(),
@@ -205,6 +219,10 @@ impl fmt::Display for FeatureGates {
         Ok(())
     }
 }
+
+/// The readiness name of the FeatureGate watch `run` starts for [`follow`]:
+/// a job that must not act under the Default set by mistake waits for it.
+pub const WATCH: &str = "featuregates";
 
 /// The gates in force, for every job that reads them; changes when the
 /// resolved gates change, not on every edit of the two objects.
@@ -236,18 +254,10 @@ pub fn follow(
         );
         let mut changes = std::pin::pin!(changes);
         while changes.next().await.is_some() {
-            let version = clusterversion.borrow().as_deref().and_then(|cv| {
-                cv.data["status"]["desired"]["version"]
-                    .as_str()
-                    .map(str::to_owned)
-            });
-            let object = featuregate.borrow().clone();
-            let resolved = match object {
-                None => Ok(FeatureGates::default()),
-                Some(object) => serde_json::to_value(&*object)
-                    .map_err(|e| Error::Malformed(e.to_string()))
-                    .and_then(|value| FeatureGates::resolve(&value, version.as_deref())),
-            };
+            let resolved = resolve_objects(
+                featuregate.borrow().as_deref(),
+                clusterversion.borrow().as_deref(),
+            );
             match resolved {
                 Ok(gates) => {
                     tx.send_if_modified(|current| {

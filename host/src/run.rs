@@ -112,7 +112,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     let (featuregate, watch_featuregate) = latest_optional(
         Api::all_with(client.clone(), &FEATURE_GATE.api_resource()),
         "cluster",
-        readiness.watch(bootimage::controller::FEATURE_GATE_WATCH),
+        readiness.watch(feature_gates::WATCH),
     );
     let (clusterversion, watch_clusterversion) = latest_optional(
         Api::all_with(client.clone(), &CLUSTER_VERSION.api_resource()),

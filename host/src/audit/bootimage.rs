@@ -95,11 +95,8 @@ impl BootImageObjects {
             .map(|object| (MachineKind::MachineSet, object))
             .chain(control_plane.map(|object| (MachineKind::ControlPlaneMachineSet, object)))
             .collect();
-        let version = clusterversion
-            .as_ref()
-            .and_then(|cv| cv.pointer("/status/desired/version"))
-            .and_then(Value::as_str);
-        let gates = crate::feature_gates::read(&mut reader, files.featuregate, version)?;
+        let gates =
+            crate::feature_gates::read(&mut reader, files.featuregate, clusterversion.as_ref())?;
         Ok(BootImageObjects {
             cluster: ClusterObjects {
                 configmap,

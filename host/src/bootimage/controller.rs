@@ -43,10 +43,6 @@ use crate::registry::Guests;
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
 const NOT_READY_POLL: Duration = Duration::from_secs(5);
-/// The readiness name of the watch of FeatureGate `cluster` that `run.rs`
-/// starts for [`Gates`]: the first pass waits for it to list, so that it
-/// runs under the cluster's gates, not the Default set's.
-pub const FEATURE_GATE_WATCH: &str = "featuregates";
 /// The reason of a pass a change of the feature gates in force starts.
 const GATES_CHANGED: &str = "FeatureGatesChanged";
 /// Triggers arriving this close together make one pass.
@@ -210,7 +206,8 @@ pub fn run(
         store
     });
     let mut watched: Vec<&'static str> = watched.into_iter().map(Kind::name).collect();
-    watched.push(FEATURE_GATE_WATCH);
+    // The first pass runs under the cluster's gates, not the Default set's.
+    watched.push(crate::feature_gates::WATCH);
     let worker = Worker {
         writer: Writer {
             events: Events::new(client.clone(), &options.identity),

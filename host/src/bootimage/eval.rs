@@ -138,11 +138,7 @@ impl BootImageInputs {
             Some(path) => known_images(path, &reader.text(path)?)?,
             None => BTreeSet::new(),
         };
-        let version = clusterversion
-            .as_ref()
-            .and_then(|cv| cv.pointer("/status/desired/version"))
-            .and_then(Value::as_str);
-        let gates = feature_gates::read(&mut reader, paths.featuregate, version)?;
+        let gates = feature_gates::read(&mut reader, paths.featuregate, clusterversion.as_ref())?;
         let cluster = ClusterObjects {
             configmap,
             infrastructure,
