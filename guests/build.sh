@@ -30,16 +30,35 @@ echo "guests installed in $target/release/guests" >&2
 if [[ "${1:-}" == "--test" ]]; then
     tests=$target/test-guests
     mkdir -p "$tests"
+    # The rollout tests' candidate: the MCN guest with its test faults. It
+    # overwrites $out/mco_mcn.wasm, so the shipped one is installed above
+    # first; a later plain build puts the shipped bytes back there.
+    cargo build --locked --target wasm32-wasip2 --profile guest -p mco-mcn --features test-faults
+    install -m 0644 "$out/mco_mcn.wasm" "$tests/mcn-faults.wasm"
     for variant in "" forbidden-import import-filesystem import-sockets import-clocks \
         import-random wrong-world newer-major previous-minor flood; do
         cargo build --locked --target wasm32-wasip2 --profile guest -p mco-faulty-guest ${variant:+--features "$variant"}
         install -m 0644 "$out/mco_faulty_guest.wasm" "$tests/faulty${variant:+-$variant}.wasm"
     done
+    # One build of the hostile guest; each variant is its name written over
+    # the padded marker in the built bytes (guests/hostile/src/lib.rs).
+    cargo build --locked --target wasm32-wasip2 --profile guest -p mco-hostile-guest
     for variant in instance-type repoint-user-data foreign-secret foreign-merge \
         stub-without-user-data unknown-ami not-an-object gcp-data-disk gcp-reorder \
         azure-outside-image sleeper; do
-        cargo build --locked --target wasm32-wasip2 --profile guest -p mco-hostile-guest --features "$variant"
-        install -m 0644 "$out/mco_hostile_guest.wasm" "$tests/hostile-$variant.wasm"
+        python3 - "$out/mco_hostile_guest.wasm" "$tests/hostile-$variant.wasm" "$variant" <<'PY'
+import sys
+source, dest, variant = sys.argv[1:]
+marker = b"mco-hostile-variant:"
+padded = marker + b"_" * 28
+data = open(source, "rb").read()
+if data.count(padded) != 1:
+    sys.exit(f"{source}: the variant marker is there {data.count(padded)} times, not once")
+name = variant.encode()
+if len(name) > 28:
+    sys.exit(f"variant {variant} is longer than the marker's 28 bytes")
+open(dest, "wb").write(data.replace(padded, marker + name + b"_" * (28 - len(name))))
+PY
     done
     echo "test guests installed in $tests" >&2
 fi

@@ -52,6 +52,28 @@ pub struct GuestInfoLabels {
     pub sha256: String,
 }
 
+/// A registry entry and the stage its candidate's rollout is in.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
+pub struct RolloutStageLabels {
+    pub job: String,
+    pub stage: String,
+}
+
+/// A registry entry and why its rollout rolled back.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobReasonLabels {
+    pub job: String,
+    pub reason: String,
+}
+
+/// A registry entry and the module a decision came from (`active`,
+/// `candidate`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct JobRoleLabels {
+    pub job: String,
+    pub role: String,
+}
+
 /// A pool and an update phase (`mcn::phase::Phase`): bounded by
 /// pools × 10 phases, never per node.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
@@ -117,6 +139,12 @@ pub struct Metrics {
     pub guest_fetches: Family<JobResultLabels, Counter>,
     pub guest_info: Family<GuestInfoLabels, Gauge>,
     pub shadow_evaluations: Family<JobResultLabels, Counter>,
+    /// 1 for the stage of each declared rollout.
+    pub guest_rollout_stage: Family<RolloutStageLabels, Gauge>,
+    pub guest_rollbacks: Family<JobReasonLabels, Counter>,
+    /// Decisions taken (written, or compared in observe mode), by the
+    /// module that made them.
+    pub guest_decisions: Family<JobRoleLabels, Counter>,
     /// The longest time a node of the pool has been in its current phase.
     pub node_phase_seconds: Family<PoolPhaseLabels, Gauge>,
     /// 1 for each job's ownership mode and state.
@@ -147,6 +175,9 @@ impl Metrics {
             guest_fetches: Family::default(),
             guest_info: Family::default(),
             shadow_evaluations: Family::default(),
+            guest_rollout_stage: Family::default(),
+            guest_rollbacks: Family::default(),
+            guest_decisions: Family::default(),
             node_phase_seconds: Family::default(),
             ownership: Family::default(),
             feature_gate: Family::default(),
@@ -230,6 +261,21 @@ impl Metrics {
             metrics.shadow_evaluations.clone(),
         );
         sub.register(
+            "guest_rollout_stage",
+            "1 for the stage (Shadow, Canary, Active, RolledBack) of each registry entry's candidate rollout (MachineConfigGuest spec.rollout)",
+            metrics.guest_rollout_stage.clone(),
+        );
+        sub.register(
+            "guest_rollbacks",
+            "Candidate rollouts rolled back, by registry entry and reason (CandidateFailed, TooManyDifferences)",
+            metrics.guest_rollbacks.clone(),
+        );
+        sub.register(
+            "guest_decisions",
+            "Decisions a job took, by registry entry and the module that made them (role active, or candidate during a rollout's Canary and Active stages)",
+            metrics.guest_decisions.clone(),
+        );
+        sub.register(
             "node_phase_seconds",
             "Longest time a node of the pool has spent in its current update phase (Pending, Preparing, Cordoning, Draining, Applying, Rebooting, PostAction, Resuming, Uncordoning, Degraded)",
             metrics.node_phase_seconds.clone(),
@@ -270,6 +316,21 @@ impl Metrics {
         self.evaluation_cpu_seconds
             .get_or_create(&JobLabels { job: job.into() })
             .inc_by(cpu.as_secs_f64());
+    }
+
+    /// One decision taken for an object, from the candidate or the module.
+    pub fn count_decision(&self, job: &str, from_candidate: bool) {
+        let role = if from_candidate {
+            "candidate"
+        } else {
+            "active"
+        };
+        self.guest_decisions
+            .get_or_create(&JobRoleLabels {
+                job: job.into(),
+                role: role.into(),
+            })
+            .inc();
     }
 
     pub fn count_guest_failure(&self, kind: &str) {

@@ -1196,3 +1196,122 @@ async fn a_guest_that_oversteps_writes_nothing_and_is_named() -> Result<()> {
     })
     .await
 }
+
+/// A boot image guest rolled out by MachineSet labels (MachineConfigGuest
+/// `spec.rollout`, issue 24): a candidate that oversteps in `Canary` is
+/// refused by the same authority checks as the module, rolled back at once,
+/// and the module's decisions are written (the new stream lands without
+/// the candidate's instanceType); a benign candidate in `Canary` decides the
+/// MachineSets `canary.machineSets` selects and the module the others; by
+/// hand to `Active`, the candidate decides every MachineSet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_canary_of_machinesets_rolls_a_candidate_out_and_back() -> Result<()> {
+    use support::guests::{
+        apply_guest_object, condition, patch_guest_object, put_configmap, wait_guest_object,
+    };
+    let machinesets = [
+        MachineSetSpec {
+            labels: json!({"mco-e2e.io/canary": "true"}),
+            ..MachineSetSpec::new("canary")
+        },
+        MachineSetSpec::new("rhcos"),
+    ];
+    in_cluster(Platform::Aws, &machinesets, async |c| {
+        let shipped = support::controller::installed_guest("bootimage-aws.wasm")?;
+        let benign = support::wasm::with_custom_section(&shipped, "mco-e2e-rollout", b"benign");
+        let hostile = std::fs::read(support::controller::test_guest("hostile-sleeper.wasm")?)?;
+        put_configmap(&c.fx, "aws-benign", "aws.wasm", &benign).await?;
+        put_configmap(&c.fx, "aws-hostile", "aws.wasm", &hostile).await?;
+        let job = "bootImage.AWS";
+        apply_guest_object(
+            &c.fx,
+            &json!({
+                "apiVersion": "mco-wasm.io/v1alpha1", "kind": "MachineConfigGuest",
+                "metadata": {"name": "bootimage-aws"},
+                "spec": {
+                    "job": "bootImage", "platform": "AWS", "module": "bootimage-aws.wasm",
+                    "candidate": {"configMap": {"name": "aws-hostile", "key": "aws.wasm"}},
+                    "rollout": {"stage": "Canary",
+                                "canary": {"machineSets": {"matchLabels": {"mco-e2e.io/canary": "true"}}}},
+                },
+            }),
+        )
+        .await?;
+        let args = [RESYNC[0], RESYNC[1], "--registry-crd", "--registry-poll", "500ms"];
+        let controller = c.start_controller("boot-a", &args).await?;
+        let limit = Duration::from_secs(30);
+
+        // The overstepping candidate: refused on its first decision.
+        let status = wait_guest_object(&mut c.fx, "bootimage-aws", "rolled back", limit, |s| {
+            s["rollout"]["stage"] == "RolledBack"
+        })
+        .await?;
+        ensure!(
+            condition(&status, "RolledBack") == ("True", "CandidateFailed"),
+            "an overstepping candidate must be rolled back as failed: {status}"
+        );
+        c.set_stream(NEW).await?;
+        for name in ["canary", "rhcos"] {
+            c.wait_image(name, &c.expected_image(NEW, "x86_64")).await?;
+            let ms = c.machineset(name).await?;
+            let instance = &ms.data["spec"]["template"]["spec"]["providerSpec"]["value"]["instanceType"];
+            ensure!(
+                instance != "m5.metal",
+                "{name}: the refused candidate's instanceType was written: {instance}"
+            );
+        }
+        let decisions = |m: &support::controller::Metrics, role: &str| {
+            m.sum("mco_guest_decisions_total", &[("job", job), ("role", role)])
+        };
+        ensure!(
+            decisions(&c.metrics(controller).await?, "candidate") == 0.0,
+            "a decision was taken from the refused candidate"
+        );
+
+        // A benign candidate in Canary: the canary's decisions are its own.
+        patch_guest_object(
+            &c.fx,
+            "bootimage-aws",
+            &json!({"spec": {"candidate": {"configMap": {"name": "aws-benign"}}}}),
+        )
+        .await?;
+        wait_guest_object(&mut c.fx, "bootimage-aws", "agreeing in Canary", limit, |s| {
+            s["rollout"]["stage"] == "Canary" && s["rollout"]["agree"].as_u64().unwrap_or(0) >= 4
+        })
+        .await?;
+        let before = c.metrics(controller).await?;
+        sleep(QUIET).await;
+        let after = c.metrics(controller).await?;
+        let delta = |role: &str| decisions(&after, role) - decisions(&before, role);
+        // Every pass takes one decision from each: the canary's from the
+        // candidate, rhcos's from the module.
+        ensure!(
+            delta("candidate") > 0.0 && (delta("candidate") - delta("active")).abs() <= 1.0,
+            "in Canary the candidate must decide the canary only: candidate {}, module {}",
+            delta("candidate"),
+            delta("active")
+        );
+
+        // By hand to Active: every decision is the candidate's.
+        patch_guest_object(&c.fx, "bootimage-aws", &json!({"spec": {"rollout": {"stage": "Active"}}}))
+            .await?;
+        wait_guest_object(&mut c.fx, "bootimage-aws", "Active", limit, |s| {
+            s["rollout"]["stage"] == "Active" && s["rollout"]["agree"].as_u64().unwrap_or(0) >= 2
+        })
+        .await?;
+        let before = c.metrics(controller).await?;
+        sleep(QUIET).await;
+        let after = c.metrics(controller).await?;
+        ensure!(
+            decisions(&after, "active") == decisions(&before, "active")
+                && decisions(&after, "candidate") > decisions(&before, "candidate"),
+            "in Active every decision must come from the candidate"
+        );
+        eprintln!(
+            "bootimage_controller: rollout by MachineSet labels: an overstepping candidate rolled back \
+             in Canary, a benign one decided the canary only, then every MachineSet once Active"
+        );
+        Ok(())
+    })
+    .await
+}

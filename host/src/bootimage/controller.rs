@@ -15,6 +15,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::Api;
+use kube::core::{Selector, SelectorExt};
 use kube::runtime::reflector::Store;
 use kube::{Client, ResourceExt};
 use mco_bootimage::{Decision, MachineKind, MachineSetView};
@@ -22,6 +23,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::conditions;
 use super::error::PassError;
+use super::guest::BatchItem;
 use super::objects::{
     CONTROL_PLANE_MACHINE_SET_NAME, ClusterVersion, ConfigMapData, Decoded, Infrastructure, Input,
     MACHINE_API_NAMESPACE, MachineConfiguration, STREAM_CONFIGMAP, STREAM_NAMESPACE,
@@ -39,12 +41,15 @@ use crate::cluster::watch::{Latest, Readiness};
 use crate::feature_gates::Gates;
 use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, State};
-use crate::registry::Guests;
+use crate::registry::rollout::CanarySpec;
+use crate::registry::{Guests, Slot};
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
 const NOT_READY_POLL: Duration = Duration::from_secs(5);
 /// The reason of a pass a change of the feature gates in force starts.
 const GATES_CHANGED: &str = "FeatureGatesChanged";
+/// A candidate's rollout moved: some MachineSets change hands.
+const ROLLOUT_MOVED: &str = "GuestRolloutMoved";
 /// Triggers arriving this close together make one pass.
 const DEBOUNCE: Duration = Duration::from_millis(200);
 /// After a write conflict: the newer object is on its way.
@@ -182,6 +187,10 @@ pub fn run(
             GATES_CHANGED
         })
         .boxed();
+    let rollout_events =
+        tokio_stream::wrappers::WatchStream::from_changes(guests.rollouts().changes())
+            .map(|_| ROLLOUT_MOVED)
+            .boxed();
     let mut events = vec![
         ms_events,
         cpms_events,
@@ -190,6 +199,7 @@ pub fn run(
         cv_events,
         infra_events,
         gates_events,
+        rollout_events,
     ];
     let known_images = options.known_images_configmap.as_deref().map(|name| {
         let (store, known_events) = triggers::watch(
@@ -509,7 +519,10 @@ impl Worker {
 
     /// The guest decisions a pass asks for: one batch per platform off the
     /// async workers, with the candidate (if the registry names one)
-    /// deciding the same inputs for comparison only. Every result is counted.
+    /// deciding the same inputs. Its decision is compared, and taken where
+    /// its rollout gives it the MachineSet (the canary selector's in
+    /// `Canary`, every one once `Active`) unless it failed or this very
+    /// comparison rolled the rollout back. Every result is counted.
     async fn decide(
         &self,
         requests: Vec<Request>,
@@ -537,7 +550,20 @@ impl Worker {
                 }
                 continue;
             };
+            let job = super::job::job(&platform);
+            let rollouts = self.guests.rollouts();
+            let candidate_sha256 = slot.candidate.as_ref().map(|c| c.module().digest.clone());
+            let route = rollouts.route(&job, candidate_sha256.as_deref());
+            let candidate_writes: Vec<bool> = batch
+                .iter()
+                .map(|r| route.candidate_writes(|canary| in_canary(canary, &r.item)))
+                .collect();
+            let slot = Slot {
+                candidate: slot.candidate.filter(|_| route.runs_candidate()),
+                ..slot
+            };
             let guest = slot.active.module().name.clone();
+            let candidate_guest = slot.candidate.as_ref().map(|c| c.module().name.clone());
             let stream = stream.clone();
             let platform_name = platform.clone();
             let started = Instant::now();
@@ -558,10 +584,10 @@ impl Worker {
             metrics
                 .evaluation_seconds
                 .observe(started.elapsed().as_secs_f64() / count.max(1) as f64);
-            let job = super::job::job(&platform).to_string();
+            let job_name = job.to_string();
             let (batch, decided, shadow) = match decided {
                 Ok((decided, cpu)) => {
-                    metrics.count_evaluation_cpu(&job, cpu);
+                    metrics.count_evaluation_cpu(&job_name, cpu);
                     decided
                 }
                 Err(err) => {
@@ -570,26 +596,42 @@ impl Worker {
                 }
             };
             let mut shadow = shadow.map(Vec::into_iter);
-            for (request, result) in batch.into_iter().zip(decided) {
+            for ((request, result), writes) in batch.into_iter().zip(decided).zip(candidate_writes)
+            {
                 let subject = request.subject();
                 let candidate = shadow.as_mut().and_then(Iterator::next);
                 if let (Ok(active), Some(candidate)) = (&result, &candidate) {
-                    crate::registry::shadow::compare(
+                    let comparison = crate::registry::shadow::compare(
                         metrics,
-                        &job,
+                        &job_name,
                         &subject.key(),
                         active,
                         candidate,
                     );
+                    if let (Some(_), Some(sha256)) = (route.stage, &candidate_sha256) {
+                        rollouts.record(&job, sha256, comparison);
+                    }
                 }
+                let from_candidate = writes
+                    && rollouts
+                        .route(&job, candidate_sha256.as_deref())
+                        .runs_candidate()
+                    && matches!(candidate, Some(Ok(_)));
+                let (result, guest) = match (candidate, &candidate_guest) {
+                    (Some(Ok(decision)), Some(name)) if from_candidate => (Ok(decision), name),
+                    _ => (result, &guest),
+                };
                 let outcome = match &result {
-                    Ok(decision) => decision.action(),
+                    Ok(decision) => {
+                        metrics.count_decision(&job_name, from_candidate);
+                        decision.action()
+                    }
                     Err(err) => {
                         metrics.count_guest_failure(err.kind());
                         "failed"
                     }
                 };
-                metrics.count_evaluation(&job, outcome);
+                metrics.count_evaluation(&job_name, outcome);
                 let result = result.map_err(|error| PassError::Guest {
                     subject,
                     guest: guest.clone(),
@@ -613,6 +655,16 @@ impl Worker {
             resource_version,
         })
     }
+}
+
+/// Whether a MachineSet is in the canary subset: its labels match the
+/// rollout's `machineSets` selector (one that does not parse selects none).
+fn in_canary(canary: &CanarySpec, item: &BatchItem) -> bool {
+    let Some(selector) = &canary.machine_sets else {
+        return false;
+    };
+    Selector::try_from(selector.clone())
+        .is_ok_and(|selector| selector.matches(&item.machineset.labels))
 }
 
 /// The boot image conditions upstream's controller writes on

@@ -54,6 +54,10 @@ impl JobKind for BootImage {
         "nothing is written for the MachineSet, which counts as Degraded; the next pass retries"
     }
 
+    fn canary_field(&self) -> &'static str {
+        "machineSets"
+    }
+
     fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
         let platform = job.key().unwrap_or_default();
         Served::load(runtime, fetched, |guest| smoke(platform, guest))

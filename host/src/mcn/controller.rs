@@ -47,6 +47,7 @@ use crate::feature_gates::Gates;
 use crate::metrics::{Metrics, PoolPhaseLabels};
 use crate::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
 use crate::registry::Guests;
+use crate::registry::rollout::CanarySpec;
 use crate::runtime::GuestError;
 
 /// Nodes reconciled at once. A reconcile mostly waits on the apiserver, so
@@ -177,7 +178,10 @@ impl Context {
 
     /// Runs the guest off the async workers (its output is checked inside
     /// the guest binding). A candidate registered beside it runs on the
-    /// same facts in the same task; its decision is only compared.
+    /// same facts in the same task and is compared; its decision is the
+    /// one taken where its rollout gives it the node (the canary pools'
+    /// nodes in `Canary`, every node once `Active`), unless it failed or
+    /// this very comparison rolled the rollout back.
     async fn evaluate(&self, node: &str, facts: logic::Facts) -> Result<logic::Decision, Error> {
         let _slot = self
             .evaluations
@@ -188,13 +192,21 @@ impl Context {
         let slot = super::job::slot(&set)
             .cloned()
             .ok_or_else(|| Error::Cancelled("no guest serves the mcn job".into()))?;
+        let job = super::job::job();
+        let rollouts = self.guests.rollouts();
+        let candidate_sha256 = slot.candidate.as_ref().map(|c| c.module().digest.clone());
+        let route = rollouts.route(&job, candidate_sha256.as_deref());
+        let candidate_writes = route.candidate_writes(|canary| in_canary(canary, &facts));
+        let runs_candidate = route.runs_candidate();
         let ((result, took, shadow), cpu) = tokio::task::spawn_blocking(move || {
             crate::metrics::on_cpu(|| {
                 let started = Instant::now();
                 let result = slot.active.derive(&facts);
                 let took = started.elapsed();
-                let shadow = match (&result, &slot.candidate) {
-                    (Ok(_), Some(candidate)) => Some(candidate.derive(&facts)),
+                let shadow = match &slot.candidate {
+                    Some(candidate) if runs_candidate && (result.is_ok() || candidate_writes) => {
+                        Some(candidate.derive(&facts))
+                    }
                     _ => None,
                 };
                 (result, took, shadow)
@@ -203,11 +215,28 @@ impl Context {
         .await
         .map_err(|e| Error::Cancelled(e.to_string()))?;
         self.metrics.evaluation_seconds.observe(took.as_secs_f64());
-        let job = super::job::job().to_string();
-        self.metrics.count_evaluation_cpu(&job, cpu);
+        let job_name = job.to_string();
+        self.metrics.count_evaluation_cpu(&job_name, cpu);
         if let (Ok(active), Some(candidate)) = (&result, &shadow) {
-            crate::registry::shadow::compare(&self.metrics, &job, node, active, candidate);
+            let comparison =
+                crate::registry::shadow::compare(&self.metrics, &job_name, node, active, candidate);
+            if let (Some(_), Some(sha256)) = (route.stage, &candidate_sha256) {
+                rollouts.record(&job, sha256, comparison);
+            }
         }
+        let from_candidate = candidate_writes
+            && rollouts
+                .route(&job, candidate_sha256.as_deref())
+                .runs_candidate()
+            && matches!(shadow, Some(Ok(_)));
+        let result = match shadow {
+            Some(Ok(decision)) if from_candidate => Ok(decision),
+            _ => result,
+        };
+        if result.is_ok() {
+            self.metrics.count_decision(&job_name, from_candidate);
+        }
+        let job = job_name;
         let outcome = match &result {
             Ok(logic::Decision::Apply(_)) => "apply",
             Ok(logic::Decision::Skip(_)) => "skip",
@@ -384,6 +413,18 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
     }
     ctx.failures.lock().map(|mut f| f.remove(&name)).ok();
     Ok(action)
+}
+
+/// Whether `facts`' node is in the canary subset: a node of one of the
+/// named pools, by the host's own reading of the pools' selectors.
+fn in_canary(canary: &CanarySpec, facts: &logic::Facts) -> bool {
+    let Some(pools) = &canary.pools else {
+        return false;
+    };
+    logic::primary_pool(&facts.node, &facts.pools)
+        .ok()
+        .flatten()
+        .is_some_and(|pool| pools.contains(&pool.name))
 }
 
 /// When a node is re-checked: after the resync period, stretched by up to
@@ -623,6 +664,9 @@ pub fn run(
         .map(|_| ());
     let gates_changed =
         tokio_stream::wrappers::WatchStream::from_changes(options.gates.clone()).map(|_| ());
+    // A rollout that moves changes whose decision some nodes take.
+    let rollout_moved =
+        tokio_stream::wrappers::WatchStream::from_changes(guests.rollouts().changes()).map(|_| ());
     let readiness = options.readiness.clone();
     let ctx = Arc::new(Context {
         writer,
@@ -679,10 +723,12 @@ pub fn run(
             MACHINE_CONFIGURATION.api_resource(),
         )
         .trigger_backoff(crate::cluster::watch::backoff())
-        .reconcile_all_on(futures::stream::select(
-            became_leader,
-            futures::stream::select(became_allowed, gates_changed),
-        ))
+        .reconcile_all_on(futures::stream::select_all([
+            became_leader.boxed(),
+            became_allowed.boxed(),
+            gates_changed.boxed(),
+            rollout_moved.boxed(),
+        ]))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| {

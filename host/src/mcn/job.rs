@@ -42,6 +42,10 @@ impl JobKind for Mcn {
         "keep the last written MachineConfigNode status; retry with backoff"
     }
 
+    fn canary_field(&self) -> &'static str {
+        "pools"
+    }
+
     fn load(&self, runtime: &Runtime, _: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
         Served::load(runtime, fetched, smoke)
     }

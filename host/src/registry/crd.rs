@@ -9,10 +9,12 @@
 //! runs the guest installed in the image.
 //!
 //! The status is written by the lease holder only, at most once per
-//! `--registry-poll` and only when it changed: the module serving and when
-//! it loaded, the candidate, the error that keeps the spec from serving,
-//! the shadow counts since that replica took the lease, and `Ready` /
-//! `Degraded` conditions.
+//! `--registry-poll` (or at once, when a rollout moves) and only when it
+//! changed: the module serving and when it loaded, the candidate, the error
+//! that keeps the spec from serving, the shadow counts since that replica
+//! took the lease, the candidate's rollout (`rollout.rs`), and `Ready` /
+//! `Degraded` conditions, with `Progressing`, `Promotable` and
+//! `RolledBack` while a rollout is declared.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -28,7 +30,9 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSON, V
 
 use super::entries::RawFull;
 use super::job::{Job, JobKind, Jobs};
+use super::rollout::{self, Declared, RolloutSpec, RolloutStatus, Stage};
 use super::serving::{JobStatus, Status};
+use super::set::GuestSet;
 use super::table::{Registry, RegistryError};
 use crate::cluster::FIELD_MANAGER;
 use crate::cluster::conditions::{Transition, merge};
@@ -47,10 +51,12 @@ use crate::metrics::{JobResultLabels, Metrics};
     status = "MachineConfigGuestStatus",
     doc = "MachineConfigGuest names the WebAssembly module that serves one job of mco-host (MachineConfigNode derivation, or boot images for one platform).",
     validation = Rule::new("[has(self.spec.module), has(self.spec.configMap), has(self.spec.oci)].filter(x, x).size() == 1").message("give exactly one of spec.module, spec.configMap and spec.oci"),
+    validation = Rule::new("!has(self.spec.rollout) || has(self.spec.candidate)").message("spec.rollout rolls out spec.candidate, which is missing"),
     printcolumn(name = "Job", type_ = "string", json_path = ".spec.job"),
     printcolumn(name = "Platform", type_ = "string", json_path = ".spec.platform"),
     printcolumn(name = "Serving", type_ = "string", json_path = ".status.serving.digest"),
     printcolumn(name = "Candidate", type_ = "string", json_path = ".status.candidate.digest"),
+    printcolumn(name = "Stage", type_ = "string", json_path = ".status.rollout.stage"),
     printcolumn(name = "Ready", type_ = "string", json_path = ".status.conditions[?(@.type==\"Ready\")].status"),
     printcolumn(name = "Degraded", type_ = "string", json_path = ".status.conditions[?(@.type==\"Degraded\")].status"),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
@@ -70,6 +76,11 @@ pub struct MachineConfigGuestSpec {
     pub platform: Option<String>,
     #[serde(flatten)]
     pub entry: RawFull,
+    /// Moves the candidate from shadowing the module to deciding a canary
+    /// subset of the objects, then every object (see the README, "Rolling
+    /// a guest out").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutSpec>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
@@ -89,6 +100,10 @@ pub struct MachineConfigGuestStatus {
     /// counted by the lease holder since it took the lease.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadow: Option<ShadowCounts>,
+    /// Where the rollout of the candidate is; written by the lease holder,
+    /// and where a replica that takes the lease carries on from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutStatus>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 8), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
@@ -126,6 +141,11 @@ pub enum SpecError {
     KeyNotAllowed(&'static str),
     #[error("platform is required for job {0}")]
     KeyRequired(&'static str),
+}
+
+/// The job `object` serves, if its spec names one of `jobs`.
+pub fn job_of(object: &MachineConfigGuest, jobs: &Jobs) -> Option<Job> {
+    object.spec.job(jobs).ok()
 }
 
 impl MachineConfigGuestSpec {
@@ -168,6 +188,20 @@ pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
         )),
         ..ValidationRule::default()
     };
+    let canary_rules = jobs.iter().map(|kind| ValidationRule {
+        rule: format!(
+            "self.spec.job != '{job}' || !has(self.spec.rollout) || !has(self.spec.rollout.canary) || has(self.spec.rollout.canary.{field})",
+            job = kind.name(),
+            field = kind.canary_field()
+        ),
+        message: Some(format!(
+            "spec.rollout.canary of job {} names its objects by {}",
+            kind.name(),
+            kind.canary_field()
+        )),
+        ..ValidationRule::default()
+    });
+    let canary_rules: Vec<ValidationRule> = canary_rules.collect();
     let key_description = keyed.iter().filter_map(|k| k.key()).collect::<Vec<_>>();
     let schemas = crd
         .spec
@@ -178,7 +212,10 @@ pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
         schema
             .x_kubernetes_validations
             .get_or_insert_with(Vec::new)
-            .insert(0, key_rule.clone());
+            .splice(
+                0..0,
+                std::iter::once(key_rule.clone()).chain(canary_rules.clone()),
+            );
         let spec = schema.properties.as_mut().and_then(|p| p.get_mut("spec"));
         let Some(fields) = spec.and_then(|s| s.properties.as_mut()) else {
             continue;
@@ -251,6 +288,8 @@ pub struct Observed<'a> {
     /// The failure that keeps each entry's spec from serving, by entry.
     pub failures: &'a BTreeMap<String, String>,
     pub metrics: &'a Metrics,
+    /// Each job's rollout, where one is declared (`Rollouts::statuses`).
+    pub rollouts: &'a BTreeMap<Job, (RolloutSpec, RolloutStatus)>,
 }
 
 /// The status `object` should have; `None` while its spec names no valid
@@ -260,7 +299,9 @@ pub fn status_of(
     observed: &Observed<'_>,
     now: &Time,
 ) -> Option<MachineConfigGuestStatus> {
-    let job = object.spec.job(observed.jobs).ok()?.to_string();
+    let job_entry = object.spec.job(observed.jobs).ok()?;
+    let job = job_entry.to_string();
+    let rollout = observed.rollouts.get(&job_entry);
     let stored = object.status.clone().unwrap_or_default();
     let serving = observed.status.jobs.get(&job);
     // A fallback at start says what serves instead, so it wins over the
@@ -284,7 +325,10 @@ pub fn status_of(
                 .map(|e| ("RegistryUnreadable", e))
         });
     let serving_module = serving.map(|s| module_status(s, stored.serving.as_ref()));
-    let wanted = conditions(serving_module.as_ref(), error.as_ref());
+    let mut wanted = conditions(serving_module.as_ref(), error.as_ref());
+    if let Some((spec, status)) = rollout {
+        wanted.extend(rollout_conditions(spec, status, now.0));
+    }
     let (conditions, _) = merge(&stored.conditions, wanted, now, Transition::Status);
     Some(MachineConfigGuestStatus {
         observed_generation: object.metadata.generation,
@@ -301,8 +345,136 @@ pub fn status_of(
         shadow: serving
             .and_then(|s| s.candidate.as_ref())
             .map(|_| shadow_counts(observed.metrics, &job)),
+        rollout: rollout.map(|(_, status)| status.clone()),
         conditions,
     })
+}
+
+/// What each job's object declares of its rollout, for the jobs whose
+/// candidate serves: a rollout is about the candidate loaded, not one the
+/// spec names but the host refused.
+pub fn declared<'a>(
+    objects: &'a [MachineConfigGuest],
+    jobs: &Jobs,
+    set: &'a GuestSet,
+) -> BTreeMap<Job, Declared<'a>> {
+    let mut declared = BTreeMap::new();
+    for object in objects {
+        let (Ok(job), Some(spec), Some(name)) = (
+            object.spec.job(jobs),
+            object.spec.rollout.as_ref(),
+            object.metadata.name.as_deref(),
+        ) else {
+            continue;
+        };
+        let Some(served) = set.served(&job) else {
+            continue;
+        };
+        let Some(candidate) = served.candidate() else {
+            continue;
+        };
+        declared.insert(
+            job,
+            Declared {
+                object: name,
+                spec,
+                stored: object.status.as_ref().and_then(|s| s.rollout.as_ref()),
+                active: &served.active().0.digest,
+                candidate: &candidate.digest,
+            },
+        );
+    }
+    declared
+}
+
+/// `Progressing`, `Promotable` and `RolledBack` for a declared rollout.
+fn rollout_conditions(
+    spec: &RolloutSpec,
+    status: &RolloutStatus,
+    now: Timestamp,
+) -> Vec<Condition> {
+    let counts = format!(
+        "{} since {}: {} agree, {} differ, {} failed",
+        status.stage.as_str(),
+        status.since,
+        status.agree,
+        status.differ,
+        status.failed
+    );
+    let progressing = match status.stage {
+        Stage::Shadow | Stage::Canary => condition(
+            "Progressing",
+            true,
+            &format!("In{}", status.stage.as_str()),
+            counts.clone(),
+        ),
+        Stage::Active => condition(
+            "Progressing",
+            false,
+            "Active",
+            format!("the candidate decides every object; {counts}"),
+        ),
+        Stage::RolledBack => condition(
+            "Progressing",
+            false,
+            "RolledBack",
+            status.message.clone().unwrap_or_default(),
+        ),
+    };
+    let promotable = match (status.stage, rollout::promotion_pending(status, spec, now)) {
+        (Stage::Active | Stage::RolledBack, _) => condition(
+            "Promotable",
+            false,
+            "LastStage",
+            format!("nothing follows {}", status.stage.as_str()),
+        ),
+        (_, Some(None)) => condition("Promotable", true, "CriteriaMet", counts.clone()),
+        (_, Some(Some(waits))) => condition(
+            "Promotable",
+            false,
+            "Waiting",
+            format!("waits for {waits}; {counts}"),
+        ),
+        (_, None) => match spec.validate() {
+            Err(err) => condition("Promotable", false, "InvalidPromotion", err.to_string()),
+            Ok(()) if status.agree > 0 => condition(
+                "Promotable",
+                true,
+                "ByHand",
+                format!("{counts}; promote by setting spec.rollout.stage"),
+            ),
+            Ok(()) => condition(
+                "Promotable",
+                false,
+                "NoEvidence",
+                format!("{counts}; no agreeing evaluation yet"),
+            ),
+        },
+    };
+    let rolled_back = if status.stage == Stage::RolledBack {
+        let reason = status.reason.as_deref().unwrap_or("RolledBack");
+        condition(
+            "RolledBack",
+            true,
+            reason,
+            status.message.clone().unwrap_or_default(),
+        )
+    } else {
+        condition("RolledBack", false, "NotRolledBack", String::new())
+    };
+    vec![progressing, promotable, rolled_back]
+}
+
+/// A condition whose time `merge` sets.
+fn condition(type_: &str, status: bool, reason: &str, message: String) -> Condition {
+    Condition {
+        type_: type_.into(),
+        status: if status { "True" } else { "False" }.into(),
+        reason: reason.into(),
+        message,
+        observed_generation: None,
+        last_transition_time: Time(Timestamp::UNIX_EPOCH),
+    }
 }
 
 /// The serving module, with the time it loaded: that of the last change
@@ -329,14 +501,6 @@ fn short_digest(sha256: &str) -> String {
 }
 
 fn conditions(serving: Option<&ModuleStatus>, error: Option<&(&str, String)>) -> Vec<Condition> {
-    let condition = |type_: &str, status: bool, reason: &str, message: String| Condition {
-        type_: type_.into(),
-        status: if status { "True" } else { "False" }.into(),
-        reason: reason.into(),
-        message,
-        observed_generation: None,
-        last_transition_time: Time(Timestamp::UNIX_EPOCH),
-    };
     let serving_text = serving.map_or_else(
         || "no module serves this job".to_string(),
         |m| format!("{} ({}) serves", m.module, m.digest),
@@ -597,6 +761,7 @@ mod tests {
             status: &status,
             failures: &failures,
             metrics: &metrics,
+            rollouts: &BTreeMap::new(),
         };
         let now = Time(Timestamp::UNIX_EPOCH);
         let mut mcn = object("mcn", json!({"job": "mcn", "module": "m.wasm"}));
@@ -639,6 +804,7 @@ mod tests {
             status: &status,
             failures: &failures,
             metrics: &metrics,
+            rollouts: &BTreeMap::new(),
         };
         mcn.status = Some(first.clone());
         let second = status_of(&mcn, &observed, &now).unwrap_or_else(|| panic!("no status"));
@@ -650,6 +816,87 @@ mod tests {
         assert_eq!(second.shadow, None, "no candidate, no shadow counts");
         assert_eq!(condition(&second, "Ready"), ("False", "SwapFailed"));
         assert_eq!(condition(&second, "Degraded"), ("True", "SwapFailed"));
+    }
+
+    #[test]
+    fn a_rollout_shows_its_stage_and_what_promotion_waits_for() {
+        use crate::registry::rollout::{CanarySpec, Promotion, reconcile};
+
+        let mut status = Status::default();
+        status
+            .jobs
+            .insert("mcn".into(), job_status(&"a".repeat(64), true, None));
+        let metrics = Metrics::register(&mut prometheus_client::registry::Registry::default());
+        let failures = BTreeMap::new();
+        let spec = RolloutSpec {
+            canary: Some(CanarySpec {
+                pools: Some(vec!["worker-canary".into()]),
+                machine_sets: None,
+            }),
+            promotion: Some(Promotion {
+                evaluations: 10,
+                minimum_time: "1h".into(),
+            }),
+            ..RolloutSpec::default()
+        };
+        let now = Time(Timestamp::UNIX_EPOCH);
+        let (mut rollout, _) = reconcile(None, &spec, &"c".repeat(64), &"a".repeat(64), now.0);
+        rollout.agree = 4;
+        let rollouts = BTreeMap::from([(job("mcn", None), (spec.clone(), rollout.clone()))]);
+        let observed = Observed {
+            jobs: &JOBS,
+            status: &status,
+            failures: &failures,
+            metrics: &metrics,
+            rollouts: &rollouts,
+        };
+        let mcn = object(
+            "mcn",
+            json!({"job": "mcn", "module": "m.wasm", "candidate": {"module": "c.wasm"}}),
+        );
+        let shown = status_of(&mcn, &observed, &now).unwrap_or_else(|| panic!("no status"));
+        assert_eq!(shown.rollout.as_ref(), Some(&rollout));
+        assert_eq!(condition(&shown, "Progressing"), ("True", "InShadow"));
+        assert_eq!(condition(&shown, "Promotable"), ("False", "Waiting"));
+        let waits = shown
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Promotable")
+            .map(|c| c.message.clone());
+        assert_eq!(
+            waits.as_deref(),
+            Some(
+                "waits for 6 more agreeing evaluations and 1h more in the stage; Shadow since 1970-01-01T00:00:00Z: 4 agree, 0 differ, 0 failed"
+            )
+        );
+        assert_eq!(condition(&shown, "RolledBack"), ("False", "NotRolledBack"));
+        assert_eq!(
+            condition(&shown, "Ready"),
+            ("True", "Serving"),
+            "a rollout leaves Ready alone"
+        );
+
+        rollout.failed = 1;
+        let moved = crate::registry::rollout::judge(&mut rollout, &spec, &"a".repeat(64), now.0);
+        assert_eq!(moved.map(|m| m.reason), Some("CandidateFailed"));
+        let rollouts = BTreeMap::from([(job("mcn", None), (spec, rollout))]);
+        let observed = Observed {
+            rollouts: &rollouts,
+            ..observed
+        };
+        let shown = status_of(&mcn, &observed, &now).unwrap_or_else(|| panic!("no status"));
+        assert_eq!(condition(&shown, "RolledBack"), ("True", "CandidateFailed"));
+        assert_eq!(condition(&shown, "Progressing"), ("False", "RolledBack"));
+        assert_eq!(condition(&shown, "Promotable"), ("False", "LastStage"));
+
+        // Without a rollout the three conditions are gone again.
+        let observed = Observed {
+            rollouts: &BTreeMap::new(),
+            ..observed
+        };
+        let plain = status_of(&mcn, &observed, &now).unwrap_or_else(|| panic!("no status"));
+        assert_eq!(plain.rollout, None);
+        assert_eq!(plain.conditions.len(), 2);
     }
 
     #[test]
@@ -670,6 +917,7 @@ mod tests {
             status: &status,
             failures: &failures,
             metrics: &metrics,
+            rollouts: &BTreeMap::new(),
         };
         let aws = object(
             "aws",
@@ -686,6 +934,7 @@ mod tests {
             status: &status,
             failures: &failures,
             metrics: &metrics,
+            rollouts: &BTreeMap::new(),
         };
         let unreadable = status_of(&aws, &observed, &now).unwrap_or_else(|| panic!("no status"));
         assert_eq!(

@@ -38,6 +38,10 @@ pub trait JobKind: Send + Sync + 'static {
     /// `/guests` shows.
     fn on_failure(&self) -> &'static str;
 
+    /// The field of `spec.rollout.canary` that names this job's canary
+    /// objects (see `rollout.rs`): the job alone reads it.
+    fn canary_field(&self) -> &'static str;
+
     /// Loads `fetched`'s module and candidate, each passing this job's
     /// smoke evaluation (see [`Served::load`]).
     fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError>;

@@ -5,7 +5,7 @@
 //! ClusterImagePolicies may hold: `image_policy`), a job's
 //! loaded guests (`slot`), the set serving now (`set`), hot swap (`swap`,
 //! over what `read` reads of the cluster), shadow evaluation of candidates
-//! (`shadow`) and what `/guests` shows (`serving`).
+//! (`shadow`), their rollout to the objects (`rollout`) and what `/guests` shows (`serving`).
 
 pub use mco_registry_formats::cosign;
 pub mod crd;
@@ -15,6 +15,7 @@ pub mod image_policy;
 pub mod job;
 pub mod oci;
 mod read;
+pub mod rollout;
 pub mod serving;
 pub mod set;
 pub mod shadow;

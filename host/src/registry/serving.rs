@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::rollout::RolloutStatus;
 use crate::runtime::{GuestLimits, GuestModule};
 
 /// What the status endpoint shows for one job.
@@ -22,6 +23,9 @@ pub struct JobStatus {
     /// What happens to an object when this job's guest fails on it.
     pub on_failure: &'static str,
     pub candidate: Option<CandidateStatus>,
+    /// Where the candidate's rollout is, while one is declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutStatus>,
     pub last_change: Option<Change>,
 }
 
@@ -86,6 +90,7 @@ impl JobStatus {
                 module: m.name.clone(),
                 sha256: m.digest.clone(),
             }),
+            rollout: None,
             last_change: None,
         }
     }

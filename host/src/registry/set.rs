@@ -15,6 +15,7 @@ use super::entries::{Entry, Module};
 use super::fetch::{FetchError, Remote, fetch, fetch_all};
 use super::job::{Job, JobKind, Jobs};
 use super::oci::Oci;
+use super::rollout::Rollouts;
 use super::serving::{Change, JobStatus, Status};
 use super::slot::{EntryKey, Fetched, Served, Slot};
 use super::table::{Location, Registry, RegistryError};
@@ -64,6 +65,7 @@ impl GuestSet {
 pub struct Guests {
     current: Arc<RwLock<Arc<GuestSet>>>,
     status: Arc<Mutex<Status>>,
+    rollouts: Rollouts,
 }
 
 impl Guests {
@@ -71,6 +73,7 @@ impl Guests {
         let guests = Guests {
             current: Arc::new(RwLock::new(Arc::new(set))),
             status: Arc::new(Mutex::new(Status::default())),
+            rollouts: Rollouts::default(),
         };
         guests.refresh_status();
         guests
@@ -95,8 +98,20 @@ impl Guests {
         self.refresh_status();
     }
 
+    /// Where each job's candidate rollout is (MachineConfigGuest
+    /// `spec.rollout`): whose decisions a job writes.
+    pub fn rollouts(&self) -> &Rollouts {
+        &self.rollouts
+    }
+
     pub fn status(&self) -> Status {
-        self.with_status(|status| status.clone())
+        let mut status = self.with_status(|status| status.clone());
+        for (job, (_, rollout)) in self.rollouts.statuses() {
+            if let Some(job) = status.jobs.get_mut(&job.to_string()) {
+                job.rollout = Some(rollout);
+            }
+        }
+        status
     }
 
     pub(crate) fn with_status<T>(&self, f: impl FnOnce(&mut Status) -> T) -> T {

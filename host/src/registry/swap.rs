@@ -15,8 +15,10 @@
 //!
 //! A change is reported where an administrator looks: a log line naming the
 //! registry entry, `mco_guest_swaps_total{job,result}`, `mco_guest_info`,
-//! the `/guests` status endpoint and, when the registry is a ConfigMap, an
-//! Event on that ConfigMap.
+//! the `/guests` status endpoint and an Event on the registry ConfigMap or
+//! the job's MachineConfigGuest. The same loop carries the candidates'
+//! rollouts (`rollout.rs`) into the MachineConfigGuests' status, with an
+//! Event for every move.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -32,6 +34,7 @@ use super::fetch::fetch_all;
 use super::job::{Job, Jobs};
 use super::oci::Oci;
 use super::read::Reader;
+use super::rollout::{Move, RolloutSpec, RolloutStatus, Stage};
 use super::serving::Change;
 use super::set::{
     Built, Fallback, GuestSet, Guests, Outcome, StartError, Started, build, fetched_bytes,
@@ -40,7 +43,9 @@ use super::set::{
 use super::slot::EntryKey;
 use super::table::{Location, Registry, RegistryError};
 use crate::cluster::events::{Events, Note};
-use crate::metrics::{GuestInfoLabels, JobResultLabels, Metrics};
+use crate::metrics::{
+    GuestInfoLabels, JobReasonLabels, JobResultLabels, Metrics, RolloutStageLabels,
+};
 use crate::runtime::{GuestModule, Runtime};
 
 /// What the host needs to load and re-load its guests.
@@ -132,6 +137,7 @@ pub async fn start(
         known_bad: BTreeMap::new(),
         reported: BTreeMap::new(),
         published: BTreeSet::new(),
+        stages: BTreeSet::new(),
     };
     let set = guests.current();
     watch.report(&set, outcomes, started).await;
@@ -166,6 +172,8 @@ struct Watch {
     reported: BTreeMap<String, String>,
     /// `mco_guest_info` series currently set.
     published: BTreeSet<GuestInfoLabels>,
+    /// `mco_guest_rollout_stage` series currently set.
+    stages: BTreeSet<RolloutStageLabels>,
 }
 
 impl Watch {
@@ -173,9 +181,14 @@ impl Watch {
         let mut ticks = tokio::time::interval(self.config.poll);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await;
+        let mut moved = self.guests.rollouts().changes();
         loop {
-            ticks.tick().await;
-            self.poll().await;
+            tokio::select! {
+                _ = ticks.tick() => self.poll().await,
+                // A rollout moved between polls (a rollback at the first
+                // failure): say so now, not a poll later.
+                Ok(()) = moved.changed() => self.publish_objects().await,
+            }
         }
     }
 
@@ -252,6 +265,7 @@ impl Watch {
         self.guests
             .with_status(|s| s.registry_error = Some(message.clone()));
         self.event(
+            None,
             EventType::Warning,
             "GuestRegistryUnreadable",
             "ReadRegistry".into(),
@@ -304,7 +318,7 @@ impl Watch {
                         let note =
                             format!("registry entry {entry} now runs {module} (sha256 {sha256})");
                         let action = swap_action(&entry, Some(&sha256));
-                        self.event(EventType::Normal, "GuestSwapped", action, &note)
+                        self.event(Some(&job), EventType::Normal, "GuestSwapped", action, &note)
                             .await;
                     }
                 }
@@ -337,8 +351,14 @@ impl Watch {
                         change("failed", module.as_deref(), sha256, Some(error.to_string())),
                     );
                     let action = swap_action(&entry, sha256);
-                    self.event(EventType::Warning, "GuestSwapFailed", action, &message)
-                        .await;
+                    self.event(
+                        Some(&job),
+                        EventType::Warning,
+                        "GuestSwapFailed",
+                        action,
+                        &message,
+                    )
+                    .await;
                     self.reported.insert(entry, message);
                 }
             }
@@ -348,19 +368,89 @@ impl Watch {
     }
 
     /// MachineConfigGuest status, from the lease holder of a host whose
-    /// registry they are.
-    async fn publish_objects(&self) {
-        if !matches!(self.config.location, Location::Crd { .. }) || !*self.leader.borrow() {
+    /// registry they are, after bringing the rollouts in line with them
+    /// (every replica does that, so that one taking the lease carries on
+    /// where the status says).
+    async fn publish_objects(&mut self) {
+        if !matches!(self.config.location, Location::Crd { .. }) {
             return;
         }
+        let leader = *self.leader.borrow();
+        let set = self.guests.current();
+        let rollouts = self.guests.rollouts().clone();
+        rollouts.sync(crd::declared(&self.objects, self.config.jobs, &set), leader);
+        if !leader {
+            return;
+        }
+        for (object, moved) in rollouts.take_moves() {
+            self.rollout_moved(&object, &moved).await;
+        }
+        let statuses = rollouts.statuses();
+        self.publish_stages(&statuses);
         let status = self.guests.status();
         let observed = crd::Observed {
             jobs: self.config.jobs,
             status: &status,
             failures: &self.reported,
             metrics: &self.metrics,
+            rollouts: &statuses,
         };
         crd::publish(&self.reader.guest_objects, &self.objects, &observed).await;
+    }
+
+    /// The Event, and the rollback count, of one move of a rollout.
+    async fn rollout_moved(&self, object: &str, moved: &Move) {
+        let job = self
+            .objects
+            .iter()
+            .find(|o| o.metadata.name.as_deref() == Some(object));
+        let job = job.and_then(|o| crd::job_of(o, self.config.jobs));
+        let (type_, reason) = match moved.to {
+            Stage::RolledBack => (EventType::Warning, "GuestRolledBack"),
+            _ => (EventType::Normal, "GuestRolloutMoved"),
+        };
+        if let Some(job) = &job
+            && moved.to == Stage::RolledBack
+        {
+            self.metrics
+                .guest_rollbacks
+                .get_or_create(&JobReasonLabels {
+                    job: job.to_string(),
+                    reason: moved.reason.into(),
+                })
+                .inc();
+        }
+        let from = moved.from.map_or("-", Stage::as_str);
+        let note = format!(
+            "{} → {} ({}): {}",
+            from,
+            moved.to.as_str(),
+            moved.reason,
+            moved.message
+        );
+        let action = format!("Rollout to {}", moved.to.as_str());
+        self.event(job.as_ref(), type_, reason, action, &note).await;
+    }
+
+    /// Sets `mco_guest_rollout_stage` to each job's stage.
+    fn publish_stages(&mut self, statuses: &BTreeMap<Job, (RolloutSpec, RolloutStatus)>) {
+        let now: BTreeSet<RolloutStageLabels> = statuses
+            .iter()
+            .map(|(job, (_, status))| RolloutStageLabels {
+                job: job.to_string(),
+                stage: status.stage.as_str().into(),
+            })
+            .collect();
+        for gone in self.stages.difference(&now) {
+            self.metrics.guest_rollout_stage.remove(gone);
+        }
+        for labels in &now {
+            self.metrics
+                .guest_rollout_stage
+                .get_or_create(labels)
+                .set(1);
+        }
+        self.stages = now;
     }
 
     fn count(&self, job: &str, result: &str) {
@@ -400,19 +490,36 @@ impl Watch {
         self.published = now;
     }
 
-    /// An Event on the registry ConfigMap; file registries have no object
-    /// to hang one on.
-    async fn event(&self, type_: EventType, reason: &str, action: String, note: &str) {
-        let Some(cm) = &self.registry_cm else {
-            return;
-        };
-        let reference = ObjectReference {
-            api_version: Some(ConfigMap::api_version(&()).into()),
-            kind: Some(ConfigMap::kind(&()).into()),
-            name: cm.metadata.name.clone(),
-            namespace: cm.metadata.namespace.clone(),
-            uid: cm.metadata.uid.clone(),
-            ..ObjectReference::default()
+    /// An Event on the registry ConfigMap or, for MachineConfigGuests, on
+    /// `job`'s object; file registries have no object to hang one on.
+    async fn event(
+        &self,
+        job: Option<&Job>,
+        type_: EventType,
+        reason: &str,
+        action: String,
+        note: &str,
+    ) {
+        let guest_object = job.and_then(|job| {
+            (self.objects.iter()).find(|o| crd::job_of(o, self.config.jobs).as_ref() == Some(job))
+        });
+        let reference = match (&self.registry_cm, guest_object) {
+            (Some(cm), _) => ObjectReference {
+                api_version: Some(ConfigMap::api_version(&()).into()),
+                kind: Some(ConfigMap::kind(&()).into()),
+                name: cm.metadata.name.clone(),
+                namespace: cm.metadata.namespace.clone(),
+                uid: cm.metadata.uid.clone(),
+                ..ObjectReference::default()
+            },
+            (None, Some(object)) => ObjectReference {
+                api_version: Some(MachineConfigGuest::api_version(&()).into()),
+                kind: Some(MachineConfigGuest::kind(&()).into()),
+                name: object.metadata.name.clone(),
+                uid: object.metadata.uid.clone(),
+                ..ObjectReference::default()
+            },
+            (None, None) => return,
         };
         let note = Note {
             type_,

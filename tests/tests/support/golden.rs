@@ -3,9 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, ensure};
 use serde_json::Value;
+
+use super::fixture::Fixture;
 
 /// The node every golden walk uses; its name appears in messages such as
 /// "Node worker-0 needs an update".
@@ -79,6 +82,25 @@ impl Expected {
             status_config_version: mcn["status"]["configVersion"].clone(),
             conditions,
         })
+    }
+
+    /// The MCN of a node done on `rendered-<pool>-a` (the golden `reboot-00`
+    /// case for another pool and node).
+    pub fn updated_on(node: &str, pool: &str) -> Result<Self> {
+        let mut e = Expected::load("reboot-00-updated-on-a", node)?;
+        let config = format!("rendered-{pool}-a");
+        e.pool = pool.to_owned();
+        e.spec_desired = config.clone();
+        e.status_config_version = serde_json::json!({ "current": config, "desired": config });
+        let updated = e
+            .conditions
+            .get("Updated")
+            .context("golden reboot-00 has no Updated condition")?;
+        ensure!(
+            updated.status == "True" && updated.message == format!("Node {node} Updated"),
+            "golden reboot-00 is not Updated=True: {updated:?}"
+        );
+        Ok(e)
     }
 
     /// Differences between a stored MCN and this expectation; empty when it
@@ -203,4 +225,150 @@ pub fn mco_state(node: &Value) -> (BTreeMap<String, String>, bool) {
         .unwrap_or_default();
     let unschedulable = node["spec"]["unschedulable"].as_bool().unwrap_or(false);
     (annotations, unschedulable)
+}
+
+/// The config the golden update walks move a worker to.
+pub const B: &str = "rendered-worker-b";
+
+/// One update step as the MCD and the drain controller write it: node
+/// annotations (prefix omitted) and `spec.unschedulable`, reaching the state
+/// of golden case `case` (which `tests/golden/mcn/generate.py` wrote).
+pub struct Step {
+    pub case: &'static str,
+    pub set: &'static [(&'static str, &'static str)],
+    pub unschedulable: bool,
+}
+
+/// One standard (reboot) update as upstream's daemon and drain controller
+/// write it (the MachineConfigNode enhancement's walk-through), as
+/// `generate.py`'s reboot walk replays it.
+pub const REBOOT_WALK: &[Step] = &[
+    Step {
+        case: "reboot-01-desired-config-set",
+        set: &[("desiredConfig", B)],
+        unschedulable: false,
+    },
+    Step {
+        case: "reboot-02-working",
+        set: &[("state", "Working")],
+        unschedulable: false,
+    },
+    Step {
+        case: "reboot-03-drain-requested",
+        set: &[("desiredDrain", "drain-rendered-worker-b")],
+        unschedulable: false,
+    },
+    Step {
+        case: "reboot-04-cordoned",
+        set: &[],
+        unschedulable: true,
+    },
+    Step {
+        case: "reboot-05-drained",
+        set: &[("lastAppliedDrain", "drain-rendered-worker-b")],
+        unschedulable: true,
+    },
+    Step {
+        case: "reboot-06-rebooting",
+        set: &[("post-config-action", "Rebooting")],
+        unschedulable: true,
+    },
+    Step {
+        case: "reboot-07-rebooted",
+        set: &[("post-config-action", "")],
+        unschedulable: true,
+    },
+    Step {
+        case: "reboot-08-uncordon-requested",
+        set: &[("desiredDrain", "uncordon-rendered-worker-b")],
+        unschedulable: true,
+    },
+    Step {
+        case: "reboot-09-uncordoned",
+        set: &[("lastAppliedDrain", "uncordon-rendered-worker-b")],
+        unschedulable: false,
+    },
+    Step {
+        case: "reboot-10-done",
+        set: &[("state", "Done"), ("currentConfig", B)],
+        unschedulable: false,
+    },
+    Step {
+        case: "reboot-11-resync",
+        set: &[],
+        unschedulable: false,
+    },
+];
+
+/// The rebootless variant (rendered-worker-b differs only in SSH keys).
+pub const REBOOTLESS_WALK: &[Step] = &[
+    Step {
+        case: "rebootless-01-desired-config-set",
+        set: &[("desiredConfig", B)],
+        unschedulable: false,
+    },
+    Step {
+        case: "rebootless-02-working-no-drain",
+        set: &[("state", "Working")],
+        unschedulable: false,
+    },
+    Step {
+        case: "rebootless-03-uncordon-requested",
+        set: &[("desiredDrain", "uncordon-rendered-worker-b")],
+        unschedulable: false,
+    },
+    Step {
+        case: "rebootless-04-uncordoned",
+        set: &[("lastAppliedDrain", "uncordon-rendered-worker-b")],
+        unschedulable: false,
+    },
+    Step {
+        case: "rebootless-05-done",
+        set: &[("state", "Done"), ("currentConfig", B)],
+        unschedulable: false,
+    },
+];
+
+/// An update whose only change is a file an admin gave a `Restart` policy
+/// in MachineConfiguration `cluster` (golden `policy-admin-file-restart`).
+pub const RESTART_WALK: &[Step] = &[
+    Step {
+        case: "policy-admin-file-restart-01-working",
+        set: &[("desiredConfig", B), ("state", "Working")],
+        unschedulable: false,
+    },
+    Step {
+        case: "policy-admin-file-restart-02-uncordon-requested",
+        set: &[("desiredDrain", "uncordon-rendered-worker-b")],
+        unschedulable: false,
+    },
+];
+
+/// Replays steps on `node`, each checked against its golden node state first
+/// (so the replay cannot drift from generate.py), then waits for the MCN.
+pub async fn steps(
+    fx: &mut Fixture,
+    node: &str,
+    uid: &str,
+    walk: &[Step],
+    limit: Duration,
+) -> Result<()> {
+    for step in walk {
+        let patched = fx
+            .patch_node(node, step.set, Some(step.unschedulable))
+            .await?;
+        let (want_annotations, want_unschedulable) = node_state(step.case)?;
+        let (got_annotations, got_unschedulable) = mco_state(&patched);
+        ensure!(
+            got_annotations == want_annotations && got_unschedulable == want_unschedulable,
+            "replaying {} on {node}: node state differs from the golden node.yaml:\n got {got_annotations:?} unschedulable={got_unschedulable}\nwant {want_annotations:?} unschedulable={want_unschedulable}",
+            step.case
+        );
+        let (took, _) = fx
+            .wait_mcn(&Expected::load(step.case, node)?, uid, limit)
+            .await
+            .with_context(|| format!("{node}, step {}", step.case))?;
+        eprintln!("  {node} {}: converged in {took:.2?}", step.case);
+    }
+    Ok(())
 }

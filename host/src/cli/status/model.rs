@@ -172,6 +172,9 @@ pub struct GuestRow {
     pub candidate_sha256: Option<String>,
     /// agree / differ / failed counts of the candidate, when shadowing.
     pub shadow: Option<BTreeMap<String, u64>>,
+    /// The candidate's rollout (`/guests`), while one is declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<Value>,
 }
 
 fn name_of(v: &Value) -> String {
@@ -371,6 +374,7 @@ fn guests(source: &GuestSource) -> Guests {
                                 sha256: s["sha256"].as_str().unwrap_or_default().to_owned(),
                                 shadow: candidate.as_ref().map(|_| counts),
                                 candidate_sha256: candidate,
+                                rollout: Some(s["rollout"].clone()).filter(Value::is_object),
                             }
                         })
                         .collect()

@@ -242,7 +242,7 @@ pub fn render(summary: &Summary, style: Style) -> String {
     } else {
         let _ = writeln!(out, "  from {}", g.source);
         let mut rows = vec![
-            ["JOB", "SHA256", "CANDIDATE", "SHADOW", "MODULE"]
+            ["JOB", "SHA256", "CANDIDATE", "SHADOW", "STAGE", "MODULE"]
                 .map(str::to_owned)
                 .to_vec(),
         ];
@@ -266,6 +266,9 @@ pub fn render(summary: &Summary, style: Style) -> String {
                     .as_deref()
                     .map_or_else(|| "-".to_owned(), short_digest),
                 shadow,
+                j.rollout
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), rollout_stage),
                 j.module.clone(),
             ]);
         }
@@ -277,6 +280,18 @@ pub fn render(summary: &Summary, style: Style) -> String {
         out.push_str(&ownership(&summary.ownership, width));
     }
     out
+}
+
+/// A rollout's stage and its counts in that stage, as `/guests` gives them.
+fn rollout_stage(rollout: &serde_json::Value) -> String {
+    let n = |k: &str| rollout[k].as_u64().unwrap_or(0);
+    format!(
+        "{} ({} agree, {} differ, {} failed)",
+        rollout["stage"].as_str().unwrap_or("?"),
+        n("agree"),
+        n("differ"),
+        n("failed")
+    )
 }
 
 /// Each job's mode and state; in observe mode its agreement and sample.

@@ -1,0 +1,149 @@
+//! What the tests that swap and roll out guests share: `MachineConfigGuest`
+//! objects (apply, patch, wait on their status), ConfigMap modules, the real
+//! `kubectl`, and the sha256 the host names modules by.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DynamicObject, ObjectMeta, Patch, PatchParams};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::time::sleep;
+
+use super::fixture::{self, Fixture};
+
+/// Lowercase hex, as the host's status and metrics spell a module.
+pub fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The real kubectl as admin; its stdout, or an error with its stderr.
+pub async fn kubectl(fx: &Fixture, args: &[&str], stdin: Option<&str>) -> Result<String> {
+    use tokio::io::AsyncWriteExt;
+    let kubeconfig = fx.admin_kubeconfig()?;
+    let mut child = tokio::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .context("running kubectl (Debian's kubectl package; apt-get install kubectl)")?;
+    if let Some(mut pipe) = child.stdin.take() {
+        pipe.write_all(stdin.unwrap_or_default().as_bytes()).await?;
+    }
+    let out = child.wait_with_output().await?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(out.status.success(), "kubectl {}: {stderr}", args.join(" "));
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+pub fn guest_objects_api(fx: &Fixture) -> Api<DynamicObject> {
+    let ar = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("mco-wasm.io", "v1alpha1", "MachineConfigGuest"),
+        "machineconfigguests",
+    );
+    Api::all_with(fx.admin.clone(), &ar)
+}
+
+pub async fn apply_guest_object(fx: &Fixture, object: &Value) -> Result<()> {
+    let name = object["metadata"]["name"].as_str().context("no name")?;
+    apply_as_test(&guest_objects_api(fx), name, object).await
+}
+
+pub async fn patch_guest_object(fx: &Fixture, name: &str, patch: &Value) -> Result<()> {
+    let api = guest_objects_api(fx);
+    let params = PatchParams::default();
+    let patch = Patch::Merge(patch);
+    fixture::retry(&format!("patch MachineConfigGuest {name}"), || {
+        api.patch(name, &params, &patch)
+    })
+    .await?;
+    Ok(())
+}
+
+/// Polls a MachineConfigGuest until its status satisfies `ok`, for at most
+/// `limit`; the status.
+pub async fn wait_guest_object(
+    fx: &mut Fixture,
+    name: &str,
+    what: &str,
+    limit: Duration,
+    ok: impl Fn(&Value) -> bool,
+) -> Result<Value> {
+    let api = guest_objects_api(fx);
+    let t = Instant::now();
+    loop {
+        fx.check_controllers()?;
+        let status = match api.get_opt(name).await {
+            Ok(Some(object)) => object.data["status"].clone(),
+            Ok(None) => Value::Null,
+            Err(e) => json!({"error": e.to_string()}),
+        };
+        if ok(&status) {
+            return Ok(status);
+        }
+        if t.elapsed() > limit {
+            bail!("MachineConfigGuest {name}: not {what} after {limit:?}; status {status}");
+        }
+        sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// (status, reason) of a condition in a status.
+pub fn condition<'a>(status: &'a Value, type_: &str) -> (&'a str, &'a str) {
+    status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == type_)
+        .map_or(("", ""), |c| {
+            (
+                c["status"].as_str().unwrap_or_default(),
+                c["reason"].as_str().unwrap_or_default(),
+            )
+        })
+}
+
+/// A module as `binaryData` key `key` of ConfigMap `name` in the host's
+/// namespace.
+pub async fn put_configmap(fx: &Fixture, name: &str, key: &str, bytes: &[u8]) -> Result<()> {
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        binary_data: Some([(key.to_owned(), ByteString(bytes.to_vec()))].into()),
+        ..ConfigMap::default()
+    };
+    apply_configmap(fx, name, &cm).await
+}
+
+pub async fn apply_configmap(fx: &Fixture, name: &str, cm: &ConfigMap) -> Result<()> {
+    let api: Api<ConfigMap> = Api::namespaced(fx.admin.clone(), fixture::NAMESPACE);
+    apply_as_test(&api, name, cm).await
+}
+
+/// Server-side applies `object` as the test's field manager, retried.
+pub async fn apply_as_test<K>(
+    api: &Api<K>,
+    name: &str,
+    object: &(impl serde::Serialize + std::fmt::Debug),
+) -> Result<()>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let params = PatchParams::apply("mco-e2e-test").force();
+    let patch = Patch::Apply(object);
+    fixture::retry(&format!("apply {name}"), || {
+        api.patch(name, &params, &patch)
+    })
+    .await?;
+    Ok(())
+}
