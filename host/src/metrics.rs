@@ -142,6 +142,8 @@ pub struct Metrics {
     /// 1 for the stage of each declared rollout.
     pub guest_rollout_stage: Family<RolloutStageLabels, Gauge>,
     pub guest_rollbacks: Family<JobReasonLabels, Counter>,
+    /// Audits answered for MachineConfigGuest `spec.audit`.
+    pub guest_audits: Family<JobResultLabels, Counter>,
     /// Decisions taken (written, or compared in observe mode), by the
     /// module that made them.
     pub guest_decisions: Family<JobRoleLabels, Counter>,
@@ -177,6 +179,7 @@ impl Metrics {
             shadow_evaluations: Family::default(),
             guest_rollout_stage: Family::default(),
             guest_rollbacks: Family::default(),
+            guest_audits: Family::default(),
             guest_decisions: Family::default(),
             node_phase_seconds: Family::default(),
             ownership: Family::default(),
@@ -269,6 +272,11 @@ impl Metrics {
             "guest_rollbacks",
             "Candidate rollouts rolled back, by registry entry and reason (CandidateFailed, TooManyDifferences)",
             metrics.guest_rollbacks.clone(),
+        );
+        sub.register(
+            "guest_audits",
+            "Audits of a candidate the lease holder answered for MachineConfigGuest spec.audit, by registry entry and result (complete, failed)",
+            metrics.guest_audits.clone(),
         );
         sub.register(
             "guest_decisions",

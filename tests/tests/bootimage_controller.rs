@@ -1250,6 +1250,17 @@ async fn a_canary_of_machinesets_rolls_a_candidate_out_and_back() -> Result<()> 
             condition(&status, "RolledBack") == ("True", "CandidateFailed"),
             "an overstepping candidate must be rolled back as failed: {status}"
         );
+        // An audit of it on request: every MachineSet decided by both, the
+        // candidate's refused decisions counted failed and sampled.
+        let audit = audited(&mut c.fx, "overstepping").await?;
+        ensure!(
+            audit["state"] == "Complete"
+                && audit["objects"].as_u64() >= Some(2)
+                && audit["failed"] == audit["objects"]
+                && audit["failureSample"][0]["module"] == "candidate"
+                && audit["failureSample"][0]["kind"] == "invalid_output",
+            "the audit must count the overstepping candidate's decisions failed: {audit}"
+        );
         c.set_stream(NEW).await?;
         for name in ["canary", "rhcos"] {
             c.wait_image(name, &c.expected_image(NEW, "x86_64")).await?;
@@ -1307,11 +1318,38 @@ async fn a_canary_of_machinesets_rolls_a_candidate_out_and_back() -> Result<()> 
                 && decisions(&after, "candidate") > decisions(&before, "candidate"),
             "in Active every decision must come from the candidate"
         );
+        let audit = audited(&mut c.fx, "benign").await?;
+        ensure!(
+            audit["state"] == "Complete"
+                && audit["objects"].as_u64() >= Some(2)
+                && audit["agree"] == audit["objects"]
+                && audit["sample"].is_null(),
+            "the benign candidate must agree on every MachineSet: {audit}"
+        );
         eprintln!(
             "bootimage_controller: rollout by MachineSet labels: an overstepping candidate rolled back \
-             in Canary, a benign one decided the canary only, then every MachineSet once Active"
+             in Canary (its audit: every decision refused), a benign one decided the canary only, then \
+             every MachineSet once Active (its audit: {})",
+            audit["message"]
         );
         Ok(())
     })
     .await
+}
+
+/// `status.audit` once the lease holder answered `spec.audit.request`
+/// `request` on MachineConfigGuest `bootimage-aws`.
+async fn audited(fx: &mut support::fixture::Fixture, request: &str) -> Result<Value> {
+    use support::guests::{patch_guest_object, wait_guest_object};
+    let ask = json!({"spec": {"audit": {"request": request}}});
+    patch_guest_object(fx, "bootimage-aws", &ask).await?;
+    let status = wait_guest_object(
+        fx,
+        "bootimage-aws",
+        "audited",
+        Duration::from_secs(60),
+        |s| s["audit"]["request"] == request && s["audit"]["state"] != "Running",
+    )
+    .await?;
+    Ok(status["audit"].clone())
 }

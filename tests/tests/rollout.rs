@@ -136,6 +136,10 @@ async fn rollout(fx: &mut Fixture) -> Result<()> {
                    "rollout": {"canary": {"machineSets": {"matchLabels": {"a": "b"}}}}}),
             "spec.rollout.canary of job mcn names its objects by pools",
         ),
+        (
+            json!({"job": "mcn", "module": "mcn.wasm", "audit": {"request": "1"}}),
+            "spec.audit compares spec.candidate with the module, and spec.candidate is missing",
+        ),
     ] {
         let object = json!({"apiVersion": "mco-wasm.io/v1alpha1", "kind": "MachineConfigGuest",
                             "metadata": {"name": "refused"}, "spec": spec});
@@ -146,6 +150,57 @@ async fn rollout(fx: &mut Fixture) -> Result<()> {
             "kubectl apply {spec}: {message}; expected {why}"
         );
     }
+
+    // ---- 0. an audit on request: every node decided by both, the differences sampled ----------
+    patch_guest_object(
+        fx,
+        "mcn",
+        &json!({"spec": {
+            "candidate": {"configMap": {"name": "mcn-faults", "key": "mcn.wasm"}},
+            "audit": {"request": "before-rollout"},
+        }}),
+    )
+    .await?;
+    let audited = wait_guest_object(fx, "mcn", "audited", STAGE_TIMEOUT, |s| {
+        s["audit"]["request"] == "before-rollout" && s["audit"]["state"] != "Running"
+    })
+    .await?;
+    let audit = &audited["audit"];
+    let sampled: Vec<(&str, &str)> = audit["sample"]
+        .as_array()
+        .map(|sample| {
+            sample
+                .iter()
+                .filter_map(|d| Some((d["object"].as_str()?, d["key"].as_str()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    ensure!(
+        audit["state"] == "Complete"
+            && (audit["objects"].as_u64(), audit["agree"].as_u64()) == (Some(4), Some(2))
+            && (audit["differ"].as_u64(), audit["failed"].as_u64()) == (Some(2), Some(0))
+            && audit["candidateSha256"] == sha256(&faults)
+            && audit["message"] == "4 objects: 2 agree, 2 differ, 0 failed",
+        "the audit must find the two canaries differing: {audit}"
+    );
+    ensure!(
+        sampled == [("canary-0", "Updated"), ("canary-1", "Updated")]
+            && audit["sample"][0]["candidate"]
+                .as_str()
+                .is_some_and(|c| c.ends_with("(candidate)")),
+        "the sample must show both canaries' Updated condition, by name: {audit}"
+    );
+    for (node, pool, uid) in &nodes {
+        fx.wait_mcn(&Expected::updated_on(node, pool)?, uid, STEP_TIMEOUT)
+            .await
+            .context("an audit writes no MCN")?;
+    }
+    let events = rollout_events(fx).await?;
+    ensure!(
+        events.iter().any(|(reason, note)| reason == "GuestAudited"
+            && note == "audit before-rollout: 4 objects: 2 agree, 2 differ, 0 failed"),
+        "no GuestAudited Event: {events:?}"
+    );
 
     // ---- 1. a candidate that differs on the canary pool's nodes stops in Shadow -----------------
     let promotion = json!({"evaluations": 6, "minimumTime": "25s"});

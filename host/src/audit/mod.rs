@@ -6,21 +6,33 @@
 //! decisions (`mcn`, `bootimage`); this file counts them.
 
 pub mod bootimage;
+pub mod cluster;
 pub mod mcn;
 
 use std::collections::{BTreeMap, HashSet};
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::compare::{Counts, Difference, Summary, keep_smallest, keyed};
 use crate::manifests::InputError;
+use crate::registry::Slot;
 use crate::runtime::{Guest, GuestError, World};
 
 /// Differences, and failures, a report shows by default.
 pub const SAMPLE_LIMIT: usize = 20;
 
+/// The module and the candidate of `slot`, if it has a candidate.
+pub fn pair<G>(slot: &Slot<G>) -> Option<(&G, &G)> {
+    slot.candidate
+        .as_ref()
+        .map(|candidate| (&slot.active, candidate))
+}
+
 /// Which of the two modules decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum Role {
     Active,
@@ -93,7 +105,7 @@ pub struct Failures {
 }
 
 /// One failed evaluation, in short.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 pub struct Failed {
     pub object: String,
     pub module: Role,
@@ -195,7 +207,7 @@ impl Module {
 
 /// One difference as the audit shows it: the candidate's side and the
 /// active module's.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Sampled {
     pub object: String,
     pub key: String,
@@ -234,6 +246,17 @@ pub struct Report {
     pub omitted: u64,
     pub failure_sample: Vec<Failed>,
     pub omitted_failures: u64,
+}
+
+impl Report {
+    /// The counts in one line, as the table and the MachineConfigGuest's
+    /// `status.audit` say them.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} objects: {} agree, {} differ, {} failed",
+            self.objects, self.agree, self.differ, self.failed
+        )
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@ use mco_bootimage::{ClusterFacts, MachineSetView};
 use serde_json::json;
 
 use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest};
-use crate::registry::{Fetched, GuestSet, Job, JobKind, Served, Slot};
+use crate::audit::cluster::{self, ReadError};
+use crate::registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
 use crate::runtime::{GuestError, LoadError, Runtime};
 
 /// Platforms the project ships a boot image guest for, by Infrastructure
@@ -61,6 +62,28 @@ impl JobKind for BootImage {
     fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
         let platform = job.key().unwrap_or_default();
         Served::load(runtime, fetched, |guest| smoke(platform, guest))
+    }
+
+    fn audit<'a>(
+        &'a self,
+        client: &'a kube::Client,
+        set: &'a GuestSet,
+        job: &'a Job,
+        limit: usize,
+    ) -> Audited<'a> {
+        Box::pin(cluster::of_job(set, job, async move |guests| {
+            // The control plane is taken to run on the host's architecture,
+            // as the controller takes it (`run::BootImageOptions`).
+            let arch = mco_bootimage::arch::stream_arch_from_rust(std::env::consts::ARCH)
+                .ok_or_else(|| {
+                    ReadError::Cluster(format!(
+                        "unsupported host architecture {}",
+                        std::env::consts::ARCH
+                    ))
+                })?;
+            let platform = job.key().unwrap_or_default();
+            cluster::bootimage(client, platform, guests, arch, limit).await
+        }))
     }
 }
 

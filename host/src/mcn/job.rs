@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use mco_mcn as logic;
 
 use super::guest::{McnGuest, NODE_STATE_INTERFACE};
-use crate::registry::{Fetched, GuestSet, Job, JobKind, Served, Slot};
+use crate::audit::cluster;
+use crate::registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
 use crate::runtime::{GuestError, LoadError, Runtime};
 
 /// Why the host cannot serve without this job's entry.
@@ -48,6 +49,18 @@ impl JobKind for Mcn {
 
     fn load(&self, runtime: &Runtime, _: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
         Served::load(runtime, fetched, smoke)
+    }
+
+    fn audit<'a>(
+        &'a self,
+        client: &'a kube::Client,
+        set: &'a GuestSet,
+        job: &'a Job,
+        limit: usize,
+    ) -> Audited<'a> {
+        Box::pin(cluster::of_job(set, job, async move |guests| {
+            cluster::mcn(client, guests, limit).await
+        }))
     }
 }
 

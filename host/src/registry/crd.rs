@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSON, ValidationRule};
 
+use super::audit::{AuditSpec, AuditStatus};
 use super::entries::RawFull;
 use super::job::{Job, JobKind, Jobs};
 use super::rollout::{self, Declared, RolloutSpec, RolloutStatus, Stage};
@@ -52,6 +53,7 @@ use crate::metrics::{JobResultLabels, Metrics};
     doc = "MachineConfigGuest names the WebAssembly module that serves one job of mco-host (MachineConfigNode derivation, or boot images for one platform).",
     validation = Rule::new("[has(self.spec.module), has(self.spec.configMap), has(self.spec.oci)].filter(x, x).size() == 1").message("give exactly one of spec.module, spec.configMap and spec.oci"),
     validation = Rule::new("!has(self.spec.rollout) || has(self.spec.candidate)").message("spec.rollout rolls out spec.candidate, which is missing"),
+    validation = Rule::new("!has(self.spec.audit) || has(self.spec.candidate)").message("spec.audit compares spec.candidate with the module, and spec.candidate is missing"),
     printcolumn(name = "Job", type_ = "string", json_path = ".spec.job"),
     printcolumn(name = "Platform", type_ = "string", json_path = ".spec.platform"),
     printcolumn(name = "Serving", type_ = "string", json_path = ".status.serving.digest"),
@@ -81,6 +83,12 @@ pub struct MachineConfigGuestSpec {
     /// a guest out").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<RolloutSpec>,
+    /// Asks the lease holder to decide every current object of the job
+    /// with both the module and the candidate, and to say in
+    /// `status.audit` where they differ (see the README, "Auditing a
+    /// candidate").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditSpec>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
@@ -104,6 +112,9 @@ pub struct MachineConfigGuestStatus {
     /// and where a replica that takes the lease carries on from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<RolloutStatus>,
+    /// The answer to `spec.audit.request`, or the audit under way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditStatus>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 8), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
@@ -290,6 +301,9 @@ pub struct Observed<'a> {
     pub metrics: &'a Metrics,
     /// Each job's rollout, where one is declared (`Rollouts::statuses`).
     pub rollouts: &'a BTreeMap<Job, (RolloutSpec, RolloutStatus)>,
+    /// Audits under way or answered and not yet written, by object
+    /// (`Audits::statuses`).
+    pub audits: &'a BTreeMap<String, AuditStatus>,
 }
 
 /// The status `object` should have; `None` while its spec names no valid
@@ -346,6 +360,9 @@ pub fn status_of(
             .and_then(|s| s.candidate.as_ref())
             .map(|_| shadow_counts(observed.metrics, &job)),
         rollout: rollout.map(|(_, status)| status.clone()),
+        audit: (object.metadata.name.as_ref())
+            .and_then(|name| observed.audits.get(name).cloned())
+            .or(stored.audit),
         conditions,
     })
 }
@@ -762,6 +779,7 @@ mod tests {
             failures: &failures,
             metrics: &metrics,
             rollouts: &BTreeMap::new(),
+            audits: &BTreeMap::new(),
         };
         let now = Time(Timestamp::UNIX_EPOCH);
         let mut mcn = object("mcn", json!({"job": "mcn", "module": "m.wasm"}));
@@ -805,6 +823,7 @@ mod tests {
             failures: &failures,
             metrics: &metrics,
             rollouts: &BTreeMap::new(),
+            audits: &BTreeMap::new(),
         };
         mcn.status = Some(first.clone());
         let second = status_of(&mcn, &observed, &now).unwrap_or_else(|| panic!("no status"));
@@ -849,6 +868,7 @@ mod tests {
             failures: &failures,
             metrics: &metrics,
             rollouts: &rollouts,
+            audits: &BTreeMap::new(),
         };
         let mcn = object(
             "mcn",
@@ -918,6 +938,7 @@ mod tests {
             failures: &failures,
             metrics: &metrics,
             rollouts: &BTreeMap::new(),
+            audits: &BTreeMap::new(),
         };
         let aws = object(
             "aws",
@@ -935,6 +956,7 @@ mod tests {
             failures: &failures,
             metrics: &metrics,
             rollouts: &BTreeMap::new(),
+            audits: &BTreeMap::new(),
         };
         let unreadable = status_of(&aws, &observed, &now).unwrap_or_else(|| panic!("no status"));
         assert_eq!(

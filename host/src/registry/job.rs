@@ -6,10 +6,17 @@
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
+use super::set::GuestSet;
 use super::slot::{Fetched, Served};
+use crate::audit::Report;
+use crate::audit::cluster::ReadError;
 use crate::runtime::{LoadError, Runtime};
+
+/// A job's audit of its candidate on the cluster ([`JobKind::audit`]).
+pub type Audited<'a> = Pin<Box<dyn Future<Output = Result<Report, ReadError>> + 'a>>;
 
 /// What the registry needs to know of a job.
 pub trait JobKind: Send + Sync + 'static {
@@ -45,6 +52,18 @@ pub trait JobKind: Send + Sync + 'static {
     /// Loads `fetched`'s module and candidate, each passing this job's
     /// smoke evaluation (see [`Served::load`]).
     fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError>;
+
+    /// Decides every current object of `job` in the cluster with the
+    /// module and the candidate serving it in `set`, and compares them
+    /// (MachineConfigGuest `spec.audit`). The modules run inside the
+    /// future, so drive it from a blocking thread.
+    fn audit<'a>(
+        &'a self,
+        client: &'a kube::Client,
+        set: &'a GuestSet,
+        job: &'a Job,
+        limit: usize,
+    ) -> Audited<'a>;
 }
 
 /// One registry entry: a kind and, for a keyed kind, the key.

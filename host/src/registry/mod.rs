@@ -5,9 +5,11 @@
 //! ClusterImagePolicies may hold: `image_policy`), a job's
 //! loaded guests (`slot`), the set serving now (`set`), hot swap (`swap`,
 //! over what `read` reads of the cluster), shadow evaluation of candidates
-//! (`shadow`), their rollout to the objects (`rollout`) and what `/guests` shows (`serving`).
+//! (`shadow`), their rollout to the objects (`rollout`), audits the lease
+//! holder runs on request (`audit`) and what `/guests` shows (`serving`).
 
 pub use mco_registry_formats::cosign;
+pub mod audit;
 pub mod crd;
 pub mod entries;
 pub mod fetch;
@@ -27,7 +29,7 @@ pub use fetch::{
     Access, ConfigMaps, FetchError, Pulls, Remote, configmap_names, fetch, fetch_all, oci_sources,
     pull_all, verify_keys,
 };
-pub use job::{Job, JobKind, Jobs};
+pub use job::{Audited, Job, JobKind, Jobs};
 pub use set::{
     Built, Fallback, GuestSet, Guests, JobError, Outcome, StartError, Started, build,
     fetched_bytes, initial, read_local, remember, start as start_set,

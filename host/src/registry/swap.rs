@@ -27,8 +27,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::events::EventType;
 use kube::{Client, Resource};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
+use super::audit::{Answer, AuditState, Audits};
 use super::crd::{self, MachineConfigGuest};
 use super::fetch::fetch_all;
 use super::job::{Job, Jobs};
@@ -125,6 +126,7 @@ pub async fn start(
             .map(|(job, why)| (job.to_string(), why))
             .collect();
     });
+    let (audits, answered) = Audits::new();
     let mut watch = Watch {
         config,
         guests: guests.clone(),
@@ -132,7 +134,9 @@ pub async fn start(
         objects,
         leader: cluster.leader,
         metrics: metrics.clone(),
-        events: Events::new(client, cluster.identity),
+        events: Events::new(client.clone(), cluster.identity),
+        client,
+        audits,
         registry_cm,
         known_bad: BTreeMap::new(),
         reported: BTreeMap::new(),
@@ -141,7 +145,7 @@ pub async fn start(
     };
     let set = guests.current();
     watch.report(&set, outcomes, started).await;
-    tokio::spawn(async move { watch.run().await });
+    tokio::spawn(async move { watch.run(answered).await });
     Ok(guests)
 }
 
@@ -162,6 +166,9 @@ struct Watch {
     leader: watch::Receiver<bool>,
     metrics: Metrics,
     events: Events,
+    /// Reads the objects of an audit (`spec.audit`).
+    client: Client,
+    audits: Audits,
     /// The registry ConfigMap as last read, for Events.
     registry_cm: Option<ConfigMap>,
     /// Entries that failed with exactly this content: not retried until
@@ -177,7 +184,7 @@ struct Watch {
 }
 
 impl Watch {
-    async fn run(mut self) {
+    async fn run(mut self, mut answered: mpsc::UnboundedReceiver<Answer>) {
         let mut ticks = tokio::time::interval(self.config.poll);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await;
@@ -188,6 +195,7 @@ impl Watch {
                 // A rollout moved between polls (a rollback at the first
                 // failure): say so now, not a poll later.
                 Ok(()) = moved.changed() => self.publish_objects().await,
+                Some(answer) = answered.recv() => self.audited(answer).await,
             }
         }
     }
@@ -385,6 +393,7 @@ impl Watch {
         for (object, moved) in rollouts.take_moves() {
             self.rollout_moved(&object, &moved).await;
         }
+        (self.audits).start(&self.objects, self.config.jobs, &self.client, set.clone());
         let statuses = rollouts.statuses();
         self.publish_stages(&statuses);
         let status = self.guests.status();
@@ -394,8 +403,45 @@ impl Watch {
             failures: &self.reported,
             metrics: &self.metrics,
             rollouts: &statuses,
+            audits: self.audits.statuses(),
         };
         crd::publish(&self.reader.guest_objects, &self.objects, &observed).await;
+    }
+
+    /// An audit that ended: its log line, count and Event, and its answer
+    /// in the object's status now.
+    async fn audited(&mut self, answer: Answer) {
+        self.audits.answered(&answer);
+        let Answer {
+            object,
+            job,
+            status,
+        } = &answer;
+        let (type_, reason, result) = match status.state {
+            AuditState::Failed => (EventType::Warning, "GuestAuditFailed", "failed"),
+            _ => (EventType::Normal, "GuestAudited", "complete"),
+        };
+        match status.state {
+            AuditState::Failed => {
+                tracing::warn!(machineconfigguest = %object, entry = %job, request = %status.request, error = %status.message, "audit failed")
+            }
+            _ => {
+                tracing::info!(machineconfigguest = %object, entry = %job, request = %status.request, counts = %status.message, "audit complete")
+            }
+        }
+        self.count_audit(job, result);
+        let action = format!("Audit {}", status.request);
+        let note = format!("audit {}: {}", status.request, status.message);
+        self.event(Some(job), type_, reason, action, &note).await;
+        self.publish_objects().await;
+    }
+
+    fn count_audit(&self, job: &Job, result: &str) {
+        let labels = JobResultLabels {
+            job: job.to_string(),
+            result: result.into(),
+        };
+        self.metrics.guest_audits.get_or_create(&labels).inc();
     }
 
     /// The Event, and the rollback count, of one move of a rollout.

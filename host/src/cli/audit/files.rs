@@ -5,9 +5,10 @@
 
 use clap::Args;
 
-use super::{AuditError, check_cluster};
+use super::AuditError;
 use crate::audit::Audit;
 use crate::audit::bootimage::{BootImageAudit, BootImageFiles, BootImageObjects};
+use crate::audit::cluster::check_cluster;
 use crate::audit::mcn::{McnFiles, audit_files};
 use crate::bootimage::BootImageGuest;
 use crate::cli::Failure;
@@ -192,7 +193,7 @@ pub(super) fn bootimage(
         known_images: args.known_images.as_deref(),
         featuregate: args.featuregate.as_deref(),
     })?;
-    check_cluster(&read.cluster, platform)?;
+    check_cluster(&read.cluster, platform).map_err(AuditError::from)?;
     let mut audit = BootImageAudit::new(
         guests,
         &read.cluster,

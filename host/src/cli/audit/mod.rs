@@ -6,7 +6,6 @@
 //! with every check `eval` makes; the comparison is `crate::audit`'s, and
 //! `render` draws it as a table.
 
-mod cluster;
 mod files;
 mod render;
 
@@ -16,10 +15,8 @@ use clap::Args;
 
 use super::eval::load_slot;
 use super::{Failure, SandboxArgs, host_stream_arch, print};
+use crate::audit::cluster::ReadError;
 use crate::audit::{Module, Report};
-use crate::bootimage::eval::ClusterObjects;
-use crate::bootimage::objects::{ConfigMapData, Decoded, Infrastructure};
-use crate::bootimage::rules;
 use crate::registry::entries::{self, Entry};
 use crate::registry::slot::Slot;
 use crate::registry::{Job, JobKind as _, Remote};
@@ -73,6 +70,16 @@ pub(super) enum AuditError {
     },
 }
 
+impl From<ReadError> for AuditError {
+    fn from(err: ReadError) -> AuditError {
+        match err {
+            ReadError::Read { what, source } => AuditError::Read { what, source },
+            ReadError::Cluster(message) => AuditError::Usage(message),
+            ReadError::NoCandidate(job) => AuditError::NoCandidate(job),
+        }
+    }
+}
+
 impl AuditError {
     /// 2 for what the command was given, 1 for a cluster it cannot read.
     pub(super) fn exit_code(&self) -> u8 {
@@ -94,7 +101,10 @@ pub(super) fn run(sandbox: &SandboxArgs, args: AuditArgs) -> Result<(), Failure>
             Some(nodes) => files::mcn(nodes, &args.files, (active, candidate), args.sample)?,
             None => {
                 args.files.none_given()?;
-                cluster::mcn(args.kubeconfig.as_deref(), (active, candidate), args.sample)?
+                let client = args.kubeconfig.as_deref();
+                on_cluster(client, async |client| {
+                    crate::audit::cluster::mcn(client, (active, candidate), args.sample).await
+                })?
             }
         };
         audit.report(job.to_string(), Module::of(active), Module::of(candidate))
@@ -115,13 +125,12 @@ pub(super) fn run(sandbox: &SandboxArgs, args: AuditArgs) -> Result<(), Failure>
             )?,
             None => {
                 args.files.none_given()?;
-                cluster::bootimage(
-                    args.kubeconfig.as_deref(),
-                    platform,
-                    (active, candidate),
-                    arch,
-                    args.sample,
-                )?
+                let client = args.kubeconfig.as_deref();
+                on_cluster(client, async |client| {
+                    let guests = (active, candidate);
+                    crate::audit::cluster::bootimage(client, platform, guests, arch, args.sample)
+                        .await
+                })?
             }
         };
         audit.report(job.to_string(), Module::of(active), Module::of(candidate))
@@ -138,21 +147,18 @@ fn output(report: &Report, json: bool) -> Result<(), Failure> {
     print(&text)
 }
 
-/// The objects a boot image audit shares are readable, and the cluster is
-/// on the job's platform: another platform's MachineSets never reach this
-/// job's modules.
-fn check_cluster(cluster: &ClusterObjects, platform: &str) -> Result<(), Failure> {
-    let infrastructure = Decoded::<Infrastructure>::of(&cluster.infrastructure);
-    let found = rules::platform_type(infrastructure.typed()?)?;
-    if found != platform {
-        return Err(AuditError::Usage(format!(
-            "Infrastructure cluster is on platform {found}; --job bootImage.{platform} audits \
-             another platform's guests"
-        ))
-        .into());
-    }
-    Decoded::<ConfigMapData>::of(&cluster.configmap).typed()?;
-    Ok(())
+/// Runs `audit` against the cluster of `kubeconfig` (default: in-cluster
+/// config or $KUBECONFIG).
+fn on_cluster<T>(
+    kubeconfig: Option<&std::path::Path>,
+    audit: impl AsyncFnOnce(&kube::Client) -> Result<T, ReadError>,
+) -> Result<T, Failure> {
+    super::offline::runtime()?.block_on(async {
+        let client = crate::cluster::client::connect(kubeconfig)
+            .await
+            .map_err(AuditError::Connect)?;
+        Ok(audit(&client).await.map_err(AuditError::from)?)
+    })
 }
 
 /// `mcn`, or `bootImage.<Platform>` with a platform named.
@@ -170,10 +176,7 @@ fn parse_job(text: &str) -> Result<Job, AuditError> {
 
 /// The slot's active module and candidate.
 fn pair<'s, G>(slot: &'s Slot<G>, job: &Job) -> Result<(&'s G, &'s G), AuditError> {
-    let candidate = slot.candidate.as_ref();
-    candidate
-        .map(|candidate| (&slot.active, candidate))
-        .ok_or_else(|| AuditError::NoCandidate(job.to_string()))
+    crate::audit::pair(slot).ok_or_else(|| AuditError::NoCandidate(job.to_string()))
 }
 
 /// The two modules, as one registry entry: `--active` and `--guest`; or

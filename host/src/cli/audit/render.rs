@@ -14,11 +14,7 @@ pub(super) fn table(report: &Report) -> String {
     let _ = writeln!(text, "job        {}", report.job);
     let _ = writeln!(text, "candidate  {}", module(&report.candidate));
     let _ = writeln!(text, "active     {}", module(&report.active));
-    let _ = writeln!(
-        text,
-        "\n{} objects: {} agree, {} differ, {} failed",
-        report.objects, report.agree, report.differ, report.failed
-    );
+    let _ = writeln!(text, "\n{}", report.summary());
     if !report.keys.is_empty() {
         let width = report
             .keys

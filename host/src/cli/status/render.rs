@@ -241,8 +241,10 @@ pub fn render(summary: &Summary, style: Style) -> String {
         let _ = writeln!(out, "  {}", g.source);
     } else {
         let _ = writeln!(out, "  from {}", g.source);
+        // The counts in short, so the module's path still fits in 120
+        // columns; the legend says what they are.
         let mut rows = vec![
-            ["JOB", "SHA256", "CANDIDATE", "SHADOW", "STAGE", "MODULE"]
+            ["JOB", "SHA256", "CANDIDATE", "SHADOW A/D/F", "STAGE A/D/F", "MODULE"]
                 .map(str::to_owned)
                 .to_vec(),
         ];
@@ -251,12 +253,7 @@ pub fn render(summary: &Summary, style: Style) -> String {
                 || "-".to_owned(),
                 |s| {
                     let n = |k: &str| s.get(k).copied().unwrap_or(0);
-                    format!(
-                        "{} agree, {} differ, {} failed",
-                        n("agree"),
-                        n("differ"),
-                        n("failed")
-                    )
+                    counts(n("agree"), n("differ"), n("failed"))
                 },
             );
             rows.push(vec![
@@ -273,6 +270,9 @@ pub fn render(summary: &Summary, style: Style) -> String {
             ]);
         }
         out.push_str(&table(&rows, 2, width));
+        if g.jobs.iter().any(|j| j.shadow.is_some() || j.rollout.is_some()) {
+            out.push_str("  A/D/F: the candidate's evaluations that agreed, differed, failed\n");
+        }
     }
     if !summary.ownership.is_empty() {
         out.push('\n');
@@ -286,12 +286,15 @@ pub fn render(summary: &Summary, style: Style) -> String {
 fn rollout_stage(rollout: &serde_json::Value) -> String {
     let n = |k: &str| rollout[k].as_u64().unwrap_or(0);
     format!(
-        "{} ({} agree, {} differ, {} failed)",
+        "{} {}",
         rollout["stage"].as_str().unwrap_or("?"),
-        n("agree"),
-        n("differ"),
-        n("failed")
+        counts(n("agree"), n("differ"), n("failed"))
     )
+}
+
+/// Agreed, differed, failed: `41/2/0`.
+fn counts(agree: u64, differ: u64, failed: u64) -> String {
+    format!("{agree}/{differ}/{failed}")
 }
 
 /// Each job's mode and state; in observe mode its agreement and sample.
