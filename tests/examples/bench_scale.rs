@@ -15,6 +15,10 @@
 //! 5. RSS per 1,000 nodes above the idle controller, the share of the
 //!    controller's CPU spent in guests, and the apiserver's (with etcd's)
 //!    CPU per write in each phase: where the time goes.
+//! 6. `mco-host guests audit --kubeconfig` on every Node, the wave's nodes
+//!    mid-update: the code the lease holder runs for a MachineConfigGuest's
+//!    `spec.audit` (`audit::cluster`), its wall time and peak RSS
+//!    (`/usr/bin/time`, Debian's `time`).
 //!
 //! The benchmark's own MCN watch runs through every phase, so the floor and
 //! the controller pay for it alike. `MCO_SCALE_NODES` and `MCO_SCALE_WAVE`
@@ -185,7 +189,72 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
         "  controller CPU during the wave: {cpu:.2} s, of which guest evaluations {guest_cpu:.3} s ({:.1} %)",
         100.0 * guest_cpu / cpu.max(f64::EPSILON)
     );
+    let audit = audit_cluster(fx).await?;
+    println!(
+        "  guests audit --kubeconfig on {nodes} nodes (spec.audit's code): {:.2} s wall, {:.1} MiB peak RSS, \
+         compiling both modules included; {}",
+        audit.seconds,
+        mib(audit.peak_kib),
+        audit.summary
+    );
+    ensure!(
+        audit.objects == nodes as u64,
+        "the audit decided {} objects of {nodes} nodes",
+        audit.objects
+    );
     fx.check_controllers()
+}
+
+/// What `guests audit` took and said.
+struct Audited {
+    seconds: f64,
+    peak_kib: u64,
+    objects: u64,
+    summary: String,
+}
+
+/// `mco-host guests audit` on every Node through the admin kubeconfig, the
+/// installed MCN guest as both modules.
+async fn audit_cluster(fx: &Fixture) -> Result<Audited> {
+    let host = support::controller::host_binary()?;
+    let guest = host
+        .parent()
+        .context("the host binary has no directory")?
+        .join("guests/mcn.wasm");
+    let kubeconfig = fx.admin_kubeconfig()?;
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("/usr/bin/time")
+            .args(["-f", "%e %M"])
+            .arg(&host)
+            .args(["guests", "audit", "--job", "mcn", "--json", "--guest"])
+            .arg(&guest)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .output()
+    })
+    .await?
+    .context("running /usr/bin/time (Debian package time) with mco-host guests audit")?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    ensure!(output.status.success(), "guests audit failed: {stderr}");
+    let report: Value = serde_json::from_slice(&output.stdout).context("guests audit --json")?;
+    let timing = stderr.lines().last().unwrap_or_default();
+    let (seconds, peak_kib) = timing
+        .split_once(' ')
+        .and_then(|(s, kib)| Some((s.parse().ok()?, kib.trim().parse().ok()?)))
+        .with_context(|| format!("/usr/bin/time printed {timing:?}"))?;
+    let n = |key: &str| report[key].as_u64().unwrap_or(0);
+    Ok(Audited {
+        seconds,
+        peak_kib,
+        objects: n("objects"),
+        summary: format!(
+            "{} objects: {} agree, {} differ, {} failed",
+            n("objects"),
+            n("agree"),
+            n("differ"),
+            n("failed")
+        ),
+    })
 }
 
 /// Resident memory of `mco-host run` with its guests loaded and no Nodes;

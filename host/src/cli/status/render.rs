@@ -244,9 +244,16 @@ pub fn render(summary: &Summary, style: Style) -> String {
         // The counts in short, so the module's path still fits in 120
         // columns; the legend says what they are.
         let mut rows = vec![
-            ["JOB", "SHA256", "CANDIDATE", "SHADOW A/D/F", "STAGE A/D/F", "MODULE"]
-                .map(str::to_owned)
-                .to_vec(),
+            [
+                "JOB",
+                "SHA256",
+                "CANDIDATE",
+                "SHADOW A/D/F",
+                "STAGE A/D/F",
+                "MODULE",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
         ];
         for j in &g.jobs {
             let shadow = j.shadow.as_ref().map_or_else(
@@ -270,7 +277,10 @@ pub fn render(summary: &Summary, style: Style) -> String {
             ]);
         }
         out.push_str(&table(&rows, 2, width));
-        if g.jobs.iter().any(|j| j.shadow.is_some() || j.rollout.is_some()) {
+        if g.jobs
+            .iter()
+            .any(|j| j.shadow.is_some() || j.rollout.is_some())
+        {
             out.push_str("  A/D/F: the candidate's evaluations that agreed, differed, failed\n");
         }
     }
