@@ -11,8 +11,13 @@ out=$target/wasm32-wasip2/guest
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
     if ! rustup target add wasm32-wasip2; then
-        # Offline fallback shipped beside the project for Rust 1.95.0.
-        fallback=$root/../shared/toolchain/rust-std-1.95.0-wasm32-wasip2.tar.xz
+        # Offline: a rust-std tarball for the toolchain in use, named by
+        # MCO_RUST_STD_WASIP2 (the build machines keep one beside the clone).
+        fallback=${MCO_RUST_STD_WASIP2:-$root/../shared/toolchain/rust-std-1.95.0-wasm32-wasip2.tar.xz}
+        if [[ ! -f $fallback ]]; then
+            echo "guests/build.sh: rustup could not add wasm32-wasip2, and there is no rust-std tarball at $fallback; set MCO_RUST_STD_WASIP2 to one for $(rustc --version)" >&2
+            exit 1
+        fi
         echo "rustup could not fetch wasm32-wasip2; unpacking $fallback" >&2
         tar -xJf "$fallback" -C "$(rustc --print sysroot)/lib/rustlib/"
     fi
