@@ -40,6 +40,9 @@ if [[ "${1:-}" == "--test" ]]; then
     # first; a later plain build puts the shipped bytes back there.
     cargo build --locked --target wasm32-wasip2 --profile guest -p mco-mcn --features test-faults
     install -m 0644 "$out/mco_mcn.wasm" "$tests/mcn-faults.wasm"
+    # The same for the boot image rollout tests: the AWS guest with its faults.
+    cargo build --locked --target wasm32-wasip2 --profile guest -p mco-bootimage-aws --features test-faults
+    install -m 0644 "$out/mco_bootimage_aws.wasm" "$tests/bootimage-aws-faults.wasm"
     for variant in "" forbidden-import import-filesystem import-sockets import-clocks \
         import-random wrong-world newer-major previous-minor flood; do
         cargo build --locked --target wasm32-wasip2 --profile guest -p mco-faulty-guest ${variant:+--features "$variant"}

@@ -26,7 +26,10 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_default();
     let root =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/bootimage/aws-patch-known-ami");
-    let runtime = Runtime::new(RuntimeConfig::default())?;
+    let runtime = Runtime::new(RuntimeConfig {
+        perf_map: std::env::var_os("MCO_PERF_MAP").is_some(),
+        ..RuntimeConfig::default()
+    })?;
     let module = GuestModule::from_file(
         &runtime,
         &target.join("release/guests/bootimage-aws.wasm"),

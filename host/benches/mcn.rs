@@ -26,7 +26,10 @@ fn main() -> anyhow::Result<()> {
         .map(PathBuf::from)
         .unwrap_or_default();
     let guest_path = target.join("release/guests/mcn.wasm");
-    let runtime = Runtime::new(RuntimeConfig::default())?;
+    let runtime = Runtime::new(RuntimeConfig {
+        perf_map: std::env::var_os("MCO_PERF_MAP").is_some(),
+        ..RuntimeConfig::default()
+    })?;
     let guest = McnGuest::new(
         &runtime,
         GuestModule::from_file(&runtime, &guest_path, NODE_STATE_INTERFACE)?,

@@ -37,6 +37,22 @@ pub struct JobResultLabels {
     pub result: String,
 }
 
+impl JobResultLabels {
+    pub fn new(job: impl Into<String>, result: impl Into<String>) -> JobResultLabels {
+        JobResultLabels {
+            job: job.into(),
+            result: result.into(),
+        }
+    }
+}
+
+/// Counts one `result` of `job` in a counter family keyed by both.
+pub fn count(family: &Family<JobResultLabels, Counter>, job: &str, result: &str) {
+    family
+        .get_or_create(&JobResultLabels::new(job, result))
+        .inc();
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct JobLabels {
     pub job: String,
@@ -312,12 +328,7 @@ impl Metrics {
     }
 
     pub fn count_evaluation(&self, job: &str, result: &str) {
-        self.evaluations
-            .get_or_create(&JobResultLabels {
-                job: job.into(),
-                result: result.into(),
-            })
-            .inc();
+        count(&self.evaluations, job, result);
     }
 
     pub fn count_evaluation_cpu(&self, job: &str, cpu: Duration) {

@@ -21,19 +21,17 @@
 )]
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail, ensure};
-use k8s_openapi::api::events::v1::Event;
-use kube::api::Api;
+use anyhow::{Context, Result, anyhow, ensure};
 use serde_json::{Value, json};
 use tokio::time::sleep;
 
-use support::fixture::{self, Fixture};
+use support::fixture::Fixture;
 use support::golden::{B, Expected, REBOOT_WALK};
 use support::guests::{
-    apply_guest_object, condition, kubectl, patch_guest_object, put_configmap, sha256,
-    wait_guest_object,
+    apply_guest_object, condition, fail_over, guest_events, kubectl, leader_of, patch_guest_object,
+    put_configmap, sha256, wait_guest_object,
 };
 use support::wasm::with_custom_section;
 
@@ -52,6 +50,11 @@ const WALKED: &str = "reboot-11-resync";
 #[tokio::test]
 async fn rolls_a_candidate_out_through_a_canary_pool() -> Result<()> {
     Fixture::run(rollout).await
+}
+
+/// Waits until the rollout of `candidate` is in `stage`.
+async fn wait_stage(fx: &mut Fixture, candidate: &str, stage: &str) -> Result<Value> {
+    support::guests::wait_stage(fx, "mcn", candidate, stage, STAGE_TIMEOUT).await
 }
 
 async fn rollout(fx: &mut Fixture) -> Result<()> {
@@ -195,7 +198,7 @@ async fn rollout(fx: &mut Fixture) -> Result<()> {
             .await
             .context("an audit writes no MCN")?;
     }
-    let events = rollout_events(fx).await?;
+    let events = guest_events(fx, "mcn").await?;
     ensure!(
         events.iter().any(|(reason, note)| reason == "GuestAudited"
             && note == "audit before-rollout: 4 objects: 2 agree, 2 differ, 0 failed"),
@@ -226,7 +229,7 @@ async fn rollout(fx: &mut Fixture) -> Result<()> {
             .await
             .context("nothing the rolled-back candidate decided may be written")?;
     }
-    let leader = leader_of(fx, a, b).await?;
+    let leader = leader_of(fx, &[a, b]).await?;
     let m = fx.controllers[leader].metrics().await?;
     ensure!(
         m.sum("mco_guest_decisions_total", &[("role", "candidate")]) == 0.0
@@ -287,21 +290,13 @@ async fn rollout(fx: &mut Fixture) -> Result<()> {
         }
     }
     let since = canary["rollout"]["since"].clone();
-    let leader = leader_of(fx, a, b).await?;
+    let leader = leader_of(fx, &[a, b]).await?;
     let standby = if leader == a { b } else { a };
     let before = wait_guest_object(fx, "mcn", "counting in Canary", STAGE_TIMEOUT, |s| {
         s["rollout"]["stage"] == "Canary" && s["rollout"]["agree"].as_u64().unwrap_or(0) >= 2
     })
     .await?;
-    fx.controllers[leader].kill_hard()?;
-    let killed = Instant::now();
-    while !fx.controllers[standby].metrics().await?.leader()? {
-        ensure!(
-            killed.elapsed() < Duration::from_secs(20),
-            "the standby did not take the lease within 20 s of the leader's SIGKILL"
-        );
-        sleep(Duration::from_millis(200)).await;
-    }
+    fail_over(fx, leader, standby).await?;
     let carried = wait_guest_object(
         fx,
         "mcn",
@@ -329,7 +324,7 @@ async fn rollout(fx: &mut Fixture) -> Result<()> {
         ) > 0.0,
         "the new leader takes no decision from the candidate in Active"
     );
-    let moves = rollout_events(fx).await?;
+    let moves = guest_events(fx, "mcn").await?;
     for wanted in ["Shadow → Canary (Promoted)", "Canary → Active (Promoted)"] {
         ensure!(
             moves
@@ -384,14 +379,6 @@ async fn rollout(fx: &mut Fixture) -> Result<()> {
     Ok(())
 }
 
-/// Waits until the rollout of `candidate` is in `stage`; the status.
-async fn wait_stage(fx: &mut Fixture, candidate: &str, stage: &str) -> Result<Value> {
-    wait_guest_object(fx, "mcn", &format!("in {stage}"), STAGE_TIMEOUT, |s| {
-        s["rollout"]["candidateSha256"] == candidate && s["rollout"]["stage"] == stage
-    })
-    .await
-}
-
 /// A node's MCN after the workers' walk, as the module derives it.
 fn at_rest(node: &str, pool: &str) -> Result<Expected> {
     match pool {
@@ -409,37 +396,4 @@ fn from_candidate(node: &str, pool: &str) -> Result<Expected> {
         .context("no Updated condition")?;
     updated.message.push_str(" (candidate)");
     Ok(expected)
-}
-
-/// The replica of `a` and `b` that holds the lease.
-async fn leader_of(fx: &mut Fixture, a: usize, b: usize) -> Result<usize> {
-    let t = Instant::now();
-    loop {
-        for c in [a, b] {
-            if !fx.controllers[c].killed() && fx.controllers[c].metrics().await?.leader()? {
-                return Ok(c);
-            }
-        }
-        if t.elapsed() > Duration::from_secs(20) {
-            bail!("no replica holds the lease");
-        }
-        sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// (reason, note) of the Events on MachineConfigGuest `mcn`.
-async fn rollout_events(fx: &Fixture) -> Result<Vec<(String, String)>> {
-    let api: Api<Event> = Api::all(fx.admin.clone());
-    let lp = Default::default();
-    let list = fixture::retry("list Events", || api.list(&lp)).await?;
-    Ok(list
-        .items
-        .into_iter()
-        .filter(|e| {
-            e.regarding.as_ref().is_some_and(|r| {
-                r.kind.as_deref() == Some("MachineConfigGuest") && r.name.as_deref() == Some("mcn")
-            })
-        })
-        .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
-        .collect())
 }

@@ -70,13 +70,36 @@ impl<T: PlatformGuest> wit::Guest for T {
             known_images: cluster.known_images.into_iter().collect(),
         };
         let loaded = stream.0.as_ref().map_err(String::as_str);
-        to_wit(decide_loaded(
-            T::rule(),
-            loaded,
-            &ms,
-            &cluster,
-            user_data.as_deref(),
-        ))
+        let decision = decide_loaded(T::rule(), loaded, &ms, &cluster, user_data.as_deref());
+        #[cfg(feature = "test-faults")]
+        let decision = test_faults::apply(&ms, decision);
+        to_wit(decision)
+    }
+}
+
+/// The faults of the boot image rollout tests' candidate, chosen per
+/// MachineSet by its label: `differ` turns the decision into a noop whose
+/// reason ends in ` (candidate)` (writing nothing is within any authority,
+/// and a MachineSet left on its image shows which module decided it);
+/// `trap` panics.
+#[cfg(feature = "test-faults")]
+mod test_faults {
+    const LABEL: &str = "mco-e2e.io/candidate-fault";
+
+    pub fn apply(ms: &crate::MachineSetView, decision: crate::Decision) -> crate::Decision {
+        match ms.labels.get(LABEL).map(String::as_str) {
+            Some("trap") => panic!("candidate fault: trap on MachineSet {}", ms.name),
+            Some("differ") => {
+                let reason = match decision {
+                    crate::Decision::Noop { reason } => reason,
+                    _ => format!("MachineSet {} left alone", ms.name),
+                };
+                crate::Decision::Noop {
+                    reason: format!("{reason} (candidate)"),
+                }
+            }
+            _ => decision,
+        }
     }
 }
 

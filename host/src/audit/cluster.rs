@@ -3,7 +3,9 @@
 //! --kubeconfig` and for the lease holder answering a MachineConfigGuest's
 //! `spec.audit`. Nodes are listed a page at a time and each page is
 //! audited before the next is asked for, so the nodes in memory are one
-//! page's, trimmed as the controller trims them; a kind whose CRD is not
+//! page's; every MCN is kept (a node's decision reads its MCN), and both
+//! are trimmed as the controller's watches trim them (managed fields but
+//! the operator's, a Node's status but its phase). A kind whose CRD is not
 //! served reads as none.
 //!
 //! The modules run inside the futures here: a caller on the controller's
@@ -32,6 +34,7 @@ use crate::bootimage::objects::{
 };
 use crate::bootimage::rules;
 use crate::cluster::is_status;
+use crate::cluster::managers::keep_operator_entries;
 use crate::cluster::resources::{
     CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
     ResourceType,
@@ -94,7 +97,12 @@ pub async fn mcn(
     pages(
         &Api::<DeserializeGuard<MachineConfigNode>>::all(client.clone()),
         "MachineConfigNodes",
-        |page| previous.extend(readable(page).map(|mcn| (mcn.name_any(), mcn))),
+        |page| {
+            previous.extend(readable(page).map(|mut mcn| {
+                keep_operator_entries(mcn.managed_fields_mut());
+                (mcn.name_any(), mcn)
+            }))
+        },
     )
     .await?;
     let cluster = Cluster {
@@ -109,6 +117,7 @@ pub async fn mcn(
     let mut audit = McnAudit::new(active, candidate, &cluster, limit);
     pages(&Api::<Node>::all(client.clone()), "Nodes", |page| {
         for mut node in page {
+            keep_operator_entries(node.managed_fields_mut());
             trim_node(&mut node);
             audit.add(node);
         }

@@ -72,15 +72,7 @@ impl JobKind for BootImage {
         limit: usize,
     ) -> Audited<'a> {
         Box::pin(cluster::of_job(set, job, async move |guests| {
-            // The control plane is taken to run on the host's architecture,
-            // as the controller takes it (`run::BootImageOptions`).
-            let arch = mco_bootimage::arch::stream_arch_from_rust(std::env::consts::ARCH)
-                .ok_or_else(|| {
-                    ReadError::Cluster(format!(
-                        "unsupported host architecture {}",
-                        std::env::consts::ARCH
-                    ))
-                })?;
+            let arch = super::host_stream_arch().map_err(ReadError::Cluster)?;
             let platform = job.key().unwrap_or_default();
             cluster::bootimage(client, platform, guests, arch, limit).await
         }))

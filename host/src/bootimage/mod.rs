@@ -25,6 +25,14 @@ mod write;
 
 pub use guest::{BOOT_IMAGE_INTERFACE, BatchItem, BootImageGuest, Session};
 
+/// The stream architecture of the control plane, taken to be the host's
+/// own: the host runs on a control-plane node. The controller, `eval`,
+/// `guests audit` and `spec.audit` all decide with it.
+pub fn host_stream_arch() -> Result<&'static str, String> {
+    mco_bootimage::arch::stream_arch_from_rust(std::env::consts::ARCH)
+        .ok_or_else(|| format!("unsupported host architecture {}", std::env::consts::ARCH))
+}
+
 /// The Default feature set with `off` disabled, as a FeatureGate object
 /// publishes it: what the gate tests of this job run under.
 #[cfg(test)]

@@ -365,6 +365,7 @@ pub(super) fn run(sandbox: &SandboxArgs, args: BenchArgs) -> Result<(), Failure>
         pooling: !sandbox.no_pooling,
         max_concurrent: 1,
         cache_dir: None,
+        perf_map: sandbox.perf_map,
     })?;
     let size = bytes.len();
     let mut bench = Bench {

@@ -269,6 +269,10 @@ struct SandboxArgs {
     /// Instantiate on demand instead of from the pooling allocator.
     #[arg(long, global = true, env = "MCO_NO_POOLING")]
     no_pooling: bool,
+    /// Write `/tmp/perf-<pid>.map`, so that `perf record` / `perf report`
+    /// name the guest's functions (README "Benchmark").
+    #[arg(long, global = true, env = "MCO_PERF_MAP")]
+    perf_map: bool,
     /// Where installed guests live (default: `guests/` beside the binary).
     #[arg(long, global = true, value_name = "DIR", env = "MCO_GUEST_DIR")]
     guest_dir: Option<PathBuf>,
@@ -447,6 +451,7 @@ impl SandboxArgs {
             memory_ceiling: self.memory_ceiling_mib().saturating_mul(1 << 20),
             pooling: !self.no_pooling,
             cache_dir: self.cache_dir.clone(),
+            perf_map: self.perf_map,
             ..RuntimeConfig::default()
         })
     }
@@ -574,12 +579,6 @@ impl RunArgs {
     }
 }
 
-/// The stream architecture of this host, which runs on the control plane.
 fn host_stream_arch() -> Result<&'static str, Failure> {
-    mco_bootimage::arch::stream_arch_from_rust(std::env::consts::ARCH).ok_or_else(|| {
-        Failure::Other(format!(
-            "unsupported host architecture {}",
-            std::env::consts::ARCH
-        ))
-    })
+    crate::bootimage::host_stream_arch().map_err(Failure::Other)
 }

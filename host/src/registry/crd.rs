@@ -544,10 +544,7 @@ fn shadow_counts(metrics: &Metrics, job: &str) -> ShadowCounts {
     let count = |result: &str| {
         metrics
             .shadow_evaluations
-            .get(&JobResultLabels {
-                job: job.into(),
-                result: result.into(),
-            })
+            .get(&JobResultLabels::new(job, result))
             .map_or(0, |c| c.get())
     };
     ShadowCounts {
@@ -767,10 +764,7 @@ mod tests {
         let metrics = Metrics::register(&mut prometheus_client::registry::Registry::default());
         metrics
             .shadow_evaluations
-            .get_or_create(&JobResultLabels {
-                job: "mcn".into(),
-                result: "differ".into(),
-            })
+            .get_or_create(&JobResultLabels::new("mcn", "differ"))
             .inc();
         let failures = BTreeMap::new();
         let observed = Observed {

@@ -25,7 +25,7 @@ use super::oci::{
 use super::set::read_local;
 use super::table::{CONFIGMAP_KEY, Location, Registry, RegistryError};
 use crate::cluster::resources::CLUSTER_IMAGE_POLICY;
-use crate::metrics::{JobResultLabels, Metrics};
+use crate::metrics::Metrics;
 
 /// The host's view of the cluster objects its registry is made of.
 pub(super) struct Reader {
@@ -191,13 +191,7 @@ impl Reader {
                     Err(err) => Some(err.kind()),
                 };
                 if let Some(result) = result {
-                    metrics
-                        .guest_fetches
-                        .get_or_create(&JobResultLabels {
-                            job: job.to_string(),
-                            result: result.into(),
-                        })
-                        .inc();
+                    crate::metrics::count(&metrics.guest_fetches, &job.to_string(), result);
                 }
                 ((job, source), pulled.map_err(|e| e.to_string()))
             })

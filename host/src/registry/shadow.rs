@@ -5,7 +5,7 @@
 
 use std::fmt::Debug;
 
-use crate::metrics::{JobResultLabels, Metrics};
+use crate::metrics::Metrics;
 
 /// How a candidate's decision compared with the active module's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,19 +67,14 @@ where
             Comparison::Failed
         }
     };
-    metrics
-        .shadow_evaluations
-        .get_or_create(&JobResultLabels {
-            job: job.into(),
-            result: comparison.label().into(),
-        })
-        .inc();
+    crate::metrics::count(&metrics.shadow_evaluations, job, comparison.label());
     comparison
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::JobResultLabels;
 
     #[test]
     fn agreement_difference_and_failure_are_counted_per_job() {
@@ -105,10 +100,7 @@ mod tests {
         let count = |result: &str| {
             metrics
                 .shadow_evaluations
-                .get_or_create(&JobResultLabels {
-                    job: "mcn".into(),
-                    result: result.into(),
-                })
+                .get_or_create(&JobResultLabels::new("mcn", result))
                 .get()
         };
         assert_eq!(

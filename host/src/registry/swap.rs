@@ -44,9 +44,7 @@ use super::set::{
 use super::slot::EntryKey;
 use super::table::{Location, Registry, RegistryError};
 use crate::cluster::events::{Events, Note};
-use crate::metrics::{
-    GuestInfoLabels, JobReasonLabels, JobResultLabels, Metrics, RolloutStageLabels,
-};
+use crate::metrics::{GuestInfoLabels, JobReasonLabels, Metrics, RolloutStageLabels};
 use crate::runtime::{GuestModule, Runtime};
 
 /// What the host needs to load and re-load its guests.
@@ -269,7 +267,7 @@ impl Watch {
             error = %message,
             "cannot read the guest registry; the loaded guests keep serving"
         );
-        self.count(REGISTRY_JOB, "failed");
+        crate::metrics::count(&self.metrics.guest_swaps, REGISTRY_JOB, "failed");
         self.guests
             .with_status(|s| s.registry_error = Some(message.clone()));
         self.event(
@@ -319,7 +317,7 @@ impl Watch {
                         took_ms = started.elapsed().as_millis() as u64,
                         "guest {result}"
                     );
-                    self.count(&entry, result);
+                    crate::metrics::count(&self.metrics.guest_swaps, &entry, result);
                     self.guests
                         .record(&job, change(result, Some(&module), Some(&sha256), None));
                     if !first {
@@ -332,7 +330,7 @@ impl Watch {
                 }
                 Outcome::Removed => {
                     tracing::info!(entry = %entry, "guest removed from the registry");
-                    self.count(&entry, "removed");
+                    crate::metrics::count(&self.metrics.guest_swaps, &entry, "removed");
                     self.known_bad.remove(&job);
                     self.reported.remove(&entry);
                 }
@@ -349,7 +347,7 @@ impl Watch {
                         error = %error,
                         "guest swap refused; the previous module keeps serving"
                     );
-                    self.count(&entry, "failed");
+                    crate::metrics::count(&self.metrics.guest_swaps, &entry, "failed");
                     let (module, sha256) = key
                         .as_ref()
                         .map(|k| (Some(k.module()), Some(k.sha256())))
@@ -429,19 +427,11 @@ impl Watch {
                 tracing::info!(machineconfigguest = %object, entry = %job, request = %status.request, counts = %status.message, "audit complete")
             }
         }
-        self.count_audit(job, result);
+        crate::metrics::count(&self.metrics.guest_audits, &job.to_string(), result);
         let action = format!("Audit {}", status.request);
         let note = format!("audit {}: {}", status.request, status.message);
         self.event(Some(job), type_, reason, action, &note).await;
         self.publish_objects().await;
-    }
-
-    fn count_audit(&self, job: &Job, result: &str) {
-        let labels = JobResultLabels {
-            job: job.to_string(),
-            result: result.into(),
-        };
-        self.metrics.guest_audits.get_or_create(&labels).inc();
     }
 
     /// The Event, and the rollback count, of one move of a rollout.
@@ -497,16 +487,6 @@ impl Watch {
                 .set(1);
         }
         self.stages = now;
-    }
-
-    fn count(&self, job: &str, result: &str) {
-        self.metrics
-            .guest_swaps
-            .get_or_create(&JobResultLabels {
-                job: job.into(),
-                result: result.into(),
-            })
-            .inc();
     }
 
     /// Sets `mco_guest_info` to the serving modules, removing the series

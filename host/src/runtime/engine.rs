@@ -30,6 +30,9 @@ pub struct RuntimeConfig {
     pub max_concurrent: u32,
     /// Where precompiled guests are cached; `None` compiles every start.
     pub cache_dir: Option<std::path::PathBuf>,
+    /// Write `/tmp/perf-<pid>.map` so that `perf report` names the guests'
+    /// functions (the benches' `MCO_PERF_MAP=1`); off in the controller.
+    pub perf_map: bool,
 }
 
 /// The default linear-memory cap of one guest (`--guest-memory-mib`), and
@@ -82,6 +85,7 @@ impl Default for RuntimeConfig {
             pooling: true,
             max_concurrent: DEFAULT_SLOTS,
             cache_dir: None,
+            perf_map: false,
         }
     }
 }
@@ -170,6 +174,9 @@ fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
     wasm.memory_init_cow(true);
     // Deterministic floating point, so wasm and native results agree.
     wasm.cranelift_nan_canonicalization(true);
+    if config.perf_map {
+        wasm.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     if pooling {
         let slots = config.max_concurrent.max(1);
         let mut pool = PoolingAllocationConfig::default();

@@ -334,15 +334,7 @@ impl Cluster {
 
     /// Starts a controller and waits until it holds the lease.
     pub async fn start_controller(&mut self, identity: &str, extra: &[&str]) -> Result<usize> {
-        let mut args = vec![
-            "--boot-images",
-            "--machineconfiguration-wait",
-            "2s",
-            "--lease-duration",
-            "4s",
-        ];
-        args.extend_from_slice(extra);
-        let index = self.fx.start_controller(identity, &args).await?;
+        let index = self.start_replica(identity, extra).await?;
         let started = Instant::now();
         while !self.metrics(index).await?.leader()? {
             ensure!(
@@ -352,6 +344,20 @@ impl Cluster {
             sleep(POLL).await;
         }
         Ok(index)
+    }
+
+    /// Starts a controller of the boot image job, ready but maybe standing
+    /// by for the lease.
+    pub async fn start_replica(&mut self, identity: &str, extra: &[&str]) -> Result<usize> {
+        let mut args = vec![
+            "--boot-images",
+            "--machineconfiguration-wait",
+            "2s",
+            "--lease-duration",
+            "4s",
+        ];
+        args.extend_from_slice(extra);
+        self.fx.start_controller(identity, &args).await
     }
 
     pub fn admin(&self) -> Client {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail, ensure};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DynamicObject, ObjectMeta, Patch, PatchParams};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -146,4 +147,67 @@ where
     })
     .await?;
     Ok(())
+}
+
+/// Waits until the rollout of MachineConfigGuest `name` has candidate
+/// `candidate` (its sha256) in `stage`; the status.
+pub async fn wait_stage(
+    fx: &mut Fixture,
+    name: &str,
+    candidate: &str,
+    stage: &str,
+    limit: Duration,
+) -> Result<Value> {
+    wait_guest_object(fx, name, &format!("in {stage}"), limit, |s| {
+        s["rollout"]["candidateSha256"] == candidate && s["rollout"]["stage"] == stage
+    })
+    .await
+}
+
+/// Which of `replicas` (indexes into the fixture's controllers, none of
+/// them killed) holds the lease.
+pub async fn leader_of(fx: &mut Fixture, replicas: &[usize]) -> Result<usize> {
+    let t = Instant::now();
+    loop {
+        for &c in replicas {
+            if !fx.controllers[c].killed() && fx.controllers[c].metrics().await?.leader()? {
+                return Ok(c);
+            }
+        }
+        if t.elapsed() > Duration::from_secs(20) {
+            bail!("none of the replicas {replicas:?} holds the lease");
+        }
+        sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// SIGKILLs replica `leader` and waits until `standby` holds the lease.
+pub async fn fail_over(fx: &mut Fixture, leader: usize, standby: usize) -> Result<()> {
+    fx.controllers[leader].kill_hard()?;
+    let killed = Instant::now();
+    while !fx.controllers[standby].metrics().await?.leader()? {
+        ensure!(
+            killed.elapsed() < Duration::from_secs(20),
+            "the standby did not take the lease within 20 s of the leader's SIGKILL"
+        );
+        sleep(Duration::from_millis(200)).await;
+    }
+    Ok(())
+}
+
+/// (reason, note) of the Events on MachineConfigGuest `name`.
+pub async fn guest_events(fx: &Fixture, name: &str) -> Result<Vec<(String, String)>> {
+    let api: Api<Event> = Api::all(fx.admin.clone());
+    let lp = Default::default();
+    let list = fixture::retry("list Events", || api.list(&lp)).await?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter(|e| {
+            e.regarding.as_ref().is_some_and(|r| {
+                r.kind.as_deref() == Some("MachineConfigGuest") && r.name.as_deref() == Some(name)
+            })
+        })
+        .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
+        .collect())
 }
