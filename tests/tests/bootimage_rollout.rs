@@ -35,7 +35,7 @@ use tokio::time::sleep;
 use support::bootimages::{Cluster, MachineSetSpec, NEW, OLD, Platform};
 use support::controller::{Metrics, installed_guest, test_guest};
 use support::guests::{
-    apply_guest_object, condition, fail_over, guest_events, leader_of, patch_guest_object,
+    apply_guest_object, condition, ensure_promoted_twice, fail_over, leader_of, patch_guest_object,
     put_configmap, sha256, wait_guest_object,
 };
 use support::wasm::with_custom_section;
@@ -197,15 +197,7 @@ async fn rollout(c: &mut Cluster) -> Result<()> {
             && decisions(&after, "candidate") > decisions(&before, "candidate"),
         "in Active the new leader must take every decision from the candidate"
     );
-    let moves = guest_events(&c.fx, GUEST).await?;
-    for wanted in ["Shadow → Canary (Promoted)", "Canary → Active (Promoted)"] {
-        ensure!(
-            moves
-                .iter()
-                .any(|(reason, note)| reason == "GuestRolloutMoved" && note.starts_with(wanted)),
-            "no GuestRolloutMoved Event {wanted:?}: {moves:?}"
-        );
-    }
+    ensure_promoted_twice(&c.fx, GUEST).await?;
 
     // ---- 3. a candidate that traps in Canary: the module decides the canary again -------------
     patch_guest_object(

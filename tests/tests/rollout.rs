@@ -30,8 +30,8 @@ use tokio::time::sleep;
 use support::fixture::Fixture;
 use support::golden::{B, Expected, REBOOT_WALK};
 use support::guests::{
-    apply_guest_object, condition, fail_over, guest_events, kubectl, leader_of, patch_guest_object,
-    put_configmap, sha256, wait_guest_object,
+    apply_guest_object, condition, ensure_promoted_twice, fail_over, guest_events, kubectl,
+    leader_of, patch_guest_object, put_configmap, sha256, wait_guest_object,
 };
 use support::wasm::with_custom_section;
 
@@ -324,15 +324,7 @@ async fn rollout(fx: &mut Fixture) -> Result<()> {
         ) > 0.0,
         "the new leader takes no decision from the candidate in Active"
     );
-    let moves = guest_events(fx, "mcn").await?;
-    for wanted in ["Shadow → Canary (Promoted)", "Canary → Active (Promoted)"] {
-        ensure!(
-            moves
-                .iter()
-                .any(|(reason, note)| reason == "GuestRolloutMoved" && note.starts_with(wanted)),
-            "no GuestRolloutMoved Event {wanted:?}: {moves:?}"
-        );
-    }
+    ensure_promoted_twice(fx, "mcn").await?;
 
     // ---- 3. a candidate that traps in Canary: back to the module for every node ---------------
     patch_guest_object(

@@ -211,3 +211,18 @@ pub async fn guest_events(fx: &Fixture, name: &str) -> Result<Vec<(String, Strin
         .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
         .collect())
 }
+
+/// Fails unless MachineConfigGuest `name` has the Events of a rollout
+/// promoted by itself from `Shadow` to `Canary` and on to `Active`.
+pub async fn ensure_promoted_twice(fx: &Fixture, name: &str) -> Result<()> {
+    let moves = guest_events(fx, name).await?;
+    for wanted in ["Shadow → Canary (Promoted)", "Canary → Active (Promoted)"] {
+        ensure!(
+            moves
+                .iter()
+                .any(|(reason, note)| reason == "GuestRolloutMoved" && note.starts_with(wanted)),
+            "no GuestRolloutMoved Event {wanted:?} on {name}: {moves:?}"
+        );
+    }
+    Ok(())
+}
