@@ -85,7 +85,7 @@ fuzz:
 ## push each as an OCI artifact, GUEST_REGISTRY/<guest>:$(GUEST_TAG) (the
 ## digests are printed; MCO_PLAIN_HTTP_REGISTRIES for a registry without TLS).
 GUEST_TAG ?= latest
-SHIPPED_GUESTS := mcn bootimage-gcp bootimage-aws bootimage-azure
+SHIPPED_GUESTS := mcn bootimage-gcp bootimage-aws bootimage-azure bootimage-vsphere
 guests:
 	guests/build.sh
 ifneq ($(GUEST_REGISTRY),)

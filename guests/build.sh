@@ -25,9 +25,10 @@ fi
 
 cd "$root"
 cargo build --locked --target wasm32-wasip2 --profile guest \
-    -p mco-mcn -p mco-bootimage-gcp -p mco-bootimage-aws -p mco-bootimage-azure
+    -p mco-mcn -p mco-bootimage-gcp -p mco-bootimage-aws -p mco-bootimage-azure \
+    -p mco-bootimage-vsphere
 install -D -m 0644 "$out/mco_mcn.wasm" "$target/release/guests/mcn.wasm"
-for platform in gcp aws azure; do
+for platform in gcp aws azure vsphere; do
     install -m 0644 "$out/mco_bootimage_$platform.wasm" "$target/release/guests/bootimage-$platform.wasm"
 done
 echo "guests installed in $target/release/guests" >&2

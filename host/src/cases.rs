@@ -168,10 +168,10 @@ pub fn check_bootimage<E: std::fmt::Display>(
     };
     let decision = decide(&inputs)?;
     compare(dir, json(&decision)?)?;
-    let Decision::Patch { patch, .. } = &decision else {
+    let Decision::Patch { patch, import, .. } = &decision else {
         return Ok(Pass::Decided);
     };
-    inputs.apply_patch(patch);
+    inputs.apply(patch, import.as_ref());
     match decide(&inputs)? {
         Decision::Noop { .. } => Ok(Pass::PatchConverged),
         after => Err(CaseFailure::NotConverged {

@@ -150,6 +150,10 @@ pub struct Metrics {
     /// 1 for the version `status.bootImageSkewEnforcementStatus.automatic`
     /// claims after the last pass that maintained it.
     pub bootimage_skew: Family<SkewLabels, Gauge>,
+    /// vSphere: vCenter reads for MachineSets (`read`, `failed`) and
+    /// template imports (`imported`, `failed`), by job.
+    pub bootimage_vcenter_reads: Family<JobResultLabels, Counter>,
+    pub bootimage_template_imports: Family<JobResultLabels, Counter>,
     pub guest_swaps: Family<JobResultLabels, Counter>,
     /// OCI pulls that reached a registry, by job and result.
     pub guest_fetches: Family<JobResultLabels, Counter>,
@@ -189,6 +193,8 @@ impl Metrics {
             bootimage_patches: Counter::default(),
             bootimage_hot_loops: Counter::default(),
             bootimage_skew: Family::default(),
+            bootimage_vcenter_reads: Family::default(),
+            bootimage_template_imports: Family::default(),
             guest_swaps: Family::default(),
             guest_fetches: Family::default(),
             guest_info: Family::default(),
@@ -253,6 +259,16 @@ impl Metrics {
             "bootimage_hot_loops",
             "Boot image patches refused because another writer keeps reverting them",
             metrics.bootimage_hot_loops.clone(),
+        );
+        sub.register(
+            "bootimage_vcenter_reads",
+            "vCenter reads for vSphere MachineSets (the templates they may use), by job and result (read, failed)",
+            metrics.bootimage_vcenter_reads.clone(),
+        );
+        sub.register(
+            "bootimage_template_imports",
+            "vSphere templates imported from the stream's OVA, by job and result (imported, failed)",
+            metrics.bootimage_template_imports.clone(),
         );
         sub.register(
             "bootimage_skew_enforcement_ocp_version",

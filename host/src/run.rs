@@ -49,6 +49,7 @@ pub struct BootImageOptions {
     pub known_images_configmap: Option<String>,
     pub machineconfiguration_wait: Duration,
     pub control_plane_arch: String,
+    pub vsphere: bootimage::vcenters::Options,
 }
 
 pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()> {
@@ -169,6 +170,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             machineconfiguration,
             ownership: ownership.job("bootImage", boot.mode),
             gates: gates.clone(),
+            vsphere: boot.vsphere,
         };
         tokio::spawn(bootimage::controller::run(
             client.clone(),

@@ -25,6 +25,7 @@ fn native_rule(platform: &str) -> Option<&'static dyn Platform> {
         "GCP" => Some(&mco_bootimage_gcp::Gcp),
         "AWS" => Some(&mco_bootimage_aws::Aws),
         "Azure" => Some(&mco_bootimage_azure::Azure),
+        "VSphere" => Some(&mco_bootimage_vsphere::Vsphere),
         _ => None,
     }
 }
@@ -34,6 +35,7 @@ fn guests(runtime: &Runtime) -> BTreeMap<&'static str, BootImageGuest> {
         ("GCP", "bootimage-gcp.wasm"),
         ("AWS", "bootimage-aws.wasm"),
         ("Azure", "bootimage-azure.wasm"),
+        ("VSphere", "bootimage-vsphere.wasm"),
     ]
     .into_iter()
     .map(|(platform, file)| {
@@ -66,10 +68,14 @@ fn decide(
     let rules = inputs
         .host_rules(CONTROL_PLANE_ARCH)
         .map_err(|e| e.to_string())?;
-    let prepared = match &rules.step {
+    let mut prepared = match &rules.step {
         Step::Decided(decision) => return Ok((decision.clone(), decision.clone())),
         Step::Guest(prepared) => prepared.clone(),
     };
+    // What the planner's vCenter round gives the guest, read offline.
+    prepared.cluster.vcenter = inputs
+        .vcenter_facts(&prepared)
+        .map_err(|e| e.to_string())?;
     let user_data = rules.user_data.clone();
     let user_data = user_data.as_deref();
     let native = match native_rule(&prepared.platform_type) {

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 use mco_bootimage::fields;
 use mco_bootimage::serde_json::{Map, Value, json};
-use mco_bootimage::{Platform, PlatformOutcome, RuleError, Stream};
+use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, Stream};
 
 pub mod amis;
 
@@ -34,9 +34,9 @@ impl Platform for Aws {
         stream: &Stream,
         arch: &str,
         provider_spec: &Value,
-        known_images: &BTreeSet<String>,
+        facts: &ClusterFacts,
     ) -> PlatformOutcome {
-        reconcile(stream, arch, provider_spec, known_images).into()
+        reconcile(stream, arch, provider_spec, &facts.known_images).into()
     }
 }
 
@@ -98,7 +98,11 @@ fn reconcile(
         "ami".to_owned(),
         json!({"id": target, "arn": null, "filters": null}),
     );
-    Ok(PlatformOutcome::Update { target, fragment })
+    Ok(PlatformOutcome::Update {
+        target,
+        fragment,
+        import: None,
+    })
 }
 
 // The component: this crate's rule behind the shared boot-image glue.
@@ -133,8 +137,11 @@ mod tests {
     }
 
     fn run(arch: &str, spec: Value, known: &[&str]) -> PlatformOutcome {
-        let known = known.iter().map(|s| (*s).to_owned()).collect();
-        Aws.reconcile(&stream(), arch, &spec, &known)
+        let facts = ClusterFacts {
+            known_images: known.iter().map(|s| (*s).to_owned()).collect(),
+            ..ClusterFacts::default()
+        };
+        Aws.reconcile(&stream(), arch, &spec, &facts)
     }
 
     #[test]
@@ -147,7 +154,8 @@ mod tests {
                 fragment: json!({"ami": {"id": NEW_E1, "arn": null, "filters": null}})
                     .as_object()
                     .unwrap()
-                    .clone()
+                    .clone(),
+                import: None,
             }
         );
     }

@@ -11,12 +11,10 @@
 // The component bindings wit-bindgen generates for wasm32 use `unsafe`.
 #![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]
 
-use std::collections::BTreeSet;
-
 use mco_bootimage::fields;
 use mco_bootimage::serde_json::{Map, Value};
 use mco_bootimage::stream::{AzureMarketplace, AzureMarketplaceImages};
-use mco_bootimage::{Platform, PlatformOutcome, RuleError, Stream};
+use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, Stream};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Azure;
@@ -31,7 +29,7 @@ impl Platform for Azure {
         stream: &Stream,
         arch: &str,
         provider_spec: &Value,
-        _known_images: &BTreeSet<String>,
+        _facts: &ClusterFacts,
     ) -> PlatformOutcome {
         reconcile(stream, arch, provider_spec).into()
     }
@@ -213,6 +211,7 @@ fn reconcile(
     Ok(PlatformOutcome::Update {
         target: urn,
         fragment,
+        import: None,
     })
 }
 
@@ -246,7 +245,7 @@ mod tests {
             &Stream::parse(STREAM).unwrap(),
             arch,
             &spec,
-            &BTreeSet::new(),
+            &ClusterFacts::default(),
         )
     }
 
@@ -467,7 +466,7 @@ mod tests {
                 "",
                 "MarketplaceNoPlan",
             ),
-            &BTreeSet::new(),
+            &ClusterFacts::default(),
         );
         assert!(matches!(out, PlatformOutcome::Skip { .. }), "{out:?}");
         let out = Azure.reconcile(
@@ -481,7 +480,7 @@ mod tests {
                 "",
                 "MarketplaceNoPlan",
             ),
-            &BTreeSet::new(),
+            &ClusterFacts::default(),
         );
         assert!(matches!(out, PlatformOutcome::Skip { .. }), "{out:?}");
     }

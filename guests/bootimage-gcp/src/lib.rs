@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use mco_bootimage::fields;
 use mco_bootimage::serde_json::{Map, Value};
-use mco_bootimage::{Platform, PlatformOutcome, RuleError, Stream};
+use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, Stream};
 
 /// Images under this prefix are published RHCOS images.
 pub const RHCOS_IMAGE_PREFIX: &str = "projects/rhcos-cloud/global/images";
@@ -32,9 +32,9 @@ impl Platform for Gcp {
         stream: &Stream,
         arch: &str,
         provider_spec: &Value,
-        known_images: &BTreeSet<String>,
+        facts: &ClusterFacts,
     ) -> PlatformOutcome {
-        reconcile(stream, arch, provider_spec, known_images).into()
+        reconcile(stream, arch, provider_spec, &facts.known_images).into()
     }
 }
 
@@ -93,7 +93,11 @@ fn reconcile(
     // Merge patch replaces arrays whole, so the patch carries every disk.
     let mut fragment = Map::new();
     fragment.insert("disks".to_owned(), Value::Array(new_disks));
-    Ok(PlatformOutcome::Update { target, fragment })
+    Ok(PlatformOutcome::Update {
+        target,
+        fragment,
+        import: None,
+    })
 }
 
 // The component: this crate's rule behind the shared boot-image glue.
@@ -120,7 +124,7 @@ mod tests {
     }
 
     fn run(spec: Value) -> PlatformOutcome {
-        Gcp.reconcile(&stream(), "x86_64", &spec, &BTreeSet::new())
+        Gcp.reconcile(&stream(), "x86_64", &spec, &ClusterFacts::default())
     }
 
     #[test]
@@ -129,7 +133,10 @@ mod tests {
             {"boot": true, "image": OLD, "sizeGb": 128, "type": "pd-ssd", "autoDelete": true},
             {"boot": false, "image": "projects/my/global/images/data", "sizeGb": 10}
         ], "region": "us-central1"});
-        let PlatformOutcome::Update { target, fragment } = run(spec) else {
+        let PlatformOutcome::Update {
+            target, fragment, ..
+        } = run(spec)
+        else {
             panic!("expected update")
         };
         assert_eq!(target, TARGET);
@@ -166,7 +173,10 @@ mod tests {
 
     #[test]
     fn known_images_count_as_rhcos() {
-        let known = BTreeSet::from(["projects/mirror/global/images/rhcos-old".to_owned()]);
+        let known = ClusterFacts {
+            known_images: BTreeSet::from(["projects/mirror/global/images/rhcos-old".to_owned()]),
+            ..ClusterFacts::default()
+        };
         let out = Gcp.reconcile(
             &stream(),
             "x86_64",
@@ -182,7 +192,7 @@ mod tests {
             &stream(),
             "aarch64",
             &json!({"disks": [{"boot": true, "image": OLD}]}),
-            &BTreeSet::new(),
+            &ClusterFacts::default(),
         );
         let PlatformOutcome::Update { target, .. } = out else {
             panic!()
@@ -193,7 +203,7 @@ mod tests {
                 &stream(),
                 arch,
                 &json!({"disks": [{"boot": true, "image": OLD}]}),
-                &BTreeSet::new(),
+                &ClusterFacts::default(),
             );
             assert!(
                 matches!(out, PlatformOutcome::Error { .. }),
@@ -201,7 +211,7 @@ mod tests {
             );
         }
         let empty = Stream::parse("{}").unwrap();
-        let out = Gcp.reconcile(&empty, "x86_64", &json!({}), &BTreeSet::new());
+        let out = Gcp.reconcile(&empty, "x86_64", &json!({}), &ClusterFacts::default());
         assert!(matches!(out, PlatformOutcome::Error { .. }));
     }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use exports::mco::machine_config::boot_image as wit;
 
+use crate::vcenter::{VcenterFacts, VcenterVm};
 use crate::{
     ClusterFacts, Decision, MachineKind, MachineSetView, Platform, Stream, decide_loaded,
     load_stream,
@@ -58,6 +59,7 @@ impl<T: PlatformGuest> wit::Guest for T {
         machine_set: wit::MachineSet,
         cluster: wit::Cluster,
         user_data: Option<String>,
+        vcenter: Option<wit::VcenterFacts>,
     ) -> wit::Decision {
         let stream: &LoadedStream = metadata.get();
         let ms = match view(machine_set) {
@@ -68,6 +70,7 @@ impl<T: PlatformGuest> wit::Guest for T {
             control_plane_arch: cluster.control_plane_arch,
             multi_arch: cluster.multi_arch,
             known_images: cluster.known_images.into_iter().collect(),
+            vcenter: vcenter.map(facts),
         };
         let loaded = stream.0.as_ref().map_err(String::as_str);
         let decision = decide_loaded(T::rule(), loaded, &ms, &cluster, user_data.as_deref());
@@ -130,6 +133,25 @@ fn view(ms: wit::MachineSet) -> Result<MachineSetView, Decision> {
     })
 }
 
+fn facts(vcenter: wit::VcenterFacts) -> VcenterFacts {
+    VcenterFacts {
+        infrastructure_name: vcenter.infrastructure_name,
+        failure_domain: vcenter.failure_domain,
+        install_disk_type: vcenter.install_disk_type,
+        vms: vcenter
+            .vms
+            .into_iter()
+            .map(|vm| VcenterVm {
+                name: vm.name,
+                folder: vm.folder,
+                template: vm.template,
+                release: vm.release,
+                disk_type: vm.disk_type,
+            })
+            .collect(),
+    }
+}
+
 fn pairs(map: BTreeMap<String, String>) -> Vec<(String, String)> {
     map.into_iter().collect()
 }
@@ -140,6 +162,7 @@ fn to_wit(decision: Decision) -> wit::Decision {
             target,
             patch,
             user_data_secret,
+            import,
         } => wit::Decision::Patch(wit::Patch {
             target,
             merge_patch: patch.to_string(),
@@ -147,6 +170,16 @@ fn to_wit(decision: Decision) -> wit::Decision {
                 name: secret.name,
                 user_data: secret.data.user_data,
                 annotations: pairs(secret.annotations),
+            }),
+            template_import: import.map(|import| wit::TemplateImport {
+                server: import.server,
+                datacenter: import.datacenter,
+                folder: import.folder,
+                template: import.template,
+                release: import.release,
+                url: import.url,
+                sha256: import.sha256,
+                disk_type: import.disk_type,
             }),
         }),
         Decision::Noop { reason } => wit::Decision::Noop(reason),

@@ -14,6 +14,7 @@ use crate::machineset::{MachineKind, MachineSetView};
 use crate::platform::{Platform, PlatformOutcome};
 use crate::stream::Stream;
 use crate::validate::validate_decision_for;
+use crate::vcenter::VcenterFacts;
 
 /// MachineSets labelled with another OS stream are managed elsewhere.
 pub const OS_STREAM_LABEL: &str = "machineconfiguration.openshift.io/osstream";
@@ -22,7 +23,9 @@ pub const SUPPORTED_OS_STREAM: &str = "rhel-9";
 /// Template label that marks Windows MachineSets, whose images are not RHCOS.
 pub const OS_ID_LABEL: &str = "machine.openshift.io/os-id";
 
-/// Cluster-wide facts the rules need besides the MachineSet and the stream.
+/// What the rules know besides the MachineSet, its user data and the
+/// stream: facts about the cluster, and what the host read from the
+/// platform for this MachineSet.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ClusterFacts {
     /// Stream arch name (`x86_64`, ...) of the control plane, used when a
@@ -32,6 +35,9 @@ pub struct ClusterFacts {
     pub multi_arch: bool,
     /// Extra image identifiers that count as published RHCOS images.
     pub known_images: BTreeSet<String>,
+    /// vSphere: what the host read from vCenter for this MachineSet (none
+    /// when its workspace matches no failure domain, or off vSphere).
+    pub vcenter: Option<VcenterFacts>,
 }
 
 /// Steps 1–4 of the per-MachineSet algorithm: owner references, OS stream,
@@ -91,9 +97,9 @@ fn left_alone(ms: &MachineSetView, reason: String) -> Decision {
     }
 }
 
-/// The decision for a platform the controller has no rule for. vSphere is
-/// supported upstream (it imports an OVA into vCenter, which a pure guest
-/// cannot do), so its message says this controller does not do it yet.
+/// The decision for a platform the controller has no rule for: no guest
+/// is registered for it (the host's word for it: vSphere is supported
+/// upstream, and here too when its guest serves), or upstream has none.
 pub fn unsupported_platform(ms: &MachineSetView, platform_type: &str) -> Decision {
     match (ms.kind, platform_type) {
         (MachineKind::ControlPlaneMachineSet, _) => Decision::noop(format!(
@@ -101,7 +107,7 @@ pub fn unsupported_platform(ms: &MachineSetView, platform_type: &str) -> Decisio
             ms.name
         )),
         (MachineKind::MachineSet, "VSphere") => Decision::noop(format!(
-            "this controller does not manage vSphere boot images yet (upstream imports the OVA into vCenter); nothing to do for machineset {}",
+            "no boot image guest serves platform VSphere; nothing to do for machineset {}",
             ms.name
         )),
         (MachineKind::MachineSet, _) => Decision::noop(format!(
@@ -227,8 +233,7 @@ fn reconcile<P: Platform + ?Sized>(
     let Some(spec) = &ms.provider_spec else {
         return provider_spec_empty(ms);
     };
-    let known = &cluster.known_images;
-    let (target, fragment) = match platform.reconcile(stream, arch, spec, known) {
+    let (target, fragment, import) = match platform.reconcile(stream, arch, spec, cluster) {
         PlatformOutcome::OnTarget { target } => {
             let what = match ms.kind {
                 MachineKind::MachineSet => "MAPI machineset",
@@ -253,14 +258,19 @@ fn reconcile<P: Platform + ?Sized>(
             );
         }
         PlatformOutcome::Error { message } => return fail(ms, &message),
-        PlatformOutcome::Update { target, fragment } => (target, fragment),
+        PlatformOutcome::Update {
+            target,
+            fragment,
+            import,
+        } => (target, fragment, import),
     };
 
     // A patch that does not converge would be applied again on the update
     // event it causes: refuse it here rather than let the host hot-loop.
+    // An import changes vCenter instead, as the host will apply it.
     let mut patched = spec.clone();
     json_patch::merge(&mut patched, &Value::Object(fragment.clone()));
-    if patched == *spec {
+    if patched == *spec && import.is_none() {
         return fail(
             ms,
             &format!(
@@ -269,7 +279,11 @@ fn reconcile<P: Platform + ?Sized>(
             ),
         );
     }
-    match platform.reconcile(stream, arch, &patched, known) {
+    let mut after = cluster.clone();
+    if let (Some(import), Some(vcenter)) = (&import, after.vcenter.as_mut()) {
+        vcenter.apply(import);
+    }
+    match platform.reconcile(stream, arch, &patched, &after) {
         PlatformOutcome::OnTarget { target: t } if t == target => {}
         other => {
             return fail(
@@ -315,10 +329,17 @@ fn reconcile<P: Platform + ?Sized>(
         Some(Err(e)) => return fail(ms, &e.to_string()),
     };
 
+    // Only an import: the MachineSet already names the template.
+    let patch = if fragment.is_empty() {
+        json!({})
+    } else {
+        object_patch(ms.kind, fragment)
+    };
     Decision::Patch {
         target,
-        patch: object_patch(ms.kind, fragment),
+        patch,
         user_data_secret: upgrade,
+        import,
     }
 }
 
@@ -351,7 +372,7 @@ mod tests {
             stream: &Stream,
             _arch: &str,
             spec: &Value,
-            _known: &BTreeSet<String>,
+            _facts: &ClusterFacts,
         ) -> PlatformOutcome {
             let target = stream.stream.clone();
             match spec.get("image").and_then(Value::as_str) {
@@ -368,7 +389,11 @@ mod tests {
                     if !self.empty {
                         fragment.insert("image".into(), Value::String(value));
                     }
-                    PlatformOutcome::Update { target, fragment }
+                    PlatformOutcome::Update {
+                        target,
+                        fragment,
+                        import: None,
+                    }
                 }
                 None => PlatformOutcome::error("no image"),
             }
@@ -384,6 +409,7 @@ mod tests {
             control_plane_arch: "x86_64".into(),
             multi_arch: false,
             known_images: BTreeSet::new(),
+            vcenter: None,
         }
     }
 
@@ -410,6 +436,7 @@ mod tests {
                 target: "new".into(),
                 patch: json!({"spec": {"template": {"spec": {"providerSpec": {"value": {"image": "new"}}}}}}),
                 user_data_secret: None,
+                import: None,
             }
         );
         let Decision::Patch { patch, .. } = d else {
@@ -700,11 +727,12 @@ mod tests {
                 "platform \"BareMetal\" does not support boot image updates; nothing to do for machineset ms1"
             )
         );
-        // Upstream supports vSphere; this controller does not do it yet.
+        // Upstream supports vSphere, and so does the shipped guest: only a
+        // registry without one leaves it alone.
         assert_eq!(
             unsupported_platform(&view(&ms("x")), "VSphere"),
             Decision::noop(
-                "this controller does not manage vSphere boot images yet (upstream imports the OVA into vCenter); nothing to do for machineset ms1"
+                "no boot image guest serves platform VSphere; nothing to do for machineset ms1"
             )
         );
         let cp = MachineSetView::from_control_plane_machine_set(&cpms("x")).unwrap();

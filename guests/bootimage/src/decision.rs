@@ -8,18 +8,24 @@ use serde::{Deserialize, Serialize};
 use mco_k8s_rules::bounded;
 
 use crate::validate::MAX_REASON_TEXT;
+use crate::vcenter::TemplateImport;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "lowercase")]
 pub enum Decision {
     /// Apply `patch` (RFC 7386) to the MachineSet. If `user_data_secret` is
     /// set, that Secret must be updated first: machines booted from the new
-    /// image could not read the old stub.
+    /// image could not read the old stub; then `import`, if set.
     Patch {
         target: String,
         patch: serde_json::Value,
         #[serde(rename = "userDataSecret")]
         user_data_secret: Option<UserDataUpgrade>,
+        /// vSphere: the template to import before the patch is applied (the
+        /// patch is `{}` when the MachineSet already names it). Absent from
+        /// the output of every other platform, as before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        import: Option<TemplateImport>,
     },
     /// Nothing to do: already on the target, or the rules do not apply.
     Noop { reason: String },
@@ -103,6 +109,7 @@ mod tests {
             target: "ami-1".into(),
             patch: json!({"spec": {}}),
             user_data_secret: None,
+            import: None,
         };
         assert_eq!(
             serde_json::to_value(&d).unwrap(),
@@ -118,6 +125,7 @@ mod tests {
                 },
                 annotations: BTreeMap::from([("a".to_owned(), "b".to_owned())]),
             }),
+            import: None,
         };
         assert_eq!(
             serde_json::to_value(&d).unwrap()["userDataSecret"],
@@ -137,6 +145,35 @@ mod tests {
         );
     }
 
+    fn import() -> TemplateImport {
+        TemplateImport {
+            server: "vcenter.example.com".into(),
+            datacenter: "dc1".into(),
+            folder: "/dc1/vm/c1".into(),
+            template: "c1-rhcos-fd".into(),
+            release: "9.8.20260428-0".into(),
+            url: "https://mirror/rhcos.ova".into(),
+            sha256: "29dc".into(),
+            disk_type: Some("thin".into()),
+        }
+    }
+
+    #[test]
+    fn an_import_is_shown_only_when_there_is_one() {
+        let d = Decision::Patch {
+            target: "c1-rhcos-fd".into(),
+            patch: json!({}),
+            user_data_secret: None,
+            import: Some(import()),
+        };
+        assert_eq!(
+            serde_json::to_value(&d).unwrap()["import"],
+            json!({"server": "vcenter.example.com", "datacenter": "dc1", "folder": "/dc1/vm/c1",
+                   "template": "c1-rhcos-fd", "release": "9.8.20260428-0",
+                   "url": "https://mirror/rhcos.ova", "sha256": "29dc", "diskType": "thin"})
+        );
+    }
+
     #[test]
     fn round_trips() {
         for d in [
@@ -147,6 +184,13 @@ mod tests {
                 target: "t".into(),
                 patch: json!({"spec": {"x": null}}),
                 user_data_secret: None,
+                import: None,
+            },
+            Decision::Patch {
+                target: "c1-rhcos-fd".into(),
+                patch: json!({}),
+                user_data_secret: None,
+                import: Some(import()),
             },
         ] {
             let back: Decision = serde_json::from_str(&d.to_json()).unwrap();

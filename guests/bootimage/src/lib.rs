@@ -27,6 +27,7 @@ mod machineset;
 mod platform;
 pub mod stream;
 mod validate;
+pub mod vcenter;
 
 pub use decide::{
     ClusterFacts, OS_ID_LABEL, OS_STREAM_LABEL, SUPPORTED_OS_STREAM, common_rules, decide,

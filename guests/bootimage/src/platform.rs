@@ -1,11 +1,11 @@
 //! The seam between the shared rules and one cloud's providerSpec.
 
-use std::collections::BTreeSet;
-
 use serde_json::{Map, Value};
 
+use crate::decide::ClusterFacts;
 use crate::fields::FieldError;
 use crate::stream::{LookupError, Stream};
+use crate::vcenter::TemplateImport;
 
 /// One platform's boot image rule (GCP, AWS, Azure, ...).
 ///
@@ -20,15 +20,16 @@ pub trait Platform {
     /// Decides for one providerSpec value.
     ///
     /// `arch` is a stream architecture name (`x86_64`, `aarch64`, ...).
-    /// `known_images` are extra image identifiers that count as published
-    /// RHCOS images even though the stream does not list them. Must be pure
+    /// From `facts`, a cloud reads `known_images` (extra image identifiers
+    /// that count as published RHCOS images although the stream does not
+    /// list them), vSphere what the host read from vCenter. Must be pure
     /// and total: bad input is an [`PlatformOutcome::Error`], never a panic.
     fn reconcile(
         &self,
         stream: &Stream,
         arch: &str,
         provider_spec: &Value,
-        known_images: &BTreeSet<String>,
+        facts: &ClusterFacts,
     ) -> PlatformOutcome;
 }
 
@@ -44,10 +45,13 @@ pub enum PlatformOutcome {
     /// Cannot decide: missing stream data, wrong field types, ...
     Error { message: String },
     /// Move to `target`. `fragment` is an RFC 7386 merge patch for
-    /// `providerSpec.value` that touches only the boot image fields.
+    /// `providerSpec.value` that touches only the boot image fields; with
+    /// an `import` (vSphere) it may be empty, the MachineSet already naming
+    /// the template the import replaces.
     Update {
         target: String,
         fragment: Map<String, Value>,
+        import: Option<TemplateImport>,
     },
 }
 

@@ -54,7 +54,25 @@ pub enum LookupError {
         "stream:{stream} architecture '{arch}' has no GCP image (images.gcp is missing or incomplete)"
     )]
     NoGcpImage { stream: String, arch: String },
+    /// `QueryDisk`'s two messages, for the vSphere OVA.
+    #[error("{stream}/{arch}: artifact '{artifact}' not found")]
+    NoArtifact {
+        stream: String,
+        arch: String,
+        artifact: &'static str,
+    },
+    #[error("{stream}/{arch}: artifact '{artifact}' format '{format}' disk not found")]
+    NoDisk {
+        stream: String,
+        arch: String,
+        artifact: &'static str,
+        format: &'static str,
+    },
 }
+
+/// The artifact and format of a vSphere OVA.
+const VMWARE: &str = "vmware";
+const OVA: &str = "ova";
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
@@ -349,6 +367,32 @@ impl Stream {
             .as_ref()
     }
 
+    /// `artifacts.vmware`, when it names a release: the RHCOS release a
+    /// vSphere template must hold, and its OVA.
+    pub fn vmware(&self, arch: &str) -> Result<&PlatformArtifacts, LookupError> {
+        match self.architecture(arch)?.artifacts.get(VMWARE) {
+            Some(artifacts) if !artifacts.release.is_empty() => Ok(artifacts),
+            _ => Err(LookupError::NoArtifact {
+                stream: self.stream.clone(),
+                arch: arch.to_owned(),
+                artifact: VMWARE,
+            }),
+        }
+    }
+
+    /// `QueryDisk(arch, "vmware", "ova")`: the OVA a vSphere template is
+    /// imported from.
+    pub fn vmware_ova(&self, arch: &str) -> Result<&Artifact, LookupError> {
+        let disk = self.vmware(arch)?.formats.get(OVA);
+        disk.and_then(|format| format.disk.as_ref())
+            .ok_or_else(|| LookupError::NoDisk {
+                stream: self.stream.clone(),
+                arch: arch.to_owned(),
+                artifact: VMWARE,
+                format: OVA,
+            })
+    }
+
     /// Whether `ami` is an RHCOS AMI of this stream in any region and for any
     /// architecture: an AMI that the stream itself published is by definition
     /// not a custom image, wherever the MachineSet runs.
@@ -419,6 +463,20 @@ mod tests {
         assert!(!s.contains_aws_ami(""));
         assert!(s.azure_marketplace("x86_64").is_some());
         assert!(s.azure_marketplace("aarch64").is_none());
+        assert_eq!(s.vmware("x86_64").unwrap().release, "9.8.20260428-0");
+        assert_eq!(s.vmware_ova("x86_64").unwrap().sha256, "29dc");
+        assert_eq!(
+            s.vmware("aarch64").unwrap_err().to_string(),
+            "rhcos-4.21/aarch64: artifact 'vmware' not found"
+        );
+        let no_ova = Stream::parse(
+            r#"{"stream": "s", "architectures": {"x86_64": {"artifacts": {"vmware": {"release": "r", "formats": {"ova": {}}}}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            no_ova.vmware_ova("x86_64").unwrap_err().to_string(),
+            "s/x86_64: artifact 'vmware' format 'ova' disk not found"
+        );
         let vm = &s.architectures["x86_64"].artifacts["vmware"];
         assert_eq!(vm.release, "9.8.20260428-0");
     }

@@ -7,8 +7,9 @@
 use base64::Engine as _;
 use mco_k8s_rules::{bounded, quote};
 
-use crate::decision::Decision;
+use crate::decision::{Decision, UserDataUpgrade};
 use crate::machineset::MachineKind;
+use crate::vcenter::{MAX_TEMPLATE_NAME, TemplateImport, check_disk_type};
 
 /// Bound on a reason or message.
 pub const MAX_REASON_TEXT: usize = 4096;
@@ -29,12 +30,13 @@ pub fn validate_decision(decision: &Decision) -> Result<(), String> {
 /// ControlPlaneMachineSet's patch may only touch its own providerSpec path,
 /// one level deeper.
 pub fn validate_decision_for(decision: &Decision, kind: MachineKind) -> Result<(), String> {
-    let (target, patch, secret) = match decision {
+    let (target, patch, secret, import) = match decision {
         Decision::Patch {
             target,
             patch,
             user_data_secret,
-        } => (target, patch, user_data_secret),
+            import,
+        } => (target, patch, user_data_secret, import),
         Decision::Noop { reason: text }
         | Decision::Skip { reason: text }
         | Decision::Error { message: text } => {
@@ -53,6 +55,13 @@ pub fn validate_decision_for(decision: &Decision, kind: MachineKind) -> Result<(
             target.len()
         ));
     }
+    if let Some(import) = import {
+        validate_import(import)?;
+        // The MachineSet already names the template being replaced.
+        if patch.as_object().is_some_and(|fields| fields.is_empty()) {
+            return validate_secret(secret.as_ref());
+        }
+    }
     let mut level = patch;
     let path = kind.provider_spec_path();
     for key in path {
@@ -70,6 +79,10 @@ pub fn validate_decision_for(decision: &Decision, kind: MachineKind) -> Result<(
     if level.as_object().is_none_or(|fields| fields.is_empty()) {
         return Err("the merge patch changes no providerSpec field".into());
     }
+    validate_secret(secret.as_ref())
+}
+
+fn validate_secret(secret: Option<&UserDataUpgrade>) -> Result<(), String> {
     if let Some(secret) = secret {
         if !mco_k8s_rules::is_dns1123_subdomain(&secret.name) {
             return Err(format!(
@@ -84,10 +97,42 @@ pub fn validate_decision_for(decision: &Decision, kind: MachineKind) -> Result<(
     Ok(())
 }
 
+/// Every field of an import request is set and bounded, the template name
+/// fits vCenter's limit, and the disk type is one vCenter imports with.
+fn validate_import(import: &TemplateImport) -> Result<(), String> {
+    let fields = [
+        ("server", &import.server),
+        ("datacenter", &import.datacenter),
+        ("folder", &import.folder),
+        ("template", &import.template),
+        ("release", &import.release),
+        ("url", &import.url),
+        ("sha256", &import.sha256),
+    ];
+    for (name, value) in fields {
+        if value.is_empty() || value.len() > MAX_TARGET {
+            return Err(format!(
+                "template import {name} of {} bytes (1 to {MAX_TARGET} allowed)",
+                value.len()
+            ));
+        }
+    }
+    if import.template.chars().count() > MAX_TEMPLATE_NAME {
+        return Err(format!(
+            "template import name {} is longer than {MAX_TEMPLATE_NAME} characters",
+            quote(&import.template, QUOTE)
+        ));
+    }
+    match &import.disk_type {
+        Some(disk_type) => check_disk_type(disk_type),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decision::{UserData, UserDataUpgrade};
+    use crate::decision::UserData;
     use serde_json::{Value, json};
 
     fn patch(patch: Value, secret: Option<(&str, &str)>) -> Decision {
@@ -101,6 +146,7 @@ mod tests {
                 },
                 annotations: Default::default(),
             }),
+            import: None,
         }
     }
 
@@ -141,6 +187,65 @@ mod tests {
                 },
                 Some("limit 4096"),
             ),
+        ];
+        for (decision, expected) in cases {
+            match (validate_decision(&decision), expected) {
+                (Ok(()), None) => {}
+                (Err(err), Some(fragment)) => assert!(err.contains(fragment), "{err}"),
+                (got, _) => panic!("{}: {got:?}, expected {expected:?}", decision.to_json()),
+            }
+        }
+    }
+
+    fn import(change: impl FnOnce(&mut TemplateImport)) -> TemplateImport {
+        let mut import = TemplateImport {
+            server: "vcenter.example.com".into(),
+            datacenter: "dc1".into(),
+            folder: "/dc1/vm/c1".into(),
+            template: "c1-rhcos-fd".into(),
+            release: "9.8.20260428-0".into(),
+            url: "https://mirror/rhcos.ova".into(),
+            sha256: "29dc".into(),
+            disk_type: None,
+        };
+        change(&mut import);
+        import
+    }
+
+    #[test]
+    fn an_import_may_come_alone_and_is_checked_field_by_field() {
+        let with = |patch: Value, import: TemplateImport| Decision::Patch {
+            target: "c1-rhcos-fd".into(),
+            patch,
+            user_data_secret: None,
+            import: Some(import),
+        };
+        let template = provider_spec(json!({"template": "c1-rhcos-fd"}));
+        let cases = [
+            (with(json!({}), import(|_| {})), None),
+            (with(template.clone(), import(|_| {})), None),
+            (
+                with(json!({}), import(|i| i.disk_type = Some("thin".into()))),
+                None,
+            ),
+            (
+                with(json!({"spec": {"replicas": 1}}), import(|_| {})),
+                Some("touches more than"),
+            ),
+            (
+                with(json!({}), import(|i| i.url.clear())),
+                Some("template import url of 0 bytes"),
+            ),
+            (
+                with(json!({}), import(|i| i.template = "t".repeat(81))),
+                Some("longer than 80 characters"),
+            ),
+            (
+                with(json!({}), import(|i| i.disk_type = Some("sparse".into()))),
+                Some("disk provisioning type \"sparse\" is not supported"),
+            ),
+            // Without an import an empty patch is still refused.
+            (patch(json!({}), None), Some("touches more than")),
         ];
         for (decision, expected) in cases {
             match (validate_decision(&decision), expected) {

@@ -7,13 +7,15 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
+use mco_bootimage::vcenter::VcenterFacts;
 use mco_bootimage::{ClusterFacts, Decision, MachineSetView, Platform, decide_text};
 use mco_bootimage_aws::Aws;
 use mco_bootimage_azure::Azure;
 use mco_bootimage_gcp::Gcp;
+use mco_bootimage_vsphere::Vsphere;
 use serde_json::{Value, json};
 
-const PLATFORMS: [&dyn Platform; 3] = [&Gcp, &Aws, &Azure];
+const PLATFORMS: [&dyn Platform; 4] = [&Gcp, &Aws, &Azure, &Vsphere];
 
 fn load(case: &str, file: &str) -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -28,6 +30,13 @@ fn cluster() -> ClusterFacts {
         control_plane_arch: "x86_64".into(),
         multi_arch: false,
         known_images: BTreeSet::from(["ami-0c5a8e7f3b2d1e4f6".to_owned()]),
+        // vCenter holds no template yet: vSphere imports one.
+        vcenter: Some(VcenterFacts {
+            infrastructure_name: "c1".into(),
+            failure_domain: "fd".into(),
+            install_disk_type: None,
+            vms: Vec::new(),
+        }),
     }
 }
 
@@ -82,6 +91,7 @@ fn deep_nesting_and_huge_strings_inside_the_provider_spec() {
         "ami": {"id": "ami-0c5a8e7f3b2d1e4f6"},
         "placement": {"region": "us-east-1"},
         "image": {"resourceID": "/x/gen2"},
+        "workspace": {"server": "vc", "datacenter": "dc", "folder": "/dc/vm/c1"},
         "userDataSecret": {"name": "worker-user-data"}
     });
     for d in decide_all(&with_provider_spec(value), &stream, None) {

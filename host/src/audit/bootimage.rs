@@ -21,7 +21,8 @@ use crate::manifests::{InputError, Reader};
 pub const DECISION: &str = "decision";
 
 /// The keys of one decision: [`DECISION`], and for a patch the merge
-/// patch and the user-data Secret upgrade, as compact JSON.
+/// patch, the user-data Secret upgrade and the template import, as
+/// compact JSON.
 pub fn decision_fields(decision: &Decision) -> Vec<(String, String)> {
     let what = |text: String| vec![(DECISION.to_owned(), text)];
     match decision {
@@ -32,12 +33,17 @@ pub fn decision_fields(decision: &Decision) -> Vec<(String, String)> {
             target,
             patch,
             user_data_secret,
+            import,
         } => {
             let mut keyed = what(format!("patch to {target}"));
             keyed.push(("patch".to_owned(), patch.to_string()));
             if let Some(upgrade) = user_data_secret {
                 let upgrade = serde_json::to_string(upgrade).unwrap_or_default();
                 keyed.push(("userDataSecret".to_owned(), upgrade));
+            }
+            if let Some(import) = import {
+                let import = serde_json::to_string(import).unwrap_or_default();
+                keyed.push(("import".to_owned(), import));
             }
             keyed
         }

@@ -33,6 +33,7 @@ use super::plan::{self, Gate, Pass, Request, Snapshot, UserData};
 use super::rules;
 use super::skew;
 use super::triggers::{self, Kind, one};
+use super::vcenters::{self, Vcenters};
 use super::write::Writer;
 use crate::cluster::events::Events;
 use crate::cluster::managers;
@@ -79,6 +80,8 @@ pub struct Options {
     /// ControlPlaneMachineSet pass) and `BootImageSkewEnforcement` (the
     /// skew record); a change starts a pass.
     pub gates: Gates,
+    /// vSphere: how vCenters are reached and where OVAs are cached.
+    pub vsphere: vcenters::Options,
 }
 
 /// The watched objects, each decoded once per event.
@@ -221,6 +224,7 @@ pub fn run(
     let worker = Worker {
         writer: Writer {
             events: Events::new(client.clone(), &options.identity),
+            vcenters: Vcenters::new(client.clone(), options.vsphere),
             client,
             namespace: options.namespace,
             state_configmap: options.state_configmap,
@@ -357,7 +361,19 @@ impl Worker {
             }
         };
         let mut pass = Pass::new(&snapshot, enrolled, state);
+        // Only the own mode undoes an interrupted template swap: it
+        // renames a VM.
+        let recover = self.writer.ownership.mode() == Mode::Own;
         loop {
+            let reads = pass.vcenter_reads();
+            if !reads.is_empty() {
+                for (index, answer) in self.writer.vcenters.read(reads, recover).await {
+                    let result = if answer.is_ok() { "read" } else { "failed" };
+                    let job = super::job::job(super::vcenter::VSPHERE).to_string();
+                    crate::metrics::count(&self.writer.metrics.bootimage_vcenter_reads, &job, result);
+                    pass.give_vcenter(index, answer);
+                }
+            }
             let requests = pass.take_requests();
             if requests.is_empty() {
                 break;

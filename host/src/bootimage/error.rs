@@ -81,6 +81,13 @@ pub enum PassError {
     },
     #[error("failed to patch {subject}: {detail}")]
     Patch { subject: Subject, detail: String },
+    /// A vCenter read or import for it failed: `detail` names the step.
+    #[error("failed to reconcile {subject}, err: vCenter {server}: {detail}")]
+    Vcenter {
+        subject: Subject,
+        server: String,
+        detail: String,
+    },
     #[error("patched {subject}, but {detail}")]
     StateAfterPatch { subject: Subject, detail: String },
 }

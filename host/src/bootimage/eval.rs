@@ -1,13 +1,15 @@
 //! What `eval bootimage` reads: the MachineSet (or ControlPlaneMachineSet),
 //! the stream ConfigMap, the Infrastructure and the optional ClusterVersion,
-//! MachineConfiguration, user-data Secret, known images and FeatureGate,
-//! from files laid out as the flags (or a golden case) name them.
+//! MachineConfiguration, user-data Secret, known images, FeatureGate and,
+//! for vSphere, what vCenter holds and install-config, from files laid out
+//! as the flags (or a golden case) name them.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
+use mco_bootimage::vcenter::{TemplateImport, VcenterFacts};
 use mco_bootimage::{Decision, InputError, MachineKind, MachineSetView};
 use serde_json::Value;
 
@@ -18,7 +20,8 @@ use super::objects::{
     known_images_configmap, machine_decoder,
 };
 use super::plan::{Pass, UserData};
-use super::rules::{self, MachineSetInputs, Step};
+use super::rules::{self, MachineSetInputs, Prepared, Step};
+use super::vcenter::{self, Answer, Inventory};
 use crate::feature_gates::{self, FeatureGates};
 use crate::manifests::{InputError as FileError, Reader, case_file};
 use crate::runtime::GuestError;
@@ -40,6 +43,10 @@ pub struct BootImageInputs {
     /// The gates of `--featuregate` for the ClusterVersion's version; the
     /// Default feature set without it.
     pub gates: FeatureGates,
+    /// vSphere: what vCenter holds (`--vcenter`).
+    pub vcenter: Option<Inventory>,
+    /// vSphere: install-config's ConfigMap (`--install-config`).
+    pub install_config: Option<Decoded<ConfigMapData>>,
 }
 
 /// The objects every MachineSet of a cluster is decided with, as read.
@@ -64,6 +71,8 @@ pub struct BootImagePaths<'a> {
     pub user_data_secret: Option<&'a str>,
     pub known_images: Option<&'a str>,
     pub featuregate: Option<&'a str>,
+    pub vcenter: Option<&'a str>,
+    pub install_config: Option<&'a str>,
 }
 
 impl BootImageInputs {
@@ -71,7 +80,8 @@ impl BootImageInputs {
     /// (`machineset.yaml` or `controlplanemachineset.yaml`,
     /// `configmap.yaml`, `infrastructure.yaml`, optional
     /// `clusterversion.yaml`, `machineconfiguration.yaml`,
-    /// `user-data-secret.yaml`, `known-images.txt`, `featuregate.yaml`).
+    /// `user-data-secret.yaml`, `known-images.txt`, `featuregate.yaml`,
+    /// `vcenter.yaml`, `install-config.yaml`).
     pub fn read_case(dir: &Path) -> Result<Self, FileError> {
         let [
             machineset,
@@ -83,6 +93,8 @@ impl BootImageInputs {
             secret,
             known,
             featuregate,
+            vcenter,
+            install_config,
         ] = [
             "machineset.yaml",
             "controlplanemachineset.yaml",
@@ -93,6 +105,8 @@ impl BootImageInputs {
             "user-data-secret.yaml",
             "known-images.txt",
             "featuregate.yaml",
+            "vcenter.yaml",
+            "install-config.yaml",
         ]
         .map(|file| case_file(dir, file));
         let object = match (&machineset, &controlplanemachineset) {
@@ -111,6 +125,8 @@ impl BootImageInputs {
             user_data_secret: secret.as_deref(),
             known_images: known.as_deref(),
             featuregate: featuregate.as_deref(),
+            vcenter: vcenter.as_deref(),
+            install_config: install_config.as_deref(),
         })
     }
 
@@ -130,6 +146,10 @@ impl BootImageInputs {
             .user_data_secret
             .map(|path| read(path, "Secret"))
             .transpose()?;
+        let install_config = paths
+            .install_config
+            .map(|path| read(path, "ConfigMap"))
+            .transpose()?;
         let (kind, path) = paths.object;
         let source = read(path, kind.kind())?;
         let configmap = read(paths.configmap, "ConfigMap")?;
@@ -139,6 +159,10 @@ impl BootImageInputs {
             None => BTreeSet::new(),
         };
         let gates = feature_gates::read(&mut reader, paths.featuregate, clusterversion.as_ref())?;
+        let vcenter = paths
+            .vcenter
+            .map(|path| inventory(path, &reader.text(path)?))
+            .transpose()?;
         let cluster = ClusterObjects {
             configmap,
             infrastructure,
@@ -147,12 +171,11 @@ impl BootImageInputs {
             known_images,
             gates,
         };
-        Ok(BootImageInputs::of(
-            kind,
-            source,
-            &cluster,
-            user_data_secret.as_ref(),
-        ))
+        Ok(BootImageInputs {
+            vcenter,
+            install_config: install_config.as_ref().map(Decoded::of),
+            ..BootImageInputs::of(kind, source, &cluster, user_data_secret.as_ref())
+        })
     }
 
     /// The inputs for one object (`source`, a `kind`) decided with the
@@ -174,6 +197,8 @@ impl BootImageInputs {
             user_data_secret: user_data_secret.map(Decoded::of),
             known_images: cluster.known_images.clone(),
             gates: cluster.gates.clone(),
+            vcenter: None,
+            install_config: None,
         }
     }
 
@@ -182,12 +207,68 @@ impl BootImageInputs {
         self.configmap.typed().map(ConfigMapData::stream)
     }
 
-    /// Applies a merge patch (RFC 7386) to the object decided for, as the
-    /// API server would, and reads it again.
-    pub fn apply_patch(&mut self, patch: &Value) {
+    /// Applies a decision as the controller would: the merge patch (RFC
+    /// 7386) to the object decided for, as the API server would, and a
+    /// template import to what vCenter holds; then reads them again.
+    pub fn apply(&mut self, patch: &Value, import: Option<&TemplateImport>) {
         json_patch::merge(&mut self.source, patch);
         self.machineset = Decoded::read(&self.source, machine_decoder(self.kind));
+        if let (Some(import), Some(vcenter)) = (import, self.vcenter.as_mut()) {
+            vcenter.apply(import);
+        }
     }
+
+    /// What a vSphere guest is given for `prepared`, read offline (`None`
+    /// off vSphere): what the native rules are run with beside the guest.
+    pub fn vcenter_facts(&self, prepared: &Prepared) -> Result<Option<VcenterFacts>, InputError> {
+        let Some(lookup) = &prepared.vcenter else {
+            return Ok(None);
+        };
+        let subject = Subject {
+            kind: self.kind,
+            name: self.machineset.name().to_owned(),
+        };
+        let answer = self.vcenter_answer(&subject, &lookup.workspace.server)?;
+        Ok(Some(lookup.facts(answer)))
+    }
+
+    /// What a vCenter read gives offline: the `--vcenter` inventory, with
+    /// install-config's disk type.
+    fn vcenter_answer(&self, subject: &Subject, server: &str) -> Result<Answer, InputError> {
+        let Some(inventory) = &self.vcenter else {
+            return Err(InputError::Invalid {
+                what: "input",
+                message: format!(
+                    "{subject} is a vSphere MachineSet on vCenter {server}: give --vcenter FILE, \
+                     what that vCenter holds (README, eval bootimage)"
+                ),
+            });
+        };
+        let install_disk_type = match &self.install_config {
+            None => None,
+            Some(cm) => vcenter::install_disk_type(cm.typed()?).map_err(|message| {
+                InputError::Invalid {
+                    what: "install-config ConfigMap",
+                    message,
+                }
+            })?,
+        };
+        Ok(Answer {
+            vms: inventory.vms.clone(),
+            install_disk_type,
+        })
+    }
+}
+
+/// A `--vcenter` file: YAML or JSON, `{vms: [{name, folder, template,
+/// release, diskType}]}`.
+fn inventory(path: &str, text: &str) -> Result<Inventory, FileError> {
+    serde_saphyr::from_str(text).map_err(|e| FileError::Malformed {
+        path: path.into(),
+        kind: "vCenter inventory".into(),
+        name: "(--vcenter)".into(),
+        detail: e.to_string(),
+    })
 }
 
 /// A known-images file: a ConfigMap whose data values list images, or
@@ -291,6 +372,10 @@ impl BootImageInputs {
         let object = Arc::new(self.machineset.clone());
         let mut pass = Pass::single(subject.clone(), object, rules.step, stream, &platforms, now);
         while let Some(guest) = guest {
+            for read in pass.vcenter_reads() {
+                let answer = self.vcenter_answer(&subject, &read.lookup.workspace.server)?;
+                pass.give_vcenter(read.index, Ok(answer));
+            }
             let requests = pass.take_requests();
             if requests.is_empty() {
                 break;

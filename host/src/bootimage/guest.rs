@@ -5,6 +5,7 @@
 //! MachineSet to the next. A failed call poisons the instance, so the next
 //! MachineSet gets a new one.
 
+use mco_bootimage::vcenter::{TemplateImport, VcenterFacts};
 use mco_bootimage::{
     ClusterFacts, Decision, MachineKind, MachineSetView, Stream, UserData, UserDataUpgrade,
 };
@@ -22,7 +23,7 @@ use wit_bindings::exports::mco::machine_config::boot_image as wit;
 use wit_bindings::{BootImageSelector, BootImageSelectorPre};
 
 /// The interface a boot image guest must export.
-pub const BOOT_IMAGE_INTERFACE: &str = "mco:machine-config/boot-image@0.3.0";
+pub const BOOT_IMAGE_INTERFACE: &str = "mco:machine-config/boot-image@0.4.0";
 
 impl World for BootImageSelectorPre<GuestState> {
     const INTERFACE: &'static str = BOOT_IMAGE_INTERFACE;
@@ -142,6 +143,7 @@ impl Session<'_> {
         guest.rearm(&mut self.store);
         let input = to_wit(machineset);
         let facts = cluster;
+        let vcenter = cluster.vcenter.as_ref().map(vcenter_to_wit);
         let cluster = wit::Cluster {
             control_plane_arch: cluster.control_plane_arch.clone(),
             multi_arch: cluster.multi_arch,
@@ -153,13 +155,16 @@ impl Session<'_> {
             &input,
             &cluster,
             user_data,
+            vcenter.as_ref(),
         );
         let decision = guest.finish(&self.store, result)?;
         // Checked before anyone can act on it, with this job's own inputs:
         // only the platform's image fields change, to an image the stream
-        // publishes for this MachineSet, and a stub upgrade is the
-        // MachineSet's own Secret, faithfully converted (`authority`); then
-        // bounded texts and a valid Secret upgrade (`validate_decision_for`).
+        // publishes for this MachineSet, a template import is the stream's
+        // OVA into the MachineSet's own folder and template, and a stub
+        // upgrade is the MachineSet's own Secret, faithfully converted
+        // (`authority`); then bounded texts and a valid Secret upgrade
+        // (`validate_decision_for`).
         let job = JobInputs {
             platform: &self.platform,
             machineset,
@@ -195,6 +200,25 @@ fn to_wit(ms: &MachineSetView) -> wit::MachineSet {
     }
 }
 
+fn vcenter_to_wit(facts: &VcenterFacts) -> wit::VcenterFacts {
+    wit::VcenterFacts {
+        infrastructure_name: facts.infrastructure_name.clone(),
+        failure_domain: facts.failure_domain.clone(),
+        install_disk_type: facts.install_disk_type.clone(),
+        vms: facts
+            .vms
+            .iter()
+            .map(|vm| wit::VcenterVm {
+                name: vm.name.clone(),
+                folder: vm.folder.clone(),
+                template: vm.template,
+                release: vm.release.clone(),
+                disk_type: vm.disk_type.clone(),
+            })
+            .collect(),
+    }
+}
+
 /// A decision whose merge patch is not JSON text, as the WIT says it is.
 #[derive(Debug, thiserror::Error)]
 #[error("merge patch is not JSON: {0}")]
@@ -211,6 +235,16 @@ fn from_wit(decision: wit::Decision) -> Result<Decision, PatchNotJson> {
                     user_data: secret.user_data,
                 },
                 annotations: secret.annotations.into_iter().collect(),
+            }),
+            import: patch.template_import.map(|import| TemplateImport {
+                server: import.server,
+                datacenter: import.datacenter,
+                folder: import.folder,
+                template: import.template,
+                release: import.release,
+                url: import.url,
+                sha256: import.sha256,
+                disk_type: import.disk_type,
             }),
         },
         wit::Decision::Noop(reason) => Decision::Noop { reason },

@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use mco_bootimage::vcenter::{VcenterFacts, VcenterVm};
 use mco_bootimage::{ClusterFacts, MachineSetView};
 use serde_json::json;
 
@@ -16,10 +17,11 @@ use crate::runtime::{GuestError, LoadError, Runtime};
 
 /// Platforms the project ships a boot image guest for, by Infrastructure
 /// `status.platformStatus.type`.
-const SHIPPED_PLATFORMS: [(&str, &str); 3] = [
+const SHIPPED_PLATFORMS: [(&str, &str); 4] = [
     ("GCP", "bootimage-gcp.wasm"),
     ("AWS", "bootimage-aws.wasm"),
     ("Azure", "bootimage-azure.wasm"),
+    ("VSphere", "bootimage-vsphere.wasm"),
 ];
 
 /// The boot image job, as the composition root registers it.
@@ -96,7 +98,9 @@ pub fn platforms(set: &GuestSet) -> BTreeSet<String> {
 
 /// A one-architecture stream with images for every shipped platform.
 const STREAM: &str = r#"{"stream":"rhcos-smoke","metadata":{"last-modified":"2026-01-01T00:00:00Z"},
- "architectures":{"x86_64":{"artifacts":{},"images":{
+ "architectures":{"x86_64":{"artifacts":{"vmware":{"release":"9.8.1","formats":{"ova":{"disk":{
+  "location":"https://rhcos.mirror.openshift.com/rhcos-9.8.1-vmware.x86_64.ova",
+  "sha256":"0000000000000000000000000000000000000000000000000000000000000000"}}}}},"images":{
   "aws":{"regions":{"us-east-1":{"release":"9.8.1","image":"ami-0123456789abcdef0"}}},
   "gcp":{"release":"9.8.1","project":"rhcos-cloud","name":"rhcos-9-8-1-gcp-x86-64"}},
   "rhel-coreos-extensions":{"marketplace":{"azure":{"no-purchase-plan":{
@@ -125,6 +129,14 @@ pub fn fixture(platform: &str) -> MachineSetView {
             "image": {"publisher": "azureopenshift", "offer": "aro4", "sku": "420-v2",
                       "version": "9.6.20251015", "type": "MarketplaceNoPlan"},
             "securityProfile": {},
+            "userDataSecret": {"name": "worker-user-data"},
+        }),
+        "VSphere" => json!({
+            "kind": "VSphereMachineProviderSpec",
+            "template": "smoke-rhcos-fd",
+            "workspace": {"server": "vcenter.example.com", "datacenter": "dc1",
+                          "folder": "/dc1/vm/smoke", "datastore": "/dc1/datastore/ds1",
+                          "resourcePool": "/dc1/host/cl1/Resources"},
             "userDataSecret": {"name": "worker-user-data"},
         }),
         _ => json!({"userDataSecret": {"name": "worker-user-data"}}),
@@ -161,6 +173,19 @@ pub fn decision(
         multi_arch: false,
         // The AWS fixture's current AMI, so it counts as an RHCOS image.
         known_images: [OLD_AMI.to_string()].into(),
+        // vCenter holds the vSphere fixture's template, at an older release.
+        vcenter: (platform == "VSphere").then(|| VcenterFacts {
+            infrastructure_name: "smoke".into(),
+            failure_domain: "fd".into(),
+            install_disk_type: None,
+            vms: vec![VcenterVm {
+                name: "smoke-rhcos-fd".into(),
+                folder: "/dc1/vm/smoke".into(),
+                template: true,
+                release: Some("9.6.1".into()),
+                disk_type: Some("thin".into()),
+            }],
+        }),
     };
     guest.decide_one(platform, Some(STREAM), &fixture(platform), &cluster, None)
 }

@@ -5,7 +5,9 @@
 //! what the planner asks for (`controller`, with its watches in
 //! `triggers`), the one place its writes happen (`write`), the record it
 //! keeps in the cluster (`state`), its conditions (`conditions`), its
-//! errors (`error`) and what `eval bootimage` reads (`eval`).
+//! errors (`error`) and what `eval bootimage` reads (`eval`). vSphere adds
+//! the host's side of its rules (`vcenter`, sans-IO) and the vCenter
+//! reads and imports (`vcenters`).
 
 pub mod authority;
 pub mod conditions;
@@ -21,6 +23,8 @@ pub mod rules;
 pub mod skew;
 pub mod state;
 mod triggers;
+pub mod vcenter;
+pub mod vcenters;
 mod write;
 
 pub use guest::{BOOT_IMAGE_INTERFACE, BatchItem, BootImageGuest, Session};

@@ -314,11 +314,74 @@ pub struct Release {
     pub architecture: Option<String>,
 }
 
-/// Infrastructure `cluster`: the platform.
+/// Infrastructure `cluster`: the platform, and on vSphere its vCenters
+/// and failure domains.
 #[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
 #[serde(default)]
 pub struct Infrastructure {
+    pub spec: InfrastructureSpec,
     pub status: InfrastructureStatus,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(default, rename_all = "camelCase")]
+pub struct InfrastructureSpec {
+    pub platform_spec: PlatformSpec,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(default)]
+pub struct PlatformSpec {
+    /// Lenient: a malformed vSphere section fails vSphere MachineSets only,
+    /// where the rules read it, not the whole Infrastructure.
+    pub vsphere: Option<Lenient<VspherePlatformSpec>>,
+}
+
+/// `spec.platformSpec.vsphere`, reduced to what the failure-domain match
+/// and the import read (openshift/api `config/v1` `VSpherePlatformSpec`).
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(default, rename_all = "camelCase")]
+pub struct VspherePlatformSpec {
+    pub vcenters: Vec<VsphereVcenter>,
+    pub failure_domains: Vec<VsphereFailureDomain>,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(default)]
+pub struct VsphereVcenter {
+    pub server: String,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq, Eq)]
+#[serde(default, rename_all = "camelCase")]
+pub struct VsphereFailureDomain {
+    pub name: String,
+    pub server: String,
+    pub topology: VsphereTopology,
+    pub zone_affinity: Option<VsphereZoneAffinity>,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq, Eq)]
+#[serde(default, rename_all = "camelCase")]
+pub struct VsphereTopology {
+    pub datacenter: String,
+    pub compute_cluster: String,
+    pub networks: Vec<String>,
+    pub datastore: String,
+    pub resource_pool: String,
+    pub folder: String,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq, Eq)]
+#[serde(default, rename_all = "camelCase")]
+pub struct VsphereZoneAffinity {
+    pub host_group: Option<VsphereHostGroup>,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq, Eq)]
+#[serde(default, rename_all = "camelCase")]
+pub struct VsphereHostGroup {
+    pub vm_group: String,
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
@@ -327,6 +390,8 @@ pub struct InfrastructureStatus {
     pub platform_status: Option<PlatformStatus>,
     /// The deprecated field older clusters still fill.
     pub platform: Option<String>,
+    /// Names the cluster's vSphere templates and its vCenter tag.
+    pub infrastructure_name: Option<String>,
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]

@@ -22,7 +22,8 @@ use super::objects::{
     ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration,
 };
 use super::rules::{self, MachineSetInputs, Step};
-use super::state::{ControllerState, Guard, patch_fingerprint};
+use super::state::{ControllerState, Guard, decision_fingerprint};
+use super::vcenter::{Answer, Lookup};
 use crate::feature_gates::FeatureGates;
 
 /// A MachineSet or ControlPlaneMachineSet as the watches hold it.
@@ -177,6 +178,14 @@ impl Request {
     }
 }
 
+/// A vCenter read the pass needs before a vSphere MachineSet's guest can
+/// decide.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VcenterRead {
+    pub index: usize,
+    pub lookup: Arc<Lookup>,
+}
+
 /// A user-data Secret the pass needs before it can decide a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretRequest {
@@ -196,6 +205,8 @@ pub struct UserData {
 /// Where one MachineSet is in the pass.
 #[derive(Debug)]
 enum Progress {
+    /// The guest decides once vCenter has been read.
+    Vcenter(Request),
     Guest(Request),
     /// Handed out by `take_requests`, awaiting `answer`.
     Asked,
@@ -214,6 +225,34 @@ struct Item {
     object: Machine,
     progress: Progress,
     secret_version: Option<String>,
+    /// vSphere: what the host read vCenter for, and where an import goes.
+    vcenter: Option<Arc<Lookup>>,
+}
+
+impl Item {
+    fn new(
+        index: usize,
+        subject: Subject,
+        object: Machine,
+        step: Result<Step, PassError>,
+        platforms: &BTreeSet<String>,
+    ) -> Item {
+        let vcenter = match &step {
+            Ok(Step::Guest(prepared)) => prepared.vcenter.clone().map(Arc::from),
+            _ => None,
+        };
+        let progress = match step {
+            Ok(step) => Progress::of(index, step, platforms),
+            Err(err) => Progress::Done(Err(err)),
+        };
+        Item {
+            subject,
+            object,
+            progress,
+            secret_version: None,
+            vcenter,
+        }
+    }
 }
 
 /// A pass in progress.
@@ -235,6 +274,8 @@ pub struct Action {
     pub outcome: Result<Decision, PassError>,
     /// resourceVersion of the user-data Secret the decision read.
     pub secret_version: Option<String>,
+    /// vSphere: where the decision's import goes.
+    pub vcenter: Option<Arc<Lookup>>,
 }
 
 /// What to write, in order: the state (when `save_state`), then either the
@@ -320,16 +361,13 @@ impl Pass {
                 })
                 .map_err(|err| rules_error(&err)),
             };
-            let progress = match step {
-                Ok(step) => Progress::of(index, step, &snapshot.platforms),
-                Err(err) => Progress::Done(Err(err)),
-            };
-            pass.items.push(Item {
+            pass.items.push(Item::new(
+                index,
                 subject,
                 object,
-                progress,
-                secret_version: None,
-            });
+                step,
+                &snapshot.platforms,
+            ));
         }
         pass
     }
@@ -345,12 +383,7 @@ impl Pass {
         now: Timestamp,
     ) -> Pass {
         Pass {
-            items: vec![Item {
-                subject,
-                object,
-                progress: Progress::of(0, step, platforms),
-                secret_version: None,
-            }],
+            items: vec![Item::new(0, subject, object, Ok(step), platforms)],
             state: ControllerState::default(),
             save_state: false,
             stopped: None,
@@ -362,6 +395,51 @@ impl Pass {
     /// The stream text every guest call is given.
     pub fn stream(&self) -> Option<Arc<str>> {
         self.stream.clone()
+    }
+
+    /// The vCenter reads the pass waits for; each comes back through
+    /// [`Pass::give_vcenter`].
+    pub fn vcenter_reads(&self) -> Vec<VcenterRead> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(index, item)| match (&item.progress, &item.vcenter) {
+                (Progress::Vcenter(_), Some(lookup)) => Some(VcenterRead {
+                    index,
+                    lookup: lookup.clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// What vCenter holds for a [`VcenterRead`]: the guest decides with it,
+    /// or the MachineSet fails with the step that could not be done
+    /// (`detail`, naming the vCenter's own words).
+    pub fn give_vcenter(&mut self, index: usize, answer: Result<Answer, String>) {
+        let Some(item) = self.items.get_mut(index) else {
+            return;
+        };
+        let Progress::Vcenter(mut request) = std::mem::replace(&mut item.progress, Progress::Asked)
+        else {
+            return;
+        };
+        item.progress = match (answer, &item.vcenter) {
+            (Ok(answer), Some(lookup)) => {
+                request.item.cluster.vcenter = Some(lookup.facts(answer));
+                Progress::Guest(request)
+            }
+            (Err(detail), lookup) => Progress::Done(Err(PassError::Vcenter {
+                subject: item.subject.clone(),
+                server: lookup
+                    .as_ref()
+                    .map(|l| l.workspace.server.clone())
+                    .unwrap_or_default(),
+                detail,
+            })),
+            // A read is only handed out with its lookup.
+            (Ok(_), None) => Progress::Guest(request),
+        };
     }
 
     /// The guest decisions the pass waits for; each comes back through
@@ -390,10 +468,10 @@ impl Pass {
             return;
         };
         item.progress = match result {
-            Ok(Decision::Patch { patch, .. })
+            Ok(Decision::Patch { patch, import, .. })
                 if self
                     .state
-                    .guard(&item.subject.key(), &patch_fingerprint(&patch))
+                    .guard(&item.subject.key(), &decision_fingerprint(&patch, import.as_ref()))
                     == Guard::HotLoop =>
             {
                 Progress::Done(Err(PassError::HotLoop(item.subject.clone())))
@@ -480,6 +558,7 @@ impl Pass {
                 subject: item.subject,
                 object: item.object,
                 secret_version: item.secret_version,
+                vcenter: item.vcenter,
             })
             .collect();
         Plan {
@@ -515,16 +594,24 @@ impl Progress {
             Step::Guest(prepared) if !platforms.contains(&prepared.platform_type) => {
                 Progress::Done(Ok(prepared.without_guest()))
             }
-            Step::Guest(prepared) => Progress::Guest(Request {
-                index,
-                platform: prepared.platform_type,
-                item: BatchItem {
-                    machineset: prepared.machineset,
-                    cluster: prepared.cluster,
-                    user_data: None,
-                },
-                with_user_data: false,
-            }),
+            Step::Guest(prepared) => {
+                let read = prepared.vcenter.is_some();
+                let request = Request {
+                    index,
+                    platform: prepared.platform_type,
+                    item: BatchItem {
+                        machineset: prepared.machineset,
+                        cluster: prepared.cluster,
+                        user_data: None,
+                    },
+                    with_user_data: false,
+                };
+                if read {
+                    Progress::Vcenter(request)
+                } else {
+                    Progress::Guest(request)
+                }
+            }
         }
     }
 }
@@ -746,7 +833,7 @@ mod tests {
     fn the_fourth_identical_patch_is_refused_without_reading_the_secret() {
         let mut state = ControllerState::default();
         let fingerprint = match patch("ami-new") {
-            Decision::Patch { patch, .. } => patch_fingerprint(&patch),
+            Decision::Patch { patch, .. } => decision_fingerprint(&patch, None),
             _ => unreachable!(),
         };
         for _ in 0..super::super::state::HOT_LOOP_LIMIT {
@@ -948,7 +1035,7 @@ mod tests {
     #[test]
     fn the_control_plane_machine_set_hot_loop_is_its_own() {
         let fingerprint = match patch("ami-new") {
-            Decision::Patch { patch, .. } => patch_fingerprint(&patch),
+            Decision::Patch { patch, .. } => decision_fingerprint(&patch, None),
             _ => unreachable!(),
         };
         let mut state = ControllerState::default();

@@ -14,6 +14,7 @@ use super::objects::{
     ClusterVersion, ConfigMapData, Infrastructure, Lenient, MachineConfiguration, MachineManager,
     Selection, Undecodable, UserDataSecret,
 };
+use super::vcenter::{self, Lookup, Match, VSPHERE};
 use crate::feature_gates::{FeatureGates, MANAGED_BOOT_IMAGES_CPMS};
 
 /// What the host rules read for one MachineSet besides the cluster gates.
@@ -44,6 +45,8 @@ pub struct Prepared {
     pub platform_type: String,
     pub machineset: MachineSetView,
     pub cluster: ClusterFacts,
+    /// vSphere: what to read from vCenter before the guest decides.
+    pub vcenter: Option<Box<Lookup>>,
 }
 
 impl Prepared {
@@ -55,9 +58,15 @@ impl Prepared {
 
     /// The common rules, then nothing to do on a platform `label` names.
     fn unsupported(&self, label: &str) -> Decision {
+        self.after_common_rules(mco_bootimage::unsupported_platform(&self.machineset, label))
+    }
+
+    /// The common rules (owner references, OS stream, Windows,
+    /// architecture) decide first, as in the guest; then `decision`.
+    fn after_common_rules(&self, decision: Decision) -> Decision {
         match mco_bootimage::common_rules(&self.machineset, &self.cluster) {
-            Err(decision) => decision,
-            Ok(_) => mco_bootimage::unsupported_platform(&self.machineset, label),
+            Err(decided) => decided,
+            Ok(_) => decision,
         }
     }
 }
@@ -66,14 +75,16 @@ impl Prepared {
 /// platforms that run no boot image controller, and what its guest gets.
 /// `Err` means the Infrastructure names no platform.
 pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
-    let prepared = Prepared {
+    let mut prepared = Prepared {
         platform_type: platform_type(inputs.infrastructure)?,
         machineset: inputs.machineset.clone(),
         cluster: ClusterFacts {
             control_plane_arch: inputs.control_plane_arch.to_owned(),
             multi_arch: inputs.multi_arch,
             known_images: inputs.known_images.clone(),
+            vcenter: None,
         },
+        vcenter: None,
     };
     if is_azure_stack(inputs.infrastructure) {
         let label = format!("{} (AzureStackCloud)", prepared.platform_type);
@@ -86,6 +97,16 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
         && !CPMS_PLATFORMS.contains(&prepared.platform_type.as_str())
     {
         return Ok(Step::Decided(prepared.without_guest()));
+    }
+    if prepared.platform_type == VSPHERE {
+        match vcenter::prepare(inputs.infrastructure, &prepared.machineset) {
+            Some(Match::Decided(decision)) => {
+                return Ok(Step::Decided(prepared.after_common_rules(decision)));
+            }
+            Some(Match::Read(lookup)) => prepared.vcenter = Some(lookup),
+            // No readable workspace: the guest says what is missing.
+            None => {}
+        }
     }
     Ok(Step::Guest(prepared))
 }

@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use mco_bootimage::vcenter::TemplateImport;
 use serde::{Deserialize, Serialize};
 
 use super::error::RecordError;
@@ -46,9 +47,22 @@ pub enum Guard {
     HotLoop,
 }
 
-/// Identifies a patch; equal patches have equal fingerprints.
-pub fn patch_fingerprint(patch: &serde_json::Value) -> String {
-    crate::blob::digest(patch.to_string().as_bytes())
+/// Identifies what a decision writes, for the hot-loop guard: equal patches
+/// have equal fingerprints (the records written before vSphere hold these).
+/// A vSphere decision that imports a template is counted by the release it
+/// imports under that template name, as upstream counts it by the OVA
+/// release (`getMAPIBootImageValue`): the template is replaced in place,
+/// so the same import again means someone keeps undoing it.
+pub fn decision_fingerprint(patch: &serde_json::Value, import: Option<&TemplateImport>) -> String {
+    let value = match import {
+        None => patch.to_string(),
+        Some(import) => serde_json::json!({
+            "patch": patch,
+            "import": {"template": import.template, "release": import.release},
+        })
+        .to_string(),
+    };
+    crate::blob::digest(value.as_bytes())
 }
 
 impl ControllerState {
@@ -147,10 +161,37 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn fingerprints_of_patches_are_those_records_hold_and_imports_count_by_release() {
+        // The digest of the patch text, as records before vSphere hold it.
+        let patch = json!({"spec": {"ami": "a"}});
+        assert_eq!(
+            decision_fingerprint(&patch, None),
+            crate::blob::digest(patch.to_string().as_bytes())
+        );
+        let import = |release: &str| TemplateImport {
+            server: "vc".into(),
+            datacenter: "dc".into(),
+            folder: "/dc/vm/c1".into(),
+            template: "c1-rhcos-fd".into(),
+            release: release.into(),
+            url: format!("https://mirror/{release}.ova"),
+            sha256: "ab".into(),
+            disk_type: None,
+        };
+        let empty = json!({});
+        let first = decision_fingerprint(&empty, Some(&import("9.8.1")));
+        let mut mirrored = import("9.8.1");
+        mirrored.url = "https://other-mirror/x.ova".into();
+        assert_eq!(decision_fingerprint(&empty, Some(&mirrored)), first);
+        assert_ne!(decision_fingerprint(&empty, Some(&import("9.8.2"))), first);
+        assert_ne!(decision_fingerprint(&empty, None), first);
+    }
+
+    #[test]
     fn the_fourth_identical_patch_is_refused() {
         let mut state = ControllerState::default();
-        let a = patch_fingerprint(&json!({"ami": "a"}));
-        let b = patch_fingerprint(&json!({"ami": "b"}));
+        let a = decision_fingerprint(&json!({"ami": "a"}), None);
+        let b = decision_fingerprint(&json!({"ami": "b"}), None);
         for _ in 0..HOT_LOOP_LIMIT {
             assert_eq!(state.guard("ms", &a), Guard::Allow);
             state.record_patch("ms", &a);

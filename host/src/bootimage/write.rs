@@ -1,5 +1,6 @@
-//! Where boot image decisions get written: the user-data stub, then the
-//! MachineSet (or ControlPlaneMachineSet) merge patch (each with the
+//! Where boot image decisions get written: the user-data stub, then on
+//! vSphere the template import, then the MachineSet (or
+//! ControlPlaneMachineSet) merge patch (each write with the
 //! resourceVersion the decision read as precondition), the controller's record, the two conditions on
 //! MachineConfiguration `cluster`, and Events. Only the lease holder
 //! writes, and only while its ownership state allows (never in observe
@@ -15,16 +16,18 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::events::EventType;
+use mco_bootimage::vcenter::TemplateImport;
 use mco_bootimage::{Decision, MachineKind, UserDataUpgrade};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::conditions::{self, Tally, Wanted};
-use super::error::{PassError, StateError};
+use super::error::{PassError, StateError, Subject};
 use super::objects::{Decoded, MACHINE_API_NAMESPACE, MachineConfiguration};
 use super::plan::{Action, Plan};
 use super::skew;
-use super::state::{ControllerState, patch_fingerprint};
+use super::state::{ControllerState, decision_fingerprint};
+use super::vcenters::Vcenters;
 use crate::cluster::events::{Events, Note};
 use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::resources::{
@@ -46,6 +49,8 @@ pub(super) struct Writer {
     /// MachineConfiguration `cluster` as our last condition write left it.
     pub(super) written: OwnWrites<Decoded<MachineConfiguration>>,
     pub(super) ownership: JobOwnership,
+    /// vSphere: where template imports go (and reads come from).
+    pub(super) vcenters: Arc<Vcenters>,
 }
 
 /// How one patch went.
@@ -233,6 +238,7 @@ impl Writer {
                 target,
                 patch,
                 user_data_secret,
+                import,
             }) => {
                 let upgrade = user_data_secret.as_ref();
                 let applied = self
@@ -240,6 +246,7 @@ impl Writer {
                         action,
                         state,
                         patch,
+                        import.as_ref(),
                         upgrade.map(|u| (u, action.secret_version.clone())),
                     )
                     .await?;
@@ -247,6 +254,12 @@ impl Writer {
                     Applied::Conflict => ActOutcome::Conflict,
                     Applied::Patched => {
                         let mut note = format!("boot image updated to {target}");
+                        if let Some(import) = import {
+                            note.push_str(&format!(
+                                "; template {} imported from the release {} OVA",
+                                import.template, import.release
+                            ));
+                        }
                         if let Some(secret) = upgrade {
                             note.push_str(&format!(
                                 "; user-data Secret {} upgraded to Ignition spec {}",
@@ -262,14 +275,16 @@ impl Writer {
     }
 
     /// Applies one patch: first the stub upgrade (the new image must be able
-    /// to read it), then the MachineSet or ControlPlaneMachineSet, with its
-    /// resourceVersion as precondition so a decision made on a stale copy
-    /// is never written.
+    /// to read it), then on vSphere the template import (the MachineSet
+    /// must not name a template that is not there yet), then the MachineSet
+    /// or ControlPlaneMachineSet, with its resourceVersion as precondition
+    /// so a decision made on a stale copy is never written.
     async fn apply(
         &self,
         action: &Action,
         state: &mut ControllerState,
         patch: &Value,
+        import: Option<&TemplateImport>,
         upgrade: Option<(&UserDataUpgrade, Option<String>)>,
     ) -> Result<Applied, PassError> {
         let subject = &action.subject;
@@ -290,6 +305,13 @@ impl Writer {
                 });
             }
             self.upgrade_stub(upgrade, version).await?;
+        }
+        if let Some(import) = import {
+            self.import(action, import).await?;
+        }
+        // An import alone: the MachineSet already names the template.
+        if patch.as_object().is_some_and(|p| p.is_empty()) {
+            return self.record(subject, state, patch, import).await;
         }
         let mut body = patch.clone();
         body["metadata"] = json!({"resourceVersion": action.object.metadata.resource_version});
@@ -316,7 +338,18 @@ impl Writer {
             MachineKind::ControlPlaneMachineSet => "patch_controlplanemachineset",
         });
         self.metrics.bootimage_patches.inc();
-        state.record_patch(&subject.key(), &patch_fingerprint(patch));
+        self.record(subject, state, patch, import).await
+    }
+
+    /// Counts a written decision for the hot-loop guard, in the record.
+    async fn record(
+        &self,
+        subject: &Subject,
+        state: &mut ControllerState,
+        patch: &Value,
+        import: Option<&TemplateImport>,
+    ) -> Result<Applied, PassError> {
+        state.record_patch(&subject.key(), &decision_fingerprint(patch, import));
         self.save_state(state)
             .await
             .map_err(|err| PassError::StateAfterPatch {
@@ -324,6 +357,42 @@ impl Writer {
                 detail: err.to_string(),
             })?;
         Ok(Applied::Patched)
+    }
+
+    /// Imports the template a vSphere decision asks for, where the host's
+    /// own lookup (the failure domain, the workspace) places it: the
+    /// request itself was checked against the same inputs before.
+    async fn import(&self, action: &Action, import: &TemplateImport) -> Result<(), PassError> {
+        let subject = &action.subject;
+        let error = |detail: String| PassError::Vcenter {
+            subject: subject.clone(),
+            server: import.server.clone(),
+            detail,
+        };
+        let lookup = action.vcenter.as_ref().ok_or_else(|| {
+            error("the host matched no failure domain for this MachineSet".into())
+        })?;
+        let plan = lookup.import_plan(import);
+        let job = || super::job::job(super::vcenter::VSPHERE).to_string();
+        let started = std::time::Instant::now();
+        match self.vcenters.import(&plan).await {
+            Ok(imported) => {
+                crate::metrics::count(&self.metrics.bootimage_template_imports, &job(), "imported");
+                tracing::info!(
+                    template = %plan.template,
+                    release = %plan.release,
+                    moref = %imported.moref,
+                    swapped = imported.swapped,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "imported the template"
+                );
+                Ok(())
+            }
+            Err(detail) => {
+                crate::metrics::count(&self.metrics.bootimage_template_imports, &job(), "failed");
+                Err(error(detail))
+            }
+        }
     }
 
     /// Writes the converted stub, with the Secret's resourceVersion as

@@ -87,6 +87,8 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
         user_data_secret: args.user_data_secret.as_deref(),
         known_images: args.known_images.as_deref(),
         featuregate: args.featuregate.as_deref(),
+        vcenter: args.vcenter.as_deref(),
+        install_config: args.install_config.as_deref(),
     })?;
     let now = args.now.unwrap_or_else(Timestamp::now);
     let decision = bootimage_decision(&inputs, now, |platform| {

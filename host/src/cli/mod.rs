@@ -137,6 +137,32 @@ struct RunArgs {
     /// spec before boot image updates report Degraded.
     #[arg(long, default_value = "2m", value_parser = humantime::parse_duration)]
     machineconfiguration_wait: Duration,
+    /// vSphere: where RHCOS OVAs are kept, by digest, between imports (the
+    /// Deployment mounts an emptyDir here).
+    #[arg(long, default_value = "/var/cache/mco-host/ova", env = "MCO_OVA_CACHE_DIR")]
+    ova_cache_dir: PathBuf,
+    /// vSphere: the OVA cache's size bound in MiB (an RHCOS OVA is about
+    /// 1.2 GiB; a larger one is refused).
+    #[arg(long, default_value_t = 3072, env = "MCO_OVA_CACHE_MAX_MIB")]
+    ova_cache_max_mib: u64,
+    /// vSphere: a PEM bundle of the CAs vCenter certificates are checked
+    /// against (default: the system's roots).
+    #[arg(long, value_name = "FILE", env = "MCO_VCENTER_CA_FILE")]
+    vcenter_ca_file: Option<PathBuf>,
+    /// vSphere: do not check vCenter certificates at all, as upstream's
+    /// controller does not (anyone on the path can then read the password).
+    #[arg(long, conflicts_with = "vcenter_ca_file", env = "MCO_VCENTER_INSECURE_SKIP_VERIFY")]
+    vcenter_insecure_skip_verify: bool,
+    /// vSphere: how long one vCenter call may take.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    vcenter_call_timeout: Duration,
+    /// vSphere: how long one vCenter task (rename, destroy, an import lease
+    /// getting ready) may take.
+    #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
+    vcenter_task_timeout: Duration,
+    /// vSphere: how long one OVA download or disk upload may take.
+    #[arg(long, default_value = "60m", value_parser = humantime::parse_duration)]
+    vcenter_transfer_timeout: Duration,
     /// Refuse to start when a registry entry cannot load, instead of
     /// serving the module that last served it (or the installed one) and
     /// reporting the entry degraded.
@@ -234,6 +260,14 @@ struct BootImageArgs {
     /// its first entry); default: the Default feature set.
     #[arg(long, value_name = "FILE")]
     featuregate: Option<String>,
+    /// vSphere: what the workspace's vCenter holds, `{vms: [{name, folder,
+    /// template, release, diskType}]}` (what the controller would read).
+    #[arg(long, value_name = "FILE")]
+    vcenter: Option<String>,
+    /// vSphere: ConfigMap kube-system/cluster-config-v1 (the disk type of a
+    /// template made anew; default: the datastore's).
+    #[arg(long, value_name = "FILE")]
+    install_config: Option<String>,
     /// Guest component to run instead of the one registered for the platform.
     #[arg(long, value_name = "FILE")]
     guest: Option<PathBuf>,
@@ -561,6 +595,22 @@ impl RunArgs {
                 known_images_configmap: self.known_images_configmap,
                 machineconfiguration_wait: self.machineconfiguration_wait,
                 control_plane_arch: host_stream_arch()?.to_owned(),
+                vsphere: crate::bootimage::vcenters::Options {
+                    ova_cache: self.ova_cache_dir,
+                    ova_cache_max_bytes: self.ova_cache_max_mib.saturating_mul(1 << 20),
+                    trust: match (&self.vcenter_ca_file, self.vcenter_insecure_skip_verify) {
+                        (Some(file), _) => mco_vsphere::Trust::Pem(std::fs::read(file).map_err(
+                            |e| Failure::Other(format!("--vcenter-ca-file {}: {e}", file.display())),
+                        )?),
+                        (None, true) => mco_vsphere::Trust::InsecureSkipVerify,
+                        (None, false) => mco_vsphere::Trust::Public,
+                    },
+                    timeouts: mco_vsphere::Timeouts {
+                        call: self.vcenter_call_timeout,
+                        task: self.vcenter_task_timeout,
+                        transfer: self.vcenter_transfer_timeout,
+                    },
+                },
             })
         } else {
             None

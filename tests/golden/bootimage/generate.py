@@ -337,10 +337,12 @@ def gcp_unknown(image, i=0):
 CASES = []
 
 
-def case(name, expected, *, ms, infra_obj, cm=None, cv=None, mc=None, secret_obj=None, known=None, fg=None, note=None):
+def case(name, expected, *, ms, infra_obj, cm=None, cv=None, mc=None, secret_obj=None, known=None, fg=None,
+         vcenter=None, install=None, note=None):
     CASES.append(dict(name=name, expected=expected, ms=ms, infra=infra_obj,
                       cm=cm if cm is not None else configmap(std_stream_text()),
-                      cv=cv, mc=mc, secret=secret_obj, known=known, fg=fg, note=note))
+                      cv=cv, mc=mc, secret=secret_obj, known=known, fg=fg, vcenter=vcenter, install=install,
+                      note=note))
 
 
 GCP = infra("GCP")
@@ -678,17 +680,164 @@ case("azurestack-noop-unsupported",
      ms=machineset(z, azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/images/c1-x7k2p"))),
      infra_obj=infra("Azure", azure_cloud="AzureStackCloud"))
 
-# ---------------------------------------------------------------- other platforms and host gates
+# ---------------------------------------------------------------- vSphere (§7.4, §22, §23)
 v = "c1-x7k2p-worker-0"
-case("vsphere-noop-unsupported",
-     {"action": "noop", "reason": "this controller does not manage vSphere boot images yet (upstream imports the OVA into vCenter); nothing to do for machineset %s" % v},
-     ms=machineset(v, {"apiVersion": "machine.openshift.io/v1beta1", "kind": "VSphereMachineProviderSpec",
-                       "template": "c1-x7k2p-rhcos-generated-region-generated-zone", "numCPUs": 4, "memoryMiB": 16384,
-                       "userDataSecret": {"name": UDS},
-                       "workspace": {"datacenter": "dc1", "datastore": "/dc1/datastore/ds1", "folder": "/dc1/vm/c1-x7k2p",
-                                     "resourcePool": "/dc1/host/cl1/Resources", "server": "vcenter.example.com"}}),
-     infra_obj=infra("VSphere"), note="vSphere is supported upstream, but needs vCenter access (OVA import), which this controller does not have yet; it is a no-op that says so.")
+VS_SERVER = "vcenter.example.com"
+VS_FOLDER = "/dc1/vm/c1-x7k2p"
+VS_POOL = "/dc1/host/cl1/Resources"
+VS_DS = "/dc1/datastore/ds1"
+VS_INSTALLED = "c1-x7k2p-rhcos-generated-region-generated-zone"   # the installer's template
+VS_MANAGED = "c1-x7k2p-rhcos-generated-failure-domain"             # <infrastructureName>-rhcos-<failure domain>
+VS_OLD = "9.6.20250701-0"
+OVA = {"url": BASE + "/x86_64/rhcos-9.8.20260428-0-vmware.x86_64.ova",
+       "sha256": "29dcca5f196f09104e68bdae7f7706dee6bb84e9a1de4515a04ed9b8f288ce3c"}
 
+
+def fd(name, pool=VS_POOL, server=VS_SERVER, dc="dc1", ds=VS_DS, vm_group=None):
+    d = {"name": name, "region": "generated-region", "zone": "generated-zone", "server": server,
+         "topology": {"datacenter": dc, "computeCluster": pool.rsplit("/", 1)[0], "networks": ["VM Network"],
+                      "datastore": ds, "resourcePool": pool, "folder": VS_FOLDER,
+                      "template": "/%s/vm/%s" % (dc, VS_INSTALLED)}}
+    if vm_group:
+        d["zoneAffinity"] = {"type": "HostGroup", "hostGroup": {"vmGroup": vm_group, "hostGroup": "hg", "vmHostRule": "r"}}
+    return d
+
+
+def vsphere_infra(failure_domains=None, platform_spec=True, vcenters=None):
+    i = infra("VSphere")
+    if platform_spec:
+        i["spec"]["platformSpec"]["vsphere"] = {
+            "vcenters": vcenters or [{"server": VS_SERVER, "port": 443, "datacenters": ["dc1"]}],
+            "failureDomains": failure_domains if failure_domains is not None else [fd("generated-failure-domain")]}
+    return i
+
+
+def vsphere_spec(template=VS_INSTALLED, pool=VS_POOL, server=VS_SERVER, uds=UDS):
+    value = {"apiVersion": "machine.openshift.io/v1beta1", "kind": "VSphereMachineProviderSpec",
+             "template": template, "numCPUs": 4, "memoryMiB": 16384, "diskGiB": 120,
+             "network": {"devices": [{"networkName": "VM Network"}]},
+             "credentialsSecret": {"name": "vsphere-cloud-credentials"},
+             "workspace": {"datacenter": "dc1", "datastore": VS_DS, "folder": VS_FOLDER,
+                           "resourcePool": pool, "server": server}}
+    if uds is not None:
+        value["userDataSecret"] = {"name": uds}
+    return value
+
+
+def vm(name, release, folder=VS_FOLDER, disk="thin"):
+    out = {"name": name, "folder": folder, "template": True}
+    if release is not None:
+        out["release"] = release
+    if disk is not None:
+        out["diskType"] = disk
+    return out
+
+
+def install_config(disk_type):
+    text = "apiVersion: v1\nbaseDomain: example.com\nmetadata:\n  name: c1\nplatform:\n  vsphere:\n"
+    if disk_type is not None:
+        text += "    diskType: %s\n" % disk_type
+    text += "    failureDomains:\n    - name: generated-failure-domain\n"
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cluster-config-v1", "namespace": "kube-system"},
+            "data": {"install-config": text}}
+
+
+def vs_import(template, disk_type):
+    return dict({"server": VS_SERVER, "datacenter": "dc1", "folder": VS_FOLDER, "template": template,
+                 "release": REL, "diskType": disk_type}, **OVA)
+
+
+def vs_patch(template, imp=None, rename=False, uds=None):
+    out = {"action": "patch", "target": template,
+           "patch": provider_patch({"template": template}) if rename else {}, "userDataSecret": uds}
+    if imp is not None:
+        out["import"] = imp
+    return out
+
+
+case("vsphere-noop-current-template", on_target(v, VS_INSTALLED),
+     ms=machineset(v, vsphere_spec()), infra_obj=vsphere_infra(), vcenter={"vms": [vm(VS_INSTALLED, REL)]},
+     note="The installer's template in the workspace folder already holds the stream's release: no vCenter change, no patch.")
+
+case("vsphere-patch-swap-outdated-template", vs_patch(VS_INSTALLED, vs_import(VS_INSTALLED, "thin")),
+     ms=machineset(v, vsphere_spec()), infra_obj=vsphere_infra(), vcenter={"vms": [vm(VS_INSTALLED, VS_OLD)]},
+     note="The MachineSet's template (the installer's, in the workspace folder) holds an older release: the host is asked to import the stream's OVA and swap it in under the same name, with the old template's disk type. The MachineSet already names it, so the patch is empty.")
+
+case("vsphere-patch-stub-v2-converted",
+     vs_patch(VS_INSTALLED, vs_import(VS_INSTALLED, "eagerZeroedThick"), uds=exp_uds(UDS, stub35_expected())),
+     ms=machineset(v, vsphere_spec()), infra_obj=vsphere_infra(),
+     vcenter={"vms": [vm(VS_INSTALLED, VS_OLD, disk="eagerZeroedThick")]}, secret_obj=secret(UDS, stub22()),
+     note="The spec 2.2 stub is converted before the template is replaced.")
+
+case("vsphere-patch-new-template", vs_patch(VS_MANAGED, vs_import(VS_MANAGED, "thin"), rename=True),
+     ms=machineset(v, vsphere_spec(template="c1-x7k2p-rhcos-deleted")), infra_obj=vsphere_infra(),
+     vcenter={"vms": []}, install=install_config("thin"),
+     note="Neither the MachineSet's template nor the cluster's exists: the cluster's is made from the OVA with install-config's disk type, and the MachineSet is pointed at it.")
+
+case("vsphere-patch-new-template-default-disk", vs_patch(VS_MANAGED, vs_import(VS_MANAGED, None), rename=True),
+     ms=machineset(v, vsphere_spec(template="")), infra_obj=vsphere_infra(), vcenter={"vms": []},
+     install=install_config(None),
+     note="No diskType in install-config: the datastore's default policy (no diskType in the import).")
+
+case("vsphere-patch-rename-to-current-template", vs_patch(VS_MANAGED, rename=True),
+     ms=machineset(v, vsphere_spec(template="c1-x7k2p-rhcos-deleted")), infra_obj=vsphere_infra(),
+     vcenter={"vms": [vm(VS_MANAGED, REL)]},
+     note="The MachineSet names a template that is gone; the cluster's template already holds the release: only the name is patched, vCenter is left as it is.")
+
+case("vsphere-patch-second-failure-domain", vs_patch("c1-x7k2p-rhcos-fd-b", vs_import("c1-x7k2p-rhcos-fd-b", "thick"), rename=True),
+     ms=machineset(v, vsphere_spec(template="", pool="/dc1/host/cl2/Resources")),
+     infra_obj=vsphere_infra([fd("fd-a"), fd("fd-b", pool="/dc1/host/cl2/Resources/")]),
+     vcenter={"vms": [vm("c1-x7k2p-rhcos-fd-a", VS_OLD), vm("c1-x7k2p-rhcos-fd-b", VS_OLD, disk="thick")]},
+     note="The workspace matches the second failure domain (resource pools compared cleaned, as path.Clean does): its template is the one replaced.")
+
+case("vsphere-skip-customer-template",
+     p_skip(v, 'template "rhcos-golden" is customer-managed: it is in folder "/dc1/vm/templates", outside the workspace folder "/dc1/vm/c1-x7k2p"'),
+     ms=machineset(v, vsphere_spec(template="rhcos-golden")), infra_obj=vsphere_infra(),
+     vcenter={"vms": [vm("rhcos-golden", VS_OLD, folder="/dc1/vm/templates"), vm(VS_MANAGED, REL)]},
+     note="A template outside the workspace folder is the customer's: neither it nor the MachineSet is touched.")
+
+case("vsphere-skip-no-failure-domain",
+     p_skip(v, "providerSpec workspace (server: vcenter.example.com, datacenter: dc1, datastore: /dc1/datastore/ds1, resourcePool: /dc1/host/other/Resources, vmGroup: ) does not match any vCenter/failure domain in the Infrastructure object"),
+     ms=machineset(v, vsphere_spec(pool="/dc1/host/other/Resources")), infra_obj=vsphere_infra(),
+     note="No failure domain matches the workspace: skipped with no vCenter login (upstream PR #6477, OCPBUGS-115203).")
+
+case("vsphere-skip-other-vcenter",
+     p_skip(v, "providerSpec workspace (server: vcenter-2.example.com, datacenter: dc1, datastore: /dc1/datastore/ds1, resourcePool: /dc1/host/cl1/Resources, vmGroup: ) does not match any vCenter/failure domain in the Infrastructure object"),
+     ms=machineset(v, vsphere_spec(server="vcenter-2.example.com")), infra_obj=vsphere_infra(),
+     note="The workspace names a vCenter the Infrastructure does not list.")
+
+case("vsphere-noop-no-platform-spec",
+     p_noop(v, "Infrastructure cluster has no spec.platformSpec.vsphere; nothing to do"),
+     ms=machineset(v, vsphere_spec()), infra_obj=vsphere_infra(platform_spec=False),
+     note="Upstream returns without a patch when the Infrastructure has no vSphere platform spec.")
+
+case("vsphere-error-no-release-on-template",
+     p_err(v, "unable to determine RHCOS version of virtual machine: %s" % VS_INSTALLED),
+     ms=machineset(v, vsphere_spec()), infra_obj=vsphere_infra(), vcenter={"vms": [vm(VS_INSTALLED, None)]})
+
+case("vsphere-error-template-name-too-long",
+     p_err(v, "length of VM template name `c1-x7k2p-rhcos-%s` exceeds the permitted limit of 80 characters" % ("z" * 70)),
+     ms=machineset(v, vsphere_spec(template="")), infra_obj=vsphere_infra([fd("z" * 70)]), vcenter={"vms": []})
+
+case("vsphere-error-arm64-no-vmware-artifact",
+     p_err(v, "rhcos-4.21/aarch64: artifact 'vmware' not found"),
+     ms=machineset(v, vsphere_spec(), arch_annotation="kubernetes.io/arch=arm64"), infra_obj=vsphere_infra(),
+     vcenter={"vms": [vm(VS_INSTALLED, VS_OLD)]})
+
+case("vsphere-error-install-disk-type",
+     p_err(v, 'disk provisioning type "sparse" is not supported'),
+     ms=machineset(v, vsphere_spec(template="")), infra_obj=vsphere_infra(), vcenter={"vms": []},
+     install=install_config("sparse"))
+
+case("vsphere-skip-owner-references",
+     {"action": "skip", "reason": "machineset %s has OwnerReference: MachinePool/c1-workers, skipping boot image update" % v},
+     ms=machineset(v, vsphere_spec(), owner_refs=[{"apiVersion": "hive.openshift.io/v1", "kind": "MachinePool",
+                                                   "name": "c1-workers", "uid": "7e0f3c1a-0b2d-4c5e-8f9a-1b2c3d4e5f60"}]),
+     infra_obj=vsphere_infra(), vcenter={"vms": [vm(VS_INSTALLED, VS_OLD)]},
+     note="The common rules come before anything vSphere: no failure domain match, no vCenter read.")
+
+
+# ---------------------------------------------------------------- other platforms and host gates
 case("gate-clusterversion-upgrading-noop",
      {"action": "noop", "reason": 'cluster is not stable (ClusterVersion history[0].state is "Partial"); deferring boot image updates until the install or upgrade completes'},
      ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, cv=clusterversion(state="Partial"),
@@ -987,6 +1136,10 @@ for c in CASES:
             f.write(c["known"])
     if c["fg"] is not None:
         dump_yaml(os.path.join(d, "featuregate.yaml"), c["fg"])
+    if c["vcenter"] is not None:
+        dump_yaml(os.path.join(d, "vcenter.yaml"), c["vcenter"])
+    if c["install"] is not None:
+        dump_yaml(os.path.join(d, "install-config.yaml"), c["install"])
     with open(os.path.join(d, "expected.json"), "w") as f:
         json.dump(c["expected"], f, indent=2, ensure_ascii=False)
         f.write("\n")

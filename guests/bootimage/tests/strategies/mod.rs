@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use base64::Engine as _;
+use mco_bootimage::vcenter::{VcenterFacts, VcenterVm};
 use mco_bootimage::{ClusterFacts, OS_ID_LABEL, OS_STREAM_LABEL};
 use proptest::collection::{btree_map, btree_set, vec};
 use proptest::prelude::*;
@@ -18,12 +19,14 @@ use proptest::sample::select;
 use serde_json::Value;
 
 /// One golden MachineSet per platform and providerSpec flavour.
-const MACHINESETS: [&str; 5] = [
+const MACHINESETS: [&str; 7] = [
     "gcp-patch-boot-disk-only",
     "gcp-patch-two-boot-disks",
     "aws-patch-arm64",
     "azure-patch-ocp-paid-gen2",
     "azure-patch-legacy-gen1",
+    "vsphere-patch-new-template",
+    "vsphere-patch-swap-outdated-template",
 ];
 const ARCH_ANNOTATION: &str = "capacity.cluster-autoscaler.kubernetes.io/labels";
 
@@ -264,15 +267,71 @@ pub fn cluster() -> impl Strategy<Value = ClusterFacts> {
         4 => select(vec!["x86_64", "aarch64", "s390x", "ppc64le"]).prop_map(str::to_owned),
         1 => hostile_text(),
     ];
-    (arch, any::<bool>(), btree_set(hostile_text(), 0..3)).prop_map(
-        |(control_plane_arch, multi_arch, known_images): (String, bool, BTreeSet<String>)| {
-            ClusterFacts {
-                control_plane_arch,
-                multi_arch,
-                known_images,
-            }
-        },
+    (
+        arch,
+        any::<bool>(),
+        btree_set(hostile_text(), 0..3),
+        proptest::option::weighted(0.7, vcenter()),
     )
+        .prop_map(
+            |(control_plane_arch, multi_arch, known_images, vcenter): (
+                String,
+                bool,
+                BTreeSet<String>,
+                Option<VcenterFacts>,
+            )| {
+                ClusterFacts {
+                    control_plane_arch,
+                    multi_arch,
+                    known_images,
+                    vcenter,
+                }
+            },
+        )
+}
+
+/// What the host read from vCenter: the golden vSphere cases' names,
+/// folders and releases, or anything.
+fn vcenter() -> impl Strategy<Value = VcenterFacts> {
+    let text = |real: Vec<&'static str>| {
+        prop_oneof![
+            3 => select(real).prop_map(str::to_owned),
+            1 => hostile_text(),
+        ]
+    };
+    let disk = proptest::option::of(text(vec!["thin", "thick", "eagerZeroedThick"]));
+    let vm = (
+        text(vec![
+            "c1-x7k2p-rhcos-generated-region-generated-zone",
+            "c1-x7k2p-rhcos-fd-a",
+            "rhcos-golden",
+        ]),
+        text(vec!["/dc1/vm/c1-x7k2p", "/dc1/vm/templates"]),
+        any::<bool>(),
+        proptest::option::of(text(vec!["9.8.20260428-0", "9.6.20250701-0"])),
+        disk.clone(),
+    )
+        .prop_map(|(name, folder, template, release, disk_type)| VcenterVm {
+            name,
+            folder,
+            template,
+            release,
+            disk_type,
+        });
+    (
+        text(vec!["c1-x7k2p"]),
+        text(vec!["generated-region-generated-zone", "fd-a"]),
+        disk,
+        vec(vm, 0..4),
+    )
+        .prop_map(
+            |(infrastructure_name, failure_domain, install_disk_type, vms)| VcenterFacts {
+                infrastructure_name,
+                failure_domain,
+                install_disk_type,
+                vms,
+            },
+        )
 }
 
 /// The decoded user-data Secret: absent, the golden spec-2 stub (mutated

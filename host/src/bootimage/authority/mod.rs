@@ -9,12 +9,19 @@
 //! faithful conversion of the stub the host passed. A decision that fails
 //! any of this is an `invalid_output` guest failure, never a write.
 //!
+//! On vSphere the image is a VM template that the host imports from the
+//! stream's OVA when the guest asks: the request must be for that OVA,
+//! into the MachineSet's own workspace and into a template name that is
+//! the job's to write (`vsphere`), and it is checked here, before any
+//! vCenter call.
+//!
 //! The image check of each platform is in its own file (`aws`, `gcp`,
-//! `azure`), the faithful-stub comparison in `stub`; the tests are in
-//! `host/tests/authority.rs`.
+//! `azure`, `vsphere`), the faithful-stub comparison in `stub`; the tests
+//! are in `host/tests/authority.rs`.
 
 use std::collections::BTreeSet;
 
+use mco_bootimage::vcenter::{TemplateImport, VcenterFacts};
 use mco_bootimage::{ClusterFacts, Decision, MachineKind, MachineSetView, Stream};
 use mco_k8s_rules::bounded;
 use serde_json::Value;
@@ -24,6 +31,7 @@ mod azure;
 mod gcp;
 mod refusal;
 mod stub;
+mod vsphere;
 
 pub use refusal::{Refusal, Rule};
 
@@ -56,8 +64,10 @@ const fn owned(path: &'static str, may: May) -> Owned {
 /// `platform_helpers.go`) change them: AWS sets `ami.id` and clears `ami.arn` /
 /// `ami.filters` (only one of the three may be set); GCP sets the `image` of
 /// boot disks only (every other disk and disk field byte-identical, the
-/// order kept); Azure replaces the six fields of the `image` block. A
-/// platform without an entry may change nothing.
+/// order kept); Azure replaces the six fields of the `image` block; vSphere
+/// points `template` at another template (`platform_helpers.go`,
+/// `reconcileVSphereProviderSpec`). A platform without an entry may change
+/// nothing.
 pub const FIELD_OWNERSHIP: &[(&str, &[Owned])] = &[
     (
         "AWS",
@@ -79,6 +89,7 @@ pub const FIELD_OWNERSHIP: &[(&str, &[Owned])] = &[
             owned("image.type", May::SetImage),
         ],
     ),
+    ("VSphere", &[owned("template", May::SetImage)]),
 ];
 
 /// Everything the host knows about one boot image job: the same inputs the
@@ -108,11 +119,21 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
         target,
         patch,
         user_data_secret,
+        import,
     } = decision
     else {
         return Ok(());
     };
-    let fragment = provider_spec_fragment(job.machineset.kind, patch)?;
+    if import.is_some() && job.platform != vsphere::PLATFORM {
+        return Err(Rule::ImportOffVsphere);
+    }
+    // An import alone leaves the MachineSet as it is: it already names the
+    // template being replaced.
+    let import_only = import.is_some() && patch.as_object().is_some_and(|p| p.is_empty());
+    let fragment = match import_only {
+        true => None,
+        false => Some(provider_spec_fragment(job.machineset.kind, patch)?),
+    };
     let Some(before) = &job.machineset.provider_spec else {
         return Err(Rule::NoProviderSpec {
             noun: job.machineset.kind.noun(),
@@ -120,9 +141,11 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
         });
     };
     let mut after = before.clone();
-    json_patch::merge(&mut after, fragment);
-    if after == *before {
-        return Err(Rule::ChangesNothing);
+    if let Some(fragment) = fragment {
+        json_patch::merge(&mut after, fragment);
+        if after == *before && import.is_none() {
+            return Err(Rule::ChangesNothing);
+        }
     }
     let owned = FIELD_OWNERSHIP
         .iter()
@@ -164,11 +187,14 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
         before,
         after: &after,
         changes: &changes,
+        import: import.as_ref(),
+        vcenter: job.cluster.vcenter.as_ref(),
     };
     let image = match job.platform {
         "AWS" => aws::image(&proposal)?,
         "GCP" => gcp::image(&proposal)?,
         "Azure" => azure::image(&proposal)?,
+        vsphere::PLATFORM => vsphere::image(&proposal)?,
         _ => return Err(Rule::NoImageCheck),
     };
     if *target != image {
@@ -224,13 +250,16 @@ fn provider_spec_fragment(kind: MachineKind, patch: &Value) -> Result<&Value, Ru
 }
 
 /// A patch as each platform's image check reads it: the providerSpec
-/// before and after it, and every path it changes.
+/// before and after it, and every path it changes; on vSphere also the
+/// template import it asks for and what the host read from vCenter.
 struct Proposal<'a> {
     stream: &'a Stream,
     arch: &'a str,
     before: &'a Value,
     after: &'a Value,
     changes: &'a [Change<'a>],
+    import: Option<&'a TemplateImport>,
+    vcenter: Option<&'a VcenterFacts>,
 }
 
 #[derive(Debug, Clone)]

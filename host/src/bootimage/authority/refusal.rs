@@ -120,6 +120,77 @@ pub enum Rule {
         urn: String,
         wanted: &'static str,
     },
+    #[error("decision asks for a template import, which only a vSphere decision may")]
+    ImportOffVsphere,
+    #[error(
+        "decision concerns a vSphere template, but the host read nothing from vCenter for this MachineSet"
+    )]
+    NoVcenterFacts,
+    #[error(
+        "decision sets a vSphere template, but the stream publishes no vmware OVA for {arch}: {reason}"
+    )]
+    VsphereNothingPublished { arch: String, reason: String },
+    #[error(
+        "patch sets providerSpec.value.template to {}; a decision may point a MachineSet only at the cluster's template {}",
+        quote(.template, QUOTE),
+        quote(.managed, QUOTE)
+    )]
+    TemplateNotManaged { template: String, managed: String },
+    #[error(
+        "patch points the MachineSet at template {}, which does not hold the stream's release {release} and which the decision does not import",
+        quote(.template, QUOTE)
+    )]
+    TemplateOutdated { template: String, release: String },
+    #[error(
+        "decision imports into {field} {}, not the MachineSet's workspace {field} {}",
+        quote(.value, QUOTE),
+        quote(.own, QUOTE)
+    )]
+    ImportElsewhere {
+        field: &'static str,
+        value: String,
+        own: String,
+    },
+    #[error(
+        "decision imports template {}, which is customer-managed (in folder {}, outside the workspace folder)",
+        quote(.template, QUOTE),
+        quote(.folder, QUOTE)
+    )]
+    CustomerTemplate { template: String, folder: String },
+    #[error(
+        "decision imports template {}, which is neither the cluster's template {} nor the MachineSet's own in the workspace folder",
+        quote(.template, QUOTE),
+        quote(.managed, QUOTE)
+    )]
+    ImportTemplate { template: String, managed: String },
+    #[error(
+        "decision imports template {} but leaves the MachineSet on template {}",
+        quote(.template, QUOTE),
+        quote(.named, QUOTE)
+    )]
+    ImportNotNamed { template: String, named: String },
+    #[error(
+        "decision imports with {field} {}, which is not the stream's vmware OVA {field} for {arch} ({})",
+        quote(.value, QUOTE),
+        quote(.published, QUOTE)
+    )]
+    ImportNotPublished {
+        field: &'static str,
+        value: String,
+        arch: String,
+        published: String,
+    },
+    #[error(
+        "decision imports with disk type {}, not {} ({})",
+        .asked.as_deref().map_or_else(|| "default".to_owned(), |d| quote(d, QUOTE)),
+        .wanted.as_deref().map_or_else(|| "the datastore's default".to_owned(), |d| quote(d, QUOTE)),
+        if *.replaced { "the replaced template's" } else { "install-config's, for a new template" }
+    )]
+    ImportDiskType {
+        asked: Option<String>,
+        wanted: Option<String>,
+        replaced: bool,
+    },
     #[error("patch moves the boot image but leaves the spec 2 stub of Secret {secret} unconverted")]
     StubLeftUnconverted { secret: String },
     #[error(

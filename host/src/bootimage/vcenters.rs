@@ -1,0 +1,251 @@
+//! The boot image job's vCenter side, over `mco-vsphere`: the credentials
+//! (Secret `kube-system/vsphere-creds`, keys `<server>.username` and
+//! `<server>.password`, read for the workspace's vCenter only), the reads
+//! the planner asks for (one session per vCenter and pass; an interrupted
+//! template swap is undone first, in own mode only), install-config's disk
+//! type for a template made anew, and, in the writer, the OVA download
+//! into the digest-keyed cache and the import. Every call has a timeout
+//! (`mco_vsphere::Timeouts`), and every failure is a text that names the
+//! step, which the pass reports against the MachineSet and the vCenter.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Client;
+use kube::api::Api;
+use mco_bootimage::vcenter::{VcenterVm, same_folder};
+use mco_vsphere::{DiskType, Endpoint, Imported, Ova, OvaCache, Recovery, Session, Timeouts, Trust};
+use tokio::sync::OnceCell;
+use tracing::Instrument;
+
+use super::objects::ConfigMapData;
+use super::plan::VcenterRead;
+use super::vcenter::{
+    self, Answer, INSTALL_CONFIG_CONFIGMAP, INSTALL_CONFIG_NAMESPACE, ImportPlan, Lookup,
+};
+
+/// Where vSphere credentials are kept (upstream `reconcileVSphereProviderSpec`).
+pub const CREDENTIALS_NAMESPACE: &str = "kube-system";
+pub const CREDENTIALS_SECRET: &str = "vsphere-creds";
+
+/// How the job talks to vCenters and where it keeps OVAs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The digest-keyed OVA cache (the Deployment's `emptyDir`).
+    pub ova_cache: PathBuf,
+    /// The cache's size bound; an OVA larger than it is refused.
+    pub ova_cache_max_bytes: u64,
+    pub trust: Trust,
+    pub timeouts: Timeouts,
+}
+
+/// The job's vCenter client: shared by the controller (reads) and the
+/// writer (imports).
+pub struct Vcenters {
+    client: Client,
+    trust: Trust,
+    timeouts: Timeouts,
+    cache: OvaCache,
+}
+
+impl Vcenters {
+    pub fn new(client: Client, options: Options) -> Arc<Vcenters> {
+        Arc::new(Vcenters {
+            client,
+            trust: options.trust,
+            timeouts: options.timeouts,
+            cache: OvaCache::new(options.ova_cache, options.ova_cache_max_bytes),
+        })
+    }
+
+    /// A session on `server` as its user in the credentials Secret.
+    async fn login(&self, server: &str) -> Result<Session, String> {
+        let endpoint = self.endpoint(server).await?;
+        Session::login(&endpoint, &self.trust, self.timeouts)
+            .await
+            .map_err(|e| format!("logging in as {}: {e}", endpoint.username))
+    }
+
+    async fn endpoint(&self, server: &str) -> Result<Endpoint, String> {
+        let secrets: Api<Secret> = Api::namespaced(self.client.clone(), CREDENTIALS_NAMESPACE);
+        let secret = secrets.get(CREDENTIALS_SECRET).await.map_err(|e| {
+            format!("reading Secret {CREDENTIALS_NAMESPACE}/{CREDENTIALS_SECRET}: {e}")
+        })?;
+        let data = secret.data.unwrap_or_default();
+        let key = |suffix: &str| {
+            let key = format!("{server}.{suffix}");
+            let value = data.get(&key).map(|bytes| String::from_utf8_lossy(&bytes.0).into_owned());
+            value.filter(|v| !v.is_empty()).ok_or_else(|| {
+                format!(
+                    "Secret {CREDENTIALS_NAMESPACE}/{CREDENTIALS_SECRET} has no {key} for this vCenter"
+                )
+            })
+        };
+        Ok(Endpoint {
+            server: server.to_owned(),
+            username: key("username")?,
+            password: key("password")?,
+        })
+    }
+
+    /// The reads a pass asks for, each answered: one session per vCenter,
+    /// logged out after. `recover`: undo a template swap a crash
+    /// interrupted before reading (own mode only: it renames a VM).
+    pub async fn read(
+        &self,
+        reads: Vec<VcenterRead>,
+        recover: bool,
+    ) -> Vec<(usize, Result<Answer, String>)> {
+        let mut by_server: BTreeMap<String, Vec<VcenterRead>> = BTreeMap::new();
+        for read in reads {
+            let server = read.lookup.workspace.server.clone();
+            by_server.entry(server).or_default().push(read);
+        }
+        // install-config is read once a pass, and only if a template is new.
+        let install_config = OnceCell::new();
+        let mut answers = Vec::new();
+        for (server, reads) in by_server {
+            let span = tracing::info_span!("vcenter", %server);
+            let read = self.read_server(&server, reads, recover, &install_config);
+            answers.extend(read.instrument(span).await);
+        }
+        answers
+    }
+
+    /// The reads of one vCenter, in one session.
+    async fn read_server(
+        &self,
+        server: &str,
+        reads: Vec<VcenterRead>,
+        recover: bool,
+        install_config: &OnceCell<Result<Option<String>, String>>,
+    ) -> Vec<(usize, Result<Answer, String>)> {
+        let session = match self.login(server).await {
+            Ok(session) => session,
+            Err(detail) => {
+                tracing::warn!(%detail, "cannot read vCenter");
+                return reads
+                    .into_iter()
+                    .map(|r| (r.index, Err(detail.clone())))
+                    .collect();
+            }
+        };
+        let mut answers = Vec::with_capacity(reads.len());
+        for read in reads {
+            let answer = self
+                .read_one(&session, &read.lookup, recover, install_config)
+                .await;
+            answers.push((read.index, answer));
+        }
+        if let Err(err) = session.logout().await {
+            tracing::debug!(error = %err, "vCenter logout failed");
+        }
+        answers
+    }
+
+    async fn read_one(
+        &self,
+        session: &Session,
+        lookup: &Lookup,
+        recover: bool,
+        install_config: &OnceCell<Result<Option<String>, String>>,
+    ) -> Result<Answer, String> {
+        let datacenter = &lookup.failure_domain.topology.datacenter;
+        let managed = lookup.managed();
+        if recover {
+            match session.recover_swap(datacenter, &managed).await {
+                Ok(Recovery::Nothing) => {}
+                Ok(Recovery::RenamedBack { from }) => {
+                    tracing::warn!(%from, template = %managed, "an interrupted template swap was undone");
+                }
+                Err(e) => return Err(format!("undoing an interrupted swap of {managed}: {e}")),
+            }
+        }
+        let found = session
+            .find_vms(datacenter, &lookup.names)
+            .await
+            .map_err(|e| format!("looking up templates {}: {e}", lookup.names.join(", ")))?;
+        let vms: Vec<VcenterVm> = found
+            .into_iter()
+            .map(|vm| VcenterVm {
+                name: vm.name,
+                folder: vm.folder,
+                template: vm.template,
+                release: vm.release,
+                disk_type: vm.disk_type.map(|d| d.as_str().to_owned()),
+            })
+            .collect();
+        let folder = &lookup.workspace.folder;
+        let new_template = !vms.iter().any(|vm| same_folder(&vm.folder, folder));
+        let install_disk_type = if new_template {
+            let read = install_config.get_or_init(|| self.install_disk_type()).await;
+            read.clone().map_err(|e| {
+                format!("failed to determine disk provisioning type for new template {managed}: {e}")
+            })?
+        } else {
+            None
+        };
+        Ok(Answer {
+            vms,
+            install_disk_type,
+        })
+    }
+
+    async fn install_disk_type(&self) -> Result<Option<String>, String> {
+        let configmaps: Api<ConfigMap> =
+            Api::namespaced(self.client.clone(), INSTALL_CONFIG_NAMESPACE);
+        let cm = configmaps
+            .get(INSTALL_CONFIG_CONFIGMAP)
+            .await
+            .map_err(|e| format!("failed to fetch {INSTALL_CONFIG_CONFIGMAP} configmap: {e}"))?;
+        vcenter::install_disk_type(&ConfigMapData {
+            data: cm.data.unwrap_or_default(),
+        })
+    }
+
+    /// Downloads the OVA (or finds it in the cache, its digest checked),
+    /// then imports it as the plan's template and swaps it in. `Err` names
+    /// the step.
+    pub async fn import(&self, plan: &ImportPlan) -> Result<Imported, String> {
+        let disk_type = plan
+            .disk_type
+            .as_deref()
+            .map(str::parse::<DiskType>)
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        let path = self
+            .cache
+            .fetch(&plan.url, &plan.sha256, self.timeouts.transfer)
+            .await
+            .map_err(|e| format!("downloading the OVA: {e}"))?;
+        // Reading the tar's headers is blocking file I/O.
+        let ova = tokio::task::spawn_blocking(move || Ova::open(&path))
+            .await
+            .map_err(|e| format!("reading the OVA: {e}"))?
+            .map_err(|e| format!("reading the OVA: {e}"))?;
+        let session = self.login(&plan.server).await?;
+        let result = session
+            .import_template(
+                &mco_vsphere::ImportPlan {
+                    datacenter: plan.datacenter.clone(),
+                    folder: plan.folder.clone(),
+                    compute_cluster: plan.compute_cluster.clone(),
+                    resource_pool: plan.resource_pool.clone(),
+                    datastore: plan.datastore.clone(),
+                    network: plan.network.clone(),
+                    template: plan.template.clone(),
+                    disk_type,
+                    tags: plan.tags.clone(),
+                },
+                &ova,
+            )
+            .await
+            .map_err(|e| e.to_string());
+        if let Err(err) = session.logout().await {
+            tracing::debug!(error = %err, "vCenter logout failed");
+        }
+        result
+    }
+}
