@@ -25,7 +25,9 @@ class ClusterFacts:
 
 class BootImage(exports.BootImage):
     def decide(self, metadata, machine_set: wit.MachineSet, cluster: wit.Cluster,
-               user_data: Optional[str]) -> wit.Decision:
+               user_data: Optional[str], vcenter: Optional[wit.VcenterFacts]) -> wit.Decision:
+        # `vcenter` is what the host read for a vSphere MachineSet; a GCP
+        # guest never gets one.
         try:
             ms = _view(machine_set)
             if isinstance(ms, Error):
@@ -75,7 +77,7 @@ def _to_wit(decision) -> wit.Decision:
         text = json.dumps(decision.patch, separators=(",", ":"), sort_keys=True,
                           ensure_ascii=False)
         return wit.Decision_Patch(wit.Patch(target=decision.target, merge_patch=text,
-                                            user_data_secret=secret))
+                                            user_data_secret=secret, template_import=None))
     if isinstance(decision, Noop):
         return wit.Decision_Noop(decision.reason)
     if isinstance(decision, Skip):

@@ -42,6 +42,7 @@ pub fn cluster() -> ClusterFacts {
         control_plane_arch: "x86_64".into(),
         multi_arch: false,
         known_images: BTreeSet::from(["ami-0c5a8e7f3b2d1e4f6".to_owned()]),
+        vcenter: None,
     }
 }
 

@@ -51,6 +51,7 @@ fn main() -> anyhow::Result<()> {
             .filter(|l| l.starts_with("ami-"))
             .map(str::to_string)
             .collect(),
+        vcenter: None,
     };
 
     let native_run = || {

@@ -15,7 +15,7 @@ use mco_mcn::{Decision, Facts, Node, Pool};
 
 /// (hostile build, golden case it runs on, keep the case's user data, what
 /// the refusal must say).
-const BOOT_IMAGE_CASES: [(&str, &str, bool, &str); 10] = [
+const BOOT_IMAGE_CASES: [(&str, &str, bool, &str); 15] = [
     (
         "instance-type",
         "aws-patch-stub-v2-converted",
@@ -75,6 +75,36 @@ const BOOT_IMAGE_CASES: [(&str, &str, bool, &str); 10] = [
         "azure-patch-ocp-paid-gen2",
         false,
         "the Azure guest's patch changes providerSpec.value.vmSize, which a boot image decision may not touch",
+    ),
+    (
+        "vsphere-import-url",
+        "vsphere-patch-swap-outdated-template",
+        false,
+        "the VSphere guest's decision imports with url \"https://ova.attacker.example/rhcos-backdoored.ova\", which is not the stream's vmware OVA url for x86_64",
+    ),
+    (
+        "vsphere-import-folder",
+        "vsphere-patch-swap-outdated-template",
+        false,
+        "the VSphere guest's decision imports into folder \"/dc1/vm/elsewhere\", not the MachineSet's workspace folder \"/dc1/vm/c1-x7k2p\"",
+    ),
+    (
+        "vsphere-import-vcenter",
+        "vsphere-patch-new-template",
+        false,
+        "the VSphere guest's decision imports into vCenter \"vcenter.attacker.example\", not the MachineSet's workspace vCenter \"vcenter.example.com\"",
+    ),
+    (
+        "vsphere-import-template",
+        "vsphere-skip-customer-template",
+        false,
+        "the VSphere guest's decision imports template \"rhcos-golden\", which is customer-managed (in folder \"/dc1/vm/templates\", outside the workspace folder)",
+    ),
+    (
+        "vsphere-other-field",
+        "vsphere-patch-swap-outdated-template",
+        false,
+        "the VSphere guest's patch changes providerSpec.value.numCPUs, which a boot image decision may not touch",
     ),
 ];
 
@@ -141,9 +171,15 @@ fn hostile_boot_image_decisions_exit_3_from_eval_naming_the_rule() {
             args.push("--user-data-secret".into());
             args.push(dir.join("user-data-secret.yaml").display().to_string());
         }
-        if dir.join("known-images.txt").exists() {
-            args.push("--known-images".into());
-            args.push(dir.join("known-images.txt").display().to_string());
+        for (flag, file) in [
+            ("--known-images", "known-images.txt"),
+            ("--vcenter", "vcenter.yaml"),
+            ("--install-config", "install-config.yaml"),
+        ] {
+            if dir.join(file).exists() {
+                args.push(flag.into());
+                args.push(dir.join(file).display().to_string());
+            }
         }
         let guest = common::test_guest(&format!("hostile-{variant}.wasm"));
         args.push("--guest".into());

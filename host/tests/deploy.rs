@@ -489,22 +489,29 @@ fn the_deployment_runs_two_hardened_controllers() {
         assert_ne!(pod[field], true, "{field}");
     }
 
-    // The root filesystem is read-only: the cache directory is the one
-    // writable mount, an emptyDir. The guests come from the image.
+    // The root filesystem is read-only: the cache directories are the
+    // writable mounts, emptyDirs: the guests' and, where --ova-cache-dir
+    // points by default, the vSphere OVAs', large enough for the cache's
+    // default bound (3072 MiB). The guests come from the image.
     let volumes = pod["volumes"].as_array().cloned().unwrap_or_default();
     assert_eq!(
         c["volumeMounts"],
-        json!([{"name": "guest-cache", "mountPath": CACHE_DIR}])
+        json!([{"name": "guest-cache", "mountPath": CACHE_DIR},
+               {"name": "ova-cache", "mountPath": "/var/cache/mco-host/ova"}])
     );
-    let cache = volumes
-        .iter()
-        .find(|v| v["name"] == "guest-cache")
-        .unwrap_or_else(|| panic!("no guest-cache volume"));
-    assert!(
-        cache["emptyDir"].is_object(),
-        "guest-cache is not an emptyDir"
+    for name in ["guest-cache", "ova-cache"] {
+        let cache = volumes
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} volume"));
+        assert!(cache["emptyDir"].is_object(), "{name} is not an emptyDir");
+    }
+    let ova = volumes.iter().find(|v| v["name"] == "ova-cache");
+    assert_eq!(
+        ova.map(|v| v["emptyDir"]["sizeLimit"].clone()),
+        Some(json!("4Gi"))
     );
-    assert_eq!(volumes.len(), 1);
+    assert_eq!(volumes.len(), 2);
 }
 
 #[test]
@@ -697,7 +704,7 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
     );
     let objects = kustomize_build(&dir);
     assert_no_wildcards(&objects);
-    assert_eq!(assert_bindings_name_the_service_account(&objects), 4);
+    assert_eq!(assert_bindings_name_the_service_account(&objects), 5);
 
     let role_in = |namespace: &str| {
         let found: Vec<&Value> = objects
@@ -767,10 +774,19 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
             &[]
         )])
     );
+    // vSphere: the credentials of the workspaces' vCenters and
+    // install-config (the disk type of a new template), by name.
+    assert_eq!(
+        role_in("kube-system"),
+        expect_grants(&[
+            ("", &["secrets"], &["get"], &["vsphere-creds"]),
+            ("", &["configmaps"], &["get"], &["cluster-config-v1"]),
+        ])
+    );
     assert_eq!(
         objects.len(),
-        8,
-        "a ClusterRole and three Roles, each with its binding"
+        10,
+        "a ClusterRole and four Roles, each with its binding"
     );
 }
 

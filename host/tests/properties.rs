@@ -89,12 +89,13 @@ fn mcn_guest_and_library_give_identical_bytes_every_time() {
 #[test]
 fn boot_image_guests_and_libraries_give_identical_bytes_every_time() {
     let runtime = common::runtime(RuntimeConfig::default());
-    let files: [(&dyn Platform, &str); 3] = [
+    let files: [(&dyn Platform, &str); 4] = [
         (&mco_bootimage_gcp::Gcp, "bootimage-gcp.wasm"),
         (&mco_bootimage_aws::Aws, "bootimage-aws.wasm"),
         (&mco_bootimage_azure::Azure, "bootimage-azure.wasm"),
+        (&mco_bootimage_vsphere::Vsphere, "bootimage-vsphere.wasm"),
     ];
-    let platforms: [(&dyn Platform, BootImageGuest); 3] = files.map(|(rule, file)| {
+    let platforms: [(&dyn Platform, BootImageGuest); 4] = files.map(|(rule, file)| {
         (
             rule,
             common::bootimage_guest(&runtime, &common::installed_guest(file)),
@@ -162,6 +163,7 @@ fn floats_in_the_provider_spec_survive_the_guest_unchanged() {
         control_plane_arch: "x86_64".into(),
         multi_arch: false,
         known_images: Default::default(),
+        vcenter: None,
     };
     let native = decide_text(&mco_bootimage_gcp::Gcp, Some(stream), &view, &cluster, None);
     let wasm = guest

@@ -134,6 +134,14 @@ fn reconcile(
             }
         },
     };
+    // Replacing it would destroy a VM someone runs, not a template.
+    if let (Some(_), Some(vm)) = (&import_disk_type, existing)
+        && !vm.template
+    {
+        return Err(RuleError::Other(format!(
+            "{name} in {folder} is a virtual machine, not a template; it is left alone"
+        )));
+    }
     let import = match import_disk_type {
         None => None,
         Some(disk_type) => {
@@ -376,6 +384,24 @@ mod tests {
                 import: Some(import(MANAGED, Some("thick"))),
             }
         );
+    }
+
+    #[test]
+    fn a_virtual_machine_under_the_name_is_never_replaced() {
+        let mut running = vm(MANAGED, FOLDER, Some(OLD));
+        running.template = false;
+        assert_eq!(
+            run(&spec(MANAGED), &facts(vec![running.clone()])),
+            PlatformOutcome::error(
+                "c1-x7k2p-rhcos-fd-a in /dc1/vm/c1-x7k2p is a virtual machine, not a template; it is left alone"
+            )
+        );
+        // Holding the release, it is current: nothing to replace.
+        running.release = Some(NEW.into());
+        assert!(matches!(
+            run(&spec(MANAGED), &facts(vec![running])),
+            PlatformOutcome::OnTarget { .. }
+        ));
     }
 
     #[test]

@@ -52,6 +52,17 @@ mod hostile {
         GcpReorder,
         /// Azure: changes vmSize outside the image block.
         AzureOutsideImage,
+        /// vSphere: the honest import, from another URL.
+        VsphereImportUrl,
+        /// vSphere: the honest import, into another folder.
+        VsphereImportFolder,
+        /// vSphere: the honest import, on another vCenter.
+        VsphereImportVcenter,
+        /// vSphere: an import over the customer's template (the MachineSet
+        /// names one outside the workspace folder).
+        VsphereImportTemplate,
+        /// vSphere: the honest import, with numCPUs patched too.
+        VsphereOtherField,
     }
 
     impl Variant {
@@ -77,6 +88,11 @@ mod hostile {
                 "gcp-data-disk" => Variant::GcpDataDisk,
                 "gcp-reorder" => Variant::GcpReorder,
                 "azure-outside-image" => Variant::AzureOutsideImage,
+                "vsphere-import-url" => Variant::VsphereImportUrl,
+                "vsphere-import-folder" => Variant::VsphereImportFolder,
+                "vsphere-import-vcenter" => Variant::VsphereImportVcenter,
+                "vsphere-import-template" => Variant::VsphereImportTemplate,
+                "vsphere-other-field" => Variant::VsphereOtherField,
                 other => return Err(format!("unknown variant {other:?}")),
             })
         }
@@ -102,9 +118,14 @@ mod hostile {
             ms: wit::MachineSet,
             cluster: wit::Cluster,
             user_data: Option<String>,
+            vcenter: Option<wit::VcenterFacts>,
         ) -> wit::Decision {
             let stream: &LoadedStream = metadata.get();
-            match decide(&stream.0, ms, cluster, user_data) {
+            let decided = match vcenter {
+                Some(vcenter) => vsphere::decide(&stream.0, ms, cluster, vcenter),
+                None => decide(&stream.0, ms, cluster, user_data),
+            };
+            match decided {
                 Ok(decision) => decision,
                 Err(message) => wit::Decision::Error(format!("hostile guest: {message}")),
             }
@@ -121,18 +142,7 @@ mod hostile {
         let stream = stream.as_ref().map_err(Clone::clone)?;
         let spec: Value = serde_json::from_str(ms.provider_spec.as_deref().unwrap_or("{}"))
             .map_err(|e| e.to_string())?;
-        let view = MachineSetView {
-            kind: Default::default(),
-            name: ms.name.clone(),
-            namespace: ms.namespace.clone(),
-            labels: ms.labels.iter().cloned().collect(),
-            annotations: ms.annotations.iter().cloned().collect(),
-            owner_references: ms.owner_references.clone(),
-            template_labels: ms.template_labels.iter().cloned().collect(),
-            provider_spec: Some(spec.clone()),
-        };
-        let arch = arch::machineset_arch(&view, &cluster.control_plane_arch, cluster.multi_arch)
-            .map_err(|e| e.to_string())?;
+        let (view, arch) = view(&ms, &spec, &cluster)?;
         let secret = view
             .user_data_secret_name()
             .ok()
@@ -156,7 +166,29 @@ mod hostile {
             target,
             merge_patch: patch.to_string(),
             user_data_secret: upgrade,
+            template_import: None,
         }))
+    }
+
+    /// The MachineSet as the library reads it, and its stream architecture.
+    fn view(
+        ms: &wit::MachineSet,
+        spec: &Value,
+        cluster: &wit::Cluster,
+    ) -> Result<(MachineSetView, String), String> {
+        let view = MachineSetView {
+            kind: Default::default(),
+            name: ms.name.clone(),
+            namespace: ms.namespace.clone(),
+            labels: ms.labels.iter().cloned().collect(),
+            annotations: ms.annotations.iter().cloned().collect(),
+            owner_references: ms.owner_references.clone(),
+            template_labels: ms.template_labels.iter().cloned().collect(),
+            provider_spec: Some(spec.clone()),
+        };
+        let arch = arch::machineset_arch(&view, &cluster.control_plane_arch, cluster.multi_arch)
+            .map_err(|e| e.to_string())?;
+        Ok((view, arch))
     }
 
     /// The patch an honest guest of the platform this build pretends to be
@@ -285,8 +317,114 @@ mod hostile {
                 fragment["vmSize"] = json!("Standard_D96s_v5");
             }
             Variant::ForeignSecret | Variant::ForeignMerge | Variant::NotAnObject => {}
+            // Decided in `vsphere`, with the host's vCenter facts.
+            Variant::VsphereImportUrl
+            | Variant::VsphereImportFolder
+            | Variant::VsphereImportVcenter
+            | Variant::VsphereImportTemplate
+            | Variant::VsphereOtherField => {}
         }
         None
+    }
+
+    /// The vSphere variants: the shipped rule's decision, tampered with.
+    mod vsphere {
+        use mco_bootimage::serde_json::{self, Value, json};
+        use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, VcenterVm};
+        use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, Stream};
+
+        use super::{Variant, wit};
+
+        pub(super) fn decide(
+            stream: &Result<Stream, String>,
+            ms: wit::MachineSet,
+            cluster: wit::Cluster,
+            vcenter: wit::VcenterFacts,
+        ) -> Result<wit::Decision, String> {
+            let variant = Variant::current()?;
+            let stream = stream.as_ref().map_err(Clone::clone)?;
+            let spec: Value = serde_json::from_str(ms.provider_spec.as_deref().unwrap_or("{}"))
+                .map_err(|e| e.to_string())?;
+            let (_, arch) = super::view(&ms, &spec, &cluster)?;
+            let arch = arch.as_str();
+            let facts = ClusterFacts {
+                control_plane_arch: cluster.control_plane_arch,
+                multi_arch: cluster.multi_arch,
+                known_images: Default::default(),
+                vcenter: Some(VcenterFacts {
+                    infrastructure_name: vcenter.infrastructure_name,
+                    failure_domain: vcenter.failure_domain,
+                    install_disk_type: vcenter.install_disk_type,
+                    vms: vcenter
+                        .vms
+                        .into_iter()
+                        .map(|vm| VcenterVm {
+                            name: vm.name,
+                            folder: vm.folder,
+                            template: vm.template,
+                            release: vm.release,
+                            disk_type: vm.disk_type,
+                        })
+                        .collect(),
+                }),
+            };
+            let outcome = mco_bootimage_vsphere::Vsphere.reconcile(stream, arch, &spec, &facts);
+            let (target, mut fragment, import) = match outcome {
+                PlatformOutcome::Update {
+                    target,
+                    fragment,
+                    import,
+                } => (target, Value::Object(fragment), import),
+                // The customer's template: no honest import to tamper with.
+                PlatformOutcome::Skip { .. } if variant == Variant::VsphereImportTemplate => {
+                    let name = spec["template"].as_str().unwrap_or_default().to_owned();
+                    let ova = stream.vmware_ova(arch).map_err(|e| e.to_string())?;
+                    let workspace = &spec["workspace"];
+                    let field = |key: &str| workspace[key].as_str().unwrap_or_default().to_owned();
+                    let import = TemplateImport {
+                        server: field("server"),
+                        datacenter: field("datacenter"),
+                        folder: field("folder"),
+                        template: name.clone(),
+                        release: stream.vmware(arch).map_err(|e| e.to_string())?.release.clone(),
+                        url: ova.location.clone(),
+                        sha256: ova.sha256.clone(),
+                        disk_type: None,
+                    };
+                    (name, json!({}), Some(import))
+                }
+                other => return Err(format!("no honest import to tamper with: {other:?}")),
+            };
+            let mut import = import.ok_or("the honest decision imports nothing")?;
+            match variant {
+                Variant::VsphereImportUrl => {
+                    import.url = "https://ova.attacker.example/rhcos-backdoored.ova".into();
+                }
+                Variant::VsphereImportFolder => import.folder = "/dc1/vm/elsewhere".into(),
+                Variant::VsphereImportVcenter => import.server = "vcenter.attacker.example".into(),
+                Variant::VsphereOtherField => fragment["numCPUs"] = json!(64),
+                _ => {}
+            }
+            let patch = match fragment.as_object().is_some_and(|f| f.is_empty()) {
+                true => json!({}),
+                false => json!({"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}}),
+            };
+            Ok(wit::Decision::Patch(wit::Patch {
+                target,
+                merge_patch: patch.to_string(),
+                user_data_secret: None,
+                template_import: Some(wit::TemplateImport {
+                    server: import.server,
+                    datacenter: import.datacenter,
+                    folder: import.folder,
+                    template: import.template,
+                    release: import.release,
+                    url: import.url,
+                    sha256: import.sha256,
+                    disk_type: import.disk_type,
+                }),
+            }))
+        }
     }
 
     export!(Hostile);

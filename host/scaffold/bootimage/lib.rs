@@ -9,7 +9,7 @@
 //! architecture the stream has no images for. Your rule goes in `decide`.
 
 use exports::mco::machine_config::boot_image::{
-    self as wit, Cluster, CoreosStreamBorrow, Decision, MachineSet,
+    self as wit, Cluster, CoreosStreamBorrow, Decision, MachineSet, VcenterFacts,
 };
 use serde_json::Value;
 
@@ -43,6 +43,8 @@ impl wit::Guest for Guest {
         machine_set: MachineSet,
         cluster: Cluster,
         _user_data: Option<String>,
+        // vSphere only: what the host read from vCenter for this MachineSet.
+        _vcenter: Option<VcenterFacts>,
     ) -> Decision {
         let stream: &Stream = metadata.get();
         match &stream.0 {

@@ -12,7 +12,7 @@ use tracing::info_span;
 use super::{Audit, Keyed, Names};
 use crate::bootimage::BootImageGuest;
 use crate::bootimage::error::Subject;
-use crate::bootimage::eval::{BootImageInputs, ClusterObjects, EvalError, known_images};
+use crate::bootimage::eval::{BootImageInputs, ClusterObjects, EvalError, inventory, known_images};
 use crate::bootimage::objects::machine_decoder;
 use crate::manifests::{InputError, Reader};
 
@@ -64,6 +64,8 @@ pub struct BootImageFiles<'a> {
     pub user_data_secrets: Option<&'a str>,
     pub known_images: Option<&'a str>,
     pub featuregate: Option<&'a str>,
+    pub vcenter: Option<&'a str>,
+    pub install_config: Option<&'a str>,
 }
 
 /// What a boot image audit reads: the objects every MachineSet shares,
@@ -89,6 +91,7 @@ impl BootImageObjects {
         let control_plane = optional(files.controlplanemachineset, "ControlPlaneMachineSet")?;
         let clusterversion = optional(files.clusterversion, "ClusterVersion")?;
         let machineconfiguration = optional(files.machineconfiguration, "MachineConfiguration")?;
+        let install_config = optional(files.install_config, "ConfigMap")?;
         let configmap = reader.object(files.configmap, "ConfigMap")?;
         let infrastructure = reader.object(files.infrastructure, "Infrastructure")?;
         let secrets = reader.all(files.user_data_secrets, "Secret")?;
@@ -103,6 +106,10 @@ impl BootImageObjects {
             .collect();
         let gates =
             crate::feature_gates::read(&mut reader, files.featuregate, clusterversion.as_ref())?;
+        let vcenter = match files.vcenter {
+            Some(path) => Some(inventory(path, &reader.text(path)?)?),
+            None => None,
+        };
         Ok(BootImageObjects {
             cluster: ClusterObjects {
                 configmap,
@@ -111,6 +118,8 @@ impl BootImageObjects {
                 machineconfiguration,
                 known_images,
                 gates,
+                vcenter,
+                install_config,
             },
             secrets,
             objects,
@@ -214,6 +223,7 @@ mod tests {
             target: "ami-2".into(),
             patch: json!({"spec": {"x": 1}}),
             user_data_secret: None,
+            import: None,
         };
         assert_eq!(
             decision_fields(&patch),

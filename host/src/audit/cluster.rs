@@ -165,6 +165,10 @@ pub async fn bootimage(
         gates: feature_gates::read_cluster(client)
             .await
             .map_err(ReadError::Cluster)?,
+        // The audit reads the cluster only: a vSphere MachineSet, whose
+        // decision needs vCenter, is the same input error for both modules.
+        vcenter: None,
+        install_config: None,
     };
     check_cluster(&cluster, platform)?;
     let mut machinesets = Vec::new();

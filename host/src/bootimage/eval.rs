@@ -57,6 +57,9 @@ pub struct ClusterObjects {
     pub machineconfiguration: Option<Value>,
     pub known_images: BTreeSet<String>,
     pub gates: FeatureGates,
+    /// vSphere: what vCenter holds, and install-config's ConfigMap.
+    pub vcenter: Option<Inventory>,
+    pub install_config: Option<Value>,
 }
 
 /// Paths of the `eval bootimage` inputs (`-` is standard input).
@@ -170,12 +173,15 @@ impl BootImageInputs {
             machineconfiguration,
             known_images,
             gates,
-        };
-        Ok(BootImageInputs {
             vcenter,
-            install_config: install_config.as_ref().map(Decoded::of),
-            ..BootImageInputs::of(kind, source, &cluster, user_data_secret.as_ref())
-        })
+            install_config,
+        };
+        Ok(BootImageInputs::of(
+            kind,
+            source,
+            &cluster,
+            user_data_secret.as_ref(),
+        ))
     }
 
     /// The inputs for one object (`source`, a `kind`) decided with the
@@ -197,8 +203,8 @@ impl BootImageInputs {
             user_data_secret: user_data_secret.map(Decoded::of),
             known_images: cluster.known_images.clone(),
             gates: cluster.gates.clone(),
-            vcenter: None,
-            install_config: None,
+            vcenter: cluster.vcenter.clone(),
+            install_config: cluster.install_config.as_ref().map(Decoded::of),
         }
     }
 
@@ -262,7 +268,7 @@ impl BootImageInputs {
 
 /// A `--vcenter` file: YAML or JSON, `{vms: [{name, folder, template,
 /// release, diskType}]}`.
-fn inventory(path: &str, text: &str) -> Result<Inventory, FileError> {
+pub fn inventory(path: &str, text: &str) -> Result<Inventory, FileError> {
     serde_saphyr::from_str(text).map_err(|e| FileError::Malformed {
         path: path.into(),
         kind: "vCenter inventory".into(),

@@ -682,6 +682,7 @@ mod tests {
             target: ami.into(),
             patch: json!({"spec": {"template": {"spec": {"providerSpec": {"value": {"ami": {"id": ami}}}}}}}),
             user_data_secret: None,
+            import: None,
         }
     }
 
@@ -794,6 +795,7 @@ mod tests {
                 },
                 annotations: Default::default(),
             }),
+            import: None,
         };
         pass.answer(again.into_iter().next().unwrap(), Ok(upgraded.clone()));
         assert!(pass.secrets().is_empty() && pass.take_requests().is_empty());

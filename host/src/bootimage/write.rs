@@ -652,6 +652,16 @@ mod tests {
         }
         Writer {
             events: Events::new(client.clone(), "test"),
+            // No test here reaches a vCenter: imports are e2e-tested on vcsim.
+            vcenters: Vcenters::new(
+                client.clone(),
+                crate::bootimage::vcenters::Options {
+                    ova_cache: std::env::temp_dir().join("mco-host-write-tests-ova"),
+                    ova_cache_max_bytes: 0,
+                    trust: mco_vsphere::Trust::Public,
+                    timeouts: mco_vsphere::Timeouts::default(),
+                },
+            ),
             client,
             namespace: "mco-system".into(),
             state_configmap: "state".into(),
@@ -692,6 +702,7 @@ mod tests {
             target: "ami-new".into(),
             patch: patch(),
             user_data_secret: None,
+            import: None,
         };
         let summary = writer.observe(&plan(moving, None)).await;
         assert_eq!(summary.keys["MachineSet.bootImage"].differ, 1);
@@ -732,6 +743,7 @@ mod tests {
                 object: machineset(),
                 outcome: Ok(outcome),
                 secret_version: secret_version.map(str::to_owned),
+                vcenter: None,
             }],
         }
     }
@@ -787,6 +799,7 @@ mod tests {
             target: "ami-new".into(),
             patch: patch(),
             user_data_secret: None,
+            import: None,
         };
         let mc = machineconfiguration(&[]);
         let (tally, conflicted) = writer
@@ -809,6 +822,7 @@ mod tests {
             target: "ami-new".into(),
             patch: patch(),
             user_data_secret: None,
+            import: None,
         };
         let (tally, conflicted) = writer.execute(plan(decision, None), None, "Resync").await;
         scenario.done().await;
@@ -848,6 +862,7 @@ mod tests {
                 .map(|(k, v)| (k.to_owned(), v.to_owned()))
                 .collect(),
             }),
+            import: None,
         };
         let (tally, _) = writer
             .execute(plan(decision, Some("7")), None, "Resync")

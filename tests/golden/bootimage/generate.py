@@ -724,8 +724,8 @@ def vsphere_spec(template=VS_INSTALLED, pool=VS_POOL, server=VS_SERVER, uds=UDS)
     return value
 
 
-def vm(name, release, folder=VS_FOLDER, disk="thin"):
-    out = {"name": name, "folder": folder, "template": True}
+def vm(name, release, folder=VS_FOLDER, disk="thin", template=True):
+    out = {"name": name, "folder": folder, "template": template}
     if release is not None:
         out["release"] = release
     if disk is not None:
@@ -814,6 +814,12 @@ case("vsphere-noop-no-platform-spec",
 case("vsphere-error-no-release-on-template",
      p_err(v, "unable to determine RHCOS version of virtual machine: %s" % VS_INSTALLED),
      ms=machineset(v, vsphere_spec()), infra_obj=vsphere_infra(), vcenter={"vms": [vm(VS_INSTALLED, None)]})
+
+case("vsphere-error-virtual-machine-not-template",
+     p_err(v, "%s in %s is a virtual machine, not a template; it is left alone" % (VS_INSTALLED, VS_FOLDER)),
+     ms=machineset(v, vsphere_spec()), infra_obj=vsphere_infra(),
+     vcenter={"vms": [vm(VS_INSTALLED, VS_OLD, template=False)]},
+     note="A VM under the template's name that is not marked as a template is never replaced: someone may run it.")
 
 case("vsphere-error-template-name-too-long",
      p_err(v, "length of VM template name `c1-x7k2p-rhcos-%s` exceeds the permitted limit of 80 characters" % ("z" * 70)),

@@ -111,6 +111,24 @@ pub(in crate::cli) struct FileArgs {
         help_heading = "Input files (bootImage)"
     )]
     known_images: Option<String>,
+    /// vSphere: what the MachineSets' vCenter holds (as `eval bootimage
+    /// --vcenter`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "machinesets",
+        help_heading = "Input files (bootImage)"
+    )]
+    vcenter: Option<String>,
+    /// vSphere: ConfigMap kube-system/cluster-config-v1 (as `eval bootimage
+    /// --install-config`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "machinesets",
+        help_heading = "Input files (bootImage)"
+    )]
+    install_config: Option<String>,
 }
 
 impl FileArgs {
@@ -192,6 +210,8 @@ pub(super) fn bootimage(
         user_data_secrets: args.user_data_secrets.as_deref(),
         known_images: args.known_images.as_deref(),
         featuregate: args.featuregate.as_deref(),
+        vcenter: args.vcenter.as_deref(),
+        install_config: args.install_config.as_deref(),
     })?;
     check_cluster(&read.cluster, platform).map_err(AuditError::from)?;
     let mut audit = BootImageAudit::new(

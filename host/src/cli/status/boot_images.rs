@@ -182,10 +182,14 @@ fn machineset_row(
 }
 
 /// The image a providerSpec boots from: AWS `ami.id`, GCP boot disk
-/// `image`, Azure `image` (`resourceID`, or publisher:offer:sku:version).
+/// `image`, Azure `image` (`resourceID`, or publisher:offer:sku:version),
+/// vSphere the VM `template` it clones.
 fn current_image(spec: &Value) -> Option<String> {
     if let Some(ami) = str_at(spec, &["ami", "id"]) {
         return Some(ami.to_owned());
+    }
+    if is_vsphere(spec) {
+        return str_at(spec, &["template"]).map(|t| format!("template {t}"));
     }
     if let Some(disks) = spec.get("disks").and_then(Value::as_array) {
         let boot = disks
@@ -208,12 +212,11 @@ fn current_image(spec: &Value) -> Option<String> {
 /// The platform a providerSpec kind belongs to (the status view reads no
 /// Infrastructure), for the enrollment defaults.
 fn platform_of(view: &mco_bootimage::MachineSetView) -> &'static str {
-    match view
-        .provider_spec
-        .as_ref()
-        .and_then(|spec| spec.get("kind"))
-        .and_then(Value::as_str)
-    {
+    view.provider_spec.as_ref().map_or("", platform_of_spec)
+}
+
+fn platform_of_spec(spec: &Value) -> &'static str {
+    match spec.get("kind").and_then(Value::as_str) {
         Some("AWSMachineProviderConfig") => "AWS",
         Some("GCPMachineProviderSpec") => "GCP",
         Some("AzureMachineProviderSpec") => "Azure",
@@ -222,8 +225,18 @@ fn platform_of(view: &mco_bootimage::MachineSetView) -> &'static str {
     }
 }
 
-/// The stream's image for the same platform, region and architecture.
+fn is_vsphere(spec: &Value) -> bool {
+    platform_of_spec(spec) == "VSphere"
+}
+
+/// The stream's image for the same platform, region and architecture; on
+/// vSphere the release of the OVA its template is made from (which release
+/// a template holds is in vCenter, which this view does not read).
 fn stream_image(stream: &mco_bootimage::Stream, spec: &Value, arch: &str) -> Option<String> {
+    if is_vsphere(spec) {
+        let vmware = stream.vmware(arch).ok()?;
+        return Some(format!("OVA {}", vmware.release));
+    }
     if spec.get("ami").is_some() {
         let region = str_at(spec, &["placement", "region"])?;
         return stream
@@ -268,5 +281,32 @@ fn last_event(events: &[Value], name: &str) -> (Outcome, Option<String>) {
     match newest {
         Some((_, outcome, note)) => (outcome, note),
         None => (Outcome::None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_vsphere_machineset_shows_its_template_and_the_streams_ova_release() {
+        let spec = json!({"kind": "VSphereMachineProviderSpec", "template": "c1-rhcos-fd-a",
+                          "workspace": {"server": "vc.example.com"}});
+        assert_eq!(
+            current_image(&spec).as_deref(),
+            Some("template c1-rhcos-fd-a")
+        );
+        let stream = mco_bootimage::Stream::parse(
+            r#"{"stream": "s", "architectures": {"x86_64": {"artifacts": {"vmware": {"release": "9.8.1"}}}}}"#,
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            stream_image(&stream, &spec, "x86_64").as_deref(),
+            Some("OVA 9.8.1")
+        );
+        assert_eq!(stream_image(&stream, &spec, "aarch64"), None);
+        assert_eq!(platform_of_spec(&spec), "VSphere");
     }
 }
