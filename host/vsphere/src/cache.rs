@@ -190,12 +190,14 @@ impl OvaCache {
                 status: response.status().as_u16(),
             });
         }
-        if let Some(len) = response.content_length() {
-            if len > self.max_bytes {
-                return Err(too_large());
-            }
-            self.evict(len, &self.dir.join(format!("{digest}.ova")))
-                .await;
+        // Nothing is evicted for a download until its digest matched: a
+        // failed one must not cost the cache what it held. The directory
+        // may so hold `max_bytes` plus one download for a while.
+        if response
+            .content_length()
+            .is_some_and(|len| len > self.max_bytes)
+        {
+            return Err(too_large());
         }
         let io = |source| FetchError::Io {
             path: part.to_owned(),

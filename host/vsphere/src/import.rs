@@ -305,6 +305,7 @@ impl Session {
         if let Some(t) = plan.disk_type {
             pin_disk_provisioning(&mut spec, t);
         }
+        unpin_disk_files(&mut spec, entity);
         Ok((spec, items))
     }
 
@@ -700,6 +701,27 @@ pub(crate) fn pin_disk_provisioning(spec: &mut Element, t: DiskType) {
     });
 }
 
+/// Empties the file name of every disk backing the import spec places in
+/// a directory named after the entity (`[ds] mco-tmp-1a2b3c4d/disk-0.vmdk`,
+/// as vcsim writes them), so the host names the disk inside the new VM's
+/// own directory. A VM keeps its files' paths when renamed, so the template
+/// a previous pass imported as `mco-tmp-…` still owns that directory: a
+/// fixed name there collides (vcsim: `FileAlreadyExists`). An empty name
+/// for a disk being created is the API's way of letting ESX choose
+/// (`<vm>/<vm>.vmdk`, then `_1`, …); vcsim does the same.
+pub(crate) fn unpin_disk_files(spec: &mut Element, entity: &str) {
+    let dir = format!("] {entity}/");
+    visit_mut(spec, &mut |el| {
+        if el.name == "backing"
+            && el.type_name() == Some("VirtualDiskFlatVer2BackingInfo")
+            && let Some(f) = el.children.iter_mut().find(|c| c.name == "fileName")
+            && f.text.contains(&dir)
+        {
+            f.text.clear();
+        }
+    });
+}
+
 fn visit_mut(el: &mut Element, f: &mut impl FnMut(&mut Element)) {
     f(el);
     for c in &mut el.children {
@@ -785,6 +807,18 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("VirtualCdromIsoBackingInfo\"><fileName>x</fileName><thin"));
+        // Disk files named after the entity are left to the host.
+        let mut spec = xml::parse(
+            r#"<s xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><backing xsi:type="VirtualDiskFlatVer2BackingInfo"><fileName>[LocalDS_0] mco-tmp-1/disk-0.vmdk</fileName></backing><backing xsi:type="VirtualDiskFlatVer2BackingInfo"><fileName>[LocalDS_0] other/disk-0.vmdk</fileName></backing></s>"#,
+        )
+        .unwrap();
+        unpin_disk_files(&mut spec, "mco-tmp-1");
+        let names: Vec<&str> = spec
+            .children
+            .iter()
+            .map(|b| b.text_at(&["fileName"]).unwrap())
+            .collect();
+        assert_eq!(names, ["", "[LocalDS_0] other/disk-0.vmdk"]);
         // Absent fields are inserted before the later ones.
         let mut b = xml::parse(
             r#"<backing><fileName>f</fileName><digestEnabled>false</digestEnabled></backing>"#,
