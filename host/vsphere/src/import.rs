@@ -98,7 +98,6 @@ impl Session {
         let tmp = temp_name("mco-tmp", name);
         let old_name = temp_name("mco-old", name);
         let r = self.resolve(plan).await?;
-        let folder_path = plan.folder.trim_end_matches('/');
 
         // The old template (in the target folder) and stale temporaries.
         let found = self
@@ -106,8 +105,8 @@ impl Session {
             .await
             .at(Step::LookingUpVms)?;
         let mut old = None;
-        for vm in &found {
-            if vm.name == name && vm.folder == folder_path {
+        for (vm, parent) in &found {
+            if vm.name == name && parent.as_ref() == Some(&r.folder) {
                 if !vm.template {
                     return Err(Error::NotATemplate {
                         name: vm.name.clone(),
@@ -118,7 +117,10 @@ impl Session {
                 old = Some(MoRef::new("VirtualMachine", &vm.moref));
             }
         }
-        for vm in found.iter().filter(|v| v.name == tmp || v.name == old_name) {
+        for (vm, _) in found
+            .iter()
+            .filter(|(v, _)| v.name == tmp || v.name == old_name)
+        {
             tracing::info!(vm = %vm.name, moref = %vm.moref, "destroying a stale VM of an earlier pass");
             self.destroy(&MoRef::new("VirtualMachine", &vm.moref))
                 .await
