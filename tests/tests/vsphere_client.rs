@@ -410,6 +410,18 @@ async fn an_interrupted_swap_is_recovered() -> Result<()> {
     let found = s.find_vms("DC0", &all).await?;
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].release.as_deref(), Some(R2));
+
+    // An import straight into the crash state (no recover_swap first) takes
+    // the old template back and swaps it, never leaving no template.
+    v.rename_vm(&found[0].moref, &old).await?;
+    let again = s
+        .import_template(&plan(name, "ci", "DC0_C0"), &ova1)
+        .await?;
+    assert!(again.swapped, "the mco-old- template was not swapped");
+    let found = s.find_vms("DC0", &all).await?;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].name, name);
+    assert_eq!(found[0].release.as_deref(), Some(R1));
     s.logout().await?;
     Ok(())
 }
@@ -724,5 +736,52 @@ async fn the_ova_cache_hits_checks_bounds_and_evicts() -> Result<()> {
     );
     let err = cache.fetch(&url_a, "abc", t).await.unwrap_err();
     assert!(matches!(err, FetchError::BadDigest { .. }), "{err}");
+    Ok(())
+}
+
+/// A step failing once the new VM exists (here: a tag that does not exist)
+/// removes the new VM and leaves the old template as it was.
+#[tokio::test]
+async fn a_failure_after_the_import_removes_the_new_vm() -> Result<()> {
+    let v = Vcsim::start(USER, PASSWORD)?;
+    let dir = tempfile::tempdir()?;
+    v.create_folder("/DC0/vm", "ci").await?;
+    let s = login(&v).await?;
+    let name = "ci-rhcos";
+    let (_, ova1) = build_ova(&dir, "r1.ova", &OvaOptions::default())?;
+    let first = s
+        .import_template(&plan(name, "ci", "DC0_C0"), &ova1)
+        .await?;
+    let (_, ova2) = build_ova(
+        &dir,
+        "r2.ova",
+        &OvaOptions {
+            release: R2.into(),
+            ..OvaOptions::default()
+        },
+    )?;
+    let mut p = plan(name, "ci", "DC0_C0");
+    p.tags = vec!["no-such-tag".into()];
+    let err = s.import_template(&p, &ova2).await.unwrap_err();
+    assert_eq!(
+        err.step,
+        Step::AttachingTag {
+            tag: "no-such-tag".into()
+        }
+    );
+    assert!(
+        matches!(&err.source, Error::NotFound { what: "tag", path } if path == "no-such-tag"),
+        "{err}"
+    );
+    let all = names(&[
+        name,
+        &temp_name("mco-tmp", name),
+        &temp_name("mco-old", name),
+    ]);
+    let found = s.find_vms("DC0", &all).await?;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].moref, first.moref);
+    assert_eq!(found[0].release.as_deref(), Some(R1));
+    s.logout().await?;
     Ok(())
 }

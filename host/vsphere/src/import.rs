@@ -27,7 +27,7 @@ use crate::inventory::localized_fault;
 use crate::ova::Ova;
 use crate::session::{MoRef, Session, http_error, read_bounded};
 use crate::xml::{Element, escape};
-use crate::{DiskType, ImportPlan, Imported, MAX_TEMPLATE_NAME, temp_name};
+use crate::{DiskType, FoundVm, ImportPlan, Imported, MAX_TEMPLATE_NAME, temp_name};
 
 /// How often upload progress is reported to the lease: vCenter times out a
 /// lease that hears nothing for its `leaseTimeout` (300 s in vcsim and by
@@ -70,7 +70,10 @@ impl Session {
     /// 1. refuse a name over 80 characters; look up the datacenter, folder,
     ///    compute cluster, resource pool, datastore, the network among the
     ///    cluster's, and the VMs named like the template or its temporaries;
-    /// 2. destroy stale `mco-tmp-`/`mco-old-` VMs an earlier pass left;
+    /// 2. destroy stale `mco-tmp-`/`mco-old-` VMs an earlier pass left
+    ///    (but an `mco-old-` template in the folder with no VM of the final
+    ///    name there is an interrupted swap's old template: it is renamed
+    ///    back and swapped as the old template instead);
     /// 3. refuse an OVF with other than one network;
     /// 4. `OvfManager.CreateImportSpec` as `mco-tmp-…`;
     /// 5. pick the first cluster host that sees the network and datastore
@@ -117,10 +120,30 @@ impl Session {
                 old = Some(MoRef::new("VirtualMachine", &vm.moref));
             }
         }
-        for (vm, _) in found
-            .iter()
-            .filter(|(v, _)| v.name == tmp || v.name == old_name)
-        {
+        // An interrupted swap left the old template as `mco-old-…` and no VM
+        // of the final name: take it back (as recover_swap would) rather
+        // than destroy the only template there is before the new one exists.
+        let mut recovered = None;
+        if old.is_none() {
+            let olds: Vec<&FoundVm> = found
+                .iter()
+                .filter(|(v, p)| v.name == old_name && v.template && p.as_ref() == Some(&r.folder))
+                .map(|(v, _)| v)
+                .collect();
+            if let [vm] = olds.as_slice() {
+                let moref = MoRef::new("VirtualMachine", &vm.moref);
+                self.rename(&moref, name).await.at(Step::Renaming {
+                    from: old_name.clone(),
+                    to: name.to_owned(),
+                })?;
+                tracing::info!(from = %old_name, to = %name, "renamed the old template back after an interrupted swap");
+                recovered = Some(vm.moref.clone());
+                old = Some(moref);
+            }
+        }
+        for (vm, _) in found.iter().filter(|(v, _)| {
+            (v.name == tmp || v.name == old_name) && Some(&v.moref) != recovered.as_ref()
+        }) {
             tracing::info!(vm = %vm.name, moref = %vm.moref, "destroying a stale VM of an earlier pass");
             self.destroy(&MoRef::new("VirtualMachine", &vm.moref))
                 .await

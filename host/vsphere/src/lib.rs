@@ -45,7 +45,8 @@
 //!   previous pass's template (imported under the same `mco-tmp-` name,
 //!   then renamed; VM files keep their paths) still owns, so such names are
 //!   emptied for the host to choose, as ESX does for an empty name;
-//! - it serves vAPI tagging under `/rest` only (see `tags.rs`);
+//! - it serves vAPI tagging under `/rest` only (see `tags.rs`), and answers
+//!   an empty tag list as `{}` rather than `{"value": []}`;
 //! - it leaves the VM of an aborted import lease in place, so the import
 //!   destroys it itself.
 
@@ -146,7 +147,8 @@ pub struct FoundVm {
     /// The managed object ID, e.g. `vm-42`.
     pub moref: String,
     /// The inventory path of the VM's parent folder, e.g.
-    /// `/DC0/vm/ci-x7k2p` (no trailing slash).
+    /// `/DC0/vm/ci-x7k2p` (no trailing slash); empty for a VM inside a
+    /// vApp, which has no parent folder.
     pub folder: String,
     /// `config.template`.
     pub template: bool,
@@ -304,7 +306,7 @@ mod tests {
     }
 
     /// The integrator spawns these on a multi-threaded runtime.
-    #[allow(dead_code, clippy::manual_async_fn)]
+    #[allow(dead_code)]
     fn futures_are_send(s: &Session, p: &ImportPlan, o: &Ova, c: &OvaCache) {
         fn send<T: Send>(_: T) {}
         send(s.find_vms("DC0", &[]));
