@@ -65,7 +65,9 @@ impl OvaCache {
     /// Concurrent fetches of one digest in this process download once.
     ///
     /// HTTPS is checked against the system roots (the mirror RHCOS OVAs
-    /// come from is public); environment proxies apply.
+    /// come from is public; a cluster's additional trust bundle, injected
+    /// into the pod's system roots, covers a private mirror); environment
+    /// proxies apply.
     pub async fn fetch(
         &self,
         url: &str,
