@@ -28,6 +28,7 @@
 mod control_plane;
 mod crds;
 mod http;
+pub mod ova;
 mod process;
 mod users;
 mod vcsim;

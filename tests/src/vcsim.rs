@@ -7,9 +7,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
+
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
 
 use crate::process::{Proc, Spawner, tail};
 
@@ -23,6 +27,8 @@ pub struct Vcsim {
     pub username: String,
     pub password: String,
     ca_pem: String,
+    /// The harness's own SOAP session ([`Vcsim::soap`]), opened on first use.
+    soap_cookie: std::sync::Mutex<Option<String>>,
     // Field order is drop order: the process goes before its directory and
     // the spawner thread that owns it.
     proc: Proc,
@@ -35,6 +41,13 @@ impl Vcsim {
     /// starts it on a port of its own choosing, accepting only
     /// `username`/`password`.
     pub fn start(username: &str, password: &str) -> Result<Vcsim> {
+        Vcsim::start_with(username, password, &[])
+    }
+
+    /// [`Vcsim::start`] with more vcsim flags, e.g. `["-cluster", "2"]` for
+    /// two compute clusters (each with its own resource pool: two failure
+    /// domains).
+    pub fn start_with(username: &str, password: &str, extra_args: &[&str]) -> Result<Vcsim> {
         ensure!(
             !username.is_empty() && !password.is_empty(),
             "vcsim accepts any login unless given both a username and a password"
@@ -50,7 +63,7 @@ impl Vcsim {
         // vcsim opens the `-E` file for writing without creating it.
         std::fs::File::create(&env).with_context(|| format!("cannot create {}", env.display()))?;
         let path = |p: &Path| p.display().to_string();
-        let args = vec![
+        let mut args = vec![
             "-l".to_owned(),
             "127.0.0.1:0".to_owned(),
             "-tlscert".to_owned(),
@@ -64,6 +77,7 @@ impl Vcsim {
             "-E".to_owned(),
             path(&env),
         ];
+        args.extend(extra_args.iter().map(|a| (*a).to_owned()));
         let spawner = Spawner::new()?;
         let mut proc = Proc::spawn(&spawner, "vcsim", &binary, &args, &log)?;
         let server = wait_listening(&mut proc, &env)?;
@@ -72,6 +86,7 @@ impl Vcsim {
             username: username.to_owned(),
             password: password.to_owned(),
             ca_pem,
+            soap_cookie: std::sync::Mutex::new(None),
             proc,
             _spawner: spawner,
             _dir: dir,
@@ -92,6 +107,267 @@ impl Vcsim {
     pub fn log_tail(&self) -> String {
         tail(self.proc.log(), 40)
     }
+}
+
+/// The harness's own view of vcsim over HTTP: just enough SOAP and vAPI
+/// REST for tests to set up inventory (folders, tags) and read back
+/// outcomes independently of the client under test. Answers are matched as
+/// text: vcsim's serializer is fixed for a pinned version.
+impl Vcsim {
+    /// A client that trusts vcsim's CA only, without proxies or idle
+    /// connections (each test has its own runtime).
+    fn client(&self) -> Result<reqwest::Client> {
+        let mut roots = rustls::RootCertStore::empty();
+        let cert = CertificateDer::from_pem_slice(self.ca_pem.as_bytes())
+            .context("vcsim's CA is not PEM")?;
+        roots.add(cert)?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        reqwest::Client::builder()
+            .tls_backend_preconfigured(config)
+            .no_proxy()
+            .pool_max_idle_per_host(0)
+            .timeout(Duration::from_secs(30))
+            .build()
+            .context("cannot build the vcsim HTTP client")
+    }
+
+    /// POSTs one vim25 call (`<Method xmlns="urn:vim25">…</Method>`) to
+    /// `/sdk` in the harness's session; the answer's text. A SOAP fault is
+    /// an error carrying the whole answer.
+    pub async fn soap(&self, call: &str) -> Result<String> {
+        let cookie = self.soap_cookie.lock().map(|c| c.clone()).unwrap_or(None);
+        let cookie = match cookie {
+            Some(c) => c,
+            None => {
+                let login = format!(
+                    r#"<Login xmlns="urn:vim25"><_this type="SessionManager">SessionManager</_this><userName>{}</userName><password>{}</password></Login>"#,
+                    xml_escape(&self.username),
+                    xml_escape(&self.password)
+                );
+                let (_, set_cookie) = self.post_soap(&login, None).await?;
+                let c = set_cookie.context("vcsim's Login set no cookie")?;
+                if let Ok(mut slot) = self.soap_cookie.lock() {
+                    *slot = Some(c.clone());
+                }
+                c
+            }
+        };
+        Ok(self.post_soap(call, Some(&cookie)).await?.0)
+    }
+
+    async fn post_soap(
+        &self,
+        call: &str,
+        cookie: Option<&str>,
+    ) -> Result<(String, Option<String>)> {
+        let body = format!(
+            concat!(
+                r#"<?xml version="1.0" encoding="UTF-8"?>"#,
+                r#"<soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" "#,
+                r#"xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema">"#,
+                "<soapenv:Body>{}</soapenv:Body></soapenv:Envelope>"
+            ),
+            call
+        );
+        let mut request = self
+            .client()?
+            .post(self.sdk_url())
+            .header("Content-Type", "text/xml; charset=utf-8")
+            .header("SOAPAction", "urn:vim25/8.0.3.0")
+            .body(body);
+        if let Some(c) = cookie {
+            request = request.header("Cookie", c);
+        }
+        let response = request.send().await.context("POST /sdk")?;
+        let set_cookie = response
+            .headers()
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(str::to_owned);
+        let text = response.text().await.context("POST /sdk: reading")?;
+        ensure!(!text.contains("Fault>"), "vcsim answered a fault: {text}");
+        Ok((text, set_cookie))
+    }
+
+    /// The object at an inventory path (`Folder:group-v3`), if any.
+    pub async fn find_by_path(&self, path: &str) -> Result<Option<(String, String)>> {
+        let answer = self
+            .soap(&format!(
+                r#"<FindByInventoryPath xmlns="urn:vim25"><_this type="SearchIndex">SearchIndex</_this><inventoryPath>{}</inventoryPath></FindByInventoryPath>"#,
+                xml_escape(path)
+            ))
+            .await?;
+        Ok(moref_in(&answer, "returnval"))
+    }
+
+    /// Creates folder `name` in the folder at `parent` (`/DC0/vm`); its
+    /// managed object ID.
+    pub async fn create_folder(&self, parent: &str, name: &str) -> Result<String> {
+        let (kind, id) = self
+            .find_by_path(parent)
+            .await?
+            .with_context(|| format!("no folder at {parent}"))?;
+        let answer = self
+            .soap(&format!(
+                r#"<CreateFolder xmlns="urn:vim25"><_this type="{kind}">{id}</_this><name>{}</name></CreateFolder>"#,
+                xml_escape(name)
+            ))
+            .await?;
+        moref_in(&answer, "returnval")
+            .map(|(_, id)| id)
+            .with_context(|| format!("CreateFolder answered no folder: {answer}"))
+    }
+
+    /// The raw `<val>` text of one property of a VM (`vm-42`), e.g.
+    /// `config.bootOptions.efiSecureBootEnabled`; `None` when vcsim reports
+    /// no value.
+    pub async fn vm_property(&self, vm: &str, path: &str) -> Result<Option<String>> {
+        let answer = self
+            .soap(&format!(
+                concat!(
+                    r#"<RetrievePropertiesEx xmlns="urn:vim25"><_this type="PropertyCollector">propertyCollector</_this>"#,
+                    "<specSet><propSet><type>VirtualMachine</type><pathSet>{path}</pathSet></propSet>",
+                    r#"<objectSet><obj type="VirtualMachine">{vm}</obj></objectSet></specSet><options></options></RetrievePropertiesEx>"#
+                ),
+                path = xml_escape(path),
+                vm = xml_escape(vm)
+            ))
+            .await?;
+        Ok(answer
+            .split_once("<val")
+            .and_then(|(_, rest)| rest.split_once('>'))
+            .and_then(|(_, rest)| rest.split_once("</val>"))
+            .map(|(val, _)| val.to_owned()))
+    }
+
+    /// Renames a VM (`Rename_Task`; vcsim finishes it before answering).
+    pub async fn rename_vm(&self, vm: &str, new_name: &str) -> Result<()> {
+        self.soap(&format!(
+            r#"<Rename_Task xmlns="urn:vim25"><_this type="VirtualMachine">{}</_this><newName>{}</newName></Rename_Task>"#,
+            xml_escape(vm),
+            xml_escape(new_name)
+        ))
+        .await
+        .map(drop)
+    }
+
+    /// One vAPI REST call under `/rest` with a fresh session: the JSON
+    /// answer's `value`.
+    async fn rest(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> Result<serde_json::Value> {
+        let client = self.client()?;
+        let base = format!("https://{}/rest", self.server);
+        let session = client
+            .post(format!("{base}/com/vmware/cis/session"))
+            .basic_auth(&self.username, Some(&self.password))
+            .send()
+            .await?
+            .error_for_status()
+            .context("vAPI login")?
+            .text()
+            .await?;
+        let session: serde_json::Value =
+            serde_json::from_str(&session).context("vAPI login: not JSON")?;
+        let id = session["value"]
+            .as_str()
+            .context("no vAPI session ID")?
+            .to_owned();
+        let mut request = client
+            .request(method.clone(), format!("{base}{path}"))
+            .header("vmware-api-session-id", id);
+        if let Some(body) = body {
+            request = request
+                .header("Content-Type", "application/json")
+                .body(body.to_string());
+        }
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("{method} {path}"))?;
+        let status = response.status();
+        let text = response.text().await?;
+        ensure!(
+            status.is_success(),
+            "{method} {path}: HTTP {status}: {text}"
+        );
+        if text.trim().is_empty() {
+            return Ok(serde_json::Value::Null);
+        }
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{method} {path}: not JSON: {text}"))?;
+        Ok(value["value"].clone())
+    }
+
+    /// Creates a tag category (one tag per object, for VMs) and a tag
+    /// named `name` in it, as the installer creates the infrastructure ID's;
+    /// the tag's ID.
+    pub async fn create_tag(&self, category: &str, name: &str) -> Result<String> {
+        let category_id = self
+            .rest(
+                reqwest::Method::POST,
+                "/com/vmware/cis/tagging/category",
+                Some(serde_json::json!({"create_spec": {
+                    "name": category, "description": "mco-e2e",
+                    "cardinality": "SINGLE", "associable_types": ["VirtualMachine"]}})),
+            )
+            .await?;
+        let category_id = category_id.as_str().context("no category ID")?.to_owned();
+        let tag = self
+            .rest(
+                reqwest::Method::POST,
+                "/com/vmware/cis/tagging/tag",
+                Some(serde_json::json!({"create_spec": {
+                    "name": name, "description": "mco-e2e", "category_id": category_id}})),
+            )
+            .await?;
+        Ok(tag.as_str().context("no tag ID")?.to_owned())
+    }
+
+    /// The IDs of the tags attached to VM `vm` (`vm-42`).
+    pub async fn attached_tags(&self, vm: &str) -> Result<Vec<String>> {
+        let ids = self
+            .rest(
+                reqwest::Method::POST,
+                "/com/vmware/cis/tagging/tag-association?~action=list-attached-tags",
+                Some(serde_json::json!({"object_id": {"id": vm, "type": "VirtualMachine"}})),
+            )
+            .await?;
+        let mut ids: Vec<String> = ids
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ids.sort();
+        Ok(ids)
+    }
+}
+
+/// `type` and ID of the first `<tag type="T">id</tag>` in `text`.
+fn moref_in(text: &str, tag: &str) -> Option<(String, String)> {
+    let (_, rest) = text.split_once(&format!("<{tag} type=\""))?;
+    let (kind, rest) = rest.split_once('"')?;
+    let (_, rest) = rest.split_once('>')?;
+    let (id, _) = rest.split_once(&format!("</{tag}>"))?;
+    Some((kind.to_owned(), id.to_owned()))
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Runs `tests/vcsim/build.sh` (a no-op when cached) and returns the binary.

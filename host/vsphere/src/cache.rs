@@ -65,7 +65,9 @@ impl OvaCache {
     /// Concurrent fetches of one digest in this process download once.
     ///
     /// HTTPS is checked against the system roots (the mirror RHCOS OVAs
-    /// come from is public); environment proxies apply.
+    /// come from is public; a cluster's additional trust bundle, injected
+    /// into the pod's system roots, covers a private mirror); environment
+    /// proxies apply.
     pub async fn fetch(
         &self,
         url: &str,
@@ -190,12 +192,14 @@ impl OvaCache {
                 status: response.status().as_u16(),
             });
         }
-        if let Some(len) = response.content_length() {
-            if len > self.max_bytes {
-                return Err(too_large());
-            }
-            self.evict(len, &self.dir.join(format!("{digest}.ova")))
-                .await;
+        // Nothing is evicted for a download until its digest matched: a
+        // failed one must not cost the cache what it held. The directory
+        // may so hold `max_bytes` plus one download for a while.
+        if response
+            .content_length()
+            .is_some_and(|len| len > self.max_bytes)
+        {
+            return Err(too_large());
         }
         let io = |source| FetchError::Io {
             path: part.to_owned(),

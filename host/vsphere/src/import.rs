@@ -27,7 +27,7 @@ use crate::inventory::localized_fault;
 use crate::ova::Ova;
 use crate::session::{MoRef, Session, http_error, read_bounded};
 use crate::xml::{Element, escape};
-use crate::{DiskType, ImportPlan, Imported, MAX_TEMPLATE_NAME, temp_name};
+use crate::{DiskType, FoundVm, ImportPlan, Imported, MAX_TEMPLATE_NAME, temp_name};
 
 /// How often upload progress is reported to the lease: vCenter times out a
 /// lease that hears nothing for its `leaseTimeout` (300 s in vcsim and by
@@ -70,7 +70,10 @@ impl Session {
     /// 1. refuse a name over 80 characters; look up the datacenter, folder,
     ///    compute cluster, resource pool, datastore, the network among the
     ///    cluster's, and the VMs named like the template or its temporaries;
-    /// 2. destroy stale `mco-tmp-`/`mco-old-` VMs an earlier pass left;
+    /// 2. destroy stale `mco-tmp-`/`mco-old-` VMs an earlier pass left
+    ///    (but an `mco-old-` template in the folder with no VM of the final
+    ///    name there is an interrupted swap's old template: it is renamed
+    ///    back and swapped as the old template instead);
     /// 3. refuse an OVF with other than one network;
     /// 4. `OvfManager.CreateImportSpec` as `mco-tmp-…`;
     /// 5. pick the first cluster host that sees the network and datastore
@@ -98,7 +101,6 @@ impl Session {
         let tmp = temp_name("mco-tmp", name);
         let old_name = temp_name("mco-old", name);
         let r = self.resolve(plan).await?;
-        let folder_path = plan.folder.trim_end_matches('/');
 
         // The old template (in the target folder) and stale temporaries.
         let found = self
@@ -106,8 +108,8 @@ impl Session {
             .await
             .at(Step::LookingUpVms)?;
         let mut old = None;
-        for vm in &found {
-            if vm.name == name && vm.folder == folder_path {
+        for (vm, parent) in &found {
+            if vm.name == name && parent.as_ref() == Some(&r.folder) {
                 if !vm.template {
                     return Err(Error::NotATemplate {
                         name: vm.name.clone(),
@@ -118,7 +120,30 @@ impl Session {
                 old = Some(MoRef::new("VirtualMachine", &vm.moref));
             }
         }
-        for vm in found.iter().filter(|v| v.name == tmp || v.name == old_name) {
+        // An interrupted swap left the old template as `mco-old-…` and no VM
+        // of the final name: take it back (as recover_swap would) rather
+        // than destroy the only template there is before the new one exists.
+        let mut recovered = None;
+        if old.is_none() {
+            let olds: Vec<&FoundVm> = found
+                .iter()
+                .filter(|(v, p)| v.name == old_name && v.template && p.as_ref() == Some(&r.folder))
+                .map(|(v, _)| v)
+                .collect();
+            if let [vm] = olds.as_slice() {
+                let moref = MoRef::new("VirtualMachine", &vm.moref);
+                self.rename(&moref, name).await.at(Step::Renaming {
+                    from: old_name.clone(),
+                    to: name.to_owned(),
+                })?;
+                tracing::info!(from = %old_name, to = %name, "renamed the old template back after an interrupted swap");
+                recovered = Some(vm.moref.clone());
+                old = Some(moref);
+            }
+        }
+        for (vm, _) in found.iter().filter(|(v, _)| {
+            (v.name == tmp || v.name == old_name) && Some(&v.moref) != recovered.as_ref()
+        }) {
             tracing::info!(vm = %vm.name, moref = %vm.moref, "destroying a stale VM of an earlier pass");
             self.destroy(&MoRef::new("VirtualMachine", &vm.moref))
                 .await
@@ -305,6 +330,7 @@ impl Session {
         if let Some(t) = plan.disk_type {
             pin_disk_provisioning(&mut spec, t);
         }
+        unpin_disk_files(&mut spec, entity);
         Ok((spec, items))
     }
 
@@ -700,6 +726,27 @@ pub(crate) fn pin_disk_provisioning(spec: &mut Element, t: DiskType) {
     });
 }
 
+/// Empties the file name of every disk backing the import spec places in
+/// a directory named after the entity (`[ds] mco-tmp-1a2b3c4d/disk-0.vmdk`,
+/// as vcsim writes them), so the host names the disk inside the new VM's
+/// own directory. A VM keeps its files' paths when renamed, so the template
+/// a previous pass imported as `mco-tmp-…` still owns that directory: a
+/// fixed name there collides (vcsim: `FileAlreadyExists`). An empty name
+/// for a disk being created is the API's way of letting ESX choose
+/// (`<vm>/<vm>.vmdk`, then `_1`, …); vcsim does the same.
+pub(crate) fn unpin_disk_files(spec: &mut Element, entity: &str) {
+    let dir = format!("] {entity}/");
+    visit_mut(spec, &mut |el| {
+        if el.name == "backing"
+            && el.type_name() == Some("VirtualDiskFlatVer2BackingInfo")
+            && let Some(f) = el.children.iter_mut().find(|c| c.name == "fileName")
+            && f.text.contains(&dir)
+        {
+            f.text.clear();
+        }
+    });
+}
+
 fn visit_mut(el: &mut Element, f: &mut impl FnMut(&mut Element)) {
     f(el);
     for c in &mut el.children {
@@ -785,6 +832,18 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("VirtualCdromIsoBackingInfo\"><fileName>x</fileName><thin"));
+        // Disk files named after the entity are left to the host.
+        let mut spec = xml::parse(
+            r#"<s xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><backing xsi:type="VirtualDiskFlatVer2BackingInfo"><fileName>[LocalDS_0] mco-tmp-1/disk-0.vmdk</fileName></backing><backing xsi:type="VirtualDiskFlatVer2BackingInfo"><fileName>[LocalDS_0] other/disk-0.vmdk</fileName></backing></s>"#,
+        )
+        .unwrap();
+        unpin_disk_files(&mut spec, "mco-tmp-1");
+        let names: Vec<&str> = spec
+            .children
+            .iter()
+            .map(|b| b.text_at(&["fileName"]).unwrap())
+            .collect();
+        assert_eq!(names, ["", "[LocalDS_0] other/disk-0.vmdk"]);
         // Absent fields are inserted before the later ones.
         let mut b = xml::parse(
             r#"<backing><fileName>f</fileName><digestEnabled>false</digestEnabled></backing>"#,

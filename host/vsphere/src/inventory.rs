@@ -229,14 +229,19 @@ impl Session {
     ) -> Result<Vec<FoundVm>, Error> {
         let (dc, _) = self.datacenter(datacenter).await?;
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        self.describe_vms(&dc, &names).await
+        let found = self.describe_vms(&dc, &names).await?;
+        Ok(found.into_iter().map(|(vm, _)| vm).collect())
     }
 
+    /// [`Session::find_vms`] with each VM's parent folder reference.
     pub(crate) async fn describe_vms(
         &self,
         dc: &MoRef,
         names: &[&str],
-    ) -> Result<Vec<FoundVm>, Error> {
+    ) -> Result<Vec<(FoundVm, Option<MoRef>)>, Error> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
         let found = self.vms_named(dc, names).await?;
         let refs: Vec<MoRef> = found.into_iter().map(|(r, _)| r).collect();
         let details = self
@@ -258,20 +263,22 @@ impl Session {
             let Some(name) = p.text("name").map(str::to_owned) else {
                 continue;
             };
-            let folder = match p.moref("parent") {
-                Some(parent) => self.inventory_path(&parent, &mut folders).await?,
+            let parent = p.moref("parent");
+            let folder = match &parent {
+                Some(parent) => self.inventory_path(parent, &mut folders).await?,
                 None => String::new(),
             };
-            out.push(FoundVm {
+            let vm = FoundVm {
                 name,
                 moref: p.obj.value.clone(),
                 folder,
                 template: p.flag("config.template"),
                 release: release_of(&p),
                 disk_type: p.get("config.hardware.device").and_then(disk_type_of),
-            });
+            };
+            out.push((vm, parent));
         }
-        out.sort_by(|a, b| (&a.name, &a.moref).cmp(&(&b.name, &b.moref)));
+        out.sort_by(|(a, _), (b, _)| (&a.name, &a.moref).cmp(&(&b.name, &b.moref)));
         Ok(out)
     }
 

@@ -21,12 +21,34 @@
 //! ([`Timeouts`]), and every error names the vCenter method (or REST path)
 //! that failed together with vCenter's own fault name and message.
 //!
-//! # TLS
+//! # TLS and proxies
 //!
 //! Clients are built from a rustls configuration made here with ring's
 //! provider (the one the controller uses), so no process-wide crypto
 //! provider needs to be installed and no second provider (aws-lc-rs) is
-//! compiled.
+//! compiled. `HTTPS_PROXY`/`NO_PROXY` from the environment apply, as they
+//! do for govmomi upstream.
+//!
+//! # vcsim
+//!
+//! The e2e tests (`tests/tests/vsphere_client.rs`) run every call here
+//! against govmomi's simulator vcsim v0.45.1. Where it differs from a real
+//! vCenter, the client does what is right for both:
+//!
+//! - it never sets `summary.config.product` of an imported VM, but copies
+//!   the OVF ProductSection into `config.vAppConfig.product`, so
+//!   [`FoundVm::release`] falls back to the latter;
+//! - it accepts `diskProvisioning` but always creates thin disks, so the
+//!   import pins the disk backings of the import spec to the type asked
+//!   for (what a real vCenter's spec already says);
+//! - it names an import's disks `[ds] <entity>/disk-N.vmdk`, which the
+//!   previous pass's template (imported under the same `mco-tmp-` name,
+//!   then renamed; VM files keep their paths) still owns, so such names are
+//!   emptied for the host to choose, as ESX does for an empty name;
+//! - it serves vAPI tagging under `/rest` only (see `tags.rs`), and answers
+//!   an empty tag list as `{}` rather than `{"value": []}`;
+//! - it leaves the VM of an aborted import lease in place, so the import
+//!   destroys it itself.
 
 mod cache;
 mod error;
@@ -125,7 +147,8 @@ pub struct FoundVm {
     /// The managed object ID, e.g. `vm-42`.
     pub moref: String,
     /// The inventory path of the VM's parent folder, e.g.
-    /// `/DC0/vm/ci-x7k2p` (no trailing slash).
+    /// `/DC0/vm/ci-x7k2p` (no trailing slash); empty for a VM inside a
+    /// vApp, which has no parent folder.
     pub folder: String,
     /// `config.template`.
     pub template: bool,
@@ -280,6 +303,20 @@ mod tests {
         assert_eq!(t.call, Duration::from_secs(60));
         assert_eq!(t.task, Duration::from_secs(600));
         assert_eq!(t.transfer, Duration::from_secs(3600));
+    }
+
+    /// The integrator spawns these on a multi-threaded runtime.
+    #[allow(dead_code)]
+    fn futures_are_send(s: &Session, p: &ImportPlan, o: &Ova, c: &OvaCache) {
+        fn send<T: Send>(_: T) {}
+        send(s.find_vms("DC0", &[]));
+        send(s.recover_swap("DC0", "x"));
+        send(s.import_template(p, o));
+        send(c.fetch("u", "d", Duration::ZERO));
+        fn sync<T: Send + Sync>() {}
+        sync::<Session>();
+        sync::<Ova>();
+        sync::<OvaCache>();
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub struct Ova {
 impl Ova {
     /// Reads the tar's index, finds the one `*.ovf` entry and parses the
     /// envelope. Every file the OVF's `References` name must be in the tar.
+    /// Blocking file I/O, but small: the tar headers (seeking over the
+    /// data) and the descriptor; from async code, a `spawn_blocking` is the
+    /// strict way.
     pub fn open(path: &Path) -> Result<Ova, OvaError> {
         let io = |source| OvaError::Io {
             path: path.to_owned(),

@@ -66,7 +66,9 @@ pub(crate) struct ServiceContent {
 }
 
 /// A logged-in vim25 SOAP session, plus the vAPI REST session for tags,
-/// opened on first use.
+/// opened on first use. End it with [`Session::logout`]: a dropped session
+/// lives on in vCenter until its idle timeout (30 minutes by default).
+/// `Send + Sync`, and its futures are `Send`.
 pub struct Session {
     pub(crate) http: reqwest::Client,
     pub(crate) server: String,
@@ -464,6 +466,130 @@ impl ServerCertVerifier for NoVerification {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server on loopback that answers every request with `response`
+    /// (plain HTTP: what is under test is the body handling).
+    async fn answering(response: Vec<u8>) -> std::net::SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let response = response.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 65536];
+                    let _ = sock.read(&mut buf).await;
+                    let _ = sock.write_all(&response).await;
+                    let _ = sock.shutdown().await;
+                });
+            }
+        });
+        addr
+    }
+
+    fn session_at(addr: std::net::SocketAddr) -> Session {
+        Session {
+            http: http_client(&Trust::InsecureSkipVerify).unwrap(),
+            server: addr.to_string(),
+            sdk_url: format!("http://{addr}/sdk"),
+            version: INITIAL_VERSION.to_owned(),
+            cookie: None,
+            content: ServiceContent {
+                root_folder: MoRef::new("Folder", "group-d1"),
+                property_collector: MoRef::new("PropertyCollector", "pc"),
+                view_manager: MoRef::new("ViewManager", "vm"),
+                session_manager: MoRef::new("SessionManager", "sm"),
+                search_index: MoRef::new("SearchIndex", "si"),
+                ovf_manager: MoRef::new("OvfManager", "om"),
+            },
+            timeouts: Timeouts {
+                call: Duration::from_secs(10),
+                ..Timeouts::default()
+            },
+            username: "u".into(),
+            password: "p".into(),
+            rest_token: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    fn http(status: &str, body: &[u8]) -> Vec<u8> {
+        let mut r = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: text/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(body);
+        r
+    }
+
+    async fn call(response: Vec<u8>) -> Result<Element, Error> {
+        let s = session_at(answering(response).await);
+        s.invoke("FindByInventoryPath", &MoRef::new("SearchIndex", "si"), "")
+            .await
+    }
+
+    #[tokio::test]
+    async fn hostile_answers_are_errors_naming_the_method() {
+        let ok = br#"<Envelope><Body><FindByInventoryPathResponse><returnval type="Folder">f</returnval></FindByInventoryPathResponse></Body></Envelope>"#;
+        let answer = call(http("200 OK", ok)).await.unwrap();
+        assert_eq!(answer.name, "FindByInventoryPathResponse");
+
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (
+                http("200 OK", b"<Envelope><Body><unclosed></Body></Envelope>"),
+                "FindByInventoryPath: malformed answer",
+            ),
+            (
+                http("503 Service Unavailable", b"<html><body>down"),
+                "FindByInventoryPath: malformed answer: HTTP 503 Service Unavailable: <html><body>down",
+            ),
+            (
+                http("200 OK", b"<NotSoap/>"),
+                "not a SOAP envelope",
+            ),
+            (
+                http("200 OK", b"<Envelope><Body><OtherResponse/></Body></Envelope>"),
+                "no FindByInventoryPathResponse",
+            ),
+            (http("200 OK", b"\xff\xfe"), "not UTF-8"),
+            (
+                http(
+                    "500 Internal Server Error",
+                    br#"<Envelope xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><Body><Fault><faultcode>ServerFaultCode</faultcode><faultstring>gone</faultstring><detail><F xsi:type="ManagedObjectNotFound"/></detail></Fault></Body></Envelope>"#,
+                ),
+                "FindByInventoryPath: ManagedObjectNotFound: gone",
+            ),
+            (
+                // Announced too large: refused before reading.
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n<",
+                    MAX_BODY + 1
+                )
+                .into_bytes(),
+                "exceeds 16777216 bytes",
+            ),
+        ];
+        for (response, want) in cases {
+            let err = call(response).await.unwrap_err().to_string();
+            assert!(err.contains(want), "{want}: {err}");
+        }
+
+        // Chunked, no length: cut off once past the bound.
+        let mut chunked =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".to_vec();
+        let chunk = vec![b'a'; 1 << 20];
+        for _ in 0..17 {
+            chunked.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+            chunked.extend_from_slice(&chunk);
+            chunked.extend_from_slice(b"\r\n");
+        }
+        chunked.extend_from_slice(b"0\r\n\r\n");
+        let err = call(chunked).await.unwrap_err();
+        assert!(
+            matches!(&err, Error::TooLarge { method, limit } if method == "FindByInventoryPath" && *limit == MAX_BODY),
+            "{err}"
+        );
+    }
 
     #[test]
     fn faults_name_their_type_and_message() {

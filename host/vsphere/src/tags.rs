@@ -117,13 +117,17 @@ impl Session {
             return checked_id(tag).map(str::to_owned);
         }
         let list = self.rest(Method::GET, TAGS, None).await?;
-        let ids = list
-            .get("value")
-            .and_then(Value::as_array)
-            .ok_or_else(|| Error::Malformed {
-                method: TAGS.into(),
-                detail: "no tag list in the answer".into(),
-            })?;
+        // vcsim leaves an empty list out (`{}`); vCenter sends `[]`.
+        let ids = match list.get("value") {
+            None | Some(Value::Null) => &[][..],
+            Some(Value::Array(ids)) => ids.as_slice(),
+            Some(_) => {
+                return Err(Error::Malformed {
+                    method: TAGS.into(),
+                    detail: "the tag list is not a list".into(),
+                });
+            }
+        };
         for id in ids.iter().take(MAX_TAGS).filter_map(Value::as_str) {
             let Ok(id) = checked_id(id) else { continue };
             let path = format!("{TAGS}/id:{id}");
