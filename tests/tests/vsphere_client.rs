@@ -422,6 +422,19 @@ async fn an_interrupted_swap_is_recovered() -> Result<()> {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].name, name);
     assert_eq!(found[0].release.as_deref(), Some(R1));
+
+    // A swap whose final destroy did not happen: the leftover goes.
+    let leftover = s
+        .import_template(&plan("leftover", "ci", "DC0_C0"), &ova2)
+        .await?;
+    v.rename_vm(&leftover.moref, &old).await?;
+    assert_eq!(
+        s.recover_swap("DC0", name).await?,
+        Recovery::RemovedLeftover { name: old.clone() }
+    );
+    let found = s.find_vms("DC0", &all).await?;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].moref, again.moref);
     s.logout().await?;
     Ok(())
 }

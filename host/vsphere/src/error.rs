@@ -59,13 +59,12 @@ pub enum Error {
     /// destroy a VM someone uses, so nothing is touched.
     #[error("{name} ({moref}) is a virtual machine, not a template; it is left alone")]
     NotATemplate { name: String, moref: String },
-    /// The caller asked for something this client refuses before any call
-    /// (a template name over 80 characters, an unusable CA bundle, …).
+    /// A refusal of this client's own, not vCenter's: a template name
+    /// over 80 characters, an unusable CA bundle, an OVA with other than one
+    /// network, no usable ESXi host (`all hosts unavailable`), an ambiguous
+    /// recovery.
     #[error("{0}")]
     Invalid(String),
-    /// The OVA handed to the import does not fit it.
-    #[error(transparent)]
-    Ova(#[from] OvaError),
 }
 
 /// Which stage of [`crate::Session::import_template`] failed.

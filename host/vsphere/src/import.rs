@@ -668,7 +668,10 @@ impl Session {
 
     /// Step 9. Without an old template: one rename. With one: old →
     /// `mco-old-…`, new → final, destroy old. If the second rename fails,
-    /// the old template gets its name back and the new VM is removed.
+    /// the old template gets its name back and the new VM is removed. If
+    /// only the destruction fails, the new template is in place already;
+    /// the error says which step, and [`Session::recover_swap`] (or the
+    /// next import) removes the leftover.
     async fn swap(
         &self,
         vm: &MoRef,

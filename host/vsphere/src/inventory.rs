@@ -321,31 +321,45 @@ impl Session {
 
     /// Crash recovery of an interrupted swap: if no VM named `name` exists
     /// in `datacenter` but `temp_name("mco-old", name)` does, rename it back
-    /// to `name`. More than one `mco-old-` VM is ambiguous and an error.
+    /// to `name`. If both exist, templates both, the swap got as far as the
+    /// new template's rename and only the old one's destruction is missing
+    /// (it failed, or the process died): the `mco-old-` leftover is
+    /// destroyed. More than one `mco-old-` VM is ambiguous and an error.
     pub async fn recover_swap(&self, datacenter: &str, name: &str) -> Result<Recovery, Error> {
         let (dc, _) = self.datacenter(datacenter).await?;
         let old = temp_name("mco-old", name);
-        let found = self.vms_named(&dc, &[name, &old]).await?;
-        if found.iter().any(|(_, n)| n == name) {
-            return Ok(Recovery::Nothing);
-        }
-        let olds: Vec<&MoRef> = found
+        let found = self.describe_vms(&dc, &[name, &old]).await?;
+        let finals: Vec<&FoundVm> = found
             .iter()
-            .filter(|(_, n)| *n == old)
-            .map(|(r, _)| r)
+            .map(|(v, _)| v)
+            .filter(|v| v.name == name)
             .collect();
-        match olds.as_slice() {
-            [] => Ok(Recovery::Nothing),
-            [vm] => {
-                self.rename(vm, name).await?;
-                tracing::info!(from = %old, to = %name, "renamed the old template back after an interrupted swap");
-                Ok(Recovery::RenamedBack { from: old })
+        let olds: Vec<&FoundVm> = found
+            .iter()
+            .map(|(v, _)| v)
+            .filter(|v| v.name == old)
+            .collect();
+        let [vm] = olds.as_slice() else {
+            if olds.is_empty() {
+                return Ok(Recovery::Nothing);
             }
-            _ => Err(Error::Invalid(format!(
-                "{} VMs are named {old} in {datacenter}; not guessing which to rename back",
+            return Err(Error::Invalid(format!(
+                "{} VMs are named {old} in {datacenter}; not guessing which to recover",
                 olds.len()
-            ))),
+            )));
+        };
+        let moref = MoRef::new("VirtualMachine", &vm.moref);
+        if finals.is_empty() {
+            self.rename(&moref, name).await?;
+            tracing::info!(from = %old, to = %name, "renamed the old template back after an interrupted swap");
+            return Ok(Recovery::RenamedBack { from: old });
         }
+        if vm.template && finals.iter().any(|f| f.template) {
+            self.destroy(&moref).await?;
+            tracing::info!(vm = %old, "destroyed the old template a finished swap left behind");
+            return Ok(Recovery::RemovedLeftover { name: old });
+        }
+        Ok(Recovery::Nothing)
     }
 
     /// `Rename_Task`, awaited.

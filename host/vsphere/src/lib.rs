@@ -214,6 +214,12 @@ pub enum Recovery {
     RenamedBack {
         from: String,
     },
+    /// The template of the final name exists and so did the old one, as
+    /// `name` (the `mco-old-` name): a swap whose last step, destroying the
+    /// old template, did not happen. The leftover was destroyed.
+    RemovedLeftover {
+        name: String,
+    },
 }
 
 /// `"<prefix>-<first 4 bytes of sha256(name) as lowercase hex>"`, e.g.
