@@ -558,7 +558,13 @@ fn guests_checks_a_registry_before_it_is_deployed() {
     let names: Vec<&str> = jobs.keys().map(String::as_str).collect();
     assert_eq!(
         names,
-        ["bootImage.AWS", "bootImage.Azure", "bootImage.GCP", "mcn"]
+        [
+            "bootImage.AWS",
+            "bootImage.Azure",
+            "bootImage.GCP",
+            "bootImage.VSphere",
+            "mcn"
+        ]
     );
     let mcn_sha = status["jobs"]["mcn"]["sha256"]
         .as_str()

@@ -73,9 +73,7 @@ fn decide(
         Step::Guest(prepared) => prepared.clone(),
     };
     // What the planner's vCenter round gives the guest, read offline.
-    prepared.cluster.vcenter = inputs
-        .vcenter_facts(&prepared)
-        .map_err(|e| e.to_string())?;
+    prepared.cluster.vcenter = inputs.vcenter_facts(&prepared).map_err(|e| e.to_string())?;
     let user_data = rules.user_data.clone();
     let user_data = user_data.as_deref();
     let native = match native_rule(&prepared.platform_type) {

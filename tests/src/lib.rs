@@ -28,6 +28,7 @@
 mod control_plane;
 mod crds;
 mod http;
+mod mirror;
 pub mod ova;
 mod process;
 mod users;
@@ -39,6 +40,7 @@ pub use control_plane::{
 };
 pub use crds::{FeatureSet, crds_dir, load_crd_dir, openshift};
 pub use http::http_get;
+pub use mirror::Mirror;
 pub use process::tail;
 pub use users::{ADMIN_USER, User};
 pub use vcsim::Vcsim;

@@ -85,7 +85,8 @@ fn left_alone(platform: Platform) -> Vec<(&'static str, Option<(&'static str, &'
             "does not have architecture 's390x'",
         )),
         Platform::Aws => Some(("BootImageUpdateSkipped", "s390x")),
-        Platform::Azure => None,
+        // vSphere has its own test (bootimage_vsphere.rs).
+        Platform::Azure | Platform::Vsphere => None,
     };
     let custom = match platform {
         Platform::Azure => (
@@ -133,6 +134,7 @@ async fn new_stream_lands(c: &mut Cluster) -> Result<()> {
             "Reconciled 4 of 6 MAPI MachineSets (1 skipped) | ",
             ("True", "1 Degraded MAPI MachineSets | "),
         ),
+        Platform::Vsphere => anyhow::bail!("vSphere has its own test: bootimage_vsphere.rs"),
     };
     // Each platform's guest also shadows itself: every comparison agrees.
     let registry = c.self_shadowing_registry()?;

@@ -266,10 +266,7 @@ mod tests {
 
     #[test]
     fn a_current_template_of_the_right_name_is_on_target() {
-        let out = run(
-            &spec(MANAGED),
-            &facts(vec![vm(MANAGED, FOLDER, Some(NEW))]),
-        );
+        let out = run(&spec(MANAGED), &facts(vec![vm(MANAGED, FOLDER, Some(NEW))]));
         assert_eq!(
             out,
             PlatformOutcome::OnTarget {
@@ -286,10 +283,7 @@ mod tests {
 
     #[test]
     fn an_outdated_template_is_replaced_with_its_own_disk_type_and_no_patch() {
-        let out = run(
-            &spec(MANAGED),
-            &facts(vec![vm(MANAGED, FOLDER, Some(OLD))]),
-        );
+        let out = run(&spec(MANAGED), &facts(vec![vm(MANAGED, FOLDER, Some(OLD))]));
         assert_eq!(
             out,
             PlatformOutcome::Update {
@@ -462,7 +456,10 @@ mod tests {
             "providerSpec.value.workspace.server is not set"
         );
         assert_eq!(
-            error(run(&json!({"template": 5, "workspace": {"folder": FOLDER}}), &facts(vec![]))),
+            error(run(
+                &json!({"template": 5, "workspace": {"folder": FOLDER}}),
+                &facts(vec![])
+            )),
             "providerSpec.value.template must be a string, got a number"
         );
         assert_eq!(
@@ -497,7 +494,9 @@ mod tests {
         let outdated = facts(vec![vm(MANAGED, FOLDER, Some(OLD))]);
         assert_eq!(
             with("aarch64", &outdated),
-            PlatformOutcome::error("rhcos-4.21/aarch64: artifact 'vmware' format 'ova' disk not found")
+            PlatformOutcome::error(
+                "rhcos-4.21/aarch64: artifact 'vmware' format 'ova' disk not found"
+            )
         );
     }
 

@@ -67,10 +67,7 @@ pub struct TemplateImport {
 impl VcenterFacts {
     /// The template name the cluster manages for its failure domain.
     pub fn managed_template_name(&self) -> String {
-        format!(
-            "{}-rhcos-{}",
-            self.infrastructure_name, self.failure_domain
-        )
+        format!("{}-rhcos-{}", self.infrastructure_name, self.failure_domain)
     }
 
     /// The VMs named `name`.
@@ -155,7 +152,10 @@ mod tests {
             .collect();
         assert_eq!(
             releases,
-            [("/dc/vm/elsewhere", Some("other")), ("/dc/vm/c1", Some("new"))]
+            [
+                ("/dc/vm/elsewhere", Some("other")),
+                ("/dc/vm/c1", Some("new"))
+            ]
         );
     }
 

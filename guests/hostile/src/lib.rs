@@ -349,11 +349,23 @@ mod hostile {
                 .map_err(|e| e.to_string())?;
             let (_, arch) = super::view(&ms, &spec, &cluster)?;
             let ova = stream.vmware_ova(&arch).map_err(|e| e.to_string())?;
-            let release = stream.vmware(&arch).map_err(|e| e.to_string())?.release.clone();
-            let field = |key: &str| spec["workspace"][key].as_str().unwrap_or_default().to_owned();
+            let release = stream
+                .vmware(&arch)
+                .map_err(|e| e.to_string())?
+                .release
+                .clone();
+            let field = |key: &str| {
+                spec["workspace"][key]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            };
             let folder = field("folder");
             let named = spec["template"].as_str().unwrap_or_default().to_owned();
-            let managed = format!("{}-rhcos-{}", vcenter.infrastructure_name, vcenter.failure_domain);
+            let managed = format!(
+                "{}-rhcos-{}",
+                vcenter.infrastructure_name, vcenter.failure_domain
+            );
             let in_folder = |name: &str| {
                 vcenter
                     .vms
@@ -394,7 +406,9 @@ mod hostile {
             }
             let patch = match fragment.as_object().is_some_and(|f| f.is_empty()) {
                 true => json!({}),
-                false => json!({"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}}),
+                false => {
+                    json!({"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}})
+                }
             };
             Ok(wit::Decision::Patch(wit::Patch {
                 target: template,

@@ -370,7 +370,11 @@ impl Worker {
                 for (index, answer) in self.writer.vcenters.read(reads, recover).await {
                     let result = if answer.is_ok() { "read" } else { "failed" };
                     let job = super::job::job(super::vcenter::VSPHERE).to_string();
-                    crate::metrics::count(&self.writer.metrics.bootimage_vcenter_reads, &job, result);
+                    crate::metrics::count(
+                        &self.writer.metrics.bootimage_vcenter_reads,
+                        &job,
+                        result,
+                    );
                     pass.give_vcenter(index, answer);
                 }
             }

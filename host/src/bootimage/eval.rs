@@ -252,12 +252,12 @@ impl BootImageInputs {
         };
         let install_disk_type = match &self.install_config {
             None => None,
-            Some(cm) => vcenter::install_disk_type(cm.typed()?).map_err(|message| {
-                InputError::Invalid {
+            Some(cm) => {
+                vcenter::install_disk_type(cm.typed()?).map_err(|message| InputError::Invalid {
                     what: "install-config ConfigMap",
                     message,
-                }
-            })?,
+                })?
+            }
         };
         Ok(Answer {
             vms: inventory.vms.clone(),

@@ -350,6 +350,8 @@ pub struct VspherePlatformSpec {
 #[serde(default)]
 pub struct VsphereVcenter {
     pub server: String,
+    /// Its HTTPS port (upstream's controller always uses 443).
+    pub port: Option<u16>,
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq, Eq)]

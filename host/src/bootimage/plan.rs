@@ -361,13 +361,8 @@ impl Pass {
                 })
                 .map_err(|err| rules_error(&err)),
             };
-            pass.items.push(Item::new(
-                index,
-                subject,
-                object,
-                step,
-                &snapshot.platforms,
-            ));
+            pass.items
+                .push(Item::new(index, subject, object, step, &snapshot.platforms));
         }
         pass
     }
@@ -431,10 +426,7 @@ impl Pass {
             }
             (Err(detail), lookup) => Progress::Done(Err(PassError::Vcenter {
                 subject: item.subject.clone(),
-                server: lookup
-                    .as_ref()
-                    .map(|l| l.workspace.server.clone())
-                    .unwrap_or_default(),
+                server: lookup.as_ref().map(|l| l.address()).unwrap_or_default(),
                 detail,
             })),
             // A read is only handed out with its lookup.
@@ -469,10 +461,10 @@ impl Pass {
         };
         item.progress = match result {
             Ok(Decision::Patch { patch, import, .. })
-                if self
-                    .state
-                    .guard(&item.subject.key(), &decision_fingerprint(&patch, import.as_ref()))
-                    == Guard::HotLoop =>
+                if self.state.guard(
+                    &item.subject.key(),
+                    &decision_fingerprint(&patch, import.as_ref()),
+                ) == Guard::HotLoop =>
             {
                 Progress::Done(Err(PassError::HotLoop(item.subject.clone())))
             }

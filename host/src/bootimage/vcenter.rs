@@ -54,6 +54,8 @@ pub struct Lookup {
     /// `providerSpec.value.tagIDs`, attached to a new template after the
     /// infrastructure's own tag.
     pub tag_ids: Vec<String>,
+    /// The vCenter's port, when the Infrastructure names one other than 443.
+    pub port: Option<u16>,
 }
 
 /// Where the host's vSphere rules leave a MachineSet.
@@ -90,11 +92,14 @@ pub fn prepare(infra: &Infrastructure, ms: &MachineSetView) -> Option<Match> {
     };
     let spec: VsphereSpec = serde_json::from_value(ms.provider_spec.clone()?).ok()?;
     let workspace = spec.workspace?;
-    let listed = platform.vcenters.iter().any(|v| v.server == workspace.server);
+    let vcenter = platform
+        .vcenters
+        .iter()
+        .find(|v| v.server == workspace.server);
     let matched = platform
         .failure_domains
         .iter()
-        .find(|fd| listed && matches(fd, &workspace));
+        .find(|fd| vcenter.is_some() && matches(fd, &workspace));
     let Some(failure_domain) = matched else {
         return Some(Match::Decided(Decision::skip(format!(
             "providerSpec workspace (server: {}, datacenter: {}, datastore: {}, resourcePool: {}, \
@@ -121,6 +126,7 @@ pub fn prepare(infra: &Infrastructure, ms: &MachineSetView) -> Option<Match> {
         workspace,
         names,
         tag_ids: spec.tag_ids,
+        port: vcenter.and_then(|v| v.port).filter(|&port| port != 443),
     })))
 }
 
@@ -128,7 +134,10 @@ pub fn prepare(infra: &Infrastructure, ms: &MachineSetView) -> Option<Match> {
 /// equals the workspace's, resource pools compared cleaned.
 fn matches(fd: &VsphereFailureDomain, workspace: &Workspace) -> bool {
     let topology = &fd.topology;
-    let vm_group = fd.zone_affinity.as_ref().and_then(|z| z.host_group.as_ref());
+    let vm_group = fd
+        .zone_affinity
+        .as_ref()
+        .and_then(|z| z.host_group.as_ref());
     let vm_group = vm_group.map_or("", |h| h.vm_group.as_str());
     fd.server == workspace.server
         && topology.datacenter == workspace.datacenter
@@ -178,6 +187,16 @@ pub struct Answer {
 }
 
 impl Lookup {
+    /// Where the vCenter answers: `server`, or `server:port` when the
+    /// Infrastructure names another port than 443. Credentials are keyed
+    /// by `server` alone (a Secret key cannot hold a `:`).
+    pub fn address(&self) -> String {
+        match self.port {
+            Some(port) => format!("{}:{port}", self.workspace.server),
+            None => self.workspace.server.clone(),
+        }
+    }
+
     /// The cluster's own template name for this failure domain.
     pub fn managed(&self) -> String {
         managed_name(&self.infrastructure_name, &self.failure_domain.name)
@@ -207,6 +226,7 @@ impl Lookup {
         tags.extend(self.tag_ids.iter().cloned());
         ImportPlan {
             server: self.workspace.server.clone(),
+            address: self.address(),
             datacenter: topology.datacenter.clone(),
             folder: self.workspace.folder.clone(),
             compute_cluster: topology.compute_cluster.clone(),
@@ -272,8 +292,8 @@ pub fn install_disk_type(cm: &ConfigMapData) -> Result<Option<String>, String> {
     let text = cm.data.get(INSTALL_CONFIG_KEY).ok_or_else(|| {
         format!("{INSTALL_CONFIG_CONFIGMAP} configmap has no \"{INSTALL_CONFIG_KEY}\" key")
     })?;
-    let config: InstallConfig = serde_saphyr::from_str(text)
-        .map_err(|e| format!("failed to parse install-config: {e}"))?;
+    let config: InstallConfig =
+        serde_saphyr::from_str(text).map_err(|e| format!("failed to parse install-config: {e}"))?;
     let disk_type = config.platform.vsphere.and_then(|v| v.disk_type);
     Ok(disk_type.filter(|d| !d.is_empty()))
 }
@@ -281,7 +301,10 @@ pub fn install_disk_type(cm: &ConfigMapData) -> Result<Option<String>, String> {
 /// One template import, as the writer hands it to vCenter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportPlan {
+    /// The workspace's vCenter, as its credentials are keyed.
     pub server: String,
+    /// Where it answers ([`Lookup::address`]).
+    pub address: String,
     pub datacenter: String,
     pub folder: String,
     pub compute_cluster: String,
@@ -362,33 +385,42 @@ mod tests {
     #[test]
     fn no_match_no_platform_spec_and_no_workspace() {
         let infra_ = infra(platform(vec![fd("fd-a", "/dc1/host/cl1/Resources")]));
-        let Some(Match::Decided(skip)) = prepare(&infra_, &ms(workspace("/dc1/host/x"), "t")) else {
+        let Some(Match::Decided(skip)) = prepare(&infra_, &ms(workspace("/dc1/host/x"), "t"))
+        else {
             panic!()
         };
         assert_eq!(skip.action(), "skip");
         assert!(
-            skip.to_json().contains("does not match any vCenter/failure domain"),
+            skip.to_json()
+                .contains("does not match any vCenter/failure domain"),
             "{}",
             skip.to_json()
         );
         // A vCenter the Infrastructure does not list matches nothing,
         // even if a failure domain names it.
-        let unlisted = infra(json!({"vcenters": [], "failureDomains": [fd("fd-a", "/dc1/host/cl1/Resources")]}));
+        let unlisted = infra(
+            json!({"vcenters": [], "failureDomains": [fd("fd-a", "/dc1/host/cl1/Resources")]}),
+        );
         let decided = prepare(&unlisted, &ms(workspace("/dc1/host/cl1/Resources"), "t"));
         assert!(matches!(decided, Some(Match::Decided(d)) if d.action() == "skip"));
         let bare = Decoded::<Infrastructure>::of(&json!({"kind": "Infrastructure"}))
             .object
             .unwrap_or_default();
-        assert!(matches!(prepare(&bare, &ms(workspace("/p"), "t")), Some(Match::Decided(d)) if d.action() == "noop"));
+        assert!(
+            matches!(prepare(&bare, &ms(workspace("/p"), "t")), Some(Match::Decided(d)) if d.action() == "noop")
+        );
         let broken = Decoded::<Infrastructure>::of(
             &json!({"kind": "Infrastructure", "spec": {"platformSpec": {"vsphere": {"failureDomains": 7}}}}),
         )
         .object
         .unwrap_or_else(|e| panic!("the rest still reads: {e}"));
-        assert!(matches!(prepare(&broken, &ms(workspace("/p"), "t")), Some(Match::Decided(d)) if d.action() == "error"));
-        let no_workspace = MachineSetView::from_object(&json!({"kind": "MachineSet", "metadata": {"name": "w"},
+        assert!(
+            matches!(prepare(&broken, &ms(workspace("/p"), "t")), Some(Match::Decided(d)) if d.action() == "error")
+        );
+        let no_workspace =
+            MachineSetView::from_object(&json!({"kind": "MachineSet", "metadata": {"name": "w"},
             "spec": {"template": {"spec": {"providerSpec": {"value": {"template": "t"}}}}}}))
-        .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(prepare(&infra_, &no_workspace).is_none());
     }
 
@@ -431,9 +463,9 @@ mod tests {
 
     #[test]
     fn the_import_goes_where_the_host_says_with_the_clusters_tag_first() {
-        let infra = infra(platform(vec![fd("fd-a", "/dc1/host/cl1/Resources")]));
+        let one = infra(platform(vec![fd("fd-a", "/dc1/host/cl1/Resources")]));
         let Some(Match::Read(lookup)) =
-            prepare(&infra, &ms(workspace("/dc1/host/cl1/Resources"), ""))
+            prepare(&one, &ms(workspace("/dc1/host/cl1/Resources"), ""))
         else {
             panic!()
         };
@@ -466,5 +498,16 @@ mod tests {
         assert_eq!(plan.compute_cluster, "/dc1/host/cl1");
         assert_eq!(plan.network, "VM Network");
         assert_eq!(plan.tags, ["c1-x7k2p", "urn:tag:2"]);
+        assert_eq!(plan.address, "vc.example.com");
+        let on_port = infra(
+            json!({"vcenters": [{"server": "vc.example.com", "port": 8443}],
+            "failureDomains": [fd("fd-a", "/dc1/host/cl1/Resources")]}),
+        );
+        let Some(Match::Read(lookup)) =
+            prepare(&on_port, &ms(workspace("/dc1/host/cl1/Resources"), ""))
+        else {
+            panic!()
+        };
+        assert_eq!(lookup.address(), "vc.example.com:8443");
     }
 }

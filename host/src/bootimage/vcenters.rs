@@ -16,7 +16,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 use kube::api::Api;
 use mco_bootimage::vcenter::{VcenterVm, same_folder};
-use mco_vsphere::{DiskType, Endpoint, Imported, Ova, OvaCache, Recovery, Session, Timeouts, Trust};
+use mco_vsphere::{
+    DiskType, Endpoint, Imported, Ova, OvaCache, Recovery, Session, Timeouts, Trust,
+};
 use tokio::sync::OnceCell;
 use tracing::Instrument;
 
@@ -60,15 +62,16 @@ impl Vcenters {
         })
     }
 
-    /// A session on `server` as its user in the credentials Secret.
-    async fn login(&self, server: &str) -> Result<Session, String> {
-        let endpoint = self.endpoint(server).await?;
+    /// A session on the vCenter at `address`, as the user the credentials
+    /// Secret names for `server`.
+    async fn login(&self, server: &str, address: &str) -> Result<Session, String> {
+        let endpoint = self.endpoint(server, address).await?;
         Session::login(&endpoint, &self.trust, self.timeouts)
             .await
             .map_err(|e| format!("logging in as {}: {e}", endpoint.username))
     }
 
-    async fn endpoint(&self, server: &str) -> Result<Endpoint, String> {
+    async fn endpoint(&self, server: &str, address: &str) -> Result<Endpoint, String> {
         let secrets: Api<Secret> = Api::namespaced(self.client.clone(), CREDENTIALS_NAMESPACE);
         let secret = secrets.get(CREDENTIALS_SECRET).await.map_err(|e| {
             format!("reading Secret {CREDENTIALS_NAMESPACE}/{CREDENTIALS_SECRET}: {e}")
@@ -76,7 +79,9 @@ impl Vcenters {
         let data = secret.data.unwrap_or_default();
         let key = |suffix: &str| {
             let key = format!("{server}.{suffix}");
-            let value = data.get(&key).map(|bytes| String::from_utf8_lossy(&bytes.0).into_owned());
+            let value = data
+                .get(&key)
+                .map(|bytes| String::from_utf8_lossy(&bytes.0).into_owned());
             value.filter(|v| !v.is_empty()).ok_or_else(|| {
                 format!(
                     "Secret {CREDENTIALS_NAMESPACE}/{CREDENTIALS_SECRET} has no {key} for this vCenter"
@@ -84,7 +89,7 @@ impl Vcenters {
             })
         };
         Ok(Endpoint {
-            server: server.to_owned(),
+            server: address.to_owned(),
             username: key("username")?,
             password: key("password")?,
         })
@@ -98,17 +103,17 @@ impl Vcenters {
         reads: Vec<VcenterRead>,
         recover: bool,
     ) -> Vec<(usize, Result<Answer, String>)> {
-        let mut by_server: BTreeMap<String, Vec<VcenterRead>> = BTreeMap::new();
+        let mut by_server: BTreeMap<(String, String), Vec<VcenterRead>> = BTreeMap::new();
         for read in reads {
-            let server = read.lookup.workspace.server.clone();
-            by_server.entry(server).or_default().push(read);
+            let key = (read.lookup.workspace.server.clone(), read.lookup.address());
+            by_server.entry(key).or_default().push(read);
         }
         // install-config is read once a pass, and only if a template is new.
         let install_config = OnceCell::new();
         let mut answers = Vec::new();
-        for (server, reads) in by_server {
-            let span = tracing::info_span!("vcenter", %server);
-            let read = self.read_server(&server, reads, recover, &install_config);
+        for ((server, address), reads) in by_server {
+            let span = tracing::info_span!("vcenter", %address);
+            let read = self.read_server((&server, &address), reads, recover, &install_config);
             answers.extend(read.instrument(span).await);
         }
         answers
@@ -117,12 +122,12 @@ impl Vcenters {
     /// The reads of one vCenter, in one session.
     async fn read_server(
         &self,
-        server: &str,
+        (server, address): (&str, &str),
         reads: Vec<VcenterRead>,
         recover: bool,
         install_config: &OnceCell<Result<Option<String>, String>>,
     ) -> Vec<(usize, Result<Answer, String>)> {
-        let session = match self.login(server).await {
+        let session = match self.login(server, address).await {
             Ok(session) => session,
             Err(detail) => {
                 tracing::warn!(%detail, "cannot read vCenter");
@@ -160,6 +165,9 @@ impl Vcenters {
                 Ok(Recovery::RenamedBack { from }) => {
                     tracing::warn!(%from, template = %managed, "an interrupted template swap was undone");
                 }
+                Ok(Recovery::RemovedLeftover { name }) => {
+                    tracing::warn!(%name, template = %managed, "removed the old template an interrupted swap left");
+                }
                 Err(e) => return Err(format!("undoing an interrupted swap of {managed}: {e}")),
             }
         }
@@ -180,9 +188,13 @@ impl Vcenters {
         let folder = &lookup.workspace.folder;
         let new_template = !vms.iter().any(|vm| same_folder(&vm.folder, folder));
         let install_disk_type = if new_template {
-            let read = install_config.get_or_init(|| self.install_disk_type()).await;
+            let read = install_config
+                .get_or_init(|| self.install_disk_type())
+                .await;
             read.clone().map_err(|e| {
-                format!("failed to determine disk provisioning type for new template {managed}: {e}")
+                format!(
+                    "failed to determine disk provisioning type for new template {managed}: {e}"
+                )
             })?
         } else {
             None
@@ -225,7 +237,7 @@ impl Vcenters {
             .await
             .map_err(|e| format!("reading the OVA: {e}"))?
             .map_err(|e| format!("reading the OVA: {e}"))?;
-        let session = self.login(&plan.server).await?;
+        let session = self.login(&plan.server, &plan.address).await?;
         let result = session
             .import_template(
                 &mco_vsphere::ImportPlan {

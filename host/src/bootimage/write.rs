@@ -364,9 +364,10 @@ impl Writer {
     /// request itself was checked against the same inputs before.
     async fn import(&self, action: &Action, import: &TemplateImport) -> Result<(), PassError> {
         let subject = &action.subject;
+        let server = action.vcenter.as_ref().map(|l| l.address());
         let error = |detail: String| PassError::Vcenter {
             subject: subject.clone(),
-            server: import.server.clone(),
+            server: server.clone().unwrap_or_else(|| import.server.clone()),
             detail,
         };
         let lookup = action.vcenter.as_ref().ok_or_else(|| {

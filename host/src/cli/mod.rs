@@ -139,7 +139,11 @@ struct RunArgs {
     machineconfiguration_wait: Duration,
     /// vSphere: where RHCOS OVAs are kept, by digest, between imports (the
     /// Deployment mounts an emptyDir here).
-    #[arg(long, default_value = "/var/cache/mco-host/ova", env = "MCO_OVA_CACHE_DIR")]
+    #[arg(
+        long,
+        default_value = "/var/cache/mco-host/ova",
+        env = "MCO_OVA_CACHE_DIR"
+    )]
     ova_cache_dir: PathBuf,
     /// vSphere: the OVA cache's size bound in MiB (an RHCOS OVA is about
     /// 1.2 GiB; a larger one is refused).
@@ -151,7 +155,11 @@ struct RunArgs {
     vcenter_ca_file: Option<PathBuf>,
     /// vSphere: do not check vCenter certificates at all, as upstream's
     /// controller does not (anyone on the path can then read the password).
-    #[arg(long, conflicts_with = "vcenter_ca_file", env = "MCO_VCENTER_INSECURE_SKIP_VERIFY")]
+    #[arg(
+        long,
+        conflicts_with = "vcenter_ca_file",
+        env = "MCO_VCENTER_INSECURE_SKIP_VERIFY"
+    )]
     vcenter_insecure_skip_verify: bool,
     /// vSphere: how long one vCenter call may take.
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
@@ -599,9 +607,11 @@ impl RunArgs {
                     ova_cache: self.ova_cache_dir,
                     ova_cache_max_bytes: self.ova_cache_max_mib.saturating_mul(1 << 20),
                     trust: match (&self.vcenter_ca_file, self.vcenter_insecure_skip_verify) {
-                        (Some(file), _) => mco_vsphere::Trust::Pem(std::fs::read(file).map_err(
-                            |e| Failure::Other(format!("--vcenter-ca-file {}: {e}", file.display())),
-                        )?),
+                        (Some(file), _) => {
+                            mco_vsphere::Trust::Pem(std::fs::read(file).map_err(|e| {
+                                Failure::Other(format!("--vcenter-ca-file {}: {e}", file.display()))
+                            })?)
+                        }
                         (None, true) => mco_vsphere::Trust::InsecureSkipVerify,
                         (None, false) => mco_vsphere::Trust::Public,
                     },

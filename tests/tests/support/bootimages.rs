@@ -77,6 +77,9 @@ pub enum Platform {
     Gcp,
     Aws,
     Azure,
+    /// Its MachineSets name a template in vCenter: `bootimage_vsphere.rs`
+    /// builds them itself, with their workspaces.
+    Vsphere,
 }
 
 impl Platform {
@@ -85,6 +88,7 @@ impl Platform {
             Platform::Gcp => "GCP",
             Platform::Aws => "AWS",
             Platform::Azure => "Azure",
+            Platform::Vsphere => "VSphere",
         }
     }
 
@@ -138,6 +142,14 @@ impl Platform {
                 json!({"kind": "AzureMachineProviderSpec", "image": image,
                        "userDataSecret": {"name": secret}})
             }
+            Platform::Vsphere => {
+                let template = match image {
+                    Image::Custom => "customer-golden".to_owned(),
+                    Image::Rhcos(..) => "c1-rhcos-fd-a".to_owned(),
+                };
+                json!({"kind": "VSphereMachineProviderSpec", "template": template,
+                       "userDataSecret": {"name": secret}})
+            }
         }
     }
 
@@ -147,6 +159,7 @@ impl Platform {
             Platform::Gcp => spec["disks"][0]["image"].clone(),
             Platform::Aws => spec["ami"].clone(),
             Platform::Azure => spec["image"].clone(),
+            Platform::Vsphere => spec["template"].clone(),
         }
     }
 }

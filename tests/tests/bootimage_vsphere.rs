@@ -1,0 +1,526 @@
+//! vSphere boot images end to end: `mco-host run --boot-images` as its
+//! ServiceAccount (RBAC from `deploy/`) against a real kube-apiserver and
+//! etcd, a real vCenter simulator (govmomi's vcsim, two compute clusters:
+//! two failure domains) and a real HTTP mirror of the OVAs (CPython's
+//! `http.server`). What vCenter holds is read back through the harness's
+//! own SOAP and REST calls (`Vcsim::find_by_path`, `vm_property`,
+//! `attached_tags`), not through the controller's client.
+//!
+//! Where vcsim falls short of a real vCenter, and how that is bridged:
+//! - vcsim never sets `summary.config.product` of an imported VM; it keeps
+//!   the OVF's ProductSection in `config.vAppConfig.product`. The
+//!   controller reads the summary and, when there is none, the vApp
+//!   product (`mco-vsphere` `find_vms`); on a real vCenter the summary
+//!   product *is* the vApp product, so both reads give the same release.
+//! - The infrastructure's tag is made by the installer on a real cluster;
+//!   here the test makes it before the first pass.
+//! - A host killed between the two renames of a swap is the state the test
+//!   builds with the vCenter API itself (the old template renamed
+//!   `mco-old-…`, the new one complete as `mco-tmp-…`, no template of the
+//!   name), which is exactly what such a kill leaves: a real kill cannot be
+//!   timed between two sub-second vcsim calls.
+
+#[allow(
+    dead_code,
+    reason = "the e2e files share one support module; each uses part of it"
+)]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::ApiResource;
+use mco_e2e::ova::{self, OvaOptions};
+use mco_e2e::{Mirror, Vcsim, openshift};
+use mco_vsphere::{Endpoint, ImportPlan, Ova, Session, Timeouts, Trust, temp_name};
+use serde_json::{Value, json};
+use tokio::time::sleep;
+
+use support::bootimages::{CONVERGE, Cluster, MAPI, Platform};
+
+const USER: &str = "mco-e2e-vcenter";
+const PASSWORD: &str = "s3cret pass";
+/// The workspace folder of both failure domains.
+const FOLDER: &str = "/DC0/vm/c1";
+const R1: &str = "9.6.20250101-0";
+const R2: &str = "9.6.20250601-0";
+const R3: &str = "9.8.20260428-0";
+const R4: &str = "9.8.20261101-0";
+/// The templates the cluster manages: `<infrastructureName>-rhcos-<fd>`.
+const TEMPLATE_A: &str = "c1-rhcos-fd-a";
+const TEMPLATE_B: &str = "c1-rhcos-fd-b";
+/// A VM outside the workspace folder, which a customer's MachineSet boots.
+const CUSTOMER: &str = "DC0_C0_RP0_VM0";
+const POLL: Duration = Duration::from_millis(200);
+const QUIET: Duration = Duration::from_secs(3);
+
+struct World {
+    vcsim: Vcsim,
+    mirror: Mirror,
+    ca_file: tempfile::NamedTempFile,
+    ova_cache: tempfile::TempDir,
+}
+
+impl World {
+    fn controller_args(&self) -> Vec<String> {
+        [
+            "--resync",
+            "1s",
+            "--vcenter-ca-file",
+            &self.ca_file.path().display().to_string(),
+            "--ova-cache-dir",
+            &self.ova_cache.path().display().to_string(),
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
+    /// Builds the OVA of `release` into the mirror; its (URL, sha256).
+    fn publish(&self, release: &str) -> Result<(String, String)> {
+        let name = format!("rhcos-{release}-vmware.x86_64.ova");
+        let options = OvaOptions {
+            release: release.to_owned(),
+            ..OvaOptions::default()
+        };
+        let built = ova::build(&self.mirror.root(), &name, &options)?;
+        Ok((self.mirror.url(&name), built.sha256))
+    }
+
+    /// The VM at `FOLDER/<name>`, if any: its managed object ID.
+    async fn vm(&self, name: &str) -> Result<Option<String>> {
+        let found = self.vcsim.find_by_path(&format!("{FOLDER}/{name}")).await?;
+        Ok(found.map(|(_, id)| id))
+    }
+
+    /// The release a template holds (its vApp product's version; see the
+    /// module docs for why not the summary).
+    async fn release(&self, vm: &str) -> Result<Option<String>> {
+        let vapp = self.vcsim.vm_property(vm, "config.vAppConfig").await?;
+        Ok(vapp.and_then(|x| {
+            let (_, rest) = x.split_once("<version>")?;
+            let (version, _) = rest.split_once("</version>")?;
+            Some(version.to_owned())
+        }))
+    }
+
+    /// Waits until `name` in the folder is a template holding `release`;
+    /// its managed object ID.
+    async fn wait_template(&self, name: &str, release: &str) -> Result<String> {
+        let started = Instant::now();
+        loop {
+            if let Some(vm) = self.vm(name).await?
+                && self.release(&vm).await?.as_deref() == Some(release)
+                && self
+                    .vcsim
+                    .vm_property(&vm, "config.template")
+                    .await?
+                    .as_deref()
+                    == Some("true")
+            {
+                return Ok(vm);
+            }
+            if started.elapsed() > CONVERGE {
+                bail!(
+                    "{FOLDER}/{name} is not a template of {release} after {CONVERGE:?}\n{}",
+                    self.vcsim.log_tail()
+                );
+            }
+            sleep(POLL).await;
+        }
+    }
+
+    /// No VM of an interrupted or stale swap is left for `name`.
+    async fn no_leftovers(&self, name: &str) -> Result<()> {
+        for prefix in ["mco-tmp", "mco-old"] {
+            let leftover = temp_name(prefix, name);
+            ensure!(
+                self.vm(&leftover).await?.is_none(),
+                "{leftover} is left in {FOLDER}"
+            );
+        }
+        Ok(())
+    }
+}
+
+fn failure_domain(name: &str, cluster: &str, server: &str) -> Value {
+    json!({"name": name, "region": "region-a", "zone": name, "server": server,
+           "topology": {"datacenter": "DC0", "computeCluster": format!("/DC0/host/{cluster}"),
+                        "networks": ["VM Network"], "datastore": "/DC0/datastore/LocalDS_0",
+                        "resourcePool": format!("/DC0/host/{cluster}/Resources"),
+                        "folder": FOLDER}})
+}
+
+fn machineset(name: &str, template: &str, cluster: &str, server: &str) -> Value {
+    json!({
+        "apiVersion": "machine.openshift.io/v1beta1", "kind": "MachineSet",
+        "metadata": {"name": name, "namespace": MAPI, "annotations":
+            {"capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64"}},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"machineset": name}},
+                 "template": {"metadata": {"labels": {}}, "spec": {"providerSpec": {"value": {
+                     "apiVersion": "machine.openshift.io/v1beta1",
+                     "kind": "VSphereMachineProviderSpec", "template": template,
+                     "numCPUs": 4, "memoryMiB": 16384,
+                     "network": {"devices": [{"networkName": "VM Network"}]},
+                     "userDataSecret": {"name": "worker-user-data"},
+                     "workspace": {"server": server, "datacenter": "DC0", "folder": FOLDER,
+                                   "datastore": "/DC0/datastore/LocalDS_0",
+                                   "resourcePool": format!("/DC0/host/{cluster}/Resources")}}}}}}
+    })
+}
+
+fn stream(release: &str, url: &str, sha256: &str) -> String {
+    json!({"stream": "rhcos-test", "metadata": {"last-modified": "2026-04-28T22:11:54Z"},
+           "architectures": {"x86_64": {"artifacts": {"vmware": {"release": release,
+               "formats": {"ova": {"disk": {"location": url, "sha256": sha256}}}}}}}})
+    .to_string()
+}
+
+async fn template_of(c: &Cluster, name: &str) -> Result<Value> {
+    c.image(name).await
+}
+
+async fn wait_template_named(c: &Cluster, name: &str, template: &str) -> Result<()> {
+    c.wait_image(name, &json!(template)).await.map(drop)
+}
+
+/// Waits until `BootImageUpdateDegraded` says `fragments`.
+async fn wait_degraded(c: &Cluster, fragments: &[&str]) -> Result<String> {
+    let started = Instant::now();
+    loop {
+        let conditions = c.conditions().await?;
+        let degraded = conditions.get("BootImageUpdateDegraded");
+        let message = degraded
+            .and_then(|d| d["message"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        if degraded.is_some_and(|d| d["status"] == "True")
+            && fragments.iter().all(|f| message.contains(f))
+        {
+            return Ok(message);
+        }
+        if started.elapsed() > CONVERGE {
+            bail!("BootImageUpdateDegraded does not say {fragments:?}: {conditions:#?}");
+        }
+        sleep(POLL).await;
+    }
+}
+
+/// A port below 32768 nothing listens on (the ephemeral range starts above).
+fn low_free_port() -> Result<u16> {
+    let start = 20_000 + (std::process::id() % 10_000) as u16;
+    (start..32_768)
+        .chain(20_000..start)
+        .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
+        .context("no free port in 20000..32767")
+}
+
+/// Whether the template's disk is eager-zeroed thick, as vCenter shows it.
+async fn eager_zeroed(w: &World, vm: &str) -> Result<bool> {
+    let devices = w.vcsim.vm_property(vm, "config.hardware.device").await?;
+    let devices = devices.unwrap_or_default();
+    Ok(devices.contains("<thinProvisioned>false</thinProvisioned>")
+        && devices.contains("<eagerlyScrub>true</eagerlyScrub>"))
+}
+
+async fn set_credentials(c: &Cluster, server: &str, password: &str) -> Result<()> {
+    let secret = json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "vsphere-creds", "namespace": "kube-system"},
+        "stringData": {format!("{server}.username"): USER, format!("{server}.password"): password}});
+    c.apply(
+        &ApiResource::erase::<Secret>(&()),
+        Some("kube-system"),
+        secret,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vsphere_templates_are_imported_swapped_and_recovered_by_the_rules() -> Result<()> {
+    let mut c = Cluster::start(Platform::Vsphere, &[]).await?;
+    let result = scenario(&mut c).await;
+    c.fx.finish(result)
+}
+
+async fn scenario(c: &mut Cluster) -> Result<()> {
+    // ---- the vCenter, the mirror, the cluster's vSphere objects --------------
+    // The MachineSets name the vCenter as real ones do, by host; its port
+    // comes from the Infrastructure's `vcenters`, whose CRD allows up to
+    // 32767: vcsim listens on one of those, not on an ephemeral port.
+    let listen = format!("127.0.0.1:{}", low_free_port()?);
+    let vcsim = Vcsim::start_with(USER, PASSWORD, &["-cluster", "2", "-l", &listen])?;
+    let (server, port) = vcsim
+        .server
+        .split_once(':')
+        .context("vcsim listens on host:port")?;
+    let (server, port) = (server.to_owned(), port.parse::<u16>()?);
+    vcsim.create_folder("/DC0/vm", "c1").await?;
+    let infra_tag = vcsim.create_tag("c1-infrastructure", "c1").await?;
+    let ca_file = tempfile::NamedTempFile::new()?;
+    std::fs::write(ca_file.path(), vcsim.ca_pem())?;
+    let w = World {
+        vcsim,
+        mirror: Mirror::start()?,
+        ca_file,
+        ova_cache: tempfile::tempdir()?,
+    };
+    c.apply(
+        &openshift::infrastructure(),
+        None,
+        json!({"apiVersion": "config.openshift.io/v1", "kind": "Infrastructure",
+               "metadata": {"name": "cluster"},
+               "spec": {"platformSpec": {"type": "VSphere", "vsphere": {
+                   "vcenters": [{"server": server, "port": port, "datacenters": ["DC0"]}],
+                   "failureDomains": [failure_domain("fd-a", "DC0_C0", &server),
+                                      failure_domain("fd-b", "DC0_C1", &server)]}}}}),
+    )
+    .await?;
+    set_credentials(c, &server, PASSWORD).await?;
+    c.apply(
+        &ApiResource::erase::<ConfigMap>(&()),
+        Some("kube-system"),
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "cluster-config-v1", "namespace": "kube-system"},
+               "data": {"install-config": "platform:\n  vsphere:\n    diskType: eagerZeroedThick\n"}}),
+    )
+    .await?;
+    let (url, sha) = w.publish(R1)?;
+    c.set_stream_text(&stream(R1, &url, &sha)).await?;
+    for ms in [
+        machineset("fd-a", "c1-rhcos-generated", "DC0_C0", &server),
+        machineset("fd-b", "", "DC0_C1", &server),
+        machineset("customer", CUSTOMER, "DC0_C0", &server),
+        machineset("elsewhere", "", "DC0_C9", &server),
+    ] {
+        c.apply(&openshift::machine_set(), Some(MAPI), ms).await?;
+    }
+    let customer_vm = w
+        .vcsim
+        .find_by_path(&format!("/DC0/vm/{CUSTOMER}"))
+        .await?
+        .context("vcsim has no customer VM")?
+        .1;
+    let customer_before = w.vcsim.vm_property(&customer_vm, "config").await?;
+
+    // ---- 1. a new cluster: both failure domains get their template ----------
+    let args = w.controller_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut controller = c.start_controller("boot-a", &args).await?;
+    let a1 = w.wait_template(TEMPLATE_A, R1).await?;
+    let b1 = w.wait_template(TEMPLATE_B, R1).await?;
+    wait_template_named(c, "fd-a", TEMPLATE_A).await?;
+    wait_template_named(c, "fd-b", TEMPLATE_B).await?;
+    for vm in [&a1, &b1] {
+        ensure!(
+            w.vcsim.attached_tags(vm).await? == [infra_tag.clone()],
+            "{vm} is not tagged {infra_tag}"
+        );
+    }
+    // Made anew with install-config's disk type.
+    ensure!(
+        eager_zeroed(&w, &a1).await?,
+        "{TEMPLATE_A} is not eagerZeroedThick"
+    );
+    c.wait_conditions(
+        "Reconciled 2 of 4 MAPI MachineSets (2 skipped)",
+        ("False", "0 Degraded MAPI MachineSets"),
+    )
+    .await?;
+    // (Events about one object and reason within kube's cache time are one
+    // Event with a series, its first note kept: R1's is the one to read.)
+    let events = c.events("fd-a").await?.join("\n");
+    ensure!(
+        events.contains(&format!(
+            "template {TEMPLATE_A} imported from the release {R1} OVA"
+        )),
+        "{events}"
+    );
+    let customer_events = c.events("customer").await?.join("\n");
+    ensure!(
+        customer_events.contains("BootImageUpdateSkipped")
+            && customer_events.contains("is customer-managed"),
+        "{customer_events}"
+    );
+    let elsewhere = c.events("elsewhere").await?.join("\n");
+    ensure!(
+        elsewhere.contains("does not match any vCenter/failure domain"),
+        "{elsewhere}"
+    );
+    ensure!(template_of(c, "customer").await? == json!(CUSTOMER));
+    ensure!(template_of(c, "elsewhere").await? == json!(""));
+    w.no_leftovers(TEMPLATE_A).await?;
+    let status = c.fx.status(&[]).await?;
+    ensure!(
+        status.contains(&format!("template {TEMPLATE_A}")) && status.contains(&format!("OVA {R1}")),
+        "the status view shows no vSphere template:\n{status}"
+    );
+
+    // ---- 2. a new stream: both templates swapped, the MachineSets stay ------
+    let versions = c.resource_versions().await?;
+    let (url, sha) = w.publish(R2)?;
+    c.set_stream_text(&stream(R2, &url, &sha)).await?;
+    let a2 = w.wait_template(TEMPLATE_A, R2).await?;
+    let b2 = w.wait_template(TEMPLATE_B, R2).await?;
+    ensure!(a2 != a1 && b2 != b1, "the templates were not replaced");
+    for (vm, old) in [(&a2, &a1), (&b2, &b1)] {
+        ensure!(
+            w.vcsim.attached_tags(vm).await? == [infra_tag.clone()],
+            "{vm} is not tagged"
+        );
+        ensure!(
+            w.vcsim.vm_property(old, "name").await.is_err(),
+            "the old template {old} is still there"
+        );
+    }
+    // The new template keeps the old one's disk type.
+    ensure!(
+        eager_zeroed(&w, &a2).await?,
+        "the new {TEMPLATE_A} lost its disk type"
+    );
+    w.no_leftovers(TEMPLATE_A).await?;
+    w.no_leftovers(TEMPLATE_B).await?;
+    c.wait_conditions(
+        "Reconciled 2 of 4 MAPI MachineSets (2 skipped)",
+        ("False", "0 Degraded MAPI MachineSets"),
+    )
+    .await?;
+    ensure!(
+        c.resource_versions().await? == versions,
+        "a MachineSet was patched although its template name stayed"
+    );
+
+    // ---- 3. a resync changes nothing, in vCenter or in the cluster ----------
+    let metrics = c.metrics(controller).await?;
+    let (writes, imports, reads) = (
+        metrics.writes(),
+        metrics.sum("mco_bootimage_template_imports_total", &[]),
+        metrics.sum("mco_bootimage_vcenter_reads_total", &[]),
+    );
+    ensure!(imports == 4.0, "{imports} imports so far, not 4");
+    sleep(QUIET).await;
+    let metrics = c.metrics(controller).await?;
+    ensure!(metrics.writes() == writes, "a resync wrote");
+    ensure!(
+        metrics.sum("mco_bootimage_template_imports_total", &[]) == imports,
+        "a resync imported"
+    );
+    ensure!(
+        metrics.sum("mco_bootimage_vcenter_reads_total", &[]) > reads,
+        "no resync read vCenter"
+    );
+    ensure!(w.vm(TEMPLATE_A).await? == Some(a2.clone()) && w.vm(TEMPLATE_B).await? == Some(b2));
+    ensure!(
+        w.vcsim.vm_property(&customer_vm, "config").await? == customer_before,
+        "the customer's VM changed"
+    );
+
+    // ---- 4. killed between the two renames of a swap to R3 -----------------
+    c.fx.controllers[controller].kill_hard()?;
+    let (url, sha) = w.publish(R3)?;
+    // What the kill leaves: the old template renamed away, the new one
+    // complete under its temporary name, no template of the name.
+    w.vcsim
+        .rename_vm(&a2, &temp_name("mco-old", TEMPLATE_A))
+        .await?;
+    let session = Session::login(
+        &Endpoint {
+            server: w.vcsim.server.clone(),
+            username: USER.into(),
+            password: PASSWORD.into(),
+        },
+        &Trust::Pem(w.vcsim.ca_pem().as_bytes().to_vec()),
+        Timeouts::default(),
+    )
+    .await?;
+    let ova_path = w
+        .mirror
+        .root()
+        .join(format!("rhcos-{R3}-vmware.x86_64.ova"));
+    session
+        .import_template(
+            &ImportPlan {
+                datacenter: "DC0".into(),
+                folder: FOLDER.into(),
+                compute_cluster: "/DC0/host/DC0_C0".into(),
+                resource_pool: "/DC0/host/DC0_C0/Resources".into(),
+                datastore: "/DC0/datastore/LocalDS_0".into(),
+                network: "VM Network".into(),
+                template: temp_name("mco-tmp", TEMPLATE_A),
+                disk_type: None,
+                tags: vec![],
+            },
+            &Ova::open(&ova_path)?,
+        )
+        .await?;
+    session.logout().await?;
+    ensure!(
+        w.vm(TEMPLATE_A).await?.is_none(),
+        "the crash state has a template of the name"
+    );
+    c.set_stream_text(&stream(R3, &url, &sha)).await?;
+    controller = c.start_controller("boot-b", &args).await?;
+    let a3 = w.wait_template(TEMPLATE_A, R3).await?;
+    w.wait_template(TEMPLATE_B, R3).await?;
+    w.no_leftovers(TEMPLATE_A).await?;
+    ensure!(a3 != a2, "{TEMPLATE_A} was not replaced after the recovery");
+    c.wait_conditions(
+        "Reconciled 2 of 4 MAPI MachineSets (2 skipped)",
+        ("False", "0 Degraded MAPI MachineSets"),
+    )
+    .await?;
+
+    // ---- 5. wrong credentials: said, and nothing changes --------------------
+    set_credentials(c, &server, "wrong").await?;
+    let (url, sha) = w.publish(R4)?;
+    c.set_stream_text(&stream(R4, &url, &sha)).await?;
+    let message = wait_degraded(
+        c,
+        &[
+            "failed to reconcile machineset fd-a, err: vCenter",
+            &w.vcsim.server,
+            "logging in as mco-e2e-vcenter",
+            "InvalidLogin",
+        ],
+    )
+    .await?;
+    ensure!(message.contains("machineset fd-b"), "{message}");
+    ensure!(
+        w.vm(TEMPLATE_A).await? == Some(a3.clone()),
+        "vCenter changed"
+    );
+    ensure!(template_of(c, "fd-a").await? == json!(TEMPLATE_A));
+
+    // ---- 6. an OVA whose sha256 does not match: said, nothing imported ------
+    set_credentials(c, &server, PASSWORD).await?;
+    let wrong = "0".repeat(64);
+    c.set_stream_text(&stream(R4, &url, &wrong)).await?;
+    wait_degraded(
+        c,
+        &[
+            "failed to reconcile machineset fd-a, err: vCenter",
+            "downloading the OVA",
+            "does not match the expected",
+            &wrong,
+        ],
+    )
+    .await?;
+    ensure!(w.vm(TEMPLATE_A).await? == Some(a3), "vCenter changed");
+    let cached: Vec<_> = std::fs::read_dir(w.ova_cache.path())?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&wrong))
+        .collect();
+    ensure!(cached.is_empty(), "a mismatching OVA was kept: {cached:?}");
+
+    // And with the stream put right, the pass recovers by itself.
+    c.set_stream_text(&stream(R4, &url, &sha)).await?;
+    w.wait_template(TEMPLATE_A, R4).await?;
+    c.wait_conditions(
+        "Reconciled 2 of 4 MAPI MachineSets (2 skipped)",
+        ("False", "0 Degraded MAPI MachineSets"),
+    )
+    .await?;
+    c.fx.check_controllers()?;
+    let _ = controller;
+    Ok(())
+}
