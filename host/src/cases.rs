@@ -171,7 +171,7 @@ pub fn check_bootimage<E: std::fmt::Display>(
     let Decision::Patch { patch, import, .. } = &decision else {
         return Ok(Pass::Decided);
     };
-    inputs.apply(patch, import.as_ref());
+    inputs.apply(patch, import.as_deref());
     match decide(&inputs)? {
         Decision::Noop { .. } => Ok(Pass::PatchConverged),
         after => Err(CaseFailure::NotConverged {

@@ -70,7 +70,7 @@ fn decide(
         .map_err(|e| e.to_string())?;
     let mut prepared = match &rules.step {
         Step::Decided(decision) => return Ok((decision.clone(), decision.clone())),
-        Step::Guest(prepared) => prepared.clone(),
+        Step::Guest(prepared) => (**prepared).clone(),
     };
     // What the planner's vCenter round gives the guest, read offline.
     prepared.cluster.vcenter = inputs.vcenter_facts(&prepared).map_err(|e| e.to_string())?;

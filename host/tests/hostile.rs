@@ -66,7 +66,7 @@ impl Bystanders {
         Bystanders {
             mcn: common::mcn_guest(runtime, &common::installed_guest("mcn.wasm")),
             gcp: common::bootimage_guest(runtime, &common::installed_guest("bootimage-gcp.wasm")),
-            prepared,
+            prepared: *prepared,
             stream,
         }
     }

@@ -154,7 +154,7 @@ fn reconcile(
                     "the stream's vmware OVA for {arch} has no location or no sha256"
                 )));
             }
-            Some(TemplateImport {
+            Some(Box::new(TemplateImport {
                 server: required(workspace, "server")?.to_owned(),
                 datacenter: required(workspace, "datacenter")?.to_owned(),
                 folder: folder.to_owned(),
@@ -163,7 +163,7 @@ fn reconcile(
                 url: ova.location.clone(),
                 sha256: ova.sha256.clone(),
                 disk_type,
-            })
+            }))
         }
     };
     let mut fragment = Map::new();
@@ -289,7 +289,7 @@ mod tests {
             PlatformOutcome::Update {
                 target: MANAGED.into(),
                 fragment: Map::new(),
-                import: Some(import(MANAGED, Some("thick"))),
+                import: Some(Box::new(import(MANAGED, Some("thick")))),
             }
         );
     }
@@ -302,7 +302,7 @@ mod tests {
             PlatformOutcome::Update {
                 target: MANAGED.into(),
                 fragment: template_fragment(MANAGED),
-                import: Some(import(MANAGED, Some("thin"))),
+                import: Some(Box::new(import(MANAGED, Some("thin")))),
             }
         );
         let mut default_disk = facts(vec![]);
@@ -337,7 +337,7 @@ mod tests {
             PlatformOutcome::Update {
                 target: own.into(),
                 fragment: Map::new(),
-                import: Some(import(own, Some("thick"))),
+                import: Some(Box::new(import(own, Some("thick")))),
             }
         );
     }
@@ -375,7 +375,7 @@ mod tests {
             PlatformOutcome::Update {
                 target: MANAGED.into(),
                 fragment: template_fragment(MANAGED),
-                import: Some(import(MANAGED, Some("thick"))),
+                import: Some(Box::new(import(MANAGED, Some("thick")))),
             }
         );
     }

@@ -171,15 +171,18 @@ fn to_wit(decision: Decision) -> wit::Decision {
                 user_data: secret.data.user_data,
                 annotations: pairs(secret.annotations),
             }),
-            template_import: import.map(|import| wit::TemplateImport {
-                server: import.server,
-                datacenter: import.datacenter,
-                folder: import.folder,
-                template: import.template,
-                release: import.release,
-                url: import.url,
-                sha256: import.sha256,
-                disk_type: import.disk_type,
+            template_import: import.map(|import| {
+                let import = *import;
+                wit::TemplateImport {
+                    server: import.server,
+                    datacenter: import.datacenter,
+                    folder: import.folder,
+                    template: import.template,
+                    release: import.release,
+                    url: import.url,
+                    sha256: import.sha256,
+                    disk_type: import.disk_type,
+                }
             }),
         }),
         Decision::Noop { reason } => wit::Decision::Noop(reason),

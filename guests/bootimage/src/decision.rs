@@ -25,7 +25,7 @@ pub enum Decision {
         /// patch is `{}` when the MachineSet already names it). Absent from
         /// the output of every other platform, as before.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        import: Option<TemplateImport>,
+        import: Option<Box<TemplateImport>>,
     },
     /// Nothing to do: already on the target, or the rules do not apply.
     Noop { reason: String },
@@ -164,7 +164,7 @@ mod tests {
             target: "c1-rhcos-fd".into(),
             patch: json!({}),
             user_data_secret: None,
-            import: Some(import()),
+            import: Some(Box::new(import())),
         };
         assert_eq!(
             serde_json::to_value(&d).unwrap()["import"],
@@ -190,7 +190,7 @@ mod tests {
                 target: "c1-rhcos-fd".into(),
                 patch: json!({}),
                 user_data_secret: None,
-                import: Some(import()),
+                import: Some(Box::new(import())),
             },
         ] {
             let back: Decision = serde_json::from_str(&d.to_json()).unwrap();

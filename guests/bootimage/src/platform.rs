@@ -51,7 +51,7 @@ pub enum PlatformOutcome {
     Update {
         target: String,
         fragment: Map<String, Value>,
-        import: Option<TemplateImport>,
+        import: Option<Box<TemplateImport>>,
     },
 }
 

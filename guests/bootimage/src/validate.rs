@@ -218,7 +218,7 @@ mod tests {
             target: "c1-rhcos-fd".into(),
             patch,
             user_data_secret: None,
-            import: Some(import),
+            import: Some(Box::new(import)),
         };
         let template = provider_spec(json!({"template": "c1-rhcos-fd"}));
         let cases = [

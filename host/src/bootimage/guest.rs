@@ -236,15 +236,17 @@ fn from_wit(decision: wit::Decision) -> Result<Decision, PatchNotJson> {
                 },
                 annotations: secret.annotations.into_iter().collect(),
             }),
-            import: patch.template_import.map(|import| TemplateImport {
-                server: import.server,
-                datacenter: import.datacenter,
-                folder: import.folder,
-                template: import.template,
-                release: import.release,
-                url: import.url,
-                sha256: import.sha256,
-                disk_type: import.disk_type,
+            import: patch.template_import.map(|import| {
+                Box::new(TemplateImport {
+                    server: import.server,
+                    datacenter: import.datacenter,
+                    folder: import.folder,
+                    template: import.template,
+                    release: import.release,
+                    url: import.url,
+                    sha256: import.sha256,
+                    disk_type: import.disk_type,
+                })
             }),
         },
         wit::Decision::Noop(reason) => Decision::Noop { reason },

@@ -463,7 +463,7 @@ impl Pass {
             Ok(Decision::Patch { patch, import, .. })
                 if self.state.guard(
                     &item.subject.key(),
-                    &decision_fingerprint(&patch, import.as_ref()),
+                    &decision_fingerprint(&patch, import.as_deref()),
                 ) == Guard::HotLoop =>
             {
                 Progress::Done(Err(PassError::HotLoop(item.subject.clone())))
@@ -587,6 +587,7 @@ impl Progress {
                 Progress::Done(Ok(prepared.without_guest()))
             }
             Step::Guest(prepared) => {
+                let prepared = *prepared;
                 let read = prepared.vcenter.is_some();
                 let request = Request {
                     index,

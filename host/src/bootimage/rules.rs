@@ -35,7 +35,7 @@ pub enum Step {
     /// A gate (unstable cluster, not enrolled, unsupported platform) decided.
     Decided(Decision),
     /// The platform guest decides.
-    Guest(Prepared),
+    Guest(Box<Prepared>),
 }
 
 /// A MachineSet that passed the host rules, with everything the guest gets.
@@ -108,7 +108,7 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
             None => {}
         }
     }
-    Ok(Step::Guest(prepared))
+    Ok(Step::Guest(Box::new(prepared)))
 }
 
 /// The platforms whose ControlPlaneMachineSets get boot image updates.

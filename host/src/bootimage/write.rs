@@ -246,7 +246,7 @@ impl Writer {
                         action,
                         state,
                         patch,
-                        import.as_ref(),
+                        import.as_deref(),
                         upgrade.map(|u| (u, action.secret_version.clone())),
                     )
                     .await?;

@@ -187,7 +187,7 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
         before,
         after: &after,
         changes: &changes,
-        import: import.as_ref(),
+        import: import.as_deref(),
         vcenter: job.cluster.vcenter.as_ref(),
     };
     let image = match job.platform {
