@@ -551,6 +551,13 @@ impl Writer {
             let as_is = "left as it is".to_owned();
             let ours = match &action.outcome {
                 Ok(Decision::Noop { .. } | Decision::Skip { .. }) => as_is.clone(),
+                Ok(Decision::Patch {
+                    import: Some(import),
+                    ..
+                }) => format!(
+                    "boot image {}, imported from the release {} OVA",
+                    import.template, import.release
+                ),
                 Ok(Decision::Patch { target, .. }) => format!("boot image {target}"),
                 Ok(Decision::Error { message }) => format!("error: {message}"),
                 Err(err) => format!("error: {err}"),
