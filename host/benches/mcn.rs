@@ -41,27 +41,6 @@ fn main() -> anyhow::Result<()> {
     );
 
     let one = synthetic(7);
-    if let Ok(mode) = std::env::var("MCO_PROFILE_LOOP") {
-        let nopolicies = Facts { policies: Default::default(), ..one.clone() };
-        let noprevious = Facts { previous: vec![], ..one.clone() };
-        let neither = Facts { previous: vec![], ..nopolicies.clone() };
-        let until = Instant::now() + Duration::from_secs(8);
-        let mut n = 0u64;
-        while Instant::now() < until {
-            match mode.as_str() {
-                "fresh" => drop(guest.derive(&one)?),
-                "fresh-nopolicies" => drop(guest.derive(&nopolicies)?),
-                "fresh-noprevious" => drop(guest.derive(&noprevious)?),
-                "fresh-neither" => drop(guest.derive(&neither)?),
-                "clone" => drop(std::hint::black_box(one.clone())),
-                "batch" => drop(guest.derive_batch(std::slice::from_ref(&one))),
-                _ => drop(std::hint::black_box(mco_mcn::derive(&one))),
-            }
-            n += 1;
-        }
-        println!("{n} evaluations");
-        return Ok(());
-    }
     anyhow::ensure!(
         guest.derive(&one)? == mco_mcn::derive(&one),
         "wasm and native disagree"

@@ -39,6 +39,10 @@ pub use validate::{MAX_MESSAGE, MAX_REASON_TEXT, validate};
 // The host places a node in a rollout's canary pools by the same rule.
 pub use pools::primary_pool;
 
+/// The Machine Config Daemon's annotations on a Node, the only ones the
+/// derivation reads (and so the only ones the host passes).
+pub const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
+
 /// Everything one derivation looks at.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Facts {
@@ -123,6 +127,7 @@ pub struct Node {
     pub phase: String,
     pub unschedulable: bool,
     pub labels: BTreeMap<String, String>,
+    /// Only the [`ANNOTATION_PREFIX`] ones: the host passes no others.
     pub annotations: BTreeMap<String, String>,
 }
 

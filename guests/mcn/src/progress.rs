@@ -6,12 +6,12 @@ use crate::conditions::*;
 use crate::disruption;
 use crate::validate::QUOTE;
 use crate::{
+    ANNOTATION_PREFIX,
     ConditionStatus::{self, False, True, Unknown},
     ConfigImage, ConfigVersion, DisruptionAction, Facts, MachineConfigNode, Node, NodeStatus, Pool,
 };
 use mco_k8s_rules::{bounded, is_dns1123_subdomain, is_image_digest, quote};
 
-const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 /// Upstream keeps at most this much of a failure in the `reason` annotation
 /// (bytes, like every bound here).
 const MAX_REASON: usize = 2000;

@@ -12,9 +12,8 @@
 use std::collections::BTreeSet;
 
 use mco_k8s_rules::quote;
-use mco_mcn::{Decision, Facts, MachineConfigNode, NOT_YET_SET, NodeStatus};
+use mco_mcn::{ANNOTATION_PREFIX, Decision, Facts, MachineConfigNode, NOT_YET_SET, NodeStatus};
 
-const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 /// How much of an offending value a message quotes, in bytes.
 const QUOTE: usize = 120;
 

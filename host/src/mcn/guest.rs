@@ -7,7 +7,13 @@ use mco_mcn as logic;
 use crate::runtime::{Guest, GuestError, GuestState, World};
 
 mod wit_bindings {
-    wasmtime::component::bindgen!({ world: "node-state-reporter", path: "../wit" });
+    wasmtime::component::bindgen!({
+        world: "node-state-reporter",
+        path: "../wit",
+        // The facts are lowered straight from the host's own strings: no
+        // copy of them is made for a call (`with_wit`).
+        ownership: Borrowing { duplicate_if_necessary: true },
+    });
 }
 
 use wit_bindings::NodeStateReporterPre;
@@ -35,11 +41,12 @@ impl McnGuest {
     /// failure, never something to write.
     pub fn derive(&self, facts: &logic::Facts) -> Result<logic::Decision, GuestError> {
         let mut store = self.store();
-        let input = to_wit(facts);
         let result = self.bindings().instantiate(&mut store).and_then(|guest| {
-            guest
-                .mco_machine_config_node_state()
-                .call_derive(&mut store, &input)
+            with_wit(facts, |input| {
+                guest
+                    .mco_machine_config_node_state()
+                    .call_derive(&mut store, input)
+            })
         });
         let decision = from_wit(self.finish(&store, result)?);
         self.checked(facts, decision)
@@ -57,9 +64,11 @@ impl McnGuest {
         let mut results = Vec::with_capacity(batch.len());
         for (done, facts) in batch.iter().enumerate() {
             self.rearm(&mut store);
-            let call = instance
-                .mco_machine_config_node_state()
-                .call_derive(&mut store, &to_wit(facts));
+            let call = with_wit(facts, |input| {
+                instance
+                    .mco_machine_config_node_state()
+                    .call_derive(&mut store, input)
+            });
             match call {
                 Ok(decision) => results.push(self.checked(facts, from_wit(decision))),
                 Err(_) => {
@@ -88,104 +97,156 @@ impl McnGuest {
     }
 }
 
-fn pairs(map: &std::collections::BTreeMap<String, String>) -> Vec<(String, String)> {
-    map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+fn pairs(map: &std::collections::BTreeMap<String, String>) -> Vec<(&str, &str)> {
+    map.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
-fn to_wit(facts: &logic::Facts) -> wit::Facts {
+/// The lists a pool's borrowed selector points into.
+struct SelectorLists<'f> {
+    match_labels: Vec<(&'f str, &'f str)>,
+    values: Vec<Vec<&'f str>>,
+}
+
+/// Calls `call` with `facts` as the WIT facts, every string borrowed from
+/// `facts`: only the lists that hold the references are built, each before
+/// what points at it (the selectors' lists before their pools, the actions
+/// before their policies).
+fn with_wit<R>(facts: &logic::Facts, call: impl FnOnce(wit::Facts<'_>) -> R) -> R {
     let node = &facts.node;
-    wit::Facts {
+    let (labels, annotations) = (pairs(&node.labels), pairs(&node.annotations));
+    let selector_lists: Vec<Option<SelectorLists<'_>>> = facts
+        .pools
+        .iter()
+        .map(|pool| {
+            pool.node_selector.as_ref().map(|s| SelectorLists {
+                match_labels: pairs(&s.match_labels),
+                values: s
+                    .match_expressions
+                    .iter()
+                    .map(|r| r.values.iter().map(String::as_str).collect())
+                    .collect(),
+            })
+        })
+        .collect();
+    let requirements: Vec<Vec<wit::LabelSelectorRequirement<'_>>> = facts
+        .pools
+        .iter()
+        .zip(&selector_lists)
+        .map(|(pool, lists)| match (&pool.node_selector, lists) {
+            (Some(s), Some(lists)) => s
+                .match_expressions
+                .iter()
+                .zip(&lists.values)
+                .map(|(r, values)| wit::LabelSelectorRequirement {
+                    key: &r.key,
+                    operator: &r.operator,
+                    values,
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let pools: Vec<wit::Pool<'_>> = facts
+        .pools
+        .iter()
+        .zip(selector_lists.iter().zip(&requirements))
+        .map(|(pool, (lists, requirements))| wit::Pool {
+            name: &pool.name,
+            node_selector: lists.as_ref().map(|lists| wit::LabelSelector {
+                match_labels: &lists.match_labels,
+                match_expressions: requirements,
+            }),
+            target_config: &pool.target_config,
+        })
+        .collect();
+    let configs: Vec<wit::RenderedConfig<'_>> = facts
+        .configs
+        .iter()
+        .map(|c| wit::RenderedConfig {
+            name: &c.name,
+            spec: &c.spec,
+        })
+        .collect();
+    let policies = &facts.policies;
+    let file_actions: Vec<Vec<wit::DisruptionAction<'_>>> =
+        policies.files.iter().map(|f| actions(&f.actions)).collect();
+    let unit_actions: Vec<Vec<wit::DisruptionAction<'_>>> =
+        policies.units.iter().map(|u| actions(&u.actions)).collect();
+    let files: Vec<wit::FilePolicy<'_>> = policies
+        .files
+        .iter()
+        .zip(&file_actions)
+        .map(|(f, actions)| wit::FilePolicy {
+            path: &f.path,
+            actions,
+        })
+        .collect();
+    let units: Vec<wit::UnitPolicy<'_>> = policies
+        .units
+        .iter()
+        .zip(&unit_actions)
+        .map(|(u, actions)| wit::UnitPolicy {
+            name: &u.name,
+            actions,
+        })
+        .collect();
+    let ssh_key = actions(&policies.ssh_key);
+    let previous: Vec<wit_types::ConditionParam<'_>> = facts
+        .previous
+        .iter()
+        .map(|c| wit_types::ConditionParam {
+            type_: &c.type_,
+            status: status_to_wit(c.status),
+            reason: &c.reason,
+            message: &c.message,
+        })
+        .collect();
+    let feature_gates: Vec<&str> = facts.feature_gates.iter().map(String::as_str).collect();
+    call(wit::Facts {
         node: wit::Node {
-            name: node.name.clone(),
-            phase: node.phase.clone(),
+            name: &node.name,
+            phase: &node.phase,
             unschedulable: node.unschedulable,
-            labels: pairs(&node.labels),
-            annotations: pairs(&node.annotations),
+            labels: &labels,
+            annotations: &annotations,
         },
-        pools: facts
-            .pools
-            .iter()
-            .map(|pool| wit::Pool {
-                name: pool.name.clone(),
-                node_selector: pool.node_selector.as_ref().map(|s| wit::LabelSelector {
-                    match_labels: pairs(&s.match_labels),
-                    match_expressions: s
-                        .match_expressions
-                        .iter()
-                        .map(|r| wit::LabelSelectorRequirement {
-                            key: r.key.clone(),
-                            operator: r.operator.clone(),
-                            values: r.values.clone(),
-                        })
-                        .collect(),
-                }),
-                target_config: pool.target_config.clone(),
-            })
-            .collect(),
-        configs: facts
-            .configs
-            .iter()
-            .map(|c| wit::RenderedConfig {
-                name: c.name.clone(),
-                spec: c.spec.clone(),
-            })
-            .collect(),
+        pools: &pools,
+        configs: &configs,
         policies: wit::DisruptionPolicies {
-            files: facts
-                .policies
-                .files
-                .iter()
-                .map(|f| wit::FilePolicy {
-                    path: f.path.clone(),
-                    actions: actions(&f.actions),
-                })
-                .collect(),
-            units: facts
-                .policies
-                .units
-                .iter()
-                .map(|u| wit::UnitPolicy {
-                    name: u.name.clone(),
-                    actions: actions(&u.actions),
-                })
-                .collect(),
-            ssh_key: actions(&facts.policies.ssh_key),
+            files: &files,
+            units: &units,
+            ssh_key: &ssh_key,
         },
         stored: facts.stored.as_ref().map(|s| wit::StoredNode {
             generation: s.generation,
             observed_generation: s.observed_generation,
-            pool: s.pool.clone(),
-            desired_config: s.desired_config.clone(),
-            desired_image: s.desired_image.clone(),
-            current_config: s.current_config.clone(),
+            pool: &s.pool,
+            desired_config: &s.desired_config,
+            desired_image: s.desired_image.as_deref(),
+            current_config: s.current_config.as_deref(),
         }),
-        previous: facts
-            .previous
-            .iter()
-            .map(|c| wit_types::Condition {
-                type_: c.type_.clone(),
-                status: match c.status {
-                    logic::ConditionStatus::True => wit_types::ConditionStatus::True,
-                    logic::ConditionStatus::False => wit_types::ConditionStatus::False,
-                    logic::ConditionStatus::Unknown => wit_types::ConditionStatus::Unknown,
-                },
-                reason: c.reason.clone(),
-                message: c.message.clone(),
-            })
-            .collect(),
-        feature_gates: facts.feature_gates.iter().cloned().collect(),
+        previous: &previous,
+        feature_gates: &feature_gates,
+    })
+}
+
+fn status_to_wit(status: logic::ConditionStatus) -> wit_types::ConditionStatus {
+    match status {
+        logic::ConditionStatus::True => wit_types::ConditionStatus::True,
+        logic::ConditionStatus::False => wit_types::ConditionStatus::False,
+        logic::ConditionStatus::Unknown => wit_types::ConditionStatus::Unknown,
     }
 }
 
-fn actions(actions: &[logic::DisruptionAction]) -> Vec<wit::DisruptionAction> {
+fn actions(actions: &[logic::DisruptionAction]) -> Vec<wit::DisruptionAction<'_>> {
     use logic::DisruptionAction as A;
     actions
         .iter()
         .map(|action| match action {
             A::Reboot => wit::DisruptionAction::Reboot,
             A::Drain => wit::DisruptionAction::Drain,
-            A::Reload(service) => wit::DisruptionAction::Reload(service.clone()),
-            A::Restart(service) => wit::DisruptionAction::Restart(service.clone()),
+            A::Reload(service) => wit::DisruptionAction::Reload(service),
+            A::Restart(service) => wit::DisruptionAction::Restart(service),
             A::DaemonReload => wit::DisruptionAction::DaemonReload,
             A::None => wit::DisruptionAction::None,
             A::Special => wit::DisruptionAction::Special,

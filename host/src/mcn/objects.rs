@@ -65,8 +65,12 @@ impl<'de> Deserialize<'de> for SpecText {
 
 /// Drops from a cached Node what the job never reads: a real Node's status
 /// (images, conditions, addresses, node info) is most of its size, and the
-/// guest needs only its phase; of the spec, only `unschedulable`.
+/// guest needs only its phase; of the spec, only `unschedulable`; of the
+/// annotations, only the daemon's (a network plugin's can run to kilobytes).
 pub fn trim_node(node: &mut Node) {
+    if let Some(annotations) = node.metadata.annotations.as_mut() {
+        annotations.retain(|key, _| key.starts_with(mco_mcn::ANNOTATION_PREFIX));
+    }
     let phase = node.status.take().and_then(|s| s.phase);
     node.status = phase.map(|phase| NodeStatus {
         phase: Some(phase),
@@ -81,3 +85,42 @@ pub fn trim_node(node: &mut Node) {
 
 crate::typed_resource!(MachineConfigPool, MACHINE_CONFIG_POOL, ClusterResourceScope);
 crate::typed_resource!(MachineConfig, MACHINE_CONFIG, ClusterResourceScope);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trimmed_node_keeps_what_the_job_reads_and_nothing_else() {
+        let mut node: Node = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "worker-0",
+                "labels": {"node-role.kubernetes.io/worker": ""},
+                "annotations": {
+                    "machineconfiguration.openshift.io/state": "Done",
+                    "k8s.ovn.org/node-subnets": "{\"default\":[\"10.128.2.0/23\"]}",
+                    "volumes.kubernetes.io/controller-managed-attach-detach": "true"
+                }
+            },
+            "spec": {"unschedulable": true, "podCIDR": "10.128.2.0/23"},
+            "status": {"phase": "Running", "images": [{"names": ["quay.io/x@sha256:0"]}]}
+        }))
+        .unwrap();
+        trim_node(&mut node);
+        let trimmed = serde_json::to_value(&node).unwrap();
+        assert_eq!(
+            trimmed,
+            serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": "worker-0",
+                    "labels": {"node-role.kubernetes.io/worker": ""},
+                    "annotations": {"machineconfiguration.openshift.io/state": "Done"}
+                },
+                "spec": {"unschedulable": true},
+                "status": {"phase": "Running"}
+            })
+        );
+    }
+}

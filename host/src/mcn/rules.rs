@@ -5,14 +5,12 @@
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, OwnerReference, Time};
 use k8s_openapi::jiff::Timestamp;
-use mco_mcn as logic;
+use mco_mcn::{self as logic, ANNOTATION_PREFIX};
 
 use super::crd;
 use super::objects::{MachineConfig, MachineConfigPool};
 use crate::cluster::conditions::{self, Transition};
 use crate::feature_gates::FeatureGates;
-
-const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 
 /// The rendered configs the guest may need for `node`: those its
 /// annotations name, and the one its stored MCN last saw it on (so the plan
@@ -51,7 +49,14 @@ pub fn facts(
     previous: Option<&crd::MachineConfigNode>,
     gates: &FeatureGates,
 ) -> logic::Facts {
-    let annotations = node.metadata.annotations.clone().unwrap_or_default();
+    let annotations = node
+        .metadata
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(key, _)| key.starts_with(ANNOTATION_PREFIX))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
     let wanted = wanted_configs(node, previous);
     let configs = configs
         .iter()
@@ -238,4 +243,38 @@ fn object_spec(
     object.metadata.labels = None;
     object.metadata.owner_references = owner.map(|o| vec![o]);
     object
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guest_gets_only_the_daemons_annotations() {
+        let node: Node = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "worker-0",
+                "annotations": {
+                    "machineconfiguration.openshift.io/desiredConfig": "rendered-worker-1",
+                    "k8s.ovn.org/l3-gateway-config": "{\"default\":{}}"
+                }
+            }
+        }))
+        .unwrap();
+        let facts = facts(
+            &node,
+            &[],
+            &[],
+            logic::DisruptionPolicies::default(),
+            None,
+            &FeatureGates::default(),
+        );
+        assert_eq!(
+            facts.node.annotations.into_iter().collect::<Vec<_>>(),
+            [(
+                "machineconfiguration.openshift.io/desiredConfig".to_string(),
+                "rendered-worker-1".to_string()
+            )]
+        );
+    }
 }
