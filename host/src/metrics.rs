@@ -267,7 +267,7 @@ impl Metrics {
         );
         sub.register(
             "bootimage_template_imports",
-            "vSphere templates imported from the stream's OVA, by job and result (imported, failed)",
+            "vSphere template imports the writer ran, by job and result (imported; current: the folder's template already held the release, imported earlier in the pass for another MachineSet; failed)",
             metrics.bootimage_template_imports.clone(),
         );
         sub.register(

@@ -15,7 +15,7 @@ use mco_mcn::{Decision, Facts, Node, Pool};
 
 /// (hostile build, golden case it runs on, keep the case's user data, what
 /// the refusal must say).
-const BOOT_IMAGE_CASES: [(&str, &str, bool, &str); 15] = [
+const BOOT_IMAGE_CASES: [(&str, &str, bool, &str); 16] = [
     (
         "instance-type",
         "aws-patch-stub-v2-converted",
@@ -96,9 +96,15 @@ const BOOT_IMAGE_CASES: [(&str, &str, bool, &str); 15] = [
     ),
     (
         "vsphere-import-template",
-        "vsphere-skip-customer-template",
+        "vsphere-patch-customer-template-elsewhere",
         false,
-        "the VSphere guest's decision imports template \"rhcos-golden\", which is customer-managed (in folder \"/dc1/vm/templates\", outside the workspace folder)",
+        "the VSphere guest's decision imports template \"rhcos-golden\", which is neither the cluster's template \"c1-x7k2p-rhcos-generated-failure-domain\" nor the MachineSet's own in the workspace folder",
+    ),
+    (
+        "vsphere-import-current",
+        "vsphere-noop-current-template",
+        false,
+        "the VSphere guest's decision imports template \"c1-x7k2p-rhcos-generated-region-generated-zone\", which already holds the stream's release 9.8.20260428-0 in the workspace folder",
     ),
     (
         "vsphere-other-field",

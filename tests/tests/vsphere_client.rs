@@ -16,8 +16,8 @@ use anyhow::{Context, Result, ensure};
 use mco_e2e::Vcsim;
 use mco_e2e::ova::{self, BuiltOva, OvaOptions};
 use mco_vsphere::{
-    DiskType, Endpoint, Error, FetchError, ImportPlan, Ova, OvaCache, Recovery, Session, Step,
-    Timeouts, Trust, temp_name,
+    DiskType, Endpoint, Error, FetchError, ImportPlan, Imported, Ova, OvaCache, Recovery, Session,
+    Step, Timeouts, Trust, temp_name,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -77,8 +77,38 @@ fn build_ova(dir: &tempfile::TempDir, name: &str, o: &OvaOptions) -> Result<(Bui
     Ok((built, opened))
 }
 
+/// OVAs of R1 and R2, for a template and its replacement.
+fn two_releases(dir: &tempfile::TempDir) -> Result<(Ova, Ova)> {
+    let (_, r1) = build_ova(dir, "r1.ova", &OvaOptions::default())?;
+    let r2 = OvaOptions {
+        release: R2.into(),
+        ..OvaOptions::default()
+    };
+    let (_, r2) = build_ova(dir, "r2.ova", &r2)?;
+    Ok((r1, r2))
+}
+
+/// `name` and the `mco-tmp-`/`mco-old-` names an import of it uses.
+fn with_temporaries(name: &str) -> Vec<String> {
+    names(&[
+        name,
+        &temp_name("mco-tmp", name),
+        &temp_name("mco-old", name),
+    ])
+}
+
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// A vcsim with the folder `/DC0/vm/ci`, a directory for OVAs, and a
+/// session: what most tests start from.
+async fn with_folder_ci() -> Result<(Vcsim, tempfile::TempDir, Session)> {
+    let v = Vcsim::start(USER, PASSWORD)?;
+    let dir = tempfile::tempdir()?;
+    v.create_folder("/DC0/vm", "ci").await?;
+    let s = login(&v).await?;
+    Ok((v, dir, s))
 }
 
 #[tokio::test]
@@ -181,7 +211,10 @@ async fn import_creates_a_tagged_template() -> Result<()> {
     let started = Instant::now();
     let imported = s.import_template(&p, &ova).await?;
     eprintln!("import took {:?}", started.elapsed());
-    assert!(!imported.swapped);
+    assert!(
+        matches!(imported, Imported::New { swapped: false, .. }),
+        "{imported:?}"
+    );
 
     let found = s
         .find_vms(
@@ -196,7 +229,7 @@ async fn import_creates_a_tagged_template() -> Result<()> {
     assert_eq!(found.len(), 1, "{found:?}");
     let vm = &found[0];
     assert_eq!(vm.name, name);
-    assert_eq!(vm.moref, imported.moref);
+    assert_eq!(vm.moref, imported.moref());
     assert_eq!(vm.folder, "/DC0/vm/ci-x7k2p");
     assert!(vm.template);
     assert_eq!(vm.release.as_deref(), Some(R1));
@@ -243,56 +276,55 @@ async fn import_creates_a_tagged_template() -> Result<()> {
 
 #[tokio::test]
 async fn a_second_import_swaps_the_template() -> Result<()> {
-    let v = Vcsim::start(USER, PASSWORD)?;
-    let dir = tempfile::tempdir()?;
-    v.create_folder("/DC0/vm", "ci").await?;
-    let s = login(&v).await?;
+    let (v, dir, s) = with_folder_ci().await?;
     let name = "ci-rhcos";
-    let (_, ova1) = build_ova(&dir, "r1.ova", &OvaOptions::default())?;
+    let (ova1, ova2) = two_releases(&dir)?;
     let first = s
         .import_template(&plan(name, "ci", "DC0_C0"), &ova1)
         .await?;
-    assert!(!first.swapped);
+    assert!(
+        matches!(first, Imported::New { swapped: false, .. }),
+        "{first:?}"
+    );
 
-    let (_, ova2) = build_ova(
-        &dir,
-        "r2.ova",
-        &OvaOptions {
-            release: R2.into(),
-            ..OvaOptions::default()
-        },
-    )?;
     let mut p = plan(name, "ci", "DC0_C0");
     p.disk_type = Some(DiskType::EagerZeroedThick);
     let second = s.import_template(&p, &ova2).await?;
-    assert!(second.swapped);
-    assert_ne!(second.moref, first.moref);
+    assert!(
+        matches!(second, Imported::New { swapped: true, .. }),
+        "{second:?}"
+    );
+    assert_ne!(second.moref(), first.moref());
 
-    let all = names(&[
-        name,
-        &temp_name("mco-tmp", name),
-        &temp_name("mco-old", name),
-    ]);
+    let all = with_temporaries(name);
     let found = s.find_vms("DC0", &all).await?;
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].name, name);
-    assert_eq!(found[0].moref, second.moref);
+    assert_eq!(found[0].moref, second.moref());
     assert_eq!(found[0].release.as_deref(), Some(R2));
     assert_eq!(found[0].disk_type, Some(DiskType::EagerZeroedThick));
     assert!(found[0].template);
     // The old template is gone, not just renamed.
-    let old = v.vm_property(&first.moref, "name").await;
+    let old = v.vm_property(first.moref(), "name").await;
     assert!(old.is_err(), "the old template still exists: {old:?}");
+
+    // The same release again (a second MachineSet of the failure domain):
+    // the template is kept as it is.
+    let third = s.import_template(&p, &ova2).await?;
+    assert_eq!(
+        third,
+        Imported::Current {
+            moref: second.moref().to_owned()
+        }
+    );
+    assert_eq!(s.find_vms("DC0", &all).await?, found);
     s.logout().await?;
     Ok(())
 }
 
 #[tokio::test]
 async fn secure_boot_is_turned_off() -> Result<()> {
-    let v = Vcsim::start(USER, PASSWORD)?;
-    let dir = tempfile::tempdir()?;
-    v.create_folder("/DC0/vm", "ci").await?;
-    let s = login(&v).await?;
+    let (v, dir, s) = with_folder_ci().await?;
     let (_, ova) = build_ova(
         &dir,
         "sb.ova",
@@ -304,7 +336,7 @@ async fn secure_boot_is_turned_off() -> Result<()> {
     assert!(ova.secure_boot());
     let imported = s.import_template(&plan("sb", "ci", "DC0_C0"), &ova).await?;
     let value = v
-        .vm_property(&imported.moref, "config.bootOptions.efiSecureBootEnabled")
+        .vm_property(imported.moref(), "config.bootOptions.efiSecureBootEnabled")
         .await?;
     assert_eq!(value.as_deref(), Some("false"));
 
@@ -315,7 +347,7 @@ async fn secure_boot_is_turned_off() -> Result<()> {
         .import_template(&plan("plain", "ci", "DC0_C0"), &plain)
         .await?;
     let value = v
-        .vm_property(&imported.moref, "config.bootOptions.efiSecureBootEnabled")
+        .vm_property(imported.moref(), "config.bootOptions.efiSecureBootEnabled")
         .await?;
     assert_ne!(value.as_deref(), Some("false"), "reconfigured anyway");
     s.logout().await?;
@@ -324,10 +356,7 @@ async fn secure_boot_is_turned_off() -> Result<()> {
 
 #[tokio::test]
 async fn two_networks_fail_before_anything_is_created() -> Result<()> {
-    let v = Vcsim::start(USER, PASSWORD)?;
-    let dir = tempfile::tempdir()?;
-    v.create_folder("/DC0/vm", "ci").await?;
-    let s = login(&v).await?;
+    let (_vcsim, dir, s) = with_folder_ci().await?;
     let (_, ova) = build_ova(
         &dir,
         "two.ova",
@@ -356,49 +385,84 @@ async fn two_networks_fail_before_anything_is_created() -> Result<()> {
     Ok(())
 }
 
+/// The temporary names hash the template name only, so another cluster's
+/// folder may hold an `mco-old-…` of the same name: neither recovery nor the
+/// stale cleanup of an import here may touch it.
+#[tokio::test]
+async fn another_folders_namesakes_are_left_alone() -> Result<()> {
+    let (v, dir, s) = with_folder_ci().await?;
+    v.create_folder("/DC0/vm", "other").await?;
+    let name = "shared-rhcos";
+    let old = temp_name("mco-old", name);
+    let (_, ova) = build_ova(&dir, "r1.ova", &OvaOptions::default())?;
+    // The other cluster, mid-swap: its template renamed away, no final name.
+    let theirs = s
+        .import_template(&plan(name, "other", "DC0_C0"), &ova)
+        .await?;
+    v.rename_vm(theirs.moref(), &old).await?;
+
+    assert_eq!(
+        s.recover_swap("DC0", "/DC0/vm/ci", name).await?,
+        Recovery::Nothing
+    );
+    let ours = s.import_template(&plan(name, "ci", "DC0_C0"), &ova).await?;
+    assert!(
+        matches!(ours, Imported::New { swapped: false, .. }),
+        "{ours:?}"
+    );
+    assert_eq!(
+        v.vm_property(theirs.moref(), "name").await?.as_deref(),
+        Some(old.as_str()),
+        "the other folder's mco-old- VM was touched"
+    );
+    // Its own recovery still finds it.
+    assert_eq!(
+        s.recover_swap("DC0", "/DC0/vm/other", name).await?,
+        Recovery::RenamedBack { from: old.clone() }
+    );
+    assert_eq!(
+        v.vm_property(theirs.moref(), "name").await?.as_deref(),
+        Some(name)
+    );
+    s.logout().await?;
+    Ok(())
+}
+
 /// A crash between the swap's two renames leaves the old template as
 /// `mco-old-…` and the new one as `mco-tmp-…`: recover_swap puts the old
 /// name back, and the next import clears the leftover temporary.
 #[tokio::test]
 async fn an_interrupted_swap_is_recovered() -> Result<()> {
-    let v = Vcsim::start(USER, PASSWORD)?;
-    let dir = tempfile::tempdir()?;
-    v.create_folder("/DC0/vm", "ci").await?;
-    let s = login(&v).await?;
+    let (v, dir, s) = with_folder_ci().await?;
     let name = "ci-rhcos";
     let (tmp, old) = (temp_name("mco-tmp", name), temp_name("mco-old", name));
-    let (_, ova1) = build_ova(&dir, "r1.ova", &OvaOptions::default())?;
+    let (ova1, ova2) = two_releases(&dir)?;
     let old_vm = s
         .import_template(&plan(name, "ci", "DC0_C0"), &ova1)
         .await?;
-    let (_, ova2) = build_ova(
-        &dir,
-        "r2.ova",
-        &OvaOptions {
-            release: R2.into(),
-            ..OvaOptions::default()
-        },
-    )?;
     let new_vm = s
         .import_template(&plan("scratch", "ci", "DC0_C0"), &ova2)
         .await?;
     // The state a crash between the two renames leaves.
-    v.rename_vm(&old_vm.moref, &old).await?;
-    v.rename_vm(&new_vm.moref, &tmp).await?;
+    v.rename_vm(old_vm.moref(), &old).await?;
+    v.rename_vm(new_vm.moref(), &tmp).await?;
     let all = names(&[name, &tmp, &old]);
     assert_eq!(s.find_vms("DC0", &all).await?.len(), 2);
 
     assert_eq!(
-        s.recover_swap("DC0", name).await?,
+        s.recover_swap("DC0", "/DC0/vm/ci", name).await?,
         Recovery::RenamedBack { from: old.clone() }
     );
     let found = s.find_vms("DC0", &names(&[name])).await?;
     assert_eq!(found.len(), 1);
-    assert_eq!(found[0].moref, old_vm.moref);
+    assert_eq!(found[0].moref, old_vm.moref());
     assert_eq!(found[0].release.as_deref(), Some(R1));
-    assert_eq!(s.recover_swap("DC0", name).await?, Recovery::Nothing);
     assert_eq!(
-        s.recover_swap("DC0", "never-there").await?,
+        s.recover_swap("DC0", "/DC0/vm/ci", name).await?,
+        Recovery::Nothing
+    );
+    assert_eq!(
+        s.recover_swap("DC0", "/DC0/vm/ci", "never-there").await?,
         Recovery::Nothing
     );
 
@@ -406,7 +470,10 @@ async fn an_interrupted_swap_is_recovered() -> Result<()> {
     let done = s
         .import_template(&plan(name, "ci", "DC0_C0"), &ova2)
         .await?;
-    assert!(done.swapped);
+    assert!(
+        matches!(done, Imported::New { swapped: true, .. }),
+        "{done:?}"
+    );
     let found = s.find_vms("DC0", &all).await?;
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].release.as_deref(), Some(R2));
@@ -417,7 +484,10 @@ async fn an_interrupted_swap_is_recovered() -> Result<()> {
     let again = s
         .import_template(&plan(name, "ci", "DC0_C0"), &ova1)
         .await?;
-    assert!(again.swapped, "the mco-old- template was not swapped");
+    assert!(
+        matches!(again, Imported::New { swapped: true, .. }),
+        "the mco-old- template was not swapped: {again:?}"
+    );
     let found = s.find_vms("DC0", &all).await?;
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].name, name);
@@ -427,24 +497,21 @@ async fn an_interrupted_swap_is_recovered() -> Result<()> {
     let leftover = s
         .import_template(&plan("leftover", "ci", "DC0_C0"), &ova2)
         .await?;
-    v.rename_vm(&leftover.moref, &old).await?;
+    v.rename_vm(leftover.moref(), &old).await?;
     assert_eq!(
-        s.recover_swap("DC0", name).await?,
+        s.recover_swap("DC0", "/DC0/vm/ci", name).await?,
         Recovery::RemovedLeftover { name: old.clone() }
     );
     let found = s.find_vms("DC0", &all).await?;
     assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].moref, again.moref);
+    assert_eq!(found[0].moref, again.moref());
     s.logout().await?;
     Ok(())
 }
 
 #[tokio::test]
 async fn unknown_objects_are_not_found_by_path() -> Result<()> {
-    let v = Vcsim::start(USER, PASSWORD)?;
-    let dir = tempfile::tempdir()?;
-    v.create_folder("/DC0/vm", "ci").await?;
-    let s = login(&v).await?;
+    let (_vcsim, dir, s) = with_folder_ci().await?;
     let (_, ova) = build_ova(&dir, "r1.ova", &OvaOptions::default())?;
     let base = plan("t", "ci", "DC0_C0");
     let cases: Vec<(ImportPlan, Step, &str, &str)> = vec![
@@ -756,23 +823,12 @@ async fn the_ova_cache_hits_checks_bounds_and_evicts() -> Result<()> {
 /// removes the new VM and leaves the old template as it was.
 #[tokio::test]
 async fn a_failure_after_the_import_removes_the_new_vm() -> Result<()> {
-    let v = Vcsim::start(USER, PASSWORD)?;
-    let dir = tempfile::tempdir()?;
-    v.create_folder("/DC0/vm", "ci").await?;
-    let s = login(&v).await?;
+    let (_vcsim, dir, s) = with_folder_ci().await?;
     let name = "ci-rhcos";
-    let (_, ova1) = build_ova(&dir, "r1.ova", &OvaOptions::default())?;
+    let (ova1, ova2) = two_releases(&dir)?;
     let first = s
         .import_template(&plan(name, "ci", "DC0_C0"), &ova1)
         .await?;
-    let (_, ova2) = build_ova(
-        &dir,
-        "r2.ova",
-        &OvaOptions {
-            release: R2.into(),
-            ..OvaOptions::default()
-        },
-    )?;
     let mut p = plan(name, "ci", "DC0_C0");
     p.tags = vec!["no-such-tag".into()];
     let err = s.import_template(&p, &ova2).await.unwrap_err();
@@ -786,14 +842,10 @@ async fn a_failure_after_the_import_removes_the_new_vm() -> Result<()> {
         matches!(&err.source, Error::NotFound { what: "tag", path } if path == "no-such-tag"),
         "{err}"
     );
-    let all = names(&[
-        name,
-        &temp_name("mco-tmp", name),
-        &temp_name("mco-old", name),
-    ]);
+    let all = with_temporaries(name);
     let found = s.find_vms("DC0", &all).await?;
     assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].moref, first.moref);
+    assert_eq!(found[0].moref, first.moref());
     assert_eq!(found[0].release.as_deref(), Some(R1));
     s.logout().await?;
     Ok(())

@@ -7,9 +7,11 @@
 //! `resolveExistingTemplateVM` and `createNewVMTemplate`). The rule
 //! resolves the template the MachineSet uses from what the host read from
 //! vCenter, compares the release it holds with the stream's, and asks for
-//! an import when they differ. A template outside the workspace folder is
-//! the customer's own and is never touched: the MachineSet is skipped, as
-//! a custom image is on the clouds.
+//! an import when they differ. A VM of the name outside the workspace
+//! folder is the customer's own and is never touched: the rule goes on as
+//! if the name were free there (upstream: "leaving the customer-managed VM
+//! untouched"), falling back to the cluster's template, or making the
+//! cluster's template anew in the workspace folder.
 
 // The component bindings wit-bindgen generates for wasm32 use `unsafe`.
 #![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]
@@ -43,31 +45,12 @@ impl Platform for Vsphere {
 const SPEC: &str = "providerSpec.value";
 const WORKSPACE: &str = "providerSpec.value.workspace";
 
-/// Where a template name stands in vCenter.
-enum Located<'a> {
-    /// In the workspace folder: the cluster's own.
-    InFolder(&'a VcenterVm),
-    /// Only elsewhere: someone else's.
-    Elsewhere(&'a VcenterVm),
-    Missing,
-}
-
-fn locate<'a>(vcenter: &'a VcenterFacts, name: &'a str, folder: &str) -> Located<'a> {
-    let mut elsewhere = None;
-    for vm in vcenter.named(name) {
-        if same_folder(&vm.folder, folder) {
-            return Located::InFolder(vm);
-        }
-        elsewhere.get_or_insert(vm);
-    }
-    elsewhere.map_or(Located::Missing, Located::Elsewhere)
-}
-
-fn customer_managed(vm: &VcenterVm, folder: &str) -> PlatformOutcome {
-    PlatformOutcome::skip(format!(
-        "template {:?} is customer-managed: it is in folder {:?}, outside the workspace folder {folder:?}",
-        vm.name, vm.folder
-    ))
+/// The VM of that name in the workspace folder: the only one the cluster
+/// may use or replace.
+fn in_folder<'a>(vcenter: &'a VcenterFacts, name: &'a str, folder: &str) -> Option<&'a VcenterVm> {
+    vcenter
+        .named(name)
+        .find(|vm| same_folder(&vm.folder, folder))
 }
 
 fn required<'a>(workspace: &'a Map<String, Value>, key: &str) -> Result<&'a str, RuleError> {
@@ -99,21 +82,12 @@ fn reconcile(
     let managed = vcenter.managed_template_name();
 
     // The MachineSet's own template first, then the cluster's.
-    let mut resolved = None;
-    if !current.is_empty() && current != managed {
-        match locate(vcenter, current, folder) {
-            Located::InFolder(vm) => resolved = Some((current, Some(vm))),
-            Located::Elsewhere(vm) => return Ok(customer_managed(vm, folder)),
-            Located::Missing => {}
-        }
-    }
-    let (name, existing) = match resolved {
-        Some(found) => found,
-        None => match locate(vcenter, &managed, folder) {
-            Located::InFolder(vm) => (managed.as_str(), Some(vm)),
-            Located::Elsewhere(vm) => return Ok(customer_managed(vm, folder)),
-            Located::Missing => (managed.as_str(), None),
-        },
+    let own = (!current.is_empty() && current != managed)
+        .then(|| in_folder(vcenter, current, folder))
+        .flatten();
+    let (name, existing) = match own {
+        Some(vm) => (current, Some(vm)),
+        None => (managed.as_str(), in_folder(vcenter, &managed, folder)),
     };
     if name.chars().count() > MAX_TEMPLATE_NAME {
         return Err(RuleError::Other(format!(
@@ -343,25 +317,38 @@ mod tests {
     }
 
     #[test]
-    fn a_template_outside_the_workspace_folder_is_the_customers() {
+    fn a_vm_outside_the_workspace_folder_is_left_to_its_owner() {
+        // The MachineSet's template sits elsewhere: the cluster's is used.
         let theirs = "rhcos-golden";
         let out = run(
             &spec(theirs),
-            &facts(vec![vm(theirs, "/dc1/vm/templates", Some(OLD))]),
+            &facts(vec![
+                vm(theirs, "/dc1/vm/templates", Some(OLD)),
+                vm(MANAGED, FOLDER, Some(NEW)),
+            ]),
         );
-        let PlatformOutcome::Skip { reason } = out else {
-            panic!("{out:?}")
-        };
         assert_eq!(
-            reason,
-            "template \"rhcos-golden\" is customer-managed: it is in folder \"/dc1/vm/templates\", outside the workspace folder \"/dc1/vm/c1-x7k2p\""
+            out,
+            PlatformOutcome::Update {
+                target: MANAGED.into(),
+                fragment: template_fragment(MANAGED),
+                import: None,
+            }
         );
-        // So is a VM of the cluster's own name that sits elsewhere.
+        // The cluster's own name sits elsewhere: made anew in the folder,
+        // whatever that VM holds, with install-config's disk type.
         let out = run(
             &spec(""),
             &facts(vec![vm(MANAGED, "/dc1/vm/other", Some(NEW))]),
         );
-        assert!(matches!(out, PlatformOutcome::Skip { .. }), "{out:?}");
+        assert_eq!(
+            out,
+            PlatformOutcome::Update {
+                target: MANAGED.into(),
+                fragment: template_fragment(MANAGED),
+                import: Some(Box::new(import(MANAGED, Some("thin")))),
+            }
+        );
     }
 
     #[test]

@@ -58,9 +58,12 @@ mod hostile {
         VsphereImportFolder,
         /// vSphere: the honest import, on another vCenter.
         VsphereImportVcenter,
-        /// vSphere: an import over the customer's template (the MachineSet
-        /// names one outside the workspace folder).
+        /// vSphere: an import under the name of the customer's VM (the
+        /// MachineSet names one outside the workspace folder).
         VsphereImportTemplate,
+        /// vSphere: the honest import, of a template that already holds
+        /// the release (a needless replacement).
+        VsphereImportCurrent,
         /// vSphere: the honest import, with numCPUs patched too.
         VsphereOtherField,
     }
@@ -92,6 +95,7 @@ mod hostile {
                 "vsphere-import-folder" => Variant::VsphereImportFolder,
                 "vsphere-import-vcenter" => Variant::VsphereImportVcenter,
                 "vsphere-import-template" => Variant::VsphereImportTemplate,
+                "vsphere-import-current" => Variant::VsphereImportCurrent,
                 "vsphere-other-field" => Variant::VsphereOtherField,
                 other => return Err(format!("unknown variant {other:?}")),
             })
@@ -322,6 +326,7 @@ mod hostile {
             | Variant::VsphereImportFolder
             | Variant::VsphereImportVcenter
             | Variant::VsphereImportTemplate
+            | Variant::VsphereImportCurrent
             | Variant::VsphereOtherField => {}
         }
         None
@@ -372,7 +377,7 @@ mod hostile {
                     .iter()
                     .find(|vm| vm.name == name && vm.folder.trim_end_matches('/') == folder)
             };
-            // The customer's template (outside the folder) is what the
+            // The customer's VM's name (outside the folder) is what the
             // `vsphere-import-template` variant goes for.
             let own = variant == Variant::VsphereImportTemplate || in_folder(&named).is_some();
             let template = if own { named.clone() } else { managed };

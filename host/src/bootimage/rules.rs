@@ -99,10 +99,13 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
         return Ok(Step::Decided(prepared.without_guest()));
     }
     if prepared.platform_type == VSPHERE {
+        // The common rules first, as upstream runs them before it touches
+        // vCenter: a Windows or an owned MachineSet costs no session.
+        if let Err(decided) = mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster) {
+            return Ok(Step::Decided(decided));
+        }
         match vcenter::prepare(inputs.infrastructure, &prepared.machineset) {
-            Some(Match::Decided(decision)) => {
-                return Ok(Step::Decided(prepared.after_common_rules(decision)));
-            }
+            Some(Match::Decided(decision)) => return Ok(Step::Decided(decision)),
             Some(Match::Read(lookup)) => prepared.vcenter = Some(lookup),
             // No readable workspace: the guest says what is missing.
             None => {}

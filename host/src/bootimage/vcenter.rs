@@ -5,7 +5,7 @@
 //! the facts the guest is given from that read, and the import the host
 //! executes once the guest's request has passed the authority
 //! ([`Lookup::import_plan`]). The reads and the import themselves are the
-//! controller's and the writer's (`vsphere_io`).
+//! controller's and the writer's (`vcenters`).
 
 use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, VcenterVm};
 use mco_bootimage::{Decision, MachineSetView};
@@ -113,7 +113,18 @@ pub fn prepare(infra: &Infrastructure, ms: &MachineSetView) -> Option<Match> {
             ms.name
         ))));
     };
-    let infrastructure_name = infra.status.infrastructure_name.clone().unwrap_or_default();
+    // The template's name and its tag both carry it.
+    let Some(infrastructure_name) = infra
+        .status
+        .infrastructure_name
+        .clone()
+        .filter(|name| !name.is_empty())
+    else {
+        return Some(Match::Decided(Decision::error(format!(
+            "failed to reconcile {noun} {}, err: Infrastructure cluster has no status.infrastructureName",
+            ms.name
+        ))));
+    };
     let managed = managed_name(&infrastructure_name, &failure_domain.name);
     let mut names = Vec::new();
     if !spec.template.is_empty() && spec.template != managed {
@@ -219,27 +230,36 @@ impl Lookup {
     /// What the host imports for a request that passed the authority: the
     /// template, OVA and disk type the guest asked for (checked equal to
     /// the host's own), placed where the failure domain and the workspace
-    /// say, with the cluster's tag and the MachineSet's.
-    pub fn import_plan(&self, import: &TemplateImport) -> ImportPlan {
+    /// say, with the cluster's tag and the MachineSet's. `Err` for a disk
+    /// type the client does not know (the authority admits only those).
+    pub fn import_plan(&self, import: &TemplateImport) -> Result<ImportPlan, String> {
         let topology = &self.failure_domain.topology;
         let mut tags = vec![self.infrastructure_name.clone()];
         tags.extend(self.tag_ids.iter().cloned());
-        ImportPlan {
+        let disk_type = import
+            .disk_type
+            .as_deref()
+            .map(str::parse::<mco_vsphere::DiskType>)
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        Ok(ImportPlan {
             server: self.workspace.server.clone(),
             address: self.address(),
-            datacenter: topology.datacenter.clone(),
-            folder: self.workspace.folder.clone(),
-            compute_cluster: topology.compute_cluster.clone(),
-            resource_pool: self.workspace.resource_pool.clone(),
-            datastore: self.workspace.datastore.clone(),
-            network: topology.networks.first().cloned().unwrap_or_default(),
-            template: import.template.clone(),
-            disk_type: import.disk_type.clone(),
-            tags,
+            placement: mco_vsphere::ImportPlan {
+                datacenter: topology.datacenter.clone(),
+                folder: self.workspace.folder.clone(),
+                compute_cluster: topology.compute_cluster.clone(),
+                resource_pool: self.workspace.resource_pool.clone(),
+                datastore: self.workspace.datastore.clone(),
+                network: topology.networks.first().cloned().unwrap_or_default(),
+                template: import.template.clone(),
+                disk_type,
+                tags,
+            },
             url: import.url.clone(),
             sha256: import.sha256.clone(),
             release: import.release.clone(),
-        }
+        })
     }
 }
 
@@ -305,16 +325,8 @@ pub struct ImportPlan {
     pub server: String,
     /// Where it answers ([`Lookup::address`]).
     pub address: String,
-    pub datacenter: String,
-    pub folder: String,
-    pub compute_cluster: String,
-    pub resource_pool: String,
-    pub datastore: String,
-    pub network: String,
-    pub template: String,
-    pub disk_type: Option<String>,
-    /// Tag names or IDs: the infrastructure's first.
-    pub tags: Vec<String>,
+    /// Where the template goes; tags: the infrastructure's first.
+    pub placement: mco_vsphere::ImportPlan,
     pub url: String,
     pub sha256: String,
     pub release: String,
@@ -422,6 +434,22 @@ mod tests {
             "spec": {"template": {"spec": {"providerSpec": {"value": {"template": "t"}}}}}}))
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(prepare(&infra_, &no_workspace).is_none());
+        // No infrastructureName: no template name to resolve, no tag.
+        let mut unnamed = infra_.clone();
+        unnamed.status.infrastructure_name = Some(String::new());
+        let Some(Match::Decided(error)) =
+            prepare(&unnamed, &ms(workspace("/dc1/host/cl1/Resources"), "t"))
+        else {
+            panic!("read without an infrastructure name")
+        };
+        assert_eq!(error.action(), "error");
+        assert!(
+            error
+                .to_json()
+                .contains("Infrastructure cluster has no status.infrastructureName"),
+            "{}",
+            error.to_json()
+        );
     }
 
     #[test]
@@ -485,19 +513,22 @@ mod tests {
         });
         assert_eq!(facts.vms.len(), 1);
         assert_eq!(facts.failure_domain, "fd-a");
-        let plan = lookup.import_plan(&TemplateImport {
-            server: "vc.example.com".into(),
-            datacenter: "dc1".into(),
-            folder: "/dc1/vm/c1".into(),
-            template: "c1-x7k2p-rhcos-fd-a".into(),
-            release: "9.8".into(),
-            url: "https://m/x.ova".into(),
-            sha256: "ab".into(),
-            disk_type: Some("thin".into()),
-        });
-        assert_eq!(plan.compute_cluster, "/dc1/host/cl1");
-        assert_eq!(plan.network, "VM Network");
-        assert_eq!(plan.tags, ["c1-x7k2p", "urn:tag:2"]);
+        let plan = lookup
+            .import_plan(&TemplateImport {
+                server: "vc.example.com".into(),
+                datacenter: "dc1".into(),
+                folder: "/dc1/vm/c1".into(),
+                template: "c1-x7k2p-rhcos-fd-a".into(),
+                release: "9.8".into(),
+                url: "https://m/x.ova".into(),
+                sha256: "ab".into(),
+                disk_type: Some("thin".into()),
+            })
+            .unwrap();
+        assert_eq!(plan.placement.compute_cluster, "/dc1/host/cl1");
+        assert_eq!(plan.placement.network, "VM Network");
+        assert_eq!(plan.placement.tags, ["c1-x7k2p", "urn:tag:2"]);
+        assert_eq!(plan.placement.disk_type, Some(mco_vsphere::DiskType::Thin));
         assert_eq!(plan.address, "vc.example.com");
         let on_port = infra(
             json!({"vcenters": [{"server": "vc.example.com", "port": 8443}],

@@ -16,9 +16,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 use kube::api::Api;
 use mco_bootimage::vcenter::{VcenterVm, same_folder};
-use mco_vsphere::{
-    DiskType, Endpoint, Imported, Ova, OvaCache, Recovery, Session, Timeouts, Trust,
-};
+use mco_vsphere::{Endpoint, Imported, Ova, OvaCache, Recovery, Session, Timeouts, Trust};
 use tokio::sync::OnceCell;
 use tracing::Instrument;
 
@@ -160,7 +158,8 @@ impl Vcenters {
         let datacenter = &lookup.failure_domain.topology.datacenter;
         let managed = lookup.managed();
         if recover {
-            match session.recover_swap(datacenter, &managed).await {
+            let folder = &lookup.workspace.folder;
+            match session.recover_swap(datacenter, folder, &managed).await {
                 Ok(Recovery::Nothing) => {}
                 Ok(Recovery::RenamedBack { from }) => {
                     tracing::warn!(%from, template = %managed, "an interrupted template swap was undone");
@@ -218,15 +217,10 @@ impl Vcenters {
     }
 
     /// Downloads the OVA (or finds it in the cache, its digest checked),
-    /// then imports it as the plan's template and swaps it in. `Err` names
-    /// the step.
+    /// checks that it holds the stream's release, then imports it as the
+    /// plan's template and swaps it in, unless the folder's template holds
+    /// that release already. `Err` names the step.
     pub async fn import(&self, plan: &ImportPlan) -> Result<Imported, String> {
-        let disk_type = plan
-            .disk_type
-            .as_deref()
-            .map(str::parse::<DiskType>)
-            .transpose()
-            .map_err(|e| e.to_string())?;
         let path = self
             .cache
             .fetch(&plan.url, &plan.sha256, self.timeouts.transfer)
@@ -237,22 +231,20 @@ impl Vcenters {
             .await
             .map_err(|e| format!("reading the OVA: {e}"))?
             .map_err(|e| format!("reading the OVA: {e}"))?;
+        // The digest is the stream's, but the release is what the template
+        // will say it holds: an OVA of another release would be imported
+        // again on every pass.
+        if ova.product_version() != Some(plan.release.as_str()) {
+            return Err(format!(
+                "the OVA {} holds release {}, not the stream's {}",
+                plan.url,
+                ova.product_version().unwrap_or("(none)"),
+                plan.release
+            ));
+        }
         let session = self.login(&plan.server, &plan.address).await?;
         let result = session
-            .import_template(
-                &mco_vsphere::ImportPlan {
-                    datacenter: plan.datacenter.clone(),
-                    folder: plan.folder.clone(),
-                    compute_cluster: plan.compute_cluster.clone(),
-                    resource_pool: plan.resource_pool.clone(),
-                    datastore: plan.datastore.clone(),
-                    network: plan.network.clone(),
-                    template: plan.template.clone(),
-                    disk_type,
-                    tags: plan.tags.clone(),
-                },
-                &ova,
-            )
+            .import_template(&plan.placement, &ova)
             .await
             .map_err(|e| e.to_string());
         if let Err(err) = session.logout().await {

@@ -18,6 +18,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::events::EventType;
 use mco_bootimage::vcenter::TemplateImport;
 use mco_bootimage::{Decision, MachineKind, UserDataUpgrade};
+use mco_vsphere::Imported;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -55,7 +56,8 @@ pub(super) struct Writer {
 
 /// How one patch went.
 enum Applied {
-    Patched,
+    /// `imported`: the vSphere import that ran first, if one did.
+    Patched { imported: Option<Imported> },
     /// The object changed after it was read; nothing was written.
     Conflict,
 }
@@ -252,13 +254,22 @@ impl Writer {
                     .await?;
                 Ok(match applied {
                     Applied::Conflict => ActOutcome::Conflict,
-                    Applied::Patched => {
+                    Applied::Patched { imported } => {
                         let mut note = format!("boot image updated to {target}");
-                        if let Some(import) = import {
-                            note.push_str(&format!(
-                                "; template {} imported from the release {} OVA",
-                                import.template, import.release
-                            ));
+                        match (import, imported) {
+                            (Some(import), Some(Imported::New { .. })) => {
+                                note.push_str(&format!(
+                                    "; template {} imported from the release {} OVA",
+                                    import.template, import.release
+                                ));
+                            }
+                            (Some(import), Some(Imported::Current { .. })) => {
+                                note.push_str(&format!(
+                                    "; template {} already held the release {} (imported earlier in the pass)",
+                                    import.template, import.release
+                                ));
+                            }
+                            _ => {}
                         }
                         if let Some(secret) = upgrade {
                             note.push_str(&format!(
@@ -306,12 +317,14 @@ impl Writer {
             }
             self.upgrade_stub(upgrade, version).await?;
         }
-        if let Some(import) = import {
-            self.import(action, import).await?;
-        }
+        let imported = match import {
+            Some(import) => Some(self.import(action, import).await?),
+            None => None,
+        };
         // An import alone: the MachineSet already names the template.
         if patch.as_object().is_some_and(|p| p.is_empty()) {
-            return self.record(subject, state, patch, import).await;
+            self.record(subject, state, patch, import).await?;
+            return Ok(Applied::Patched { imported });
         }
         let mut body = patch.clone();
         body["metadata"] = json!({"resourceVersion": action.object.metadata.resource_version});
@@ -338,7 +351,8 @@ impl Writer {
             MachineKind::ControlPlaneMachineSet => "patch_controlplanemachineset",
         });
         self.metrics.bootimage_patches.inc();
-        self.record(subject, state, patch, import).await
+        self.record(subject, state, patch, import).await?;
+        Ok(Applied::Patched { imported })
     }
 
     /// Counts a written decision for the hot-loop guard, in the record.
@@ -348,21 +362,24 @@ impl Writer {
         state: &mut ControllerState,
         patch: &Value,
         import: Option<&TemplateImport>,
-    ) -> Result<Applied, PassError> {
+    ) -> Result<(), PassError> {
         state.record_patch(&subject.key(), &decision_fingerprint(patch, import));
         self.save_state(state)
             .await
             .map_err(|err| PassError::StateAfterPatch {
                 subject: subject.clone(),
                 detail: err.to_string(),
-            })?;
-        Ok(Applied::Patched)
+            })
     }
 
     /// Imports the template a vSphere decision asks for, where the host's
     /// own lookup (the failure domain, the workspace) places it: the
     /// request itself was checked against the same inputs before.
-    async fn import(&self, action: &Action, import: &TemplateImport) -> Result<(), PassError> {
+    async fn import(
+        &self,
+        action: &Action,
+        import: &TemplateImport,
+    ) -> Result<Imported, PassError> {
         let subject = &action.subject;
         let server = action.vcenter.as_ref().map(|l| l.address());
         let error = |detail: String| PassError::Vcenter {
@@ -373,21 +390,26 @@ impl Writer {
         let lookup = action.vcenter.as_ref().ok_or_else(|| {
             error("the host matched no failure domain for this MachineSet".into())
         })?;
-        let plan = lookup.import_plan(import);
+        let plan = lookup.import_plan(import).map_err(error)?;
         let job = || super::job::job(super::vcenter::VSPHERE).to_string();
         let started = std::time::Instant::now();
         match self.vcenters.import(&plan).await {
             Ok(imported) => {
-                crate::metrics::count(&self.metrics.bootimage_template_imports, &job(), "imported");
+                let (result, swapped) = match imported {
+                    Imported::New { swapped, .. } => ("imported", swapped),
+                    Imported::Current { .. } => ("current", false),
+                };
+                crate::metrics::count(&self.metrics.bootimage_template_imports, &job(), result);
                 tracing::info!(
-                    template = %plan.template,
+                    template = %plan.placement.template,
                     release = %plan.release,
-                    moref = %imported.moref,
-                    swapped = imported.swapped,
+                    moref = %imported.moref(),
+                    result,
+                    swapped,
                     seconds = started.elapsed().as_secs_f64(),
-                    "imported the template"
+                    "template import done"
                 );
-                Ok(())
+                Ok(imported)
             }
             Err(detail) => {
                 crate::metrics::count(&self.metrics.bootimage_template_imports, &job(), "failed");

@@ -1,5 +1,5 @@
 //! The template import: OVA → `mco-tmp-` VM → template → tags → swapped in
-//! under the final name (bootimage.md §23.2).
+//! under the final name.
 //!
 //! Ordering is what makes it safe to interrupt: the old template keeps its
 //! name until the new one is complete (imported, reconfigured, a template,
@@ -102,7 +102,7 @@ impl Session {
         let old_name = temp_name("mco-old", name);
         let r = self.resolve(plan).await?;
 
-        // The old template (in the target folder) and stale temporaries.
+        // The old template and stale temporaries, in the target folder.
         let found = self
             .describe_vms(&r.dc, &[name, &tmp, &old_name])
             .await
@@ -116,6 +116,14 @@ impl Session {
                         moref: vm.moref.clone(),
                     })
                     .at(Step::LookingUpVms);
+                }
+                // Two MachineSets of one failure domain resolve to the
+                // same template: the first one's import serves both.
+                if vm.release.is_some() && vm.release.as_deref() == ova.product_version() {
+                    tracing::info!(template = %name, moref = %vm.moref, "the template already holds the OVA's release");
+                    return Ok(Imported::Current {
+                        moref: vm.moref.clone(),
+                    });
                 }
                 old = Some(MoRef::new("VirtualMachine", &vm.moref));
             }
@@ -141,8 +149,12 @@ impl Session {
                 old = Some(moref);
             }
         }
-        for (vm, _) in found.iter().filter(|(v, _)| {
-            (v.name == tmp || v.name == old_name) && Some(&v.moref) != recovered.as_ref()
+        // Only this folder's: the names hash the template name alone, and
+        // another cluster's folder may hold a template of the same name.
+        for (vm, _) in found.iter().filter(|(v, parent)| {
+            (v.name == tmp || v.name == old_name)
+                && parent.as_ref() == Some(&r.folder)
+                && Some(&v.moref) != recovered.as_ref()
         }) {
             tracing::info!(vm = %vm.name, moref = %vm.moref, "destroying a stale VM of an earlier pass");
             self.destroy(&MoRef::new("VirtualMachine", &vm.moref))
@@ -182,7 +194,7 @@ impl Session {
 
         let swapped = self.swap(&vm, old.as_ref(), &tmp, name, &old_name).await?;
         tracing::info!(template = %name, moref = %vm.value, swapped, "template imported");
-        Ok(Imported {
+        Ok(Imported::New {
             moref: vm.value,
             swapped,
         })

@@ -319,32 +319,41 @@ impl Session {
         })
     }
 
-    /// Crash recovery of an interrupted swap: if no VM named `name` exists
-    /// in `datacenter` but `temp_name("mco-old", name)` does, rename it back
-    /// to `name`. If both exist, templates both, the swap got as far as the
-    /// new template's rename and only the old one's destruction is missing
-    /// (it failed, or the process died): the `mco-old-` leftover is
-    /// destroyed. More than one `mco-old-` VM is ambiguous and an error.
-    pub async fn recover_swap(&self, datacenter: &str, name: &str) -> Result<Recovery, Error> {
+    /// Crash recovery of an interrupted swap in `folder` (an inventory
+    /// path): if no VM named `name` exists there but
+    /// `temp_name("mco-old", name)` does, rename it back to `name`. If both
+    /// exist, templates both, the swap got as far as the new template's
+    /// rename and only the old one's destruction is missing (it failed, or
+    /// the process died): the `mco-old-` leftover is destroyed. More than
+    /// one `mco-old-` VM is ambiguous and an error. VMs of these names in
+    /// other folders are another owner's (the names hash only the template
+    /// name, which two clusters may share) and are left alone.
+    pub async fn recover_swap(
+        &self,
+        datacenter: &str,
+        folder: &str,
+        name: &str,
+    ) -> Result<Recovery, Error> {
         let (dc, _) = self.datacenter(datacenter).await?;
+        let folder_ref = self
+            .lookup("folder", folder.trim_end_matches('/'), &["Folder"])
+            .await?;
         let old = temp_name("mco-old", name);
         let found = self.describe_vms(&dc, &[name, &old]).await?;
-        let finals: Vec<&FoundVm> = found
-            .iter()
-            .map(|(v, _)| v)
-            .filter(|v| v.name == name)
-            .collect();
-        let olds: Vec<&FoundVm> = found
-            .iter()
-            .map(|(v, _)| v)
-            .filter(|v| v.name == old)
-            .collect();
+        let in_folder = |wanted: &str| -> Vec<&FoundVm> {
+            found
+                .iter()
+                .filter(|(v, parent)| v.name == wanted && parent.as_ref() == Some(&folder_ref))
+                .map(|(v, _)| v)
+                .collect()
+        };
+        let (finals, olds) = (in_folder(name), in_folder(&old));
         let [vm] = olds.as_slice() else {
             if olds.is_empty() {
                 return Ok(Recovery::Nothing);
             }
             return Err(Error::Invalid(format!(
-                "{} VMs are named {old} in {datacenter}; not guessing which to recover",
+                "{} VMs are named {old} in {folder}; not guessing which to recover",
                 olds.len()
             )));
         };

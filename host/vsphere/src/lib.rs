@@ -259,13 +259,25 @@ pub struct ImportPlan {
     pub tags: Vec<String>,
 }
 
-/// A finished import.
+/// What [`Session::import_template`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Imported {
-    /// The new template's managed object ID.
-    pub moref: String,
-    /// Whether an old template of the same name was replaced.
-    pub swapped: bool,
+pub enum Imported {
+    /// The template was imported; `swapped`: an old template of the same
+    /// name was replaced.
+    New { moref: String, swapped: bool },
+    /// The folder's template already holds the OVA's release (another
+    /// MachineSet of the failure domain had it imported earlier in the
+    /// pass): nothing was changed.
+    Current { moref: String },
+}
+
+impl Imported {
+    /// The managed object ID of the template now under the final name.
+    pub fn moref(&self) -> &str {
+        match self {
+            Imported::New { moref, .. } | Imported::Current { moref } => moref,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -316,7 +328,7 @@ mod tests {
     fn futures_are_send(s: &Session, p: &ImportPlan, o: &Ova, c: &OvaCache) {
         fn send<T: Send>(_: T) {}
         send(s.find_vms("DC0", &[]));
-        send(s.recover_swap("DC0", "x"));
+        send(s.recover_swap("DC0", "/DC0/vm", "x"));
         send(s.import_template(p, o));
         send(c.fetch("u", "d", Duration::ZERO));
         fn sync<T: Send + Sync>() {}

@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use crate::error::OvaError;
 use crate::xml::{self, Element};
@@ -31,7 +31,6 @@ pub(crate) struct Entry {
 /// An OVA (an uncompressed tar) opened for import.
 #[derive(Debug)]
 pub struct Ova {
-    path: PathBuf,
     /// Kept open: a cache eviction that unlinks the file cannot pull the
     /// bytes away from an upload in progress.
     file: File,
@@ -104,7 +103,6 @@ impl Ova {
             }
         }
         Ok(Ova {
-            path: path.to_owned(),
             file,
             entries,
             descriptor,
@@ -133,11 +131,6 @@ impl Ova {
     /// ovf:key="bootOptions.efiSecureBootEnabled" ovf:value="true"`.
     pub fn secure_boot(&self) -> bool {
         self.secure_boot
-    }
-
-    /// Where the OVA was opened from.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// The tar entry named `name` (an OVF `href`, an NFC file item path).

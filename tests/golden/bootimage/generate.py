@@ -790,11 +790,15 @@ case("vsphere-patch-second-failure-domain", vs_patch("c1-x7k2p-rhcos-fd-b", vs_i
      vcenter={"vms": [vm("c1-x7k2p-rhcos-fd-a", VS_OLD), vm("c1-x7k2p-rhcos-fd-b", VS_OLD, disk="thick")]},
      note="The workspace matches the second failure domain (resource pools compared cleaned, as path.Clean does): its template is the one replaced.")
 
-case("vsphere-skip-customer-template",
-     p_skip(v, 'template "rhcos-golden" is customer-managed: it is in folder "/dc1/vm/templates", outside the workspace folder "/dc1/vm/c1-x7k2p"'),
+case("vsphere-patch-customer-template-elsewhere", vs_patch(VS_MANAGED, rename=True),
      ms=machineset(v, vsphere_spec(template="rhcos-golden")), infra_obj=vsphere_infra(),
      vcenter={"vms": [vm("rhcos-golden", VS_OLD, folder="/dc1/vm/templates"), vm(VS_MANAGED, REL)]},
-     note="A template outside the workspace folder is the customer's: neither it nor the MachineSet is touched.")
+     note="The MachineSet's template sits outside the workspace folder: a customer's VM, left untouched. As upstream, the MachineSet falls back to the cluster's template, which already holds the release: only the name is patched.")
+
+case("vsphere-patch-managed-name-elsewhere", vs_patch(VS_MANAGED, vs_import(VS_MANAGED, "thin"), rename=True),
+     ms=machineset(v, vsphere_spec(template="")), infra_obj=vsphere_infra(),
+     vcenter={"vms": [vm(VS_MANAGED, REL, folder="/dc1/vm/templates")]}, install=install_config("thin"),
+     note="A VM of the cluster's template name sits outside the workspace folder, current or not: it is a customer's, left untouched, and the cluster's template is made anew in the workspace folder.")
 
 case("vsphere-skip-no-failure-domain",
      p_skip(v, "providerSpec workspace (server: vcenter.example.com, datacenter: dc1, datastore: /dc1/datastore/ds1, resourcePool: /dc1/host/other/Resources, vmGroup: ) does not match any vCenter/failure domain in the Infrastructure object"),

@@ -137,7 +137,7 @@ pub enum Rule {
     )]
     TemplateNotManaged { template: String, managed: String },
     #[error(
-        "patch points the MachineSet at template {}, which does not hold the stream's release {release} and which the decision does not import",
+        "patch points the MachineSet at {}, which is not a template in the workspace folder holding the stream's release {release}, and the decision does not import it",
         quote(.template, QUOTE)
     )]
     TemplateOutdated { template: String, release: String },
@@ -152,11 +152,10 @@ pub enum Rule {
         own: String,
     },
     #[error(
-        "decision imports template {}, which is customer-managed (in folder {}, outside the workspace folder)",
-        quote(.template, QUOTE),
-        quote(.folder, QUOTE)
+        "decision imports template {}, which already holds the stream's release {release} in the workspace folder",
+        quote(.template, QUOTE)
     )]
-    CustomerTemplate { template: String, folder: String },
+    ImportCurrent { template: String, release: String },
     #[error(
         "decision imports template {}, which is neither the cluster's template {} nor the MachineSet's own in the workspace folder",
         quote(.template, QUOTE),

@@ -5,9 +5,10 @@
 //! MachineSet's architecture (URL, sha256, release), into the MachineSet's
 //! own vCenter, datacenter and folder, into the template the MachineSet is
 //! left on, which must be the cluster's or the MachineSet's own in the
-//! workspace folder (never a customer's template elsewhere), with the disk
-//! type the host read (the replaced template's, or install-config's for a
-//! new one).
+//! workspace folder (a VM of the name elsewhere is never touched: the
+//! import goes into the folder), which must not already hold the release,
+//! with the disk type the host read (the replaced template's, or
+//! install-config's for a new one).
 
 use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, VcenterVm, same_folder};
 
@@ -52,8 +53,9 @@ pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
     }
     let Some(import) = import else {
         // Only a rename: to a template that already holds the release.
-        let current = in_folder(facts, named_after, &workspace)
-            .is_some_and(|vm| vm.release.as_deref() == Some(vmware.release.as_str()));
+        let current = in_folder(facts, named_after, &workspace).is_some_and(|vm| {
+            vm.template && vm.release.as_deref() == Some(vmware.release.as_str())
+        });
         if !current {
             return Err(Rule::TemplateOutdated {
                 template: named_after.to_owned(),
@@ -63,6 +65,14 @@ pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
         return Ok(named_after.to_owned());
     };
     check_import(import, facts, &workspace, &managed, named_before)?;
+    if let Some(vm) = in_folder(facts, &import.template, &workspace)
+        && vm.release.as_deref() == Some(vmware.release.as_str())
+    {
+        return Err(Rule::ImportCurrent {
+            template: import.template.clone(),
+            release: vmware.release.clone(),
+        });
+    }
     if import.template != named_after {
         return Err(Rule::ImportNotNamed {
             template: import.template.clone(),
@@ -121,14 +131,6 @@ fn check_import(
     }
     let template = import.template.as_str();
     let existing = in_folder(facts, template, workspace);
-    if existing.is_none()
-        && let Some(vm) = facts.named(template).next()
-    {
-        return Err(Rule::CustomerTemplate {
-            template: template.to_owned(),
-            folder: vm.folder.clone(),
-        });
-    }
     // The MachineSet's own template may be replaced only where it is the
     // cluster's to replace: in the workspace folder.
     let own = template == named_before && existing.is_some();
@@ -161,4 +163,109 @@ fn in_folder<'a>(
     facts
         .named(name)
         .find(|vm| same_folder(&vm.folder, &workspace.folder))
+}
+
+#[cfg(test)]
+mod tests {
+    use mco_bootimage::Stream;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    const RELEASE: &str = "9.8.20260428-0";
+    const FOLDER: &str = "/dc1/vm/c1";
+    const MANAGED: &str = "c1-rhcos-fd";
+
+    fn spec(template: &str) -> Value {
+        json!({"template": template, "workspace": {"server": "vc", "datacenter": "dc1", "folder": FOLDER}})
+    }
+
+    fn vm(name: &str, folder: &str, release: &str, template: bool) -> VcenterVm {
+        VcenterVm {
+            name: name.into(),
+            folder: folder.into(),
+            template,
+            release: Some(release.into()),
+            disk_type: Some("thin".into()),
+        }
+    }
+
+    fn import(template: &str) -> TemplateImport {
+        TemplateImport {
+            server: "vc".into(),
+            datacenter: "dc1".into(),
+            folder: FOLDER.into(),
+            template: template.into(),
+            release: RELEASE.into(),
+            url: "https://m/x.ova".into(),
+            sha256: "ab".into(),
+            disk_type: Some("thin".into()),
+        }
+    }
+
+    /// The template a decision moving `before` → `after` (with `import`)
+    /// leaves the MachineSet on, against `vms`.
+    fn check(
+        before: &str,
+        after: &str,
+        import: Option<&TemplateImport>,
+        vms: Vec<VcenterVm>,
+    ) -> Result<String, Rule> {
+        let stream = Stream::parse(
+            &json!({"stream": "rhcos-4.21", "architectures": {"x86_64": {"artifacts": {"vmware": {
+                "release": RELEASE,
+                "formats": {"ova": {"disk": {"location": "https://m/x.ova", "sha256": "ab"}}}}}}}})
+            .to_string(),
+        )
+        .unwrap();
+        let facts = VcenterFacts {
+            infrastructure_name: "c1".into(),
+            failure_domain: "fd".into(),
+            install_disk_type: Some("thin".into()),
+            vms,
+        };
+        let (before, after) = (spec(before), spec(after));
+        image(&Proposal {
+            stream: &stream,
+            arch: "x86_64",
+            before: &before,
+            after: &after,
+            changes: &[],
+            import,
+            vcenter: Some(&facts),
+        })
+    }
+
+    #[test]
+    fn a_rename_needs_a_current_template_in_the_folder() {
+        let current = vm(MANAGED, FOLDER, RELEASE, true);
+        assert_eq!(check("old", MANAGED, None, vec![current]).unwrap(), MANAGED);
+        let running = vm(MANAGED, FOLDER, RELEASE, false);
+        let err = check("old", MANAGED, None, vec![running]).unwrap_err();
+        assert!(matches!(err, Rule::TemplateOutdated { .. }), "{err}");
+        let elsewhere = vm(MANAGED, "/dc1/vm/other", RELEASE, true);
+        let err = check("old", MANAGED, None, vec![elsewhere]).unwrap_err();
+        assert!(matches!(err, Rule::TemplateOutdated { .. }), "{err}");
+    }
+
+    #[test]
+    fn an_import_never_replaces_a_current_template() {
+        let current = vm(MANAGED, FOLDER, RELEASE, true);
+        let err = check(MANAGED, MANAGED, Some(&import(MANAGED)), vec![current]).unwrap_err();
+        assert!(matches!(err, Rule::ImportCurrent { .. }), "{err}");
+        let outdated = vm(MANAGED, FOLDER, "9.6.20250701-0", true);
+        let ok = check(MANAGED, MANAGED, Some(&import(MANAGED)), vec![outdated]);
+        assert_eq!(ok.unwrap(), MANAGED);
+    }
+
+    #[test]
+    fn a_namesake_outside_the_folder_does_not_stop_a_new_template() {
+        let theirs = vm(MANAGED, "/dc1/vm/other", RELEASE, true);
+        let ok = check("", MANAGED, Some(&import(MANAGED)), vec![theirs.clone()]);
+        assert_eq!(ok.unwrap(), MANAGED);
+        // But its name is not the MachineSet's to import under.
+        let customer = vm("golden", "/dc1/vm/other", "9.6.20250701-0", true);
+        let err = check("golden", "golden", Some(&import("golden")), vec![customer]).unwrap_err();
+        assert!(matches!(err, Rule::ImportTemplate { .. }), "{err}");
+    }
 }
