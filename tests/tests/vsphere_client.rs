@@ -465,6 +465,11 @@ async fn an_interrupted_swap_is_recovered() -> Result<()> {
         s.recover_swap("DC0", "/DC0/vm/ci", "never-there").await?,
         Recovery::Nothing
     );
+    assert_eq!(
+        s.recover_swap("DC0", "/DC0/vm/no-such-folder", name)
+            .await?,
+        Recovery::Nothing
+    );
 
     // The next pass destroys the stale mco-tmp- and swaps properly.
     let done = s

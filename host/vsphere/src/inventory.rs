@@ -335,9 +335,15 @@ impl Session {
         name: &str,
     ) -> Result<Recovery, Error> {
         let (dc, _) = self.datacenter(datacenter).await?;
-        let folder_ref = self
+        // No folder, no swap in it to recover; an import there says so.
+        let folder_ref = match self
             .lookup("folder", folder.trim_end_matches('/'), &["Folder"])
-            .await?;
+            .await
+        {
+            Ok(folder_ref) => folder_ref,
+            Err(Error::NotFound { .. }) => return Ok(Recovery::Nothing),
+            Err(e) => return Err(e),
+        };
         let old = temp_name("mco-old", name);
         let found = self.describe_vms(&dc, &[name, &old]).await?;
         let in_folder = |wanted: &str| -> Vec<&FoundVm> {
