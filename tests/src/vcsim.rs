@@ -245,6 +245,19 @@ impl Vcsim {
             .map(|(val, _)| val.to_owned()))
     }
 
+    /// How many SOAP sessions vcsim holds (`SessionManager.sessionList`),
+    /// the harness's own included.
+    pub async fn session_count(&self) -> Result<usize> {
+        let answer = self
+            .soap(concat!(
+                r#"<RetrievePropertiesEx xmlns="urn:vim25"><_this type="PropertyCollector">propertyCollector</_this>"#,
+                "<specSet><propSet><type>SessionManager</type><pathSet>sessionList</pathSet></propSet>",
+                r#"<objectSet><obj type="SessionManager">SessionManager</obj></objectSet></specSet><options></options></RetrievePropertiesEx>"#
+            ))
+            .await?;
+        Ok(answer.matches("<userName>").count())
+    }
+
     /// Renames a VM (`Rename_Task`; vcsim finishes it before answering).
     pub async fn rename_vm(&self, vm: &str, new_name: &str) -> Result<()> {
         self.soap(&format!(

@@ -111,6 +111,29 @@ async fn with_folder_ci() -> Result<(Vcsim, tempfile::TempDir, Session)> {
     Ok((v, dir, s))
 }
 
+/// A session dropped without a logout (a pass cancelled by shutdown or a
+/// lost lease) is ended in the background, not left to vCenter's idle
+/// timeout.
+#[tokio::test]
+async fn a_dropped_session_is_logged_out() -> Result<()> {
+    let v = Vcsim::start(USER, PASSWORD)?;
+    let harness = v.session_count().await?;
+    let s = login(&v).await?;
+    assert_eq!(v.session_count().await?, harness + 1);
+    drop(s);
+    // Waits for the background logout; the bound only keeps a broken one
+    // from hanging the test.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while v.session_count().await? != harness {
+        ensure!(
+            Instant::now() < deadline,
+            "the dropped session is still open"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn login_logout_and_a_wrong_password() -> Result<()> {
     let v = Vcsim::start(USER, PASSWORD)?;

@@ -66,8 +66,10 @@ pub(crate) struct ServiceContent {
 }
 
 /// A logged-in vim25 SOAP session, plus the vAPI REST session for tags,
-/// opened on first use. End it with [`Session::logout`]: a dropped session
-/// lives on in vCenter until its idle timeout (30 minutes by default).
+/// opened on first use. End it with [`Session::logout`]; a session dropped
+/// without it is logged out by a background task (see its `Drop`), which
+/// needs a tokio runtime: without one it lives on in vCenter until its
+/// idle timeout (30 minutes by default).
 /// `Send + Sync`, and its futures are `Send`.
 pub struct Session {
     pub(crate) http: reqwest::Client,
@@ -90,6 +92,39 @@ impl std::fmt::Debug for Session {
             .field("username", &self.username)
             .field("version", &self.version)
             .finish_non_exhaustive()
+    }
+}
+
+/// A session dropped before [`Session::logout`] (its pass was cancelled:
+/// shutdown, a lost lease) is ended in the background on the current tokio
+/// runtime, rather than holding one of vCenter's sessions for the user
+/// until its idle timeout.
+impl Drop for Session {
+    fn drop(&mut self) {
+        let Some(cookie) = self.cookie.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let orphan = Session {
+            http: self.http.clone(),
+            server: std::mem::take(&mut self.server),
+            sdk_url: std::mem::take(&mut self.sdk_url),
+            version: std::mem::take(&mut self.version),
+            cookie: Some(cookie),
+            content: self.content.clone(),
+            timeouts: self.timeouts,
+            username: std::mem::take(&mut self.username),
+            password: std::mem::take(&mut self.password),
+            rest_token: tokio::sync::Mutex::new(self.rest_token.get_mut().take()),
+        };
+        runtime.spawn(async move {
+            let server = orphan.server.clone();
+            if let Err(e) = orphan.logout().await {
+                tracing::debug!(%server, error = %e, "logging out a dropped vCenter session failed");
+            }
+        });
     }
 }
 
@@ -158,12 +193,15 @@ impl Session {
 
     /// Ends the REST session (if one was opened) and the SOAP session.
     /// The SOAP logout's error wins; a REST logout failure is logged.
-    pub async fn logout(self) -> Result<(), Error> {
+    pub async fn logout(mut self) -> Result<(), Error> {
         if let Err(e) = self.rest_logout().await {
             tracing::warn!(error = %e, "vAPI session logout failed");
         }
         let sm = self.content.session_manager.clone();
-        self.invoke("Logout", &sm, "").await.map(drop)
+        let result = self.invoke("Logout", &sm, "").await.map(drop);
+        // Tried once, whatever the answer: the drop does not try again.
+        self.cookie = None;
+        result
     }
 
     /// The `host[:port]` this session talks to.
