@@ -310,7 +310,9 @@ impl Change<'_> {
 
 /// Every path where `before` and `after` differ. Objects are compared key
 /// by key and arrays of equal length index by index, so an owned leaf deep
-/// inside (a boot disk's image) is told apart from its siblings.
+/// inside (a boot disk's image) is told apart from its siblings. Equal
+/// subtrees hold no change and are not walked: a patch changes a leaf or
+/// two of a providerSpec, and the walk costs what the path to them costs.
 fn diff<'a>(
     path: &mut Vec<Seg>,
     before: Option<&'a Value>,
@@ -321,16 +323,21 @@ fn diff<'a>(
         (Some(Value::Object(b)), Some(Value::Object(a))) => {
             let keys: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
             for key in keys {
-                path.push(Seg::Key(key.clone()));
-                diff(path, b.get(key), a.get(key), out);
-                path.pop();
+                let (b, a) = (b.get(key), a.get(key));
+                if b != a {
+                    path.push(Seg::Key(key.clone()));
+                    diff(path, b, a, out);
+                    path.pop();
+                }
             }
         }
         (Some(Value::Array(b)), Some(Value::Array(a))) if a.len() == b.len() => {
             for (i, (b, a)) in b.iter().zip(a).enumerate() {
-                path.push(Seg::Index(i));
-                diff(path, Some(b), Some(a), out);
-                path.pop();
+                if b != a {
+                    path.push(Seg::Index(i));
+                    diff(path, Some(b), Some(a), out);
+                    path.pop();
+                }
             }
         }
         (b, a) if b != a => out.push(Change {
