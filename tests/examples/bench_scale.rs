@@ -260,8 +260,6 @@ async fn audit_cluster(fx: &Fixture) -> Result<Audited> {
     })
 }
 
-/// Resident memory of `mco-host run` with its guests loaded and no Nodes;
-/// it is stopped again (and releases the lease) before the Nodes come.
 /// Compiles the installed guests into `cache_dir` (`mco-host guests`
 /// loads every guest as `run` does).
 async fn warm_guest_cache(cache_dir: &str) -> Result<()> {
@@ -278,6 +276,8 @@ async fn warm_guest_cache(cache_dir: &str) -> Result<()> {
     Ok(())
 }
 
+/// Resident memory of `mco-host run` with its guests loaded and no Nodes;
+/// it is stopped again (and releases the lease) before the Nodes come.
 async fn idle_rss_kib(fx: &mut Fixture, args: &[&str]) -> Result<u64> {
     let c = fx.start_controller("idle", args).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;

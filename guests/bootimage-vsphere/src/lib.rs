@@ -18,9 +18,7 @@
 
 use mco_bootimage::fields;
 use mco_bootimage::serde_json::{Map, Value};
-use mco_bootimage::vcenter::{
-    MAX_TEMPLATE_NAME, TemplateImport, VcenterFacts, VcenterVm, check_disk_type, same_folder,
-};
+use mco_bootimage::vcenter::{MAX_TEMPLATE_NAME, TemplateImport, VcenterFacts, check_disk_type};
 use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, Stream};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,14 +42,6 @@ impl Platform for Vsphere {
 
 const SPEC: &str = "providerSpec.value";
 const WORKSPACE: &str = "providerSpec.value.workspace";
-
-/// The VM of that name in the workspace folder: the only one the cluster
-/// may use or replace.
-fn in_folder<'a>(vcenter: &'a VcenterFacts, name: &'a str, folder: &str) -> Option<&'a VcenterVm> {
-    vcenter
-        .named(name)
-        .find(|vm| same_folder(&vm.folder, folder))
-}
 
 fn required<'a>(workspace: &'a Map<String, Value>, key: &str) -> Result<&'a str, RuleError> {
     match fields::opt_str(workspace, key, WORKSPACE)? {
@@ -83,11 +73,11 @@ fn reconcile(
 
     // The MachineSet's own template first, then the cluster's.
     let own = (!current.is_empty() && current != managed)
-        .then(|| in_folder(vcenter, current, folder))
+        .then(|| vcenter.in_folder(current, folder))
         .flatten();
     let (name, existing) = match own {
         Some(vm) => (current, Some(vm)),
-        None => (managed.as_str(), in_folder(vcenter, &managed, folder)),
+        None => (managed.as_str(), vcenter.in_folder(&managed, folder)),
     };
     if name.chars().count() > MAX_TEMPLATE_NAME {
         return Err(RuleError::Other(format!(
@@ -163,6 +153,7 @@ mco_bootimage::export_platform!(Vsphere);
 mod tests {
     use super::*;
     use mco_bootimage::serde_json::json;
+    use mco_bootimage::vcenter::VcenterVm;
 
     const NEW: &str = "9.8.20260428-0";
     const OLD: &str = "9.6.20250701-0";

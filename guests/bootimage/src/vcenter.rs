@@ -75,6 +75,13 @@ impl VcenterFacts {
         self.vms.iter().filter(move |vm| vm.name == name)
     }
 
+    /// The VM named `name` in `folder` (the workspace folder): the only one
+    /// the cluster may use or replace; one of that name elsewhere is
+    /// someone else's (upstream `isInFolder`).
+    pub fn in_folder<'a>(&'a self, name: &'a str, folder: &str) -> Option<&'a VcenterVm> {
+        self.named(name).find(|vm| same_folder(&vm.folder, folder))
+    }
+
     /// What vCenter holds once `import` is done: one template of its name
     /// in its folder, holding its release. Offline evaluation applies a
     /// decision with this, as it applies the patch to the MachineSet, and

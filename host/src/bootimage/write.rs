@@ -256,20 +256,16 @@ impl Writer {
                     Applied::Conflict => ActOutcome::Conflict,
                     Applied::Patched { imported } => {
                         let mut note = format!("boot image updated to {target}");
-                        match (import, imported) {
-                            (Some(import), Some(Imported::New { .. })) => {
-                                note.push_str(&format!(
-                                    "; template {} imported from the release {} OVA",
-                                    import.template, import.release
-                                ));
-                            }
-                            (Some(import), Some(Imported::Current { .. })) => {
-                                note.push_str(&format!(
-                                    "; template {} already held the release {} (imported earlier in the pass)",
-                                    import.template, import.release
-                                ));
-                            }
-                            _ => {}
+                        if let (Some(import), Some(imported)) = (import, imported) {
+                            let (template, release) = (&import.template, &import.release);
+                            note.push_str(&match imported {
+                                Imported::New { .. } => {
+                                    format!("; template {template} imported from the release {release} OVA")
+                                }
+                                Imported::Current { .. } => format!(
+                                    "; template {template} already held the release {release} (imported earlier in the pass)"
+                                ),
+                            });
                         }
                         if let Some(secret) = upgrade {
                             note.push_str(&format!(

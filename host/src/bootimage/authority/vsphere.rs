@@ -10,7 +10,7 @@
 //! with the disk type the host read (the replaced template's, or
 //! install-config's for a new one).
 
-use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, VcenterVm, same_folder};
+use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, same_folder};
 
 use super::{Proposal, Rule, str_at};
 use crate::bootimage::vcenter::Workspace;
@@ -53,9 +53,11 @@ pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
     }
     let Some(import) = import else {
         // Only a rename: to a template that already holds the release.
-        let current = in_folder(facts, named_after, &workspace).is_some_and(|vm| {
-            vm.template && vm.release.as_deref() == Some(vmware.release.as_str())
-        });
+        let current = facts
+            .in_folder(named_after, &workspace.folder)
+            .is_some_and(|vm| {
+                vm.template && vm.release.as_deref() == Some(vmware.release.as_str())
+            });
         if !current {
             return Err(Rule::TemplateOutdated {
                 template: named_after.to_owned(),
@@ -64,15 +66,14 @@ pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
         }
         return Ok(named_after.to_owned());
     };
-    check_import(import, facts, &workspace, &managed, named_before)?;
-    if let Some(vm) = in_folder(facts, &import.template, &workspace)
-        && vm.release.as_deref() == Some(vmware.release.as_str())
-    {
-        return Err(Rule::ImportCurrent {
-            template: import.template.clone(),
-            release: vmware.release.clone(),
-        });
-    }
+    check_import(
+        import,
+        facts,
+        &workspace,
+        &managed,
+        named_before,
+        &vmware.release,
+    )?;
     if import.template != named_after {
         return Err(Rule::ImportNotNamed {
             template: import.template.clone(),
@@ -102,13 +103,14 @@ pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
     Ok(import.template.clone())
 }
 
-/// Where the import goes, and with which disk type.
+/// Where the import goes, over what, and with which disk type.
 fn check_import(
     import: &TemplateImport,
     facts: &VcenterFacts,
     workspace: &Workspace,
     managed: &str,
     named_before: &str,
+    release: &str,
 ) -> Result<(), Rule> {
     for (field, asked, own) in [
         ("vCenter", &import.server, &workspace.server),
@@ -130,7 +132,7 @@ fn check_import(
         });
     }
     let template = import.template.as_str();
-    let existing = in_folder(facts, template, workspace);
+    let existing = facts.in_folder(template, &workspace.folder);
     // The MachineSet's own template may be replaced only where it is the
     // cluster's to replace: in the workspace folder.
     let own = template == named_before && existing.is_some();
@@ -138,6 +140,12 @@ fn check_import(
         return Err(Rule::ImportTemplate {
             template: template.to_owned(),
             managed: managed.to_owned(),
+        });
+    }
+    if existing.is_some_and(|vm| vm.release.as_deref() == Some(release)) {
+        return Err(Rule::ImportCurrent {
+            template: template.to_owned(),
+            release: release.to_owned(),
         });
     }
     let wanted = match existing {
@@ -154,20 +162,10 @@ fn check_import(
     Ok(())
 }
 
-/// The VM of that name in the workspace folder.
-fn in_folder<'a>(
-    facts: &'a VcenterFacts,
-    name: &'a str,
-    workspace: &Workspace,
-) -> Option<&'a VcenterVm> {
-    facts
-        .named(name)
-        .find(|vm| same_folder(&vm.folder, &workspace.folder))
-}
-
 #[cfg(test)]
 mod tests {
     use mco_bootimage::Stream;
+    use mco_bootimage::vcenter::VcenterVm;
     use serde_json::{Value, json};
 
     use super::*;
