@@ -152,9 +152,9 @@ fn one_instance_serves_many_machinesets() {
         panic!("the case should reach the guest");
     };
     let guest = &guests["GCP"];
-    let stream = inputs.stream().unwrap_or_else(|e| panic!("{e}"));
+    let stream = StreamInput::new(inputs.stream().unwrap_or_else(|e| panic!("{e}")));
     let mut session = guest
-        .session("GCP", stream)
+        .session("GCP", &stream)
         .unwrap_or_else(|e| panic!("{e}"));
     let first = session
         .decide(&prepared.machineset, &prepared.cluster, None)

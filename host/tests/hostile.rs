@@ -78,7 +78,7 @@ impl Bystanders {
         );
         let decision = self.gcp.decide_one(
             "GCP",
-            Some(&self.stream),
+            &StreamInput::new(Some(&self.stream)),
             &self.prepared.machineset,
             &self.prepared.cluster,
             None,

@@ -117,7 +117,13 @@ fn boot_image_guests_and_libraries_give_identical_bytes_every_time() {
             let native = decide_text(*rule, stream, &view, &cluster, user_data).to_json();
             let run = || {
                 guest
-                    .decide_one(rule.platform_type(), stream, &view, &cluster, user_data)
+                    .decide_one(
+                        rule.platform_type(),
+                        &StreamInput::new(stream),
+                        &view,
+                        &cluster,
+                        user_data,
+                    )
                     .map_err(|e| TestCaseError::fail(format!("the guest failed: {e}")))
             };
             let wasm = run()?;
@@ -167,7 +173,13 @@ fn floats_in_the_provider_spec_survive_the_guest_unchanged() {
     };
     let native = decide_text(&mco_bootimage_gcp::Gcp, Some(stream), &view, &cluster, None);
     let wasm = guest
-        .decide_one("GCP", Some(stream), &view, &cluster, None)
+        .decide_one(
+            "GCP",
+            &StreamInput::new(Some(stream)),
+            &view,
+            &cluster,
+            None,
+        )
         .unwrap();
     assert_eq!(native.action(), "patch");
     assert_eq!(wasm.to_json(), native.to_json());

@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 
 use exports::mco::machine_config::boot_image as wit;
+// Linked for its memcmp and bcmp, which replace wasi-libc's byte loops.
+use mco_guest_memcmp as _;
 
 use crate::vcenter::{VcenterFacts, VcenterVm};
 use crate::{

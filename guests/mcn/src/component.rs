@@ -3,7 +3,9 @@
 //! `mco_bootimage::component` on the boot image side.
 
 use exports::mco::machine_config::node_state as wit;
+// Linked for its memcmp and bcmp, which replace wasi-libc's byte loops.
 use mco::machine_config::types as wit_types;
+use mco_guest_memcmp as _;
 
 wit_bindgen::generate!({ world: "node-state-reporter", path: "../../wit" });
 

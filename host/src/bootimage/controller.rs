@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::conditions;
 use super::error::PassError;
-use super::guest::BatchItem;
+use super::guest::{BatchItem, StreamInput};
 use super::objects::{
     CONTROL_PLANE_MACHINE_SET_NAME, ClusterVersion, ConfigMapData, Decoded, Infrastructure, Input,
     MACHINE_API_NAMESPACE, MachineConfiguration, STREAM_CONFIGMAP, STREAM_NAMESPACE,
@@ -95,6 +95,14 @@ struct Stores {
     known_images: Option<Store<Decoded<ConfigMapData>>>,
 }
 
+/// The stream ConfigMap as the host read it at one resourceVersion.
+#[derive(Clone, Default)]
+struct ParsedStream {
+    version: String,
+    input: Arc<StreamInput>,
+    published: Arc<BTreeSet<String>>,
+}
+
 /// The single worker.
 struct Worker {
     guests: Guests,
@@ -105,9 +113,10 @@ struct Worker {
     gates: Gates,
     /// Since when MachineConfiguration `cluster` is not ready.
     not_ready_since: Option<Instant>,
-    /// The boot images of the stream ConfigMap at a resourceVersion, so a
-    /// pass does not parse a stream it has already learned from.
-    published: Option<(String, Arc<BTreeSet<String>>)>,
+    /// The stream ConfigMap at a resourceVersion, parsed, and the boot
+    /// images it publishes, so a pass does not parse a stream the host has
+    /// already read.
+    stream: Option<ParsedStream>,
 }
 
 /// Sets up the watches (registering them with `options.readiness` right
@@ -247,7 +256,7 @@ pub fn run(
         control_plane_arch: options.control_plane_arch,
         gates: options.gates.clone(),
         not_ready_since: None,
-        published: None,
+        stream: None,
     };
     async move {
         // The watches run on their own task so the stores stay current
@@ -483,8 +492,9 @@ impl Worker {
 
     /// The watched objects as they are now, and what the guests serve.
     fn snapshot(&mut self) -> Snapshot {
+        let stream = one(&self.stores.stream);
+        let parsed = self.parsed_stream(stream.as_deref());
         let stores = &self.stores;
-        let stream = one(&stores.stream);
         let known_images = match stores.known_images.as_ref().and_then(one) {
             None => BTreeSet::new(),
             Some(cm) => match &cm.object {
@@ -502,7 +512,8 @@ impl Worker {
             known_images,
             machinesets: stores.machinesets.state(),
             controlplanemachinesets: stores.controlplanemachinesets.state(),
-            published_images: self.published_images(stream.as_deref()),
+            stream_input: parsed.input,
+            published_images: parsed.published,
             stream,
             control_plane_arch: self.control_plane_arch.clone(),
             platforms: super::job::platforms(&self.guests.current()),
@@ -511,30 +522,31 @@ impl Worker {
         }
     }
 
-    /// The boot images the stream ConfigMap publishes, parsed once per
-    /// ConfigMap version. A stream that does not parse publishes none (every
-    /// guest call reports why).
-    fn published_images(&mut self, cm: Option<&Decoded<ConfigMapData>>) -> Arc<BTreeSet<String>> {
+    /// The stream ConfigMap's text and the host's parse of it, with the
+    /// images it publishes: once per ConfigMap version. A stream that does
+    /// not parse publishes none (every guest call reports why).
+    fn parsed_stream(&mut self, cm: Option<&Decoded<ConfigMapData>>) -> ParsedStream {
         let Some(cm) = cm else {
-            return Arc::default();
+            return ParsedStream::default();
         };
         let version = cm.metadata.resource_version.clone().unwrap_or_default();
-        if let Some((seen, images)) = &self.published
-            && *seen == version
+        if let Some(parsed) = &self.stream
+            && parsed.version == version
         {
-            return images.clone();
+            return parsed.clone();
         }
-        let images = Arc::new(
-            cm.object
-                .as_ref()
-                .ok()
-                .and_then(ConfigMapData::stream)
-                .and_then(|s| mco_bootimage::Stream::parse(s).ok())
-                .map(|parsed| parsed.published_images())
-                .unwrap_or_default(),
-        );
-        self.published = Some((version, images.clone()));
-        images
+        let input = StreamInput::new(cm.object.as_ref().ok().and_then(ConfigMapData::stream));
+        let published = input
+            .index()
+            .map(mco_bootimage::Stream::published_images)
+            .unwrap_or_default();
+        let parsed = ParsedStream {
+            version,
+            input: Arc::new(input),
+            published: Arc::new(published),
+        };
+        self.stream = Some(parsed.clone());
+        parsed
     }
 
     /// The guest decisions a pass asks for: one batch per platform off the
@@ -546,7 +558,7 @@ impl Worker {
     async fn decide(
         &self,
         requests: Vec<Request>,
-        stream: Option<Arc<str>>,
+        stream: Arc<StreamInput>,
     ) -> Vec<(Request, Result<Decision, PassError>)> {
         let guests = self.guests.current();
         let metrics = &self.writer.metrics;
@@ -591,12 +603,10 @@ impl Worker {
             let decided = tokio::task::spawn_blocking(move || {
                 crate::metrics::on_cpu(|| {
                     let items = || batch.iter().map(|r| &r.item);
-                    let active =
-                        slot.active
-                            .decide_batch(&platform_name, stream.as_deref(), items());
+                    let active = slot.active.decide_batch(&platform_name, &stream, items());
                     let shadow = slot
                         .candidate
-                        .map(|c| c.decide_batch(&platform_name, stream.as_deref(), items()));
+                        .map(|c| c.decide_batch(&platform_name, &stream, items()));
                     (batch, active, shadow)
                 })
             })

@@ -14,7 +14,7 @@ use mco_bootimage::{Decision, InputError, MachineKind, MachineSetView};
 use serde_json::Value;
 
 use super::error::{PassError, Subject};
-use super::guest::{BatchItem, BootImageGuest};
+use super::guest::{BatchItem, BootImageGuest, StreamInput};
 use super::objects::{
     ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration, UserDataSecret,
     known_images_configmap, machine_decoder,
@@ -366,7 +366,7 @@ impl BootImageInputs {
         guest: Option<&BootImageGuest>,
         now: Timestamp,
     ) -> Result<Decision, EvalError> {
-        let stream = self.stream()?;
+        let stream = Arc::new(StreamInput::new(self.stream()?));
         let platforms: BTreeSet<String> = match (&rules.step, guest) {
             (Step::Guest(prepared), Some(_)) => BTreeSet::from([prepared.platform_type.clone()]),
             _ => BTreeSet::new(),
@@ -376,7 +376,14 @@ impl BootImageInputs {
             name: self.machineset.name().to_owned(),
         };
         let object = Arc::new(self.machineset.clone());
-        let mut pass = Pass::single(subject.clone(), object, rules.step, stream, &platforms, now);
+        let mut pass = Pass::single(
+            subject.clone(),
+            object,
+            rules.step,
+            stream.clone(),
+            &platforms,
+            now,
+        );
         while let Some(guest) = guest {
             for read in pass.vcenter_reads() {
                 let answer = self.vcenter_answer(&subject, &read.lookup.workspace.server)?;
@@ -391,7 +398,7 @@ impl BootImageInputs {
                 .map(|r| r.platform.clone())
                 .unwrap_or_default();
             let items: Vec<&BatchItem> = requests.iter().map(|r| &r.item).collect();
-            let results = guest.decide_batch(&platform, stream, items);
+            let results = guest.decide_batch(&platform, &stream, items);
             for (request, result) in requests.into_iter().zip(results) {
                 let result = result.map_err(|error| PassError::Guest {
                     subject: subject.clone(),

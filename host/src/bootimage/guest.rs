@@ -5,6 +5,8 @@
 //! MachineSet to the next. A failed call poisons the instance, so the next
 //! MachineSet gets a new one.
 
+use std::sync::Arc;
+
 use mco_bootimage::vcenter::{TemplateImport, VcenterFacts};
 use mco_bootimage::{
     ClusterFacts, Decision, MachineKind, MachineSetView, Stream, UserData, UserDataUpgrade,
@@ -44,23 +46,62 @@ pub struct BatchItem {
     pub user_data: Option<String>,
 }
 
-/// One instance with one parsed stream, for one platform. The host parses
-/// the stream too: it checks every decision against the images the stream
-/// publishes (see [`super::authority`]).
+/// The stream a pass gives its guests: the ConfigMap's `data.stream` text,
+/// which every guest instance parses for itself, and the host's own parse
+/// of it, against which every decision is checked (see
+/// [`super::authority`]). The controller builds one per ConfigMap version
+/// and keeps it between passes, so the host parses a stream once, not once
+/// per instance.
+#[derive(Debug)]
+pub struct StreamInput {
+    text: Option<Arc<str>>,
+    index: Result<Stream, String>,
+}
+
+impl StreamInput {
+    /// `text`: the ConfigMap's `data.stream`, `None` when it has none.
+    pub fn new(text: Option<&str>) -> Self {
+        StreamInput {
+            text: text.map(Arc::from),
+            index: mco_bootimage::load_stream(text),
+        }
+    }
+
+    pub fn text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
+    /// The host's parse, or why the text is no usable stream.
+    pub fn index(&self) -> Result<&Stream, &str> {
+        self.index.as_ref().map_err(String::as_str)
+    }
+}
+
+impl Default for StreamInput {
+    fn default() -> Self {
+        StreamInput::new(None)
+    }
+}
+
+/// One instance with one parsed stream, for one platform.
 pub struct Session<'g> {
     guest: &'g BootImageGuest,
     store: Store<GuestState>,
     bindings: BootImageSelector,
     stream: ResourceAny,
     platform: String,
-    index: Result<Stream, String>,
+    input: &'g StreamInput,
 }
 
 impl BootImageGuest {
     /// A fresh instance holding `stream` (the ConfigMap's `data.stream`),
     /// deciding for MachineSets of `platform` (Infrastructure
     /// `status.platformStatus.type`), whose field ownership applies.
-    pub fn session(&self, platform: &str, stream: Option<&str>) -> Result<Session<'_>, GuestError> {
+    pub fn session<'g>(
+        &'g self,
+        platform: &str,
+        input: &'g StreamInput,
+    ) -> Result<Session<'g>, GuestError> {
         let mut store = self.store();
         let started = self
             .bindings()
@@ -69,7 +110,7 @@ impl BootImageGuest {
                 let stream = bindings
                     .mco_machine_config_boot_image()
                     .coreos_stream()
-                    .call_constructor(&mut store, stream)?;
+                    .call_constructor(&mut store, input.text())?;
                 Ok((bindings, stream))
             });
         let (bindings, resource) = self.finish(&store, started)?;
@@ -79,7 +120,7 @@ impl BootImageGuest {
             bindings,
             stream: resource,
             platform: platform.to_owned(),
-            index: mco_bootimage::load_stream(stream),
+            input,
         })
     }
 
@@ -90,7 +131,7 @@ impl BootImageGuest {
     pub fn decide_batch<'a>(
         &self,
         platform: &str,
-        stream: Option<&str>,
+        stream: &StreamInput,
         batch: impl IntoIterator<Item = &'a BatchItem, IntoIter: ExactSizeIterator>,
     ) -> Vec<Result<Decision, GuestError>> {
         let batch = batch.into_iter();
@@ -121,7 +162,7 @@ impl BootImageGuest {
     pub fn decide_one(
         &self,
         platform: &str,
-        stream: Option<&str>,
+        stream: &StreamInput,
         machineset: &MachineSetView,
         cluster: &ClusterFacts,
         user_data: Option<&str>,
@@ -170,7 +211,7 @@ impl Session<'_> {
             machineset,
             cluster: facts,
             user_data,
-            stream: self.index.as_ref().map_err(String::as_str),
+            stream: self.input.index(),
         };
         let decision = from_wit(decision).map_err(|e| guest.invalid_output(e.to_string()))?;
         authority::check(&job, &decision).map_err(|e| guest.invalid_output(e.to_string()))?;

@@ -10,7 +10,7 @@ use mco_bootimage::vcenter::{VcenterFacts, VcenterVm};
 use mco_bootimage::{ClusterFacts, MachineSetView};
 use serde_json::json;
 
-use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest};
+use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
 use crate::audit::cluster::{self, ReadError};
 use crate::registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
 use crate::runtime::{GuestError, LoadError, Runtime};
@@ -187,5 +187,6 @@ pub fn decision(
             }],
         }),
     };
-    guest.decide_one(platform, Some(STREAM), &fixture(platform), &cluster, None)
+    let stream = StreamInput::new(Some(STREAM));
+    guest.decide_one(platform, &stream, &fixture(platform), &cluster, None)
 }

@@ -27,7 +27,7 @@ pub mod vcenter;
 pub mod vcenters;
 mod write;
 
-pub use guest::{BOOT_IMAGE_INTERFACE, BatchItem, BootImageGuest, Session};
+pub use guest::{BOOT_IMAGE_INTERFACE, BatchItem, BootImageGuest, Session, StreamInput};
 
 /// The stream architecture of the control plane, taken to be the host's
 /// own: the host runs on a control-plane node. The controller, `eval`,

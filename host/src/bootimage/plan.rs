@@ -17,7 +17,7 @@ use mco_bootimage::ignition::ANNOTATION_UPGRADED_AT;
 use mco_bootimage::{Decision, MachineKind, MachineSetView};
 
 use super::error::{PassError, Subject};
-use super::guest::BatchItem;
+use super::guest::{BatchItem, StreamInput};
 use super::objects::{
     ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration,
 };
@@ -37,8 +37,11 @@ pub struct Snapshot {
     pub infrastructure: Option<Arc<Decoded<Infrastructure>>>,
     /// The `coreos-bootimages` ConfigMap.
     pub stream: Option<Arc<Decoded<ConfigMapData>>>,
-    /// The images that stream publishes (parsed once per ConfigMap version
-    /// by the caller), recorded as known before any MachineSet moves off them.
+    /// Its `data.stream`, with the host's parse of it (once per ConfigMap
+    /// version, by the caller).
+    pub stream_input: Arc<StreamInput>,
+    /// The images that stream publishes, recorded as known before any
+    /// MachineSet moves off them.
     pub published_images: Arc<BTreeSet<String>>,
     /// The administrator's own list of RHCOS images.
     pub known_images: BTreeSet<String>,
@@ -262,7 +265,7 @@ pub struct Pass {
     state: ControllerState,
     save_state: bool,
     stopped: Option<Gate>,
-    stream: Option<Arc<str>>,
+    stream: Arc<StreamInput>,
     now: Timestamp,
 }
 
@@ -301,7 +304,7 @@ impl Pass {
             state,
             save_state,
             stopped: None,
-            stream: None,
+            stream: Arc::default(),
             now: snapshot.now,
         };
         if enrolled.is_empty() {
@@ -323,7 +326,7 @@ impl Pass {
             pass.stopped = Some(Gate::Deferred(why));
             return pass;
         }
-        pass.stream = cm.and_then(ConfigMapData::stream).map(Arc::from);
+        pass.stream = snapshot.stream_input.clone();
         // Remember this stream's images before any MachineSet moves off
         // them, so nothing installed from it is ever unknown.
         let added = pass.state.learn(snapshot.published_images.iter().cloned());
@@ -373,7 +376,7 @@ impl Pass {
         subject: Subject,
         object: Machine,
         step: Step,
-        stream: Option<&str>,
+        stream: Arc<StreamInput>,
         platforms: &BTreeSet<String>,
         now: Timestamp,
     ) -> Pass {
@@ -382,13 +385,14 @@ impl Pass {
             state: ControllerState::default(),
             save_state: false,
             stopped: None,
-            stream: stream.map(Arc::from),
+            stream,
             now,
         }
     }
 
-    /// The stream text every guest call is given.
-    pub fn stream(&self) -> Option<Arc<str>> {
+    /// The stream every guest call is given, and its decisions are checked
+    /// against.
+    pub fn stream(&self) -> Arc<StreamInput> {
         self.stream.clone()
     }
 

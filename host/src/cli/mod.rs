@@ -312,8 +312,10 @@ struct SandboxArgs {
     #[arg(long, global = true, env = "MCO_NO_POOLING")]
     no_pooling: bool,
     /// Write `/tmp/perf-<pid>.map`, so that `perf record` / `perf report`
-    /// name the guest's functions (README "Benchmark").
-    #[arg(long, global = true, env = "MCO_PERF_MAP")]
+    /// name the guest's functions (README "Benchmark"). The variable
+    /// takes 1 or 0 as the benches do, as well as true or false.
+    #[arg(long, global = true, env = "MCO_PERF_MAP",
+          value_parser = clap::builder::BoolishValueParser::new())]
     perf_map: bool,
     /// Where installed guests live (default: `guests/` beside the binary).
     #[arg(long, global = true, value_name = "DIR", env = "MCO_GUEST_DIR")]
