@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mco_bootimage::Decision as BootDecision;
-use mco_host::bootimage::BootImageGuest;
 use mco_host::bootimage::eval::BootImageInputs;
 use mco_host::bootimage::rules::{Prepared, Step};
+use mco_host::bootimage::{BootImageGuest, StreamInput};
 use mco_host::mcn::{McnGuest, NODE_STATE_INTERFACE};
 use mco_host::runtime::{GuestError, GuestModule, Runtime, RuntimeConfig};
 use mco_mcn::{Decision, Facts, Node};

@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::{Platform, decide_text};
-use mco_host::bootimage::BootImageGuest;
+use mco_host::bootimage::{BootImageGuest, StreamInput};
 use mco_host::runtime::RuntimeConfig;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use proptest::{prop_assert, prop_assert_eq};
