@@ -722,7 +722,7 @@ pub fn run(
             all_nodes(nodes),
             MACHINE_CONFIGURATION.api_resource(),
         )
-        .trigger_backoff(crate::cluster::watch::backoff())
+        .trigger_backoff(crate::cluster::watch::no_trigger_backoff())
         .reconcile_all_on(futures::stream::select_all([
             became_leader.boxed(),
             became_allowed.boxed(),
