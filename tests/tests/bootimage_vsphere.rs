@@ -105,21 +105,30 @@ impl World {
         }))
     }
 
+    /// Whether `vm` is a template holding `release`.
+    async fn holds(&self, vm: &str, release: &str) -> Result<bool> {
+        Ok(self.release(vm).await?.as_deref() == Some(release)
+            && self
+                .vcsim
+                .vm_property(vm, "config.template")
+                .await?
+                .as_deref()
+                == Some("true"))
+    }
+
     /// Waits until `name` in the folder is a template holding `release`;
-    /// its managed object ID.
+    /// its managed object ID. A swap in progress may delete the VM found
+    /// under `name` before its properties are read: not there yet.
     async fn wait_template(&self, name: &str, release: &str) -> Result<String> {
         let started = Instant::now();
         loop {
-            if let Some(vm) = self.vm(name).await?
-                && self.release(&vm).await?.as_deref() == Some(release)
-                && self
-                    .vcsim
-                    .vm_property(&vm, "config.template")
-                    .await?
-                    .as_deref()
-                    == Some("true")
-            {
-                return Ok(vm);
+            if let Some(vm) = self.vm(name).await? {
+                match self.holds(&vm, release).await {
+                    Ok(true) => return Ok(vm),
+                    Ok(false) => {}
+                    Err(err) if format!("{err:#}").contains("ManagedObjectNotFound") => {}
+                    Err(err) => return Err(err),
+                }
             }
             if started.elapsed() > CONVERGE {
                 bail!(
