@@ -17,8 +17,6 @@
 
 #![no_std]
 
-use core::cmp::Ordering;
-
 /// Compares `n` bytes at `a` and `b` as unsigned bytes: negative, zero or
 /// positive like C's `memcmp`.
 ///
@@ -69,24 +67,36 @@ pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
     unsafe { memcmp(a, b, n) }
 }
 
-/// [`memcmp`] over two slices of one length, as an ordering.
-pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
-    let n = a.len().min(b.len());
-    #[allow(unsafe_code)] // Both slices hold at least n bytes.
-    // SAFETY: n is at most either slice's length.
-    let prefix = unsafe { memcmp(a.as_ptr(), b.as_ptr(), n) };
-    prefix.cmp(&0).then(a.len().cmp(&b.len()))
-}
-
 #[cfg(test)]
 mod tests {
     extern crate std;
 
     use std::vec::Vec;
 
+    use core::cmp::Ordering;
+
     use proptest::prelude::*;
 
-    use super::compare;
+    use super::{bcmp, memcmp};
+
+    /// `memcmp` over the common length, then the lengths: the order of
+    /// `<[u8]>::cmp`.
+    fn compare(a: &[u8], b: &[u8]) -> Ordering {
+        let n = a.len().min(b.len());
+        #[allow(unsafe_code)] // Both slices hold at least n bytes.
+        // SAFETY: n is at most either slice's length.
+        let prefix = unsafe { memcmp(a.as_ptr(), b.as_ptr(), n) };
+        prefix.cmp(&0).then(a.len().cmp(&b.len()))
+    }
+
+    /// `bcmp` over the common length: whether those bytes are equal.
+    fn equal_prefix(a: &[u8], b: &[u8]) -> bool {
+        let n = a.len().min(b.len());
+        #[allow(unsafe_code)] // Both slices hold at least n bytes.
+        // SAFETY: n is at most either slice's length.
+        let differs = unsafe { bcmp(a.as_ptr(), b.as_ptr(), n) };
+        differs == 0
+    }
 
     /// Byte strings that share long prefixes and differ anywhere, in any
     /// byte value (a signed comparison would get 0x80.. wrong).
@@ -109,7 +119,9 @@ mod tests {
         fn orders_as_slices_do((a, b) in similar()) {
             prop_assert_eq!(compare(&a, &b), a.cmp(&b));
             prop_assert_eq!(compare(&b, &a), b.cmp(&a));
-            prop_assert_eq!(compare(&a, &a), core::cmp::Ordering::Equal);
+            prop_assert_eq!(compare(&a, &a), Ordering::Equal);
+            let n = a.len().min(b.len());
+            prop_assert_eq!(equal_prefix(&a, &b), a[..n] == b[..n]);
         }
     }
 
