@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mco_bootimage::{
-    ClusterFacts, Decision, MachineSetView, Platform, Stream, decide_loaded, validate_decision,
+    ClusterFacts, Decision, MachineSetView, Platform, ProviderSpec, Stream, decide_loaded,
+    validate_decision,
 };
 use mco_registry_formats::cosign::{Key, Signature};
 use serde_json::Value;
@@ -33,7 +34,7 @@ pub fn machineset(provider_spec: Option<Value>) -> MachineSetView {
         annotations,
         owner_references: Vec::new(),
         template_labels: Default::default(),
-        provider_spec,
+        provider_spec: provider_spec.map(ProviderSpec::new),
     }
 }
 

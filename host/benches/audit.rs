@@ -112,7 +112,7 @@ fn memory(field: &str) -> anyhow::Result<u64> {
 /// carries: addresses, node info, conditions, images); the size of the
 /// Nodes file.
 fn write_inputs(dir: &Path) -> anyhow::Result<u64> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let repo = mco_host::crate_dir().join("..");
     let golden = repo.join("tests/golden/mcn/reboot-05-drained");
     std::fs::copy(
         golden.join("machineconfigs.yaml"),

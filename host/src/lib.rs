@@ -26,6 +26,17 @@ pub mod runtime;
 mod telemetry;
 pub mod wit;
 
+/// This crate's directory, for its tests and benches to find the repository's files.
+/// `cargo test` and `cargo bench` set it when they run a binary; the path
+/// compiled in is only the fallback, because it can name another clone:
+/// cargo does not rebuild a crate whose checkout moved, and clones share one
+/// target directory (`.ci/run`: `~/.cache/mco-wasm/target`).
+#[doc(hidden)]
+pub fn crate_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
+}
+
 /// Makes ring the process's rustls crypto provider. kube picks ring itself,
 /// but reqwest (under oci-client and the status view's admin client) is
 /// built without a provider of its own and panics on building a client

@@ -143,7 +143,7 @@ mod tests {
     /// belong to the one package.
     #[test]
     fn every_file_of_wit_is_embedded_under_one_package() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit");
+        let dir = crate::crate_dir().join("../wit");
         let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .filter_map(|entry| entry.ok())

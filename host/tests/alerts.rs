@@ -4,13 +4,13 @@
 //! unpacked, or the Go module proxy; cached in ~/.cache/mco-promtool). If it
 //! cannot be had, this test fails: alerts nobody ran are not tested.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    mco_host::crate_dir().join("..")
 }
 
 fn rule() -> Value {

@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use k8s_openapi::jiff::Timestamp;
 use mco_host::cli::status::model::{self, GuestSource, Inputs, Thresholds};
@@ -26,7 +26,7 @@ const CASES: &[&str] = &[
 ];
 
 fn dir(case: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    mco_host::crate_dir()
         .join("../tests/golden/status")
         .join(case)
 }

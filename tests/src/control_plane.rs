@@ -721,9 +721,7 @@ async fn generate_sa_key(path: &Path) -> Result<()> {
 /// `MCO_ENVTEST_BIN` (the cache root). A cold build takes minutes; its
 /// progress is echoed to stderr (visible with `--nocapture`).
 pub async fn envtest_bin_dir() -> Result<PathBuf> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("envtest")
-        .join("build.sh");
+    let script = crate::crate_dir().join("envtest").join("build.sh");
     let mut child = tokio::process::Command::new("bash")
         .arg(&script)
         .stdin(Stdio::null())

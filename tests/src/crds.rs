@@ -19,7 +19,7 @@ use crate::control_plane::{ControlPlane, FIELD_MANAGER};
 /// the host's Rust types (`mco-host crds`) into a component of `deploy/`
 /// per feature set ([`FeatureSet`]).
 pub fn crds_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("crds")
+    crate::crate_dir().join("crds")
 }
 
 /// The feature set whose MachineConfigNode CRD a test installs, as
@@ -39,7 +39,7 @@ impl FeatureSet {
             Self::Default => "machineconfignode-crd",
             Self::TechPreviewNoUpgrade => "machineconfignode-crd-techpreview",
         };
-        Path::new(env!("CARGO_MANIFEST_DIR"))
+        crate::crate_dir()
             .join("../deploy/components")
             .join(component)
             .join("machineconfignodes.yaml")

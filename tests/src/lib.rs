@@ -44,3 +44,13 @@ pub use mirror::Mirror;
 pub use process::tail;
 pub use users::{ADMIN_USER, User};
 pub use vcsim::Vcsim;
+
+/// This crate's directory, for the harness and the tests to find the repository's files.
+/// `cargo test` and `cargo bench` set it when they run a binary; the path
+/// compiled in is only the fallback, because it can name another clone:
+/// cargo does not rebuild a crate whose checkout moved, and clones share one
+/// target directory (`.ci/run`: `~/.cache/mco-wasm/target`).
+pub fn crate_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
+}

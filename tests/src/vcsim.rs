@@ -385,7 +385,7 @@ fn xml_escape(s: &str) -> String {
 
 /// Runs `tests/vcsim/build.sh` (a no-op when cached) and returns the binary.
 fn binary() -> Result<PathBuf> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("vcsim/build.sh");
+    let script = crate::crate_dir().join("vcsim/build.sh");
     let out = Command::new("bash")
         .arg(&script)
         .stdin(Stdio::null())

@@ -647,5 +647,5 @@ fn the_wit_package_is_published_where_wkg_finds_it() -> Result<()> {
 
 /// The repository's `wit/`.
 fn repo_wit() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit")
+    mco_e2e::crate_dir().join("../wit")
 }

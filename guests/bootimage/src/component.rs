@@ -10,8 +10,8 @@ use mco_guest_memcmp as _;
 
 use crate::vcenter::{VcenterFacts, VcenterVm};
 use crate::{
-    ClusterFacts, Decision, MachineKind, MachineSetView, Platform, Stream, decide_loaded,
-    load_stream,
+    ClusterFacts, Decision, MachineKind, MachineSetView, Platform, ProviderSpec, Stream,
+    decide_loaded, load_stream,
 };
 
 wit_bindgen::generate!({
@@ -115,7 +115,7 @@ fn view(ms: wit::MachineSet) -> Result<MachineSetView, Decision> {
     };
     let provider_spec = match ms.provider_spec {
         None => None,
-        Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
+        Some(text) => Some(ProviderSpec::parse(text).map_err(|e| {
             Decision::error(format!(
                 "failed to reconcile {} {}, err: providerSpec is not valid JSON: {e}",
                 kind.noun(),

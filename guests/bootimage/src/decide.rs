@@ -268,9 +268,9 @@ fn reconcile<P: Platform + ?Sized>(
     // A patch that does not converge would be applied again on the update
     // event it causes: refuse it here rather than let the host hot-loop.
     // An import changes vCenter instead, as the host will apply it.
-    let mut patched = spec.clone();
+    let mut patched = Value::clone(spec);
     json_patch::merge(&mut patched, &Value::Object(fragment.clone()));
-    if patched == *spec && import.is_none() {
+    if patched == **spec && import.is_none() {
         return fail(
             ms,
             &format!(

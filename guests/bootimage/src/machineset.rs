@@ -122,7 +122,58 @@ pub struct MachineSetView {
     /// `providerSpec.value` (at [`MachineKind::provider_spec_path`]),
     /// untyped on purpose so that the platform rules can read exactly the
     /// fields they need and leave every other field to the API server.
-    pub provider_spec: Option<Value>,
+    pub provider_spec: Option<ProviderSpec>,
+}
+
+/// A `providerSpec.value` and its JSON text, made together and never
+/// changed, so they cannot disagree. The rules read the value; the text is
+/// what crosses the WIT (`machine-set.provider-spec`). The host decodes a
+/// MachineSet once per object version, so it serializes the providerSpec
+/// once per version instead of once per decision (README "Benchmark"), and
+/// a guest keeps the text it was given.
+#[derive(Debug, Clone)]
+pub struct ProviderSpec {
+    value: Value,
+    text: String,
+}
+
+impl ProviderSpec {
+    pub fn new(value: Value) -> ProviderSpec {
+        let text = value.to_string();
+        ProviderSpec { value, text }
+    }
+
+    /// A providerSpec from the text the WIT carries.
+    pub fn parse(text: String) -> Result<ProviderSpec, serde_json::Error> {
+        let value = serde_json::from_str(&text)?;
+        Ok(ProviderSpec { value, text })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// The rules read a providerSpec as the JSON value it is.
+impl std::ops::Deref for ProviderSpec {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.value
+    }
+}
+
+/// Two providerSpecs are the same value, however their texts are spaced.
+impl PartialEq for ProviderSpec {
+    fn eq(&self, other: &ProviderSpec) -> bool {
+        self.value == other.value
+    }
+}
+
+impl serde::Serialize for ProviderSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(serializer)
+    }
 }
 
 impl MachineSetView {
@@ -215,7 +266,8 @@ impl MachineSetView {
             .iter()
             .try_fold(obj, |at, key| at.as_object()?.get(*key))
             .filter(|v| !v.is_null())
-            .cloned();
+            .cloned()
+            .map(ProviderSpec::new);
 
         Ok(MachineSetView {
             kind,

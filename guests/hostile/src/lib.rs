@@ -20,7 +20,7 @@ mod hostile {
     use base64::Engine as _;
     use exports::mco::machine_config::boot_image as wit;
     use mco_bootimage::serde_json::{self, Value, json};
-    use mco_bootimage::{MachineSetView, Stream, arch, load_stream};
+    use mco_bootimage::{MachineSetView, ProviderSpec, Stream, arch, load_stream};
 
     wit_bindgen::generate!({ world: "boot-image-selector", path: "../../wit" });
 
@@ -188,7 +188,7 @@ mod hostile {
             annotations: ms.annotations.iter().cloned().collect(),
             owner_references: ms.owner_references.clone(),
             template_labels: ms.template_labels.iter().cloned().collect(),
-            provider_spec: Some(spec.clone()),
+            provider_spec: Some(ProviderSpec::new(spec.clone())),
         };
         let arch = arch::machineset_arch(&view, &cluster.control_plane_arch, cluster.multi_arch)
             .map_err(|e| e.to_string())?;

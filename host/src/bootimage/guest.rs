@@ -237,7 +237,7 @@ fn to_wit(ms: &MachineSetView) -> wit::MachineSet {
         annotations: pairs(&ms.annotations),
         template_labels: pairs(&ms.template_labels),
         owner_references: ms.owner_references.clone(),
-        provider_spec: ms.provider_spec.as_ref().map(|v| v.to_string()),
+        provider_spec: ms.provider_spec.as_ref().map(|spec| spec.text().to_owned()),
     }
 }
 

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mco_bootimage::vcenter::{VcenterFacts, VcenterVm};
-use mco_bootimage::{ClusterFacts, MachineSetView};
+use mco_bootimage::{ClusterFacts, MachineSetView, ProviderSpec};
 use serde_json::json;
 
 use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
@@ -152,7 +152,7 @@ pub fn fixture(platform: &str) -> MachineSetView {
         )]),
         template_labels: BTreeMap::new(),
         owner_references: Vec::new(),
-        provider_spec: Some(provider_spec),
+        provider_spec: Some(ProviderSpec::new(provider_spec)),
     }
 }
 

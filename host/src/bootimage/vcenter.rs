@@ -90,7 +90,7 @@ pub fn prepare(infra: &Infrastructure, ms: &MachineSetView) -> Option<Match> {
             }
         },
     };
-    let spec: VsphereSpec = serde_json::from_value(ms.provider_spec.clone()?).ok()?;
+    let spec = VsphereSpec::deserialize(ms.provider_spec.as_deref()?).ok()?;
     let workspace = spec.workspace?;
     let vcenter = platform
         .vcenters

@@ -174,14 +174,11 @@ mod tests {
     use super::*;
 
     fn golden(case: &str) -> MachineConfigNode {
-        let path = format!(
-            "{}/../tests/golden/mcn/{case}/expected.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let path = crate::crate_dir().join(format!("../tests/golden/mcn/{case}/expected.json"));
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         serde_json::from_value(value["machineConfigNode"].clone())
-            .unwrap_or_else(|e| panic!("{path}: {e}"))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
     #[test]

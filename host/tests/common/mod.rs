@@ -57,7 +57,7 @@ pub fn python_guest() -> PathBuf {
 }
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    mco_host::crate_dir().join("..")
 }
 
 /// The golden case directories of a job, sorted, found as `guests test`

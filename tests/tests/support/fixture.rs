@@ -42,7 +42,7 @@ const POLL: Duration = Duration::from_millis(200);
 pub const IN_FLIGHT: usize = 32;
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    mco_e2e::crate_dir()
         .parent()
         .expect("tests/ has a parent")
         .to_owned()

@@ -15,9 +15,7 @@ use super::fixture::Fixture;
 const GOLDEN_NODE: &str = "worker-0";
 
 pub fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("golden")
-        .join("mcn")
+    mco_e2e::crate_dir().join("golden").join("mcn")
 }
 
 /// Every document of a golden YAML file (`node.yaml`, `machineconfigs.yaml`, …).

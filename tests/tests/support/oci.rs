@@ -22,7 +22,7 @@ pub struct Tools {
 }
 
 pub fn tools() -> Result<Tools> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("oci/build.sh");
+    let script = mco_e2e::crate_dir().join("oci/build.sh");
     let out = Command::new("bash")
         .arg(&script)
         .stderr(Stdio::inherit())

@@ -1,14 +1,14 @@
 //! AWS: the new `ami.id` is the AMI the stream publishes for the
 //! MachineSet's architecture in its region.
 
-use super::{Proposal, Rule, str_at};
+use super::{Proposal, Rule};
 
 /// The AMI the patch sets, if it is the one the stream publishes for the
 /// MachineSet's architecture and region.
 pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
     let (arch, after) = (proposal.arch, proposal.after);
-    let region = str_at(after, "/placement/region").unwrap_or("");
-    let id = str_at(after, "/ami/id").ok_or(Rule::AmiWithoutId)?;
+    let region = after.str_at("/placement/region").unwrap_or("");
+    let id = after.str_at("/ami/id").ok_or(Rule::AmiWithoutId)?;
     let published = proposal
         .stream
         .aws_region_image(arch, region)

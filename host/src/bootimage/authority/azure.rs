@@ -1,7 +1,7 @@
 //! Azure: the `image` block names a marketplace image the stream
 //! publishes for the architecture, with the type its plan calls for.
 
-use super::{Proposal, Rule, str_at};
+use super::{Proposal, Rule};
 use mco_bootimage::stream::AzureMarketplaceImage;
 
 /// The image the patch sets, if the stream publishes it for this
@@ -13,7 +13,7 @@ pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
         after,
         ..
     } = proposal;
-    let field = |key: &str| str_at(after, &format!("/image/{key}")).unwrap_or("");
+    let field = |key: &str| after.str_at(&format!("/image/{key}")).unwrap_or("");
     let [publisher, offer, sku, version, resource_id, kind] =
         ["publisher", "offer", "sku", "version", "resourceID", "type"].map(field);
     let urn = format!("{publisher}:{offer}:{sku}:{version}");

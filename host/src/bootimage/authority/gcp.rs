@@ -3,11 +3,11 @@
 
 use serde_json::Value;
 
-use super::{Proposal, Rule};
+use super::{Patched, Proposal, Rule};
 
 /// A GCP patch must keep the disks in their order: reordering moves the
 /// boot disk, so it is named as such rather than as some changed field.
-pub(super) fn disk_order(before: &Value, after: &Value) -> Result<(), Rule> {
+pub(super) fn disk_order(before: &Value, after: &Patched<'_>) -> Result<(), Rule> {
     let (Some(Value::Array(b)), Some(Value::Array(a))) = (before.get("disks"), after.get("disks"))
     else {
         return Ok(());

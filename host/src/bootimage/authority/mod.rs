@@ -29,10 +29,12 @@ use serde_json::Value;
 mod aws;
 mod azure;
 mod gcp;
+mod patched;
 mod refusal;
 mod stub;
 mod vsphere;
 
+use patched::Patched;
 pub use refusal::{Refusal, Rule};
 
 /// How much of an offending value a message quotes, in bytes.
@@ -134,18 +136,15 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
         true => None,
         false => Some(provider_spec_fragment(job.machineset.kind, patch)?),
     };
-    let Some(before) = &job.machineset.provider_spec else {
+    let Some(before) = job.machineset.provider_spec.as_deref() else {
         return Err(Rule::NoProviderSpec {
             noun: job.machineset.kind.noun(),
             name: job.machineset.name.clone(),
         });
     };
-    let mut after = before.clone();
-    if let Some(fragment) = fragment {
-        json_patch::merge(&mut after, fragment);
-        if after == *before && import.is_none() {
-            return Err(Rule::ChangesNothing);
-        }
+    let after = Patched::new(before, fragment);
+    if fragment.is_some() && import.is_none() && after.unchanged() {
+        return Err(Rule::ChangesNothing);
     }
     let owned = FIELD_OWNERSHIP
         .iter()
@@ -155,8 +154,7 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
     if job.platform == "GCP" {
         gcp::disk_order(before, &after)?;
     }
-    let mut changes = Vec::new();
-    diff(&mut Vec::new(), Some(before), Some(&after), &mut changes);
+    let changes = after.changes();
     for change in &changes {
         let pattern = change.pattern();
         let Some(field) = owned.iter().find(|o| o.path == pattern) else {
@@ -256,7 +254,7 @@ struct Proposal<'a> {
     stream: &'a Stream,
     arch: &'a str,
     before: &'a Value,
-    after: &'a Value,
+    after: &'a Patched<'a>,
     changes: &'a [Change<'a>],
     import: Option<&'a TemplateImport>,
     vcenter: Option<&'a VcenterFacts>,

@@ -43,7 +43,7 @@ pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
         .and_then(|w| serde_json::from_value(w).ok())
         .unwrap_or_default();
     let named_before = str_at(before, "/template").unwrap_or("");
-    let named_after = str_at(after, "/template").unwrap_or("");
+    let named_after = after.str_at("/template").unwrap_or("");
     let managed = facts.managed_template_name();
     if named_after != named_before && named_after != managed {
         return Err(Rule::TemplateNotManaged {
@@ -222,7 +222,8 @@ mod tests {
             install_disk_type: Some("thin".into()),
             vms,
         };
-        let (before, after) = (spec(before), spec(after));
+        let (before, patch) = (spec(before), json!({"template": after}));
+        let after = super::super::Patched::new(&before, Some(&patch));
         image(&Proposal {
             stream: &stream,
             arch: "x86_64",

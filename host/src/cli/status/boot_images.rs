@@ -136,7 +136,7 @@ fn machineset_row(
         false,
     )
     .ok();
-    let spec = view.provider_spec.as_ref();
+    let spec = view.provider_spec.as_deref();
     let current_image = spec.and_then(current_image);
     let stream_image = match (stream, spec, &arch) {
         (Some(stream), Some(spec), Some(arch)) => stream_image(stream, spec, arch),
@@ -212,7 +212,7 @@ fn current_image(spec: &Value) -> Option<String> {
 /// The platform a providerSpec kind belongs to (the status view reads no
 /// Infrastructure), for the enrollment defaults.
 fn platform_of(view: &mco_bootimage::MachineSetView) -> &'static str {
-    view.provider_spec.as_ref().map_or("", platform_of_spec)
+    view.provider_spec.as_deref().map_or("", platform_of_spec)
 }
 
 fn platform_of_spec(spec: &Value) -> &'static str {
