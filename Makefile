@@ -31,6 +31,11 @@ test:
 	examples/python-gcp/build.sh
 	cargo fmt --all --check
 	cargo clippy --locked --release --workspace --all-targets -- -D warnings
+	# The guests' wasm-only code (component glue, the hostile guest) too.
+	cargo clippy --locked --target wasm32-wasip2 --profile guest -p mco-guest-memcmp \
+		-p mco-mcn -p mco-bootimage -p mco-bootimage-gcp -p mco-bootimage-aws \
+		-p mco-bootimage-azure -p mco-bootimage-vsphere -p mco-faulty-guest \
+		-p mco-hostile-guest -- -D warnings
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-unit $(E2E_TESTS:%=test-e2e-%)
 
 # Every target runs with the whole workspace selected, as `cargo test

@@ -3,9 +3,10 @@
 //! never a panic. A panic in the guest would be a trap, reported by the host
 //! as a broken guest instead of a broken MachineSet.
 
+mod strategies;
+
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::Path;
 
 use mco_bootimage::vcenter::VcenterFacts;
 use mco_bootimage::{ClusterFacts, Decision, MachineSetView, Platform, decide_text};
@@ -18,10 +19,7 @@ use serde_json::{Value, json};
 const PLATFORMS: [&dyn Platform; 4] = [&Gcp, &Aws, &Azure, &Vsphere];
 
 fn load(case: &str, file: &str) -> Value {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/golden/bootimage")
-        .join(case)
-        .join(file);
+    let p = strategies::golden_dir().join(case).join(file);
     serde_saphyr::from_str(&fs::read_to_string(&p).unwrap()).unwrap()
 }
 
@@ -211,7 +209,7 @@ fn mutate(v: &mut Value, rng: &mut Lcg, depth: usize) {
 
 #[test]
 fn mutated_golden_inputs_never_panic() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/bootimage");
+    let root = strategies::golden_dir();
     let mut dirs: Vec<_> = fs::read_dir(&root)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
