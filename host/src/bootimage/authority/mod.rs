@@ -143,7 +143,9 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
         });
     };
     let after = Patched::new(before, fragment);
-    if fragment.is_some() && import.is_none() && after.unchanged() {
+    // A patch with no changes leaves the providerSpec exactly as it was.
+    let changes = after.changes();
+    if fragment.is_some() && import.is_none() && changes.is_empty() {
         return Err(Rule::ChangesNothing);
     }
     let owned = FIELD_OWNERSHIP
@@ -154,7 +156,6 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
     if job.platform == "GCP" {
         gcp::disk_order(before, &after)?;
     }
-    let changes = after.changes();
     for change in &changes {
         let pattern = change.pattern();
         let Some(field) = owned.iter().find(|o| o.path == pattern) else {
@@ -321,12 +322,7 @@ fn diff<'a>(
         (Some(Value::Object(b)), Some(Value::Object(a))) => {
             let keys: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
             for key in keys {
-                let (b, a) = (b.get(key), a.get(key));
-                if b != a {
-                    path.push(Seg::Key(key.clone()));
-                    diff(path, b, a, out);
-                    path.pop();
-                }
+                diff_field(path, key, b.get(key), a.get(key), out);
             }
         }
         (Some(Value::Array(b)), Some(Value::Array(a))) if a.len() == b.len() => {
@@ -343,6 +339,21 @@ fn diff<'a>(
             after: a,
         }),
         _ => {}
+    }
+}
+
+/// [`diff`] below the object field `key`, when it differs.
+fn diff_field<'a>(
+    path: &mut Vec<Seg>,
+    key: &str,
+    before: Option<&'a Value>,
+    after: Option<&'a Value>,
+    out: &mut Vec<Change<'a>>,
+) {
+    if before != after {
+        path.push(Seg::Key(key.to_owned()));
+        diff(path, before, after, out);
+        path.pop();
     }
 }
 

@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Change, Seg, diff};
+use super::{Change, diff, diff_field};
 
 /// `before` after a merge patch, as far as the authority check reads it.
 pub(super) enum Patched<'a> {
@@ -97,30 +97,22 @@ impl<'a> Patched<'a> {
         self.pointer(pointer).and_then(Value::as_str)
     }
 
-    /// Whether the patch leaves `before` exactly as it was.
-    pub(super) fn unchanged(&self) -> bool {
-        match self {
-            Patched::Fields { before, fields } => fields
-                .iter()
-                .all(|(key, merged)| before.get(*key) == merged.as_ref()),
-            Patched::Whole { before, after } => after == *before,
-        }
-    }
-
     /// Every path where the patch changes `before` (see [`diff`]), in the
-    /// order `diff` finds them on the materialized result.
+    /// order `diff` finds them on the materialized result; none when the
+    /// patch leaves it exactly as it was.
     pub(super) fn changes(&self) -> Vec<Change<'_>> {
         let mut changes = Vec::new();
         match self {
             Patched::Fields { before, fields } => {
                 let mut path = Vec::new();
                 for (key, merged) in fields {
-                    let (b, a) = (before.get(*key), merged.as_ref());
-                    if b != a {
-                        path.push(Seg::Key((*key).to_owned()));
-                        diff(&mut path, b, a, &mut changes);
-                        path.pop();
-                    }
+                    diff_field(
+                        &mut path,
+                        key,
+                        before.get(*key),
+                        merged.as_ref(),
+                        &mut changes,
+                    );
                 }
             }
             Patched::Whole { before, after } => {
@@ -177,7 +169,7 @@ mod tests {
             let mut merged = before.clone();
             json_patch::merge(&mut merged, &patch);
             let patched = Patched::new(&before, Some(&patch));
-            prop_assert_eq!(patched.unchanged(), merged == before);
+            prop_assert_eq!(patched.changes().is_empty(), merged == before);
             let mut expected = Vec::new();
             diff(&mut Vec::new(), Some(&before), Some(&merged), &mut expected);
             prop_assert_eq!(shown(&patched.changes()), shown(&expected));
@@ -204,7 +196,6 @@ mod tests {
     fn no_patch_changes_nothing() {
         for before in [json!({"template": "t"}), json!(["not", "an", "object"])] {
             let patched = Patched::new(&before, None);
-            assert!(patched.unchanged());
             assert!(patched.changes().is_empty());
             assert_eq!(patched.pointer("/template"), before.pointer("/template"));
         }
@@ -216,6 +207,6 @@ mod tests {
         let patch = json!({"ami": {"id": "ami-new"}});
         let patched = Patched::new(&before, Some(&patch));
         assert_eq!(patched.pointer("/ami/id"), Some(&json!("ami-new")));
-        assert!(!patched.unchanged());
+        assert!(!patched.changes().is_empty());
     }
 }
