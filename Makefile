@@ -25,6 +25,8 @@ demo: guests host
 ## output is printed whole when it ends.
 TEST_JOBS ?= 3
 E2E_TESTS := $(sort $(basename $(notdir $(wildcard tests/tests/*.rs))))
+# The build variants of the faulty guest: every feature it declares.
+FAULTY_VARIANTS := $(shell sed -n '/^\[features\]/,/^\[target/s/^\([a-z-]*\) = .*/\1/p' guests/faulty/Cargo.toml)
 OTHER_TESTS := $(sort $(basename $(notdir $(wildcard host/tests/*.rs host/*/tests/*.rs guests/*/tests/*.rs))))
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-guests test-build test-parts $(WASMTIME) $(WKG)
@@ -35,7 +37,14 @@ test:
 	cargo clippy --locked --target wasm32-wasip2 --profile guest -p mco-guest-memcmp \
 		-p mco-mcn -p mco-bootimage -p mco-bootimage-gcp -p mco-bootimage-aws \
 		-p mco-bootimage-azure -p mco-bootimage-vsphere -p mco-faulty-guest \
-		-p mco-hostile-guest -- -D warnings
+		-p mco-floor-guest -p mco-hostile-guest -- -D warnings
+	# And their test builds: the fault features, and each faulty variant.
+	cargo clippy --locked --target wasm32-wasip2 --profile guest -p mco-mcn -p mco-bootimage-aws \
+		--features mco-mcn/test-faults,mco-bootimage-aws/test-faults -- -D warnings
+	for variant in $(FAULTY_VARIANTS); do \
+		cargo clippy --locked --target wasm32-wasip2 --profile guest -p mco-faulty-guest \
+			--features $$variant -- -D warnings || exit 1; \
+	done
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target test-unit $(E2E_TESTS:%=test-e2e-%)
 
 # Every target runs with the whole workspace selected, as `cargo test
@@ -61,6 +70,7 @@ test-parts:
 
 ## bench: wasm against native, MachineConfigNode and boot image guests.
 bench: guests
+	cargo build --locked --target wasm32-wasip2 --profile guest -p mco-floor-guest
 	cargo bench --locked -p mco-host --benches
 
 ## bench-scale: the MCN controller at 5,000 nodes and a wave of 500 on the

@@ -1,7 +1,8 @@
 //! MachineConfigNode derivation, wasm against native, measured in one run:
 //! a fresh instance + call for one node, the native call for the same
-//! input, and 5,000 synthetic nodes each way. Needs the installed guest
-//! (`guests/build.sh`); run with `cargo bench -p mco-host --bench mcn`.
+//! input, the floor (a guest that derives nothing), and 5,000 synthetic
+//! nodes each way. Needs the installed guest (`guests/build.sh`) and the
+//! floor guest; `make bench` builds both.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -66,6 +67,7 @@ fn main() -> anyhow::Result<()> {
         "batch disagrees"
     );
     println!("one evaluation in a shared instance (batch of {BATCH}): {per_call:?} per node");
+    floor(&runtime, &target, &one, native)?;
 
     let nodes: Vec<Facts> = (0..NODES).map(synthetic).collect();
     let started = Instant::now();
@@ -158,6 +160,46 @@ fn breakdown(
     ] {
         println!("  {part:<75} {:>8.1} µs", time.as_secs_f64() * 1e6);
     }
+    Ok(())
+}
+
+/// The same evaluation by a guest that derives nothing (`guests/floor`):
+/// what the sandbox and the typed facts cost before any logic runs, fresh
+/// and in a shared instance, against the whole native derive.
+fn floor(
+    runtime: &Runtime,
+    target: &std::path::Path,
+    facts: &Facts,
+    native: Duration,
+) -> anyhow::Result<()> {
+    let path = target.join("wasm32-wasip2/guest/mco_floor_guest.wasm");
+    anyhow::ensure!(
+        path.is_file(),
+        "{} is missing: `make bench` builds it (cargo build --target wasm32-wasip2 --profile guest -p mco-floor-guest)",
+        path.display()
+    );
+    let floor = McnGuest::new(
+        runtime,
+        GuestModule::from_file(runtime, &path, NODE_STATE_INTERFACE)?,
+    )?;
+    anyhow::ensure!(
+        matches!(floor.derive(facts)?, Decision::Apply(_)),
+        "the floor guest did not answer an MCN"
+    );
+    let fresh = median(SAMPLES, || Ok(floor.derive(facts).map(drop)?))?;
+    let same = vec![facts.clone(); BATCH];
+    let shared = median_of(SAMPLES / BATCH, || {
+        let started = Instant::now();
+        for decision in floor.derive_batch(&same) {
+            std::hint::black_box(decision?);
+        }
+        Ok(started.elapsed() / BATCH as u32)
+    })?;
+    println!(
+        "the floor (guests/floor: the same facts and the same shape of answer, no logic): fresh instance + call {fresh:?} ({:.2}x native), in a shared instance {shared:?} per node ({:.2}x native)",
+        ratio(fresh, native),
+        ratio(shared, native)
+    );
     Ok(())
 }
 

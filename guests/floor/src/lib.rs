@@ -1,0 +1,46 @@
+//! The floor of a node-state call: a guest that answers an MCN of the
+//! shape the real guest answers (its pool, a config name, every stored
+//! condition) without deriving anything. The stored conditions are handed
+//! back as they were lowered, so nothing is copied or formatted. What a
+//! fresh instance and a call of this guest cost is what the sandbox and the
+//! typed contract (`wit/node-state.wit`) cost before any logic runs: the
+//! `mcn` bench measures it beside the real guest and the native library.
+
+#[cfg(target_arch = "wasm32")]
+mod node_state {
+    use exports::mco::machine_config::node_state::{
+        ConfigVersion, Decision, Facts, Guest, MachineConfigNode, NodeStatus,
+    };
+
+    wit_bindgen::generate!({ world: "node-state-reporter", path: "../../wit" });
+
+    struct Floor;
+
+    impl Guest for Floor {
+        fn derive(facts: Facts) -> Decision {
+            let Some(pool) = facts.pools.into_iter().next() else {
+                return Decision::Skip("no pool".into());
+            };
+            let observed_generation = facts
+                .stored
+                .and_then(|stored| stored.observed_generation)
+                .unwrap_or(1);
+            Decision::Apply(MachineConfigNode {
+                pool: pool.name,
+                desired_config: pool.target_config.clone(),
+                desired_image: None,
+                status: Some(NodeStatus {
+                    observed_generation,
+                    config_version: ConfigVersion {
+                        current: None,
+                        desired: pool.target_config,
+                    },
+                    config_image: None,
+                    conditions: facts.previous,
+                }),
+            })
+        }
+    }
+
+    export!(Floor);
+}
