@@ -416,6 +416,17 @@ fn percentiles(latencies: &[Duration]) -> String {
 #[derive(Clone)]
 struct Seen {
     mcns: Arc<Mutex<HashMap<String, Versions>>>,
+    _watch: Arc<AbortOnDrop>,
+}
+
+/// Ends the watch with the benchmark: an open watch holds the apiserver's
+/// graceful shutdown until the harness gives up on it (20 s, then SIGKILL).
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// An MCN as it is now, and every version seen with when it arrived.
@@ -423,12 +434,10 @@ type Versions = (Value, Vec<(Instant, Value)>);
 
 impl Seen {
     async fn watch(fx: &Fixture) -> Seen {
-        let seen = Seen {
-            mcns: Arc::default(),
-        };
+        let seen: Arc<Mutex<HashMap<String, Versions>>> = Arc::default();
         let api: Api<DynamicObject> = fx.mcns();
-        let mcns = seen.mcns.clone();
-        tokio::spawn(async move {
+        let mcns = seen.clone();
+        let task = tokio::spawn(async move {
             let mut events = watcher(api, watcher::Config::default()).boxed();
             while let Some(event) = events.next().await {
                 let mcn = match event {
@@ -446,7 +455,10 @@ impl Seen {
                 entry.0 = value;
             }
         });
-        seen
+        Seen {
+            mcns: seen,
+            _watch: Arc::new(AbortOnDrop(task.abort_handle())),
+        }
     }
 
     /// Waits until `count` MCNs match.
