@@ -105,6 +105,10 @@ impl Drop for Session {
             return;
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(
+                server = %self.server,
+                "a vCenter session was dropped outside a tokio runtime without logging out; it stays open in vCenter until its idle timeout"
+            );
             return;
         };
         let orphan = Session {
