@@ -75,8 +75,11 @@ bench: guests
 
 ## bench-scale: the MCN controller at 5,000 nodes and a wave of 500 on the
 ## real control plane, beside a plain client's time for the same writes
-## (MCO_SCALE_NODES, MCO_SCALE_WAVE). Not part of `make test`.
+## (MCO_SCALE_NODES, MCO_SCALE_WAVE; MCO_SCALE_SHADOW: a module to run as
+## the MCN guest's shadow candidate, its CPU time beside the guest's). Not
+## part of `make test`.
 bench-scale: guests host
+	cargo build --locked --target wasm32-wasip2 --profile guest -p mco-floor-guest
 	cargo run --locked --release -p mco-e2e --example bench_scale
 
 ## fuzz: every cargo-fuzz target (fuzz/) for FUZZ_SECONDS each (default

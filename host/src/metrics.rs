@@ -53,11 +53,6 @@ pub fn count(family: &Family<JobResultLabels, Counter>, job: &str, result: &str)
         .inc();
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct JobLabels {
-    pub job: String,
-}
-
 /// The module serving a registry entry (`role` `active`) or shadowing it
 /// (`candidate`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
@@ -88,6 +83,15 @@ pub struct JobReasonLabels {
 pub struct JobRoleLabels {
     pub job: String,
     pub role: String,
+}
+
+impl JobRoleLabels {
+    fn new(job: &str, candidate: bool) -> JobRoleLabels {
+        JobRoleLabels {
+            job: job.into(),
+            role: if candidate { "candidate" } else { "active" }.into(),
+        }
+    }
 }
 
 /// A pool and an update phase (`mcn::phase::Phase`): bounded by
@@ -136,10 +140,12 @@ pub struct Metrics {
     /// `patch`, `noop`) or `failed` (trapped, timed out, invalid output).
     pub evaluations: Family<JobResultLabels, Counter>,
     pub evaluation_seconds: Histogram,
-    /// CPU time of guest evaluations, by job. Unlike the wall-clock
-    /// histogram it excludes time the thread waited for a core, so it says
-    /// what the guests cost on a busy node.
-    pub evaluation_cpu_seconds: Family<JobLabels, Counter<f64, AtomicU64>>,
+    /// CPU time of guest evaluations, by job and module (`role`: `active`,
+    /// or `candidate` for a candidate's runs on the same objects). Unlike
+    /// the wall-clock histogram it excludes time the thread waited for a
+    /// core, so it says what the guests cost on a busy node, and what a
+    /// candidate will cost before it serves.
+    pub evaluation_cpu_seconds: Family<JobRoleLabels, Counter<f64, AtomicU64>>,
     pub guest_failures: Family<KindLabels, Counter>,
     pub api_writes: Family<KindLabels, Counter>,
     pub reconcile_errors: Counter,
@@ -227,7 +233,7 @@ impl Metrics {
         );
         sub.register(
             "evaluation_cpu_seconds",
-            "CPU time spent in guest evaluations, by job (shadow candidates included)",
+            "CPU time spent in guest evaluations, by job and module (role active, or candidate)",
             metrics.evaluation_cpu_seconds.clone(),
         );
         sub.register(
@@ -347,24 +353,18 @@ impl Metrics {
         count(&self.evaluations, job, result);
     }
 
-    pub fn count_evaluation_cpu(&self, job: &str, cpu: Duration) {
+    /// CPU time of evaluations by the module serving `job`, or by its
+    /// candidate.
+    pub fn count_evaluation_cpu(&self, job: &str, candidate: bool, cpu: Duration) {
         self.evaluation_cpu_seconds
-            .get_or_create(&JobLabels { job: job.into() })
+            .get_or_create(&JobRoleLabels::new(job, candidate))
             .inc_by(cpu.as_secs_f64());
     }
 
     /// One decision taken for an object, from the candidate or the module.
     pub fn count_decision(&self, job: &str, from_candidate: bool) {
-        let role = if from_candidate {
-            "candidate"
-        } else {
-            "active"
-        };
         self.guest_decisions
-            .get_or_create(&JobRoleLabels {
-                job: job.into(),
-                role: role.into(),
-            })
+            .get_or_create(&JobRoleLabels::new(job, from_candidate))
             .inc();
     }
 

@@ -22,8 +22,12 @@
 //!
 //! The benchmark's own MCN watch runs through every phase, so the floor and
 //! the controller pay for it alike. `MCO_SCALE_NODES` and `MCO_SCALE_WAVE`
-//! change N (5,000) and W (500). Everything it started is stopped when it
-//! ends. Not part of `make test`.
+//! change N (5,000) and W (500). `MCO_SCALE_SHADOW`, a node-state module's
+//! path, makes it the benchmarked controller's shadow candidate: it runs on
+//! every node the installed guest derives, and its CPU time is reported
+//! beside the guest's (`guests/floor`, which derives nothing, measures what
+//! an evaluation costs on the busy machine before any logic). Everything it
+//! started is stopped when it ends. Not part of `make test`.
 
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code, reason = "the benchmark uses part of the test support")]
@@ -82,13 +86,24 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
     warm_guest_cache(&cache_dir).await?;
     let args = ["--resync", "10m", "--cache-dir", &cache_dir];
     let idle = idle_rss_kib(fx, &args).await?;
+    let shadow = std::env::var_os("MCO_SCALE_SHADOW").map(std::path::PathBuf::from);
+    let registry_dir = tempfile::tempdir()?;
+    let registry = shadow
+        .as_deref()
+        .map(|module| shadow_registry(registry_dir.path(), module))
+        .transpose()?;
+    let registry = registry.as_ref().map(|path| path.display().to_string());
+    let mut bench_args = args.to_vec();
+    if let Some(registry) = &registry {
+        bench_args.extend(["--registry", registry]);
+    }
     fx.create_workers(nodes, A).await?;
     let (floor, cp_floor) = floor(fx, &seen, nodes).await?;
 
     let cp_before = control_plane_cpu_seconds(fx)?;
     let started = Instant::now();
     let c = fx
-        .start_controller_within("bench", &args, SYNC_LIMIT)
+        .start_controller_within("bench", &bench_args, SYNC_LIMIT)
         .await?;
     let ready = started.elapsed();
     seen.wait(
@@ -148,7 +163,9 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
     let writes = after.writes() - synced.writes();
     let sync_writes = synced.writes();
     let wave_evaluations = evaluations(&after) - evaluations(&synced);
-    let guest_cpu = guest_cpu_seconds(&after) - guest_cpu_seconds(&synced);
+    let guest_cpu = guest_cpu_seconds(&after, "active") - guest_cpu_seconds(&synced, "active");
+    let shadow_cpu =
+        guest_cpu_seconds(&after, "candidate") - guest_cpu_seconds(&synced, "candidate");
 
     let mib = |kib: u64| kib as f64 / 1024.0;
     let per_write = |cpu: f64, writes: f64| 1000.0 * cpu / writes.max(1.0);
@@ -195,6 +212,13 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
         "  controller CPU during the wave: {cpu:.2} s, of which guest evaluations {guest_cpu:.3} s ({:.1} %)",
         100.0 * guest_cpu / cpu.max(f64::EPSILON)
     );
+    if let Some(shadow) = &shadow {
+        println!(
+            "  shadow candidate {}: {shadow_cpu:.3} s during the wave, {:.2}x the guest's CPU on the same nodes",
+            shadow.display(),
+            shadow_cpu / guest_cpu.max(f64::EPSILON)
+        );
+    }
     let audit = audit_cluster(fx).await?;
     println!(
         "  guests audit --kubeconfig on {nodes} nodes (spec.audit's code): {:.2} s wall, {:.1} MiB peak RSS, \
@@ -531,9 +555,32 @@ fn condition<'a>(mcn: &'a Value, type_: &str) -> Option<&'a str> {
         .as_str()
 }
 
-/// CPU seconds the MCN guest's evaluations took so far.
-fn guest_cpu_seconds(metrics: &support::controller::Metrics) -> f64 {
-    metrics.sum("mco_evaluation_cpu_seconds_total", &[("job", "mcn")])
+/// CPU seconds the MCN guest's evaluations took so far: the installed
+/// guest's (`role` `active`) or the shadow candidate's.
+fn guest_cpu_seconds(metrics: &support::controller::Metrics, role: &str) -> f64 {
+    metrics.sum(
+        "mco_evaluation_cpu_seconds_total",
+        &[("job", "mcn"), ("role", role)],
+    )
+}
+
+/// A registry in `dir` that serves the installed MCN guest with `module`
+/// as its shadow candidate (the boot image jobs, idle here, serve none).
+fn shadow_registry(dir: &std::path::Path, module: &std::path::Path) -> Result<std::path::PathBuf> {
+    let installed = support::controller::host_binary()?
+        .parent()
+        .context("the host binary has no directory")?
+        .join("guests/mcn.wasm");
+    let module = std::fs::canonicalize(module)
+        .with_context(|| format!("MCO_SCALE_SHADOW={}", module.display()))?;
+    let registry = json!({"mcn": {
+        "module": installed.display().to_string(),
+        "candidate": {"module": module.display().to_string()},
+    }});
+    let path = dir.join("registry.yaml");
+    // JSON is YAML: the registry file takes either.
+    std::fs::write(&path, serde_json::to_vec_pretty(&registry)?)?;
+    Ok(path)
 }
 
 /// MCN guest evaluations so far, whatever their result.

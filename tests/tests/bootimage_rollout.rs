@@ -131,8 +131,12 @@ async fn rollout(c: &mut Cluster) -> Result<()> {
             && m.sum(
                 "mco_guest_rollbacks_total",
                 &[("job", JOB), ("reason", "TooManyDifferences")]
-            ) == 1.0,
-        "the leader's metrics must show one rollback and no decision from the candidate"
+            ) == 1.0
+            && m.sum(
+                "mco_evaluation_cpu_seconds_total",
+                &[("job", JOB), ("role", "candidate")]
+            ) > 0.0,
+        "the leader's metrics must show one rollback, no decision from the candidate, and the CPU time of its shadow runs"
     );
 
     // ---- 2. within maxDiffer: Shadow → Canary → Active by itself, across a failover ----------

@@ -240,8 +240,12 @@ async fn rollout(fx: &mut Fixture) -> Result<()> {
             && m.sum(
                 "mco_guest_rollout_stage",
                 &[("job", "mcn"), ("stage", "RolledBack")]
-            ) == 1.0,
-        "the leader's metrics must show one rollback and no decision from the candidate"
+            ) == 1.0
+            && m.sum(
+                "mco_evaluation_cpu_seconds_total",
+                &[("job", "mcn"), ("role", "candidate")]
+            ) > 0.0,
+        "the leader's metrics must show one rollback, no decision from the candidate, and the CPU time of its shadow runs"
     );
     let table = kubectl(fx, &["get", "machineconfigguests", "mcn"], None).await?;
     ensure!(

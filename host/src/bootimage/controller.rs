@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::conditions;
 use super::error::PassError;
-use super::guest::{BatchItem, StreamInput};
+use super::guest::{BatchItem, BootImageGuest, StreamInput};
 use super::objects::{
     CONTROL_PLANE_MACHINE_SET_NAME, ClusterVersion, ConfigMapData, Decoded, Infrastructure, Input,
     MACHINE_API_NAMESPACE, MachineConfiguration, STREAM_CONFIGMAP, STREAM_NAMESPACE,
@@ -601,14 +601,13 @@ impl Worker {
             let started = Instant::now();
             let count = batch.len();
             let decided = tokio::task::spawn_blocking(move || {
-                crate::metrics::on_cpu(|| {
-                    let items = || batch.iter().map(|r| &r.item);
-                    let active = slot.active.decide_batch(&platform_name, &stream, items());
-                    let shadow = slot
-                        .candidate
-                        .map(|c| c.decide_batch(&platform_name, &stream, items()));
-                    (batch, active, shadow)
-                })
+                let items = || batch.iter().map(|r| &r.item);
+                let decide = |guest: &BootImageGuest| {
+                    crate::metrics::on_cpu(|| guest.decide_batch(&platform_name, &stream, items()))
+                };
+                let active = decide(&slot.active);
+                let shadow = slot.candidate.as_ref().map(decide);
+                (batch, active, shadow)
             })
             .await;
             metrics
@@ -616,9 +615,13 @@ impl Worker {
                 .observe(started.elapsed().as_secs_f64() / count.max(1) as f64);
             let job_name = job.to_string();
             let (batch, decided, shadow) = match decided {
-                Ok((decided, cpu)) => {
-                    metrics.count_evaluation_cpu(&job_name, cpu);
-                    decided
+                Ok((batch, (decided, cpu), shadow)) => {
+                    metrics.count_evaluation_cpu(&job_name, false, cpu);
+                    let shadow = shadow.map(|(shadow, cpu)| {
+                        metrics.count_evaluation_cpu(&job_name, true, cpu);
+                        shadow
+                    });
+                    (batch, decided, shadow)
                 }
                 Err(err) => {
                     tracing::error!(error = %err, %platform, "the guest task did not finish");
