@@ -213,6 +213,11 @@ async fn bench(fx: &mut Fixture, nodes: usize, wave: usize) -> Result<()> {
         100.0 * guest_cpu / cpu.max(f64::EPSILON)
     );
     if let Some(shadow) = &shadow {
+        ensure!(
+            shadow_cpu > 0.0,
+            "the shadow candidate {} never ran during the wave: is it loaded? (`mco-host --registry <file> guests` shows why not)",
+            shadow.display()
+        );
         println!(
             "  shadow candidate {}: {shadow_cpu:.3} s during the wave, {:.2}x the guest's CPU on the same nodes",
             shadow.display(),

@@ -4,17 +4,42 @@
 //! back as they were lowered, so nothing is copied or formatted. What a
 //! fresh instance and a call of this guest cost is what the sandbox and the
 //! typed contract (`wit/node-state.wit`) cost before any logic runs: the
-//! `mcn` bench measures it beside the real guest and the native library.
+//! `mcn` bench measures it beside the real guest and the native library,
+//! and `make bench-scale` beside the real guest on a busy control plane
+//! (`MCO_SCALE_SHADOW`, as the guest's shadow candidate).
+//!
+//! A node without stored conditions (a new MCN, the host's smoke
+//! evaluation) gets the default ones, not yet occurred: the host refuses an
+//! MCN without them.
 
 #[cfg(target_arch = "wasm32")]
 mod node_state {
     use exports::mco::machine_config::node_state::{
         ConfigVersion, Decision, Facts, Guest, MachineConfigNode, NodeStatus,
     };
+    use mco::machine_config::types::{Condition, ConditionStatus};
 
     wit_bindgen::generate!({ world: "node-state-reporter", path: "../../wit" });
 
     struct Floor;
+
+    /// The condition types every MCN carries (`mco_mcn::DEFAULT_CONDITION_TYPES`).
+    const DEFAULT_TYPES: [&str; 14] = [
+        "UpdatePrepared",
+        "UpdateExecuted",
+        "UpdatePostActionComplete",
+        "UpdateComplete",
+        "Resumed",
+        "Drained",
+        "AppliedFilesAndOS",
+        "Cordoned",
+        "RebootedNode",
+        "Updated",
+        "Uncordoned",
+        "NodeDegraded",
+        "PinnedImageSetsDegraded",
+        "PinnedImageSetsProgressing",
+    ];
 
     impl Guest for Floor {
         fn derive(facts: Facts) -> Decision {
@@ -36,7 +61,19 @@ mod node_state {
                         desired: pool.target_config,
                     },
                     config_image: None,
-                    conditions: facts.previous,
+                    conditions: if facts.previous.is_empty() {
+                        DEFAULT_TYPES
+                            .iter()
+                            .map(|t| Condition {
+                                type_: (*t).into(),
+                                status: ConditionStatus::False,
+                                reason: "NotYetOccurred".into(),
+                                message: String::new(),
+                            })
+                            .collect()
+                    } else {
+                        facts.previous
+                    },
                 }),
             })
         }
