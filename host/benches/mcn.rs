@@ -46,7 +46,7 @@ fn main() -> anyhow::Result<()> {
         guest.derive(&one)? == mco_mcn::derive(&one),
         "wasm and native disagree"
     );
-    let wasm = median(SAMPLES, || Ok(guest.derive(&one).map(drop)?))?;
+    let (wasm, per_call) = fresh_and_shared(&guest, &one)?;
     let native = median(SAMPLES, || {
         std::hint::black_box(mco_mcn::derive(std::hint::black_box(&one)));
         Ok(())
@@ -57,16 +57,17 @@ fn main() -> anyhow::Result<()> {
     );
     breakdown(&guest, &one, wasm, native)?;
 
-    let same = vec![one.clone(); BATCH];
-    let started = Instant::now();
-    let warm = guest.derive_batch(&same);
-    let per_call = started.elapsed() / BATCH as u32;
     anyhow::ensure!(
-        warm.iter()
+        guest
+            .derive_batch(&vec![one.clone(); BATCH])
+            .iter()
             .all(|d| d.as_ref().ok() == Some(&mco_mcn::derive(&one))),
         "batch disagrees"
     );
-    println!("one evaluation in a shared instance (batch of {BATCH}): {per_call:?} per node");
+    println!(
+        "one evaluation in a shared instance (batches of {BATCH}, median of {}): {per_call:?} per node",
+        SAMPLES / BATCH
+    );
     floor(&runtime, &target, &one, native)?;
 
     let nodes: Vec<Facts> = (0..NODES).map(synthetic).collect();
@@ -186,21 +187,29 @@ fn floor(
         matches!(floor.derive(facts)?, Decision::Apply(_)),
         "the floor guest did not answer an MCN"
     );
-    let fresh = median(SAMPLES, || Ok(floor.derive(facts).map(drop)?))?;
-    let same = vec![facts.clone(); BATCH];
-    let shared = median_of(SAMPLES / BATCH, || {
-        let started = Instant::now();
-        for decision in floor.derive_batch(&same) {
-            std::hint::black_box(decision?);
-        }
-        Ok(started.elapsed() / BATCH as u32)
-    })?;
+    let (fresh, shared) = fresh_and_shared(&floor, facts)?;
     println!(
         "the floor (guests/floor: the same facts and the same shape of answer, no logic): fresh instance + call {fresh:?} ({:.2}x native), in a shared instance {shared:?} per node ({:.2}x native)",
         ratio(fresh, native),
         ratio(shared, native)
     );
     Ok(())
+}
+
+/// One evaluation of `facts` by `guest`: the median of a fresh instance +
+/// call, and the median per-node time in a shared instance (batches of
+/// [`BATCH`]), measured the same way for every guest compared.
+fn fresh_and_shared(guest: &McnGuest, facts: &Facts) -> anyhow::Result<(Duration, Duration)> {
+    let fresh = median(SAMPLES, || Ok(guest.derive(facts).map(drop)?))?;
+    let same = vec![facts.clone(); BATCH];
+    let shared = median_of(SAMPLES / BATCH, || {
+        let started = Instant::now();
+        for decision in guest.derive_batch(&same) {
+            std::hint::black_box(decision?);
+        }
+        Ok(started.elapsed() / BATCH as u32)
+    })?;
+    Ok((fresh, shared))
 }
 
 fn median(samples: usize, mut run: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Duration> {
