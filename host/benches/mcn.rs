@@ -1,8 +1,8 @@
 //! MachineConfigNode derivation, wasm against native, measured in one run:
 //! a fresh instance + call for one node, the native call for the same
-//! input, the floor (a guest that derives nothing), and 5,000 synthetic
-//! nodes each way. Needs the installed guest (`guests/build.sh`) and the
-//! floor guest; `make bench` builds both.
+//! input, the floor (a guest that derives nothing), the three again on
+//! cold caches, and 5,000 synthetic nodes each way. Needs the installed
+//! guest (`guests/build.sh`) and the floor guest; `make bench` builds both.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -18,6 +18,11 @@ const SAMPLES: usize = 5_000;
 const NODES: usize = 5_000;
 /// Nodes that share one instance in the batched run.
 const BATCH: usize = 100;
+/// Cold evaluations timed (each after a sweep of [`EVICT_BYTES`]).
+const COLD_SAMPLES: usize = 500;
+/// Four times this machine's last-level cache (8 MiB), and 8,192 pages:
+/// more than the TLBs hold.
+const EVICT_BYTES: usize = 32 << 20;
 
 fn main() -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
@@ -68,7 +73,8 @@ fn main() -> anyhow::Result<()> {
         "one evaluation in a shared instance (batches of {BATCH}, median of {}): {per_call:?} per node",
         SAMPLES / BATCH
     );
-    floor(&runtime, &target, &one, native)?;
+    let floor = floor(&runtime, &target, &one, native)?;
+    cold(&guest, &floor, &one)?;
 
     let nodes: Vec<Facts> = (0..NODES).map(synthetic).collect();
     let started = Instant::now();
@@ -172,7 +178,7 @@ fn floor(
     target: &std::path::Path,
     facts: &Facts,
     native: Duration,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<McnGuest> {
     let path = target.join("wasm32-wasip2/guest/mco_floor_guest.wasm");
     anyhow::ensure!(
         path.is_file(),
@@ -193,7 +199,77 @@ fn floor(
         ratio(fresh, native),
         ratio(shared, native)
     );
+    Ok(floor)
+}
+
+/// The guest, the floor and the native derive on cold caches, as the
+/// controller meets evaluations in `make bench-scale`'s wave, where the
+/// apiserver and etcd share the two cores and an evaluation runs at six
+/// times its idle cost: before each one, a sweep over a buffer larger than
+/// the last-level cache evicts what came before (code, the pooled slot's
+/// memory, the facts). The floor's share of the guest's cold time is the
+/// share of the controller's CPU that typed facts in a fresh instance
+/// cost before any logic. Minor page faults are counted per evaluation: a
+/// fresh instance faults its data segments in again.
+fn cold(guest: &McnGuest, floor_guest: &McnGuest, facts: &Facts) -> anyhow::Result<()> {
+    let sweep = vec![1u64; EVICT_BYTES / 8];
+    let cold_median = |run: &dyn Fn() -> anyhow::Result<()>| {
+        // The sweep's pages are resident already: what faults is the run.
+        let faults_before = minor_faults()?;
+        let time = median_of(COLD_SAMPLES, || {
+            let line_sum: u64 = std::hint::black_box(&sweep).iter().step_by(8).sum();
+            std::hint::black_box(line_sum);
+            let started = Instant::now();
+            run()?;
+            Ok(started.elapsed())
+        })?;
+        let runs = COLD_SAMPLES + COLD_SAMPLES / 10;
+        let faults = (minor_faults()? - faults_before) as f64 / runs as f64;
+        Ok::<_, anyhow::Error>((time, faults))
+    };
+    let (wasm, wasm_faults) = cold_median(&|| Ok(guest.derive(facts).map(drop)?))?;
+    let (floor, floor_faults) = cold_median(&|| Ok(floor_guest.derive(facts).map(drop)?))?;
+    let (native, native_faults) = cold_median(&|| {
+        std::hint::black_box(mco_mcn::derive(std::hint::black_box(facts)));
+        Ok(())
+    })?;
+    let instance_only = |guest: &McnGuest| {
+        let mut store = guest.store();
+        std::hint::black_box(
+            guest
+                .bindings()
+                .instantiate(&mut store)
+                .map_err(|e| anyhow::anyhow!("{e:#}"))?,
+        );
+        Ok(())
+    };
+    let (wasm_instance, _) = cold_median(&|| instance_only(guest))?;
+    let (floor_instance, _) = cold_median(&|| instance_only(floor_guest))?;
+    println!(
+        "one evaluation on cold caches (median of {COLD_SAMPLES}, each after a {} MiB sweep): wasm {wasm:?} ({wasm_faults:.1} minor faults), the floor {floor:?} ({floor_faults:.1}; {:.2}x the guest's), native {native:?} ({native_faults:.1}); wasm {:.2}x native",
+        EVICT_BYTES >> 20,
+        ratio(floor, wasm),
+        ratio(wasm, native)
+    );
+    println!(
+        "  of which a fresh instance alone (store, instantiation, slot reset), cold: the guest's {wasm_instance:?}, the floor's {floor_instance:?}"
+    );
     Ok(())
+}
+
+/// Minor page faults of the calling thread so far (`minflt`, the tenth
+/// field of `/proc/thread-self/stat`, counted after the parenthesised name).
+fn minor_faults() -> anyhow::Result<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat")?;
+    let fields = stat
+        .rsplit_once(") ")
+        .map(|(_, rest)| rest)
+        .unwrap_or_default();
+    fields
+        .split_whitespace()
+        .nth(7)
+        .and_then(|minflt| minflt.parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no minflt in /proc/thread-self/stat: {stat}"))
 }
 
 /// One evaluation of `facts` by `guest`: the median of a fresh instance +

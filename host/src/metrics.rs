@@ -353,12 +353,26 @@ impl Metrics {
         count(&self.evaluations, job, result);
     }
 
-    /// CPU time of evaluations by the module serving `job`, or by its
-    /// candidate.
-    pub fn count_evaluation_cpu(&self, job: &str, candidate: bool, cpu: Duration) {
-        self.evaluation_cpu_seconds
-            .get_or_create(&JobRoleLabels::new(job, candidate))
-            .inc_by(cpu.as_secs_f64());
+    /// Counts the CPU time ([`on_cpu`]) of an evaluation by the module
+    /// serving `job` and of its candidate's, when one ran beside it, and
+    /// hands back their results.
+    pub fn count_evaluation_cpu<A, C>(
+        &self,
+        job: &str,
+        (active, active_cpu): (A, Duration),
+        candidate: Option<(C, Duration)>,
+    ) -> (A, Option<C>) {
+        let count = |candidate: bool, cpu: Duration| {
+            self.evaluation_cpu_seconds
+                .get_or_create(&JobRoleLabels::new(job, candidate))
+                .inc_by(cpu.as_secs_f64());
+        };
+        count(false, active_cpu);
+        let candidate = candidate.map(|(result, cpu)| {
+            count(true, cpu);
+            result
+        });
+        (active, candidate)
     }
 
     /// One decision taken for an object, from the candidate or the module.

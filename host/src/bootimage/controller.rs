@@ -615,12 +615,8 @@ impl Worker {
                 .observe(started.elapsed().as_secs_f64() / count.max(1) as f64);
             let job_name = job.to_string();
             let (batch, decided, shadow) = match decided {
-                Ok((batch, (decided, cpu), shadow)) => {
-                    metrics.count_evaluation_cpu(&job_name, false, cpu);
-                    let shadow = shadow.map(|(shadow, cpu)| {
-                        metrics.count_evaluation_cpu(&job_name, true, cpu);
-                        shadow
-                    });
+                Ok((batch, active, shadow)) => {
+                    let (decided, shadow) = metrics.count_evaluation_cpu(&job_name, active, shadow);
                     (batch, decided, shadow)
                 }
                 Err(err) => {

@@ -198,27 +198,23 @@ impl Context {
         let route = rollouts.route(&job, candidate_sha256.as_deref());
         let candidate_writes = route.candidate_writes(|canary| in_canary(canary, &facts));
         let runs_candidate = route.runs_candidate();
-        let ((result, took, cpu), shadow) = tokio::task::spawn_blocking(move || {
+        let (active, took, shadow) = tokio::task::spawn_blocking(move || {
             let started = Instant::now();
-            let (result, cpu) = crate::metrics::on_cpu(|| slot.active.derive(&facts));
+            let active = crate::metrics::on_cpu(|| slot.active.derive(&facts));
             let took = started.elapsed();
             let shadow = match &slot.candidate {
-                Some(candidate) if runs_candidate && (result.is_ok() || candidate_writes) => {
+                Some(candidate) if runs_candidate && (active.0.is_ok() || candidate_writes) => {
                     Some(crate::metrics::on_cpu(|| candidate.derive(&facts)))
                 }
                 _ => None,
             };
-            ((result, took, cpu), shadow)
+            (active, took, shadow)
         })
         .await
         .map_err(|e| Error::Cancelled(e.to_string()))?;
         self.metrics.evaluation_seconds.observe(took.as_secs_f64());
         let job_name = job.to_string();
-        self.metrics.count_evaluation_cpu(&job_name, false, cpu);
-        let shadow = shadow.map(|(shadow, cpu)| {
-            self.metrics.count_evaluation_cpu(&job_name, true, cpu);
-            shadow
-        });
+        let (result, shadow) = self.metrics.count_evaluation_cpu(&job_name, active, shadow);
         if let (Ok(active), Some(candidate)) = (&result, &shadow) {
             let comparison =
                 crate::registry::shadow::compare(&self.metrics, &job_name, node, active, candidate);
