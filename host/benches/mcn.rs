@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use mco_host::mcn::{McnGuest, NODE_STATE_INTERFACE};
-use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
+use mco_host::runtime::{GuestModule, GuestState, Runtime, RuntimeConfig};
 use mco_mcn::{
     Condition, ConditionStatus, Decision, Facts, LabelSelector, Node, Pool, RenderedConfig,
 };
@@ -124,22 +124,12 @@ fn breakdown(
     let instantiate = median_of(SAMPLES, || {
         let mut store = guest.store();
         let started = Instant::now();
-        std::hint::black_box(
-            guest
-                .bindings()
-                .instantiate(&mut store)
-                .map_err(|e| anyhow::anyhow!("{e:#}"))?,
-        );
+        instantiate_in(guest, &mut store)?;
         Ok(started.elapsed())
     })?;
     let drop_store = median_of(SAMPLES, || {
         let mut store = guest.store();
-        std::hint::black_box(
-            guest
-                .bindings()
-                .instantiate(&mut store)
-                .map_err(|e| anyhow::anyhow!("{e:#}"))?,
-        );
+        instantiate_in(guest, &mut store)?;
         let started = Instant::now();
         drop(store);
         Ok(started.elapsed())
@@ -233,16 +223,7 @@ fn cold(guest: &McnGuest, floor_guest: &McnGuest, facts: &Facts) -> anyhow::Resu
         std::hint::black_box(mco_mcn::derive(std::hint::black_box(facts)));
         Ok(())
     })?;
-    let instance_only = |guest: &McnGuest| {
-        let mut store = guest.store();
-        std::hint::black_box(
-            guest
-                .bindings()
-                .instantiate(&mut store)
-                .map_err(|e| anyhow::anyhow!("{e:#}"))?,
-        );
-        Ok(())
-    };
+    let instance_only = |guest: &McnGuest| instantiate_in(guest, &mut guest.store());
     let (wasm_instance, _) = cold_median(&|| instance_only(guest))?;
     let (floor_instance, _) = cold_median(&|| instance_only(floor_guest))?;
     println!(
@@ -257,8 +238,20 @@ fn cold(guest: &McnGuest, floor_guest: &McnGuest, facts: &Facts) -> anyhow::Resu
     Ok(())
 }
 
-/// Minor page faults of the calling thread so far (`minflt`, the tenth
-/// field of `/proc/thread-self/stat`, counted after the parenthesised name).
+/// Instantiates `guest` in `store` and calls nothing.
+fn instantiate_in(guest: &McnGuest, store: &mut wasmtime::Store<GuestState>) -> anyhow::Result<()> {
+    std::hint::black_box(
+        guest
+            .bindings()
+            .instantiate(store)
+            .map_err(|e| anyhow::anyhow!("{e:#}"))?,
+    );
+    Ok(())
+}
+
+/// Minor page faults of the calling thread so far: `minflt`, the tenth
+/// field of `/proc/thread-self/stat`, found by counting from the end of
+/// the command name (which may hold spaces and parentheses).
 fn minor_faults() -> anyhow::Result<u64> {
     let stat = std::fs::read_to_string("/proc/thread-self/stat")?;
     let fields = stat
