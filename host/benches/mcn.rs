@@ -1,8 +1,9 @@
 //! MachineConfigNode derivation, wasm against native, measured in one run:
 //! a fresh instance + call for one node, the native call for the same
-//! input, the floor (a guest that derives nothing), the three again on
-//! cold caches, and 5,000 synthetic nodes each way. Needs the installed
-//! guest (`guests/build.sh`) and the floor guest; `make bench` builds both.
+//! input, the floor (a guest that derives nothing), the three and a fresh
+//! instance alone on cold caches, and 5,000 synthetic nodes each way.
+//! Needs the installed guest (`guests/build.sh`) and the floor guest;
+//! `make bench` builds both.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -192,15 +193,15 @@ fn floor(
     Ok(floor)
 }
 
-/// The guest, the floor and the native derive on cold caches, as the
-/// controller meets evaluations in `make bench-scale`'s wave, where the
-/// apiserver and etcd share the two cores and an evaluation runs at six
-/// times its idle cost: before each one, a sweep over a buffer larger than
-/// the last-level cache evicts what came before (code, the pooled slot's
-/// memory, the facts). The floor's share of the guest's cold time is the
-/// share of the controller's CPU that typed facts in a fresh instance
-/// cost before any logic. Minor page faults are counted per evaluation: a
-/// fresh instance faults its data segments in again.
+/// The guest, the floor, the native derive and a fresh instance alone on
+/// cold caches, as the controller meets evaluations in `make bench-scale`'s
+/// wave, where the apiserver and etcd share the two cores and an
+/// evaluation runs at six times its idle cost: before each one, a sweep
+/// over a buffer larger than the last-level cache evicts what came before
+/// (code, the pooled slot's memory, the facts). Scaled by these times, the
+/// wave's guest share says what a guest that derives nothing would take
+/// (README "On cold caches"). Minor page faults are counted too, to tell a
+/// cache miss from a page the pooling allocator let go.
 fn cold(guest: &McnGuest, floor_guest: &McnGuest, facts: &Facts) -> anyhow::Result<()> {
     let sweep = vec![1u64; EVICT_BYTES / 8];
     let cold_median = |run: &dyn Fn() -> anyhow::Result<()>| {
