@@ -207,14 +207,15 @@ fn cold(guest: &McnGuest, floor_guest: &McnGuest, facts: &Facts) -> anyhow::Resu
     let cold_median = |run: &dyn Fn() -> anyhow::Result<()>| {
         // The sweep's pages are resident already: what faults is the run.
         let faults_before = minor_faults()?;
+        let mut runs = 0;
         let time = median_of(COLD_SAMPLES, || {
             let line_sum: u64 = std::hint::black_box(&sweep).iter().step_by(8).sum();
             std::hint::black_box(line_sum);
             let started = Instant::now();
             run()?;
+            runs += 1;
             Ok(started.elapsed())
         })?;
-        let runs = COLD_SAMPLES + COLD_SAMPLES / 10;
         let faults = (minor_faults()? - faults_before) as f64 / runs as f64;
         Ok::<_, anyhow::Error>((time, faults))
     };
