@@ -21,6 +21,7 @@ mod disruption;
 mod pools;
 mod progress;
 mod registries;
+mod spec;
 mod validate;
 
 #[cfg(target_arch = "wasm32")]
