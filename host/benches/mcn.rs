@@ -56,10 +56,7 @@ fn main() -> anyhow::Result<()> {
         "wasm and native disagree"
     );
     let (wasm, per_call) = fresh_and_shared(&guest, &one)?;
-    let native = median(SAMPLES, || {
-        std::hint::black_box(mco_mcn::derive(std::hint::black_box(&one)));
-        Ok(())
-    })?;
+    let native = native_median(SAMPLES, &one)?;
     println!(
         "one evaluation, median of {SAMPLES}: wasm (fresh instance + call) {wasm:?}, native {native:?}, ratio {:.2}x",
         ratio(wasm, native)
@@ -267,10 +264,7 @@ fn large_configs(guest: &McnGuest) -> anyhow::Result<()> {
         "wasm and native disagree on configs at the apiserver's size"
     );
     let wasm = median(LARGE_SAMPLES, || Ok(guest.derive(&facts).map(drop)?))?;
-    let native = median(LARGE_SAMPLES, || {
-        std::hint::black_box(mco_mcn::derive(std::hint::black_box(&facts)));
-        Ok(())
-    })?;
+    let native = native_median(LARGE_SAMPLES, &facts)?;
     println!(
         "an updating node between two rendered configs of {OBJECT_BYTES} bytes (median of {LARGE_SAMPLES}): wasm (fresh instance + call) {wasm:?}, native {native:?}, ratio {:.2}x",
         ratio(wasm, native)
@@ -319,6 +313,14 @@ fn fresh_and_shared(guest: &McnGuest, facts: &Facts) -> anyhow::Result<(Duration
         Ok(started.elapsed() / BATCH as u32)
     })?;
     Ok((fresh, shared))
+}
+
+/// The median time of the native derive of `facts`.
+fn native_median(samples: usize, facts: &Facts) -> anyhow::Result<Duration> {
+    median(samples, || {
+        std::hint::black_box(mco_mcn::derive(std::hint::black_box(facts)));
+        Ok(())
+    })
 }
 
 fn median(samples: usize, mut run: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Duration> {
