@@ -319,7 +319,8 @@ mod tests {
 
     #[test]
     fn each_rule_refuses_with_upstreams_message() {
-        let cases: [(fn(&mut Value), &str); 13] = [
+        type Change = fn(&mut Value);
+        let cases: [(Change, &str); 13] = [
             (
                 |d| d["config"]["passwd"]["groups"] = json!([{"name": "wheel"}]),
                 "invalid passwd change(s): ignition Passwd Groups section contains changes",
