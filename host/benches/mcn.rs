@@ -1,7 +1,8 @@
 //! MachineConfigNode derivation, wasm against native, measured in one run:
 //! a fresh instance + call for one node, the native call for the same
 //! input, the floor (a guest that derives nothing), the three and a fresh
-//! instance alone on cold caches, and 5,000 synthetic nodes each way.
+//! instance alone on cold caches, 5,000 synthetic nodes each way, and an
+//! updating node between two rendered configs at the apiserver's size.
 //! Needs the installed guest (`guests/build.sh`) and the floor guest;
 //! `make bench` builds both.
 
@@ -24,6 +25,8 @@ const COLD_SAMPLES: usize = 500;
 /// Four times this machine's last-level cache (8 MiB), and 8,192 pages:
 /// more than the TLBs hold.
 const EVICT_BYTES: usize = 32 << 20;
+/// Evaluations timed with rendered configs at the apiserver's size.
+const LARGE_SAMPLES: usize = 50;
 
 fn main() -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
@@ -76,6 +79,7 @@ fn main() -> anyhow::Result<()> {
     );
     let floor = floor(&runtime, &target, &one, native)?;
     cold(&guest, &floor, &one)?;
+    large_configs(&guest)?;
 
     let nodes: Vec<Facts> = (0..NODES).map(synthetic).collect();
     let started = Instant::now();
@@ -236,6 +240,40 @@ fn cold(guest: &McnGuest, floor_guest: &McnGuest, facts: &Facts) -> anyhow::Resu
     );
     println!(
         "  of which a fresh instance alone (store, instantiation, slot reset), cold: the guest's {wasm_instance:?}, the floor's {floor_instance:?}"
+    );
+    Ok(())
+}
+
+/// A node mid-update between two rendered configs of
+/// `mco_e2e::large::OBJECT_BYTES` each (thousands of small files; the OS
+/// image differs too), in the default guest memory: a fresh instance +
+/// call against native. Both read every file of both configs.
+fn large_configs(guest: &McnGuest) -> anyhow::Result<()> {
+    use mco_e2e::large::{Files, OBJECT_BYTES, grow_machineconfigs};
+    let mut facts = synthetic(2);
+    let mut configs: Vec<serde_json::Value> = facts
+        .configs
+        .iter()
+        .map(|c| {
+            Ok(serde_json::json!({"spec": serde_json::from_str::<serde_json::Value>(&c.spec)?}))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    grow_machineconfigs(&mut configs, Files::Many, OBJECT_BYTES)?;
+    for (config, grown) in facts.configs.iter_mut().zip(&configs) {
+        config.spec = grown["spec"].to_string();
+    }
+    anyhow::ensure!(
+        guest.derive(&facts)? == mco_mcn::derive(&facts),
+        "wasm and native disagree on configs at the apiserver's size"
+    );
+    let wasm = median(LARGE_SAMPLES, || Ok(guest.derive(&facts).map(drop)?))?;
+    let native = median(LARGE_SAMPLES, || {
+        std::hint::black_box(mco_mcn::derive(std::hint::black_box(&facts)));
+        Ok(())
+    })?;
+    println!(
+        "an updating node between two rendered configs of {OBJECT_BYTES} bytes (median of {LARGE_SAMPLES}): wasm (fresh instance + call) {wasm:?}, native {native:?}, ratio {:.2}x",
+        ratio(wasm, native)
     );
     Ok(())
 }

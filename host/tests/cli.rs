@@ -19,37 +19,75 @@ fn case(name: &str, file: &str) -> String {
 
 #[test]
 fn eval_prints_one_json_line_matching_the_golden_case() {
-    let name = "reboot-05-drained";
-    let now = std::fs::read_to_string(case(name, "now.txt")).unwrap_or_default();
-    let output = run(
-        &[
-            "eval",
-            "mcn",
-            "--node",
-            &case(name, "node.yaml"),
-            "--pools",
-            &case(name, "pools.yaml"),
-            "--machineconfigs",
-            &case(name, "machineconfigs.yaml"),
-            "--previous",
-            &case(name, "previous.yaml"),
-            "--now",
-            now.trim(),
-        ],
-        None,
-    );
+    let dir = common::repo_root().join("tests/golden/mcn/reboot-05-drained");
+    let output = eval_mcn_case(&dir);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.ends_with('\n') && stdout.trim_end().lines().count() == 1,
         "{stdout}"
     );
-    let actual: serde_json::Value =
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    let expected = std::fs::read_to_string(case(name, "expected.json")).unwrap_or_default();
-    let expected: serde_json::Value =
-        serde_json::from_str(&expected).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(actual, expected);
+    assert_eq!(json_of(&output.stdout), expected_of(&dir));
+}
+
+#[test]
+fn eval_decides_between_configs_at_the_apiservers_size_in_default_memory() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    // Grown copies of golden cases: updating nodes (the two configs differ
+    // in a few files, 1.5 MiB each) and a node at rest.
+    let cases = common::grown_mcn_cases(dir.path());
+    assert!(cases.len() >= 4, "{cases:?}");
+    for case in cases {
+        let output = eval_mcn_case(&case);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}: {}",
+            case.display(),
+            stderr(&output)
+        );
+        assert_eq!(
+            json_of(&output.stdout),
+            expected_of(&case),
+            "{}",
+            case.display()
+        );
+    }
+}
+
+/// `eval mcn` on a golden case folder: every input file it has, named after
+/// its flag, and `--now` from `now.txt`.
+fn eval_mcn_case(dir: &Path) -> std::process::Output {
+    let mut args = vec!["eval".to_string(), "mcn".to_string()];
+    for flag in [
+        "node",
+        "pools",
+        "machineconfigs",
+        "previous",
+        "machineconfiguration",
+        "featuregate",
+    ] {
+        let file = dir.join(format!("{flag}.yaml"));
+        if file.exists() {
+            args.extend([format!("--{flag}"), file.display().to_string()]);
+        }
+    }
+    if let Ok(now) = std::fs::read_to_string(dir.join("now.txt")) {
+        args.extend(["--now".to_string(), now.trim().to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(&args, None)
+}
+
+fn json_of(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(bytes)))
+}
+
+fn expected_of(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("expected.json"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    json_of(text.as_bytes())
 }
 
 #[test]
@@ -283,9 +321,14 @@ fn the_crds_in_deploy_are_what_the_types_generate() {
 /// The flags for a golden case's files: every input file it has, named
 /// after its flag, and `--now` from `now.txt`.
 fn bootimage_args(case: &str) -> Vec<String> {
-    let dir = common::repo_root()
-        .join("tests/golden/bootimage")
-        .join(case);
+    bootimage_args_in(
+        &common::repo_root()
+            .join("tests/golden/bootimage")
+            .join(case),
+    )
+}
+
+fn bootimage_args_in(dir: &Path) -> Vec<String> {
     let mut args = vec!["eval".to_string(), "bootimage".to_string()];
     for flag in [
         "machineset",
@@ -375,12 +418,38 @@ fn eval_bootimage(case: &str, extra: &[&str]) -> (Option<i32>, serde_json::Value
 
 /// The decision a boot image golden case expects.
 fn golden_decision(case: &str) -> serde_json::Value {
-    let path = common::repo_root()
+    expected_of(
+        &common::repo_root()
+            .join("tests/golden/bootimage")
+            .join(case),
+    )
+}
+
+#[test]
+fn eval_bootimage_decides_on_a_1_mib_stream_and_a_machineset_at_the_apiservers_size() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let case = "aws-patch-known-ami";
+    let golden = common::repo_root()
         .join("tests/golden/bootimage")
-        .join(case)
-        .join("expected.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .join(case);
+    mco_e2e::large::grown_aws_bootimage_case(&golden, dir.path())
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let size = |file: &str| std::fs::metadata(dir.path().join(file)).map_or(0, |m| m.len());
+    assert!(
+        size("configmap.yaml") > 1 << 20,
+        "{}",
+        size("configmap.yaml")
+    );
+    assert!(
+        size("machineset.yaml") > 1_500_000,
+        "{}",
+        size("machineset.yaml")
+    );
+    let args = bootimage_args_in(dir.path());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = run(&args, None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(json_of(&output.stdout), golden_decision(case));
 }
 
 #[test]

@@ -28,6 +28,7 @@
 mod control_plane;
 mod crds;
 mod http;
+pub mod large;
 mod mirror;
 pub mod ova;
 mod process;

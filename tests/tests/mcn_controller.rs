@@ -142,6 +142,16 @@ async fn trusts_the_keys_of_cluster_image_policies() -> Result<()> {
     Fixture::run(cluster_image_policies).await
 }
 
+/// A node updates between two rendered configs as large as the apiserver
+/// stores (`mco_e2e::large::OBJECT_BYTES` each, thousands of files), at
+/// rest before and after: every step reaches its golden MCN, with the
+/// default guest memory, and no reconcile fails. A config 4 KiB larger is
+/// refused by the apiserver, so the figure is the limit, not a guess.
+#[tokio::test]
+async fn reports_an_update_between_configs_at_the_apiservers_size() -> Result<()> {
+    Fixture::run(configs_at_the_apiservers_size).await
+}
+
 // ---- scenarios -----------------------------------------------------------------------------------
 
 async fn lifecycle(fx: &mut Fixture) -> Result<()> {
@@ -1772,6 +1782,84 @@ async fn wait_windows_mcn(fx: &mut Fixture, uid: &str) -> Result<Value> {
         fx.check_controllers()?;
         sleep(Duration::from_millis(100)).await;
     }
+}
+
+async fn configs_at_the_apiservers_size(fx: &mut Fixture) -> Result<()> {
+    use mco_e2e::large::{Files, OBJECT_BYTES, grow_machineconfigs};
+    let case = "rebootless-01-desired-config-set";
+    let over = |bytes: usize| -> Result<Vec<Value>> {
+        let mut configs = golden::yaml_docs(case, "machineconfigs.yaml")?;
+        grow_machineconfigs(&mut configs, Files::Many, bytes)?;
+        Ok(configs)
+    };
+    // PROBE (temporary): the largest MachineConfig the apiserver stores.
+    {
+        let api = Api::<kube::api::DynamicObject>::all_with(
+            fx.admin.clone(),
+            &mco_e2e::openshift::machine_config(),
+        );
+        let (mut lo, mut hi) = (1_400_000usize, 1_700_000usize);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            let mut configs = over(mid)?;
+            configs[0]["metadata"]["name"] = json!("probe");
+            let stored = api
+                .patch("probe", &PatchParams::apply("test-admin").force(), &Patch::Apply(&configs[0]))
+                .await;
+            if let Err(e) = &stored {
+                eprintln!("PROBE {mid}: {e}");
+            }
+            if stored.is_ok() { lo = mid } else { hi = mid }
+        }
+        eprintln!("PROBE largest stored: {lo} bytes");
+    }
+    let too_large = over(OBJECT_BYTES + 4096)?;
+    let api = Api::<kube::api::DynamicObject>::all_with(
+        fx.admin.clone(),
+        &mco_e2e::openshift::machine_config(),
+    );
+    let refused = api
+        .patch(
+            "rendered-worker-a",
+            &PatchParams::apply("test-admin").force(),
+            &Patch::Apply(&too_large[0]),
+        )
+        .await;
+    ensure!(
+        refused.is_err(),
+        "the apiserver stored a MachineConfig of {} bytes: OBJECT_BYTES is not its limit",
+        OBJECT_BYTES + 4096
+    );
+    fx.apply_pool("worker", "rendered-worker-a").await?;
+    fx.apply_machineconfigs(&over(OBJECT_BYTES)?).await?;
+    let worker0 = fx
+        .create_node("worker-0", &["worker"], &[], "rendered-worker-a")
+        .await?;
+    let c = fx.start_controller("mco-host-0", &[]).await?;
+    fx.wait_mcn(
+        &Expected::load("rebootless-00-updated-on-a", "worker-0")?,
+        &worker0,
+        STEP_TIMEOUT,
+    )
+    .await
+    .context("worker-0 at rest on a config at the apiserver's size")?;
+    fx.apply_pool("worker", B).await?;
+    walk(
+        fx,
+        c,
+        "worker-0",
+        &worker0,
+        "rebootless-00-updated-on-a",
+        REBOOTLESS_WALK,
+    )
+    .await?;
+    let metrics = fx.controllers[c].metrics().await?;
+    let errors = metrics.sum("mco_reconcile_errors_total", &[]);
+    ensure!(
+        errors == 0.0,
+        "{errors} reconcile errors (see the controller log)"
+    );
+    Ok(())
 }
 
 /// One update walk: wait for the starting state `start`, replay the steps,

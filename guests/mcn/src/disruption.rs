@@ -8,9 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-
 use crate::registries;
+use crate::spec::{Digest, Spec};
 use crate::{DisruptionAction, DisruptionPolicies, FilePolicy, UnitPolicy};
 
 /// The file the `Special` action is about.
@@ -106,9 +105,9 @@ pub fn plan(
     policies: &DisruptionPolicies,
     image_changes: bool,
 ) -> Result<Plan, String> {
-    let current = Spec::parse(current_spec, "current")?;
-    let desired = Spec::parse(desired_spec, "desired")?;
-    let differs = |pointer: &str| current.at(pointer) != desired.at(pointer);
+    let current = Spec::read(current_spec, "current")?;
+    let desired = Spec::read(desired_spec, "desired")?;
+    let differs = |pointer: &str| current.digest(pointer) != desired.digest(pointer);
     let os = image_changes
         || differs("/osImageURL")
         || differs("/extensions")
@@ -120,10 +119,10 @@ pub fn plan(
     let units = differs("/config/systemd/units");
     // Read even when a reboot settles it: a config the daemon could not
     // read fails the update upstream (W4) whatever else changed.
-    let current_files = current.keyed("/config/storage/files", "path")?;
-    let desired_files = desired.keyed("/config/storage/files", "path")?;
-    let current_units = current.keyed("/config/systemd/units", "name")?;
-    let desired_units = desired.keyed("/config/systemd/units", "name")?;
+    let current_files = current.files()?;
+    let desired_files = desired.files()?;
+    let current_units = current.units()?;
+    let desired_units = desired.units()?;
 
     let actions = if os || kargs || fips {
         vec![DisruptionAction::Reboot]
@@ -132,8 +131,8 @@ pub fn plan(
     } else {
         policy_actions(
             policies,
-            &changed(&current_files, &desired_files),
-            &changed(&current_units, &desired_units),
+            &changed(&current_files.by_key, &desired_files.by_key),
+            &changed(&current_units.by_key, &desired_units.by_key),
             passwd,
         )
     };
@@ -144,8 +143,8 @@ pub fn plan(
         true
     } else if actions.contains(&DisruptionAction::Special) {
         !registries::safe_change(
-            &current.file_source(REGISTRIES_CONF),
-            &desired.file_source(REGISTRIES_CONF),
+            current_files.registries_conf(),
+            desired_files.registries_conf(),
         )
     } else {
         false
@@ -233,107 +232,22 @@ fn clean(path: &str) -> String {
 
 /// Keys present on one side only, or on both with different entries.
 fn changed<'a>(
-    current: &'a BTreeMap<&'a str, Value>,
-    desired: &'a BTreeMap<&'a str, Value>,
+    current: &'a BTreeMap<String, Digest>,
+    desired: &'a BTreeMap<String, Digest>,
 ) -> BTreeSet<&'a str> {
     current
         .keys()
         .chain(desired.keys())
-        .copied()
-        .filter(|key| current.get(key) != desired.get(key))
+        .map(String::as_str)
+        .filter(|key| current.get(*key) != desired.get(*key))
         .collect()
-}
-
-/// A MachineConfig spec with absent, `null`, `[]` and `{}` values pruned,
-/// so that equality means "the same configuration".
-struct Spec(Value);
-
-impl Spec {
-    fn parse(text: &str, which: &str) -> Result<Spec, String> {
-        match serde_json::from_str::<Value>(text) {
-            Ok(value @ Value::Object(_)) => Ok(Spec(pruned(value))),
-            Ok(_) => Err(format!("the {which} MachineConfig spec is not an object")),
-            Err(err) => Err(format!(
-                "the {which} MachineConfig spec is not valid JSON: {err}"
-            )),
-        }
-    }
-
-    fn at(&self, pointer: &str) -> Option<&Value> {
-        self.0.pointer(pointer)
-    }
-
-    /// Everything but the real-time and 64k-page kernels is the default one.
-    fn kernel_type(&self) -> &str {
-        match self.at("/kernelType").and_then(Value::as_str) {
-            Some(kernel @ ("realtime" | "64k-pages")) => kernel,
-            _ => "default",
-        }
-    }
-
-    fn fips(&self) -> bool {
-        self.at("/fips").and_then(Value::as_bool).unwrap_or(false)
-    }
-
-    /// The entries of a list by their `key` field (a later duplicate wins).
-    fn keyed(&self, pointer: &str, key: &str) -> Result<BTreeMap<&str, Value>, String> {
-        let field = pointer.trim_start_matches('/').replace('/', ".");
-        let items = match self.at(pointer) {
-            None => return Ok(BTreeMap::new()),
-            Some(Value::Array(items)) => items,
-            Some(_) => return Err(format!("{field} is not a list")),
-        };
-        items
-            .iter()
-            .map(|item| match item.get(key).and_then(Value::as_str) {
-                Some(name) => Ok((name, item.clone())),
-                None => Err(format!("an entry of {field} has no string {key}")),
-            })
-            .collect()
-    }
-
-    /// `contents.source` of the file at `path`; empty when there is none.
-    fn file_source(&self, path: &str) -> String {
-        let files = self.at("/config/storage/files").and_then(Value::as_array);
-        files
-            .into_iter()
-            .flatten()
-            .rfind(|f| f.get("path").and_then(Value::as_str) == Some(path))
-            .and_then(|f| f.pointer("/contents/source"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    }
-}
-
-/// Drops every `null`, empty list and empty object, recursively.
-fn pruned(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (k, pruned(v)))
-                .filter(|(_, v)| !is_empty(v))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().map(pruned).collect()),
-        other => other,
-    }
-}
-
-fn is_empty(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Array(items) => items.is_empty(),
-        Value::Object(map) => map.is_empty(),
-        _ => false,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use DisruptionAction::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn policies() -> DisruptionPolicies {
         let file = |path: &str, actions: Vec<DisruptionAction>| FilePolicy {

@@ -22,6 +22,7 @@ mod pools;
 mod progress;
 mod reconcile;
 mod registries;
+mod spec;
 mod validate;
 
 #[cfg(target_arch = "wasm32")]

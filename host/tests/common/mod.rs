@@ -124,3 +124,36 @@ pub fn bootimage_guest(runtime: &Runtime, path: &Path) -> BootImageGuest {
         .unwrap_or_else(|e| panic!("{e}"));
     BootImageGuest::new(runtime, module).unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// Golden MCN cases grown to the apiserver's object size: nodes at rest,
+/// mid-update under a `None` policy, a `registries.conf` change (whose
+/// content the decision reads) either way, and a reboot.
+const GROWN_CASES: [&str; 6] = [
+    "policy-none-nmstate-00-updated-on-a",
+    "policy-none-nmstate-01-working",
+    "policy-none-nmstate-02-uncordon-requested",
+    "policy-special-registries-safe-01-working",
+    "policy-special-registries-unsafe-01-working",
+    "reboot-02-working",
+];
+
+/// Copies of [`GROWN_CASES`] under `dir` whose rendered configs are
+/// [`mco_e2e::large::OBJECT_BYTES`] each, grown once with many small
+/// files and once with a few large ones; their expected decisions hold
+/// unchanged, since the configs still differ only as before.
+pub fn grown_mcn_cases(dir: &Path) -> Vec<PathBuf> {
+    use mco_e2e::large::{Files, OBJECT_BYTES, grown_case};
+    let mut cases = Vec::new();
+    for name in GROWN_CASES {
+        for (files, suffix) in [
+            (Files::Many, "many-files"),
+            (Files::FewLarge, "large-files"),
+        ] {
+            let out = dir.join(format!("{name}-{suffix}"));
+            let case = repo_root().join("tests/golden/mcn").join(name);
+            grown_case(&case, &out, files, OBJECT_BYTES).unwrap_or_else(|e| panic!("{e:#}"));
+            cases.push(out);
+        }
+    }
+    cases
+}

@@ -345,13 +345,20 @@ impl Fixture {
 
     /// Server-side applies every MachineConfig of a golden case.
     pub async fn apply_golden_machineconfigs(&self, case: &str) -> Result<()> {
+        let docs = golden::yaml_docs(case, "machineconfigs.yaml")?;
+        self.apply_machineconfigs(&docs)
+            .await
+            .with_context(|| format!("the MachineConfigs of {case}"))
+    }
+
+    /// Server-side applies MachineConfigs.
+    pub async fn apply_machineconfigs(&self, docs: &[Value]) -> Result<()> {
         let ar = openshift::machine_config();
-        for doc in golden::yaml_docs(case, "machineconfigs.yaml")? {
+        for doc in docs {
             let name = doc["metadata"]["name"]
                 .as_str()
-                .ok_or_else(|| anyhow!("{case}: a MachineConfig without a name"))?
-                .to_owned();
-            self.apply(&ar, &name, &doc).await?;
+                .ok_or_else(|| anyhow!("a MachineConfig without a name"))?;
+            self.apply(&ar, name, doc).await?;
         }
         Ok(())
     }
