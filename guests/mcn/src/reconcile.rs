@@ -5,14 +5,17 @@
 //! before it prepares the update, so a refused update never shows
 //! `Update Compatible`. `docs/mcn-derivation.md` lists the rules.
 //!
-//! Only the parts the rules compare are read, through a small typed view:
-//! file contents and units, the bulk of a large config, are skipped as
-//! they are parsed.
+//! Sections are compared by their digests in the one-pass summary
+//! ([`Spec`]). What the rules read beyond equality, the desired config's
+//! users and each file's `append`, comes from a small typed view that
+//! skips everything else (file contents, the bulk of a large config) as
+//! it is parsed.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::RenderedConfig;
+use crate::spec::Spec;
 
 /// The file that makes the daemon redo an update; no config may create it
 /// (`MachineConfigDaemonForceFile`).
@@ -21,15 +24,23 @@ const FORCE_FILE: &str = "/run/machine-config-daemon-force";
 /// The only user the daemon manages in place.
 const CORE_USER: &str = "core";
 
+const GROUPS: &str = "/config/passwd/groups";
+const USERS: &str = "/config/passwd/users";
+const LINKS: &str = "/config/storage/links";
+
 /// Checks the update from `current` to `desired`; the error is the one the
 /// daemon reports (and prints in `UpdatePrepared`). A spec that cannot be
 /// read is left to the plan, which reports it (upstream fails such an
 /// update before this check).
 pub fn check(current: &RenderedConfig, desired: &RenderedConfig) -> Result<(), String> {
-    let (Some(old), Some(new)) = (View::read(&current.spec), View::read(&desired.spec)) else {
+    let (Ok(old), Ok(new), Ok(view)) = (
+        Spec::read(&current.spec, "current"),
+        Spec::read(&desired.spec, "desired"),
+        serde_json::from_str::<SpecText>(&desired.spec),
+    ) else {
         return Ok(());
     };
-    rules(&old, &new).map_err(|why| {
+    rules(&old, &new, &view).map_err(|why| {
         let (c, d) = (&current.name, &desired.name);
         format!(
             "configs {c}, {d} are not reconcilable: new machineconfig \"{c}\" is not reconcilable against \"{d}\": {why}"
@@ -37,28 +48,37 @@ pub fn check(current: &RenderedConfig, desired: &RenderedConfig) -> Result<(), S
     })
 }
 
-/// `isConfigReconcilable`, in its order.
-fn rules(old: &View, new: &View) -> Result<(), String> {
-    if old.groups != new.groups || old.users != new.users {
-        passwd(old, new).map_err(|why| format!("invalid passwd change(s): {why}"))?;
+/// `isConfigReconcilable`, in its order; `view` is the desired config's.
+fn rules(old: &Spec, new: &Spec, view: &SpecText) -> Result<(), String> {
+    let differs = |pointer: &str| old.digest(pointer) != new.digest(pointer);
+    let config = view.config.as_ref();
+    if differs(GROUPS) || differs(USERS) {
+        let users = config.and_then(|c| c.passwd.as_ref()).map(|p| &p.users);
+        passwd(
+            differs(GROUPS),
+            differs(USERS),
+            users.map_or(&[][..], Vec::as_slice),
+        )
+        .map_err(|why| format!("invalid passwd change(s): {why}"))?;
     }
     let sections = [
-        (&old.kernel_arguments, &new.kernel_arguments, "kargs"),
-        (&old.disks, &new.disks, "disks"),
-        (&old.filesystems, &new.filesystems, "filesystems"),
-        (&old.raid, &new.raid, "raid"),
-        (&old.directories, &new.directories, "directories"),
+        ("/config/kernelArguments", "kargs"),
+        ("/config/storage/disks", "disks"),
+        ("/config/storage/filesystems", "filesystems"),
+        ("/config/storage/raid", "raid"),
+        ("/config/storage/directories", "directories"),
     ];
-    for (old, new, section) in sections {
-        if old != new {
+    for (pointer, section) in sections {
+        if differs(pointer) {
             return Err(format!("ignition {section} section contains changes"));
         }
     }
     // Removing links is allowed (older configs had some).
-    if old.links != new.links && new.links.is_some() {
+    if differs(LINKS) && new.digest(LINKS).is_some() {
         return Err("ignition links section contains changes".to_string());
     }
-    for file in &new.files {
+    let files = config.and_then(|c| c.storage.as_ref()).map(|s| &s.files);
+    for file in files.map_or(&[][..], Vec::as_slice) {
         if file.appends() {
             return Err(format!("ignition file {} includes append", file.path));
         }
@@ -66,7 +86,7 @@ fn rules(old: &View, new: &View) -> Result<(), String> {
             return Err(format!("cannot create {} via Ignition", file.path));
         }
     }
-    if old.fips != new.fips {
+    if old.fips() != new.fips() {
         return Err(
             "detected change to FIPS flag; refusing to modify FIPS on a running cluster"
                 .to_string(),
@@ -77,16 +97,14 @@ fn rules(old: &View, new: &View) -> Result<(), String> {
 
 /// `validatePasswdChanges` and `verifyUserFields`: groups never change;
 /// users may change only as the `core` user's SSH keys and password hash.
-fn passwd(old: &View, new: &View) -> Result<(), &'static str> {
-    if old.groups != new.groups {
+fn passwd(groups_differ: bool, users_differ: bool, users: &[Value]) -> Result<(), &'static str> {
+    if groups_differ {
         return Err("ignition Passwd Groups section contains changes");
     }
-    if old.users == new.users {
+    if !users_differ {
         return Ok(());
     }
-    let users = new.users.as_ref().and_then(Value::as_array);
-    let users = users.map_or(&[][..], Vec::as_slice);
-    if users.iter().any(|u| name(u) != CORE_USER) {
+    if users.iter().any(|u| u["name"].as_str() != Some(CORE_USER)) {
         return Err("ignition passwd user section contains unsupported changes: non-core user");
     }
     // Upstream verifies only the last user.
@@ -94,65 +112,30 @@ fn passwd(old: &View, new: &View) -> Result<(), &'static str> {
         return Ok(());
     };
     let keys = user["sshAuthorizedKeys"].as_array().map_or(0, Vec::len);
-    if user.get("passwordHash").is_none() && keys == 0 {
+    if is_unset(&user["passwordHash"]) && keys == 0 {
         return Err(
             "ignition passwd user section contains unsupported changes: user must be core and have 1 or more sshKeys",
         );
     }
     let managed = ["name", "passwordHash", "sshAuthorizedKeys"];
-    let other = user
-        .as_object()
-        .is_some_and(|fields| fields.keys().any(|k| !managed.contains(&k.as_str())));
+    let other = user.as_object().is_some_and(|fields| {
+        fields
+            .iter()
+            .any(|(k, v)| !managed.contains(&k.as_str()) && !is_unset(v))
+    });
     if other {
         return Err("SSH keys and password hash are not reconcilable");
     }
     Ok(())
 }
 
-fn name(user: &Value) -> &str {
-    user["name"].as_str().unwrap_or_default()
-}
-
-/// What the rules read of one spec. Each section is kept pruned (`null`,
-/// `[]` and `{}` dropped at every level, `None` when nothing is left), so
-/// that equality means "the same configuration".
-#[derive(Debug, Default)]
-struct View {
-    groups: Option<Value>,
-    users: Option<Value>,
-    kernel_arguments: Option<Value>,
-    disks: Option<Value>,
-    filesystems: Option<Value>,
-    raid: Option<Value>,
-    directories: Option<Value>,
-    links: Option<Value>,
-    files: Vec<FileText>,
-    fips: bool,
-}
-
-impl View {
-    /// `None` when the text is not a JSON object of the expected shape
-    /// (a derived struct would take a list too).
-    fn read(spec: &str) -> Option<View> {
-        if !spec.trim_start().starts_with('{') {
-            return None;
-        }
-        let spec: SpecText = serde_json::from_str(spec).ok()?;
-        let config = spec.config.unwrap_or_default();
-        let passwd = config.passwd.unwrap_or_default();
-        let storage = config.storage.unwrap_or_default();
-        Some(View {
-            groups: pruned(passwd.groups),
-            users: pruned(passwd.users),
-            kernel_arguments: pruned(config.kernel_arguments),
-            disks: pruned(storage.disks),
-            filesystems: pruned(storage.filesystems),
-            raid: pruned(storage.raid),
-            directories: pruned(storage.directories),
-            links: pruned(storage.links),
-            files: storage.files.unwrap_or_default(),
-            fips: spec.fips.unwrap_or(false),
-        })
+/// Absent, `null`, `[]` and `{}`: the same as not set.
+fn is_unset(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        _ => false,
     }
 }
 
@@ -162,14 +145,12 @@ impl View {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct SpecText {
-    fips: Option<bool>,
     config: Option<ConfigText>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(default)]
 struct ConfigText {
-    kernel_arguments: Value,
     passwd: Option<PasswdText>,
     storage: Option<StorageText>,
 }
@@ -177,22 +158,27 @@ struct ConfigText {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct PasswdText {
-    groups: Value,
-    users: Value,
+    #[serde(deserialize_with = "list")]
+    users: Vec<Value>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct StorageText {
-    disks: Value,
-    filesystems: Value,
-    raid: Value,
-    directories: Value,
-    links: Value,
-    files: Option<Vec<FileText>>,
+    #[serde(deserialize_with = "list")]
+    files: Vec<FileText>,
 }
 
-#[derive(Debug, Deserialize, Default)]
+/// A list that may be `null`.
+fn list<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+#[derive(Deserialize, Default)]
 #[serde(default)]
 struct FileText {
     path: String,
@@ -208,26 +194,6 @@ impl FileText {
             Value::Bool(append) => *append,
             _ => false,
         }
-    }
-}
-
-/// The value with every `null`, empty list and empty object dropped,
-/// recursively; `None` when nothing is left.
-fn pruned(value: Value) -> Option<Value> {
-    let value = match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .filter_map(|(k, v)| Some((k, pruned(v)?)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().filter_map(pruned).collect()),
-        other => other,
-    };
-    match &value {
-        Value::Null => None,
-        Value::Array(items) if items.is_empty() => None,
-        Value::Object(map) if map.is_empty() => None,
-        _ => Some(value),
     }
 }
 
