@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use tokio::time::sleep;
 
 use support::bootimages::{Cluster, Image, MAPI, MachineSetSpec, NEW, OLD, Platform};
-use support::fixture::{Fixture, machine_config_node};
+use support::fixture::{ANNOTATION_PREFIX, Fixture, machine_config_node};
 use support::golden;
 
 /// One control plane at a time (see `support::fixture`).
@@ -41,9 +41,10 @@ const FAST: [&str; 4] = ["--resync", "1s", "--lease-duration", "3s"];
 /// `Cluster::start_controller` sets the lease duration itself.
 const RESYNC: [&str; 2] = ["--resync", "1s"];
 
-/// The golden MCN of a node done on `rendered-worker-a`, renamed for `node`.
-fn daemon_mcn(node: &str, uid: &str) -> Result<Value> {
-    let path = golden::golden_dir().join("reboot-00-updated-on-a/expected.json");
+/// The MCN of golden case `case` (upstream's, step by step), renamed for
+/// `node`.
+fn daemon_mcn(case: &str, node: &str, uid: &str) -> Result<Value> {
+    let path = golden::golden_dir().join(case).join("expected.json");
     let text = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
     let text = text.replace("worker-0", node);
     let out: Value = serde_json::from_str(&text)?;
@@ -173,8 +174,9 @@ async fn mcn_beside_the_daemon(fx: &mut Fixture) -> Result<()> {
     // difference: a current config the node's annotation does not say (the
     // host derives it from the node; nothing else it derives depends on it,
     // as `eval mcn --previous` shows).
-    daemon_writes(fx, &daemon_mcn("worker-0", &uids[0])?).await?;
-    let mut planted = daemon_mcn("worker-1", &uids[1])?;
+    let done = "reboot-00-updated-on-a";
+    daemon_writes(fx, &daemon_mcn(done, "worker-0", &uids[0])?).await?;
+    let mut planted = daemon_mcn(done, "worker-1", &uids[1])?;
     planted["status"]["configVersion"]["current"] = json!("rendered-worker-old");
     daemon_writes(fx, &planted).await?;
     let before: Vec<Value> = fx
@@ -331,6 +333,159 @@ async fn mcn_beside_the_daemon(fx: &mut Fixture) -> Result<()> {
             .to_string()
             .contains("machine-config-operator"),
         "{mcn:#}"
+    );
+    Ok(())
+}
+
+/// The golden walks of the four behaviours measured against upstream's
+/// daemon (`docs/mcn-derivation.md`), each step's case in order, from the
+/// node done on `rendered-worker-a`.
+const UPSTREAM_SEQUENCES: &[&[&str]] = &[
+    &[
+        "single-node-00-updated-on-a",
+        "single-node-01-working",
+        "single-node-02-rebooting",
+        "single-node-03-rebooted",
+        "single-node-04-uncordon-requested",
+        "single-node-05-uncordoned",
+        "single-node-06-done",
+    ],
+    &[
+        "degraded-retry-00-updated-on-a",
+        "degraded-retry-01-working",
+        "degraded-retry-02-reload-failed",
+        "degraded-retry-03-uncordon-requested",
+        "degraded-retry-04-uncordoned",
+        "degraded-retry-05-done",
+    ],
+    &[
+        "unreconcilable-00-updated-on-a",
+        "unreconcilable-01-desired-config-set",
+        "unreconcilable-02-working",
+        "unreconcilable-03-validation-failed",
+    ],
+    &[
+        "unreconcilable-unseen-00-updated-on-a",
+        "unreconcilable-unseen-01-validation-failed",
+    ],
+];
+
+/// Observe mode beside a stand-in for upstream's daemon and node
+/// controller that, step by step, sets the node's annotations and writes
+/// the MCN as upstream's do: after every step the derived MCN agrees with
+/// the stored one on every key (each condition's status, reason and
+/// message, the config versions, the spec).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcn_observe_agrees_with_upstream_through_its_four_measured_sequences() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
+    let mut fx = Fixture::start().await?;
+    let result = observe_upstream_sequences(&mut fx).await;
+    fx.finish(result)
+}
+
+async fn observe_upstream_sequences(fx: &mut Fixture) -> Result<()> {
+    let mut args = vec!["--mcn-mode", "observe"];
+    args.extend(FAST);
+    let c = fx.start_controller("observer", &args).await?;
+    for (index, cases) in UPSTREAM_SEQUENCES.iter().enumerate() {
+        // Each walk has its own rendered configs under the same names, so
+        // one node at a time, gone before the next walk's configs come.
+        let node = format!("upstream-{index}");
+        fx.apply_pool("worker", "rendered-worker-a").await?;
+        fx.apply_golden_machineconfigs(cases[0]).await?;
+        let uid = fx
+            .create_node(&node, &["worker"], &[], "rendered-worker-a")
+            .await?;
+        for case in *cases {
+            let (annotations, unschedulable) = golden::node_state(case)?;
+            let set: Vec<(&str, &str)> = annotations
+                .iter()
+                .filter_map(|(k, v)| Some((k.strip_prefix(ANNOTATION_PREFIX)?, v.as_str())))
+                .collect();
+            fx.patch_node(&node, &set, Some(unschedulable)).await?;
+            let pool = golden::yaml_docs(case, "pools.yaml")?;
+            let target = pool
+                .iter()
+                .find(|p| p["metadata"]["name"] == "worker")
+                .and_then(|p| p["spec"]["configuration"]["name"].as_str())
+                .ok_or_else(|| anyhow!("{case}: no worker pool"))?;
+            fx.apply_pool("worker", target).await?;
+            let mcn = daemon_mcn(case, &node, &uid)?;
+            upstream_writes(fx, &mcn).await?;
+            agrees_after_writes(fx, c, case, &mcn)
+                .await
+                .with_context(|| format!("{node}, step {case}"))?;
+        }
+        fx.delete_node(&node).await?;
+    }
+    let m = fx.controllers[c].metrics().await?;
+    ensure!(
+        m.writes() == m.writes_of("event"),
+        "observe mode wrote {}",
+        m.writes_summary()
+    );
+    Ok(())
+}
+
+/// The MCN writes of one step as upstream makes them: the spec by
+/// server-side apply as `machine-config-operator` (its node controller
+/// and `GenerateAndApplyMachineConfigNodeSpec`), the status as its daemon
+/// does ([`daemon_writes`]).
+async fn upstream_writes(fx: &Fixture, mcn: &Value) -> Result<()> {
+    let api: Api<DynamicObject> = Api::all_with(fx.admin.clone(), &machine_config_node());
+    let name = mcn["metadata"]["name"].as_str().unwrap_or_default();
+    if api.get_opt(name).await?.is_some() {
+        let body = json!({
+            "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+            "metadata": {"name": name}, "spec": mcn["spec"],
+        });
+        api.patch(
+            name,
+            &PatchParams::apply("machine-config-operator").force(),
+            &Patch::Apply(&body),
+        )
+        .await
+        .context("the node controller's spec apply")?;
+    }
+    daemon_writes(fx, mcn).await
+}
+
+/// Waits until the host has derived the node at least twice since the
+/// writes (so from them, not from a cache that had not seen them) and a
+/// summary after that, then until its report shows no difference on any
+/// key and agreement on every condition type of `mcn`.
+async fn agrees_after_writes(fx: &mut Fixture, c: usize, case: &str, mcn: &Value) -> Result<()> {
+    let evaluations =
+        |m: &support::controller::Metrics| m.sum("mco_evaluations_total", &[("job", "mcn")]);
+    let before = evaluations(&fx.controllers[c].metrics().await?);
+    let started = Instant::now();
+    while evaluations(&fx.controllers[c].metrics().await?) < before + 2.0 {
+        ensure!(
+            started.elapsed() < CONVERGE,
+            "the host did not derive the node again"
+        );
+        fx.check_controllers()?;
+        sleep(POLL).await;
+    }
+    // One ownership period: the report summarises the latest derivation.
+    sleep(Duration::from_millis(2500)).await;
+    let types: Vec<String> = golden::conditions(&mcn["status"])?.into_keys().collect();
+    let agrees = |r: &Value| {
+        let keys = &r["observed"]["keys"];
+        r["observed"]["differingObjects"] == 0
+            && keys
+                .as_object()
+                .is_some_and(|k| k.values().all(|v| v["differ"] == 0))
+            && types.iter().all(|t| keys[t]["agree"].as_u64() >= Some(1))
+    };
+    let report = wait_ownership(fx, c, "mcn", agrees)
+        .await
+        .with_context(|| format!("{case}: the derived MCN differs from upstream's"))?;
+    eprintln!(
+        "  {case}: agrees on {} keys",
+        report["observed"]["keys"]
+            .as_object()
+            .map_or(0, |k| k.len())
     );
     Ok(())
 }

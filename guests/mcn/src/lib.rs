@@ -20,6 +20,7 @@ mod conditions;
 mod disruption;
 mod pools;
 mod progress;
+mod reconcile;
 mod registries;
 mod spec;
 mod validate;

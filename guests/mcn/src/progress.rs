@@ -4,6 +4,7 @@
 
 use crate::conditions::*;
 use crate::disruption;
+use crate::reconcile;
 use crate::validate::QUOTE;
 use crate::{
     ANNOTATION_PREFIX,
@@ -160,7 +161,12 @@ enum Stage {
     Idle,
     /// The node is up to date.
     Done,
-    Degraded,
+    /// State `Degraded` or `Unreconcilable`, with the phase of the update
+    /// under way, if any. The daemon does not set `Working` again on a
+    /// failed node (MCO `pkg/daemon/update.go`, `update`), so a retry that
+    /// succeeds runs under this state and its progress shows as on a
+    /// working node.
+    Failed(Option<Phase>),
     Updating(Phase),
 }
 
@@ -170,24 +176,40 @@ fn stage(a: &NodeAnnotations, pool_target: &str, previous: &ConditionSet) -> Sta
     if a.done() && (pool_target.is_empty() || pool_target == a.desired) {
         return Stage::Done;
     }
-    if matches!(a.state, "Degraded" | "Unreconcilable") {
-        return Stage::Degraded;
+    let update = !a.desired.is_empty() && a.current != a.desired;
+    match a.state {
+        // Drift on the current config is no update; an unreconcilable
+        // update never gets past its validation.
+        "Degraded" if update => Stage::Failed(phase(a, previous)),
+        "Unreconcilable" if update => Stage::Failed(Some(Phase::Requested)),
+        "Degraded" | "Unreconcilable" => Stage::Failed(None),
+        _ if a.desired.is_empty() => Stage::Idle,
+        _ => phase(a, previous).map_or(Stage::Idle, Stage::Updating),
     }
-    if a.desired.is_empty() {
-        return Stage::Idle;
-    }
+}
+
+/// The phase of the update the annotations show, if one is under way.
+fn phase(a: &NodeAnnotations, previous: &ConditionSet) -> Option<Phase> {
     let drain = a.drain_request();
     let uncordon = a.uncordon_request();
     let dd = a.desired_drain;
     let drained = !dd.is_empty() && a.last_applied_drain == dd;
+    let working = matches!(a.state, "Working" | "Degraded");
+    // W17 follows a reboot whatever the drain annotations say: a
+    // single-node cluster reboots without ever asking for a drain.
+    let rebooted = previous.has_started(REBOOTED_NODE);
     let phase = if a.current != a.desired && a.state == "Done" && dd != drain {
         Phase::Requested
-    } else if a.state == "Working" && !a.rebooting() && dd != drain && dd != uncordon {
-        Phase::Preparing
+    } else if working && !a.rebooting() && dd != drain && dd != uncordon {
+        if rebooted {
+            Phase::Rebooted
+        } else {
+            Phase::Preparing
+        }
     } else if dd == drain && !drained {
         Phase::Draining
     } else if dd == drain && !a.rebooting() {
-        if previous.has_started(REBOOTED_NODE) {
+        if rebooted {
             Phase::Rebooted
         } else {
             Phase::ApplyingFiles
@@ -199,9 +221,9 @@ fn stage(a: &NodeAnnotations, pool_target: &str, previous: &ConditionSet) -> Sta
     } else if dd == uncordon && (a.state != "Done" || a.current != a.desired) {
         Phase::Uncordoned
     } else {
-        return Stage::Idle;
+        return None;
     };
-    Stage::Updating(phase)
+    Some(phase)
 }
 
 /// What is known about the pending update from the rendered configs and
@@ -212,39 +234,49 @@ enum Plan {
     Unknown,
     /// A config could not be read; upstream reports this on UpdatePrepared.
     Broken(String),
+    /// The daemon's reconcilability check fails (the error it reports):
+    /// the update stops before it is prepared.
+    Unreconcilable(String),
+}
+
+/// The config the update runs from. Once the node is on its desired
+/// config the annotations no longer say where it came from; the stored
+/// status still names the config it was on (`status.configVersion.current`).
+/// Empty when neither tells.
+fn update_source<'a>(facts: &'a Facts, a: &NodeAnnotations<'a>) -> &'a str {
+    if a.current == a.desired {
+        let stored = facts
+            .stored
+            .as_ref()
+            .and_then(|s| s.current_config.as_deref());
+        stored.unwrap_or_default()
+    } else {
+        a.current
+    }
 }
 
 impl Plan {
-    /// The update runs from the current config to the desired one. Once
-    /// the node is on its desired config the annotations no longer say
-    /// where it came from; the stored status still names the config it
-    /// was on (`status.configVersion.current`), so the plan of the update
-    /// that just finished stays known. Without either, the plan is unknown
-    /// and only what was observed on the way counts.
-    fn for_update(facts: &Facts, a: &NodeAnnotations) -> Plan {
-        let from = if a.current == a.desired {
-            let stored = facts
-                .stored
-                .as_ref()
-                .and_then(|s| s.current_config.as_deref());
-            stored.unwrap_or_default()
-        } else {
-            a.current
-        };
+    /// The plan of the update from `from` to the desired config, so the
+    /// plan of an update that just finished stays known. Without both
+    /// configs, the plan is unknown and only what was observed on the way
+    /// counts. With `validating` (the daemon is at its reconcilability
+    /// check), an update the check refuses is `Unreconcilable`, as the
+    /// daemon runs the check before it plans.
+    fn for_update(facts: &Facts, a: &NodeAnnotations, from: &str, validating: bool) -> Plan {
         if from.is_empty() || a.desired.is_empty() || from == a.desired {
             return Plan::Unknown;
         }
         let find = |name: &str| facts.configs.iter().find(|c| c.name == name);
         let image_changes = a.current_image != a.desired_image;
-        match (find(from), find(a.desired)) {
-            (Some(current), Some(desired)) => {
-                match disruption::plan(&current.spec, &desired.spec, &facts.policies, image_changes)
-                {
-                    Ok(plan) => Plan::Known(plan),
-                    Err(err) => Plan::Broken(err),
-                }
-            }
-            _ => Plan::Unknown,
+        let (Some(current), Some(desired)) = (find(from), find(a.desired)) else {
+            return Plan::Unknown;
+        };
+        if validating && let Err(err) = reconcile::check(current, desired) {
+            return Plan::Unreconcilable(err);
+        }
+        match disruption::plan(&current.spec, &desired.spec, &facts.policies, image_changes) {
+            Ok(plan) => Plan::Known(plan),
+            Err(err) => Plan::Broken(err),
         }
     }
 
@@ -263,14 +295,26 @@ pub fn report(facts: &Facts, pool: Option<&Pool>, a: &NodeAnnotations) -> Machin
     let mut set = ConditionSet::from_previous(&facts.previous, image_mode);
     let target = pool.map_or("", |p| p.target_config.as_str());
     let stage = stage(a, target, &set);
-    let plan = Plan::for_update(facts, a);
+    let from = update_source(facts, a);
+    let validating = matches!(
+        stage,
+        Stage::Updating(Phase::Preparing) | Stage::Failed(Some(Phase::Preparing))
+    );
+    let plan = Plan::for_update(facts, a, from, validating);
     let mut desired_known = true;
     {
-        let mut update = Update::new(a, &plan, facts.node.unschedulable, image_mode, &mut set);
+        let mut update = Update::new(
+            a,
+            from,
+            &plan,
+            facts.node.unschedulable,
+            image_mode,
+            &mut set,
+        );
         match stage {
             Stage::Idle => {}
             Stage::Done => update.finish(),
-            Stage::Degraded => desired_known = update.degraded(),
+            Stage::Failed(phase) => update.failed(phase),
             Stage::Updating(phase) => desired_known = update.replay(phase),
         }
     }
@@ -333,6 +377,8 @@ const NO_DRAIN: &str = "Node Drain Not required for this update.";
 /// Replays upstream's condition writes for one update onto the stored set.
 struct Update<'a> {
     a: &'a NodeAnnotations<'a>,
+    /// The config the update runs from (see [`update_source`]).
+    from: &'a str,
     plan: &'a Plan,
     unschedulable: bool,
     /// Gate `ImageModeStatusReporting`: the files and the OS are reported
@@ -352,6 +398,7 @@ struct Update<'a> {
 impl<'a> Update<'a> {
     fn new(
         a: &'a NodeAnnotations<'a>,
+        from: &'a str,
         plan: &'a Plan,
         unschedulable: bool,
         image_mode: bool,
@@ -369,6 +416,7 @@ impl<'a> Update<'a> {
         let reboots = reboot_seen || planned.is_some_and(disruption::Plan::reboots);
         Update {
             a,
+            from,
             plan,
             unschedulable,
             image_mode,
@@ -411,6 +459,17 @@ impl<'a> Update<'a> {
         use Phase::*;
         self.begin();
         let mut desired_known = true;
+        if let (Preparing, Plan::Unreconcilable(err)) = (phase, self.plan) {
+            // W3, then the W16 deferred before the check, which writes
+            // status.configVersion.desired back from the annotation.
+            self.not_compatible(err);
+            let wrapped = format!(
+                "can't reconcile config {} with {}: {err}",
+                self.a.current, self.a.desired
+            );
+            self.failure(&wrapped);
+            return true;
+        }
         if phase >= Preparing {
             desired_known = self.prepared() || phase > Preparing;
             if !self.drains {
@@ -469,15 +528,19 @@ impl<'a> Update<'a> {
         {
             self.replay(Phase::Completed);
             if self.reboots {
-                // W19: the daemon's first sync after boot rewrites Resumed.
+                // W19: the daemon's first sync after boot rewrites
+                // Resumed, naming the config of the Node it read before
+                // SetDone: the one the update came from.
+                let from = if self.from.is_empty() {
+                    self.a.current
+                } else {
+                    self.from
+                };
                 self.set.put(
                     RESUMED,
                     True,
                     RESUMED,
-                    format!(
-                        "In desired config {}. Resumed normal operations.",
-                        self.a.current
-                    ),
+                    format!("In desired config {from}. Resumed normal operations."),
                 );
             } else {
                 self.succeeded();
@@ -488,30 +551,53 @@ impl<'a> Update<'a> {
         self.set.put(UPDATED, True, UPDATED, done);
     }
 
-    /// W16 (failure) and, for Unreconcilable, W3. Degradation is not a
-    /// reset: everything else stays as it was. Returns whether the desired
-    /// config passed validation.
-    fn degraded(&mut self) -> bool {
-        if self.set.status(UPDATED) == True {
-            self.set.put(
+    /// A failed node (state Degraded or Unreconcilable): the progress of
+    /// the update it retries, if any, then W16, and for Unreconcilable W3
+    /// with the error the daemon reported (its `reason` without the
+    /// `can't reconcile …` wrapping). Degradation is not a reset. A retry
+    /// that rebooted has reported success (W16 False as `update` returned)
+    /// although the state stays until the node is marked Done.
+    fn failed(&mut self, phase: Option<Phase>) {
+        match phase {
+            Some(phase) => {
+                self.replay(phase);
+            }
+            None if self.set.status(UPDATED) == True => self.set.put(
                 UPDATED,
                 False,
                 UPDATED,
                 "This node is not updated, sensed disruption via a manual update.".to_string(),
-            );
+            ),
+            None => {}
         }
-        let unreconcilable = self.a.state == "Unreconcilable";
-        if unreconcilable {
-            let message = format!(
-                "Update Failed compatibility validation. MachineConfigs {} and {} are not compatible. Err: {}",
-                self.a.current, self.a.desired, self.a.reason
+        let reason = self.a.reason.as_str();
+        if self.a.state == "Unreconcilable" {
+            let wrapping = format!(
+                "can't reconcile config {} with {}: ",
+                self.a.current, self.a.desired
             );
-            self.set
-                .advance(UPDATE_PREPARED, Unknown, UPDATE_PREPARED, message);
+            self.not_compatible(reason.strip_prefix(&wrapping).unwrap_or(reason));
         }
-        let message = format!("Node {} upgrade failure. {}", self.a.node, self.a.reason);
+        let rebooted = self.reboots && phase.is_some_and(|p| p >= Phase::Rebooting);
+        if !rebooted {
+            self.failure(reason);
+        }
+    }
+
+    /// W3.
+    fn not_compatible(&mut self, err: &str) {
+        let message = format!(
+            "Update Failed compatibility validation. MachineConfigs {} and {} are not compatible. Err: {err}",
+            self.a.current, self.a.desired
+        );
+        self.set
+            .advance(UPDATE_PREPARED, Unknown, UPDATE_PREPARED, message);
+    }
+
+    /// W16 on failure.
+    fn failure(&mut self, err: &str) {
+        let message = format!("Node {} upgrade failure. {err}", self.a.node);
         self.set.put(NODE_DEGRADED, True, NODE_DEGRADED, message);
-        !unreconcilable
     }
 
     /// W5, or W4 when a rendered config cannot be read. After first boot
@@ -522,7 +608,9 @@ impl<'a> Update<'a> {
         let drain_requested = self.a.desired_drain == self.a.drain_request();
         let drain = match self.plan {
             Plan::Known(plan) => plan.drain || drain_requested,
-            Plan::Unknown => true,
+            // The check only runs while the daemon validates, where the
+            // replay stops before this.
+            Plan::Unknown | Plan::Unreconcilable(_) => true,
             Plan::Broken(err) => {
                 let message = format!(
                     "Update Failed compatibility validation. MachineConfigs {} and {} are not available for update. Error calculating post config change actions: {err}",

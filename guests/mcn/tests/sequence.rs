@@ -125,6 +125,16 @@ impl Walk {
             current_config: status(&mcn).config_version.current.clone(),
         });
         self.facts.previous = status(&mcn).conditions.clone();
+        // Observe mode derives beside the daemon from the MCN the daemon
+        // wrote: upstream's own output must derive to itself.
+        match derive(&self.facts) {
+            Decision::Apply(again) => assert_eq!(
+                status(&again).conditions,
+                status(&mcn).conditions,
+                "the derivation is not a fixed point of its own output"
+            ),
+            other => panic!("expected an MCN, got {other:?}"),
+        }
         self.last.insert(mcn)
     }
 
@@ -291,9 +301,11 @@ fn reboot_update_follows_upstream_step_by_step() {
 
     walk.step(&[("state", "Done"), ("currentConfig", "rendered-worker-b")]);
     walk.expect(&[("Updated", True)]);
+    // W19 names the config of the Node the daemon read before SetDone:
+    // the one the update came from.
     assert_eq!(
         walk.message("Resumed"),
-        "Action during update to rendered-worker-b: In desired config rendered-worker-b. Resumed normal operations."
+        "Action during update to rendered-worker-b: In desired config rendered-worker-a. Resumed normal operations."
     );
     assert_eq!(
         walk.message("Drained"),
@@ -384,6 +396,150 @@ fn single_node_clusters_skip_the_drain() {
     );
 }
 
+/// A single-node cluster never drains: after the reboot the state is still
+/// Working and the drain annotations still name the old config, yet the
+/// daemon writes W17 on its first start after the reboot.
+#[test]
+fn single_node_reboot_shows_the_reboot_before_the_uncordon() {
+    let mut walk = requested("os-b", "key-a");
+    walk.step(&[
+        ("state", "Working"),
+        ("controlPlaneTopology", "SingleReplica"),
+    ]);
+    walk.expect(&[("UpdatePrepared", True), ("UpdateExecuted", Unknown)]);
+    assert_eq!(
+        walk.message("UpdatePrepared"),
+        "Update Compatible. Post Cfg Actions: [] Drain Required: true"
+    );
+    walk.step(&[("post-config-action", "Rebooting")]);
+    let applied = [
+        ("UpdatePrepared", True),
+        ("UpdateExecuted", True),
+        ("AppliedFilesAndOS", True),
+    ];
+    walk.expect(&[applied.as_slice(), &[("RebootedNode", Unknown)]].concat());
+    walk.step(&[("post-config-action", "")]);
+    walk.expect(&[applied.as_slice(), &[("RebootedNode", True)]].concat());
+    assert_eq!(walk.message("RebootedNode"), "Node has rebooted");
+    assert_eq!(
+        walk.message("Drained"),
+        "Node Drain Not required for this update."
+    );
+    walk.step(&[("desiredDrain", "uncordon-rendered-worker-b")]);
+    let resumed = [("RebootedNode", True), ("Resumed", True)];
+    walk.expect(&[applied.as_slice(), &resumed].concat());
+    walk.step(&[("lastAppliedDrain", "uncordon-rendered-worker-b")]);
+    walk.expect(
+        &[
+            applied.as_slice(),
+            &resumed,
+            &[("UpdateComplete", True), ("Uncordoned", True)],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        walk.message("Uncordoned"),
+        "UnCordoned node. The node is reporting Unschedulable = false"
+    );
+    walk.step(&[("state", "Done"), ("currentConfig", "rendered-worker-b")]);
+    walk.expect(&[("Updated", True)]);
+    assert_eq!(
+        walk.message("RebootedNode"),
+        "Action during update to rendered-worker-b: Node has rebooted"
+    );
+    assert_eq!(
+        walk.message("Resumed"),
+        "Action during update to rendered-worker-b: In desired config rendered-worker-a. Resumed normal operations."
+    );
+}
+
+/// A reload that fails degrades the node; the daemon's retry runs with
+/// the state still Degraded (it sets Working only on a node that is not
+/// failed) and its progress shows as on a working node, NodeDegraded True
+/// until the node is marked Done.
+#[test]
+fn a_degraded_node_that_retries_shows_its_progress() {
+    let policy = "/etc/containers/policy.json";
+    let mut walk = Walk::between(
+        spec("os-a", "key-a", &[(policy, "1")]),
+        spec("os-a", "key-a", &[(policy, "2")]),
+    );
+    walk.step(&[]);
+    walk.facts.pools[0].target_config = "rendered-worker-b".into();
+    walk.step(&[("desiredConfig", "rendered-worker-b"), ("state", "Working")]);
+    let prepared = [("UpdatePrepared", True), ("UpdateExecuted", Unknown)];
+    walk.expect(&prepared);
+    let failure =
+        "could not apply update: reloading crio.service configuration failed. Error: exit status 1";
+    walk.step(&[("state", "Degraded"), ("reason", failure)]);
+    walk.expect(&[prepared.as_slice(), &[("NodeDegraded", True)]].concat());
+    assert_eq!(
+        walk.message("NodeDegraded"),
+        format!("Node worker-0 upgrade failure. {failure}")
+    );
+
+    walk.step(&[("desiredDrain", "uncordon-rendered-worker-b")]);
+    let resumed = [
+        ("UpdatePrepared", True),
+        ("UpdateExecuted", True),
+        ("AppliedFilesAndOS", True),
+        ("UpdatePostActionComplete", True),
+        ("Resumed", True),
+        ("NodeDegraded", True),
+    ];
+    walk.expect(&resumed);
+    assert_eq!(
+        walk.message("UpdatePostActionComplete"),
+        "Node has reloaded service crio.service"
+    );
+    walk.step(&[("lastAppliedDrain", "uncordon-rendered-worker-b")]);
+    walk.expect(
+        &[
+            resumed.as_slice(),
+            &[("UpdateComplete", True), ("Uncordoned", True)],
+        ]
+        .concat(),
+    );
+    walk.step(&[
+        ("state", "Done"),
+        ("currentConfig", "rendered-worker-b"),
+        ("reason", ""),
+    ]);
+    walk.expect(&[("Updated", True)]);
+    assert_eq!(
+        walk.message("NodeDegraded"),
+        "Node worker-0 upgrade succeeded"
+    );
+}
+
+/// A retry that reboots reports success (W16 False) as the daemon's
+/// `update` returns, although the state stays Degraded until Done.
+#[test]
+fn a_degraded_retry_that_reboots_reports_success() {
+    let mut walk = requested("os-b", "key-a");
+    walk.step(&[("state", "Working")]);
+    walk.facts.node.unschedulable = true;
+    walk.step(&[
+        ("desiredDrain", "drain-rendered-worker-b"),
+        ("lastAppliedDrain", "drain-rendered-worker-b"),
+    ]);
+    walk.step(&[("state", "Degraded"), ("reason", "failed to update OS")]);
+    assert_eq!(walk.condition("NodeDegraded").status, True);
+    walk.step(&[("post-config-action", "Rebooting")]);
+    assert_eq!(
+        walk.condition("NodeDegraded"),
+        Condition {
+            type_: "NodeDegraded".into(),
+            status: False,
+            reason: "NodeDegraded".into(),
+            message: "Node worker-0 upgrade succeeded".into(),
+        }
+    );
+    walk.step(&[("post-config-action", "")]);
+    assert_eq!(walk.condition("RebootedNode").status, True);
+    assert_eq!(walk.condition("NodeDegraded").status, False);
+}
+
 #[test]
 fn degraded_keeps_progress_and_recovers() {
     let mut walk = requested("os-b", "key-a");
@@ -422,21 +578,74 @@ fn degraded_keeps_progress_and_recovers() {
     assert_eq!(walk.condition("NodeDegraded").status, False);
 }
 
-#[test]
-fn unreconcilable_update_leaves_desired_unset() {
-    let mut walk = requested("os-b", "key-a");
-    let mcn = walk
-        .step(&[
-            ("state", "Unreconcilable"),
-            ("reason", "ignition kernelArguments changed"),
-        ])
-        .clone();
-    assert_eq!(status(&mcn).config_version.desired, "not-yet-set");
-    assert_eq!(mcn.desired_config, "rendered-worker-b");
+/// A walk to a config that adds a group, which the daemon cannot do in
+/// place, up to the new desired config.
+fn unreconcilable_requested() -> Walk {
+    let mut groups: serde_json::Value =
+        serde_json::from_str(&spec("os-a", "key-a", &[])).unwrap_or_default();
+    groups["config"]["passwd"]["groups"] = json!([{"name": "wheel"}]);
+    let mut walk = Walk::between(spec("os-a", "key-a", &[]), groups.to_string());
+    walk.step(&[]);
+    walk.facts.pools[0].target_config = "rendered-worker-b".into();
+    walk.step(&[("desiredConfig", "rendered-worker-b")]);
+    walk
+}
+
+const REFUSED: &str = "configs rendered-worker-a, rendered-worker-b are not reconcilable: new machineconfig \"rendered-worker-a\" is not reconcilable against \"rendered-worker-b\": invalid passwd change(s): ignition Passwd Groups section contains changes";
+
+/// What upstream shows once the daemon refused the update: W3 with the
+/// error, W16 with it wrapped, no W5 or W6, and the desired config in
+/// status (W16, deferred before the check, writes it back).
+fn expect_refused(walk: &Walk) {
     walk.expect(&[("UpdatePrepared", Unknown), ("NodeDegraded", True)]);
     assert_eq!(
         walk.message("UpdatePrepared"),
-        "Update Failed compatibility validation. MachineConfigs rendered-worker-a and rendered-worker-b are not compatible. Err: ignition kernelArguments changed"
+        format!(
+            "Update Failed compatibility validation. MachineConfigs rendered-worker-a and rendered-worker-b are not compatible. Err: {REFUSED}"
+        )
+    );
+    assert_eq!(
+        walk.message("NodeDegraded"),
+        format!(
+            "Node worker-0 upgrade failure. can't reconcile config rendered-worker-a with rendered-worker-b: {REFUSED}"
+        )
+    );
+    assert_eq!(walk.condition("UpdateExecuted").reason, "NotYetOccurred");
+    assert_eq!(walk.message("Updated"), "Node worker-0 needs an update");
+    let mcn = walk.last.clone().unwrap_or_default();
+    assert_eq!(status(&mcn).config_version.desired, "rendered-worker-b");
+    assert_eq!(mcn.desired_config, "rendered-worker-b");
+}
+
+#[test]
+fn an_unreconcilable_update_is_refused_on_the_working_step() {
+    let mut walk = unreconcilable_requested();
+    walk.step(&[("state", "Working")]);
+    expect_refused(&walk);
+    let refused = walk.last.clone();
+    let reason =
+        format!("can't reconcile config rendered-worker-a with rendered-worker-b: {REFUSED}");
+    walk.step(&[("state", "Unreconcilable"), ("reason", &reason)]);
+    expect_refused(&walk);
+    assert_eq!(walk.last, refused, "the state annotation adds nothing");
+}
+
+#[test]
+fn an_unreconcilable_update_reads_the_error_when_working_was_not_seen() {
+    let mut walk = unreconcilable_requested();
+    let reason =
+        format!("can't reconcile config rendered-worker-a with rendered-worker-b: {REFUSED}");
+    walk.step(&[("state", "Unreconcilable"), ("reason", &reason)]);
+    expect_refused(&walk);
+    // An error the derivation cannot compute (the node's FIPS file) reads
+    // as the daemon wrote it.
+    let fips = "detected change to FIPS flag; refusing to modify FIPS on a running cluster";
+    walk.step(&[("reason", fips)]);
+    assert_eq!(
+        walk.message("UpdatePrepared"),
+        format!(
+            "Update Failed compatibility validation. MachineConfigs rendered-worker-a and rendered-worker-b are not compatible. Err: {fips}"
+        )
     );
 }
 

@@ -57,7 +57,7 @@ def pool(name, target, selector=None):
     }
 
 
-def machineconfig(name, os="os-a", key="key-a", files=(), units=()):
+def machineconfig(name, os="os-a", key="key-a", files=(), units=(), groups=()):
     config = {
         "ignition": {"version": "3.4.0"},
         "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": [f"ssh-ed25519 {key}"]}]},
@@ -65,6 +65,8 @@ def machineconfig(name, os="os-a", key="key-a", files=(), units=()):
     }
     if units:
         config["systemd"] = {"units": [{"name": n, "contents": c} for n, c in units]}
+    if groups:
+        config["passwd"]["groups"] = [{"name": g} for g in groups]
     return {
         "apiVersion": "machineconfiguration.openshift.io/v1",
         "kind": "MachineConfig",
@@ -111,6 +113,9 @@ CONFIGS = {
     "b": machineconfig("rendered-worker-b", os="os-b"),
     "ssh": machineconfig("rendered-worker-b", key="key-b"),
     "crio": machineconfig("rendered-worker-b", files=[("/etc/containers/registries.conf", "mirror")]),
+    "policy-a": machineconfig("rendered-worker-a", files=[("/etc/containers/policy.json", "1")]),
+    "policy-b": machineconfig("rendered-worker-b", files=[("/etc/containers/policy.json", "2")]),
+    "groups": machineconfig("rendered-worker-b", groups=["wheel"]),
 }
 DONE_ON_A = {
     "currentConfig": "rendered-worker-a",
@@ -237,8 +242,24 @@ def main():
         ("working", {"state": "Working"}, False),
         ("uncordon-requested", {"desiredDrain": f"uncordon-{b}"}, False),
     ])
+    # A single-node cluster never drains: the reboot shows (W17) while the
+    # drain annotations still name the old config.
     walk("single-node", ("a", "b"), [
         ("working", {"desiredConfig": b, "state": "Working", "controlPlaneTopology": "SingleReplica"}, False),
+        ("rebooting", {"post-config-action": "Rebooting"}, False),
+        ("rebooted", {"post-config-action": ""}, False),
+        ("uncordon-requested", {"desiredDrain": f"uncordon-{b}"}, False),
+        ("uncordoned", {"lastAppliedDrain": f"uncordon-{b}"}, False),
+        ("done", {"state": "Done", "currentConfig": b}, False),
+    ])
+    # A reload that fails, then the daemon's retry succeeds with the state
+    # still Degraded (it sets Working only on a node that has not failed).
+    walk("degraded-retry", ("policy-a", "policy-b"), [
+        ("working", {"desiredConfig": b, "state": "Working"}, False),
+        ("reload-failed", {"state": "Degraded", "reason": "could not apply update: reloading crio.service configuration failed. Error: exit status 1"}, False),
+        ("uncordon-requested", {"desiredDrain": f"uncordon-{b}"}, False),
+        ("uncordoned", {"lastAppliedDrain": f"uncordon-{b}"}, False),
+        ("done", {"state": "Done", "currentConfig": b, "reason": ""}, False),
     ])
     draining = walk("degraded", ("a", "b"), [
         ("working", {"desiredConfig": b, "state": "Working"}, False),
@@ -246,8 +267,19 @@ def main():
         ("drain-failed", {"state": "Degraded", "reason": "failed to drain node: Cannot evict pod as it would violate the pod's disruption budget."}, True),
     ])
     assert draining is not None
-    walk("unreconcilable", ("a", "b"), [
-        ("validation-failed", {"desiredConfig": b, "state": "Unreconcilable", "reason": "ignition Passwd Groups section contains changes"}, False),
+    # A new group is not reconcilable: with the Working step seen, the
+    # derivation runs the daemon's check there; without, it reads the error
+    # from the reason annotation. Both end the same.
+    refused = ("can't reconcile config rendered-worker-a with rendered-worker-b: configs rendered-worker-a, rendered-worker-b "
+               "are not reconcilable: new machineconfig \"rendered-worker-a\" is not reconcilable against \"rendered-worker-b\": "
+               "invalid passwd change(s): ignition Passwd Groups section contains changes")
+    walk("unreconcilable", ("a", "groups"), [
+        ("desired-config-set", {"desiredConfig": b}, False),
+        ("working", {"state": "Working"}, False),
+        ("validation-failed", {"state": "Unreconcilable", "reason": refused}, False),
+    ])
+    walk("unreconcilable-unseen", ("a", "groups"), [
+        ("validation-failed", {"desiredConfig": b, "state": "Unreconcilable", "reason": refused}, False),
     ])
     walk("drift", ("a", "b"), [
         ("degraded-on-current", {"desiredConfig": "rendered-worker-a", "state": "Degraded", "reason": "unexpected on-disk state validating against rendered-worker-a"}, False),
