@@ -223,6 +223,9 @@ impl fmt::Display for FeatureGates {
 /// The readiness name of the FeatureGate watch `run` starts for [`follow`]:
 /// a job that must not act under the Default set by mistake waits for it.
 pub const WATCH: &str = "featuregates";
+/// The readiness name of the ClusterVersion watch `run` starts for
+/// [`follow`] (named apart from the boot image job's own).
+pub const VERSION_WATCH: &str = "clusterversion-for-feature-gates";
 
 /// The gates in force, for every job that reads them; changes when the
 /// resolved gates change, not on every edit of the two objects.

@@ -118,8 +118,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     let (clusterversion, watch_clusterversion) = latest_optional(
         Api::all_with(client.clone(), &CLUSTER_VERSION.api_resource()),
         "version",
-        // Named apart from the boot image job's own ClusterVersion watch.
-        readiness.watch("clusterversion-for-feature-gates"),
+        readiness.watch(feature_gates::VERSION_WATCH),
     );
     let (gates, follow_gates) =
         feature_gates::follow(featuregate, clusterversion, metrics.feature_gate.clone());

@@ -1,9 +1,10 @@
 //! The MachineConfigNode controller: keeps every Node's MCN true.
 //!
-//! Watches feed in-memory stores; `reconcile` reads them, asks the guest
-//! (`rules::facts` → guest → `rules::to_object`), and hands the result to
-//! the writer, which writes only what changed and only while this replica
-//! holds the lease. A guest failure for one node is logged, counted and
+//! Watches feed in-memory stores; `reconcile` reads them, once every input
+//! has listed (`INPUTS`), asks the guest (`rules::facts` → guest →
+//! `rules::to_object`), and hands the result to the writer, which writes
+//! only what changed and only while this replica holds the lease. MCNs
+//! whose Node is gone are swept (`sweep`). A guest failure for one node is logged, counted and
 //! retried with backoff for that node; nothing is written for it meanwhile.
 //!
 //! The ownership mode decides what happens to a decision: `own` writes it
@@ -38,12 +39,13 @@ use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::observe;
 use super::phase;
 use super::rules;
+use super::sweep::{NodeList, Orphans};
 use super::write::Writer;
 use crate::cluster::events::{Events, Note};
-use crate::cluster::resources::MACHINE_CONFIGURATION;
+use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
 use crate::cluster::watch::{Latest, Readiness, reflect};
 use crate::compare::{Outcome, Summary};
-use crate::feature_gates::Gates;
+use crate::feature_gates::{self, Gates};
 use crate::metrics::{Metrics, PoolPhaseLabels};
 use crate::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
 use crate::registry::Guests;
@@ -70,6 +72,29 @@ const MAX_BACKOFF: Duration = Duration::from_secs(300);
 const OWNERSHIP_PERIOD: Duration = Duration::from_secs(2);
 /// A node reconciled before the first verdict waits this long.
 const NOT_JUDGED_RETRY: Duration = Duration::from_secs(1);
+
+/// The readiness names of the watches this job starts.
+const POOLS: &str = "machineconfigpools";
+const CONFIGS: &str = "machineconfigs";
+const MCNS: &str = "machineconfignodes";
+const NODES: &str = "nodes";
+/// What shapes an MCN besides its Node: no MCN is written (nor compared,
+/// in observe mode) before each of these has listed. Before the pools, a
+/// node would be put under `not-yet-set`, then moved to its pool: two spec
+/// writes and a wrong one between; before the MachineConfigs, the
+/// MachineConfiguration (node disruption policies) and the feature gates
+/// (FeatureGate and the ClusterVersion that picks its entry; both count as
+/// listed where the cluster serves no such kind), it would be derived from
+/// defaults; before the MCNs, from no stored status, its condition
+/// history lost.
+const INPUTS: [&str; 6] = [
+    POOLS,
+    CONFIGS,
+    MCNS,
+    MACHINE_CONFIGURATION_WATCH,
+    feature_gates::WATCH,
+    feature_gates::VERSION_WATCH,
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -132,6 +157,9 @@ struct Context {
     failures: Mutex<HashMap<String, u32>>,
     evaluations: Semaphore,
     writer: Writer,
+    orphans: Orphans,
+    /// Set once every watch of [`INPUTS`] has listed.
+    inputs: watch::Receiver<bool>,
     ownership: JobOwnership,
     /// Observe mode: each node's last comparison with its stored MCN.
     observed: Mutex<BTreeMap<String, Vec<Outcome>>>,
@@ -325,7 +353,7 @@ impl Context {
     /// Recomputes the job's ownership every [`OWNERSHIP_PERIOD`] once the
     /// MCNs are listed; in own mode, `allowed` says whether it may write.
     async fn follow_ownership(&self, readiness: Readiness, allowed: watch::Sender<bool>) {
-        readiness.listed(&["machineconfignodes"]).await;
+        readiness.listed(&[MCNS]).await;
         let mut ticks = tokio::time::interval(OWNERSHIP_PERIOD);
         loop {
             ticks.tick().await;
@@ -346,8 +374,7 @@ impl Context {
         }
     }
 
-    /// Deletes MCNs whose Node is gone (the garbage collector would too, via
-    /// the owner reference, but not every cluster runs it for our CRD in time).
+    /// Deletes MCNs whose Node is gone (see [`super::sweep`]).
     async fn sweep_orphans(&self) {
         self.writer
             .written
@@ -355,14 +382,9 @@ impl Context {
         if !self.is_leader() || !self.ownership.may_write() {
             return;
         }
-        for mcn in self.mcns.state() {
-            let name = mcn.name_any();
-            if self.nodes.get(&ObjectRef::new(&name)).is_none()
-                && let Err(err) = self.writer.delete(&name).await
-            {
-                tracing::warn!(mcn = %name, error = %err, "could not delete orphaned MachineConfigNode");
-            }
-        }
+        self.orphans
+            .sweep(&self.nodes, &self.mcns.state(), &self.writer)
+            .await;
     }
 }
 
@@ -370,6 +392,11 @@ impl Context {
 async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> {
     if !ctx.is_leader() {
         // Becoming leader triggers a full reconcile.
+        return Ok(Action::await_change());
+    }
+    if !*ctx.inputs.borrow() {
+        // Their listing triggers a full reconcile.
+        tracing::debug!("waiting for the inputs to list");
         return Ok(Action::await_change());
     }
     if ctx.ownership.mode() == Mode::Own {
@@ -455,12 +482,14 @@ fn error_policy(node: Arc<Node>, error: &Error, ctx: Arc<Context>) -> Action {
 
 /// A store of every `K` in the cluster and the stream of objects that
 /// changed, applied to the store before they are yielded. An object the
-/// job cannot read is logged once per watch event.
+/// job cannot read is logged once per watch event. `follow` sees every
+/// event of the watch, after the store.
 fn cached<K>(
     client: &Client,
     readiness: &Readiness,
     name: &str,
     trim: fn(&mut K),
+    follow: impl Fn(&Result<watcher::Event<K>, watcher::Error>) + Send + 'static,
 ) -> (
     Store<K>,
     impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
@@ -478,6 +507,7 @@ where
         readiness.watch(name),
         trim,
     )
+    .inspect(follow)
     .touched_objects()
     .inspect_ok(|object| {
         if let Some(error) = object.invalid() {
@@ -489,6 +519,9 @@ where
 
 /// Caches an object as it comes.
 fn keep<K>(_: &mut K) {}
+
+/// Follows none of a watch's events.
+fn ignore<K>(_: &Result<watcher::Event<K>, watcher::Error>) {}
 
 /// Why a cached object cannot be read, if it cannot.
 trait Invalid {
@@ -632,14 +665,30 @@ pub fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) -> impl std::future::Future<Output = ()> + Send {
     let readiness = &options.readiness;
-    let (pools, pool_watch) = cached(&client, readiness, "machineconfigpools", keep);
-    let (configs, config_watch) = cached(&client, readiness, "machineconfigs", keep);
-    let (mcns, mcn_watch) =
-        cached::<MachineConfigNode>(&client, readiness, "machineconfignodes", keep);
-    let (nodes, node_watch) = cached::<Node>(&client, readiness, "nodes", trim_node);
+    let (pools, pool_watch) = cached(&client, readiness, POOLS, keep, ignore);
+    let (configs, config_watch) = cached(&client, readiness, CONFIGS, keep, ignore);
+    let (mcns, mcn_watch) = cached::<MachineConfigNode>(&client, readiness, MCNS, keep, ignore);
+    let node_list = NodeList::default();
+    let (nodes, node_watch) = {
+        let node_list = node_list.clone();
+        cached::<Node>(&client, readiness, NODES, trim_node, move |e| {
+            node_list.on(e)
+        })
+    };
     let (policies, policy_changes) = follow_policies(options.machineconfiguration);
+    // The inputs' listing sets `inputs` and then re-derives every node.
+    let (inputs_listed, inputs) = watch::channel(false);
+    let inputs_listed = {
+        let readiness = readiness.clone();
+        futures::stream::once(async move {
+            readiness.listed(&INPUTS).await;
+            tracing::info!("the MachineConfigNode inputs are listed");
+            inputs_listed.send_replace(true);
+        })
+    };
 
     let events = Events::new(client.clone(), &options.identity);
+    let orphans = Orphans::new(client.clone(), node_list);
     let writer = Writer::new(client, options.metrics.clone());
     // Each kind is watched once: the reflector fills the store the
     // reconciler reads, then the same event triggers reconciles, so a
@@ -668,6 +717,8 @@ pub fn run(
     let readiness = options.readiness.clone();
     let ctx = Arc::new(Context {
         writer,
+        orphans,
+        inputs,
         guests,
         nodes: nodes.clone(),
         pools,
@@ -726,6 +777,7 @@ pub fn run(
             became_allowed.boxed(),
             gates_changed.boxed(),
             rollout_moved.boxed(),
+            inputs_listed.boxed(),
         ]))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)

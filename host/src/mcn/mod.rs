@@ -3,7 +3,8 @@
 //! the object to apply, the condition times), the node disruption
 //! policies (`policies`), the guest binding that checks
 //! every answer (`guest`), the controller (`controller`), the one place
-//! MCNs are written (`write`), how a derived MCN compares with the stored
+//! MCNs are written (`write`), when an MCN whose Node is gone is deleted
+//! (`sweep`), how a derived MCN compares with the stored
 //! one and who else writes MCNs (`observe`, for the ownership modes) and
 //! what `eval mcn` reads (`eval`).
 
@@ -18,6 +19,7 @@ pub mod observe;
 pub mod phase;
 pub mod policies;
 pub mod rules;
+pub mod sweep;
 pub mod write;
 
 pub use guest::{McnGuest, NODE_STATE_INTERFACE};

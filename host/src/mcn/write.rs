@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams, ValidationDirective};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions, ValidationDirective};
 use kube::{Client, Resource, ResourceExt};
 use serde_json::json;
 
@@ -160,15 +160,26 @@ impl Writer {
         Ok(written.is_some_and(|written| flight.land(written)))
     }
 
-    pub(super) async fn delete(&self, name: &str) -> Result<(), kube::Error> {
-        match self.api.delete(name, &DeleteParams::default()).await {
+    /// Deletes `mcn`, that very object: its UID is a precondition, so an
+    /// MCN created again under its name since it was read stays. Returns
+    /// whether it was deleted (not when it was gone already, or replaced).
+    pub(super) async fn delete(&self, mcn: &MachineConfigNode) -> Result<bool, kube::Error> {
+        let name = mcn.name_any();
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: mcn.metadata.uid.clone(),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match self.api.delete(&name, &params).await {
             Ok(_) => {
                 self.metrics.count_write("delete");
-                self.written.forget(name);
+                self.written.forget(&name);
                 tracing::info!(mcn = name, "deleted MachineConfigNode");
-                Ok(())
+                Ok(true)
             }
-            Err(err) if is_status(&err, 404) => Ok(()),
+            Err(err) if is_status(&err, 404) || is_status(&err, 409) => Ok(false),
             Err(err) => Err(err),
         }
     }
@@ -370,17 +381,27 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn deleting_a_gone_node_is_no_error() {
+    async fn deletes_only_the_mcn_it_read() {
+        let precondition = json!({"preconditions": {"uid": "u-1"}});
+        let delete = || Call::delete(PATH).body(precondition.clone());
         let (writer, registry, scenario) = serve(vec![
-            Call::delete(PATH).answer(mcn("7", spec("rendered-b"), None)),
-            Call::delete(PATH).refuse(404, "NotFound"),
-            Call::delete(PATH).refuse(403, "Forbidden"),
+            delete().answer(mcn("7", spec("rendered-b"), None)),
+            delete().refuse(404, "NotFound"),
+            // Created again under its name since it was read: another UID.
+            delete().refuse(409, "Conflict"),
+            delete().refuse(403, "Forbidden"),
         ]);
         writer.written.remember(mcn("6", spec("rendered-b"), None));
-        assert!(writer.delete("worker-0").await.is_ok());
+        let mut read = mcn("6", spec("rendered-b"), None);
+        read.metadata.uid = Some("u-1".into());
+        assert!(matches!(writer.delete(&read).await, Ok(true)));
         assert_eq!(remembered(&writer), None, "a deleted node is forgotten");
-        assert!(writer.delete("worker-0").await.is_ok());
-        let failed = writer.delete("worker-0").await;
+        assert!(
+            matches!(writer.delete(&read).await, Ok(false)),
+            "gone already"
+        );
+        assert!(matches!(writer.delete(&read).await, Ok(false)), "replaced");
+        let failed = writer.delete(&read).await;
         assert!(failed.is_err_and(|err| is_status(&err, 403)));
         scenario.done().await;
         assert_eq!(

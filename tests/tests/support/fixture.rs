@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
     PatchParams, PostParams,
@@ -33,6 +34,8 @@ pub const NAMESPACE: &str = "mco-system";
 pub const SERVICE_ACCOUNT: &str = "mco-host";
 /// deploy/rbac.yaml grants get/update/patch on this one Lease name only.
 pub const LEASE: &str = "mco-host";
+/// The ClusterRole deploy/rbac.yaml binds to the ServiceAccount.
+const CLUSTER_ROLE: &str = "mco-host";
 pub const ANNOTATION_PREFIX: &str = "machineconfiguration.openshift.io/";
 /// Field manager of everything the test itself writes as admin.
 const MANAGER: &str = "mco-e2e-test";
@@ -194,6 +197,16 @@ impl Fixture {
         extra: &[&str],
         limit: Duration,
     ) -> Result<usize> {
+        let i = self.spawn_controller(identity, extra)?;
+        let took = self.controllers[i].wait_ready(limit).await?;
+        eprintln!("mcn_controller: controller {identity} ready in {took:.2?}");
+        Ok(i)
+    }
+
+    /// Starts `mco-host run` as the ServiceAccount, without waiting for
+    /// `/readyz` (which a watch held back keeps from answering 200).
+    /// Returns its index in `controllers`.
+    pub fn spawn_controller(&mut self, identity: &str, extra: &[&str]) -> Result<usize> {
         let common = vec![
             "--kubeconfig".to_owned(),
             self.kubeconfig.display().to_string(),
@@ -204,10 +217,98 @@ impl Fixture {
         ];
         let c = Controller::spawn(&self.bin, &self.dir_path, identity, &common, extra)?;
         self.controllers.push(c);
-        let i = self.controllers.len() - 1;
-        let took = self.controllers[i].wait_ready(limit).await?;
-        eprintln!("mcn_controller: controller {identity} ready in {took:.2?}");
-        Ok(i)
+        Ok(self.controllers.len() - 1)
+    }
+
+    /// Takes `verbs` on `resource` away from the ServiceAccount's
+    /// ClusterRole (the rest of its rules stay), and waits until the
+    /// apiserver refuses it a list. [`Self::restore_rbac`] gives them back.
+    pub async fn withhold(&self, resource: &ApiResource, verbs: &[&str]) -> Result<()> {
+        let roles: Api<ClusterRole> = Api::all(self.admin.clone());
+        let mut role = roles.get(CLUSTER_ROLE).await?;
+        let mut rules = Vec::new();
+        for rule in role.rules.take().unwrap_or_default() {
+            let covers = rule
+                .api_groups
+                .as_ref()
+                .is_some_and(|g| g.contains(&resource.group))
+                && rule
+                    .resources
+                    .as_ref()
+                    .is_some_and(|r| r.contains(&resource.plural));
+            if !covers {
+                rules.push(rule);
+                continue;
+            }
+            let kept: Vec<String> = rule
+                .verbs
+                .iter()
+                .filter(|v| !verbs.contains(&v.as_str()))
+                .cloned()
+                .collect();
+            let others: Vec<String> = rule
+                .resources
+                .iter()
+                .flatten()
+                .filter(|r| **r != resource.plural)
+                .cloned()
+                .collect();
+            if !others.is_empty() {
+                rules.push(PolicyRule {
+                    resources: Some(others),
+                    ..rule.clone()
+                });
+            }
+            if !kept.is_empty() {
+                rules.push(PolicyRule {
+                    resources: Some(vec![resource.plural.clone()]),
+                    verbs: kept,
+                    ..rule
+                });
+            }
+        }
+        role.rules = Some(rules);
+        roles
+            .replace(CLUSTER_ROLE, &PostParams::default(), &role)
+            .await
+            .with_context(|| format!("withholding {verbs:?} on {}", resource.plural))?;
+        self.wait_list_allowed(resource, false).await
+    }
+
+    /// Applies deploy/rbac.yaml again (after [`Self::withhold`]), and waits
+    /// until the ServiceAccount may list `resource` again.
+    pub async fn restore_rbac(&self, resource: &ApiResource) -> Result<()> {
+        apply_manifest(&self.admin, &repo_root().join("deploy").join("rbac.yaml"))
+            .await
+            .context("applying deploy/rbac.yaml again")?;
+        self.wait_list_allowed(resource, true).await
+    }
+
+    /// Waits until the ServiceAccount's list of `resource` is allowed, or
+    /// refused (403): RBAC changes take effect soon, not at once.
+    async fn wait_list_allowed(&self, resource: &ApiResource, allowed: bool) -> Result<()> {
+        let api: Api<DynamicObject> = Api::all_with(self.cp.client_for(&self.sa.name)?, resource);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let listed = api.list(&ListParams::default().limit(1)).await;
+            let now = match &listed {
+                Ok(_) => true,
+                Err(e) if api_code(e) == Some(403) => false,
+                Err(e) => bail!("listing {} as {}: {e}", resource.plural, self.sa.name),
+            };
+            if now == allowed {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "{} may{} list {} 10 s after its ClusterRole changed",
+                    self.sa.name,
+                    if allowed { " not" } else { " still" },
+                    resource.plural
+                );
+            }
+            sleep(POLL).await;
+        }
     }
 
     /// A kubeconfig for the admin user: what a person running
