@@ -16,6 +16,7 @@ pub mod cli;
 pub mod cluster;
 pub mod compare;
 pub mod feature_gates;
+pub mod leadership;
 pub mod manifests;
 pub mod mcn;
 pub mod metrics;
