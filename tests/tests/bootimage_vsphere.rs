@@ -627,6 +627,9 @@ async fn leader_loss(c: &mut Cluster) -> Result<()> {
     c.set_stream_text(&stream(R1, &url, &sha)).await?;
     let tmp = temp_name("mco-tmp", TEMPLATE_A);
     let a_vm = wait_vm(&w, &tmp, None).await?;
+    // Its few KiB are uploaded in milliseconds: then it waits on the held
+    // MarkAsTemplate, with its NFC lease complete.
+    sleep(Duration::from_secs(1)).await;
     let a_writes = c.metrics(a).await?.writes();
 
     // ---- the leader freezes mid-import; the standby takes over --------------
