@@ -5,7 +5,8 @@
 //! that knows no job (`runtime`), the manifest reader of the `eval` inputs
 //! (`manifests`), who writes what beside the Machine Config Operator
 //! (`ownership`, with the decision comparison `compare`), the cluster's
-//! feature gates (`feature_gates`), and the command line (`cli`).
+//! feature gates (`feature_gates`), whether this replica still holds the
+//! lease (`leadership`), and the command line (`cli`).
 
 pub mod admin;
 pub mod audit;
