@@ -876,7 +876,8 @@ async fn a_fetch_dropped_mid_download_leaves_nothing_behind() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let cache = OvaCache::new(dir.path().to_owned(), 4 * built.size);
     let t = Duration::from_secs(20);
-    let mut fetch = Box::pin(cache.fetch(&server.url(&stalled), &built.sha256, t));
+    let url = server.url(&stalled);
+    let mut fetch = Box::pin(cache.fetch(&url, &built.sha256, t));
     let started = Instant::now();
     // Polled until half the OVA is in its partial file, then dropped.
     loop {
