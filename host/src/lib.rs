@@ -5,7 +5,8 @@
 //! that knows no job (`runtime`), the manifest reader of the `eval` inputs
 //! (`manifests`), who writes what beside the Machine Config Operator
 //! (`ownership`, with the decision comparison `compare`), the cluster's
-//! feature gates (`feature_gates`), and the command line (`cli`).
+//! feature gates (`feature_gates`), whether this replica still holds the
+//! lease (`leadership`), and the command line (`cli`).
 
 pub mod admin;
 pub mod audit;
@@ -16,6 +17,7 @@ pub mod cli;
 pub mod cluster;
 pub mod compare;
 pub mod feature_gates;
+pub mod leadership;
 pub mod manifests;
 pub mod mcn;
 pub mod metrics;

@@ -22,6 +22,11 @@ pub struct ResultLabels {
     pub result: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    pub reason: String,
+}
+
 /// The OCP version the boot image skew record claims, and why.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct SkewLabels {
@@ -136,6 +141,12 @@ pub struct ObservedSampleLabels {
 #[derive(Clone)]
 pub struct Metrics {
     pub leader: Gauge,
+    /// Times this replica stopped holding the lease, by reason
+    /// (`leadership`): `lease_manager` (it saw another holder or released),
+    /// `renewal_overdue`, `held_by_other`.
+    pub lease_step_downs: Family<ReasonLabels, Counter>,
+    /// Boot image passes dropped where they were because the lease was lost.
+    pub bootimage_passes_stopped: Counter,
     /// By job and result: the guest's decision (`apply`, `skip`, `error`,
     /// `patch`, `noop`) or `failed` (trapped, timed out, invalid output).
     pub evaluations: Family<JobResultLabels, Counter>,
@@ -189,6 +200,8 @@ impl Metrics {
     pub fn register(registry: &mut Registry) -> Metrics {
         let metrics = Metrics {
             leader: Gauge::default(),
+            lease_step_downs: Family::default(),
+            bootimage_passes_stopped: Counter::default(),
             evaluations: Family::default(),
             evaluation_seconds: Histogram::new(exponential_buckets(10e-6, 4.0, 10)),
             evaluation_cpu_seconds: Family::default(),
@@ -220,6 +233,16 @@ impl Metrics {
             "leader",
             "1 while this replica holds the lease and writes",
             metrics.leader.clone(),
+        );
+        sub.register(
+            "lease_step_downs",
+            "Times this replica stopped holding the lease, by reason (lease_manager: the lease manager saw another holder or released it; renewal_overdue: no renewal seen within the lease duration; held_by_other: the Lease names another holder)",
+            metrics.lease_step_downs.clone(),
+        );
+        sub.register(
+            "bootimage_passes_stopped",
+            "Boot image passes stopped where they were (vCenter imports included) because this replica lost the lease",
+            metrics.bootimage_passes_stopped.clone(),
         );
         sub.register(
             "evaluations",

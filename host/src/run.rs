@@ -20,6 +20,7 @@ use crate::cluster::resources::{
 use crate::cluster::watch::{Readiness, latest, latest_optional};
 use crate::cluster::{self, FIELD_MANAGER};
 use crate::feature_gates::{self, IMAGE_MODE_STATUS_REPORTING};
+use crate::leadership;
 use crate::metrics::Metrics;
 use crate::ownership::{Mode, Ownership};
 use crate::registry::swap;
@@ -69,23 +70,37 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     let guests = swap::start(guests, client.clone(), cluster, &metrics).await?;
 
     let lease_seconds = options.lease_duration.as_secs().max(2);
+    let lease_grace = (lease_seconds / 3).max(1);
     let lease = LeaseManagerBuilder::new(client.clone(), &options.lease_name)
         .with_namespace(&options.namespace)
         .with_identity(&options.identity)
         .with_duration(lease_seconds)
-        .with_grace((lease_seconds / 3).max(1))
+        .with_grace(lease_grace)
         .with_field_manager(FIELD_MANAGER)
         .build()
         .await
         .context("setting up the leader-election lease")?;
-    let (leader, lease_task) = lease.watch().await;
+    let (manager, lease_task) = lease.watch().await;
     tracing::info!(identity = %options.identity, lease = %options.lease_name, namespace = %options.namespace, "waiting for the lease");
-    let leader_gauge = {
-        let (mut leader, gauge) = (leader.clone(), metrics.leader.clone());
+    // The lease manager does not report a renewal that fails: the host
+    // follows its term itself, and everything that writes asks it.
+    let (leadership, follow_lease) = leadership::follow(
+        Api::namespaced(client.clone(), &options.namespace),
+        leadership::LeaseSettings {
+            name: options.lease_name.clone(),
+            identity: options.identity.clone(),
+            grace: Duration::from_secs(lease_grace),
+        },
+        manager,
+        metrics.clone(),
+    );
+    let follow_lease = tokio::spawn(follow_lease);
+    let leader = leadership.held();
+    let forward_leader = {
+        let mut leader = leader.clone();
         async move {
             loop {
                 let is_leader = *leader.borrow_and_update();
-                gauge.set(i64::from(is_leader));
                 lease_held.send_replace(is_leader);
                 tracing::info!(leader = is_leader, "leadership changed");
                 if leader.changed().await.is_err() {
@@ -94,7 +109,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             }
         }
     };
-    let leader_gauge = tokio::spawn(leader_gauge);
+    let forward_leader = tokio::spawn(forward_leader);
 
     let shutdown = shutdown_signal().shared();
     // Both controllers register their watches before the admin server
@@ -163,7 +178,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             resync: options.resync,
             control_plane_arch: boot.control_plane_arch,
             identity: options.identity.clone(),
-            leader: leader.clone(),
+            leadership: leadership.clone(),
             metrics: metrics.clone(),
             readiness: readiness.clone(),
             machineconfiguration,
@@ -195,9 +210,12 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     // The lease manager releases the lease once every receiver of its
     // channel is gone, so a successor takes over now, not when the lease
     // would have expired.
-    leader_gauge.abort();
-    let _ = leader_gauge.await;
+    forward_leader.abort();
+    let _ = forward_leader.await;
+    follow_lease.abort();
+    let _ = follow_lease.await;
     drop(leader);
+    drop(leadership);
     match tokio::time::timeout(LEASE_RELEASE_WAIT, lease_task).await {
         Ok(Ok(Ok(_))) => tracing::info!("lease released"),
         Ok(Ok(Err(err))) => tracing::warn!(error = %err, "could not release the lease"),

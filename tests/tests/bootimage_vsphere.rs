@@ -55,6 +55,14 @@ const TEMPLATE_B: &str = "c1-rhcos-fd-b";
 const CUSTOMER: &str = "DC0_C0_RP0_VM0";
 const POLL: Duration = Duration::from_millis(200);
 const QUIET: Duration = Duration::from_secs(3);
+/// How long vcsim holds every `MarkAsTemplate` in the leader-loss test: an
+/// import then stands still with its `mco-tmp-` VM in vCenter, as a long
+/// OVA transfer would, for longer than the lease (4 s) lasts.
+const HOLD_MS: u32 = 8_000;
+
+/// One control plane, vcsim and replicas at a time: on two cores, two
+/// scenarios at once starve each other past the lease.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 struct World {
     vcsim: Vcsim,
@@ -247,6 +255,7 @@ async fn set_credentials(c: &Cluster, server: &str, password: &str) -> Result<()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn vsphere_templates_are_imported_swapped_and_recovered_by_the_rules() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
     let mut c = Cluster::start(Platform::Vsphere, &[]).await?;
     let result = scenario(&mut c).await;
     c.fx.finish(result)
@@ -545,4 +554,165 @@ async fn scenario(c: &mut Cluster) -> Result<()> {
     c.fx.check_controllers()?;
     let _ = controller;
     Ok(())
+}
+
+/// The leader is frozen (SIGSTOP: it renews nothing and sends nothing,
+/// as a paused VM or a node cut off from the apiserver would) while its
+/// import stands in vCenter; the standby takes the lease once it expires
+/// and imports, its stale-VM cleanup removing the leader's `mco-tmp-` VM.
+/// The old leader is woken while the new one's import stands in vCenter
+/// in turn: its own clock says its term is over, so it drops its import
+/// before taking another step, says so, and writes nothing more. One
+/// template results, imported once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_frozen_mid_import_stops_and_its_successor_imports_once() -> Result<()> {
+    let _one_at_a_time = SERIAL.lock().await;
+    let mut c = Cluster::start(Platform::Vsphere, &[]).await?;
+    let result = leader_loss(&mut c).await;
+    c.fx.finish(result)
+}
+
+async fn leader_loss(c: &mut Cluster) -> Result<()> {
+    let listen = format!("127.0.0.1:{}", low_free_port()?);
+    let hold = format!("MarkAsTemplate:{HOLD_MS}");
+    let vcsim = Vcsim::start_with(USER, PASSWORD, &["-l", &listen, "-method-delay", &hold])?;
+    let (server, port) = vcsim
+        .server
+        .split_once(':')
+        .context("vcsim listens on host:port")?;
+    let (server, port) = (server.to_owned(), port.parse::<u16>()?);
+    vcsim.create_folder("/DC0/vm", "c1").await?;
+    vcsim.create_tag("c1-infrastructure", "c1").await?;
+    let ca_file = tempfile::NamedTempFile::new()?;
+    std::fs::write(ca_file.path(), vcsim.ca_pem())?;
+    let w = World {
+        vcsim,
+        mirror: Mirror::start()?,
+        ca_file,
+        ova_cache: tempfile::tempdir()?,
+    };
+    c.apply(
+        &openshift::infrastructure(),
+        None,
+        json!({"apiVersion": "config.openshift.io/v1", "kind": "Infrastructure",
+               "metadata": {"name": "cluster"},
+               "spec": {"platformSpec": {"type": "VSphere", "vsphere": {
+                   "vcenters": [{"server": server, "port": port, "datacenters": ["DC0"]}],
+                   "failureDomains": [failure_domain("fd-a", "DC0_C0", &server)]}}}}),
+    )
+    .await?;
+    set_credentials(c, &server, PASSWORD).await?;
+    c.apply(
+        &ApiResource::erase::<ConfigMap>(&()),
+        Some("kube-system"),
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "cluster-config-v1", "namespace": "kube-system"},
+               "data": {"install-config": "platform:\n  vsphere:\n    diskType: thin\n"}}),
+    )
+    .await?;
+    c.apply(
+        &openshift::machine_set(),
+        Some(MAPI),
+        machineset("fd-a", "", "DC0_C0", &server),
+    )
+    .await?;
+
+    // ---- the leader and a standby, then a release to import ------------------
+    let args = w.controller_args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let a = c.start_controller("boot-a", &args).await?;
+    let b = c.start_replica("boot-b", &args).await?;
+    ensure!(!c.metrics(b).await?.leader()?, "both replicas lead");
+    let (url, sha) = w.publish(R1)?;
+    c.set_stream_text(&stream(R1, &url, &sha)).await?;
+    let tmp = temp_name("mco-tmp", TEMPLATE_A);
+    let a_vm = wait_vm(&w, &tmp, None).await?;
+    // Its few KiB are uploaded in milliseconds: then it waits on the held
+    // MarkAsTemplate, with its NFC lease complete.
+    sleep(Duration::from_secs(1)).await;
+    let a_writes = c.metrics(a).await?.writes();
+
+    // ---- the leader freezes mid-import; the standby takes over --------------
+    c.fx.controllers[a].pause()?;
+    let started = Instant::now();
+    while !c.metrics(b).await?.leader()? {
+        ensure!(
+            started.elapsed() < CONVERGE,
+            "the standby never took the lease"
+        );
+        sleep(POLL).await;
+    }
+    // Its import removed the frozen leader's VM as stale and made its own.
+    let b_vm = wait_vm(&w, &tmp, Some(&a_vm)).await?;
+    ensure!(
+        w.vcsim.vm_property(&a_vm, "name").await.is_err(),
+        "the frozen leader's {tmp} ({a_vm}) is still there beside {b_vm}"
+    );
+
+    // ---- the old leader wakes while the new one's import stands -------------
+    c.fx.controllers[a].resume()?;
+    w.wait_template(TEMPLATE_A, R1).await?;
+    wait_template_named(c, "fd-a", TEMPLATE_A).await?;
+    w.no_leftovers(TEMPLATE_A).await?;
+    sleep(QUIET).await;
+    let (am, bm) = (c.metrics(a).await?, c.metrics(b).await?);
+    let log = c.fx.controllers[a].log();
+    ensure!(
+        log.contains("stepped down") && log.contains("the boot image pass stopped where it was"),
+        "the old leader does not say it stepped down and stopped:\n{}",
+        c.fx.controllers[a].tails()
+    );
+    ensure!(!am.leader()? && bm.leader()?, "the lease moved back");
+    ensure!(
+        am.sum("mco_bootimage_passes_stopped_total", &[]) == 1.0
+            && am.sum("mco_lease_step_downs_total", &[]) >= 1.0,
+        "the old leader's stop is not counted"
+    );
+    ensure!(
+        am.sum("mco_bootimage_template_imports_total", &[]) == 0.0,
+        "the old leader finished an import after it lost the lease"
+    );
+    ensure!(
+        am.writes() == a_writes,
+        "the old leader wrote after it lost the lease: {}",
+        am.writes_summary()
+    );
+    let imported = (
+        bm.sum(
+            "mco_bootimage_template_imports_total",
+            &[("result", "imported")],
+        ),
+        bm.sum("mco_bootimage_template_imports_total", &[]),
+    );
+    ensure!(
+        imported == (1.0, 1.0),
+        "the new leader's imports (imported, all): {imported:?}; expected exactly one"
+    );
+    c.wait_conditions(
+        "Reconciled 1 of 1 MAPI MachineSets",
+        ("False", "0 Degraded MAPI MachineSets"),
+    )
+    .await?;
+    c.fx.check_controllers()?;
+    Ok(())
+}
+
+/// Waits until the folder holds a VM named `name` other than `not`; its
+/// managed object ID.
+async fn wait_vm(w: &World, name: &str, not: Option<&str>) -> Result<String> {
+    let started = Instant::now();
+    loop {
+        if let Some(vm) = w.vm(name).await?
+            && Some(vm.as_str()) != not
+        {
+            return Ok(vm);
+        }
+        if started.elapsed() > CONVERGE {
+            bail!(
+                "no {FOLDER}/{name} (other than {not:?}) after {CONVERGE:?}\n{}",
+                w.vcsim.log_tail()
+            );
+        }
+        sleep(POLL).await;
+    }
 }

@@ -668,6 +668,10 @@ async fn a_silent_server_times_out_naming_the_method() -> Result<()> {
 
 /// A small static HTTP server on loopback: `GET /<name>` answers the bytes
 /// registered for `name`; counts the GETs.
+/// Files whose name starts so are served half, then held: a transfer that
+/// stalls.
+const STALLED: &str = "stalled-";
+
 struct Files {
     addr: std::net::SocketAddr,
     gets: Arc<AtomicUsize>,
@@ -699,7 +703,15 @@ impl Files {
                     counter.fetch_add(1, Ordering::SeqCst);
                     // A little delay makes concurrent fetches overlap.
                     tokio::time::sleep(Duration::from_millis(100)).await;
-                    let response = match files.get(path.trim_start_matches('/')) {
+                    let name = path.trim_start_matches('/');
+                    if let (Some(body), true) = (files.get(name), name.starts_with(STALLED)) {
+                        let head =
+                            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+                        let _ = sock.write_all(head.as_bytes()).await;
+                        let _ = sock.write_all(&body[..body.len() / 2]).await;
+                        std::future::pending::<()>().await;
+                    }
+                    let response = match files.get(name) {
                         Some(body) => {
                             let mut r = format!(
                                 "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -844,6 +856,48 @@ async fn the_ova_cache_hits_checks_bounds_and_evicts() -> Result<()> {
     );
     let err = cache.fetch(&url_a, "abc", t).await.unwrap_err();
     assert!(matches!(err, FetchError::BadDigest { .. }), "{err}");
+    Ok(())
+}
+
+/// A fetch dropped mid-download (its replica lost the lease, and the pass
+/// around it was dropped) leaves no partial file, and the next fetch of
+/// that OVA downloads it whole.
+#[tokio::test]
+async fn a_fetch_dropped_mid_download_leaves_nothing_behind() -> Result<()> {
+    let src = tempfile::tempdir()?;
+    let built = ova::build(src.path(), "a.ova", &OvaOptions::default())?;
+    let bytes = std::fs::read(&built.path)?;
+    let stalled = format!("{STALLED}a.ova");
+    let server = Files::serve(HashMap::from([
+        ("a.ova".to_owned(), bytes.clone()),
+        (stalled.clone(), bytes),
+    ]))
+    .await?;
+    let dir = tempfile::tempdir()?;
+    let cache = OvaCache::new(dir.path().to_owned(), 4 * built.size);
+    let t = Duration::from_secs(20);
+    let url = server.url(&stalled);
+    let mut fetch = Box::pin(cache.fetch(&url, &built.sha256, t));
+    let started = Instant::now();
+    // Polled until half the OVA is in its partial file, then dropped.
+    loop {
+        tokio::select! {
+            done = &mut fetch => anyhow::bail!("the stalled fetch ended: {done:?}"),
+            () = tokio::time::sleep(Duration::from_millis(20)) => {}
+        }
+        let partial = std::fs::read_dir(dir.path())?
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .any(|m| m.len() >= built.size / 2);
+        if partial {
+            break;
+        }
+        ensure!(started.elapsed() < t, "no partial download after {t:?}");
+    }
+    drop(fetch);
+    assert_eq!(ovas_in(dir.path())?, Vec::<String>::new());
+    let path = cache.fetch(&server.url("a.ova"), &built.sha256, t).await?;
+    assert_eq!(ova::sha256_hex(&std::fs::read(&path)?), built.sha256);
+    assert_eq!(ovas_in(dir.path())?, vec![format!("{}.ova", built.sha256)]);
     Ok(())
 }
 

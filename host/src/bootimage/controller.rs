@@ -40,6 +40,7 @@ use crate::cluster::managers;
 use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::watch::{Latest, Readiness};
 use crate::feature_gates::Gates;
+use crate::leadership::{Leadership, NotLeader};
 use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, State};
 use crate::registry::rollout::CanarySpec;
@@ -69,7 +70,9 @@ pub struct Options {
     /// Stream arch of the control plane (the host's own).
     pub control_plane_arch: String,
     pub identity: String,
-    pub leader: watch::Receiver<bool>,
+    /// Whether this replica holds the lease: a pass runs only while it
+    /// does, and stops where it is when it is lost.
+    pub leadership: Leadership,
     pub metrics: Metrics,
     pub readiness: Readiness,
     /// MachineConfiguration `cluster`, from the watch the MCN job shares.
@@ -238,7 +241,7 @@ pub fn run(
             namespace: options.namespace,
             state_configmap: options.state_configmap,
             metrics: options.metrics,
-            leader: options.leader.clone(),
+            leadership: options.leadership.clone(),
             written: OwnWrites::default(),
             ownership: options.ownership,
         },
@@ -272,7 +275,7 @@ pub fn run(
         });
         worker
             .run(
-                options.leader,
+                options.leadership.held(),
                 options.readiness,
                 watched,
                 options.resync,
@@ -305,7 +308,21 @@ impl Worker {
         let mut reason = "ControllerStarted";
         loop {
             if *leader.borrow_and_update() {
-                retry = self.pass(reason).await;
+                let leadership = self.writer.leadership.clone();
+                retry = match leadership.guard(self.pass(reason)).await {
+                    Ok(retry) => retry,
+                    Err(NotLeader) => {
+                        // Whatever the pass was doing (a vCenter transfer
+                        // included) was dropped as a crash would drop it;
+                        // the next leader's pass cleans up and starts over.
+                        tracing::warn!(
+                            reason,
+                            "lost the lease: the boot image pass stopped where it was"
+                        );
+                        self.writer.metrics.bootimage_passes_stopped.inc();
+                        None
+                    }
+                };
             }
             let wait = retry.unwrap_or(resync);
             reason = tokio::select! {

@@ -219,7 +219,10 @@ impl Vcenters {
     /// Downloads the OVA (or finds it in the cache, its digest checked),
     /// checks that it holds the stream's release, then imports it as the
     /// plan's template and swaps it in, unless the folder's template holds
-    /// that release already. `Err` names the step.
+    /// that release already. `Err` names the step. It runs inside the
+    /// pass, which is dropped at whatever step it stands when the lease is
+    /// lost: what it leaves then is what a crash leaves (`mco_vsphere`'s
+    /// import docs), and the next leader's pass clears it.
     pub async fn import(&self, plan: &ImportPlan) -> Result<Imported, String> {
         let path = self
             .cache

@@ -20,7 +20,6 @@ use mco_bootimage::vcenter::TemplateImport;
 use mco_bootimage::{Decision, MachineKind, UserDataUpgrade};
 use mco_vsphere::Imported;
 use serde_json::{Value, json};
-use tokio::sync::watch;
 
 use super::conditions::{self, Tally, Wanted};
 use super::error::{PassError, StateError, Subject};
@@ -36,6 +35,7 @@ use crate::cluster::resources::{
 };
 use crate::cluster::{FIELD_MANAGER, is_status};
 use crate::compare::{Outcome, Summary};
+use crate::leadership::Leadership;
 use crate::metrics::{Metrics, ResultLabels, SkewLabels};
 use crate::ownership::{JobOwnership, SAMPLE_LIMIT};
 
@@ -46,7 +46,10 @@ pub(super) struct Writer {
     pub(super) state_configmap: String,
     pub(super) metrics: Metrics,
     pub(super) events: Events,
-    pub(super) leader: watch::Receiver<bool>,
+    /// Whether this replica holds the lease. Every write here happens in a
+    /// pass the controller runs under [`Leadership::guard`] (no request
+    /// leaves once the lease is lost); the status writes also ask it.
+    pub(super) leadership: Leadership,
     /// MachineConfiguration `cluster` as our last condition write left it.
     pub(super) written: OwnWrites<Decoded<MachineConfiguration>>,
     pub(super) ownership: JobOwnership,
@@ -478,7 +481,7 @@ impl Writer {
                 outcome: record.outcome.label().into(),
             })
             .set(1);
-        if !record.changed || !*self.leader.borrow() || !self.ownership.may_write() {
+        if !record.changed || self.leadership.check().is_err() || !self.ownership.may_write() {
             return;
         }
         let body = record.status_patch();
@@ -512,7 +515,7 @@ impl Writer {
         wanted: &[Wanted],
         reason: &'static str,
     ) {
-        if !*self.leader.borrow() || !self.ownership.may_write() {
+        if self.leadership.check().is_err() || !self.ownership.may_write() {
             return;
         }
         let Some(stored) = mc else {
@@ -692,7 +695,7 @@ mod tests {
             namespace: "mco-system".into(),
             state_configmap: "state".into(),
             metrics,
-            leader: watch::channel(true).1,
+            leadership: Leadership::fixed(true),
             written: OwnWrites::default(),
             ownership,
         }

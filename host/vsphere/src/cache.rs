@@ -21,6 +21,37 @@ use crate::error::{FetchError, chain};
 /// What temporary downloads are named with (`.<sha256>.<n>.part`).
 const PART_SUFFIX: &str = ".part";
 
+/// A temporary download, busy (not swept) while it lives and removed with
+/// it unless renamed into place: a fetch that fails, or is dropped mid-way
+/// (its replica lost the lease), leaves nothing behind.
+struct Part<'a> {
+    cache: &'a OvaCache,
+    path: PathBuf,
+}
+
+impl<'a> Part<'a> {
+    fn new(cache: &'a OvaCache, path: PathBuf) -> Part<'a> {
+        cache
+            .parts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(path.clone());
+        Part { cache, path }
+    }
+}
+
+impl Drop for Part<'_> {
+    fn drop(&mut self) {
+        // Gone already once renamed into place.
+        let _ = std::fs::remove_file(&self.path);
+        self.cache
+            .parts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.path);
+    }
+}
+
 /// Downloads OVAs into a directory, keeping at most `max_bytes` of them.
 pub struct OvaCache {
     dir: PathBuf,
@@ -112,30 +143,13 @@ impl OvaCache {
         let n = self
             .counter
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let part = self.dir.join(format!(".{digest}.{n}{PART_SUFFIX}"));
-        self.parts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(part.clone());
-        let result = self.download(url, &digest, &part, timeout).await;
-        let result = match result {
-            Ok(size) => {
-                self.evict(size, &final_path).await;
-                tokio::fs::rename(&part, &final_path)
-                    .await
-                    .map_err(io(&final_path))
-                    .map(|()| final_path)
-            }
-            Err(e) => Err(e),
-        };
-        if result.is_err() {
-            let _ = tokio::fs::remove_file(&part).await;
-        }
-        self.parts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&part);
-        result
+        let part = Part::new(self, self.dir.join(format!(".{digest}.{n}{PART_SUFFIX}")));
+        let size = self.download(url, &digest, &part.path, timeout).await?;
+        self.evict(size, &final_path).await;
+        tokio::fs::rename(&part.path, &final_path)
+            .await
+            .map_err(io(&final_path))?;
+        Ok(final_path)
     }
 
     fn client(&self) -> Result<reqwest::Client, FetchError> {

@@ -233,6 +233,33 @@ impl Controller {
         Ok(())
     }
 
+    /// SIGSTOP: the process stands still, renewing nothing and sending
+    /// nothing, as a frozen VM or a node cut off would, until
+    /// [`Self::resume`]; its lease expires meanwhile.
+    pub fn pause(&self) -> Result<()> {
+        self.signal(Signal::STOP)
+    }
+
+    /// SIGCONT after [`Self::pause`].
+    pub fn resume(&self) -> Result<()> {
+        self.signal(Signal::CONT)
+    }
+
+    fn signal(&self, signal: Signal) -> Result<()> {
+        let pid = self
+            .pid()
+            .with_context(|| format!("controller {} is not running", self.identity))?;
+        // Our own child, not yet reaped: its PID cannot have been reused.
+        let pid = Pid::from_raw(i32::try_from(pid)?).context("pid 0")?;
+        kill_process(pid, signal)
+            .with_context(|| format!("cannot signal controller {}", self.identity))
+    }
+
+    /// Its whole log (JSON lines on stderr).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
     /// True once the test killed it on purpose.
     pub fn killed(&self) -> bool {
         self.killed
@@ -268,6 +295,8 @@ impl Controller {
             // Our own child, not yet reaped: its PID cannot have been reused.
             if let Some(p) = Pid::from_raw(i32::try_from(pid)?) {
                 let _ = kill_process(p, Signal::TERM);
+                // A paused one acts on it once resumed.
+                let _ = kill_process(p, Signal::CONT);
             }
             let deadline = Instant::now() + STOP_TIMEOUT;
             while child.try_wait()?.is_none() {
