@@ -92,14 +92,21 @@ impl Registry {
         let answer = Arc::new(answer);
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (answer, requests, written) = (answer.clone(), requests.clone(), written.clone());
+                let (answer, requests, written) =
+                    (answer.clone(), requests.clone(), written.clone());
                 std::thread::spawn(move || {
                     let Some(path) = read_request(&stream) else {
                         return;
                     };
-                    requests.lock().unwrap_or_else(|e| e.into_inner()).push(path.clone());
+                    requests
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(path.clone());
                     let bytes = send(stream, answer(&path));
-                    written.lock().unwrap_or_else(|e| e.into_inner()).push(bytes);
+                    written
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(bytes);
                 });
             }
         });
@@ -119,18 +126,26 @@ impl Registry {
     }
 
     fn requests(&self) -> Vec<String> {
-        self.requests.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The bytes the largest answer wrote, once `answers` have finished
-    /// (the client's close ends a flood; waited for, at most 20 s).
-    fn most_written(&self, answers: usize) -> usize {
+    /// (the client's close ends a flood; waited for, at most 20 s, while
+    /// the runtime closes the client's connections).
+    async fn most_written(&self, answers: usize) -> usize {
         for _ in 0..200 {
-            let written = self.written.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let written = self
+                .written
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
             if written.len() >= answers {
                 return written.into_iter().max().unwrap_or(0);
             }
-            std::thread::sleep(Duration::from_millis(100));
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("the registry's answers did not finish: the client kept reading")
     }
@@ -282,18 +297,25 @@ async fn a_300_mib_manifest_is_cut_off_at_1_mib() {
     // Unannounced: read up to the bound, and not a byte past it.
     let unannounced = flood(None);
     let error = pull_error(&unannounced, None).await;
-    assert_request(&error, &unannounced, "the manifest", "too_large", |e| {
-        matches!(e, RequestError::TooLarge { limit, .. } if *limit == 1 << 20)
-    });
-    assert!(error.to_string().contains("larger than 1048576 bytes"), "{error}");
-    assert!(unannounced.most_written(1) < STOPPED_NEAR_THE_BOUND);
+    assert_request(
+        &error,
+        &unannounced,
+        "the manifest",
+        "too_large",
+        |e| matches!(e, RequestError::TooLarge { limit, .. } if *limit == 1 << 20),
+    );
+    assert!(
+        error.to_string().contains("larger than 1048576 bytes"),
+        "{error}"
+    );
+    assert!(unannounced.most_written(1).await < STOPPED_NEAR_THE_BOUND);
     // Announced: refused before its body is read.
     let announced = flood(Some(HUGE));
     let error = pull_error(&announced, None).await;
     assert_request(&error, &announced, "the manifest", "too_large", |e| {
         matches!(e, RequestError::TooLarge { .. })
     });
-    assert!(announced.most_written(1) < STOPPED_NEAR_THE_BOUND);
+    assert!(announced.most_written(1).await < STOPPED_NEAR_THE_BOUND);
 }
 
 /// A registry of Kubewarden's layout (no config worth downloading: the
@@ -333,7 +355,7 @@ async fn a_config_or_layer_that_sends_more_than_it_declares_is_cut_off() {
         matches!(&error, PullError::DigestMismatch { what, .. } if what == "the config"),
         "{error}"
     );
-    assert!(config.most_written(2) < STOPPED_NEAR_THE_BOUND);
+    assert!(config.most_written(2).await < STOPPED_NEAR_THE_BOUND);
     // No Content-Length: cut off after the 2 bytes declared, for the
     // config and for the layer alike.
     let config = artifact(2, 2, huge(None), Answer::NotFound);
@@ -341,13 +363,13 @@ async fn a_config_or_layer_that_sends_more_than_it_declares_is_cut_off() {
     assert_request(&error, &config, "the config", "too_large", |e| {
         matches!(e, RequestError::TooLarge { limit: 2, .. })
     });
-    assert!(config.most_written(2) < STOPPED_NEAR_THE_BOUND);
+    assert!(config.most_written(2).await < STOPPED_NEAR_THE_BOUND);
     let layer = layer_only(2, huge(None));
     let error = pull_error(&layer, None).await;
     assert_request(&error, &layer, "the module layer", "too_large", |e| {
         matches!(e, RequestError::TooLarge { limit: 2, .. })
     });
-    assert!(layer.most_written(2) < STOPPED_NEAR_THE_BOUND);
+    assert!(layer.most_written(2).await < STOPPED_NEAR_THE_BOUND);
 }
 
 #[tokio::test]
@@ -359,16 +381,22 @@ async fn an_endless_layer_is_cut_off_at_its_declared_size_and_a_large_one_is_ref
     let declared = 512 << 10;
     let registry = layer_only(declared, endless.clone());
     let error = pull_error(&registry, None).await;
-    assert_request(&error, &registry, "the module layer", "too_large", |e| {
-        matches!(e, RequestError::TooLarge { limit, .. } if *limit == declared)
-    });
-    assert!(registry.most_written(2) < STOPPED_NEAR_THE_BOUND);
+    assert_request(
+        &error,
+        &registry,
+        "the module layer",
+        "too_large",
+        |e| matches!(e, RequestError::TooLarge { limit, .. } if *limit == declared),
+    );
+    assert!(registry.most_written(2).await < STOPPED_NEAR_THE_BOUND);
     // Declaring more than --oci-max-module-mib: refused, never requested.
     let registry = layer_only(2 << 20, endless);
     let error = pull_error(&registry, None).await;
     assert_eq!(error.kind(), "refused", "{error}");
     assert!(
-        error.to_string().contains("the module layer claims 2097152 bytes"),
+        error
+            .to_string()
+            .contains("the module layer claims 2097152 bytes"),
         "{error}"
     );
     assert!(!registry.requests().iter().any(|p| p.contains("/blobs/")));
@@ -378,11 +406,17 @@ async fn an_endless_layer_is_cut_off_at_its_declared_size_and_a_large_one_is_ref
 async fn a_registry_that_never_answers_fails_the_pull_at_the_read_timeout() {
     let registry = Registry::start(|_| Answer::Silent);
     let error = pull_error(&registry, None).await;
-    assert_request(&error, &registry, "the manifest", "timeout", |e| {
-        matches!(e, RequestError::Idle { after, .. } if *after == limits().idle)
-    });
+    assert_request(
+        &error,
+        &registry,
+        "the manifest",
+        "timeout",
+        |e| matches!(e, RequestError::Idle { after, .. } if *after == limits().idle),
+    );
     assert!(
-        error.to_string().contains("no answer for 1s (--oci-read-timeout)"),
+        error
+            .to_string()
+            .contains("no answer for 1s (--oci-read-timeout)"),
         "{error}"
     );
 }
@@ -435,7 +469,8 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
         memory_limit: 64 << 20,
         ..RuntimeConfig::default()
     });
-    let module = std::fs::read(common::installed_guest("mcn.wasm")).unwrap_or_else(|e| panic!("{e}"));
+    let module =
+        std::fs::read(common::installed_guest("mcn.wasm")).unwrap_or_else(|e| panic!("{e}"));
     let write_registry = |yaml: String| {
         let path = dir.path().join("registry.yaml");
         std::fs::write(&path, yaml).unwrap_or_else(|e| panic!("{e}"));
@@ -464,7 +499,10 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
     });
     let silent = Registry::start(|_| Answer::Silent);
     let mut in_flight = InFlight::default();
-    for (registry, wait) in [(&flooding, None), (&silent, Some(Duration::from_millis(100)))] {
+    for (registry, wait) in [
+        (&flooding, None),
+        (&silent, Some(Duration::from_millis(100))),
+    ] {
         let table = write_registry(format!("mcn:\n  oci: {}\n", registry.reference()));
         let oci = registry.oci();
         let round = registry::pull_all(&oci, &table, anonymous, &mut in_flight, wait).await;

@@ -360,7 +360,12 @@ struct SandboxArgs {
     /// The largest module layer pulled from an OCI registry, in MiB; a
     /// larger one is refused, and one that sends more than it declares is
     /// cut off (default: 32).
-    #[arg(long, global = true, value_name = "MIB", env = "MCO_OCI_MAX_MODULE_MIB")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "MIB",
+        env = "MCO_OCI_MAX_MODULE_MIB"
+    )]
     oci_max_module_mib: Option<usize>,
 }
 

@@ -238,7 +238,13 @@ impl Watch {
         // background, within its own deadline.
         let wait = Some(self.config.poll);
         let modules = (self.reader)
-            .remote(&self.config.oci, &registry, &self.metrics, &mut self.pulls, wait)
+            .remote(
+                &self.config.oci,
+                &registry,
+                &self.metrics,
+                &mut self.pulls,
+                wait,
+            )
             .await;
         let current = self.guests.current();
         let (runtime, jobs) = (self.config.runtime.clone(), self.config.jobs);

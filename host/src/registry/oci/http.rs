@@ -180,7 +180,10 @@ impl Oci {
         accept: &str,
         credential: Credential,
     ) -> Result<reqwest::Response, RequestError> {
-        let client = self.http.as_ref().map_err(|e| RequestError::Client(e.clone()))?;
+        let client = self
+            .http
+            .as_ref()
+            .map_err(|e| RequestError::Client(e.clone()))?;
         let request = client.get(url.clone()).header(ACCEPT, accept);
         let request = match credential {
             Credential::Anonymous => request,

@@ -246,10 +246,19 @@ impl Oci {
             source,
         };
         let url = self
-            .url(reference, &format!("manifests/{}", manifest_name(reference)))
+            .url(
+                reference,
+                &format!("manifests/{}", manifest_name(reference)),
+            )
             .map_err(fail)?;
         let bytes = self
-            .get(reference, auth, url, OCI_IMAGE_MEDIA_TYPE, MAX_METADATA_BYTES)
+            .get(
+                reference,
+                auth,
+                url,
+                OCI_IMAGE_MEDIA_TYPE,
+                MAX_METADATA_BYTES,
+            )
             .await
             .map_err(fail)?;
         // Computed here rather than taken from the registry's header: the

@@ -156,8 +156,13 @@ impl Oci {
         reference: &Reference,
         auth: &RegistryAuth,
     ) -> Result<Option<Vec<u8>>, LookupError> {
-        self.optional(reference, auth, OCI_IMAGE_MEDIA_TYPE, cosign::MAX_SIGNATURE_BYTES)
-            .await
+        self.optional(
+            reference,
+            auth,
+            OCI_IMAGE_MEDIA_TYPE,
+            cosign::MAX_SIGNATURE_BYTES,
+        )
+        .await
     }
 
     /// The manifest `reference` names, or none where the registry has
@@ -174,7 +179,10 @@ impl Oci {
             source,
         };
         let url = self
-            .url(reference, &format!("manifests/{}", manifest_name(reference)))
+            .url(
+                reference,
+                &format!("manifests/{}", manifest_name(reference)),
+            )
             .map_err(fail)?;
         match self.get(reference, auth, url, accept, limit).await {
             Ok(bytes) => Ok(Some(bytes)),
@@ -201,15 +209,23 @@ impl Oci {
         url.query_pairs_mut()
             .append_pair("artifactType", cosign::BUNDLE_MEDIA_TYPE);
         let accept = OCI_IMAGE_INDEX_MEDIA_TYPE;
-        let bytes = match self.get(subject, auth, url, accept, MAX_METADATA_BYTES).await {
+        let bytes = match self
+            .get(subject, auth, url, accept, MAX_METADATA_BYTES)
+            .await
+        {
             Ok(bytes) => bytes,
-            Err(RequestError::Status { status, .. }) if status == reqwest::StatusCode::NOT_FOUND => {
+            Err(RequestError::Status { status, .. })
+                if status == reqwest::StatusCode::NOT_FOUND =>
+            {
                 let tag = Reference::with_tag(
                     subject.registry().into(),
                     subject.repository().into(),
                     format!("sha256-{hex}"),
                 );
-                match self.optional(&tag, auth, accept, MAX_METADATA_BYTES).await? {
+                match self
+                    .optional(&tag, auth, accept, MAX_METADATA_BYTES)
+                    .await?
+                {
                     Some(bytes) => bytes,
                     None => return Ok(Vec::new()),
                 }
