@@ -6,7 +6,7 @@
 //! observing the cluster found).
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::extract::State;
@@ -22,9 +22,12 @@ use crate::registry::Guests;
 #[derive(Clone)]
 pub struct AdminState {
     pub registry: Arc<Registry>,
-    /// Guests load before the controllers start, so this is every watch.
+    /// The controllers' watches, and the guests while they load.
     pub readiness: Readiness,
-    pub guests: Guests,
+    /// Set once the guests have loaded: the server answers `/healthz`
+    /// while they load (OCI pulls included), so a slow registry does not
+    /// get the host killed by its liveness probe.
+    pub guests: Arc<OnceLock<Guests>>,
     pub ownership: Ownership,
 }
 
@@ -76,7 +79,10 @@ async fn metrics(State(state): State<AdminState>) -> impl IntoResponse {
 }
 
 async fn guests(State(state): State<AdminState>) -> impl IntoResponse {
-    json(&state.guests.status())
+    match state.guests.get() {
+        Some(guests) => json(&guests.status()),
+        None => (StatusCode::SERVICE_UNAVAILABLE, "the guests are loading\n").into_response(),
+    }
 }
 
 async fn ownership(State(state): State<AdminState>) -> impl IntoResponse {

@@ -311,7 +311,7 @@ impl Metrics {
         );
         sub.register(
             "guest_fetches",
-            "OCI pulls of guest modules by registry entry and result (success, manifest_failure, download_failure, digest_mismatch, refused, secret_failure)",
+            "OCI pulls of guest modules by registry entry and result (success, manifest_failure, download_failure, digest_mismatch, refused, secret_failure, signature_failure, key_failure, too_large, timeout)",
             metrics.guest_fetches.clone(),
         );
         sub.register(

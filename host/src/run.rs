@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -25,6 +25,9 @@ use crate::metrics::Metrics;
 use crate::ownership::{Mode, Ownership};
 use crate::registry::swap;
 use crate::{bootimage, mcn};
+
+/// The `/readyz` subject of the guests while they load.
+const GUESTS_LOADING: &str = "guests";
 
 /// How long shutdown waits for the lease to be released.
 const LEASE_RELEASE_WAIT: Duration = Duration::from_secs(3);
@@ -58,6 +61,20 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     let mut registry = Registry::default();
     let metrics = Metrics::register(&mut registry);
     let ns = &options.namespace;
+    // The admin server answers /healthz while the guests load below (their
+    // OCI pulls each within its deadline); /readyz waits for them and for
+    // the controllers' watches, registered before the problem clears.
+    let readiness = Readiness::default();
+    readiness.set_problem(GUESTS_LOADING, Some("the guests are loading".into()));
+    let ownership = Ownership::new(metrics.clone());
+    let loaded_guests = Arc::new(OnceLock::new());
+    let admin = AdminState {
+        registry: Arc::new(registry),
+        readiness: readiness.clone(),
+        guests: loaded_guests.clone(),
+        ownership: ownership.clone(),
+    };
+    let admin = tokio::spawn(admin::serve(options.admin_addr, admin));
     // The guests load before this replica competes for the lease, so a
     // replica whose guests cannot load never holds it; they learn of the
     // lease through this channel once it exists.
@@ -68,6 +85,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         leader: guests_leader,
     };
     let guests = swap::start(guests, client.clone(), cluster, &metrics).await?;
+    let _ = loaded_guests.set(guests.clone());
 
     let lease_seconds = options.lease_duration.as_secs().max(2);
     let lease_grace = (lease_seconds / 3).max(1);
@@ -112,9 +130,8 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     let forward_leader = tokio::spawn(forward_leader);
 
     let shutdown = shutdown_signal().shared();
-    // Both controllers register their watches before the admin server
-    // answers, so /readyz is never ready before they listed.
-    let readiness = Readiness::default();
+    // Both controllers register their watches before the guests' problem
+    // clears, so /readyz is never ready before they listed.
     // MachineConfiguration `cluster` is read by both jobs (node disruption
     // policies; boot image enrollment): one watch, shared.
     let (machineconfiguration, watch_machineconfiguration) = latest(
@@ -142,7 +159,6 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         tokio::spawn(watch_clusterversion),
         tokio::spawn(follow_gates),
     ];
-    let ownership = Ownership::new(metrics.clone());
     // Only a job that writes MCNs needs the served CRD to take them.
     let crd_check = (options.mcn_mode == Mode::Own).then(|| {
         let gates = gates.clone();
@@ -193,13 +209,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             shutdown.clone(),
         ))
     });
-    let admin = AdminState {
-        registry: Arc::new(registry),
-        readiness,
-        guests,
-        ownership,
-    };
-    let admin = tokio::spawn(admin::serve(options.admin_addr, admin));
+    readiness.set_problem(GUESTS_LOADING, None);
     mcn.await;
     if let Some(boot_images) = boot_images
         && let Err(err) = boot_images.await

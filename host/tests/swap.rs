@@ -476,11 +476,11 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
     };
     assert_eq!(refusal.kind(), "signature_failure");
     let remote = Remote {
-        configmaps: BTreeMap::new(),
         pulls: registry::oci_sources(&registry)
             .into_iter()
             .map(|source| (source, Err(refusal.to_string())))
             .collect(),
+        ..Remote::default()
     };
     let fetched = registry::fetch_all(&registry, &remote);
     let built = registry::build(

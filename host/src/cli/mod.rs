@@ -342,6 +342,31 @@ struct SandboxArgs {
         value_delimiter = ','
     )]
     plain_http_registry: Vec<String>,
+    /// How long connecting to an OCI registry may take, TLS included
+    /// (default: 10s).
+    #[arg(long, global = true, value_name = "DURATION", env = "MCO_OCI_CONNECT_TIMEOUT",
+          value_parser = humantime::parse_duration)]
+    oci_connect_timeout: Option<Duration>,
+    /// The longest an OCI registry may stay silent within an answer, its
+    /// headers included, before the pull fails (default: 30s).
+    #[arg(long, global = true, value_name = "DURATION", env = "MCO_OCI_READ_TIMEOUT",
+          value_parser = humantime::parse_duration)]
+    oci_read_timeout: Option<Duration>,
+    /// How long one OCI pull may take in all: manifest, signatures, config
+    /// and module layer (default: 60s).
+    #[arg(long, global = true, value_name = "DURATION", env = "MCO_OCI_PULL_TIMEOUT",
+          value_parser = humantime::parse_duration)]
+    oci_pull_timeout: Option<Duration>,
+    /// The largest module layer pulled from an OCI registry, in MiB; a
+    /// larger one is refused, and one that sends more than it declares is
+    /// cut off (default: 32).
+    #[arg(
+        long,
+        global = true,
+        value_name = "MIB",
+        env = "MCO_OCI_MAX_MODULE_MIB"
+    )]
+    oci_max_module_mib: Option<usize>,
 }
 
 /// Why a command failed, mapped to the exit statuses of the eval contract.
@@ -524,7 +549,20 @@ impl SandboxArgs {
     }
 
     fn oci(&self) -> crate::registry::oci::Oci {
-        crate::registry::oci::Oci::new(&self.plain_http_registry, self.oci_cache_dir.clone())
+        let default = crate::registry::oci::PullLimits::default();
+        let limits = crate::registry::oci::PullLimits {
+            connect: self.oci_connect_timeout.unwrap_or(default.connect),
+            idle: self.oci_read_timeout.unwrap_or(default.idle),
+            deadline: self.oci_pull_timeout.unwrap_or(default.deadline),
+            max_module_bytes: self
+                .oci_max_module_mib
+                .map_or(default.max_module_bytes, |mib| mib.saturating_mul(1 << 20)),
+        };
+        crate::registry::oci::Oci::with_limits(
+            &self.plain_http_registry,
+            self.oci_cache_dir.clone(),
+            limits,
+        )
     }
 
     fn registry(&self) -> Result<Registry, RegistryError> {

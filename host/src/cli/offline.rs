@@ -10,7 +10,7 @@ use crate::registry::entries::{KeySource, OciSource};
 use crate::registry::image_policy::Listed;
 use crate::registry::oci::PullError;
 use crate::registry::table::Registry;
-use crate::registry::{Access, Remote, oci_sources, pull_all, verify_keys};
+use crate::registry::{Access, InFlight, Remote, oci_sources, pull_all, verify_keys};
 
 /// The registry's OCI modules pulled as `run` pulls them, but anonymously.
 pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result<Remote, Failure> {
@@ -31,13 +31,14 @@ pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result
             keys: verify_keys(&source, in_cluster_only, &no_policies()).await?,
         })
     };
-    let pulls = runtime()?.block_on(pull_all(&oci, registry, anonymous));
+    let mut in_flight = InFlight::default();
+    let pulls = runtime()?.block_on(pull_all(&oci, registry, anonymous, &mut in_flight, None));
     Ok(Remote {
-        configmaps: Default::default(),
         pulls: pulls
             .into_iter()
-            .map(|(key, pulled)| (key, pulled.map_err(|e| e.to_string())))
+            .filter_map(|(key, pulled)| Some((key, pulled?.map_err(|e| e.to_string()))))
             .collect(),
+        ..Remote::default()
     })
 }
 

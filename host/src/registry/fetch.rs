@@ -3,12 +3,14 @@
 //! the async workers), so what comes over the network, ConfigMaps and OCI
 //! pulls, is read first into a [`Remote`] and looked up here.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use oci_client::secrets::RegistryAuth;
+use tokio::task::JoinHandle;
 
 use super::cosign::{self, Key};
 use super::entries::{Entry, KeySource, Module, OciSource, Source};
@@ -36,6 +38,9 @@ pub enum FetchError {
     /// The pull's own message, which names the reference.
     #[error("{0}")]
     Oci(String),
+    /// The pull goes on past this pass; the entry keeps its module.
+    #[error("{0}: still being pulled")]
+    Pulling(Box<Source>),
 }
 
 /// The ConfigMaps a registry's modules come from, read once per pass.
@@ -58,6 +63,8 @@ pub type Pulls = BTreeMap<(Job, OciSource), Result<Pulled, String>>;
 pub struct Remote {
     pub configmaps: ConfigMaps,
     pub pulls: Pulls,
+    /// Pulls that go on past this pass ([`InFlight`]).
+    pub pulling: BTreeSet<(Job, OciSource)>,
 }
 
 /// The OCI modules (active and candidate) a registry names, by job.
@@ -85,34 +92,84 @@ pub struct Access {
     pub keys: Option<Vec<Key>>,
 }
 
-/// Pulls every OCI module of `registry`, with the credentials and keys
-/// `access` finds for each.
+/// Pulls that outlast the pass that started them. Each pull has its own
+/// deadline (`--oci-pull-timeout`), and a pass waits for them only so
+/// long: a slow registry holds up its own entries, which keep their module
+/// until the pull ends, and no other.
+#[derive(Default)]
+pub struct InFlight(BTreeMap<(Job, OciSource), JoinHandle<Result<Pulled, PullError>>>);
+
+/// One pass's pulls, by job and source: `None` while still pulling.
+pub type Round = BTreeMap<(Job, OciSource), Option<Result<Pulled, PullError>>>;
+
+/// Pulls every OCI module of `registry` side by side, with the
+/// credentials and keys `access` finds for each. With `wait`, a pull not
+/// done by then goes on in `in_flight` (a later pass takes its result);
+/// without, every pull is waited for.
 pub async fn pull_all<F, Fut>(
     oci: &Oci,
     registry: &Registry,
     access: F,
-) -> BTreeMap<(Job, OciSource), Result<Pulled, PullError>>
+    in_flight: &mut InFlight,
+    wait: Option<Duration>,
+) -> Round
 where
     F: Fn(OciSource) -> Fut,
     Fut: Future<Output = Result<Access, PullError>>,
 {
-    let mut pulls = BTreeMap::new();
-    for (job, source) in oci_sources(registry) {
-        let pulled = match access(source.clone()).await {
+    let sources = oci_sources(registry);
+    // The pulls of modules the registry no longer names are dropped.
+    in_flight.0.retain(|key, pull| {
+        let named = sources.contains(key);
+        if !named {
+            pull.abort();
+        }
+        named
+    });
+    let mut round = Round::new();
+    for (job, source) in sources {
+        if in_flight.0.contains_key(&(job.clone(), source.clone())) {
+            continue;
+        }
+        match access(source.clone()).await {
             Ok(access) => {
-                oci.pull(
-                    &source.reference,
-                    &access.auth,
-                    access.keys.as_deref(),
-                    Some(job.interface()),
-                )
-                .await
+                let (oci, reference) = (oci.clone(), source.reference.clone());
+                let export = job.interface();
+                let pull = async move {
+                    let keys = access.keys.as_deref();
+                    oci.pull(&reference, &access.auth, keys, Some(export)).await
+                };
+                in_flight.0.insert((job, source), tokio::spawn(pull));
             }
-            Err(err) => Err(err),
-        };
-        pulls.insert((job, source), pulled);
+            Err(err) => {
+                round.insert((job, source), Some(Err(err)));
+            }
+        }
     }
-    pulls
+    let until = wait.map(|wait| tokio::time::Instant::now() + wait);
+    for (key, pull) in &mut in_flight.0 {
+        let joined = match until {
+            Some(until) => match tokio::time::timeout_at(until, pull).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    round.insert(key.clone(), None);
+                    continue;
+                }
+            },
+            None => pull.await,
+        };
+        let pulled = joined.unwrap_or_else(|e| {
+            Err(PullError::Stopped {
+                reference: key.1.reference.clone(),
+                detail: e.to_string(),
+            })
+        });
+        round.insert(key.clone(), Some(pulled));
+    }
+    in_flight
+        .0
+        .retain(|key, _| matches!(round.get(key), Some(None)));
+    round
 }
 
 /// The keys `source.verify` names, none when it has no `verify`. Files
@@ -185,6 +242,9 @@ fn read_module(job: &Job, module: &Module, remote: &Remote) -> Result<Arc<Vec<u8
         Source::Oci(oci) => match remote.pulls.get(&(job.clone(), oci.clone())) {
             Some(Ok(pulled)) => Ok(pulled.bytes.clone()),
             Some(Err(err)) => Err(FetchError::Oci(err.clone())),
+            None if remote.pulling.contains(&(job.clone(), oci.clone())) => {
+                Err(FetchError::Pulling(Box::new(module.source.clone())))
+            }
             None => Err(FetchError::Oci(format!(
                 "{}: OCI modules are pulled by mco-host run; try mco-host guests pull",
                 module.source

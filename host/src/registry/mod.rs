@@ -26,8 +26,8 @@ pub mod swap;
 pub mod table;
 
 pub use fetch::{
-    Access, ConfigMaps, FetchError, Pulls, Remote, configmap_names, fetch, fetch_all, oci_sources,
-    pull_all, verify_keys,
+    Access, ConfigMaps, FetchError, InFlight, Pulls, Remote, Round, configmap_names, fetch,
+    fetch_all, oci_sources, pull_all, verify_keys,
 };
 pub use job::{Audited, Job, JobKind, Jobs};
 pub use set::{

@@ -5,7 +5,8 @@
 //! (ConfigMaps, Secrets, and the ClusterImagePolicies, listed when an
 //! entry asks for them).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use kube::api::{DynamicObject, ListParams};
@@ -15,7 +16,7 @@ use oci_client::secrets::RegistryAuth;
 use super::cosign;
 use super::crd::{self, MachineConfigGuest};
 use super::entries::{KeySource, OciSource};
-use super::fetch::{self, Access, ConfigMapError, ConfigMaps, Remote};
+use super::fetch::{self, Access, ConfigMapError, ConfigMaps, InFlight, Remote};
 use super::image_policy::{ImagePolicy, Listed};
 use super::job::Jobs;
 use super::oci::{
@@ -162,20 +163,37 @@ impl Reader {
     /// Reads the ConfigMaps and pulls the OCI modules `registry` names,
     /// counting each pull that reached a registry in
     /// `mco_guest_fetches_total`. A pull served whole from the digest cache
-    /// is not counted: polls repeat it every `--registry-poll`.
-    pub(super) async fn remote(&self, oci: &Oci, registry: &Registry, metrics: &Metrics) -> Remote {
+    /// is not counted: polls repeat it every `--registry-poll`. With
+    /// `wait`, pulls still going then are left in `in_flight` (see
+    /// [`fetch::pull_all`]).
+    pub(super) async fn remote(
+        &self,
+        oci: &Oci,
+        registry: &Registry,
+        metrics: &Metrics,
+        in_flight: &mut InFlight,
+        wait: Option<Duration>,
+    ) -> Remote {
         let policies = self.image_policies(registry).await;
-        let pulls = fetch::pull_all(oci, registry, |source| {
+        let find_access = |source| {
             access(
                 self.configmaps.clone(),
                 self.identity.clone(),
                 source,
                 &policies,
             )
-        })
-        .await;
-        let pulls = pulls
+        };
+        let round = fetch::pull_all(oci, registry, find_access, in_flight, wait).await;
+        let mut pulling = BTreeSet::new();
+        let pulls = round
             .into_iter()
+            .filter_map(|(key, pulled)| match pulled {
+                Some(pulled) => Some((key, pulled)),
+                None => {
+                    pulling.insert(key);
+                    None
+                }
+            })
             .map(|((job, source), pulled)| {
                 let result = match &pulled {
                     Ok(p) if p.cached => None,
@@ -199,6 +217,7 @@ impl Reader {
         Remote {
             configmaps: self.configmaps(registry).await,
             pulls,
+            pulling,
         }
     }
 }

@@ -175,6 +175,8 @@ pub enum Outcome {
     Unchanged,
     /// Kept: the entry names what already failed (reported then).
     KnownBad,
+    /// Kept: the entry's module is still being pulled (`InFlight`).
+    Pulling,
     /// The platform left the registry.
     Removed,
     Failed {
@@ -241,6 +243,11 @@ pub fn build(
         let old_key = previous.and_then(|p| p.key(&job)).cloned();
         let fetched = match fetched {
             Ok(fetched) => fetched,
+            Err(FetchError::Pulling(_)) => {
+                keep(&job, &mut slots);
+                outcomes.insert(job, Outcome::Pulling);
+                continue;
+            }
             Err(error) => {
                 keep(&job, &mut slots);
                 let error = error.into();

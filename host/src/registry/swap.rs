@@ -6,7 +6,9 @@
 //! module keeps serving until then, and for good when the new one is
 //! refused; evaluations already running finish on the module they started
 //! with. No restart, and no reconcile is dropped: controllers read the
-//! current set per evaluation.
+//! current set per evaluation. A pull that outlasts a poll goes on in the
+//! background within its own deadline (`fetch::InFlight`): its entry keeps
+//! its module meanwhile, and the other entries and polls go on.
 //!
 //! Polling rather than watching: a file on a ConfigMap volume changes by a
 //! symlink swap that inotify reports unreliably, and one code path for file
@@ -31,7 +33,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::audit::{Answer, AuditState, Audits};
 use super::crd::{self, MachineConfigGuest};
-use super::fetch::fetch_all;
+use super::fetch::{InFlight, fetch_all};
 use super::job::{Job, Jobs};
 use super::oci::Oci;
 use super::read::Reader;
@@ -86,7 +88,12 @@ pub async fn start(
     );
     let objects = reader.objects(&config.location).await?;
     let (registry, registry_cm) = reader.registry(&config.location, &objects).await?;
-    let modules = reader.remote(&config.oci, &registry, metrics).await;
+    // Every pull is waited for (each within its deadline): the guests load
+    // before this replica competes for the lease.
+    let mut pulls = InFlight::default();
+    let modules = reader
+        .remote(&config.oci, &registry, metrics, &mut pulls, None)
+        .await;
     let (runtime, jobs) = (config.runtime.clone(), config.jobs);
     let started = Instant::now();
     let (oci, installed, strict) = (
@@ -140,6 +147,7 @@ pub async fn start(
         reported: BTreeMap::new(),
         published: BTreeSet::new(),
         stages: BTreeSet::new(),
+        pulls,
     };
     let set = guests.current();
     watch.report(&set, outcomes, started).await;
@@ -179,6 +187,9 @@ struct Watch {
     published: BTreeSet<GuestInfoLabels>,
     /// `mco_guest_rollout_stage` series currently set.
     stages: BTreeSet<RolloutStageLabels>,
+    /// Pulls that outlast a poll: a slow registry delays its own entries
+    /// only, never the others or the next poll.
+    pulls: InFlight,
 }
 
 impl Watch {
@@ -223,8 +234,17 @@ impl Watch {
                 return;
             }
         };
+        // A pull still going after one poll period goes on in the
+        // background, within its own deadline.
+        let wait = Some(self.config.poll);
         let modules = (self.reader)
-            .remote(&self.config.oci, &registry, &self.metrics)
+            .remote(
+                &self.config.oci,
+                &registry,
+                &self.metrics,
+                &mut self.pulls,
+                wait,
+            )
             .await;
         let current = self.guests.current();
         let (runtime, jobs) = (self.config.runtime.clone(), self.config.jobs);
@@ -292,7 +312,7 @@ impl Watch {
         for (job, outcome) in outcomes {
             let entry = job.to_string();
             match outcome {
-                Outcome::KnownBad => {}
+                Outcome::KnownBad | Outcome::Pulling => {}
                 Outcome::Unchanged => {
                     // Back on the serving module: a failure reported before
                     // is over, and the same module may be tried again.

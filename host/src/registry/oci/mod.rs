@@ -15,15 +15,22 @@
 //! checked against its digest when read, so a corrupted cache is a miss,
 //! not a wrong module.
 //!
-//! An entry with `verify:` is refused, before its layer is downloaded,
-//! unless a cosign signature of its manifest digest verifies under one of
-//! its keys (`signatures` finds them, cosign.rs says which forms verify).
+//! An entry with `verify:` is refused, before any blob (config or layer)
+//! is downloaded, unless a cosign signature of its manifest digest
+//! verifies under one of its keys (`signatures` finds them, cosign.rs says which forms verify).
 //! Signatures are looked up on every pull that is not yet verified in this
 //! process: a verified digest and key set is remembered in memory only, so
 //! a tampered cache cannot vouch for a module.
+//!
+//! A registry is not trusted to be well behaved either: every answer is
+//! read as it arrives and stopped at its bound (`http`), and a pull has
+//! connect, read and whole-pull timeouts ([`PullLimits`]), so whoever can
+//! push a tag the registry file names cannot exhaust the host's memory or
+//! hold it up.
 
 mod cache;
 mod credentials;
+mod http;
 mod pull;
 mod push;
 mod signatures;
@@ -31,12 +38,14 @@ mod signatures;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
 pub use credentials::{auth_for, docker_auth, registry_auth, target};
+pub use http::RequestError;
 pub use mco_registry_formats::artifact::{ComponentInfo, LayoutError, WasmConfig};
 pub use mco_registry_formats::docker_config::{CredentialsError, DockerConfig};
 pub use pull::{PullError, Pulled, parse_reference};
@@ -58,6 +67,47 @@ pub struct Oci {
     /// the keys they were checked against, to the key that verified them:
     /// polls of an unchanged entry do not fetch its signatures again.
     verified: Arc<Mutex<BTreeMap<signatures::Verified, String>>>,
+    limits: PullLimits,
+    /// Registries reached over plain HTTP (`host:port`).
+    plain_http: Vec<String>,
+    /// The client of every pull request, with the timeouts of `limits`.
+    http: Result<reqwest::Client, String>,
+    /// The credential each credential, registry and repository last
+    /// authenticated with (`http`).
+    tokens: Arc<Mutex<BTreeMap<String, http::Credential>>>,
+}
+
+/// How long a pull may wait and how much it may take. The defaults let a
+/// registry that accepts and never answers fail a pull within half a
+/// minute, and a module the size of the largest guest known (the Python
+/// example, 19 MB) come over a slow link with room to spare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PullLimits {
+    /// Connecting to a registry, TLS included.
+    pub connect: Duration,
+    /// The longest silence within an answer, its headers included: a
+    /// registry that accepts and never answers fails after it.
+    pub idle: Duration,
+    /// The whole pull: manifest, signatures, config, layer and token
+    /// exchanges. A registry that drips bytes just often enough to beat
+    /// `idle` fails after it.
+    pub deadline: Duration,
+    /// The largest module layer taken. Guest modules are a few MiB (the
+    /// Rust guests) to 19 MB (the componentize-py example); 32 MiB holds
+    /// those with room, while a few pulls at the bound, and the module
+    /// compiled from one, still fit the Deployment's 256 Mi limit.
+    pub max_module_bytes: usize,
+}
+
+impl Default for PullLimits {
+    fn default() -> PullLimits {
+        PullLimits {
+            connect: Duration::from_secs(10),
+            idle: Duration::from_secs(30),
+            deadline: Duration::from_secs(60),
+            max_module_bytes: 32 << 20,
+        }
+    }
 }
 
 /// The most clients kept; past it (credentials rotated many times) they
@@ -68,6 +118,11 @@ impl Oci {
     /// `plain_http` lists registries (`host:port`) reached without TLS, such
     /// as one on loopback.
     pub fn new(plain_http: &[String], cache: Option<PathBuf>) -> Oci {
+        Oci::with_limits(plain_http, cache, PullLimits::default())
+    }
+
+    /// [`Oci::new`] with other bounds and timeouts than the defaults.
+    pub fn with_limits(plain_http: &[String], cache: Option<PathBuf>, limits: PullLimits) -> Oci {
         crate::install_crypto_provider();
         let protocol = if plain_http.is_empty() {
             ClientProtocol::Https
@@ -79,6 +134,10 @@ impl Oci {
             protocol,
             cache,
             verified: Arc::default(),
+            limits,
+            plain_http: plain_http.to_vec(),
+            http: http::http_client(&limits),
+            tokens: Arc::default(),
         }
     }
 
@@ -87,6 +146,10 @@ impl Oci {
         let new = || {
             Arc::new(Client::new(ClientConfig {
                 protocol: self.protocol.clone(),
+                // No read timeout: reqwest's runs from the request's start
+                // to the answer's headers, and a push uploads a module in
+                // between. A pull's token exchange is within its deadline.
+                connect_timeout: Some(self.limits.connect),
                 ..ClientConfig::default()
             }))
         };

@@ -1,17 +1,19 @@
 //! Pulling a guest module: the reference resolved to a manifest, its
-//! config and layer downloaded within their size bounds and checked
-//! against their digests, and why a pull fails.
+//! signature checked, its config and layer downloaded within their size
+//! bounds and checked against their digests, all within the pull's
+//! deadline, and why a pull fails.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use mco_registry_formats::artifact::{
-    self, LayoutError, MAX_METADATA_BYTES, WasmConfig, check_manifest_size, check_size,
+    self, LayoutError, MAX_METADATA_BYTES, WasmConfig, check_size,
 };
 use oci_client::Reference;
 use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor};
 use oci_client::secrets::RegistryAuth;
 
-use super::{Oci, oci_digest};
+use super::{Oci, RequestError, oci_digest};
 use crate::registry::cosign::Key;
 
 /// Parses an OCI reference as the registry file and the CLI take it.
@@ -43,8 +45,14 @@ pub enum PullError {
         reference: String,
         detail: oci_client::ParseError,
     },
-    #[error("oci:{reference}: cannot read the manifest: {detail}")]
-    Manifest { reference: String, detail: String },
+    #[error("oci:{reference}: cannot read {what}: {source}")]
+    Request {
+        reference: String,
+        what: &'static str,
+        source: RequestError,
+    },
+    #[error("oci:{reference}: the pull did not finish within {after:?} (--oci-pull-timeout)")]
+    Deadline { reference: String, after: Duration },
     #[error("oci:{reference}: not a guest module: {detail}")]
     Layout {
         reference: String,
@@ -58,12 +66,6 @@ pub enum PullError {
         expected: String,
         found: String,
     },
-    #[error("oci:{reference}: cannot download {what}: {detail}")]
-    Download {
-        reference: String,
-        what: String,
-        detail: String,
-    },
     #[error("oci:{reference}: {what} has digest {actual}, expected {expected}")]
     DigestMismatch {
         reference: String,
@@ -71,6 +73,9 @@ pub enum PullError {
         expected: String,
         actual: String,
     },
+    /// The task of a pull ended without its result (cancelled, or a bug).
+    #[error("oci:{reference}: the pull stopped: {detail}")]
+    Stopped { reference: String, detail: String },
     #[error("oci:{reference}: pull secret {secret}: {detail}")]
     Secret {
         reference: String,
@@ -100,9 +105,16 @@ impl PullError {
     /// The `result` label of `mco_guest_fetches_total`.
     pub fn kind(&self) -> &'static str {
         match self {
-            PullError::Reference { .. } | PullError::Manifest { .. } => "manifest_failure",
+            PullError::Reference { .. } => "manifest_failure",
+            PullError::Request { what, source, .. } => match source {
+                RequestError::TooLarge { .. } => "too_large",
+                e if e.is_timeout() => "timeout",
+                _ if *what == MANIFEST => "manifest_failure",
+                _ => "download_failure",
+            },
+            PullError::Deadline { .. } => "timeout",
             PullError::Layout { .. } | PullError::World { .. } => "refused",
-            PullError::Download { .. } | PullError::Push { .. } => "download_failure",
+            PullError::Push { .. } | PullError::Stopped { .. } => "download_failure",
             PullError::DigestMismatch { .. } => "digest_mismatch",
             PullError::Secret { .. } => "secret_failure",
             PullError::Signature { .. } => "signature_failure",
@@ -112,11 +124,32 @@ impl PullError {
 }
 
 impl Oci {
-    /// Pulls the module `reference_text` names. `export`, when given, is
-    /// the interface the job needs: a CNCF config that lists other exports
-    /// is refused before the layer is downloaded. `keys`, when given, are
-    /// those one of which must have signed it.
+    /// Pulls the module `reference_text` names, within the deadline of its
+    /// [`super::PullLimits`]. `export`, when given, is the interface the
+    /// job needs: a CNCF config that lists other exports is refused before
+    /// the layer is downloaded. `keys`, when given, are those one of which
+    /// must have signed it; the signature is checked before any blob is
+    /// fetched.
     pub async fn pull(
+        &self,
+        reference_text: &str,
+        auth: &RegistryAuth,
+        keys: Option<&[Key]>,
+        export: Option<&str>,
+    ) -> Result<Pulled, PullError> {
+        let deadline = self.limits.deadline;
+        let pull = self.pull_unbounded(reference_text, auth, keys, export);
+        tokio::time::timeout(deadline, pull)
+            .await
+            .unwrap_or_else(|_| {
+                Err(PullError::Deadline {
+                    reference: reference_text.to_string(),
+                    after: deadline,
+                })
+            })
+    }
+
+    async fn pull_unbounded(
         &self,
         reference_text: &str,
         auth: &RegistryAuth,
@@ -140,6 +173,14 @@ impl Oci {
         };
         let manifest = artifact::parse_manifest(&manifest_bytes).map_err(layout)?;
         let layer = artifact::wasm_layer(&manifest).map_err(layout)?;
+        // Before any blob: what an unsigned manifest names is not fetched.
+        let verified_by = match keys {
+            Some(keys) => Some(
+                self.verify(&reference, &name, &manifest_digest, auth, keys)
+                    .await?,
+            ),
+            None => None,
+        };
         let config = if artifact::has_wasm_config(&manifest) {
             let (bytes, _) = self
                 .cached_or_pulled(Wanted {
@@ -165,14 +206,6 @@ impl Oci {
         } else {
             None
         };
-        let verified_by = match keys {
-            Some(keys) => Some(
-                self.verify(&reference, &name, &manifest_digest, auth, keys)
-                    .await?,
-            ),
-            None => None,
-        };
-        let limit = artifact::layer_limit(layer);
         let (bytes, cached) = self
             .cached_or_pulled(Wanted {
                 reference: &reference,
@@ -180,7 +213,7 @@ impl Oci {
                 name: &name,
                 descriptor: layer,
                 what: "the module layer",
-                limit,
+                limit: self.limits.max_module_bytes,
             })
             .await?;
         // Stored once its layer is in hand, so a cached manifest always has
@@ -199,25 +232,35 @@ impl Oci {
         })
     }
 
+    /// The manifest `reference` names, read up to [`MAX_METADATA_BYTES`],
+    /// and its digest.
     async fn fetch_manifest(
         &self,
         reference: &Reference,
         name: &str,
         auth: &RegistryAuth,
     ) -> Result<(Vec<u8>, String), PullError> {
-        let (bytes, _) = self
-            .client(reference, auth)
-            .await
-            .pull_manifest_raw(reference, auth, &[OCI_IMAGE_MEDIA_TYPE])
-            .await
-            .map_err(|e| PullError::Manifest {
-                reference: name.to_string(),
-                detail: e.to_string(),
-            })?;
-        check_manifest_size(&bytes).map_err(|detail| PullError::Layout {
+        let fail = |source| PullError::Request {
             reference: name.to_string(),
-            detail,
-        })?;
+            what: MANIFEST,
+            source,
+        };
+        let url = self
+            .url(
+                reference,
+                &format!("manifests/{}", manifest_name(reference)),
+            )
+            .map_err(fail)?;
+        let bytes = self
+            .get(
+                reference,
+                auth,
+                url,
+                OCI_IMAGE_MEDIA_TYPE,
+                MAX_METADATA_BYTES,
+            )
+            .await
+            .map_err(fail)?;
         // Computed here rather than taken from the registry's header: the
         // digest is what the host reports and caches by.
         let actual = oci_digest(&bytes);
@@ -226,12 +269,12 @@ impl Oci {
         {
             return Err(PullError::DigestMismatch {
                 reference: name.to_string(),
-                what: "the manifest".into(),
+                what: MANIFEST.into(),
                 expected: expected.to_string(),
                 actual,
             });
         }
-        Ok((bytes.to_vec(), actual))
+        Ok((bytes, actual))
     }
 
     /// A blob from the cache, or downloaded and cached; `true` when cached.
@@ -245,7 +288,8 @@ impl Oci {
         Ok((bytes, false))
     }
 
-    /// Downloads a blob and checks its digest and size.
+    /// Downloads a blob of at most the size its descriptor declares, which
+    /// must be within `limit`, and checks its digest.
     pub(super) async fn blob(&self, wanted: &Wanted<'_>) -> Result<Vec<u8>, PullError> {
         let Wanted {
             reference,
@@ -259,37 +303,53 @@ impl Oci {
             reference: name.to_string(),
             detail,
         })?;
-        let mut bytes = Vec::new();
-        self.client(reference, auth)
+        let mismatch = |actual: String| PullError::DigestMismatch {
+            reference: name.to_string(),
+            what: what.to_string(),
+            expected: descriptor.digest.clone(),
+            actual,
+        };
+        // Checked before it goes into a URL.
+        if !is_sha256(&descriptor.digest) {
+            return Err(mismatch("no sha256 digest".into()));
+        }
+        let declared = usize::try_from(descriptor.size).unwrap_or(limit);
+        let fail = |source| PullError::Request {
+            reference: name.to_string(),
+            what,
+            source,
+        };
+        let url = self
+            .url(reference, &format!("blobs/{}", descriptor.digest))
+            .map_err(fail)?;
+        let bytes = self
+            .get(reference, auth, url, "*/*", declared)
             .await
-            .pull_blob(reference, descriptor, &mut bytes)
-            .await
-            .map_err(|e| match e {
-                oci_client::errors::OciDistributionError::DigestError(detail) => {
-                    PullError::DigestMismatch {
-                        reference: name.to_string(),
-                        what: what.to_string(),
-                        expected: descriptor.digest.clone(),
-                        actual: detail.to_string(),
-                    }
-                }
-                other => PullError::Download {
-                    reference: name.to_string(),
-                    what: what.to_string(),
-                    detail: other.to_string(),
-                },
-            })?;
+            .map_err(fail)?;
         let actual = oci_digest(&bytes);
         if actual != descriptor.digest {
-            return Err(PullError::DigestMismatch {
-                reference: name.to_string(),
-                what: what.to_string(),
-                expected: descriptor.digest.clone(),
-                actual,
-            });
+            return Err(mismatch(actual));
         }
         Ok(bytes)
     }
+}
+
+/// How errors name the manifest.
+const MANIFEST: &str = "the manifest";
+
+/// The tag or digest a manifest URL ends with.
+pub(super) fn manifest_name(reference: &Reference) -> &str {
+    reference
+        .digest()
+        .or_else(|| reference.tag())
+        .unwrap_or("latest")
+}
+
+/// Whether `digest` is `sha256:` and 64 hexadecimal digits.
+fn is_sha256(digest: &str) -> bool {
+    digest
+        .strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// A blob to download: from `reference`'s repository, named in errors by

@@ -1,15 +1,19 @@
 //! The cosign signatures of a module, looked up in its repository (the
-//! `.sig` tag and the Sigstore bundle referrers) with every manifest and
-//! blob capped before it is downloaded, and checked by cosign.rs; a digest
-//! verified once is remembered for the life of the process.
+//! `.sig` tag and the Sigstore bundle referrers) with every manifest,
+//! index and blob read within its bound (`http.rs`), and checked by
+//! cosign.rs; a digest verified once is remembered for the life of the
+//! process.
 
+use mco_registry_formats::artifact::MAX_METADATA_BYTES;
 use oci_client::Reference;
-use oci_client::errors::{OciDistributionError, OciErrorCode};
-use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
+use oci_client::manifest::{
+    ImageIndexEntry, OCI_IMAGE_INDEX_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE, OciDescriptor,
+    OciImageIndex, OciImageManifest,
+};
 use oci_client::secrets::RegistryAuth;
 
-use super::pull::Wanted;
-use super::{Oci, PullError, oci_digest};
+use super::pull::{Wanted, manifest_name};
+use super::{Oci, PullError, RequestError, oci_digest};
 use crate::registry::cosign::{self, Key, Signature};
 
 /// A manifest digest and the sorted fingerprints of the keys it was
@@ -25,15 +29,15 @@ pub enum LookupError {
     #[error("{0} is no sha256 digest")]
     NotSha256(String),
     #[error("cannot list the referrers: {0}")]
-    Referrers(OciDistributionError),
+    Referrers(RequestError),
+    #[error("a referrers list that is no image index: {0}")]
+    NotIndex(serde_json::Error),
     #[error("the referrer {listed} has digest {actual}")]
     ReferrerDigest { listed: String, actual: String },
-    #[error("{reference}: a signature manifest of {size} bytes")]
-    ManifestSize { reference: String, size: usize },
-    #[error("{reference}: {error}")]
+    #[error("{reference}: {source}")]
     Registry {
         reference: String,
-        error: OciDistributionError,
+        source: RequestError,
     },
     #[error("a signature manifest that is no image manifest: {0}")]
     NotManifest(serde_json::Error),
@@ -109,7 +113,6 @@ impl Oci {
         let by_digest = |digest: &str| {
             Reference::with_digest(registry.into(), repository.into(), digest.into())
         };
-        let client = self.client(reference, auth).await;
         let mut found = Vec::new();
         let sig_tag = Reference::with_tag(
             registry.into(),
@@ -122,11 +125,10 @@ impl Oci {
                 found.push(Signature::SimpleSigning { payload, signature });
             }
         }
-        let referrers = client
-            .pull_referrers(&by_digest(manifest_digest), Some(cosign::BUNDLE_MEDIA_TYPE))
-            .await
-            .map_err(LookupError::Referrers)?;
-        for entry in referrers.manifests.iter().take(cosign::MAX_SIGNATURES) {
+        let referrers = self
+            .bundle_referrers(&by_digest(manifest_digest), auth, hex)
+            .await?;
+        for entry in referrers.iter().take(cosign::MAX_SIGNATURES) {
             let referrer = by_digest(&entry.digest);
             let Some(bytes) = self.signature_manifest(&referrer, auth).await? else {
                 continue;
@@ -147,43 +149,97 @@ impl Oci {
         Ok(found)
     }
 
-    /// A signature manifest, or none where the registry has none; capped
-    /// at [`cosign::MAX_SIGNATURE_BYTES`].
+    /// A signature manifest, or none where the registry has none; read up
+    /// to [`cosign::MAX_SIGNATURE_BYTES`].
     async fn signature_manifest(
         &self,
         reference: &Reference,
         auth: &RegistryAuth,
     ) -> Result<Option<Vec<u8>>, LookupError> {
-        use OciDistributionError as E;
-        match self
-            .client(reference, auth)
-            .await
-            .pull_manifest_raw(reference, auth, &[OCI_IMAGE_MEDIA_TYPE])
+        self.optional(
+            reference,
+            auth,
+            OCI_IMAGE_MEDIA_TYPE,
+            cosign::MAX_SIGNATURE_BYTES,
+        )
+        .await
+    }
+
+    /// The manifest `reference` names, or none where the registry has
+    /// none, read up to `limit` bytes.
+    async fn optional(
+        &self,
+        reference: &Reference,
+        auth: &RegistryAuth,
+        accept: &str,
+        limit: usize,
+    ) -> Result<Option<Vec<u8>>, LookupError> {
+        let fail = |source| LookupError::Registry {
+            reference: reference.to_string(),
+            source,
+        };
+        let url = self
+            .url(
+                reference,
+                &format!("manifests/{}", manifest_name(reference)),
+            )
+            .map_err(fail)?;
+        match self.get(reference, auth, url, accept, limit).await {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.is_unknown() => Ok(None),
+            Err(e) => Err(fail(e)),
+        }
+    }
+
+    /// The Sigstore bundles that refer to `subject` (a reference by
+    /// digest, whose hex is `hex`): from the referrers API, or where the
+    /// registry has none (404) from the referrers tag schema's index
+    /// (`sha256-<hex>`), as the distribution spec falls back; read up to
+    /// [`MAX_METADATA_BYTES`] either way.
+    async fn bundle_referrers(
+        &self,
+        subject: &Reference,
+        auth: &RegistryAuth,
+        hex: &str,
+    ) -> Result<Vec<ImageIndexEntry>, LookupError> {
+        let digest = format!("sha256:{hex}");
+        let mut url = self
+            .url(subject, &format!("referrers/{digest}"))
+            .map_err(LookupError::Referrers)?;
+        url.query_pairs_mut()
+            .append_pair("artifactType", cosign::BUNDLE_MEDIA_TYPE);
+        let accept = OCI_IMAGE_INDEX_MEDIA_TYPE;
+        let bytes = match self
+            .get(subject, auth, url, accept, MAX_METADATA_BYTES)
             .await
         {
-            Ok((bytes, _)) if bytes.len() > cosign::MAX_SIGNATURE_BYTES => {
-                Err(LookupError::ManifestSize {
-                    reference: reference.to_string(),
-                    size: bytes.len(),
-                })
-            }
-            Ok((bytes, _)) => Ok(Some(bytes.to_vec())),
-            Err(E::ImageManifestNotFoundError(_) | E::ServerError { code: 404, .. }) => Ok(None),
-            Err(E::RegistryError { envelope, .. })
-                if envelope.errors.iter().all(|e| {
-                    matches!(
-                        e.code,
-                        OciErrorCode::ManifestUnknown | OciErrorCode::NotFound
-                    )
-                }) =>
+            Ok(bytes) => bytes,
+            Err(RequestError::Status { status, .. })
+                if status == reqwest::StatusCode::NOT_FOUND =>
             {
-                Ok(None)
+                let tag = Reference::with_tag(
+                    subject.registry().into(),
+                    subject.repository().into(),
+                    format!("sha256-{hex}"),
+                );
+                match self
+                    .optional(&tag, auth, accept, MAX_METADATA_BYTES)
+                    .await?
+                {
+                    Some(bytes) => bytes,
+                    None => return Ok(Vec::new()),
+                }
             }
-            Err(error) => Err(LookupError::Registry {
-                reference: reference.to_string(),
-                error,
-            }),
-        }
+            Err(e) => return Err(LookupError::Referrers(e)),
+        };
+        let index: OciImageIndex = serde_json::from_slice(&bytes).map_err(LookupError::NotIndex)?;
+        // A registry may ignore the filter, and the tag schema's index has
+        // every referrer.
+        Ok(index
+            .manifests
+            .into_iter()
+            .filter(|e| e.artifact_type.as_deref() == Some(cosign::BUNDLE_MEDIA_TYPE))
+            .collect())
     }
 
     /// A payload or bundle blob, capped and checked against its digest.
