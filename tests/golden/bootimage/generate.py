@@ -116,6 +116,23 @@ def stub22(cluster="c1", extra=None):
     return json.dumps(d, separators=(",", ":"))
 
 
+def stub21(cluster="c1", version="2.1.0"):
+    """The installer stub in spec 2.1 (or 2.0): neither spec has a security
+    section, and 2.0 has no timeouts."""
+    ign = {"config": {"append": [{"source": "https://api-int.%s.example.com:22623/config/worker" % cluster, "verification": {}}]},
+           "timeouts": {}, "version": version}
+    if version == "2.0.0":
+        del ign["timeouts"]
+    return json.dumps({"ignition": ign, "networkd": {}, "passwd": {}, "storage": {}, "systemd": {}}, separators=(",", ":"))
+
+
+def stub35_from_21(cluster="c1"):
+    """What upstream makes of a spec 2.0 or 2.1 stub: no certificate authorities,
+    since those specs cannot carry any."""
+    return json.dumps({"ignition": {"config": {"merge": [{"source": "https://api-int.%s.example.com:22623/config/worker" % cluster}]},
+                                    "version": "3.5.0"}}, separators=(",", ":"))
+
+
 def stub35_expected(cluster="c1", passwd=None):
     d = {"ignition": {"config": {"merge": [{"source": "https://api-int.%s.example.com:22623/config/worker" % cluster}]},
                       "security": {"tls": {"certificateAuthorities": [{"source": CA}]}},
@@ -409,6 +426,17 @@ case("gcp-patch-stub-v2-converted",
      ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, stub22()),
      note="A spec 2.2 installer stub is converted to spec 3.5.0 together with the patch.")
 
+case("gcp-patch-stub-v20-converted",
+     exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}, exp_uds(UDS, stub35_from_21())),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, stub21(version="2.0.0")),
+     note="A spec 2.0 stub is read through Ignition's 2.0 and 2.1 types, as upstream's spec 2.2 parser reads it, and converted to 3.5.0.")
+
+garbage21 = json.loads(stub21())
+garbage21["storage"] = {"files": "not-a-list"}
+case("gcp-error-stub-v21-garbage",
+     p_err(n, 'converting ignition stub failed: failed to parse Ignition config: parsing Ignition spec v2 failed with error: invalid type: string "not-a-list", expected a sequence'),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, json.dumps(garbage21, separators=(",", ":"))))
+
 case("gcp-patch-stub-v3-untouched", exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
      ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, stub3("3.2.0")))
 
@@ -563,12 +591,27 @@ case("aws-error-stub-networkd",
      ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
      secret_obj=secret(UDS, stub22(extra={"networkd": {"units": [{"name": "10-eth0.network", "contents": "[Match]\nName=eth0\n"}]}})))
 
-old21 = json.loads(stub22())
-old21["ignition"]["version"] = "2.1.0"
+old23 = json.loads(stub22())
+old23["ignition"]["version"] = "2.3.0"
 case("aws-error-stub-unknown-version",
      p_err(m, "converting ignition stub failed: failed to parse Ignition config: parsing Ignition config failed: unknown version. Supported spec versions: 2.2, 3.0, 3.1, 3.2, 3.3, 3.4, 3.5"),
      ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
-     secret_obj=secret(UDS, json.dumps(old21, separators=(",", ":"))))
+     secret_obj=secret(UDS, json.dumps(old23, separators=(",", ":"))),
+     note="Upstream's spec 2 parser reads 2.0, 2.1 and 2.2; a 2.3 stub is of an unknown version.")
+
+case("aws-patch-stub-v21-converted",
+     exp_patch(AMI_E1, aws_patch(AMI_E1), exp_uds(UDS, stub35_from_21())),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     secret_obj=secret(UDS, stub21()),
+     note="A spec 2.1 stub is read as upstream's spec 2.2 parser reads it (through Ignition's 2.1 types) and converted to 3.5.0.")
+
+bad20 = json.loads(stub21(version="2.0.0"))
+bad20["ignition"]["config"]["append"][0]["verification"] = {"hash": "sha512"}
+case("aws-error-stub-v20-hash-malformed",
+     p_err(m, 'converting ignition stub failed: failed to parse Ignition config: parsing Ignition spec v2 failed with error: hash is malformed: "sha512"'),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     secret_obj=secret(UDS, json.dumps(bad20, separators=(",", ":"))),
+     note="Ignition's spec 2.0 types refuse a hash without a function prefix.")
 
 case("aws-error-stub-not-json",
      p_err(m, "converting ignition stub failed: failed to unmarshal decoded user-data to json: expected value at line 1 column 1"),
@@ -708,6 +751,15 @@ def vsphere_infra(failure_domains=None, platform_spec=True, vcenters=None):
     if platform_spec:
         i["spec"]["platformSpec"]["vsphere"] = {
             "vcenters": vcenters or [{"server": VS_SERVER, "port": 443, "datacenters": ["dc1"]}],
+with_ca21 = json.loads(stub22("c3"))
+with_ca21["ignition"]["version"] = "2.1.0"
+case("azure-patch-stub-v21-security-dropped",
+     exp_patch(urn(NOPLAN_G2), {"image": NOPLAN_G2}, exp_uds("worker-user-data-x7k2p", stub35_from_21("c3"))),
+     ms=machineset(z, azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/galleries/gallery_c1_x7k2p/images/c1-x7k2p-gen2/versions/latest"),
+                                 uds="worker-user-data-x7k2p")),
+     infra_obj=AZ, secret_obj=secret("worker-user-data-x7k2p", json.dumps(with_ca21, separators=(",", ":"))),
+     note="Spec 2.1 has no security section: upstream's parser drops it, so the 3.5.0 stub has no certificate authorities either.")
+
             "failureDomains": failure_domains if failure_domains is not None else [fd("generated-failure-domain")]}
     return i
 
