@@ -1,9 +1,10 @@
-"""Stub Ignition upgrade (spec 2.2 -> 3.5) of a MachineSet's user-data Secret.
+"""Stub Ignition upgrade (spec 2.0, 2.1, 2.2 -> 3.5) of a MachineSet's user-data Secret.
 
 Clusters installed before OpenShift 4.6 boot workers from a spec 2 stub
 that newer RHCOS images cannot read, so the stub is converted before the
 MachineSet moves. As MCO's ``ParseAndConvertConfig`` does: read the spec
-2.2 stub, drop duplicate users (only ``core`` may exist), refuse what the
+2.2 stub (a 2.0 or 2.1 one as Ignition's 2.2 parser reads it, through
+that version's own types), drop duplicate users (only ``core`` may exist), refuse what the
 converter refuses, and map the ``ignition`` and ``passwd`` sections to
 spec 3.5. An installer stub carries nothing else; this guest refuses a
 stub with storage or systemd content (an error blocks the patch, so no
@@ -46,7 +47,9 @@ def upgrade_stub(text):
         raise StubError(_not_json(f"expected a JSON object, got {kind_of(raw)}"))
     if version.startswith("3"):
         return None
-    if version != "2.2.0":
+    if version in _OLDER:
+        _as_v2_2(raw, version)
+    elif version != "2.2.0":
         what = "unknown" if _is_semver(version) else "invalid"
         raise StubError(f"{_PARSE}parsing Ignition config failed: {what} version. {_SUPPORTED}")
     ignition = _obj(raw, "ignition", "struct Ignition")
@@ -58,6 +61,64 @@ def upgrade_stub(text):
     if converted_passwd:
         out["passwd"] = converted_passwd
     return json.dumps(out, separators=(",", ":"), ensure_ascii=False)
+
+
+# Spec 2.2 keys an older spec lacks, by the object holding them: Go drops
+# them whatever their type (a 2.1 stub cannot carry certificate
+# authorities). Storage and systemd content is refused below, so only the
+# sections this guest converts are listed.
+_OLDER = {
+    "2.1.0": {"ignition": ("security",)},
+    "2.0.0": {"ignition": ("security", "timeouts"),
+              "storage": ("directories", "links"),
+              "user": ("uid", "gecos", "homeDir", "noCreateHome", "primaryGroup", "groups",
+                       "noUserGroup", "system", "noLogInit", "shell")},
+}
+
+
+def _as_v2_2(raw, version):
+    """The stub as Ignition's spec 2.2 parser sees a 2.0 or 2.1 one, in place."""
+    dropped = _OLDER[version]
+    passwd = raw.get("passwd")
+    users = passwd.get("users") if isinstance(passwd, dict) else None
+    users = [u for u in users if isinstance(u, dict)] if isinstance(users, list) else []
+    groups = passwd.get("groups") if isinstance(passwd, dict) else None
+    groups = [g for g in groups if isinstance(g, dict)] if isinstance(groups, list) else []
+    if version == "2.0.0":
+        _check_v2_0(raw.get("ignition"), users, groups)
+    for section in ("ignition", "storage"):
+        if isinstance(raw.get(section), dict):
+            for key in dropped.get(section, ()):
+                raw[section].pop(key, None)
+    for user in users:
+        for key in dropped.get("user", ()):
+            user.pop(key, None)
+        # 2.0 holds the hash as a plain string; "" becomes absent.
+        if version == "2.0.0" and user.get("passwordHash") == "":
+            del user["passwordHash"]
+
+
+def _check_v2_0(ignition, users, groups):
+    """What the spec 2.0 types refuse to decode: a hash without a function
+    prefix, a negative uid or gid (unsigned there)."""
+    config = ignition.get("config") if isinstance(ignition, dict) else None
+    refs = []
+    if isinstance(config, dict):
+        append = config.get("append")
+        refs = list(append) if isinstance(append, list) else []
+        refs.append(config.get("replace"))
+    for ref in refs:
+        verification = ref.get("verification") if isinstance(ref, dict) else None
+        digest = verification.get("hash") if isinstance(verification, dict) else None
+        if isinstance(digest, str) and "-" not in digest:
+            raise StubError(f"{_V2}hash is malformed: {json.dumps(digest, ensure_ascii=False)}")
+    create = [u.get("create") for u in users]
+    for where, item, key in ([("/passwd/users", c, "uid") for c in create]
+                             + [("/passwd/groups", g, "gid") for g in groups]):
+        value = item.get(key) if isinstance(item, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            field = "/create/uid" if key == "uid" else "/gid"
+            raise StubError(f"{_V2}{where}[]{field}: {value} is negative; spec 2.0 holds it unsigned")
 
 
 def _not_json(detail):

@@ -65,6 +65,14 @@ fn reconcile(
         None => None,
     };
 
+    // Present but empty is not absent: upstream hands the ID to EC2's
+    // `DescribeImages`, which refuses it, before it looks at the region.
+    if ami_id == Some("") {
+        return Err(RuleError::Other(
+            "providerSpec.value.ami.id is empty; EC2 refuses an empty AMI ID".to_owned(),
+        ));
+    }
+
     let target = match stream.aws_region_image(arch, region) {
         Ok(img) if !img.image.is_empty() => img.image.clone(),
         Ok(_) => {
@@ -194,8 +202,19 @@ mod tests {
         );
         let out = run("x86_64", spec("us-east-1", json!({"id": OLD})), &[]);
         assert!(matches!(out, PlatformOutcome::Skip { .. }), "{out:?}");
-        let out = run("x86_64", spec("us-east-1", json!({"id": ""})), &[""]);
-        assert!(matches!(out, PlatformOutcome::Update { .. }), "{out:?}");
+    }
+
+    #[test]
+    fn an_empty_id_is_an_error_whatever_the_region() {
+        for region in ["us-east-1", "mars-1"] {
+            match run("x86_64", spec(region, json!({"id": ""})), &[""]) {
+                PlatformOutcome::Error { message } => assert_eq!(
+                    message,
+                    "providerSpec.value.ami.id is empty; EC2 refuses an empty AMI ID"
+                ),
+                other => panic!("{region}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -131,8 +131,11 @@ fn reconcile(
             "Azure boot image updates are not supported for architecture {arch}"
         )));
     }
+    // A skip, not a noop (upstream PR #6404): such a MachineSet is not on
+    // the stream's image, so it counts among the skipped and the boot image
+    // skew record cannot claim the release.
     if !security_type.is_empty() {
-        return Ok(PlatformOutcome::noop(format!(
+        return Ok(PlatformOutcome::skip(format!(
             "securityProfile.settings.securityType is {security_type:?}; Confidential VM and Trusted Launch MachineSets keep their boot image"
         )));
     }
@@ -148,6 +151,9 @@ fn reconcile(
         })?
     };
 
+    // `GetArchitecture`: a stream without the arch at all is an error
+    // upstream; only missing marketplace data (OKD) is a skip.
+    stream.architecture(arch)?;
     let Some(marketplace) = stream.azure_marketplace(arch) else {
         return Ok(PlatformOutcome::skip(format!(
             "the stream has no Azure marketplace images for architecture {arch}"
@@ -155,11 +161,13 @@ fn reconcile(
     };
 
     // Quirk kept from upstream: a free image with an empty `type` takes the
-    // paid rule, so `sku: aro_420` counts as Gen2.
+    // paid rule, so `sku: aro_420` counts as Gen2. The free rhel-10 SKUs say
+    // `gen2` rather than `v2` (`aro_5-0_x64_gen2`; upstream PR #6404): read
+    // as Gen1, such an image would be patched to the Gen1 one and back.
     let gen2 = if legacy {
         resource_id.contains("gen2")
     } else if image_type == "MarketplaceNoPlan" {
-        sku.contains("v2") || arch == "aarch64"
+        sku.contains("v2") || sku.contains("gen2") || arch == "aarch64"
     } else {
         !sku.contains("gen1")
     };
@@ -171,16 +179,19 @@ fn reconcile(
             "the stream has no Azure marketplace images for variant {key} on architecture {arch}"
         ))
     })?;
+    let missing = format!(
+        "the stream has no {gen_name} image for Azure marketplace variant {key} on architecture {arch}"
+    );
     let target = if gen2 {
-        set.hyper_v_gen2.as_ref()
+        set.hyper_v_gen2.as_ref().ok_or(RuleError::Other(missing))?
     } else {
-        set.hyper_v_gen1.as_ref()
-    }
-    .ok_or_else(|| {
-        RuleError::Other(format!(
-            "the stream has no {gen_name} image for Azure marketplace variant {key} on architecture {arch}"
-        ))
-    })?;
+        // Gen1 images are leaving the stream (upstream PR #6404, CORS-4441):
+        // a skip, which the skew record then reports as out of date.
+        let Some(gen1) = set.hyper_v_gen1.as_ref() else {
+            return Ok(PlatformOutcome::skip(missing));
+        };
+        gen1
+    };
 
     let wanted: [&str; 6] = [
         &target.publisher,
@@ -405,7 +416,10 @@ mod tests {
         }
         let mut cvm = img.clone();
         cvm["securityProfile"] = json!({"settings": {"securityType": "ConfidentialVM"}});
-        assert!(matches!(run("x86_64", cvm), PlatformOutcome::Noop { .. }));
+        assert!(
+            matches!(run("x86_64", cvm), PlatformOutcome::Skip { ref reason } if reason.contains("\"ConfidentialVM\"")),
+            "a securityType is a skip (upstream PR #6404), so the skew record counts it"
+        );
         let mut empty_sec = img;
         empty_sec["securityProfile"] = json!({"settings": {"securityType": ""}});
         assert!(matches!(
@@ -428,31 +442,55 @@ mod tests {
             ),
             other => panic!("{other:?}"),
         }
-        // Variant known, but the stream lacks it or the generation.
-        for img in [
-            image(
-                "redhat",
-                "rh-oke-worker",
-                "rh-oke-worker",
-                "1",
+        // Variant known, but the stream lacks it, or its Gen2 image.
+        let oke = image(
+            "redhat",
+            "rh-oke-worker",
+            "rh-oke-worker",
+            "1",
+            "",
+            "MarketplaceWithPlan",
+        );
+        assert!(matches!(run("x86_64", oke), PlatformOutcome::Error { .. }));
+        let gen1_only = Stream::parse(r#"{"architectures": {"x86_64": {"rhel-coreos-extensions": {"marketplace": {"azure": {"no-purchase-plan": {
+            "hyperVGen1": {"publisher": "azureopenshift", "offer": "aro4", "sku": "aro_420", "version": "1"}}}}}}}}"#).unwrap();
+        let out = Azure.reconcile(
+            &gen1_only,
+            "x86_64",
+            &image(
+                "azureopenshift",
+                "aro4",
+                "420-v2",
+                "0",
                 "",
-                "MarketplaceWithPlan",
+                "MarketplaceNoPlan",
             ),
-            image(
-                "redhat-limited",
-                "rh-opp-worker",
-                "rh-opp-worker-gen1",
-                "1",
-                "",
-                "MarketplaceWithPlan",
+            &ClusterFacts::default(),
+        );
+        assert!(matches!(out, PlatformOutcome::Error { .. }), "{out:?}");
+        // A missing Gen1 image is a skip (upstream PR #6404).
+        for (arch, img) in [
+            (
+                "x86_64",
+                image(
+                    "redhat-limited",
+                    "rh-opp-worker",
+                    "rh-opp-worker-gen1",
+                    "1",
+                    "",
+                    "MarketplaceWithPlan",
+                ),
             ),
+            ("aarch64", image("", "", "", "", "/x/gen1-image", "")),
         ] {
-            assert!(matches!(run("x86_64", img), PlatformOutcome::Error { .. }));
+            match run(arch, img) {
+                PlatformOutcome::Skip { reason } => assert!(
+                    reason.starts_with("the stream has no hyperVGen1 image"),
+                    "{reason}"
+                ),
+                other => panic!("{arch}: {other:?}"),
+            }
         }
-        assert!(matches!(
-            run("aarch64", image("", "", "", "", "/x/gen1-image", "")),
-            PlatformOutcome::Error { .. }
-        ));
         // No marketplace data for the arch (OKD, or an arch missing entirely).
         let okd = Stream::parse(r#"{"architectures": {"x86_64": {"rhel-coreos-extensions": {"azure-disk": {"release": "r", "url": "u"}}}}}"#).unwrap();
         let out = Azure.reconcile(
@@ -469,8 +507,9 @@ mod tests {
             &ClusterFacts::default(),
         );
         assert!(matches!(out, PlatformOutcome::Skip { .. }), "{out:?}");
+        // No such architecture in the stream at all: `GetArchitecture`'s error.
         let out = Azure.reconcile(
-            &Stream::parse("{}").unwrap(),
+            &Stream::parse(r#"{"stream": "rhcos-4.21"}"#).unwrap(),
             "x86_64",
             &image(
                 "azureopenshift",
@@ -482,7 +521,42 @@ mod tests {
             ),
             &ClusterFacts::default(),
         );
-        assert!(matches!(out, PlatformOutcome::Skip { .. }), "{out:?}");
+        match out {
+            PlatformOutcome::Error { message } => assert_eq!(
+                message,
+                "stream:rhcos-4.21 does not have architecture 'x86_64'"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn free_rhel10_gen2_sku_converges() {
+        let rhel10 = Stream::parse(r#"{"stream": "rhel-10.2", "architectures": {"x86_64": {"rhel-coreos-extensions": {"marketplace": {"azure": {"no-purchase-plan": {
+            "hyperVGen2": {"publisher": "azureopenshift", "offer": "aro4", "sku": "aro_5-0_x64_gen2", "version": "10.2.20260501"}}}}}}}}"#).unwrap();
+        let decide = |version: &str| {
+            Azure.reconcile(
+                &rhel10,
+                "x86_64",
+                &image(
+                    "azureopenshift",
+                    "aro4",
+                    "aro_5-0_x64_gen2",
+                    version,
+                    "",
+                    "MarketplaceNoPlan",
+                ),
+                &ClusterFacts::default(),
+            )
+        };
+        assert_eq!(
+            target_of(&decide("10.1.20260101"))["sku"],
+            "aro_5-0_x64_gen2"
+        );
+        assert!(matches!(
+            decide("10.2.20260501"),
+            PlatformOutcome::OnTarget { .. }
+        ));
     }
 
     #[test]

@@ -116,6 +116,23 @@ def stub22(cluster="c1", extra=None):
     return json.dumps(d, separators=(",", ":"))
 
 
+def stub21(cluster="c1", version="2.1.0"):
+    """The installer stub in spec 2.1 (or 2.0): neither spec has a security
+    section, and 2.0 has no timeouts."""
+    ign = {"config": {"append": [{"source": "https://api-int.%s.example.com:22623/config/worker" % cluster, "verification": {}}]},
+           "timeouts": {}, "version": version}
+    if version == "2.0.0":
+        del ign["timeouts"]
+    return json.dumps({"ignition": ign, "networkd": {}, "passwd": {}, "storage": {}, "systemd": {}}, separators=(",", ":"))
+
+
+def stub35_from_21(cluster="c1"):
+    """What upstream makes of a spec 2.0 or 2.1 stub: no certificate authorities,
+    since those specs cannot carry any."""
+    return json.dumps({"ignition": {"config": {"merge": [{"source": "https://api-int.%s.example.com:22623/config/worker" % cluster}]},
+                                    "version": "3.5.0"}}, separators=(",", ":"))
+
+
 def stub35_expected(cluster="c1", passwd=None):
     d = {"ignition": {"config": {"merge": [{"source": "https://api-int.%s.example.com:22623/config/worker" % cluster}]},
                       "security": {"tls": {"certificateAuthorities": [{"source": CA}]}},
@@ -409,6 +426,17 @@ case("gcp-patch-stub-v2-converted",
      ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, stub22()),
      note="A spec 2.2 installer stub is converted to spec 3.5.0 together with the patch.")
 
+case("gcp-patch-stub-v20-converted",
+     exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}, exp_uds(UDS, stub35_from_21())),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, stub21(version="2.0.0")),
+     note="A spec 2.0 stub is read through Ignition's 2.0 and 2.1 types, as upstream's spec 2.2 parser reads it, and converted to 3.5.0.")
+
+garbage21 = json.loads(stub21())
+garbage21["storage"] = {"files": "not-a-list"}
+case("gcp-error-stub-v21-garbage",
+     p_err(n, 'converting ignition stub failed: failed to parse Ignition config: parsing Ignition spec v2 failed with error: invalid type: string "not-a-list", expected a sequence'),
+     ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, json.dumps(garbage21, separators=(",", ":"))))
+
 case("gcp-patch-stub-v3-untouched", exp_patch(GCP_NEW, {"disks": [boot_disk(GCP_NEW)]}),
      ms=machineset(n, gcp_spec([boot_disk(GCP_OLD)])), infra_obj=GCP, secret_obj=secret(UDS, stub3("3.2.0")))
 
@@ -563,12 +591,33 @@ case("aws-error-stub-networkd",
      ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
      secret_obj=secret(UDS, stub22(extra={"networkd": {"units": [{"name": "10-eth0.network", "contents": "[Match]\nName=eth0\n"}]}})))
 
-old21 = json.loads(stub22())
-old21["ignition"]["version"] = "2.1.0"
+old23 = json.loads(stub22())
+old23["ignition"]["version"] = "2.3.0"
 case("aws-error-stub-unknown-version",
      p_err(m, "converting ignition stub failed: failed to parse Ignition config: parsing Ignition config failed: unknown version. Supported spec versions: 2.2, 3.0, 3.1, 3.2, 3.3, 3.4, 3.5"),
      ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
-     secret_obj=secret(UDS, json.dumps(old21, separators=(",", ":"))))
+     secret_obj=secret(UDS, json.dumps(old23, separators=(",", ":"))),
+     note="Upstream's spec 2 parser reads 2.0, 2.1 and 2.2; a 2.3 stub is of an unknown version.")
+
+case("aws-patch-stub-v21-converted",
+     exp_patch(AMI_E1, aws_patch(AMI_E1), exp_uds(UDS, stub35_from_21())),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     secret_obj=secret(UDS, stub21()),
+     note="A spec 2.1 stub is read as upstream's spec 2.2 parser reads it (through Ignition's 2.1 types) and converted to 3.5.0.")
+
+bad20 = json.loads(stub21(version="2.0.0"))
+bad20["ignition"]["config"]["append"][0]["verification"] = {"hash": "sha512"}
+case("aws-error-stub-v20-hash-malformed",
+     p_err(m, 'converting ignition stub failed: failed to parse Ignition config: parsing Ignition spec v2 failed with error: hash is malformed: "sha512"'),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     secret_obj=secret(UDS, json.dumps(bad20, separators=(",", ":"))),
+     note="Ignition's spec 2.0 types refuse a hash without a function prefix.")
+
+case("aws-error-ami-id-empty",
+     p_err(m2, "providerSpec.value.ami.id is empty; EC2 refuses an empty AMI ID"),
+     ms=machineset(m2, aws_spec({"id": ""}, region="ap-south-2")), infra_obj=AWS, known=KNOWN,
+     note="An id that is present but empty is not an absent one: upstream asks EC2 about it (which refuses it) "
+          "before it looks for the region, which this stream lacks.")
 
 case("aws-error-stub-not-json",
      p_err(m, "converting ignition stub failed: failed to unmarshal decoded user-data to json: expected value at line 1 column 1"),
@@ -625,11 +674,12 @@ case("azure-patch-noplan-gen1-typed", exp_patch(urn(NOPLAN_G1), {"image": NOPLAN
 case("azure-noop-on-target", on_target(z, urn(NOPLAN_G2)),
      ms=machineset(z, azure_spec(dict(NOPLAN_G2))), infra_obj=AZ)
 
-case("azure-noop-security-type",
-     p_noop(z, 'securityProfile.settings.securityType is "TrustedLaunch"; Confidential VM and Trusted Launch MachineSets keep their boot image'),
+case("azure-skip-security-type",
+     p_skip(z, 'securityProfile.settings.securityType is "TrustedLaunch"; Confidential VM and Trusted Launch MachineSets keep their boot image'),
      ms=machineset(z, azure_spec(az_image("redhat", "rh-ocp-worker", "rh-ocp-worker", "4.16.2024101515", t="MarketplaceWithPlan"),
                                  security={"settings": {"securityType": "TrustedLaunch", "trustedLaunch": {"uefiSettings": {"secureBoot": "Enabled", "virtualizedTrustedPlatformModule": "Enabled"}}}})),
-     infra_obj=AZ)
+     infra_obj=AZ,
+     note="A skip since upstream PR #6404 (a noop before): it counts among the skipped and resets the boot image skew record.")
 
 zp = "c1-x7k2p-worker-ppc64le"
 case("azure-noop-ppc64le", p_noop(zp, "Azure boot image updates are not supported for architecture ppc64le"),
@@ -660,10 +710,36 @@ case("azure-patch-arm64", exp_patch(urn(ARM_G2), {"image": ARM_G2}),
      ms=machineset(za, azure_spec(az_image("azureopenshift", "aro4", "419-arm", "9.4.20240710", t="MarketplaceNoPlan")),
                    arch_annotation="kubernetes.io/arch=arm64"), infra_obj=AZ)
 
-case("azure-error-arm64-gen1-missing",
-     p_err(za, "the stream has no hyperVGen1 image for Azure marketplace variant no-purchase-plan on architecture aarch64"),
+case("azure-skip-arm64-gen1-missing",
+     p_skip(za, "the stream has no hyperVGen1 image for Azure marketplace variant no-purchase-plan on architecture aarch64"),
      ms=machineset(za, azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/images/c1-x7k2p-arm")),
-                   arch_annotation="kubernetes.io/arch=arm64"), infra_obj=AZ)
+                   arch_annotation="kubernetes.io/arch=arm64"), infra_obj=AZ,
+     note="A missing Gen1 image is a skip since upstream PR #6404 (an error before): Gen1 images are leaving the stream.")
+
+# The rhel-10 marketplace names its free SKUs "..._gen2" and has no Gen1 images.
+NOPLAN10_VER = "10.2.20260428"
+NOPLAN10_G2 = {"publisher": "azureopenshift", "offer": "aro4", "sku": "aro_5-0_x64_gen2", "version": NOPLAN10_VER, "resourceID": "", "type": "MarketplaceNoPlan"}
+rhel10 = copy.deepcopy(STREAM)
+rhel10["stream"] = "rhel-10.2"
+rhel10["architectures"]["x86_64"]["rhel-coreos-extensions"]["marketplace"]["azure"]["no-purchase-plan"] = {
+    "hyperVGen2": {k: NOPLAN10_G2[k] for k in ("publisher", "offer", "sku", "version")}}
+case("azure-patch-noplan-rhel10-gen2-sku", exp_patch(urn(NOPLAN10_G2), {"image": NOPLAN10_G2}),
+     ms=machineset(z, azure_spec(az_image("azureopenshift", "aro4", "aro_5-0_x64_gen2", "10.1.20260115", t="MarketplaceNoPlan"))),
+     infra_obj=AZ, cm=configmap(std_stream_text(rhel10)),
+     note="A free SKU that says gen2 rather than v2 is Gen2 (upstream PR #6404); read as Gen1 it would never converge.")
+
+case("azure-skip-noplan-gen1-missing-rhel10",
+     p_skip(z, "the stream has no hyperVGen1 image for Azure marketplace variant no-purchase-plan on architecture x86_64"),
+     ms=machineset(z, azure_spec(az_image("azureopenshift", "aro4", "aro_419", "9.4.20240710", t="MarketplaceNoPlan"))),
+     infra_obj=AZ, cm=configmap(std_stream_text(rhel10)))
+
+no_arm = copy.deepcopy(STREAM)
+del no_arm["architectures"]["aarch64"]
+case("azure-error-arch-not-in-stream",
+     p_err(za, "stream:rhcos-4.21 does not have architecture 'aarch64'"),
+     ms=machineset(za, azure_spec(az_image("azureopenshift", "aro4", "419-arm", "9.4.20240710", t="MarketplaceNoPlan")),
+                   arch_annotation="kubernetes.io/arch=arm64"), infra_obj=AZ, cm=configmap(std_stream_text(no_arm)),
+     note="Upstream's GetArchitecture fails; only a stream without marketplace data for the arch (OKD) is a skip.")
 
 case("azure-error-image-wrong-type",
      p_err(z, "providerSpec.value.image.sku must be a string, got a number"),
@@ -674,6 +750,15 @@ case("azure-patch-stub-v2-converted",
      ms=machineset(z, azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/galleries/gallery_c1_x7k2p/images/c1-x7k2p-gen2/versions/latest"),
                                  uds="worker-user-data-x7k2p")),
      infra_obj=AZ, secret_obj=secret("worker-user-data-x7k2p", stub22("c3")))
+
+with_ca21 = json.loads(stub22("c3"))
+with_ca21["ignition"]["version"] = "2.1.0"
+case("azure-patch-stub-v21-security-dropped",
+     exp_patch(urn(NOPLAN_G2), {"image": NOPLAN_G2}, exp_uds("worker-user-data-x7k2p", stub35_from_21("c3"))),
+     ms=machineset(z, azure_spec(az_image(rid="/resourceGroups/c1-x7k2p-rg/providers/Microsoft.Compute/galleries/gallery_c1_x7k2p/images/c1-x7k2p-gen2/versions/latest"),
+                                 uds="worker-user-data-x7k2p")),
+     infra_obj=AZ, secret_obj=secret("worker-user-data-x7k2p", json.dumps(with_ca21, separators=(",", ":"))),
+     note="Spec 2.1 has no security section: upstream's parser drops it, so the 3.5.0 stub has no certificate authorities either.")
 
 case("azurestack-noop-unsupported",
      {"action": "noop", "reason": 'platform "Azure (AzureStackCloud)" does not support boot image updates; nothing to do for machineset %s' % z},
@@ -1050,6 +1135,12 @@ case("cpms-azure-noop-no-marketplace",
      cp_left_alone("the stream has no Azure marketplace images for architecture x86_64"),
      ms=cpms("Azure", cp_azure_spec(az_image("azureopenshift", "aro4", "aro_419", "9.4.20240710", t="MarketplaceNoPlan"))),
      infra_obj=AZ, mc=ENROLLED, cm=configmap(std_stream_text(okd)))
+
+case("cpms-azure-noop-security-type",
+     cp_left_alone('securityProfile.settings.securityType is "ConfidentialVM"; Confidential VM and Trusted Launch MachineSets keep their boot image'),
+     ms=cpms("Azure", dict(cp_azure_spec(az_image("redhat", "rh-ocp-worker", "rh-ocp-worker", "4.16.2024101515", t="MarketplaceWithPlan")),
+                           securityProfile={"settings": {"securityType": "ConfidentialVM"}})),
+     infra_obj=AZ, mc=ENROLLED)
 
 # Unsupported platform
 case("cpms-vsphere-noop-unsupported",

@@ -1,4 +1,5 @@
-//! Stub Ignition upgrade (spec 2.2 → 3.5) for the MachineSet user-data Secret.
+//! Stub Ignition upgrade (spec 2.0, 2.1 and 2.2 → 3.5) for the MachineSet
+//! user-data Secret.
 //!
 //! Clusters installed before OpenShift 4.6 boot workers from a spec 2 stub
 //! that newer RHCOS boot images cannot read, so the stub must be converted
@@ -9,12 +10,14 @@
 //! rarely-used disk/RAID sections, is an error so that no MachineSet is moved
 //! to an image its machines could not boot from.
 //!
-//! One file per stage: `v2.rs` reads the spec 2.2 stub as Ignition's Go
-//! types do, `dedupe.rs` removes the duplicates spec 3 forbids,
+//! One file per stage: `legacy.rs` brings a spec 2.0 or 2.1 stub to the
+//! shape spec 2.2 reads (as Ignition's spec 2.2 parser does), `v2.rs` reads
+//! the spec 2.2 stub as Ignition's Go types do, `dedupe.rs` removes the duplicates spec 3 forbids,
 //! `translate.rs` checks what the converter refuses and builds the `v3.rs`
 //! output. This file holds the public API and the version dispatch.
 
 mod dedupe;
+mod legacy;
 mod translate;
 mod v2;
 mod v3;
@@ -22,6 +25,7 @@ mod v3;
 #[cfg(test)]
 mod tests;
 
+use legacy::Legacy;
 use serde_json::Value;
 
 /// The version upstream converts to (`IgnitionDefaultVersion`).
@@ -60,7 +64,8 @@ pub enum StubError {
     Convert(String),
 }
 
-/// Converts a spec 2.2 stub to spec 3.5, or reports that it is spec 3 already.
+/// Converts a spec 2.0, 2.1 or 2.2 stub to spec 3.5, or reports that it is
+/// spec 3 already.
 pub fn upgrade_stub(user_data: &str) -> Result<StubUpgrade, StubError> {
     let raw: Value =
         serde_json::from_str(user_data).map_err(|e| StubError::NotJson(e.to_string()))?;
@@ -94,22 +99,24 @@ pub fn upgrade_stub(user_data: &str) -> Result<StubUpgrade, StubError> {
     if version.starts_with('3') {
         return Ok(StubUpgrade::AlreadyCurrent);
     }
-    if version != "2.2.0" {
-        let what = if is_semver(&version) {
-            "unknown"
-        } else {
-            "invalid"
-        };
-        return Err(StubError::Parse(format!(
-            "parsing Ignition config failed: {what} version. {SUPPORTED}"
-        )));
-    }
-    let cfg: v2::Config = serde_json::from_value(raw).map_err(|e| {
-        StubError::Parse(format!("parsing Ignition spec v2 failed with error: {e}"))
-    })?;
-    v2::validate(&cfg).map_err(|e| {
-        StubError::Parse(format!("parsing Ignition spec v2 failed with error: {e}"))
-    })?;
+    let spec_v2_failed =
+        |e: String| StubError::Parse(format!("parsing Ignition spec v2 failed with error: {e}"));
+    let raw = match Legacy::of(&version) {
+        Some(older) => legacy::as_v2_2(raw, older).map_err(spec_v2_failed)?,
+        None if version == "2.2.0" => raw,
+        None => {
+            let what = if is_semver(&version) {
+                "unknown"
+            } else {
+                "invalid"
+            };
+            return Err(StubError::Parse(format!(
+                "parsing Ignition config failed: {what} version. {SUPPORTED}"
+            )));
+        }
+    };
+    let cfg: v2::Config = serde_json::from_value(raw).map_err(|e| spec_v2_failed(e.to_string()))?;
+    v2::validate(&cfg).map_err(spec_v2_failed)?;
     let cfg = dedupe::dedupe(cfg).map_err(StubError::Dedupe)?;
     let out = translate::translate(cfg).map_err(StubError::Convert)?;
     serde_json::to_string(&out)

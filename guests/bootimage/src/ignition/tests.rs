@@ -40,11 +40,16 @@ fn spec3_is_left_alone() {
 
 #[test]
 fn version_errors() {
-    let e = upgrade_stub(r#"{"ignition":{"version":"2.1.0"}}"#).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "converting ignition stub failed: failed to parse Ignition config: parsing Ignition config failed: unknown version. Supported spec versions: 2.2, 3.0, 3.1, 3.2, 3.3, 3.4, 3.5"
-    );
+    // Spec 2.3 is newer than upstream's spec 2 parser; 1.x, a 2.1 patch
+    // release and a 2.1 pre-release are none of the three it reads.
+    for v in ["2.3.0", "1.0.0", "2.1.1", "2.0.0-experimental"] {
+        let e = upgrade_stub(&json!({"ignition": {"version": v}}).to_string()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "converting ignition stub failed: failed to parse Ignition config: parsing Ignition config failed: unknown version. Supported spec versions: 2.2, 3.0, 3.1, 3.2, 3.3, 3.4, 3.5",
+            "{v}"
+        );
+    }
     for bad in [
         r#"{"ignition":{"version":"2.2"}}"#,
         r#"{"ignition":{}}"#,
@@ -251,4 +256,128 @@ fn path_cleaning() {
     assert_eq!(clean_path("/etc//a/./b/../c/"), "/etc/a/c");
     assert_eq!(clean_path("/"), "/");
     assert_eq!(clean_path("/../x"), "/x");
+}
+
+/// The installer stub of the 4.1–4.5 era in spec 2.1: no `security` section
+/// exists in that spec.
+const STUB21: &str = r#"{"ignition":{"config":{"append":[{"source":"https://api-int.c1.example.com:22623/config/worker","verification":{}}]},"timeouts":{},"version":"2.1.0"},"networkd":{},"passwd":{},"storage":{},"systemd":{}}"#;
+
+#[test]
+fn spec_2_1_and_2_0_stubs_convert_like_spec_2_2() {
+    let want = json!({"ignition": {"config": {"merge": [{"source": "https://api-int.c1.example.com:22623/config/worker"}]}, "version": "3.5.0"}});
+    assert_eq!(converted(STUB21), want);
+    let stub20 = STUB21.replace(r#""timeouts":{},"version":"2.1.0""#, r#""version":"2.0.0""#);
+    assert_eq!(converted(&stub20), want);
+    assert_eq!(
+        converted(r#"{"ignition":{"version":"2.0.0"}}"#),
+        json!({"ignition": {"version": "3.5.0"}}),
+        "a 2.0 stub with nothing but its version is an empty config"
+    );
+}
+
+#[test]
+fn keys_an_older_spec_lacks_are_dropped_whatever_their_type() {
+    // Ignition's 2.1 types have no `security`: the CAs are lost, upstream too.
+    let mut with_ca: Value = serde_json::from_str(STUB22).unwrap();
+    with_ca["ignition"]["version"] = json!("2.1.0");
+    assert!(
+        converted(&with_ca.to_string())["ignition"]
+            .get("security")
+            .is_none()
+    );
+    let garbage = json!({"ignition": {"version": "2.1.0", "security": 7},
+        "storage": {"files": [{"filesystem": "root", "path": "/a", "overwrite": "x", "append": [1]}]}});
+    assert_eq!(
+        converted(&garbage.to_string())["storage"]["files"],
+        json!([{"contents": {"source": ""}, "mode": 0, "overwrite": true, "path": "/a"}])
+    );
+    // 2.0 has no timeouts, directories, links, owner names, `enabled`, and
+    // only four user fields.
+    let s = json!({"ignition": {"version": "2.0.0", "timeouts": {"httpTotal": 5}},
+        "storage": {"files": [{"filesystem": "root", "path": "/etc/a", "mode": 420, "user": {"id": 7, "name": "core"}, "group": {"name": "wheel"}}],
+                    "directories": [{"filesystem": "root", "path": "/d"}], "links": "garbage"},
+        "systemd": {"units": [{"name": "a.service", "enabled": true, "mask": true}]},
+        "passwd": {"users": [{"name": "core", "passwordHash": "", "gecos": "x", "uid": 1000, "sshAuthorizedKeys": ["k"]}]}})
+    .to_string();
+    assert_eq!(
+        converted(&s),
+        json!({"ignition": {"version": "3.5.0"},
+            "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": ["k"]}]},
+            "storage": {"files": [{"contents": {"source": ""}, "group": {"id": 0}, "mode": 420, "overwrite": true, "path": "/etc/a", "user": {"id": 7}}]},
+            "systemd": {"units": [{"mask": true, "name": "a.service"}]}})
+    );
+}
+
+#[test]
+fn plain_values_of_an_older_spec_come_out_set() {
+    // 2.1 holds modes as plain ints: absent or null is mode 0.
+    let s = json!({"ignition": {"version": "2.1.0"}, "storage": {
+        "files": [{"filesystem": "root", "path": "/f", "mode": null}],
+        "directories": [{"filesystem": "root", "path": "/d"}]}})
+    .to_string();
+    let out = converted(&s);
+    assert_eq!(out["storage"]["files"][0]["mode"], json!(0));
+    assert_eq!(
+        out["storage"]["directories"],
+        json!([{"mode": 0, "path": "/d"}])
+    );
+    // 2.0 holds a file's owner ids as plain ints too.
+    let s = json!({"ignition": {"version": "2.0.0"}, "storage": {
+        "files": [{"filesystem": "root", "path": "/f", "user": null}]}})
+    .to_string();
+    let file = &converted(&s)["storage"]["files"][0];
+    assert_eq!(
+        (&file["user"], &file["group"]),
+        (&json!({"id": 0}), &json!({"id": 0}))
+    );
+}
+
+#[test]
+fn broken_older_stubs_are_errors() {
+    for (cfg, needle) in [
+        (
+            json!({"ignition": {"version": "2.1.0", "config": {"append": "x"}}}),
+            "invalid type",
+        ),
+        (
+            json!({"ignition": {"version": "2.1.0"}, "storage": {"files": "x"}}),
+            "invalid type",
+        ),
+        (
+            json!({"ignition": {"version": "2.1.0"}, "storage": {"files": [{"path": "/a"}]}}),
+            "no filesystem specified",
+        ),
+        (
+            json!({"ignition": {"version": "2.1.0"}, "networkd": {"units": [{"name": "a.network"}]}}),
+            "networkd",
+        ),
+        (
+            json!({"ignition": {"version": "2.0.0", "config": {"replace": {"source": "https://x", "verification": {"hash": "sha512"}}}}}),
+            "hash is malformed",
+        ),
+        (
+            json!({"ignition": {"version": "2.0.0"}, "storage": {"files": [{"filesystem": "root", "path": "/a", "contents": {"verification": {"hash": "00"}}}]}}),
+            "hash is malformed",
+        ),
+        (
+            json!({"ignition": {"version": "2.0.0"}, "storage": {"files": [{"filesystem": "root", "path": "/a", "mode": -1}]}}),
+            "negative",
+        ),
+        (
+            json!({"ignition": {"version": "2.0.0"}, "passwd": {"groups": [{"name": "g", "gid": -5}]}}),
+            "negative",
+        ),
+        (
+            json!({"ignition": {"version": "2.0.0"}, "storage": {"files": [{"filesystem": "root", "path": "rel"}]}}),
+            "path not absolute",
+        ),
+        (
+            json!({"ignition": {"version": "2.0.0"}, "passwd": {"users": [{"name": "admin"}]}}),
+            "Only core user",
+        ),
+    ] {
+        let e = upgrade_stub(&cfg.to_string()).unwrap_err().to_string();
+        assert!(e.contains(needle), "{cfg}: {e}");
+        assert!(e.starts_with("converting ignition stub failed: "), "{e}");
+    }
 }

@@ -161,3 +161,86 @@ fn pruned(value: Value) -> Value {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const SOURCE: &str = "https://api-int.c1.example.com:22623/config/worker";
+    const CA: &str = "data:text/plain;charset=utf-8;base64,LS0t";
+
+    fn stub(version: &str, extra: Value) -> String {
+        let mut stub = json!({"ignition": {"config": {"append": [{"source": SOURCE, "verification": {}}]},
+            "version": version}, "networkd": {}, "passwd": {}, "storage": {}, "systemd": {}});
+        if let (Some(stub), Value::Object(extra)) = (stub.as_object_mut(), extra) {
+            stub.extend(extra);
+        }
+        stub.to_string()
+    }
+
+    fn host_conversion(stub: &str) -> Value {
+        match upgrade_stub(stub) {
+            Ok(StubUpgrade::Converted(text)) => serde_json::from_str(&text).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn faithful_conversions_of_spec_2_0_and_2_1_stubs_are_accepted() {
+        let file = json!({"storage": {"files": [{"filesystem": "root", "path": "/etc/a", "contents": {"source": "data:,x"}}]}});
+        for version in ["2.0.0", "2.1.0", "2.2.0"] {
+            let original = stub(version, file.clone());
+            let converted = host_conversion(&original);
+            assert_eq!(
+                converted["ignition"]["config"]["merge"],
+                json!([{"source": SOURCE}]),
+                "{version}"
+            );
+            if let Err(rule) = faithful(&original, &converted) {
+                panic!("{version}: {rule}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_spec_2_1_conversion_that_keeps_certificate_authorities_spec_2_1_lacks_is_refused() {
+        // Spec 2.1 has no `security`: upstream's conversion drops it.
+        let original = stub(
+            "2.1.0",
+            json!({"ignition": {"config": {"append": [{"source": SOURCE}]},
+                "security": {"tls": {"certificateAuthorities": [{"source": CA}]}}, "version": "2.1.0"}}),
+        );
+        let mut converted = host_conversion(&original);
+        assert!(faithful(&original, &converted).is_ok());
+        converted["ignition"]["security"] =
+            json!({"tls": {"certificateAuthorities": [{"source": CA}]}});
+        assert!(matches!(
+            faithful(&original, &converted),
+            Err(Rule::StubIgnitionChanged { .. })
+        ));
+    }
+
+    #[test]
+    fn a_spec_2_0_conversion_without_the_implied_owner_and_mode_is_refused() {
+        // Spec 2.0 holds a file's mode and owner ids as plain integers: the
+        // faithful conversion spells out 0 for each.
+        let original = stub(
+            "2.0.0",
+            json!({"storage": {"files": [{"filesystem": "root", "path": "/etc/a"}]}}),
+        );
+        let mut converted = host_conversion(&original);
+        let file = &mut converted["storage"]["files"][0];
+        assert_eq!(
+            (&file["mode"], &file["user"], &file["group"]),
+            (&json!(0), &json!({"id": 0}), &json!({"id": 0}))
+        );
+        if let Some(file) = file.as_object_mut() {
+            file.remove("user");
+        }
+        assert!(matches!(
+            faithful(&original, &converted),
+            Err(Rule::StubChangesSection { section }) if section == "storage"
+        ));
+    }
+}
