@@ -32,8 +32,8 @@ use tokio::time::sleep;
 use support::fixture::{self, Fixture, api_code};
 use support::golden::{self, B, Expected, REBOOT_WALK, REBOOTLESS_WALK, RESTART_WALK, Step, steps};
 use support::guests::{
-    apply_as_test, apply_configmap, apply_guest_object, condition, kubectl, patch_guest_object,
-    put_configmap, sha256, wait_guest_object,
+    apply_as_test, apply_configmap, apply_guest_object, condition, guest_events, kubectl,
+    patch_guest_object, put_configmap, sha256, wait_guest_object,
 };
 use support::wasm::with_custom_section;
 
@@ -1461,6 +1461,7 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
         let patch = json!({"spec": {"oci": modules[1].0, "pullSecret": secret}});
         refused_while_serving(fx, c, &patch, (result, &why), &modules[2].1).await?;
     }
+    mistyped_pull_secrets(fx, c, &key_b, &modules[1].0, &modules[2].1).await?;
     let readers = registry.manifest_readers("team-b/mcn")?;
     ensure!(
         readers == ["team-b"],
@@ -1468,7 +1469,8 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
     );
     eprintln!(
         "private registry: 3 modules pulled (per-entry Secret x2, ServiceAccount), each repository read \
-         by its own team only, 2 refusals (secret_failure, manifest_failure) with the module before serving"
+         by its own team only, 2 refusals (secret_failure, manifest_failure) with the module before serving, \
+         3 mistyped Secrets refused without quoting their credentials"
     );
     Ok(())
 }
@@ -1644,6 +1646,84 @@ async fn refused_while_serving(
         fetches >= 1.0 && serving(&m, before),
         "{patch} must count as {result}, the module before serving"
     );
+    Ok(())
+}
+
+/// Pull Secrets mistyped as people mistype them by hand, each holding a
+/// credential where the mistake is: each is refused (`secret_failure`),
+/// saying where it is wrong, and the credential appears in none of what
+/// the host shows: the MachineConfigGuest, its Events, `/guests`, the
+/// host's log.
+async fn mistyped_pull_secrets(
+    fx: &mut Fixture,
+    c: usize,
+    key: &str,
+    reference: &str,
+    before: &str,
+) -> Result<()> {
+    let password = "Sup3r-S3cret-pw";
+    let encoded = support::oci::base64(format!("team-b:{password}").as_bytes())?;
+    let cases = [
+        (
+            format!(r#"{{"auths":{{"{key}":"{encoded}"}}}}"#),
+            format!(r#"auths["{key}"] is not an object"#),
+        ),
+        (
+            format!(r#"{{"auths":{{"{key}":{{"auth":"team-b:{password}"}}}}}}"#),
+            format!("the auth of {key:?} is not base64"),
+        ),
+        (
+            format!(
+                r#"{{"auths":{{"{key}":{{"username":"team-b","password":{{"p":"{password}"}}}}}}}}"#
+            ),
+            format!(r#"auths["{key}"].password is not a string"#),
+        ),
+    ];
+    let mut reasons = Vec::new();
+    for (i, (config, why)) in cases.iter().enumerate() {
+        let name = format!("mistyped-{i}");
+        put_pull_secret(fx, &name, config).await?;
+        let patch = json!({"spec": {"oci": reference, "pullSecret": name}});
+        let why = format!("pull secret {name}: {why}");
+        refused_while_serving(fx, c, &patch, ("secret_failure", &why), before).await?;
+        reasons.push(why);
+    }
+    let object = kubectl(
+        fx,
+        &["get", "machineconfigguest", "mcn", "-o", "json"],
+        None,
+    )
+    .await?;
+    let events: Vec<String> = guest_events(fx, "mcn")
+        .await?
+        .into_iter()
+        .map(|(reason, note)| format!("{reason}: {note}"))
+        .collect();
+    let events = events.join("\n");
+    let (_, guests) = fx.controllers[c].get("/guests").await?;
+    let log = fx.controllers[c].output()?;
+    // Each place says why (the last refusal at least), and no place quotes
+    // the credential.
+    for (place, text, says) in [
+        ("the MachineConfigGuest", &object, &reasons[2..]),
+        ("its Events", &events, &reasons[..]),
+        ("/guests", &guests, &reasons[2..]),
+        ("the host's log", &log, &reasons[..]),
+    ] {
+        let text = text.replace("\\\"", "\"");
+        for why in says {
+            ensure!(
+                text.contains(why.as_str()),
+                "{place} does not say {why:?}: {text}"
+            );
+        }
+        for secret in [password, &encoded] {
+            ensure!(
+                !text.contains(secret),
+                "{place} quotes a credential: {text}"
+            );
+        }
+    }
     Ok(())
 }
 

@@ -238,6 +238,17 @@ impl Controller {
         self.killed
     }
 
+    /// Everything it wrote so far, stdout then stderr.
+    pub fn output(&self) -> Result<String> {
+        let mut all = String::new();
+        for path in [&self.stdout, &self.stderr] {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            all.push_str(&String::from_utf8_lossy(&bytes));
+        }
+        Ok(all)
+    }
+
     /// The last lines of stdout and stderr, for failure messages.
     pub fn tails(&self) -> String {
         let state = match (&self.child, self.exit) {
