@@ -753,7 +753,7 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
                 &["get", "list", "watch", "patch"],
                 &["cluster"]
             ),
-            ("", &["secrets"], &["get", "patch"], &[]),
+            ("", &["secrets"], &["get", "patch"], &USER_DATA_SECRETS),
         ])
     );
     assert_eq!(
@@ -790,15 +790,54 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
     );
 }
 
+/// The user-data Secrets the boot image Role names: the installer's
+/// (`<role>-user-data`) and the copies the Machine Config Operator keeps
+/// (`-managed`).
+const USER_DATA_SECRETS: [&str; 4] = [
+    "master-user-data",
+    "master-user-data-managed",
+    "worker-user-data",
+    "worker-user-data-managed",
+];
+
+/// deploy/README.md, "User-data Secrets with other names": the patch that
+/// adds one.
+const OTHER_USER_DATA_SECRET: &str = "patches:\n  - target: {kind: Role, name: mco-host-boot-images, namespace: openshift-machine-api}\n    patch: |-\n      - op: add\n        path: /rules/2/resourceNames/-\n        value: infra-user-data\n";
+
+#[test]
+fn the_documented_patch_adds_a_user_data_secret_by_name() {
+    let overlay = overlay_on("boot-images", OTHER_USER_DATA_SECRET);
+    let objects = kustomize_build(overlay.path());
+    let role = objects
+        .iter()
+        .find(|o| o["kind"] == "Role" && o["metadata"]["namespace"] == "openshift-machine-api")
+        .unwrap_or_else(|| panic!("no Role in openshift-machine-api"));
+    let secrets: BTreeSet<Grant> = grants(role)
+        .into_iter()
+        .filter(|(_, resource, _, _)| resource == "secrets")
+        .collect();
+    let mut names = USER_DATA_SECRETS.to_vec();
+    names.push("infra-user-data");
+    assert_eq!(
+        secrets,
+        expect_grants(&[("", &["secrets"], &["get", "patch"], &names)])
+    );
+}
+
 /// An overlay outside `deploy/` (kustomize refuses one nested in its base)
 /// with the given extra kustomization lines, `<deploy>` standing for the
 /// relative path to `deploy/`.
 fn overlay(extra: &str) -> tempfile::TempDir {
+    overlay_on("", extra)
+}
+
+/// [`overlay`] of `deploy/<sub>`.
+fn overlay_on(sub: &str, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::Builder::new()
         .prefix("deploy-overlay-")
         .tempdir_in(common::target_dir())
         .unwrap_or_else(|e| panic!("temp dir: {e}"));
-    let to_deploy = relative(dir.path(), &deploy_dir());
+    let to_deploy = relative(dir.path(), &deploy_dir().join(sub));
     let text = format!(
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - <deploy>\n{extra}"
     )

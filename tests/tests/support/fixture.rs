@@ -177,7 +177,23 @@ impl Fixture {
             .join("rbac.yaml");
         apply_manifest(&self.admin, &rbac)
             .await
-            .context("applying deploy/boot-images/rbac.yaml")
+            .context("applying deploy/boot-images/rbac.yaml")?;
+        // The patch's `add` to /rules/2/resourceNames, as a replace.
+        let roles: Api<k8s_openapi::api::rbac::v1::Role> =
+            Api::namespaced(self.admin.clone(), "openshift-machine-api");
+        let mut role = roles.get("mco-host-boot-images").await?;
+        let names = role
+            .rules
+            .as_mut()
+            .and_then(|rules| rules.get_mut(2))
+            .and_then(|rule| rule.resource_names.as_mut())
+            .context("the boot image Role's third rule names no Secrets")?;
+        names.push("legacy-user-data".into());
+        roles
+            .replace("mco-host-boot-images", &PostParams::default(), &role)
+            .await
+            .context("adding legacy-user-data to the boot image Role")?;
+        Ok(())
     }
 
     /// Starts `mco-host run` as the ServiceAccount and waits for `/readyz`.
