@@ -36,6 +36,7 @@ pub struct RunOptions {
     pub lease_duration: Duration,
     pub resync: Duration,
     pub admin_addr: SocketAddr,
+    pub admin_auth: admin::auth::AdminAuth,
     /// The MCN job's ownership mode.
     pub mcn_mode: Mode,
     /// Run the managed boot image controller too.
@@ -184,6 +185,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         readiness,
         guests,
         ownership,
+        auth: options.admin_auth.authorizer(&client),
     };
     let admin = tokio::spawn(admin::serve(options.admin_addr, admin));
     mcn.await;

@@ -165,16 +165,30 @@ type Rule<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
 
 /// The RBAC rules of a role flattened to (apiGroup, resource, verb,
 /// resourceName or ""), so the assertion does not depend on how rules are
-/// grouped.
+/// grouped. A non-resource URL is a resource of group "" that starts with
+/// `/`.
 fn grants(role: &Value) -> BTreeSet<Grant> {
     let mut grants = BTreeSet::new();
     let name = str_at(role, "/metadata/name");
     for rule in role["rules"].as_array().into_iter().flatten() {
         for key in rule.as_object().into_iter().flatten().map(|(k, _)| k) {
             assert!(
-                ["apiGroups", "resources", "verbs", "resourceNames"].contains(&key.as_str()),
+                [
+                    "apiGroups",
+                    "resources",
+                    "verbs",
+                    "resourceNames",
+                    "nonResourceURLs"
+                ]
+                .contains(&key.as_str()),
                 "{name}: unexpected rule field {key} in {rule}"
             );
+        }
+        for url in rule["nonResourceURLs"].as_array().into_iter().flatten() {
+            for verb in rule["verbs"].as_array().into_iter().flatten() {
+                let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+                grants.insert((String::new(), text(url), text(verb), String::new()));
+            }
         }
         let list = |key: &str| -> Vec<String> {
             rule[key]
@@ -334,6 +348,8 @@ fn the_base_renders_to_named_objects_in_mco_system() {
         ),
         ("ServiceAccount", SERVICE_ACCOUNT),
         ("ClusterRole", "mco-host"),
+        ("ClusterRole", "mco-host-metrics-reader"),
+        ("ClusterRole", "mco-host-status-reader"),
         ("ClusterRoleBinding", "mco-host"),
         ("Role", "mco-host-leader-election"),
         ("RoleBinding", "mco-host-leader-election"),
@@ -626,6 +642,13 @@ fn the_cluster_role_grants_exactly_what_the_mcn_controller_needs() {
                 &["version"]
             ),
             ("events.k8s.io", &["events"], &["create", "patch"], &[]),
+            ("authentication.k8s.io", &["tokenreviews"], &["create"], &[]),
+            (
+                "authorization.k8s.io",
+                &["subjectaccessreviews"],
+                &["create"],
+                &[]
+            ),
         ])
     );
     assert_eq!(
@@ -633,8 +656,31 @@ fn the_cluster_role_grants_exactly_what_the_mcn_controller_needs() {
             .iter()
             .filter(|o| o["kind"] == "ClusterRole")
             .count(),
-        1,
-        "the base has one ClusterRole; boot image rules live in deploy/boot-images"
+        3,
+        "the base has the controller's ClusterRole and the two readers'; boot image rules live in deploy/boot-images"
+    );
+}
+
+/// The admin endpoint's readers: Prometheus gets `/metrics` only; a person
+/// running `mco-host status --admin-url` all three. Nothing binds them.
+#[test]
+fn the_reader_roles_reach_only_the_admin_paths() {
+    let objects = base();
+    assert_eq!(
+        grants(find(objects, "ClusterRole", "mco-host-metrics-reader")),
+        expect_grants(&[("", &["/metrics"], &["get"], &[])])
+    );
+    assert_eq!(
+        grants(find(objects, "ClusterRole", "mco-host-status-reader")),
+        expect_grants(&[("", &["/metrics", "/guests", "/ownership"], &["get"], &[])])
+    );
+    // The controller guards these paths by default: no flag turns it off.
+    let args = &container(objects)["args"];
+    assert!(
+        !args
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v == "--admin-auth")),
+        "{args}"
     );
 }
 

@@ -812,7 +812,10 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
     ]
     .into();
     fx.apply_pool("worker", B).await?;
-    let admin = fx.controllers[c].admin_addr;
+    let admin = (
+        fx.controllers[c].admin_addr,
+        fx.controllers[c].admin_token.clone(),
+    );
     let mut latencies = Vec::new();
     let mut serving_now = sha("mcn-a");
     // The good swap in progress: its module, a task that reports when it
@@ -840,7 +843,11 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
                 let candidate = candidate.as_ref().map(|(m, s)| (*m, s.as_str()));
                 put_registry(fx, &registry_yaml(module, &sha(module), candidate)).await?;
                 let want = sha(module);
-                pending = Some((module, tokio::spawn(until_serving(admin, want, t)), 0));
+                pending = Some((
+                    module,
+                    tokio::spawn(until_serving(admin.clone(), want, t)),
+                    0,
+                ));
             }
             Some(Swap::Refused { module, pin, .. }) => {
                 put_registry(fx, &registry_yaml(module, &sha(pin), None)).await?
@@ -1747,15 +1754,16 @@ async fn put_pull_secret(fx: &Fixture, name: &str, config: &str) -> Result<()> {
     apply_as_test(&api, name, &secret).await
 }
 
-/// Polls `/metrics` at `admin` every 20 ms until `sha256` serves the mcn
-/// job; the time since `since`.
+/// Polls `/metrics` at `admin` (its address and token) every 20 ms until
+/// `sha256` serves the mcn job; the time since `since`.
 async fn until_serving(
-    admin: std::net::SocketAddr,
+    (addr, token): (std::net::SocketAddr, Option<String>),
     sha256: String,
     since: Instant,
 ) -> Result<Duration> {
     loop {
-        if let Ok((200, body)) = support::controller::http_get(admin, "/metrics").await
+        if let Ok((200, body)) =
+            support::controller::http_get_as(addr, "/metrics", token.as_deref()).await
             && support::controller::Metrics::parse(&body).is_ok_and(|m| serving(&m, &sha256))
         {
             return Ok(since.elapsed());

@@ -105,9 +105,15 @@ struct RunArgs {
     /// Period of the full re-check of every node.
     #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
     resync: Duration,
-    /// Address of /healthz, /readyz and /metrics.
+    /// Address of /healthz, /readyz, /metrics, /guests and /ownership.
     #[arg(long, default_value = "0.0.0.0:8080")]
     admin_addr: std::net::SocketAddr,
+    /// Who may read /metrics, /guests and /ownership: `cluster`, a bearer
+    /// token the cluster accepts (TokenReview) of a user RBAC lets `get`
+    /// the path (SubjectAccessReview, `nonResourceURLs`); `none`, anyone
+    /// who reaches the address. /healthz and /readyz answer anyone.
+    #[arg(long, value_enum, default_value = "cluster", env = "MCO_ADMIN_AUTH")]
+    admin_auth: crate::admin::auth::AdminAuth,
     /// Also run the managed boot image controller (needs the RBAC in
     /// deploy/boot-images). MachineSets are touched only when enrolled in
     /// MachineConfiguration `cluster`.
@@ -635,6 +641,7 @@ impl RunArgs {
             lease_duration: self.lease_duration,
             resync: self.resync,
             admin_addr: self.admin_addr,
+            admin_auth: self.admin_auth,
             mcn_mode: self.mcn_mode,
             boot_images,
         })

@@ -166,7 +166,9 @@ impl Fixture {
     }
 
     /// What `deploy/boot-images` adds: the namespaces the boot image
-    /// controller reads and its RBAC.
+    /// controller reads and its RBAC, with the user-data Secret the tests'
+    /// MachineSets name beside the installer's added as deploy/README.md
+    /// says ("User-data Secrets with other names").
     pub async fn enable_boot_images(&self) -> Result<()> {
         for ns in ["openshift-machine-api", "openshift-machine-config-operator"] {
             self.cp.create_namespace(ns).await?;
@@ -218,7 +220,8 @@ impl Fixture {
             "--lease-name".to_owned(),
             LEASE.to_owned(),
         ];
-        let c = Controller::spawn(&self.bin, &self.dir_path, identity, &common, extra)?;
+        let mut c = Controller::spawn(&self.bin, &self.dir_path, identity, &common, extra)?;
+        c.admin_token = Some(self.cp.token(mco_e2e::ADMIN_USER)?.to_owned());
         self.controllers.push(c);
         let i = self.controllers.len() - 1;
         let took = self.controllers[i].wait_ready(limit).await?;
@@ -245,6 +248,7 @@ impl Fixture {
             .arg("--kubeconfig")
             .arg(self.admin_kubeconfig()?)
             .args(args)
+            .env("MCO_ADMIN_TOKEN", self.cp.token(mco_e2e::ADMIN_USER)?)
             .env("COLUMNS", "120")
             .kill_on_drop(true);
         Ok(command)
