@@ -507,8 +507,7 @@ fn the_deployment_runs_two_hardened_controllers() {
 
     // The root filesystem is read-only: the cache directories are the
     // writable mounts, emptyDirs: the guests' and, where --ova-cache-dir
-    // points by default, the vSphere OVAs', large enough for the cache's
-    // default bound (3072 MiB). The guests come from the image.
+    // points by default, the vSphere OVAs'. The guests come from the image.
     let volumes = pod["volumes"].as_array().cloned().unwrap_or_default();
     assert_eq!(
         c["volumeMounts"],
@@ -522,12 +521,37 @@ fn the_deployment_runs_two_hardened_controllers() {
             .unwrap_or_else(|| panic!("no {name} volume"));
         assert!(cache["emptyDir"].is_object(), "{name} is not an emptyDir");
     }
+    // The OVA cache's bound, which covers its download under way too,
+    // fits the volume: past its sizeLimit the kubelet evicts the pod.
     let ova = volumes.iter().find(|v| v["name"] == "ova-cache");
-    assert_eq!(
-        ova.map(|v| v["emptyDir"]["sizeLimit"].clone()),
-        Some(json!("4Gi"))
+    let limit = ova.map(|v| str_at(v, "/emptyDir/sizeLimit")).unwrap_or("");
+    let arg = |name: &str| {
+        let args = c["args"].as_array().cloned().unwrap_or_default();
+        let at = args.iter().position(|a| a == name)?;
+        args.get(at + 1).and_then(|v| v.as_str()).map(str::to_owned)
+    };
+    let cache_mib = match arg("--ova-cache-max-mib") {
+        Some(mib) => mib.parse().unwrap_or_else(|e| panic!("{mib}: {e}")),
+        None => mco_host::bootimage::vcenters::DEFAULT_OVA_CACHE_MAX_MIB,
+    };
+    assert!(
+        cache_mib <= mebibytes(limit),
+        "--ova-cache-max-mib {cache_mib} exceeds the ova-cache volume's sizeLimit {limit}"
     );
     assert_eq!(volumes.len(), 2);
+}
+
+/// A quantity with a binary suffix (`4Gi`, `512Mi`) in MiB.
+fn mebibytes(quantity: &str) -> u64 {
+    let (digits, scale) = match quantity {
+        q if q.ends_with("Gi") => (&q[..q.len() - 2], 1024),
+        q if q.ends_with("Mi") => (&q[..q.len() - 2], 1),
+        q => panic!("{q}: not in Mi or Gi"),
+    };
+    digits
+        .parse::<u64>()
+        .unwrap_or_else(|e| panic!("{quantity}: {e}"))
+        * scale
 }
 
 #[test]

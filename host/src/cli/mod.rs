@@ -151,9 +151,14 @@ struct RunArgs {
         env = "MCO_OVA_CACHE_DIR"
     )]
     ova_cache_dir: PathBuf,
-    /// vSphere: the OVA cache's size bound in MiB (an RHCOS OVA is about
-    /// 1.2 GiB; a larger one is refused).
-    #[arg(long, default_value_t = 3072, env = "MCO_OVA_CACHE_MAX_MIB")]
+    /// vSphere: the OVA cache directory's size bound in MiB, the download
+    /// under way included (an RHCOS OVA is about 1.2 GiB; a larger one is
+    /// refused). At most the size of the volume it is on.
+    #[arg(
+        long,
+        default_value_t = crate::bootimage::vcenters::DEFAULT_OVA_CACHE_MAX_MIB,
+        env = "MCO_OVA_CACHE_MAX_MIB"
+    )]
     ova_cache_max_mib: u64,
     /// vSphere: a PEM bundle of the CAs vCenter certificates are checked
     /// against (default: the system's roots).
