@@ -1673,7 +1673,7 @@ async fn mistyped_pull_secrets(
     let cases = [
         (
             format!(r#"{{"auths":{{"{key}":"{encoded}"}}}}"#),
-            format!(r#"auths["{key}"] is not an object"#),
+            format!(r#".dockerconfigjson: auths["{key}"] is not an object"#),
         ),
         (
             format!(r#"{{"auths":{{"{key}":{{"auth":"team-b:{password}"}}}}}}"#),
@@ -1683,7 +1683,7 @@ async fn mistyped_pull_secrets(
             format!(
                 r#"{{"auths":{{"{key}":{{"username":"team-b","password":{{"p":"{password}"}}}}}}}}"#
             ),
-            format!(r#"auths["{key}"].password is not a string"#),
+            format!(r#".dockerconfigjson: auths["{key}"].password is not a string"#),
         ),
     ];
     let mut reasons = Vec::new();
