@@ -4,6 +4,12 @@
 //! the last attempt to change it, with its error) and `/ownership` (JSON:
 //! per job its ownership mode, whether it writes, refuses and why, or what
 //! observing the cluster found).
+//!
+//! The two probes answer anyone (the kubelet sends no token); the other
+//! three answer whom the cluster lets `get` them ([`auth`]), unless the
+//! host runs with `--admin-auth none`.
+
+pub mod auth;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
@@ -29,15 +35,26 @@ pub struct AdminState {
     /// get the host killed by its liveness probe.
     pub guests: Arc<OnceLock<Guests>>,
     pub ownership: Ownership,
+    /// Who may read `/metrics`, `/guests` and `/ownership`; `None`: anyone.
+    pub auth: Option<Arc<auth::Authorizer>>,
 }
 
 pub async fn serve(addr: SocketAddr, state: AdminState) -> std::io::Result<()> {
+    let guarded = Router::new()
+        .route("/metrics", get(metrics))
+        .route("/guests", get(guests))
+        .route("/ownership", get(ownership));
+    let guarded = match state.auth.clone() {
+        Some(authorizer) => guarded.route_layer(axum::middleware::from_fn_with_state(
+            authorizer,
+            auth::require,
+        )),
+        None => guarded,
+    };
     let app = Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
-        .route("/metrics", get(metrics))
-        .route("/guests", get(guests))
-        .route("/ownership", get(ownership))
+        .merge(guarded)
         .with_state(state);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, "admin server listening");

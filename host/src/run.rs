@@ -40,6 +40,7 @@ pub struct RunOptions {
     pub lease_duration: Duration,
     pub resync: Duration,
     pub admin_addr: SocketAddr,
+    pub admin_auth: admin::auth::AdminAuth,
     /// The MCN job's ownership mode.
     pub mcn_mode: Mode,
     /// Run the managed boot image controller too.
@@ -73,6 +74,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         readiness: readiness.clone(),
         guests: loaded_guests.clone(),
         ownership: ownership.clone(),
+        auth: options.admin_auth.authorizer(&client),
     };
     let admin = tokio::spawn(admin::serve(options.admin_addr, admin));
     // The guests load before this replica competes for the lease, so a

@@ -165,16 +165,30 @@ type Rule<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
 
 /// The RBAC rules of a role flattened to (apiGroup, resource, verb,
 /// resourceName or ""), so the assertion does not depend on how rules are
-/// grouped.
+/// grouped. A non-resource URL is a resource of group "" that starts with
+/// `/`.
 fn grants(role: &Value) -> BTreeSet<Grant> {
     let mut grants = BTreeSet::new();
     let name = str_at(role, "/metadata/name");
     for rule in role["rules"].as_array().into_iter().flatten() {
         for key in rule.as_object().into_iter().flatten().map(|(k, _)| k) {
             assert!(
-                ["apiGroups", "resources", "verbs", "resourceNames"].contains(&key.as_str()),
+                [
+                    "apiGroups",
+                    "resources",
+                    "verbs",
+                    "resourceNames",
+                    "nonResourceURLs"
+                ]
+                .contains(&key.as_str()),
                 "{name}: unexpected rule field {key} in {rule}"
             );
+        }
+        for url in rule["nonResourceURLs"].as_array().into_iter().flatten() {
+            for verb in rule["verbs"].as_array().into_iter().flatten() {
+                let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+                grants.insert((String::new(), text(url), text(verb), String::new()));
+            }
         }
         let list = |key: &str| -> Vec<String> {
             rule[key]
@@ -334,6 +348,8 @@ fn the_base_renders_to_named_objects_in_mco_system() {
         ),
         ("ServiceAccount", SERVICE_ACCOUNT),
         ("ClusterRole", "mco-host"),
+        ("ClusterRole", "mco-host-metrics-reader"),
+        ("ClusterRole", "mco-host-status-reader"),
         ("ClusterRoleBinding", "mco-host"),
         ("Role", "mco-host-leader-election"),
         ("RoleBinding", "mco-host-leader-election"),
@@ -491,8 +507,7 @@ fn the_deployment_runs_two_hardened_controllers() {
 
     // The root filesystem is read-only: the cache directories are the
     // writable mounts, emptyDirs: the guests' and, where --ova-cache-dir
-    // points by default, the vSphere OVAs', large enough for the cache's
-    // default bound (3072 MiB). The guests come from the image.
+    // points by default, the vSphere OVAs'. The guests come from the image.
     let volumes = pod["volumes"].as_array().cloned().unwrap_or_default();
     assert_eq!(
         c["volumeMounts"],
@@ -506,12 +521,37 @@ fn the_deployment_runs_two_hardened_controllers() {
             .unwrap_or_else(|| panic!("no {name} volume"));
         assert!(cache["emptyDir"].is_object(), "{name} is not an emptyDir");
     }
+    // The OVA cache's bound, which covers its download under way too,
+    // fits the volume: past its sizeLimit the kubelet evicts the pod.
     let ova = volumes.iter().find(|v| v["name"] == "ova-cache");
-    assert_eq!(
-        ova.map(|v| v["emptyDir"]["sizeLimit"].clone()),
-        Some(json!("4Gi"))
+    let limit = ova.map(|v| str_at(v, "/emptyDir/sizeLimit")).unwrap_or("");
+    let arg = |name: &str| {
+        let args = c["args"].as_array().cloned().unwrap_or_default();
+        let at = args.iter().position(|a| a == name)?;
+        args.get(at + 1).and_then(|v| v.as_str()).map(str::to_owned)
+    };
+    let cache_mib = match arg("--ova-cache-max-mib") {
+        Some(mib) => mib.parse().unwrap_or_else(|e| panic!("{mib}: {e}")),
+        None => mco_host::bootimage::vcenters::DEFAULT_OVA_CACHE_MAX_MIB,
+    };
+    assert!(
+        cache_mib <= mebibytes(limit),
+        "--ova-cache-max-mib {cache_mib} exceeds the ova-cache volume's sizeLimit {limit}"
     );
     assert_eq!(volumes.len(), 2);
+}
+
+/// A quantity with a binary suffix (`4Gi`, `512Mi`) in MiB.
+fn mebibytes(quantity: &str) -> u64 {
+    let (digits, scale) = match quantity {
+        q if q.ends_with("Gi") => (&q[..q.len() - 2], 1024),
+        q if q.ends_with("Mi") => (&q[..q.len() - 2], 1),
+        q => panic!("{q}: not in Mi or Gi"),
+    };
+    digits
+        .parse::<u64>()
+        .unwrap_or_else(|e| panic!("{quantity}: {e}"))
+        * scale
 }
 
 #[test]
@@ -626,6 +666,13 @@ fn the_cluster_role_grants_exactly_what_the_mcn_controller_needs() {
                 &["version"]
             ),
             ("events.k8s.io", &["events"], &["create", "patch"], &[]),
+            ("authentication.k8s.io", &["tokenreviews"], &["create"], &[]),
+            (
+                "authorization.k8s.io",
+                &["subjectaccessreviews"],
+                &["create"],
+                &[]
+            ),
         ])
     );
     assert_eq!(
@@ -633,8 +680,31 @@ fn the_cluster_role_grants_exactly_what_the_mcn_controller_needs() {
             .iter()
             .filter(|o| o["kind"] == "ClusterRole")
             .count(),
-        1,
-        "the base has one ClusterRole; boot image rules live in deploy/boot-images"
+        3,
+        "the base has the controller's ClusterRole and the two readers'; boot image rules live in deploy/boot-images"
+    );
+}
+
+/// The admin endpoint's readers: Prometheus gets `/metrics` only; a person
+/// running `mco-host status --admin-url` all three. Nothing binds them.
+#[test]
+fn the_reader_roles_reach_only_the_admin_paths() {
+    let objects = base();
+    assert_eq!(
+        grants(find(objects, "ClusterRole", "mco-host-metrics-reader")),
+        expect_grants(&[("", &["/metrics"], &["get"], &[])])
+    );
+    assert_eq!(
+        grants(find(objects, "ClusterRole", "mco-host-status-reader")),
+        expect_grants(&[("", &["/metrics", "/guests", "/ownership"], &["get"], &[])])
+    );
+    // The controller guards these paths by default: no flag turns it off.
+    let args = &container(objects)["args"];
+    assert!(
+        !args
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v == "--admin-auth")),
+        "{args}"
     );
 }
 
@@ -753,7 +823,7 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
                 &["get", "list", "watch", "patch"],
                 &["cluster"]
             ),
-            ("", &["secrets"], &["get", "patch"], &[]),
+            ("", &["secrets"], &["get", "patch"], &USER_DATA_SECRETS),
         ])
     );
     assert_eq!(
@@ -790,15 +860,54 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
     );
 }
 
+/// The user-data Secrets the boot image Role names: the installer's
+/// (`<role>-user-data`) and the copies the Machine Config Operator keeps
+/// (`-managed`).
+const USER_DATA_SECRETS: [&str; 4] = [
+    "master-user-data",
+    "master-user-data-managed",
+    "worker-user-data",
+    "worker-user-data-managed",
+];
+
+/// deploy/README.md, "User-data Secrets with other names": the patch that
+/// adds one.
+const OTHER_USER_DATA_SECRET: &str = "patches:\n  - target: {kind: Role, name: mco-host-boot-images, namespace: openshift-machine-api}\n    patch: |-\n      - op: add\n        path: /rules/2/resourceNames/-\n        value: infra-user-data\n";
+
+#[test]
+fn the_documented_patch_adds_a_user_data_secret_by_name() {
+    let overlay = overlay_on("boot-images", OTHER_USER_DATA_SECRET);
+    let objects = kustomize_build(overlay.path());
+    let role = objects
+        .iter()
+        .find(|o| o["kind"] == "Role" && o["metadata"]["namespace"] == "openshift-machine-api")
+        .unwrap_or_else(|| panic!("no Role in openshift-machine-api"));
+    let secrets: BTreeSet<Grant> = grants(role)
+        .into_iter()
+        .filter(|(_, resource, _, _)| resource == "secrets")
+        .collect();
+    let mut names = USER_DATA_SECRETS.to_vec();
+    names.push("infra-user-data");
+    assert_eq!(
+        secrets,
+        expect_grants(&[("", &["secrets"], &["get", "patch"], &names)])
+    );
+}
+
 /// An overlay outside `deploy/` (kustomize refuses one nested in its base)
 /// with the given extra kustomization lines, `<deploy>` standing for the
 /// relative path to `deploy/`.
 fn overlay(extra: &str) -> tempfile::TempDir {
+    overlay_on("", extra)
+}
+
+/// [`overlay`] of `deploy/<sub>`.
+fn overlay_on(sub: &str, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::Builder::new()
         .prefix("deploy-overlay-")
         .tempdir_in(common::target_dir())
         .unwrap_or_else(|e| panic!("temp dir: {e}"));
-    let to_deploy = relative(dir.path(), &deploy_dir());
+    let to_deploy = relative(dir.path(), &deploy_dir().join(sub));
     let text = format!(
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - <deploy>\n{extra}"
     )

@@ -33,12 +33,22 @@ fn client() -> &'static reqwest::Client {
 /// `GET http://ADDR/PATH`: (status code, body). Any status is an answer; an
 /// error is no answer (refused, timed out, cut off).
 pub async fn http_get(addr: SocketAddr, path: &str) -> Result<(u16, String)> {
+    http_get_as(addr, path, None).await
+}
+
+/// [`http_get`] with `Authorization: Bearer TOKEN` when a token is given.
+pub async fn http_get_as(
+    addr: SocketAddr,
+    path: &str,
+    token: Option<&str>,
+) -> Result<(u16, String)> {
     let url = format!("http://{addr}{path}");
-    let response = client()
-        .get(&url)
-        .send()
-        .await
-        .with_context(|| format!("GET {url}"))?;
+    let request = client().get(&url);
+    let request = match token {
+        Some(token) => request.bearer_auth(token),
+        None => request,
+    };
+    let response = request.send().await.with_context(|| format!("GET {url}"))?;
     let status = response.status().as_u16();
     let body = response
         .text()

@@ -40,7 +40,7 @@ pub use control_plane::{
     envtest_bin_dir, keep_dirs,
 };
 pub use crds::{FeatureSet, crds_dir, load_crd_dir, openshift};
-pub use http::http_get;
+pub use http::{http_get, http_get_as};
 pub use mirror::Mirror;
 pub use process::tail;
 pub use users::{ADMIN_USER, User};

@@ -32,8 +32,8 @@ use tokio::time::sleep;
 use support::fixture::{self, Fixture, api_code};
 use support::golden::{self, B, Expected, REBOOT_WALK, REBOOTLESS_WALK, RESTART_WALK, Step, steps};
 use support::guests::{
-    apply_as_test, apply_configmap, apply_guest_object, condition, kubectl, patch_guest_object,
-    put_configmap, sha256, wait_guest_object,
+    apply_as_test, apply_configmap, apply_guest_object, condition, guest_events, kubectl,
+    patch_guest_object, put_configmap, sha256, wait_guest_object,
 };
 use support::wasm::with_custom_section;
 
@@ -823,7 +823,10 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
     ]
     .into();
     fx.apply_pool("worker", B).await?;
-    let admin = fx.controllers[c].admin_addr;
+    let admin = (
+        fx.controllers[c].admin_addr,
+        fx.controllers[c].admin_token.clone(),
+    );
     let mut latencies = Vec::new();
     let mut serving_now = sha("mcn-a");
     // The good swap in progress: its module, a task that reports when it
@@ -851,7 +854,11 @@ async fn hot_swap(fx: &mut Fixture) -> Result<()> {
                 let candidate = candidate.as_ref().map(|(m, s)| (*m, s.as_str()));
                 put_registry(fx, &registry_yaml(module, &sha(module), candidate)).await?;
                 let want = sha(module);
-                pending = Some((module, tokio::spawn(until_serving(admin, want, t)), 0));
+                pending = Some((
+                    module,
+                    tokio::spawn(until_serving(admin.clone(), want, t)),
+                    0,
+                ));
             }
             Some(Swap::Refused { module, pin, .. }) => {
                 put_registry(fx, &registry_yaml(module, &sha(pin), None)).await?
@@ -1472,6 +1479,7 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
         let patch = json!({"spec": {"oci": modules[1].0, "pullSecret": secret}});
         refused_while_serving(fx, c, &patch, (result, &why), &modules[2].1).await?;
     }
+    mistyped_pull_secrets(fx, c, &key_b, &modules[1].0, &modules[2].1).await?;
     let readers = registry.manifest_readers("team-b/mcn")?;
     ensure!(
         readers == ["team-b"],
@@ -1479,7 +1487,8 @@ async fn private_registry(fx: &mut Fixture) -> Result<()> {
     );
     eprintln!(
         "private registry: 3 modules pulled (per-entry Secret x2, ServiceAccount), each repository read \
-         by its own team only, 2 refusals (secret_failure, manifest_failure) with the module before serving"
+         by its own team only, 2 refusals (secret_failure, manifest_failure) with the module before serving, \
+         3 mistyped Secrets refused without quoting their credentials"
     );
     Ok(())
 }
@@ -1658,6 +1667,84 @@ async fn refused_while_serving(
     Ok(())
 }
 
+/// Pull Secrets mistyped as people mistype them by hand, each holding a
+/// credential where the mistake is: each is refused (`secret_failure`),
+/// saying where it is wrong, and the credential appears in none of what
+/// the host shows: the MachineConfigGuest, its Events, `/guests`, the
+/// host's log.
+async fn mistyped_pull_secrets(
+    fx: &mut Fixture,
+    c: usize,
+    key: &str,
+    reference: &str,
+    before: &str,
+) -> Result<()> {
+    let password = "Sup3r-S3cret-pw";
+    let encoded = support::oci::base64(format!("team-b:{password}").as_bytes())?;
+    let cases = [
+        (
+            format!(r#"{{"auths":{{"{key}":"{encoded}"}}}}"#),
+            format!(r#".dockerconfigjson: auths["{key}"] is not an object"#),
+        ),
+        (
+            format!(r#"{{"auths":{{"{key}":{{"auth":"team-b:{password}"}}}}}}"#),
+            format!("the auth of {key:?} is not base64"),
+        ),
+        (
+            format!(
+                r#"{{"auths":{{"{key}":{{"username":"team-b","password":{{"p":"{password}"}}}}}}}}"#
+            ),
+            format!(r#".dockerconfigjson: auths["{key}"].password is not a string"#),
+        ),
+    ];
+    let mut reasons = Vec::new();
+    for (i, (config, why)) in cases.iter().enumerate() {
+        let name = format!("mistyped-{i}");
+        put_pull_secret(fx, &name, config).await?;
+        let patch = json!({"spec": {"oci": reference, "pullSecret": name}});
+        let why = format!("pull secret {name}: {why}");
+        refused_while_serving(fx, c, &patch, ("secret_failure", &why), before).await?;
+        reasons.push(why);
+    }
+    let object = kubectl(
+        fx,
+        &["get", "machineconfigguest", "mcn", "-o", "json"],
+        None,
+    )
+    .await?;
+    let events: Vec<String> = guest_events(fx, "mcn")
+        .await?
+        .into_iter()
+        .map(|(reason, note)| format!("{reason}: {note}"))
+        .collect();
+    let events = events.join("\n");
+    let (_, guests) = fx.controllers[c].get("/guests").await?;
+    let log = fx.controllers[c].output()?;
+    // Each place says why (the last refusal at least), and no place quotes
+    // the credential.
+    for (place, text, says) in [
+        ("the MachineConfigGuest", &object, &reasons[2..]),
+        ("its Events", &events, &reasons[..]),
+        ("/guests", &guests, &reasons[2..]),
+        ("the host's log", &log, &reasons[..]),
+    ] {
+        let text = text.replace("\\\"", "\"");
+        for why in says {
+            ensure!(
+                text.contains(why.as_str()),
+                "{place} does not say {why:?}: {text}"
+            );
+        }
+        for secret in [password, &encoded] {
+            ensure!(
+                !text.contains(secret),
+                "{place} quotes a credential: {text}"
+            );
+        }
+    }
+    Ok(())
+}
+
 async fn put_pull_secret(fx: &Fixture, name: &str, config: &str) -> Result<()> {
     let secret = Secret {
         metadata: ObjectMeta {
@@ -1678,15 +1765,16 @@ async fn put_pull_secret(fx: &Fixture, name: &str, config: &str) -> Result<()> {
     apply_as_test(&api, name, &secret).await
 }
 
-/// Polls `/metrics` at `admin` every 20 ms until `sha256` serves the mcn
-/// job; the time since `since`.
+/// Polls `/metrics` at `admin` (its address and token) every 20 ms until
+/// `sha256` serves the mcn job; the time since `since`.
 async fn until_serving(
-    admin: std::net::SocketAddr,
+    (addr, token): (std::net::SocketAddr, Option<String>),
     sha256: String,
     since: Instant,
 ) -> Result<Duration> {
     loop {
-        if let Ok((200, body)) = support::controller::http_get(admin, "/metrics").await
+        if let Ok((200, body)) =
+            support::controller::http_get_as(addr, "/metrics", token.as_deref()).await
             && support::controller::Metrics::parse(&body).is_ok_and(|m| serving(&m, &sha256))
         {
             return Ok(since.elapsed());

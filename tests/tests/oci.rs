@@ -332,6 +332,40 @@ fn credentials_go_only_to_the_repositories_they_are_for() -> Result<()> {
         )),
         "{no_entry}"
     );
+    // Mistyped auth files holding team a's real credentials: each is
+    // refused saying where it is wrong, and quotes no credential.
+    let encoded = support::oci::base64(b"team-a:pw-a")?;
+    let mistyped = [
+        (
+            format!(r#"{{"auths":"{encoded}"}}"#),
+            "auths is not an object",
+        ),
+        (
+            format!(r#"{{"auths":{{"{key_a}":"{encoded}"}}}}"#),
+            "is not an object",
+        ),
+        (
+            format!(r#"{{"auths":{{"{key_a}":{{"username":"team-a","password":["pw-a"]}}}}}}"#),
+            ".password is not a string",
+        ),
+        (
+            format!(r#"{{"auths":{{"{key_a}":{{"auth":"team-a:pw-a"}}}}}}"#),
+            "is not base64",
+        ),
+        (
+            format!(r#"{{"auths":{{"{key_a}":{{"auth":{encoded}}}}}}}"#),
+            "is not JSON (line 1, column",
+        ),
+    ];
+    for (i, (config, why)) in mistyped.iter().enumerate() {
+        let path = work.path().join(format!("mistyped-{i}.json"));
+        std::fs::write(&path, config)?;
+        let err = refused(Some(&path), "team-a")?;
+        assert!(err.contains(why), "{config}: {err}");
+        for secret in ["pw-a", &encoded] {
+            assert!(!err.contains(secret), "{config}: quoted: {err}");
+        }
+    }
     assert!(!work.path().join("refused.wasm").exists());
     assert_eq!(registry.manifest_readers("team-b/mcn")?, ["team-b"]);
     Ok(())

@@ -3,7 +3,8 @@
 //! walk, `status -o json` shows the updating node in the phase its MCN says
 //! and the pool counts add up; `status -o json --watch`, started before the
 //! update, emits a frame showing each step after the MCN changed (ordering,
-//! with a generous bound, not a timing threshold).
+//! with a generous bound, not a timing threshold). The admin port it reads
+//! with `--admin-url` answers only whom the cluster lets read it.
 //!
 //! Needs the release `mco-host` and the guests (`make host guests`), or
 //! `MCO_HOST_BIN`.
@@ -206,8 +207,78 @@ async fn rolling_update(fx: &mut Fixture) -> Result<()> {
     watch.kill().await.ok();
     reader.abort();
     guests_from_the_admin_port(fx).await?;
+    the_admin_port_asks_the_cluster(fx).await?;
     as_a_kubectl_plugin(fx).await?;
     terminal_and_pipe(fx).await
+}
+
+/// `--admin-auth cluster` (the default) on the real apiserver: the probes
+/// answer anyone; `/metrics`, `/guests` and `/ownership` answer 401 without
+/// a token or with one the cluster does not know, 403 to a user without
+/// the grant (the host's own ServiceAccount), 200 to cluster-admin, and to
+/// a user bound to `mco-host-metrics-reader` for `/metrics` only.
+async fn the_admin_port_asks_the_cluster(fx: &Fixture) -> Result<()> {
+    use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+    use kube::api::{Api, PostParams};
+    let host = &fx.controllers[0];
+    let admin = fx.cp.token(mco_e2e::ADMIN_USER)?.to_owned();
+    let sa = fx.cp.token(&fx.sa.name)?.to_owned();
+    let guarded = ["/metrics", "/guests", "/ownership"];
+    let mut cases = vec![
+        ("/healthz", None, 200),
+        ("/readyz", None, 200),
+        ("/healthz", Some("not-a-token"), 200),
+    ];
+    for path in guarded {
+        cases.push((path, None, 401));
+        cases.push((path, Some("not-a-token"), 401));
+        cases.push((path, Some(sa.as_str()), 403));
+        cases.push((path, Some(admin.as_str()), 200));
+    }
+    for (path, token, want) in cases {
+        let (code, body) = host.get_as(path, token).await?;
+        ensure!(
+            code == want,
+            "{path} with {}: HTTP {code}, not {want}: {body}",
+            match token {
+                None => "no token",
+                Some(t) if t == admin => "the admin's token",
+                Some(t) if t == sa => "the ServiceAccount's token",
+                Some(_) => "an unknown token",
+            }
+        );
+    }
+    // The documented binding for Prometheus: `/metrics`, nothing else. The
+    // ServiceAccount's 403 above is remembered for 10 s, and RBAC takes
+    // effect within moments: poll.
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "mco-host-metrics-reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "mco-host-metrics-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": support::fixture::SERVICE_ACCOUNT, "namespace": support::fixture::NAMESPACE}],
+    }))?;
+    Api::<ClusterRoleBinding>::all(fx.admin.clone())
+        .create(&PostParams::default(), &binding)
+        .await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (code, body) = host.get_as("/metrics", Some(&sa)).await?;
+        if code == 200 {
+            break;
+        }
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "/metrics still HTTP {code} to a bound reader after 30 s: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let (code, body) = host.get_as("/guests", Some(&sa)).await?;
+    ensure!(
+        code == 403,
+        "/guests to a metrics reader: HTTP {code}: {body}"
+    );
+    Ok(())
 }
 
 /// `kubectl mco status`: the real kubectl finds `kubectl-mco` (a symlink to

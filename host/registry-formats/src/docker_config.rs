@@ -20,13 +20,24 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use serde::Deserialize;
+use serde_json::Value;
 
 /// Why a Docker config gives no credentials for a repository.
+///
+/// A pull Secret is a secret: no message quotes a value from it, only
+/// where it is (a field, an entry's key, a line and column), so the
+/// message may go to a status, an Event or a log. (serde's own messages
+/// quote the offending value: `invalid type: string "dXNlcjpwYXNz"`.)
 #[derive(Debug, thiserror::Error)]
 pub enum CredentialsError {
-    #[error(".dockerconfigjson does not parse: {0}")]
-    Parse(#[source] serde_json::Error),
+    #[error(".dockerconfigjson is not JSON (line {line}, column {column})")]
+    NotJson { line: usize, column: usize },
+    #[error(".dockerconfigjson: {field} is not {expected}")]
+    Shape {
+        /// Where the value is, e.g. `auths["quay.io"].auth`.
+        field: String,
+        expected: &'static str,
+    },
     #[error("the key {key:?} names no registry host")]
     Key { key: String },
     #[error("the key {key:?} has a glob that does not parse: {source}")]
@@ -39,12 +50,8 @@ pub enum CredentialsError {
     NoEntry(String),
     #[error("the entry {key:?} has neither auth nor username/password")]
     NoAuth { key: String },
-    #[error("the auth of {key:?} is not base64: {source}")]
-    NotBase64 {
-        key: String,
-        #[source]
-        source: base64::DecodeError,
-    },
+    #[error("the auth of {key:?} is not base64: {why}")]
+    NotBase64 { key: String, why: &'static str },
     #[error("the auth of {key:?} is not UTF-8")]
     NotUtf8 { key: String },
     #[error("the auth of {key:?} is not user:password")]
@@ -72,10 +79,21 @@ impl Target {
 }
 
 /// A user and password for a registry.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Credentials {
     pub user: String,
     pub password: String,
+}
+
+/// The user only: a `{:?}` in a log or a failed assertion must not print
+/// the password.
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("user", &self.user)
+            .field("password", &REDACTED)
+            .finish()
+    }
 }
 
 impl std::fmt::Display for Target {
@@ -105,14 +123,50 @@ struct Entry {
     auth: RawAuth,
 }
 
-#[derive(Debug, Deserialize)]
+/// An entry's credential fields, as written (`auth` still encoded).
 struct RawAuth {
-    #[serde(default)]
     auth: Option<String>,
-    #[serde(default)]
     username: Option<String>,
-    #[serde(default)]
     password: Option<String>,
+}
+
+/// Never the values: a `{:?}` in a log must not print them.
+impl std::fmt::Debug for RawAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawAuth")
+            .field("auth", &self.auth.as_ref().map(|_| REDACTED))
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| REDACTED))
+            .finish()
+    }
+}
+
+const REDACTED: &str = "<redacted>";
+
+impl RawAuth {
+    /// The entry under `key`: an object whose credential fields are
+    /// strings (or absent, or null); other fields (`email`,
+    /// `identitytoken`) are not read.
+    fn parse(key: &str, value: &Value) -> Result<RawAuth, CredentialsError> {
+        let entry = format!("auths[{key:?}]");
+        let Value::Object(fields) = value else {
+            return Err(shape(entry, "an object"));
+        };
+        let text = |name: &str| match fields.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(shape(format!("{entry}.{name}"), "a string")),
+        };
+        Ok(RawAuth {
+            auth: text("auth")?,
+            username: text("username")?,
+            password: text("password")?,
+        })
+    }
+}
+
+fn shape(field: String, expected: &'static str) -> CredentialsError {
+    CredentialsError::Shape { field, expected }
 }
 
 /// How specific a matching entry is; greater wins.
@@ -126,17 +180,26 @@ impl DockerConfig {
     /// Every key is parsed here, so a broken one is refused whether or not
     /// it would have matched; an entry's credentials are decoded only when
     /// it is the one chosen.
+    ///
+    /// The JSON is read as a tree and its shape checked by hand, rather
+    /// than by serde into typed fields, so that no error can quote a value
+    /// (see [`CredentialsError`]); entries are taken in key order.
     pub fn parse(json: &[u8]) -> Result<DockerConfig, CredentialsError> {
-        #[derive(Deserialize)]
-        struct Raw {
-            #[serde(default)]
-            auths: BTreeMap<String, RawAuth>,
-        }
-        let raw: Raw = serde_json::from_slice(json).map_err(CredentialsError::Parse)?;
-        let entries = raw
-            .auths
+        let value: Value = serde_json::from_slice(json).map_err(|e| CredentialsError::NotJson {
+            line: e.line(),
+            column: e.column(),
+        })?;
+        let Value::Object(config) = value else {
+            return Err(shape("the config".into(), "an object"));
+        };
+        let auths = match config.get("auths") {
+            None | Some(Value::Null) => BTreeMap::new(),
+            Some(Value::Object(auths)) => auths.iter().collect(),
+            Some(_) => return Err(shape("auths".into(), "an object")),
+        };
+        let entries = auths
             .into_iter()
-            .map(|(key, auth)| Entry::parse(key, auth))
+            .map(|(key, value)| Entry::parse(key.clone(), RawAuth::parse(key, value)?))
             .collect::<Result<_, _>>()?;
         Ok(DockerConfig { entries })
     }
@@ -207,9 +270,9 @@ impl Chosen<'_> {
             .ok_or_else(|| CredentialsError::NoAuth { key: key.clone() })?;
         let decoded = base64::engine::general_purpose::STANDARD
             .decode(encoded.trim())
-            .map_err(|source| CredentialsError::NotBase64 {
+            .map_err(|error| CredentialsError::NotBase64 {
                 key: key.clone(),
-                source,
+                why: base64_why(&error),
             })?;
         let text = String::from_utf8(decoded)
             .map_err(|_| CredentialsError::NotUtf8 { key: key.clone() })?;
@@ -270,6 +333,17 @@ impl Entry {
             path_segments: self.path.len(),
             literal_host: self.literal,
         })
+    }
+}
+
+/// What is wrong with an `auth` that is not base64, by kind only: the
+/// decoder's own message names the offending byte, a byte of the secret.
+fn base64_why(error: &base64::DecodeError) -> &'static str {
+    match error {
+        base64::DecodeError::InvalidByte(..) => "a character outside the base64 alphabet",
+        base64::DecodeError::InvalidLength(_) => "a length no base64 text has",
+        base64::DecodeError::InvalidLastSymbol(..) => "a last character with bits left over",
+        base64::DecodeError::InvalidPadding => "wrong padding",
     }
 }
 
@@ -406,7 +480,7 @@ mod tests {
     #[test]
     fn hostile_pull_secrets_are_refused_with_a_reason() {
         let cases: [(&[u8], &str); 8] = [
-            (b"not json", "does not parse"),
+            (b"not json", "is not JSON (line 1, column 2)"),
             (br#"{"auths":{"q.io":{"auth":"%%%"}}}"#, "not base64"),
             (br#"{"auths":{"q.io":{"auth":"/w=="}}}"#, "not UTF-8"),
             (
@@ -414,7 +488,7 @@ mod tests {
                 "not user:password",
             ),
             (br#"{"auths":{"q.io":{}}}"#, "neither auth"),
-            (br#"{"auths":[]}"#, "does not parse"),
+            (br#"{"auths":[]}"#, "auths is not an object"),
             (br#"{"auths":{"https:///ns":{}}}"#, "names no registry host"),
             (br#"{"auths":{"q***.io":{}}}"#, "glob that does not parse"),
         ];
@@ -423,6 +497,103 @@ mod tests {
                 Err(e) => assert!(e.to_string().contains(reason), "{e}"),
                 Ok(a) => panic!("{a:?}"),
             }
+        }
+    }
+
+    /// Every way a pull Secret can be mistyped, each carrying the secret
+    /// where the mistake is: the error says where, never what.
+    #[test]
+    fn no_error_quotes_the_secret() {
+        let b64 = |s: &[u8]| base64::engine::general_purpose::STANDARD.encode(s);
+        let secret = "robot:Pa55w0rd-XK7Q";
+        let encoded = b64(secret.as_bytes());
+        let no_colon = b64(b"robotPa55w0rd-XK7Q");
+        let not_utf8 = b64(b"\xffPa55w0rd-XK7Q");
+        let cases = [
+            (format!(r#""{encoded}""#), "the config is not an object"),
+            (format!(r#"["{encoded}"]"#), "the config is not an object"),
+            (
+                format!(r#"{{"auths":"{encoded}"}}"#),
+                "auths is not an object",
+            ),
+            (
+                format!(r#"{{"auths":{{"q.io":"{encoded}"}}}}"#),
+                r#"auths["q.io"] is not an object"#,
+            ),
+            (
+                r#"{"auths":{"q.io":{"auth":5500770099}}}"#.to_string(),
+                r#"auths["q.io"].auth is not a string"#,
+            ),
+            (
+                format!(r#"{{"auths":{{"q.io":{{"username":"u","password":["{secret}"]}}}}}}"#),
+                r#"auths["q.io"].password is not a string"#,
+            ),
+            (
+                format!(r#"{{"auths":{{"q.io":{{"username":{{"{secret}":1}}}}}}}}"#),
+                r#"auths["q.io"].username is not a string"#,
+            ),
+            (
+                format!(r#"{{"auths":{{"q.io":{{"auth":"{secret}"}}}}}}"#),
+                "not base64: a character outside the base64 alphabet",
+            ),
+            (
+                format!(r#"{{"auths":{{"q.io":{{"auth":"{}"}}}}}}"#, &encoded[1..]),
+                "not base64",
+            ),
+            (
+                format!(r#"{{"auths":{{"q.io":{{"auth":"{no_colon}"}}}}}}"#),
+                "not user:password",
+            ),
+            (
+                format!(r#"{{"auths":{{"q.io":{{"auth":"{not_utf8}"}}}}}}"#),
+                "not UTF-8",
+            ),
+            (
+                format!(r#"{{"auths":{{"q.io":{{"auth":{encoded}}}}}}}"#),
+                "is not JSON (line 1, column 26)",
+            ),
+            (
+                format!(r#"{{"auths":{{"q.io":{{"auth":"{encoded}"}}}}"#),
+                "is not JSON",
+            ),
+            (
+                format!("{{\"auths\":{{\"q.io\":{{\"auth\":\"{encoded}\u{1}\"}}}}}}"),
+                "is not JSON",
+            ),
+        ];
+        let needles = [
+            secret,
+            "Pa55w0rd",
+            "5500770099",
+            &encoded,
+            &encoded[4..12],
+            &no_colon[4..12],
+        ];
+        for (config, reason) in &cases {
+            let error = match credentials_for(config.as_bytes(), &target("q.io/m")) {
+                Err(e) => e,
+                Ok(c) => panic!("{config}: {c:?}"),
+            };
+            let shown = format!("{error} / {error:?}");
+            assert!(shown.contains(reason), "{config}: {shown}");
+            for needle in needles {
+                assert!(!shown.contains(needle), "{config}: {shown} quotes {needle}");
+            }
+        }
+    }
+
+    #[test]
+    fn debug_output_never_shows_a_password() {
+        let config = br#"{"auths":{"q.io":{"username":"u","password":"Pa55w0rd","auth":"dTpQYTU1dzByZA=="}}}"#;
+        let parsed = DockerConfig::parse(config).map(|c| format!("{c:?}"));
+        let credentials = credentials_for(config, &target("q.io/m")).map(|c| format!("{c:?}"));
+        for shown in [parsed, credentials] {
+            let shown = shown.unwrap_or_else(|e| panic!("{e}"));
+            assert!(shown.contains("<redacted>"), "{shown}");
+            assert!(
+                !shown.contains("Pa55w0rd") && !shown.contains("dTpQ"),
+                "{shown}"
+            );
         }
     }
 }

@@ -30,12 +30,18 @@ use super::vcenter::{
 pub const CREDENTIALS_NAMESPACE: &str = "kube-system";
 pub const CREDENTIALS_SECRET: &str = "vsphere-creds";
 
+/// `--ova-cache-max-mib`'s default: two RHCOS OVAs (about 1.2 GiB each),
+/// the cached one and the next release's download, within the Deployment's
+/// 4 GiB `emptyDir` (`host/tests/deploy.rs` checks the bound fits it).
+pub const DEFAULT_OVA_CACHE_MAX_MIB: u64 = 3072;
+
 /// How the job talks to vCenters and where it keeps OVAs.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// The digest-keyed OVA cache (the Deployment's `emptyDir`).
     pub ova_cache: PathBuf,
-    /// The cache's size bound; an OVA larger than it is refused.
+    /// The cache directory's size bound, downloads included; an OVA
+    /// larger than it is refused.
     pub ova_cache_max_bytes: u64,
     pub trust: Trust,
     pub timeouts: Timeouts,

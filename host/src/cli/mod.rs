@@ -105,9 +105,15 @@ struct RunArgs {
     /// Period of the full re-check of every node.
     #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
     resync: Duration,
-    /// Address of /healthz, /readyz and /metrics.
+    /// Address of /healthz, /readyz, /metrics, /guests and /ownership.
     #[arg(long, default_value = "0.0.0.0:8080")]
     admin_addr: std::net::SocketAddr,
+    /// Who may read /metrics, /guests and /ownership: `cluster`, a bearer
+    /// token the cluster accepts (TokenReview) of a user RBAC lets `get`
+    /// the path (SubjectAccessReview, `nonResourceURLs`); `none`, anyone
+    /// who reaches the address. /healthz and /readyz answer anyone.
+    #[arg(long, value_enum, default_value = "cluster", env = "MCO_ADMIN_AUTH")]
+    admin_auth: crate::admin::auth::AdminAuth,
     /// Also run the managed boot image controller (needs the RBAC in
     /// deploy/boot-images). MachineSets are touched only when enrolled in
     /// MachineConfiguration `cluster`.
@@ -145,9 +151,14 @@ struct RunArgs {
         env = "MCO_OVA_CACHE_DIR"
     )]
     ova_cache_dir: PathBuf,
-    /// vSphere: the OVA cache's size bound in MiB (an RHCOS OVA is about
-    /// 1.2 GiB; a larger one is refused).
-    #[arg(long, default_value_t = 3072, env = "MCO_OVA_CACHE_MAX_MIB")]
+    /// vSphere: the OVA cache directory's size bound in MiB, the download
+    /// under way included (an RHCOS OVA is about 1.2 GiB; a larger one is
+    /// refused). At most the size of the volume it is on.
+    #[arg(
+        long,
+        default_value_t = crate::bootimage::vcenters::DEFAULT_OVA_CACHE_MAX_MIB,
+        env = "MCO_OVA_CACHE_MAX_MIB"
+    )]
     ova_cache_max_mib: u64,
     /// vSphere: a PEM bundle of the CAs vCenter certificates are checked
     /// against (default: the system's roots).
@@ -673,6 +684,7 @@ impl RunArgs {
             lease_duration: self.lease_duration,
             resync: self.resync,
             admin_addr: self.admin_addr,
+            admin_auth: self.admin_auth,
             mcn_mode: self.mcn_mode,
             boot_images,
         })

@@ -49,6 +49,10 @@ impl Call {
         Call::new(Method::GET, path)
     }
 
+    pub fn post(path: &str) -> Call {
+        Call::new(Method::POST, path)
+    }
+
     pub fn patch(path: &str) -> Call {
         Call::new(Method::PATCH, path)
     }

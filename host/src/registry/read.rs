@@ -435,7 +435,7 @@ mod tests {
             ),
             (
                 secret(DOCKER_CONFIG_SECRET, DOCKER_CONFIG_KEY, "{not json"),
-                ".dockerconfigjson does not parse",
+                ".dockerconfigjson is not JSON (line 1, column 2)",
             ),
         ];
         for (bad, why) in cases {

@@ -491,8 +491,9 @@ impl Rollouts {
     /// Brings the rollouts in line with the objects, once per registry poll:
     /// `declared` holds every job with a rollout and a served candidate;
     /// other jobs have none. The lease holder keeps counting from what it
-    /// holds and promotes on time; another replica takes the stored status
-    /// as it is, ready to carry on if it takes the lease.
+    /// holds, unless the stored status is further on ([`latest`]), and
+    /// promotes on time; another replica takes the stored status as it is,
+    /// ready to carry on if it takes the lease.
     pub fn sync(&self, declared: BTreeMap<Job, Declared<'_>>, leader: bool) {
         let now = Timestamp::now();
         let mut moves = Vec::new();
@@ -509,7 +510,7 @@ impl Rollouts {
                     .filter(|_| leader)
                     .map(|live| &live.status);
                 let (mut status, moved) = reconcile(
-                    held.or(declared.stored),
+                    latest(held, declared.stored, declared.candidate),
                     declared.spec,
                     declared.candidate,
                     declared.active,
@@ -584,6 +585,37 @@ impl Rollouts {
             Err(poisoned) => f(&mut poisoned.into_inner()),
         }
     }
+}
+
+/// The status further on, of the held one and the stored one, about
+/// `candidate`: the one whose stage began later, or in one stage the one
+/// that counted more evaluations; the held one on a tie. A leader holds
+/// what it wrote and what it counted since, so the held one stays. A
+/// replica that has just taken the lease holds what it read at its last
+/// poll as a standby, and the previous leader may have moved on since (a
+/// rollback included), which the stored one then says: that move is
+/// kept, not overwritten. (`since` is the clock of the replica that moved:
+/// replicas' clocks must agree to within a registry poll.)
+fn latest<'a>(
+    held: Option<&'a RolloutStatus>,
+    stored: Option<&'a RolloutStatus>,
+    candidate: &str,
+) -> Option<&'a RolloutStatus> {
+    let about = |status: &&RolloutStatus| status.candidate_sha256 == candidate;
+    match (held.filter(about), stored.filter(about)) {
+        (Some(held), Some(stored)) if progress(stored) > progress(held) => Some(stored),
+        (Some(held), _) => Some(held),
+        (None, stored) => stored,
+    }
+}
+
+/// How far a rollout has got: when its stage began, then its evaluations
+/// in that stage.
+fn progress(status: &RolloutStatus) -> (Option<Timestamp>, u64) {
+    let evaluations = (status.agree)
+        .saturating_add(status.differ)
+        .saturating_add(status.failed);
+    (status.since.parse().ok(), evaluations)
 }
 
 fn log(job: &Job, moved: &Move) {
@@ -816,13 +848,22 @@ mod tests {
         )])
     }
 
+    /// A stored status whose Canary stage began an hour ago, with two
+    /// agreements.
+    fn in_canary(spec: &RolloutSpec) -> RolloutStatus {
+        let mut stored = started(spec);
+        stored.stage = Stage::Canary;
+        stored.since =
+            (Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_hours(1)).to_string();
+        stored.agree = 2;
+        stored
+    }
+
     #[test]
     fn the_leader_counts_on_from_the_status_a_standby_only_follows_it() {
         let job = crate::mcn::job::job();
         let spec = automatic(3, "0s");
-        let mut stored = started(&spec);
-        stored.stage = Stage::Canary;
-        stored.agree = 2;
+        let stored = in_canary(&spec);
         let standby = Rollouts::default();
         standby.sync(declared(&spec, Some(&stored)), false);
         standby.record(&job, CANDIDATE, Comparison::Agree);
@@ -854,6 +895,59 @@ mod tests {
         assert_eq!(
             standby.route(&job, Some(CANDIDATE)).stage,
             Some(Stage::Active)
+        );
+    }
+
+    /// The old leader moved after the new one's last poll as a standby:
+    /// the new leader takes that move (a rollback, more counts) from the
+    /// stored status, and publishes no move of its own for it.
+    #[test]
+    fn a_new_leader_takes_what_the_old_one_stored_after_its_last_poll() {
+        let job = crate::mcn::job::job();
+        let spec = automatic(10, "0s");
+        let polled = in_canary(&spec);
+
+        let mut counted = polled.clone();
+        counted.agree = 5;
+        let mut rolled_back = polled.clone();
+        let now = Timestamp::now();
+        let moved = {
+            rolled_back.differ = 1;
+            judge(&mut rolled_back, &spec, ACTIVE, now)
+        };
+        assert_eq!(moved.map(|m| m.to), Some(Stage::RolledBack));
+
+        for (stored, stage, agree) in [
+            (&counted, Stage::Canary, 5),
+            (&rolled_back, Stage::RolledBack, 0),
+        ] {
+            let replica = Rollouts::default();
+            replica.sync(declared(&spec, Some(&polled)), false);
+            replica.sync(declared(&spec, Some(stored)), true);
+            let (_, held) = &replica.statuses()[&job];
+            assert_eq!((held.stage, held.agree), (stage, agree), "{held:?}");
+            assert_eq!(held, stored, "the stored status, as it is");
+            assert!(replica.take_moves().is_empty(), "the old leader's move");
+            assert_eq!(
+                replica.route(&job, Some(CANDIDATE)).runs_candidate(),
+                stage != Stage::RolledBack
+            );
+        }
+
+        // A status about another candidate is no later point of this one.
+        let mut other = rolled_back.clone();
+        other.candidate_sha256 = "dddd".into();
+        assert_eq!(
+            latest(Some(&polled), Some(&other), CANDIDATE),
+            Some(&polled)
+        );
+        assert_eq!(
+            latest(Some(&other), Some(&polled), CANDIDATE),
+            Some(&polled)
+        );
+        assert_eq!(
+            latest(Some(&polled), Some(&polled), CANDIDATE),
+            Some(&polled)
         );
     }
 

@@ -52,7 +52,11 @@ impl Drop for Part<'_> {
     }
 }
 
-/// Downloads OVAs into a directory, keeping at most `max_bytes` of them.
+/// Downloads OVAs into a directory that never holds more than
+/// `max_bytes`, the download under way included: the directory is an
+/// `emptyDir` with a `sizeLimit`, past which the kubelet evicts the pod, so
+/// that one figure bounds it all (`--ova-cache-max-mib`, at most the
+/// volume's size; `host/tests/deploy.rs` checks the Deployment).
 pub struct OvaCache {
     dir: PathBuf,
     max_bytes: u64,
@@ -89,10 +93,14 @@ impl OvaCache {
 
     /// `<dir>/<sha256>.ova` if present and its sha256 still matches; else a
     /// streamed download to a temporary file in `dir`, hashed as it
-    /// arrives, aborted once it passes `max_bytes` (or `timeout`), checked
-    /// against `sha256` and renamed into place. Other cached OVAs are
-    /// evicted, least recently used first, to stay within `max_bytes`. A
-    /// digest mismatch keeps nothing and names both digests and the URL.
+    /// arrives, checked against `sha256` and renamed into place. Room is
+    /// made before the bytes land: other cached OVAs are evicted, least
+    /// recently used first, so that they, other downloads and this one stay
+    /// within `max_bytes` (for the announced size, then again as it grows);
+    /// a download that cannot fit, or outlasts `timeout`, is aborted. So a
+    /// failed download may have cost the cache an old OVA, never the pod
+    /// its volume. A digest mismatch keeps nothing and names both digests
+    /// and the URL.
     /// Concurrent fetches of one digest in this process download once.
     ///
     /// HTTPS is checked against the system roots (the mirror RHCOS OVAs
@@ -144,8 +152,7 @@ impl OvaCache {
             .counter
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let part = Part::new(self, self.dir.join(format!(".{digest}.{n}{PART_SUFFIX}")));
-        let size = self.download(url, &digest, &part.path, timeout).await?;
-        self.evict(size, &final_path).await;
+        self.download(url, &digest, &part.path, timeout).await?;
         tokio::fs::rename(&part.path, &final_path)
             .await
             .map_err(io(&final_path))?;
@@ -206,15 +213,11 @@ impl OvaCache {
                 status: response.status().as_u16(),
             });
         }
-        // Nothing is evicted for a download until its digest matched: a
-        // failed one must not cost the cache what it held. The directory
-        // may so hold `max_bytes` plus one download for a while.
-        if response
-            .content_length()
-            .is_some_and(|len| len > self.max_bytes)
-        {
+        let announced = response.content_length().unwrap_or(0);
+        if announced > self.max_bytes {
             return Err(too_large());
         }
+        let mut room = self.make_room(announced, part).await;
         let io = |source| FetchError::Io {
             path: part.to_owned(),
             source,
@@ -229,8 +232,12 @@ impl OvaCache {
                 .map_err(http_err)?;
             let Some(chunk) = chunk else { break };
             size += chunk.len() as u64;
-            if size > self.max_bytes {
-                return Err(too_large());
+            if size > room {
+                // More than announced (or nothing was): evict again.
+                room = self.make_room(size, part).await;
+                if size > room {
+                    return Err(too_large());
+                }
             }
             hasher.update(&chunk);
             file.write_all(&chunk).await.map_err(io)?;
@@ -271,41 +278,45 @@ impl OvaCache {
         }
     }
 
-    /// Evicts cached OVAs other than `keep`, least recently used first,
-    /// until they and `incoming` bytes fit in `max_bytes`.
-    async fn evict(&self, incoming: u64, keep: &Path) {
+    /// Evicts cached OVAs, least recently used first, until everything in
+    /// the directory but `part` (cached OVAs, other downloads) leaves
+    /// `need` bytes within `max_bytes`; the bytes `part` may then grow to.
+    async fn make_room(&self, need: u64, part: &Path) -> u64 {
         let Ok(mut dir) = tokio::fs::read_dir(&self.dir).await else {
-            return;
+            return 0;
         };
+        let mut others = 0u64;
         let mut cached: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
         while let Ok(Some(entry)) = dir.next_entry().await {
             let path = entry.path();
-            if path == keep || path.extension().and_then(|e| e.to_str()) != Some("ova") {
+            let Ok(meta) = entry.metadata().await else {
+                continue;
+            };
+            if path == part || !meta.is_file() {
                 continue;
             }
-            if let Ok(meta) = entry.metadata().await
-                && meta.is_file()
-            {
+            others += meta.len();
+            if path.extension().and_then(|e| e.to_str()) == Some("ova") {
                 let used = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
                 cached.push((used, meta.len(), path));
             }
         }
         cached.sort();
-        let mut total: u64 = cached.iter().map(|(_, len, _)| len).sum::<u64>() + incoming;
         for (_, len, path) in cached {
-            if total <= self.max_bytes {
+            if others.saturating_add(need) <= self.max_bytes {
                 break;
             }
             match tokio::fs::remove_file(&path).await {
                 Ok(()) => {
                     tracing::info!(path = %path.display(), "evicted a cached OVA");
-                    total -= len;
+                    others -= len;
                 }
                 Err(e) => {
                     tracing::warn!(path = %path.display(), error = %e, "cannot evict a cached OVA")
                 }
             }
         }
+        self.max_bytes.saturating_sub(others)
     }
 }
 

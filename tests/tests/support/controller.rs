@@ -85,6 +85,9 @@ pub fn free_addr() -> Result<SocketAddr> {
 pub struct Controller {
     pub identity: String,
     pub admin_addr: SocketAddr,
+    /// The bearer token [`Self::get`] sends: the host lets only whom the
+    /// cluster allows read `/metrics`, `/guests` and `/ownership`.
+    pub admin_token: Option<String>,
     child: Option<Child>,
     stdout: PathBuf,
     stderr: PathBuf,
@@ -142,6 +145,7 @@ impl Controller {
         Ok(Self {
             identity: identity.to_owned(),
             admin_addr,
+            admin_token: None,
             child: Some(child),
             stdout,
             stderr,
@@ -195,9 +199,15 @@ impl Controller {
         }
     }
 
-    /// `GET path` on the admin server: (status code, body).
+    /// `GET path` on the admin server with [`Self::admin_token`]: (status
+    /// code, body).
     pub async fn get(&self, path: &str) -> Result<(u16, String)> {
-        http_get(self.admin_addr, path).await
+        self.get_as(path, self.admin_token.as_deref()).await
+    }
+
+    /// `GET path` on the admin server with this token, or none.
+    pub async fn get_as(&self, path: &str, token: Option<&str>) -> Result<(u16, String)> {
+        http_get_as(self.admin_addr, path, token).await
     }
 
     /// `/metrics`, parsed; fails unless the answer is 200.
@@ -263,6 +273,17 @@ impl Controller {
     /// True once the test killed it on purpose.
     pub fn killed(&self) -> bool {
         self.killed
+    }
+
+    /// Everything it wrote so far, stdout then stderr.
+    pub fn output(&self) -> Result<String> {
+        let mut all = String::new();
+        for path in [&self.stdout, &self.stderr] {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            all.push_str(&String::from_utf8_lossy(&bytes));
+        }
+        Ok(all)
     }
 
     /// The last lines of stdout and stderr, for failure messages.
@@ -420,7 +441,7 @@ impl Metrics {
     }
 }
 
-pub use mco_e2e::http_get;
+pub use mco_e2e::http_get_as;
 
 pub use mco_e2e::tail;
 

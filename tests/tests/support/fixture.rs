@@ -169,7 +169,9 @@ impl Fixture {
     }
 
     /// What `deploy/boot-images` adds: the namespaces the boot image
-    /// controller reads and its RBAC.
+    /// controller reads and its RBAC, with the user-data Secret the tests'
+    /// MachineSets name beside the installer's added as deploy/README.md
+    /// says ("User-data Secrets with other names").
     pub async fn enable_boot_images(&self) -> Result<()> {
         for ns in ["openshift-machine-api", "openshift-machine-config-operator"] {
             self.cp.create_namespace(ns).await?;
@@ -180,7 +182,23 @@ impl Fixture {
             .join("rbac.yaml");
         apply_manifest(&self.admin, &rbac)
             .await
-            .context("applying deploy/boot-images/rbac.yaml")
+            .context("applying deploy/boot-images/rbac.yaml")?;
+        // The patch's `add` to /rules/2/resourceNames, as a replace.
+        let roles: Api<k8s_openapi::api::rbac::v1::Role> =
+            Api::namespaced(self.admin.clone(), "openshift-machine-api");
+        let mut role = roles.get("mco-host-boot-images").await?;
+        let names = role
+            .rules
+            .as_mut()
+            .and_then(|rules| rules.get_mut(2))
+            .and_then(|rule| rule.resource_names.as_mut())
+            .context("the boot image Role's third rule names no Secrets")?;
+        names.push("legacy-user-data".into());
+        roles
+            .replace("mco-host-boot-images", &PostParams::default(), &role)
+            .await
+            .context("adding legacy-user-data to the boot image Role")?;
+        Ok(())
     }
 
     /// Starts `mco-host run` as the ServiceAccount and waits for `/readyz`.
@@ -215,7 +233,8 @@ impl Fixture {
             "--lease-name".to_owned(),
             LEASE.to_owned(),
         ];
-        let c = Controller::spawn(&self.bin, &self.dir_path, identity, &common, extra)?;
+        let mut c = Controller::spawn(&self.bin, &self.dir_path, identity, &common, extra)?;
+        c.admin_token = Some(self.cp.token(mco_e2e::ADMIN_USER)?.to_owned());
         self.controllers.push(c);
         Ok(self.controllers.len() - 1)
     }
@@ -330,6 +349,7 @@ impl Fixture {
             .arg("--kubeconfig")
             .arg(self.admin_kubeconfig()?)
             .args(args)
+            .env("MCO_ADMIN_TOKEN", self.cp.token(mco_e2e::ADMIN_USER)?)
             .env("COLUMNS", "120")
             .kill_on_drop(true);
         Ok(command)

@@ -302,3 +302,12 @@ pub fn docker_config(entries: &[(&str, &str, &str)]) -> String {
         .collect();
     serde_json::json!({ "auths": auths }).to_string()
 }
+
+/// `bytes` in standard base64, as a Docker config's `auth` holds them.
+pub fn base64(bytes: &[u8]) -> Result<String> {
+    let value = serde_json::to_value(k8s_openapi::ByteString(bytes.to_vec()))?;
+    value
+        .as_str()
+        .map(str::to_owned)
+        .context("a ByteString serialises as a string")
+}

@@ -53,6 +53,10 @@ pub struct StatusArgs {
     stuck_after: Duration,
     /// The host's admin address (`http://HOST:PORT`), to show which guest
     /// serves each job (`/guests`) and shadow agreement (`/metrics`).
+    /// The host guards both with the cluster's authentication: the bearer
+    /// token in $MCO_ADMIN_TOKEN (e.g. `oc whoami -t`; an environment
+    /// variable, to stay out of process listings) is sent, and its user
+    /// must be allowed to `get` `/guests`, `/ownership` and `/metrics`.
     #[arg(long, value_name = "URL")]
     admin_url: Option<String>,
     /// Namespace of mco-host (where its boot image record lives).
@@ -206,7 +210,12 @@ struct Reader {
     namespace: String,
     record: String,
     http: reqwest::Client,
+    /// Never printed: no Debug here.
+    admin_token: Option<String>,
 }
+
+/// The environment variable holding the token sent to `--admin-url`.
+const ADMIN_TOKEN_ENV: &str = "MCO_ADMIN_TOKEN";
 
 fn absent(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(s) if s.code == 404)
@@ -219,6 +228,16 @@ impl Reader {
             namespace: args.namespace.clone(),
             record: args.boot_image_state.clone(),
             http: reqwest::Client::new(),
+            admin_token: std::env::var(ADMIN_TOKEN_ENV).ok(),
+        }
+    }
+
+    /// `GET url`, with the admin token when there is one.
+    fn admin_get(&self, url: String) -> reqwest::RequestBuilder {
+        let request = self.http.get(url).timeout(Duration::from_secs(5));
+        match &self.admin_token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
         }
     }
 
@@ -363,10 +382,7 @@ impl Reader {
     async fn guests(&self, url: &str) -> GuestSource {
         let base = url.trim_end_matches('/');
         let fetch = |path: &str| {
-            let request = self
-                .http
-                .get(format!("{base}{path}"))
-                .timeout(Duration::from_secs(5));
+            let request = self.admin_get(format!("{base}{path}"));
             async move {
                 let response = request.send().await?.error_for_status()?;
                 response.text().await
@@ -394,7 +410,7 @@ impl Reader {
     /// (an older host), which the view then leaves out.
     async fn ownership(&self, url: &str) -> Vec<crate::ownership::JobReport> {
         let url = format!("{}/ownership", url.trim_end_matches('/'));
-        let request = self.http.get(&url).timeout(Duration::from_secs(5));
+        let request = self.admin_get(url.clone());
         let text = async move {
             let response = request.send().await?.error_for_status()?;
             response.text().await

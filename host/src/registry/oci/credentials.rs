@@ -55,4 +55,51 @@ mod tests {
             );
         }
     }
+
+    mod no_leak {
+        use base64::Engine as _;
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// A Docker config mistyped in one of the ways a hand-written
+        /// Secret is, with `secret` (and its base64) where the mistake is.
+        fn mistyped(secret: &str, shape: usize, cut: usize) -> String {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(secret);
+            let good = format!(r#"{{"auths":{{"q.io":{{"auth":"{encoded}"}}}}}}"#);
+            match shape {
+                0 => format!(r#"{{"auths":"{encoded}"}}"#),
+                1 => format!(r#"{{"auths":{{"q.io":"{encoded}"}}}}"#),
+                2 => format!(r#"{{"auths":{{"q.io":["{encoded}"]}}}}"#),
+                3 => format!(r#"{{"auths":{{"q.io":{{"auth":["{encoded}"]}}}}}}"#),
+                4 => format!(r#"{{"auths":{{"q.io":{{"password":{{"p":"{secret}"}}}}}}}}"#),
+                5 => format!(r#"{{"auths":{{"q.io":{{"auth":"{secret}!"}}}}}}"#),
+                6 => format!(r#"{{"auths":{{"q.io":{{"auth":{encoded}}}}}}}"#),
+                // Cut anywhere: JSON that ends inside the secret.
+                _ => good[..cut.min(good.len() - 1)].to_string(),
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+            #[test]
+            fn a_mistyped_config_never_quotes_its_secret(
+                secret in "[A-Za-z0-9]{6,20}:[A-Za-z0-9+/_-]{12,40}",
+                shape in 0usize..8,
+                cut in 0usize..120,
+            ) {
+                let config = mistyped(&secret, shape, cut);
+                let reference: Reference = "q.io/m:1".parse().map_err(|e| TestCaseError::fail(format!("{e}")))?;
+                let error = docker_auth(config.as_bytes(), &reference);
+                prop_assert!(error.is_err(), "{config} was accepted");
+                let shown = error.err().map(|e| format!("{e} {e:?}")).unwrap_or_default();
+                let encoded = base64::engine::general_purpose::STANDARD.encode(&secret);
+                let password = secret.split_once(':').map_or("", |(_, p)| p);
+                for needle in [&secret, password, &encoded[..encoded.len().min(12)]] {
+                    prop_assert!(!shown.contains(needle), "{config}: {shown}");
+                }
+            }
+        }
+    }
 }
