@@ -23,7 +23,6 @@ use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{Node, ObjectReference};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DynamicObject};
-use kube::core::DeserializeGuard;
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -39,6 +38,7 @@ use super::observe;
 use super::phase;
 use super::rules;
 use super::write::Writer;
+use crate::cluster::decode::{Failures, Isolated};
 use crate::cluster::events::{Events, Note};
 use crate::cluster::resources::MACHINE_CONFIGURATION;
 use crate::cluster::watch::{Latest, Readiness, reflect};
@@ -117,8 +117,8 @@ pub struct Options {
 struct Context {
     guests: Guests,
     nodes: Store<Node>,
-    pools: Store<DeserializeGuard<MachineConfigPool>>,
-    configs: Store<DeserializeGuard<MachineConfig>>,
+    pools: Store<MachineConfigPool>,
+    configs: Store<MachineConfig>,
     mcns: Store<MachineConfigNode>,
     /// The node disruption policies now in force (see [`follow_policies`]).
     policies: Policies,
@@ -155,15 +155,12 @@ impl Context {
     /// The guest's input for `node`, from the stores as they are now.
     fn facts(&self, node: &Node, previous: Option<&MachineConfigNode>) -> logic::Facts {
         let pools = self.pools.state();
-        let pools: Vec<&MachineConfigPool> =
-            pools.iter().filter_map(|p| p.0.as_ref().ok()).collect();
-        let configs: Vec<Arc<DeserializeGuard<MachineConfig>>> =
-            rules::wanted_configs(node, previous)
-                .into_iter()
-                .filter_map(|name| self.configs.get(&ObjectRef::new(name)))
-                .collect();
-        let configs: Vec<&MachineConfig> =
-            configs.iter().filter_map(|c| c.0.as_ref().ok()).collect();
+        let pools: Vec<&MachineConfigPool> = pools.iter().map(AsRef::as_ref).collect();
+        let configs: Vec<Arc<MachineConfig>> = rules::wanted_configs(node, previous)
+            .into_iter()
+            .filter_map(|name| self.configs.get(&ObjectRef::new(name)))
+            .collect();
+        let configs: Vec<&MachineConfig> = configs.iter().map(AsRef::as_ref).collect();
         let policies = self.policies.get();
         let gates = self.gates.borrow().clone();
         rules::facts(
@@ -454,64 +451,38 @@ fn error_policy(node: Arc<Node>, error: &Error, ctx: Arc<Context>) -> Action {
 }
 
 /// A store of every `K` in the cluster and the stream of objects that
-/// changed, applied to the store before they are yielded. An object the
-/// job cannot read is logged once per watch event.
+/// changed, applied to the store before they are yielded. An object that
+/// cannot be decoded is reported to `failures` and left out.
 fn cached<K>(
     client: &Client,
     readiness: &Readiness,
     name: &str,
     trim: fn(&mut K),
+    failures: &Failures,
 ) -> (
     Store<K>,
     impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
 )
 where
-    K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope> + Invalid,
-    K: Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>,
+    K: Clone + Default + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     let (store, writer) = reflector::store::<K>();
-    let api = Api::<K>::all(client.clone());
+    let api = Api::<Isolated<K>>::all(client.clone());
     let stream = reflect(
         api,
         watcher::Config::default(),
         writer,
         readiness.watch(name),
         trim,
+        failures.clone(),
     )
-    .touched_objects()
-    .inspect_ok(|object| {
-        if let Some(error) = object.invalid() {
-            tracing::warn!(object = %object.name_any(), %error, "ignoring malformed object");
-        }
-    });
+    .touched_objects();
     (store, stream)
 }
 
 /// Caches an object as it comes.
 fn keep<K>(_: &mut K) {}
-
-/// Why a cached object cannot be read, if it cannot.
-trait Invalid {
-    fn invalid(&self) -> Option<&str>;
-}
-
-impl<K> Invalid for DeserializeGuard<K> {
-    fn invalid(&self) -> Option<&str> {
-        self.0.as_ref().err().map(|e| e.error.as_str())
-    }
-}
-
-impl Invalid for Node {
-    fn invalid(&self) -> Option<&str> {
-        None
-    }
-}
-
-impl Invalid for MachineConfigNode {
-    fn invalid(&self) -> Option<&str> {
-        None
-    }
-}
 
 /// The node disruption policies in force, shared by every reconcile.
 #[derive(Clone, Default)]
@@ -632,11 +603,13 @@ pub fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) -> impl std::future::Future<Output = ()> + Send {
     let readiness = &options.readiness;
-    let (pools, pool_watch) = cached(&client, readiness, "machineconfigpools", keep);
-    let (configs, config_watch) = cached(&client, readiness, "machineconfigs", keep);
+    let failures = Failures::new(client.clone(), &options.identity, options.metrics.clone());
+    let failures = &failures;
+    let (pools, pool_watch) = cached(&client, readiness, "machineconfigpools", keep, failures);
+    let (configs, config_watch) = cached(&client, readiness, "machineconfigs", keep, failures);
     let (mcns, mcn_watch) =
-        cached::<MachineConfigNode>(&client, readiness, "machineconfignodes", keep);
-    let (nodes, node_watch) = cached::<Node>(&client, readiness, "nodes", trim_node);
+        cached::<MachineConfigNode>(&client, readiness, "machineconfignodes", keep, failures);
+    let (nodes, node_watch) = cached::<Node>(&client, readiness, "nodes", trim_node, failures);
     let (policies, policy_changes) = follow_policies(options.machineconfiguration);
 
     let events = Events::new(client.clone(), &options.identity);
