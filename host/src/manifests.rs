@@ -328,12 +328,11 @@ impl<'de> Visitor<'de> for Stream<'_> {
                 listed = true;
             } else {
                 match map.next_value_seed(Field)? {
-                    Some(value) => fields.insert(key, value),
-                    None => {
-                        too_deep = true;
-                        None
+                    Some(value) => {
+                        fields.insert(key, value);
                     }
-                };
+                    None => too_deep = true,
+                }
             }
         }
         if listed {
