@@ -10,6 +10,8 @@ use std::path::Path;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use crate::cluster::decode::{Field, Isolated, Problem, Undecodable};
+
 /// Bad invocation or input: `eval` exits with status 2.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -39,6 +41,13 @@ pub enum InputError {
         kind: String,
         name: String,
         detail: String,
+    },
+    /// Nested past what the host decodes (`cluster::decode`).
+    #[error("{path}: {source}")]
+    Undecodable {
+        path: String,
+        #[source]
+        source: Undecodable,
     },
     #[error("only one input may be read from standard input ('-')")]
     StdinTwice,
@@ -115,8 +124,11 @@ impl Reader {
             return Ok(());
         }
         let mut refused = None;
-        let mut hand = |value: Value| {
-            let handed = typed(path, kind, value).and_then(&mut each);
+        let mut hand = |object: Result<Value, Undecodable>| {
+            let handed = object
+                .map_err(|source| undecodable(path, source))
+                .and_then(|value| typed(path, kind, value))
+                .and_then(&mut each);
             handed.map_err(|error| refused = Some(error)).is_ok()
         };
         let mut stream = serde_json::Deserializer::from_reader(input);
@@ -181,6 +193,16 @@ impl Reader {
     }
 }
 
+fn undecodable(path: &str, source: Undecodable) -> InputError {
+    InputError::Undecodable {
+        path: path.into(),
+        source,
+    }
+}
+
+/// The objects of a file. JSON is read one object at a time, as the host's
+/// watches read them: an object nested deeper than they decode is refused
+/// by name.
 fn parse(path: &str, text: &str) -> Result<Vec<Value>, InputError> {
     let parse_error = |detail: String| InputError::Parse {
         path: path.into(),
@@ -188,9 +210,27 @@ fn parse(path: &str, text: &str) -> Result<Vec<Value>, InputError> {
     };
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        serde_json::from_str::<Value>(trimmed)
-            .map(|v| vec![v])
-            .map_err(|e| parse_error(e.to_string()))
+        let mut objects = Vec::new();
+        let mut refused = None;
+        let mut collect = |object| match object {
+            Ok(value) => {
+                objects.push(value);
+                true
+            }
+            Err(failure) => {
+                refused = Some(failure);
+                false
+            }
+        };
+        let mut json = serde_json::Deserializer::from_str(trimmed);
+        let parsed = Stream { each: &mut collect }
+            .deserialize(&mut json)
+            .and_then(|()| json.end());
+        if let Some(failure) = refused {
+            return Err(undecodable(path, failure));
+        }
+        parsed.map_err(|e| parse_error(e.to_string()))?;
+        Ok(objects)
     } else {
         serde_saphyr::from_multiple::<Value>(text).map_err(|e| parse_error(e.to_string()))
     }
@@ -225,19 +265,25 @@ fn typed<T: DeserializeOwned>(path: &str, kind: &str, value: Value) -> Result<T,
 /// A JSON document parsed as it streams: each element of an array, each
 /// of a `List`'s `items` (any object's, which nothing else has at the top)
 /// or else the object itself goes to `each` (expanded as [`flatten`]
-/// expands it) as soon as it is whole. `each` returns false to stop.
+/// expands it) as soon as it is whole, or why it cannot be read
+/// (`cluster::decode`). `each` returns false to stop.
 struct Stream<'a> {
-    each: &'a mut dyn FnMut(Value) -> bool,
+    each: &'a mut dyn FnMut(Result<Value, Undecodable>) -> bool,
 }
 
 impl Stream<'_> {
     fn hand<E: de::Error>(&mut self, value: Value) -> Result<(), E> {
         for object in flatten(value) {
-            if !(self.each)(object) {
+            if !(self.each)(Ok(object)) {
                 return Err(E::custom("stopped"));
             }
         }
         Ok(())
+    }
+
+    fn refuse<E: de::Error>(&mut self, failure: Undecodable) -> Result<(), E> {
+        (self.each)(Err(failure));
+        Err(E::custom("stopped"))
     }
 }
 
@@ -261,8 +307,11 @@ impl<'de> Visitor<'de> for Stream<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(value) = seq.next_element::<Value>()? {
-            self.hand(value)?;
+        while let Some(Isolated(object)) = seq.next_element::<Isolated<Value>>()? {
+            match object {
+                Ok(value) => self.hand(value)?,
+                Err(failure) => self.refuse(failure)?,
+            }
         }
         Ok(())
     }
@@ -270,6 +319,7 @@ impl<'de> Visitor<'de> for Stream<'_> {
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
         let mut fields = serde_json::Map::new();
         let mut listed = false;
+        let mut too_deep = false;
         while let Some(key) = map.next_key::<String>()? {
             if key == "items" && !listed {
                 map.next_value_seed(Stream {
@@ -277,13 +327,22 @@ impl<'de> Visitor<'de> for Stream<'_> {
                 })?;
                 listed = true;
             } else {
-                fields.insert(key, map.next_value()?);
+                match map.next_value_seed(Field)? {
+                    Some(value) => {
+                        fields.insert(key, value);
+                    }
+                    None => too_deep = true,
+                }
             }
         }
         if listed {
             return Ok(());
         }
-        self.hand(Value::Object(fields))
+        let object = Value::Object(fields);
+        if too_deep {
+            return self.refuse(Undecodable::of(&object, Problem::TooDeep));
+        }
+        self.hand(object)
     }
 }
 
@@ -446,6 +505,43 @@ mod tests {
             Reader::default().each("/nonexistent/nodes.json", "Node", |_: Value| Ok(())),
             Err(InputError::Read { .. })
         ));
+    }
+
+    /// A Node whose `spec` nests `levels` objects: `levels + 1` in all.
+    fn deep_node(name: &str, levels: usize) -> String {
+        format!(
+            r#"{{"kind":"Node","metadata":{{"name":"{name}"}},"spec":{}1{}}}"#,
+            r#"{"a":"#.repeat(levels),
+            "}".repeat(levels)
+        )
+    }
+
+    /// As deep as the host's watches decode, and no deeper; refused by name,
+    /// alone or in a list, read whole or streamed, however deep.
+    #[test]
+    fn objects_nest_as_deep_as_the_host_decodes_them() {
+        use crate::cluster::decode::MAX_DEPTH;
+        let fits = deep_node("fits", MAX_DEPTH - 1);
+        assert_eq!(names(&fits, "Node").ok(), Some(vec!["fits".into()]));
+        assert_eq!(each(&fits).ok(), Some(vec!["fits".into()]));
+        let refused = |result: Result<Vec<String>, InputError>| match result {
+            Err(error @ InputError::Undecodable { .. }) => error.to_string(),
+            other => panic!("{other:?}"),
+        };
+        for levels in [MAX_DEPTH, 10_000] {
+            let deep = deep_node("deep", levels);
+            let list = format!(r#"{{"kind":"NodeList","items":[{fits},{deep}]}}"#);
+            for text in [&deep, &list] {
+                for message in [refused(names(text, "Node")), refused(each(text))] {
+                    assert!(
+                        message.ends_with(&format!(
+                            ": Node deep is nested more than {MAX_DEPTH} levels deep"
+                        )),
+                        "{message}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -160,6 +160,8 @@ pub struct Metrics {
     pub guest_failures: Family<KindLabels, Counter>,
     pub api_writes: Family<KindLabels, Counter>,
     pub reconcile_errors: Counter,
+    /// Objects a watch skipped because they could not be decoded, by kind.
+    pub watch_decode_failures: Family<KindLabels, Counter>,
     /// Enrolled MachineSets by the result of the last boot image pass.
     pub bootimage_machinesets: Family<ResultLabels, Gauge>,
     pub bootimage_patches: Counter,
@@ -208,6 +210,7 @@ impl Metrics {
             guest_failures: Family::default(),
             api_writes: Family::default(),
             reconcile_errors: Counter::default(),
+            watch_decode_failures: Family::default(),
             bootimage_machinesets: Family::default(),
             bootimage_patches: Counter::default(),
             bootimage_hot_loops: Counter::default(),
@@ -273,6 +276,11 @@ impl Metrics {
             "reconcile_errors",
             "Reconciles that failed and were requeued",
             metrics.reconcile_errors.clone(),
+        );
+        sub.register(
+            "watch_decode_failures",
+            "Objects a watch skipped because they could not be decoded (nested too deep, fields of the wrong type), by kind",
+            metrics.watch_decode_failures.clone(),
         );
         sub.register(
             "bootimage_machinesets",
@@ -407,6 +415,13 @@ impl Metrics {
 
     pub fn count_guest_failure(&self, kind: &str) {
         self.guest_failures
+            .get_or_create(&KindLabels { kind: kind.into() })
+            .inc();
+    }
+
+    /// Counts an object of `kind` a watch could not decode.
+    pub fn count_decode_failure(&self, kind: &str) {
+        self.watch_decode_failures
             .get_or_create(&KindLabels { kind: kind.into() })
             .inc();
     }

@@ -14,6 +14,7 @@ use prometheus_client::registry::Registry;
 use futures::FutureExt;
 
 use crate::admin::{self, AdminState};
+use crate::cluster::decode::Failures;
 use crate::cluster::resources::{
     CLUSTER_VERSION, FEATURE_GATE, MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH,
 };
@@ -136,10 +137,13 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     // clears, so /readyz is never ready before they listed.
     // MachineConfiguration `cluster` is read by both jobs (node disruption
     // policies; boot image enrollment): one watch, shared.
+    // An object of these watches that cannot be decoded is reported so.
+    let failures = Failures::new(client.clone(), &options.identity, metrics.clone());
     let (machineconfiguration, watch_machineconfiguration) = latest(
         Api::all_with(client.clone(), &MACHINE_CONFIGURATION.api_resource()),
         "cluster",
         readiness.watch(MACHINE_CONFIGURATION_WATCH),
+        failures.clone(),
     );
     let machineconfiguration_watch = tokio::spawn(watch_machineconfiguration);
     // The feature gates, which both jobs follow. Plain Kubernetes serves
@@ -148,11 +152,13 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         Api::all_with(client.clone(), &FEATURE_GATE.api_resource()),
         "cluster",
         readiness.watch(feature_gates::WATCH),
+        failures.clone(),
     );
     let (clusterversion, watch_clusterversion) = latest_optional(
         Api::all_with(client.clone(), &CLUSTER_VERSION.api_resource()),
         "version",
         readiness.watch(feature_gates::VERSION_WATCH),
+        failures,
     );
     let (gates, follow_gates) =
         feature_gates::follow(featuregate, clusterversion, metrics.feature_gate.clone());

@@ -634,6 +634,56 @@ fn eval_bootimage_reports_bad_input_and_bad_guests() {
     );
 }
 
+/// A MachineSet nests as deep as the controller's watches decode
+/// (`cluster::decode::MAX_DEPTH`, 100 levels): one level deeper, or
+/// thousands, is bad input that names the object, not a parse error.
+#[test]
+fn eval_bootimage_refuses_a_machineset_nested_deeper_than_the_host_decodes() {
+    let case = "gcp-patch-boot-disk-only";
+    let args = bootimage_args(case);
+    let at = args
+        .iter()
+        .position(|a| a == "--machineset")
+        .unwrap_or_else(|| panic!("no --machineset in {args:?}"))
+        + 1;
+    let text = std::fs::read_to_string(&args[at]).unwrap_or_else(|e| panic!("{e}"));
+    let mut machineset: serde_json::Value =
+        serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    machineset["spec"]["template"]["spec"]["providerSpec"]["value"]["deep"] = "deep-value".into();
+    let name = machineset["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let namespace = machineset["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    // `value` is the 6th level.
+    for (levels, refused) in [(94, false), (95, true), (10_000, true)] {
+        let nested = format!("{}1{}", r#"{"a":"#.repeat(levels), "}".repeat(levels));
+        let text = machineset.to_string().replace("\"deep-value\"", &nested);
+        let file = dir.path().join(format!("deep-{levels}.json"));
+        std::fs::write(&file, text).unwrap_or_else(|e| panic!("{e}"));
+        let mut args = args.clone();
+        args[at] = file.display().to_string();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = run(&args, None);
+        let (code, err) = (output.status.code(), stderr(&output));
+        if !refused {
+            assert_eq!(code, Some(0), "{levels} levels: {err}");
+            continue;
+        }
+        assert_eq!(code, Some(2), "{levels} levels: {err}");
+        assert!(
+            output.stdout.is_empty(),
+            "{levels} levels: printed a decision"
+        );
+        let message = format!("MachineSet {namespace}/{name} is nested more than 100 levels deep");
+        assert!(err.contains(&message), "{levels} levels: {err}");
+    }
+}
+
 #[test]
 fn guests_checks_a_registry_before_it_is_deployed() {
     // The installed guests: all load and pass their smoke evaluations.

@@ -17,7 +17,6 @@ use std::fmt::Debug;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Secret};
 use kube::api::{Api, DynamicObject, ListParams};
-use kube::core::DeserializeGuard;
 use kube::{Client, ResourceExt};
 use mco_bootimage::MachineKind;
 use serde::de::DeserializeOwned;
@@ -33,6 +32,7 @@ use crate::bootimage::objects::{
     STREAM_CONFIGMAP, STREAM_NAMESPACE,
 };
 use crate::bootimage::rules;
+use crate::cluster::decode::Isolated;
 use crate::cluster::is_status;
 use crate::cluster::managers::keep_operator_entries;
 use crate::cluster::resources::{
@@ -95,7 +95,7 @@ pub async fn mcn(
     .await?;
     let mut previous = HashMap::new();
     pages(
-        &Api::<DeserializeGuard<MachineConfigNode>>::all(client.clone()),
+        &Api::<Isolated<MachineConfigNode>>::all(client.clone()),
         "MachineConfigNodes",
         |page| {
             previous.extend(readable(page).map(|mut mcn| {
@@ -277,21 +277,18 @@ where
     K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {
     let mut objects = Vec::new();
-    pages(
-        &Api::<DeserializeGuard<K>>::all(client.clone()),
-        what,
-        |page| objects.extend(readable(page)),
-    )
+    pages(&Api::<Isolated<K>>::all(client.clone()), what, |page| {
+        objects.extend(readable(page))
+    })
     .await?;
     Ok(objects)
 }
 
-fn readable<K>(page: Vec<DeserializeGuard<K>>) -> impl Iterator<Item = K> {
-    page.into_iter().filter_map(|guard| match guard.0 {
+fn readable<K>(page: Vec<Isolated<K>>) -> impl Iterator<Item = K> {
+    page.into_iter().filter_map(|object| match object.0 {
         Ok(object) => Some(object),
-        Err(invalid) => {
-            let name = invalid.metadata.name.unwrap_or_default();
-            tracing::warn!(object = %name, error = %invalid.error, "left out an object that does not decode");
+        Err(failure) => {
+            tracing::warn!(object = %failure.name(), problem = %failure.problem, "left out an object that does not decode");
             None
         }
     })

@@ -35,6 +35,7 @@ use super::skew;
 use super::triggers::{self, Kind, one};
 use super::vcenters::{self, Vcenters};
 use super::write::Writer;
+use crate::cluster::decode::Failures;
 use crate::cluster::events::Events;
 use crate::cluster::managers;
 use crate::cluster::own_writes::OwnWrites;
@@ -130,60 +131,56 @@ pub fn run(
     options: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> impl std::future::Future<Output = ()> + Send {
-    let readiness = &options.readiness;
     let gates = &options.gates;
+    let failures = Failures::new(client.clone(), &options.identity, options.metrics.clone());
+    let shared = triggers::Shared {
+        client: &client,
+        readiness: &options.readiness,
+        gates,
+        failures: &failures,
+    };
     let (machinesets, ms_events) = triggers::watch(
-        &client,
+        &shared,
         Kind::MachineSet,
         machine_decoder(MachineKind::MachineSet),
         Some(MACHINE_API_NAMESPACE),
         None,
-        readiness,
-        gates,
     );
     // The singleton upstream names `cluster`; optional, see
     // `triggers::watch`.
     let (controlplanemachinesets, cpms_events) = triggers::watch(
-        &client,
+        &shared,
         Kind::ControlPlaneMachineSet,
         machine_decoder(MachineKind::ControlPlaneMachineSet),
         Some(MACHINE_API_NAMESPACE),
         Some(CONTROL_PLANE_MACHINE_SET_NAME),
-        readiness,
-        gates,
     );
     let (stream, cm_events) = triggers::watch(
-        &client,
+        &shared,
         Kind::StreamConfigMap,
         ConfigMapData::decode,
         Some(STREAM_NAMESPACE),
         Some(STREAM_CONFIGMAP),
-        readiness,
-        gates,
     );
     let (machineconfiguration, mc_events) = triggers::follow(
         Kind::MachineConfiguration,
         MachineConfiguration::decode,
         options.machineconfiguration.clone(),
-        gates,
+        &shared,
     );
     let (clusterversion, cv_events) = triggers::watch(
-        &client,
+        &shared,
         Kind::ClusterVersion,
         ClusterVersion::decode,
         None,
         Some("version"),
-        readiness,
-        gates,
     );
     let (infrastructure, infra_events) = triggers::watch(
-        &client,
+        &shared,
         Kind::Infrastructure,
         Infrastructure::decode,
         None,
         Some("cluster"),
-        readiness,
-        gates,
     );
     let mut watched = vec![
         Kind::MachineSet,
@@ -218,13 +215,11 @@ pub fn run(
     ];
     let known_images = options.known_images_configmap.as_deref().map(|name| {
         let (store, known_events) = triggers::watch(
-            &client,
+            &shared,
             Kind::KnownImages,
             known_images_configmap,
             Some(&options.namespace),
             Some(name),
-            readiness,
-            gates,
         );
         watched.push(Kind::KnownImages);
         events.push(known_events);

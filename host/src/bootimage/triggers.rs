@@ -30,6 +30,7 @@ use super::objects::{
     ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration,
 };
 use super::rules;
+use crate::cluster::decode::{Failures, Isolated};
 use crate::cluster::resources::{
     CLUSTER_VERSION, CONFIG_MAP, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION,
     MACHINE_CONFIGURATION_WATCH, MACHINE_SET,
@@ -75,6 +76,18 @@ impl Kind {
             Kind::MachineSet => Some(MachineKind::MachineSet),
             Kind::ControlPlaneMachineSet => Some(MachineKind::ControlPlaneMachineSet),
             _ => None,
+        }
+    }
+
+    /// How messages name an object of the kind.
+    fn noun(self) -> &'static str {
+        match self {
+            Kind::MachineSet => "MachineSet",
+            Kind::ControlPlaneMachineSet => "ControlPlaneMachineSet",
+            Kind::StreamConfigMap | Kind::KnownImages => "ConfigMap",
+            Kind::MachineConfiguration => "MachineConfiguration",
+            Kind::ClusterVersion => "ClusterVersion",
+            Kind::Infrastructure => "Infrastructure",
         }
     }
 
@@ -193,10 +206,11 @@ struct Seen<T: Watched> {
     relisting: Option<HashSet<String>>,
     store: Writer<Decoded<T>>,
     gates: Gates,
+    failures: Failures,
 }
 
 impl<T: Watched> Seen<T> {
-    fn new(kind: Kind, decode: Decode<T>, gates: &Gates) -> Seen<T> {
+    fn new(kind: Kind, decode: Decode<T>, gates: &Gates, failures: &Failures) -> Seen<T> {
         Seen {
             kind,
             decode,
@@ -204,17 +218,38 @@ impl<T: Watched> Seen<T> {
             relisting: None,
             store: Writer::new(kind.resource()),
             gates: gates.clone(),
+            failures: failures.clone(),
         }
     }
 
-    fn decoded(&self, object: &DynamicObject) -> Decoded<T> {
-        let value = serde_json::to_value(object).unwrap_or(Value::Null);
-        Decoded::read(&value, self.decode)
+    /// An object that could not be decoded is reported, and kept as one
+    /// whose fields cannot be read: the pass says so where it would have
+    /// read them (a MachineSet's condition and Event).
+    fn decoded(&self, object: &Isolated<DynamicObject>) -> Decoded<T> {
+        match &object.0 {
+            Ok(object) => {
+                let value = serde_json::to_value(object).unwrap_or(Value::Null);
+                Decoded::read(&value, self.decode)
+            }
+            Err(failure) => {
+                let resource = self.kind.resource();
+                self.failures
+                    .report(failure, &resource.api_version, &resource.kind);
+                let name = failure.metadata.name.as_deref().unwrap_or("(unnamed)");
+                Decoded {
+                    metadata: failure.metadata.clone(),
+                    object: Err(InputError::Invalid {
+                        what: self.kind.noun(),
+                        message: format!("{name} {}", failure.problem),
+                    }),
+                }
+            }
+        }
     }
 
     /// Applies `event` to the store, then says whether it may change a
     /// decision under the gates in force, and why.
-    fn on_event(&mut self, event: watcher::Event<DynamicObject>) -> Option<&'static str> {
+    fn on_event(&mut self, event: watcher::Event<Isolated<DynamicObject>>) -> Option<&'static str> {
         let gates = self.gates.borrow().clone();
         let reason = self.apply(event, &gates);
         reason.filter(|_| {
@@ -228,7 +263,7 @@ impl<T: Watched> Seen<T> {
     /// what matters under `gates` changed.
     fn apply(
         &mut self,
-        event: watcher::Event<DynamicObject>,
+        event: watcher::Event<Isolated<DynamicObject>>,
         gates: &FeatureGates,
     ) -> Option<&'static str> {
         let event = match event {
@@ -293,6 +328,15 @@ pub type Watch<T> = (
     futures::stream::BoxStream<'static, &'static str>,
 );
 
+/// What every watch of the job shares.
+pub struct Shared<'a> {
+    pub client: &'a Client,
+    pub readiness: &'a Readiness,
+    pub gates: &'a Gates,
+    /// Where an object that cannot be decoded is reported.
+    pub failures: &'a Failures,
+}
+
 /// A watch of `kind` (one object when `name` is given), read with `decode`
 /// into a store, yielding the reason of every event that may change a
 /// decision once the store holds it. The ControlPlaneMachineSet watch is
@@ -300,17 +344,21 @@ pub type Watch<T> = (
 /// deployment without its RBAC) still gets its MachineSets updated, with
 /// `0 of 0` ControlPlaneMachineSets.
 pub fn watch<T: Watched>(
-    client: &Client,
+    shared: &Shared,
     kind: Kind,
     decode: Decode<T>,
     namespace: Option<&str>,
     name: Option<&str>,
-    readiness: &Readiness,
-    gates: &Gates,
 ) -> Watch<T> {
+    let Shared {
+        client,
+        readiness,
+        gates,
+        failures,
+    } = *shared;
     let resource = kind.resource();
     let api = match namespace {
-        Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource),
+        Some(ns) => Api::<Isolated<DynamicObject>>::namespaced_with(client.clone(), ns, &resource),
         None => Api::all_with(client.clone(), &resource),
     };
     let mut config = watcher::Config::default();
@@ -318,7 +366,7 @@ pub fn watch<T: Watched>(
         // Also what the RBAC expects: the Roles name these objects.
         config = config.fields(&format!("metadata.name={name}"));
     }
-    let mut seen = Seen::new(kind, decode, gates);
+    let mut seen = Seen::new(kind, decode, gates, failures);
     let store = seen.store.as_reader();
     let listed = readiness.watch(kind.name());
     let optional = kind == Kind::ControlPlaneMachineSet;
@@ -344,24 +392,25 @@ pub fn watch<T: Watched>(
     (store, reasons.boxed())
 }
 
-/// The store and reasons of a watch another job shares (`latest`): the
-/// same as a watch of our own would give, from the newest object seen.
+/// The store and reasons of a watch another job shares (`latest`, which
+/// reports an object it cannot decode): the same as a watch of our own
+/// would give, from the newest object seen.
 pub fn follow<T: Watched>(
     kind: Kind,
     decode: Decode<T>,
     latest: Latest,
-    gates: &Gates,
+    shared: &Shared,
 ) -> Watch<T> {
-    let mut seen = Seen::new(kind, decode, gates);
+    let mut seen = Seen::new(kind, decode, shared.gates, shared.failures);
     let store = seen.store.as_reader();
     let mut previous: Option<Arc<DynamicObject>> = None;
     let reasons = tokio_stream::wrappers::WatchStream::new(latest).filter_map(move |object| {
         let event = match (object, previous.take()) {
             (Some(object), _) => {
                 previous = Some(object.clone());
-                Some(watcher::Event::Apply((*object).clone()))
+                Some(watcher::Event::Apply(Isolated(Ok((*object).clone()))))
             }
-            (None, Some(gone)) => Some(watcher::Event::Delete((*gone).clone())),
+            (None, Some(gone)) => Some(watcher::Event::Delete(Isolated(Ok((*gone).clone())))),
             (None, None) => None,
         };
         std::future::ready(event.and_then(|event| seen.on_event(event)))
@@ -382,13 +431,20 @@ mod tests {
     use super::*;
     use crate::bootimage::objects::{Input, machine_decoder};
     use crate::feature_gates::MANAGED_BOOT_IMAGES_CPMS;
+    use crate::metrics::Metrics;
+    use kube::Resource;
+    use prometheus_client::registry::Registry;
 
     /// The Default feature set, fixed.
     fn default_gates() -> Gates {
         channel::channel(Arc::new(FeatureGates::default())).1
     }
 
-    fn object(name: &str, body: Value) -> DynamicObject {
+    fn failures() -> Failures {
+        Failures::unpublished(Metrics::register(&mut Registry::default()))
+    }
+
+    fn object(name: &str, body: Value) -> Isolated<DynamicObject> {
         let mut value = body;
         value["metadata"] = json!({"name": name});
         serde_json::from_value(value).unwrap()
@@ -401,6 +457,7 @@ mod tests {
             kind,
             machine_decoder(MachineKind::MachineSet),
             &default_gates(),
+            &failures(),
         );
         let ms = |image: &str, replicas: u32| {
             object(
@@ -431,7 +488,7 @@ mod tests {
     fn a_control_plane_machine_set_triggers_on_its_own_provider_spec() {
         let kind = Kind::ControlPlaneMachineSet;
         let decode = machine_decoder(MachineKind::ControlPlaneMachineSet);
-        let mut seen = Seen::new(kind, decode, &default_gates());
+        let mut seen = Seen::new(kind, decode, &default_gates(), &failures());
         let cpms = |ami: &str, replicas: u32| {
             object(
                 "cluster",
@@ -457,7 +514,7 @@ mod tests {
     #[test]
     fn cluster_version_is_stable_once_completed() {
         let kind = Kind::ClusterVersion;
-        let mut seen = Seen::new(kind, ClusterVersion::decode, &default_gates());
+        let mut seen = Seen::new(kind, ClusterVersion::decode, &default_gates(), &failures());
         let cv = |state: &str| {
             object(
                 "version",
@@ -474,7 +531,12 @@ mod tests {
         );
         // Conditions written by this controller do not wake it.
         let kind = Kind::MachineConfiguration;
-        let mut seen = Seen::new(kind, MachineConfiguration::decode, &default_gates());
+        let mut seen = Seen::new(
+            kind,
+            MachineConfiguration::decode,
+            &default_gates(),
+            &failures(),
+        );
         let mc =
             |conditions: Value| object("cluster", json!({"status": {"conditions": conditions}}));
         assert!(
@@ -497,6 +559,7 @@ mod tests {
             kind,
             machine_decoder(MachineKind::ControlPlaneMachineSet),
             &gates,
+            &failures(),
         );
         let cpms = |ami: &str| {
             object(
@@ -531,13 +594,13 @@ mod tests {
         };
         let generation = |g: i64| {
             let mut object = mc("4.19.0");
-            object.metadata.generation = Some(g);
+            object.meta_mut().generation = Some(g);
             object
         };
         let kind = Kind::MachineConfiguration;
         let off = crate::bootimage::gates_without(&[BOOT_IMAGE_SKEW_ENFORCEMENT]);
         let (tx, gates) = channel::channel(Arc::new(off));
-        let mut seen = Seen::new(kind, MachineConfiguration::decode, &gates);
+        let mut seen = Seen::new(kind, MachineConfiguration::decode, &gates, &failures());
         assert!(seen.on_event(watcher::Event::Apply(mc("4.19.0"))).is_some());
         assert_eq!(seen.on_event(watcher::Event::Apply(mc("4.22.0"))), None);
         // What else matters still does.
@@ -546,7 +609,7 @@ mod tests {
             Some("BootImageUpdateConfigurationUpdated")
         );
         tx.send_replace(Arc::new(FeatureGates::default()));
-        let mut seen = Seen::new(kind, MachineConfiguration::decode, &gates);
+        let mut seen = Seen::new(kind, MachineConfiguration::decode, &gates, &failures());
         assert!(seen.on_event(watcher::Event::Apply(mc("4.19.0"))).is_some());
         assert_eq!(
             seen.on_event(watcher::Event::Apply(mc("4.22.0"))),

@@ -1,11 +1,13 @@
 //! Cluster plumbing both jobs share, and no job logic: the client, the
-//! field manager, the catalogue of resource types, the watch helper, the own-write cache,
+//! field manager, the catalogue of resource types, the watch helper and its
+//! per-object decoding, the own-write cache,
 //! the other writers' field managers, the served-CRD check,
 //! the condition merge and the Event publisher. Neither job imports the
 //! other; both import this.
 
 pub mod client;
 pub mod conditions;
+pub mod decode;
 pub mod events;
 pub mod managers;
 #[cfg(test)]

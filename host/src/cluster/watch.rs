@@ -23,6 +23,8 @@ use kube::runtime::{WatchStreamExt, reflector};
 use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
+use super::decode::{Failures, Isolated};
+
 /// Delay before a failed watch retries: doubling from half a second to five
 /// seconds, back to the start after any success. kube's default (up to 30 s,
 /// reset only after two quiet minutes) turned the burst of errors around an
@@ -56,19 +58,29 @@ pub fn no_trigger_backoff() -> ExponentialBackoff {
 /// it is yielded, so whoever reacts to an event reads a store at least as
 /// new as the event. `listed` is marked once the first list is in the store.
 ///
-/// `trim` drops what the job never reads before the object is cached.
+/// An object that cannot be decoded is reported to `failures` and left
+/// out of the store ([`Failures::skip`]). `trim` drops what the job never
+/// reads before the object is cached.
 pub fn reflect<K>(
-    api: Api<K>,
+    api: Api<Isolated<K>>,
     config: watcher::Config,
     writer: Writer<K>,
     listed: Listed,
     trim: fn(&mut K),
+    failures: Failures,
 ) -> impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static
 where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource + Clone + Default + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Default + Send + Sync,
 {
-    let events = events(api, config).modify(trim);
+    let events = events(api, config)
+        .filter_map(move |event| {
+            std::future::ready(match event {
+                Ok(event) => failures.skip(event).map(Ok),
+                Err(err) => Some(Err(err)),
+            })
+        })
+        .modify(trim);
     reflector::reflector(writer, events).inspect(move |e| listed.on(e))
 }
 
@@ -128,23 +140,26 @@ pub type Latest = tokio::sync::watch::Receiver<Option<Arc<DynamicObject>>>;
 
 /// Watches the object `name` of `api` into a [`Latest`]; the returned
 /// future runs the watch and must be spawned (it ends when every reader
-/// is gone).
+/// is gone). While the object cannot be decoded it is reported to
+/// `failures` and reads as absent.
 pub fn latest(
-    api: Api<DynamicObject>,
+    api: Api<Isolated<DynamicObject>>,
     name: &str,
     listed: Listed,
+    failures: Failures,
 ) -> (Latest, impl Future<Output = ()> + Send + 'static) {
-    follow_latest(watch(api, by_name(name), listed))
+    follow_latest(watch(api, by_name(name), listed), failures)
 }
 
 /// [`latest`] of an object whose kind the cluster may not serve (see
 /// [`watch_optional`]): `None` until it is.
 pub fn latest_optional(
-    api: Api<DynamicObject>,
+    api: Api<Isolated<DynamicObject>>,
     name: &str,
     listed: Listed,
+    failures: Failures,
 ) -> (Latest, impl Future<Output = ()> + Send + 'static) {
-    follow_latest(watch_optional(api, by_name(name), listed))
+    follow_latest(watch_optional(api, by_name(name), listed), failures)
 }
 
 /// Also what the RBAC expects: the rules name these objects.
@@ -153,27 +168,38 @@ fn by_name(name: &str) -> watcher::Config {
 }
 
 fn follow_latest(
-    events: impl Stream<Item = Result<watcher::Event<DynamicObject>, watcher::Error>> + Send + 'static,
+    events: impl Stream<Item = Result<watcher::Event<Isolated<DynamicObject>>, watcher::Error>>
+    + Send
+    + 'static,
+    failures: Failures,
 ) -> (Latest, impl Future<Output = ()> + Send + 'static) {
     let (tx, rx) = tokio::sync::watch::channel(None);
     let run = async move {
         let mut events = std::pin::pin!(events);
         let mut relisted = false;
         while let Some(event) = events.next().await {
+            use watcher::Event::{Apply, Delete, Init, InitApply, InitDone};
             match event {
-                Ok(watcher::Event::Init) => relisted = false,
-                Ok(watcher::Event::InitApply(object) | watcher::Event::Apply(object)) => {
+                Ok(Init) => relisted = false,
+                Ok(InitApply(Isolated(Ok(object))) | Apply(Isolated(Ok(object)))) => {
                     relisted = true;
                     tx.send_replace(Some(Arc::new(object)));
                 }
-                Ok(watcher::Event::Delete(_)) => {
+                // One that cannot be decoded reads as absent: a relist
+                // without it, or its deletion.
+                Ok(InitApply(Isolated(Err(failure)))) => failures.report(&failure, "", ""),
+                Ok(Apply(Isolated(Err(failure))) | Delete(Isolated(Err(failure)))) => {
+                    failures.report(&failure, "", "");
+                    tx.send_replace(None);
+                }
+                Ok(Delete(Isolated(Ok(_)))) => {
                     tx.send_replace(None);
                 }
                 // Deleted while the watch was down: missing from the relist.
-                Ok(watcher::Event::InitDone) if !relisted => {
+                Ok(InitDone) if !relisted => {
                     tx.send_if_modified(|object| object.take().is_some());
                 }
-                Ok(watcher::Event::InitDone) => {}
+                Ok(InitDone) => {}
                 Err(err) => tracing::warn!(error = %err, "watch failed; retrying"),
             }
             if tx.is_closed() {

@@ -24,7 +24,6 @@ use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{Node, ObjectReference};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DynamicObject};
-use kube::core::DeserializeGuard;
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -41,6 +40,7 @@ use super::phase;
 use super::rules;
 use super::sweep::{NodeList, Orphans};
 use super::write::Writer;
+use crate::cluster::decode::{Failures, Isolated};
 use crate::cluster::events::{Events, Note};
 use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
 use crate::cluster::watch::{Latest, Readiness, reflect};
@@ -142,8 +142,8 @@ pub struct Options {
 struct Context {
     guests: Guests,
     nodes: Store<Node>,
-    pools: Store<DeserializeGuard<MachineConfigPool>>,
-    configs: Store<DeserializeGuard<MachineConfig>>,
+    pools: Store<MachineConfigPool>,
+    configs: Store<MachineConfig>,
     mcns: Store<MachineConfigNode>,
     /// The node disruption policies now in force (see [`follow_policies`]).
     policies: Policies,
@@ -183,15 +183,12 @@ impl Context {
     /// The guest's input for `node`, from the stores as they are now.
     fn facts(&self, node: &Node, previous: Option<&MachineConfigNode>) -> logic::Facts {
         let pools = self.pools.state();
-        let pools: Vec<&MachineConfigPool> =
-            pools.iter().filter_map(|p| p.0.as_ref().ok()).collect();
-        let configs: Vec<Arc<DeserializeGuard<MachineConfig>>> =
-            rules::wanted_configs(node, previous)
-                .into_iter()
-                .filter_map(|name| self.configs.get(&ObjectRef::new(name)))
-                .collect();
-        let configs: Vec<&MachineConfig> =
-            configs.iter().filter_map(|c| c.0.as_ref().ok()).collect();
+        let pools: Vec<&MachineConfigPool> = pools.iter().map(AsRef::as_ref).collect();
+        let configs: Vec<Arc<MachineConfig>> = rules::wanted_configs(node, previous)
+            .into_iter()
+            .filter_map(|name| self.configs.get(&ObjectRef::new(name)))
+            .collect();
+        let configs: Vec<&MachineConfig> = configs.iter().map(AsRef::as_ref).collect();
         let policies = self.policies.get();
         let gates = self.gates.borrow().clone();
         rules::facts(
@@ -481,39 +478,36 @@ fn error_policy(node: Arc<Node>, error: &Error, ctx: Arc<Context>) -> Action {
 }
 
 /// A store of every `K` in the cluster and the stream of objects that
-/// changed, applied to the store before they are yielded. An object the
-/// job cannot read is logged once per watch event. `follow` sees every
-/// event of the watch, after the store.
+/// changed, applied to the store before they are yielded. An object that
+/// cannot be decoded is reported to `failures` and left out. `follow` sees
+/// every event of the watch, after the store.
 fn cached<K>(
     client: &Client,
     readiness: &Readiness,
     name: &str,
     trim: fn(&mut K),
+    failures: &Failures,
     follow: impl Fn(&Result<watcher::Event<K>, watcher::Error>) + Send + 'static,
 ) -> (
     Store<K>,
     impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
 )
 where
-    K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope> + Invalid,
-    K: Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>,
+    K: Clone + Default + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     let (store, writer) = reflector::store::<K>();
-    let api = Api::<K>::all(client.clone());
+    let api = Api::<Isolated<K>>::all(client.clone());
     let stream = reflect(
         api,
         watcher::Config::default(),
         writer,
         readiness.watch(name),
         trim,
+        failures.clone(),
     )
     .inspect(follow)
-    .touched_objects()
-    .inspect_ok(|object| {
-        if let Some(error) = object.invalid() {
-            tracing::warn!(object = %object.name_any(), %error, "ignoring malformed object");
-        }
-    });
+    .touched_objects();
     (store, stream)
 }
 
@@ -522,29 +516,6 @@ fn keep<K>(_: &mut K) {}
 
 /// Follows none of a watch's events.
 fn ignore<K>(_: &Result<watcher::Event<K>, watcher::Error>) {}
-
-/// Why a cached object cannot be read, if it cannot.
-trait Invalid {
-    fn invalid(&self) -> Option<&str>;
-}
-
-impl<K> Invalid for DeserializeGuard<K> {
-    fn invalid(&self) -> Option<&str> {
-        self.0.as_ref().err().map(|e| e.error.as_str())
-    }
-}
-
-impl Invalid for Node {
-    fn invalid(&self) -> Option<&str> {
-        None
-    }
-}
-
-impl Invalid for MachineConfigNode {
-    fn invalid(&self) -> Option<&str> {
-        None
-    }
-}
 
 /// The node disruption policies in force, shared by every reconcile.
 #[derive(Clone, Default)]
@@ -665,13 +636,16 @@ pub fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) -> impl std::future::Future<Output = ()> + Send {
     let readiness = &options.readiness;
-    let (pools, pool_watch) = cached(&client, readiness, POOLS, keep, ignore);
-    let (configs, config_watch) = cached(&client, readiness, CONFIGS, keep, ignore);
-    let (mcns, mcn_watch) = cached::<MachineConfigNode>(&client, readiness, MCNS, keep, ignore);
+    let failures = Failures::new(client.clone(), &options.identity, options.metrics.clone());
+    let failures = &failures;
+    let (pools, pool_watch) = cached(&client, readiness, POOLS, keep, failures, ignore);
+    let (configs, config_watch) = cached(&client, readiness, CONFIGS, keep, failures, ignore);
+    let (mcns, mcn_watch) =
+        cached::<MachineConfigNode>(&client, readiness, MCNS, keep, failures, ignore);
     let node_list = NodeList::default();
     let (nodes, node_watch) = {
         let node_list = node_list.clone();
-        cached::<Node>(&client, readiness, NODES, trim_node, move |e| {
+        cached::<Node>(&client, readiness, NODES, trim_node, failures, move |e| {
             node_list.on(e)
         })
     };

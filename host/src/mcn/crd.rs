@@ -69,7 +69,7 @@ impl FeatureSet {
 pub const FEATURE_SET_ANNOTATION: &str = "release.openshift.io/feature-set";
 
 /// Reports one node's MachineConfig update progress. Named after its node.
-#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[kube(
     group = "machineconfiguration.openshift.io",
     version = "v1",
@@ -77,6 +77,7 @@ pub const FEATURE_SET_ANNOTATION: &str = "release.openshift.io/feature-set";
     plural = "machineconfignodes",
     singular = "machineconfignode",
     status = "MachineConfigNodeStatus",
+    derive = "Default",
     label("openshift.io/operator-managed", ""),
     doc = "MachineConfigNode describes the health and update progress of the Machine Config Daemon on one node.",
     validation = Rule::new("self.metadata.name == self.spec.node.name").message("spec.node.name should match metadata.name"),
@@ -106,14 +107,14 @@ pub struct MachineConfigNodeSpec {
 }
 
 /// A reference by name (upstream `MCOObjectReference`).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
 pub struct ObjectName {
     #[x_kube(validation = Rule::new(DNS1123_SUBDOMAIN).message(DNS1123_SUBDOMAIN_MESSAGE))]
     #[schemars(length(max = 253))]
     pub name: String,
 }
 
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
 pub struct SpecConfigVersion {
     /// The node's desiredConfig annotation, or `not-yet-set`.
     #[x_kube(validation = Rule::new(DNS1123_SUBDOMAIN).message(DNS1123_SUBDOMAIN_MESSAGE))]

@@ -1,8 +1,8 @@
 //! The cluster objects the MachineConfigNode job reads besides Nodes and
 //! its own MCNs, reduced to the fields it uses. They are decoded once per
-//! watch event (the reflector stores them typed); a malformed one is kept
-//! as a `DeserializeGuard` error, logged and left out, rather than stalling
-//! the watch for the others.
+//! watch event (the reflector stores them typed), each on its own: one
+//! that cannot be decoded is reported and left out
+//! (`cluster::decode`), rather than stalling the watch for the others.
 
 use std::sync::Arc;
 
