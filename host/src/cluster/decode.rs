@@ -397,7 +397,7 @@ mod tests {
     /// objects, as text (a `Value` that deep could not even be dropped).
     fn machineset(name: &str, levels: usize) -> String {
         format!(
-            r#"{{"apiVersion":"machine.openshift.io/v1beta1","kind":"MachineSet","metadata":{{"name":"{name}","namespace":"openshift-machine-api","uid":"u-{name}"}},"spec":{{"template":{{"spec":{{"providerSpec":{{"value":{}1{}}}}}}}}}}}}}"#,
+            r#"{{"apiVersion":"machine.openshift.io/v1beta1","kind":"MachineSet","metadata":{{"name":"{name}","namespace":"openshift-machine-api","uid":"u-{name}"}},"spec":{{"template":{{"spec":{{"providerSpec":{{"value":{}1{}}}}}}}}}}}"#,
             r#"{"a":"#.repeat(levels),
             "}".repeat(levels),
         )
