@@ -47,7 +47,7 @@ pub enum InputError {
     Undecodable {
         path: String,
         #[source]
-        source: Undecodable,
+        source: Box<Undecodable>,
     },
     #[error("only one input may be read from standard input ('-')")]
     StdinTwice,
@@ -196,7 +196,7 @@ impl Reader {
 fn undecodable(path: &str, source: Undecodable) -> InputError {
     InputError::Undecodable {
         path: path.into(),
-        source,
+        source: Box::new(source),
     }
 }
 
@@ -310,7 +310,7 @@ impl<'de> Visitor<'de> for Stream<'_> {
         while let Some(Isolated(object)) = seq.next_element::<Isolated<Value>>()? {
             match object {
                 Ok(value) => self.hand(value)?,
-                Err(failure) => self.refuse(failure)?,
+                Err(failure) => self.refuse(*failure)?,
             }
         }
         Ok(())

@@ -41,7 +41,7 @@ pub const MAX_DEPTH: usize = 100;
 
 /// An object decoded apart from the list or watch event that carried it.
 #[derive(Clone, Debug)]
-pub struct Isolated<K>(pub Result<K, Undecodable>);
+pub struct Isolated<K>(pub Result<K, Box<Undecodable>>);
 
 /// An object that could not be decoded: its type and identity as far as
 /// they could be read, and why.
@@ -121,16 +121,18 @@ impl<'de, K: DeserializeOwned> Deserialize<'de> for Isolated<K> {
 }
 
 /// `K` from `value`; `too_deep` when [`Capture`] passed over part of it.
-fn decode<K: DeserializeOwned>(value: Value, too_deep: bool) -> Result<K, Undecodable> {
+fn decode<K: DeserializeOwned>(value: Value, too_deep: bool) -> Result<K, Box<Undecodable>> {
     if too_deep {
-        return Err(Undecodable::of(&value, Problem::TooDeep));
+        return Err(Box::new(Undecodable::of(&value, Problem::TooDeep)));
     }
     // What names it is read before the decoding takes `value` apart: a
     // few short strings.
     let named = Undecodable::of(&value, Problem::Invalid(String::new()));
-    serde_json::from_value(value).map_err(|err| Undecodable {
-        problem: Problem::Invalid(err.to_string()),
-        ..named
+    serde_json::from_value(value).map_err(|err| {
+        Box::new(Undecodable {
+            problem: Problem::Invalid(err.to_string()),
+            ..named
+        })
     })
 }
 
@@ -360,7 +362,7 @@ impl Failures {
         K: Resource + Default,
         K::DynamicType: Default,
     {
-        let absent = |failure: Undecodable| {
+        let absent = |failure: Box<Undecodable>| {
             let dt = K::DynamicType::default();
             self.report(&failure, &K::api_version(&dt), &K::kind(&dt));
             let mut stand_in = K::default();
