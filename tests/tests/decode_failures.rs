@@ -15,8 +15,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use k8s_openapi::api::events::v1::Event;
-use kube::api::{Api, ApiResource, ListParams, PostParams};
+use kube::api::{Api, ApiResource, PostParams};
 use kube::core::Request;
 use mco_e2e::openshift;
 use serde_json::{Value, json};
@@ -70,25 +69,6 @@ async fn create_deep(
         ar.kind
     );
     Ok(())
-}
-
-/// `reason: note` of the Events in `namespace` about the object `name`.
-async fn events(cluster: &Cluster, namespace: &str, name: &str) -> Result<Vec<String>> {
-    let api: Api<Event> = Api::namespaced(cluster.admin(), namespace);
-    Ok(api
-        .list(&ListParams::default())
-        .await?
-        .items
-        .into_iter()
-        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
-        .map(|e| {
-            format!(
-                "{}: {}",
-                e.reason.unwrap_or_default(),
-                e.note.unwrap_or_default()
-            )
-        })
-        .collect())
 }
 
 /// Waits until `check` holds, saying `what` it waited for if it never does.
@@ -160,7 +140,7 @@ async fn a_deep_machineset_and_machineconfig_are_reported_and_the_rest_goes_on()
         until(
             &format!("no Event {ms_note:?} on MachineSet deep"),
             async || {
-                let events = events(&cluster, MAPI, "deep").await?;
+                let events = cluster.events_in(MAPI, "deep").await?;
                 Ok(events.iter().any(|e| e.starts_with(&ms_note)))
             },
         )
@@ -169,7 +149,7 @@ async fn a_deep_machineset_and_machineconfig_are_reported_and_the_rest_goes_on()
         until(
             &format!("no Event {mc_note:?} on MachineConfig 99-deep"),
             async || {
-                let events = events(&cluster, "default", "99-deep").await?;
+                let events = cluster.events_in("default", "99-deep").await?;
                 Ok(events.iter().any(|e| e.starts_with(&mc_note)))
             },
         )

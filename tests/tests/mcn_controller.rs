@@ -1721,10 +1721,13 @@ async fn mistyped_pull_secrets(
     let (_, guests) = fx.controllers[c].get("/guests").await?;
     let log = fx.controllers[c].output()?;
     // Each place says why (the last refusal at least), and no place quotes
-    // the credential.
+    // the credential. Events say none of these reasons for sure: a refusal
+    // with the reason and action of an earlier one on the same object joins
+    // its series (events.k8s.io, as client-go and kube-rs aggregate them),
+    // which keeps its first note.
     for (place, text, says) in [
         ("the MachineConfigGuest", &object, &reasons[2..]),
-        ("its Events", &events, &reasons[..]),
+        ("its Events", &events, &[][..]),
         ("/guests", &guests, &reasons[2..]),
         ("the host's log", &log, &reasons[..]),
     ] {

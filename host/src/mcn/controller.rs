@@ -376,11 +376,12 @@ impl Context {
         self.writer
             .written
             .prune(|name| self.mcns.get(&ObjectRef::new(name)));
-        if !self.is_leader() || !self.ownership.may_write() {
+        let may_delete = || self.is_leader() && self.ownership.may_write();
+        if !may_delete() {
             return;
         }
         self.orphans
-            .sweep(&self.nodes, &self.mcns.state(), &self.writer)
+            .sweep(&self.nodes, &self.mcns.state(), &self.writer, &may_delete)
             .await;
     }
 }
@@ -418,6 +419,10 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
             let desired = rules::to_object(&node, result, previous.as_deref(), Timestamp::now());
             if ctx.ownership.mode() == Mode::Observe {
                 ctx.observe(&node, previous.as_deref(), &desired).await;
+            } else if !ctx.is_leader() {
+                // The lease was lost while the guest decided: a deposed
+                // leader writes nothing (becoming leader again re-derives).
+                return Ok(Action::await_change());
             } else if ctx.writer.apply(previous.as_deref(), &desired).await? {
                 tracing::debug!(
                     "the MachineConfigNode changed while it was written; deciding again"

@@ -73,12 +73,14 @@ impl Orphans {
 
     /// Deletes each of `mcns` whose Node is gone (see the module's
     /// comment); returns how many it deleted. Failures are logged and left
-    /// to the next sweep.
+    /// to the next sweep. `may_delete` is asked before each delete, so a
+    /// replica that loses the lease mid-sweep deletes nothing more.
     pub(super) async fn sweep(
         &self,
         nodes: &Store<Node>,
         mcns: &[Arc<MachineConfigNode>],
         writer: &Writer,
+        may_delete: &(dyn Fn() -> bool + Sync),
     ) -> usize {
         if !self.list.complete() {
             return 0;
@@ -99,6 +101,10 @@ impl Orphans {
                     tracing::warn!(mcn = %name, error = %err, "could not check whether the Node of a MachineConfigNode is gone");
                     continue;
                 }
+            }
+            if !may_delete() {
+                tracing::info!("no longer the leader; the sweep stops");
+                break;
             }
             match writer.delete(mcn).await {
                 Ok(true) => deleted += 1,
@@ -178,13 +184,14 @@ mod tests {
         watch: &NodeWatch,
         mcns: &[Arc<MachineConfigNode>],
         calls: Vec<Call>,
+        may_delete: &(dyn Fn() -> bool + Sync),
     ) -> (usize, Vec<String>, mock::Scenario) {
         let mut registry = Registry::default();
         let metrics = Metrics::register(&mut registry);
         let (client, scenario) = mock::serve(calls);
         let writer = Writer::new(client.clone(), metrics);
         let orphans = Orphans::new(client, watch.list.clone());
-        let deleted = orphans.sweep(&watch.store, mcns, &writer).await;
+        let deleted = orphans.sweep(&watch.store, mcns, &writer, may_delete).await;
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry)
             .unwrap_or_else(|err| panic!("{err}"));
@@ -202,7 +209,7 @@ mod tests {
         mcns: &[Arc<MachineConfigNode>],
         calls: Vec<Call>,
     ) -> (usize, Vec<String>) {
-        let (deleted, writes, scenario) = sweep_with(watch, mcns, calls).await;
+        let (deleted, writes, scenario) = sweep_with(watch, mcns, calls, &|| true).await;
         scenario.done().await;
         (deleted, writes)
     }
@@ -211,7 +218,7 @@ mod tests {
     /// gone and to take the delete, and checks that the sweep asks nothing.
     async fn sweeps_nothing(watch: &NodeWatch, mcns: &[Arc<MachineConfigNode>], orphan: &str) {
         let ready = vec![node_gone(orphan), delete(orphan)];
-        let (deleted, writes, _unasked) = sweep_with(watch, mcns, ready).await;
+        let (deleted, writes, _unasked) = sweep_with(watch, mcns, ready, &|| true).await;
         assert_eq!((deleted, writes), (0, vec![]), "{orphan} was deleted");
     }
 
@@ -316,5 +323,21 @@ mod tests {
             .await,
             (0, vec![])
         );
+    }
+
+    #[tokio::test]
+    async fn a_sweep_stops_deleting_once_the_lease_is_lost() {
+        let mcns = [mcn("gone-0"), mcn("gone-1")];
+        let mut watch = NodeWatch::new();
+        watch.list(&[], true);
+        // The lease is held for the first delete and lost before the second.
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let may_delete = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0;
+        let calls = vec![node_gone("gone-0"), delete("gone-0"), node_gone("gone-1")];
+        let (deleted, counted, scenario) = sweep_with(&watch, &mcns, calls, &may_delete).await;
+        scenario.done().await;
+        assert_eq!(deleted, 1);
+        assert_eq!(counted, [r#"mco_api_writes_total{kind="delete"} 1"#]);
+        assert_eq!(asked.into_inner(), 2);
     }
 }

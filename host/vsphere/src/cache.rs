@@ -173,14 +173,14 @@ impl OvaCache {
         Ok(client)
     }
 
-    /// Streams `url` into `part`, hashing; the size on a digest match.
+    /// Streams `url` into `part`, hashing, and checks the digest.
     async fn download(
         &self,
         url: &str,
         digest: &str,
         part: &Path,
         timeout: Duration,
-    ) -> Result<u64, FetchError> {
+    ) -> Result<(), FetchError> {
         let deadline = tokio::time::Instant::now() + timeout;
         let timed_out = || FetchError::Timeout {
             url: url.to_owned(),
@@ -253,7 +253,7 @@ impl OvaCache {
             });
         }
         tracing::info!(%url, size, "OVA downloaded");
-        Ok(size)
+        Ok(())
     }
 
     /// Removes temporary files this process is not writing (a crash's).

@@ -630,7 +630,13 @@ impl Cluster {
 
     /// `reason: note` of every Event about MachineSet `name`.
     pub async fn events(&self, name: &str) -> Result<Vec<String>> {
-        let api: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(self.admin(), MAPI);
+        self.events_in(MAPI, name).await
+    }
+
+    /// `reason: note` of every Event in `namespace` about the object `name`.
+    pub async fn events_in(&self, namespace: &str, name: &str) -> Result<Vec<String>> {
+        let api: Api<k8s_openapi::api::events::v1::Event> =
+            Api::namespaced(self.admin(), namespace);
         Ok(api
             .list(&ListParams::default())
             .await?

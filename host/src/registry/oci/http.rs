@@ -125,6 +125,16 @@ impl Oci {
         })
     }
 
+    /// The URL of `reference`'s manifest, by its digest, else its tag
+    /// (`latest` when it names neither).
+    pub(super) fn manifest_url(&self, reference: &Reference) -> Result<Url, RequestError> {
+        let name = reference
+            .digest()
+            .or_else(|| reference.tag())
+            .unwrap_or("latest");
+        self.url(reference, &format!("manifests/{name}"))
+    }
+
     /// GETs `url` with the credentials `auth` holds for `reference`'s
     /// registry, and returns at most `limit` bytes of the answer: a larger
     /// one is an error, read no further than its bound.

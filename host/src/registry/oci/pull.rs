@@ -245,12 +245,7 @@ impl Oci {
             what: MANIFEST,
             source,
         };
-        let url = self
-            .url(
-                reference,
-                &format!("manifests/{}", manifest_name(reference)),
-            )
-            .map_err(fail)?;
+        let url = self.manifest_url(reference).map_err(fail)?;
         let bytes = self
             .get(
                 reference,
@@ -336,14 +331,6 @@ impl Oci {
 
 /// How errors name the manifest.
 const MANIFEST: &str = "the manifest";
-
-/// The tag or digest a manifest URL ends with.
-pub(super) fn manifest_name(reference: &Reference) -> &str {
-    reference
-        .digest()
-        .or_else(|| reference.tag())
-        .unwrap_or("latest")
-}
 
 /// Whether `digest` is `sha256:` and 64 hexadecimal digits.
 fn is_sha256(digest: &str) -> bool {

@@ -12,7 +12,7 @@ use oci_client::manifest::{
 };
 use oci_client::secrets::RegistryAuth;
 
-use super::pull::{Wanted, manifest_name};
+use super::pull::Wanted;
 use super::{Oci, PullError, RequestError, oci_digest};
 use crate::registry::cosign::{self, Key, Signature};
 
@@ -178,12 +178,7 @@ impl Oci {
             reference: reference.to_string(),
             source,
         };
-        let url = self
-            .url(
-                reference,
-                &format!("manifests/{}", manifest_name(reference)),
-            )
-            .map_err(fail)?;
+        let url = self.manifest_url(reference).map_err(fail)?;
         match self.get(reference, auth, url, accept, limit).await {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.is_unknown() => Ok(None),
