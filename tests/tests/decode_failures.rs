@@ -15,7 +15,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use kube::api::{Api, ApiResource, PostParams};
+use kube::api::{ApiResource, PostParams};
 use kube::core::Request;
 use mco_e2e::openshift;
 use serde_json::{Value, json};
