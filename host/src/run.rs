@@ -137,7 +137,8 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     // clears, so /readyz is never ready before they listed.
     // MachineConfiguration `cluster` is read by both jobs (node disruption
     // policies; boot image enrollment): one watch, shared.
-    // An object of these watches that cannot be decoded is reported so.
+    // An object of any watch that cannot be decoded is reported by one
+    // reporter, so an object two watches share is reported once.
     let failures = Failures::new(client.clone(), &options.identity, metrics.clone());
     let (machineconfiguration, watch_machineconfiguration) = latest(
         Api::all_with(client.clone(), &MACHINE_CONFIGURATION.api_resource()),
@@ -158,7 +159,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         Api::all_with(client.clone(), &CLUSTER_VERSION.api_resource()),
         "version",
         readiness.watch(feature_gates::VERSION_WATCH),
-        failures,
+        failures.clone(),
     );
     let (gates, follow_gates) =
         feature_gates::follow(featuregate, clusterversion, metrics.feature_gate.clone());
@@ -190,6 +191,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             gates: gates.clone(),
             ownership: ownership.job("mcn", options.mcn_mode),
             identity: options.identity.clone(),
+            failures: failures.clone(),
         },
         shutdown.clone(),
     );
@@ -209,6 +211,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             ownership: ownership.job("bootImage", boot.mode),
             gates: gates.clone(),
             vsphere: boot.vsphere,
+            failures,
         };
         tokio::spawn(bootimage::controller::run(
             client.clone(),

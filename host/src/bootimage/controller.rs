@@ -84,6 +84,9 @@ pub struct Options {
     /// ControlPlaneMachineSet pass) and `BootImageSkewEnforcement` (the
     /// skew record); a change starts a pass.
     pub gates: Gates,
+    /// Reports the objects a watch cannot decode (one for the whole host,
+    /// so an object two watches share is reported once).
+    pub failures: Failures,
     /// vSphere: how vCenters are reached and where OVAs are cached.
     pub vsphere: vcenters::Options,
 }
@@ -132,12 +135,11 @@ pub fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> impl std::future::Future<Output = ()> + Send {
     let gates = &options.gates;
-    let failures = Failures::new(client.clone(), &options.identity, options.metrics.clone());
     let shared = triggers::Shared {
         client: &client,
         readiness: &options.readiness,
         gates,
-        failures: &failures,
+        failures: &options.failures,
     };
     let (machinesets, ms_events) = triggers::watch(
         &shared,

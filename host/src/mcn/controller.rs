@@ -136,6 +136,8 @@ pub struct Options {
     pub ownership: JobOwnership,
     /// This replica's identity, as the reporter of its Events.
     pub identity: String,
+    /// Reports the objects a watch cannot decode (one for the whole host).
+    pub failures: Failures,
 }
 
 /// The read model every reconcile shares.
@@ -641,8 +643,7 @@ pub fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) -> impl std::future::Future<Output = ()> + Send {
     let readiness = &options.readiness;
-    let failures = Failures::new(client.clone(), &options.identity, options.metrics.clone());
-    let failures = &failures;
+    let failures = &options.failures;
     let (pools, pool_watch) = cached(&client, readiness, POOLS, keep, failures, ignore);
     let (configs, config_watch) = cached(&client, readiness, CONFIGS, keep, failures, ignore);
     let (mcns, mcn_watch) =
