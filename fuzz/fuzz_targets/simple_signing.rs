@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mco_registry_formats::cosign::Signature;
+use mco_registry_formats::cosign::{CertificateAnnotations, Signature};
 
 fuzz_target!(|data: &[u8]| {
     let (signature, payload) = match data.iter().position(|&b| b == b'\n') {
@@ -16,5 +16,9 @@ fuzz_target!(|data: &[u8]| {
         ),
         None => (None, data.to_vec()),
     };
-    mco_fuzz::never_verifies(&Signature::SimpleSigning { payload, signature });
+    mco_fuzz::never_verifies(&Signature::SimpleSigning {
+        payload,
+        signature,
+        certificate: CertificateAnnotations::default(),
+    });
 });

@@ -20,11 +20,12 @@
 //! layer is checked against its digest when downloaded, so the signature
 //! covers the module's bytes.
 //!
-//! Keyless signatures (a Fulcio certificate in place of a key, a Rekor
-//! inclusion proof) are not verified: that needs the Sigstore trust root
-//! (TUF), certificate chain and identity checks, and the transparency log's
-//! checkpoints. A bundle's tlog entries and certificates are ignored here;
-//! only its signature under a configured key counts.
+//! Signatures made with a certificate (PKI, or keyless: Fulcio and Rekor)
+//! carry it in the layer annotations [`CERTIFICATE_ANNOTATION`],
+//! [`CHAIN_ANNOTATION`] and [`REKOR_BUNDLE_ANNOTATION`], or in the bundle's
+//! verification material; `sigstore` verifies those against a trust root,
+//! with the parsers here. Key verification ignores them: only a signature
+//! under a configured key counts.
 //!
 //! Everything here is pure, so hostile inputs are unit tested and fuzzed
 //! (fuzz/: `simple_signing`, `bundle`); the host's
@@ -43,10 +44,16 @@ use sha2::{Digest as _, Sha256};
 pub const SIMPLE_SIGNING_MEDIA_TYPE: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 /// The annotation holding a simple-signing layer's base64 signature.
 pub const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
+/// The annotation holding a simple-signing layer's PEM signing certificate.
+pub const CERTIFICATE_ANNOTATION: &str = "dev.sigstore.cosign/certificate";
+/// The annotation holding the PEM chain (intermediates, root) above it.
+pub const CHAIN_ANNOTATION: &str = "dev.sigstore.cosign/chain";
+/// The annotation holding the Rekor entry's signed entry timestamp bundle.
+pub const REKOR_BUNDLE_ANNOTATION: &str = "dev.sigstore.cosign/bundle";
 /// The artifact and layer media type of a Sigstore bundle.
 pub const BUNDLE_MEDIA_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
 /// The DSSE payload type of an in-toto statement.
-const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+pub(crate) const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 
 /// The largest payload, bundle or key read; cosign's are about 1-4 KiB.
 pub const MAX_SIGNATURE_BYTES: usize = 64 << 10;
@@ -190,10 +197,12 @@ impl Key {
 /// A signature found for a module, as read from the registry.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Signature {
-    /// A simple-signing payload and its base64 signature annotation.
+    /// A simple-signing payload, its base64 signature annotation and the
+    /// certificate annotations, if any.
     SimpleSigning {
         payload: Vec<u8>,
         signature: Option<String>,
+        certificate: CertificateAnnotations,
     },
     /// A Sigstore bundle's JSON.
     Bundle(Vec<u8>),
@@ -216,7 +225,9 @@ impl Signature {
         keys: &'k [Key],
     ) -> Result<&'k Key, SignatureError> {
         let (message, signature) = match self {
-            Signature::SimpleSigning { payload, signature } => {
+            Signature::SimpleSigning {
+                payload, signature, ..
+            } => {
                 check_simple_signing(payload, manifest_digest)?;
                 let signature = signature.as_deref().ok_or(SignatureError::NoAnnotation)?;
                 (payload.clone(), signature.to_string())
@@ -231,6 +242,32 @@ impl Signature {
             }
         }
         Err(SignatureError::Keys(why))
+    }
+}
+
+/// A simple-signing layer's certificate annotations, as cosign writes them
+/// when signing with a certificate.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CertificateAnnotations {
+    /// [`CERTIFICATE_ANNOTATION`]: the PEM leaf certificate.
+    pub certificate: Option<String>,
+    /// [`CHAIN_ANNOTATION`]: PEM intermediates and root.
+    pub chain: Option<String>,
+    /// [`REKOR_BUNDLE_ANNOTATION`]: the Rekor entry's JSON.
+    pub rekor_bundle: Option<String>,
+}
+
+impl CertificateAnnotations {
+    /// The certificate annotations among a layer's `annotations`.
+    pub fn from_annotations(
+        annotations: &std::collections::BTreeMap<String, String>,
+    ) -> CertificateAnnotations {
+        let get = |key: &str| annotations.get(key).cloned();
+        CertificateAnnotations {
+            certificate: get(CERTIFICATE_ANNOTATION),
+            chain: get(CHAIN_ANNOTATION),
+            rekor_bundle: get(REKOR_BUNDLE_ANNOTATION),
+        }
     }
 }
 
@@ -279,7 +316,10 @@ pub fn names(keys: &[Key]) -> String {
 
 /// The simple-signing payload must be a cosign container signature of this
 /// very manifest; a valid signature of another image proves nothing.
-fn check_simple_signing(payload: &[u8], manifest_digest: &str) -> Result<(), SignatureError> {
+pub(crate) fn check_simple_signing(
+    payload: &[u8],
+    manifest_digest: &str,
+) -> Result<(), SignatureError> {
     #[derive(Deserialize)]
     struct Payload {
         critical: Critical,
@@ -309,28 +349,166 @@ fn check_simple_signing(payload: &[u8], manifest_digest: &str) -> Result<(), Sig
     Ok(())
 }
 
+/// A Sigstore bundle, as far as cosign's signatures use it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Bundle {
+    media_type: String,
+    #[serde(default)]
+    pub(crate) verification_material: Option<VerificationMaterial>,
+    #[serde(default)]
+    pub(crate) dsse_envelope: Option<Envelope>,
+    #[serde(default)]
+    pub(crate) message_signature: Option<MessageSignature>,
+}
+
+/// The signer's certificate (v0.3) or chain (v0.1, v0.2) and log entries.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct VerificationMaterial {
+    #[serde(default)]
+    pub(crate) certificate: Option<RawBytes>,
+    #[serde(default)]
+    pub(crate) x509_certificate_chain: Option<CertificateChain>,
+    #[serde(default)]
+    pub(crate) tlog_entries: Vec<TlogEntry>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct CertificateChain {
+    pub(crate) certificates: Vec<RawBytes>,
+}
+
+/// Base64 bytes, as protobuf JSON writes `bytes`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RawBytes {
+    pub(crate) raw_bytes: String,
+}
+
+/// A Rekor entry in a bundle; protobuf JSON writes int64 as strings.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TlogEntry {
+    pub(crate) log_index: Int,
+    pub(crate) log_id: LogId,
+    pub(crate) integrated_time: Int,
+    #[serde(default)]
+    pub(crate) inclusion_promise: Option<InclusionPromise>,
+    #[serde(default)]
+    pub(crate) inclusion_proof: Option<InclusionProof>,
+    pub(crate) canonicalized_body: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LogId {
+    pub(crate) key_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InclusionPromise {
+    pub(crate) signed_entry_timestamp: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InclusionProof {
+    pub(crate) log_index: Int,
+    pub(crate) root_hash: String,
+    pub(crate) tree_size: Int,
+    pub(crate) hashes: Vec<String>,
+    pub(crate) checkpoint: Checkpoint,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Checkpoint {
+    pub(crate) envelope: String,
+}
+
+/// An int64 as protobuf JSON writes it (a string) or as a number.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Int {
+    Text(String),
+    Number(u64),
+}
+
+impl Int {
+    pub(crate) fn value(&self) -> Option<u64> {
+        match self {
+            Int::Text(text) => text.parse().ok(),
+            Int::Number(n) => Some(*n),
+        }
+    }
+}
+
+/// A signature over the artifact's digest (`cosign sign-blob` style).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct MessageSignature {
+    #[serde(default)]
+    pub(crate) message_digest: Option<MessageDigest>,
+    #[serde(default)]
+    pub(crate) signature: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct MessageDigest {
+    pub(crate) algorithm: String,
+    pub(crate) digest: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Envelope {
+    payload: String,
+    payload_type: String,
+    signatures: Vec<EnvelopeSignature>,
+}
+
+#[derive(Deserialize)]
+struct EnvelopeSignature {
+    sig: String,
+}
+
+/// A DSSE envelope's checked content: what its signature signs.
+pub(crate) struct DsseMessage {
+    /// The pre-authentication encoding: the signed bytes.
+    pub(crate) pae: Vec<u8>,
+    /// The decoded payload (Rekor's dsse entries record its hash).
+    pub(crate) payload: Vec<u8>,
+    /// The base64 signature.
+    pub(crate) signature: String,
+}
+
+/// A bundle's JSON, refused unless it is a v0.3 bundle.
+pub(crate) fn parse_bundle(json: &[u8]) -> Result<Bundle, SignatureError> {
+    let bundle: Bundle = serde_json::from_slice(json).map_err(SignatureError::NotBundle)?;
+    if bundle.media_type != BUNDLE_MEDIA_TYPE {
+        return Err(SignatureError::BundleType(bundle.media_type));
+    }
+    Ok(bundle)
+}
+
 /// A bundle's signed message (the DSSE pre-authentication encoding of its
 /// in-toto statement) and base64 signature, once its statement is found to
 /// name `manifest_digest`.
 fn bundle_message(json: &[u8], manifest_digest: &str) -> Result<(Vec<u8>, String), SignatureError> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Bundle {
-        media_type: String,
-        #[serde(default)]
-        dsse_envelope: Option<Envelope>,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Envelope {
-        payload: String,
-        payload_type: String,
-        signatures: Vec<EnvelopeSignature>,
-    }
-    #[derive(Deserialize)]
-    struct EnvelopeSignature {
-        sig: String,
-    }
+    let envelope = parse_bundle(json)?
+        .dsse_envelope
+        .ok_or(SignatureError::NoEnvelope)?;
+    let message = dsse_message(&envelope, manifest_digest)?;
+    Ok((message.pae, message.signature))
+}
+
+/// An in-toto DSSE envelope's message, refused unless its statement's
+/// subject is `manifest_digest`.
+pub(crate) fn dsse_message(
+    envelope: &Envelope,
+    manifest_digest: &str,
+) -> Result<DsseMessage, SignatureError> {
     #[derive(Deserialize)]
     struct Statement {
         subject: Vec<Subject>,
@@ -339,13 +517,8 @@ fn bundle_message(json: &[u8], manifest_digest: &str) -> Result<(Vec<u8>, String
     struct Subject {
         digest: std::collections::BTreeMap<String, String>,
     }
-    let bundle: Bundle = serde_json::from_slice(json).map_err(SignatureError::NotBundle)?;
-    if bundle.media_type != BUNDLE_MEDIA_TYPE {
-        return Err(SignatureError::BundleType(bundle.media_type));
-    }
-    let envelope = bundle.dsse_envelope.ok_or(SignatureError::NoEnvelope)?;
     if envelope.payload_type != IN_TOTO_PAYLOAD_TYPE {
-        return Err(SignatureError::EnvelopeType(envelope.payload_type));
+        return Err(SignatureError::EnvelopeType(envelope.payload_type.clone()));
     }
     let [signature] = envelope.signatures.as_slice() else {
         return Err(SignatureError::EnvelopeSignatures(
@@ -365,11 +538,15 @@ fn bundle_message(json: &[u8], manifest_digest: &str) -> Result<(Vec<u8>, String
     {
         return Err(SignatureError::Subject(manifest_digest.to_string()));
     }
-    Ok((pae(&envelope.payload_type, &payload), signature.sig.clone()))
+    Ok(DsseMessage {
+        pae: pae(&envelope.payload_type, &payload),
+        payload,
+        signature: signature.sig.clone(),
+    })
 }
 
 /// DSSE's pre-authentication encoding: what a DSSE signature signs.
-fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
     let mut message = format!(
         "DSSEv1 {} {payload_type} {} ",
         payload_type.len(),
@@ -422,6 +599,7 @@ mod tests {
         Signature::SimpleSigning {
             signature: Some(sign(seed, &payload)),
             payload,
+            certificate: CertificateAnnotations::default(),
         }
     }
 
@@ -486,6 +664,7 @@ mod tests {
         let cases = [
             (
                 Signature::SimpleSigning {
+                    certificate: CertificateAnnotations::default(),
                     payload: good.clone(),
                     signature: Some("%%% not base64".into()),
                 },
@@ -493,6 +672,7 @@ mod tests {
             ),
             (
                 Signature::SimpleSigning {
+                    certificate: CertificateAnnotations::default(),
                     payload: good.clone(),
                     signature: Some(b64(b"short")),
                 },
@@ -500,6 +680,7 @@ mod tests {
             ),
             (
                 Signature::SimpleSigning {
+                    certificate: CertificateAnnotations::default(),
                     payload: good.clone(),
                     signature: None,
                 },
@@ -507,6 +688,7 @@ mod tests {
             ),
             (
                 Signature::SimpleSigning {
+                    certificate: CertificateAnnotations::default(),
                     payload: b"{\"critical\":7}".to_vec(),
                     signature: Some(sign(7, b"x")),
                 },
@@ -514,6 +696,7 @@ mod tests {
             ),
             (
                 Signature::SimpleSigning {
+                    certificate: CertificateAnnotations::default(),
                     payload: String::from_utf8_lossy(&good)
                         .replace("cosign container image signature", "other")
                         .into_bytes(),
@@ -554,6 +737,7 @@ mod tests {
         let mut tampered = good.clone();
         tampered.push(b' ');
         let signature = Signature::SimpleSigning {
+            certificate: CertificateAnnotations::default(),
             signature: Some(sign(7, &good)),
             payload: tampered,
         };

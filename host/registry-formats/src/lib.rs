@@ -7,3 +7,4 @@
 pub mod artifact;
 pub mod cosign;
 pub mod docker_config;
+pub mod sigstore;

@@ -1,0 +1,175 @@
+//! Certificate-based cosign signatures (ClusterImagePolicy `PKI`,
+//! `FulcioCAWithRekor`, a Sigstore `trusted_root.json`), verified offline.
+//!
+//! # API
+//!
+//! - [`TrustRoot`]: what a signing certificate must chain to and which
+//!   transparency logs are believed; built with
+//!   [`TrustRoot::from_trusted_root_json`] (protobuf-specs JSON, no TUF),
+//!   [`TrustRoot::from_pki`] (`caRootsData`, `caIntermediatesData`) or
+//!   [`TrustRoot::from_fulcio`] (`fulcioCAData`, `rekorKeyData`).
+//! - [`verify_certificate`]`(&cosign::Signature, &TrustRoot,
+//!   manifest_digest, LogRequirement) -> Result<Signer, CertRefusal>`:
+//!   one signature (either form cosign writes: the `.sig` layer with its
+//!   `dev.sigstore.cosign/{certificate,chain,bundle}` annotations, or the
+//!   Sigstore bundle referrer) checked against the trust root.
+//! - [`Signer`]: who signed (SAN subjects, the Fulcio OIDC issuer), when
+//!   (the log's signed time, or the given clock where no log is required
+//!   and none vouches), and the log entry.
+//! - [`Identity::matches`]`(&Signer) -> Result<(), IdentityMismatch>`: a
+//!   policy's subject (equal or URL prefix) and issuer requirement.
+//! - [`TrustRoot::knows_logs`]: whether a log is believed (a trust root
+//!   without logs can only be used with [`LogRequirement::Optional`]).
+//! - [`CertRefusal`]: one variant per reason a signature is refused; its
+//!   message names the requirement that failed.
+//!
+//! # What is checked
+//!
+//! The leaf certificate chains (through intermediates the trust root or
+//! the signature carries) to one of the trust root's roots, every
+//! certificate on the path valid at the signing time, the leaf with the
+//! code-signing extended key usage; the signature names the manifest
+//! digest the host pulled and verifies under the leaf's key. The signing
+//! time is the Rekor entry's `integratedTime`, believed only under the
+//! log's signed entry timestamp (the inclusion promise) from a log the
+//! trust root lists, for an entry whose body is this very signature and
+//! certificate; an inclusion proof, where present, must reach a
+//! checkpoint the log signed. Certificate transparency (SCTs) and RFC 3161
+//! timestamps are not checked.
+//!
+//! Everything is pure and bounded, so hostile inputs are unit tested and
+//! fuzzed (fuzz/: `certificate_signature`, `trusted_root`).
+
+mod certificate;
+mod evidence;
+mod identity;
+mod rekor;
+mod time;
+mod trust;
+
+pub use identity::{Identity, IdentityMismatch, SubjectMatch};
+pub use trust::{MAX_TRUST_ROOT_BYTES, TrustRoot, TrustRootError};
+
+use crate::cosign::Signature;
+
+/// The most certificates a signature's chain or a trust root's PEM may
+/// hold; real chains are two or three.
+pub const MAX_CERTIFICATES: usize = 8;
+
+/// Whether a transparency log entry must vouch for a signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogRequirement {
+    /// A Rekor entry from a log in the trust root must vouch for the
+    /// signature and give its time (`FulcioCAWithRekor`, a trusted root).
+    Required,
+    /// No log entry is needed (a `PKI` policy: cosign signs with
+    /// `--tlog-upload=false`). An entry from a known log still gives the
+    /// signing time; without one the certificates must be valid at `now`
+    /// (Unix seconds), the only time there is.
+    Optional { now: u64 },
+}
+
+/// A verified log entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    /// The entry's index in the log.
+    pub index: u64,
+    /// The log's ID (SHA-256 of its public key), hex.
+    pub log_id: String,
+}
+
+/// Who signed a module and when, as verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signer {
+    /// The leaf certificate's subject alternative names: emails, URIs and
+    /// DNS names, in certificate order.
+    pub subjects: Vec<String>,
+    /// The Fulcio OIDC issuer extension (1.3.6.1.4.1.57264.1.8, else the
+    /// deprecated 1.3.6.1.4.1.57264.1.1), if the certificate has one.
+    pub issuer: Option<String>,
+    /// The signing time, Unix seconds.
+    pub signed_at: u64,
+    /// The log entry that vouched for the time, if one did.
+    pub log: Option<LogEntry>,
+}
+
+/// Why a certificate-based signature is refused. Each message names the
+/// requirement that failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CertRefusal {
+    #[error("the signature carries no certificate (a key-based signature)")]
+    NoCertificate,
+    #[error("malformed {what}: {why}")]
+    Malformed { what: &'static str, why: String },
+    #[error("unsupported {0}; ECDSA P-256 or P-384 with SHA-256 or SHA-384 is verified")]
+    Unsupported(String),
+    #[error("the certificate for {subject} does not chain to a trusted root: {why}")]
+    ForeignCa { subject: String, why: String },
+    #[error(
+        "the certificate {subject} is valid from {not_before} to {not_after}, not at the signing time {signed_at}"
+    )]
+    NotValidAtSigningTime {
+        subject: String,
+        not_before: String,
+        not_after: String,
+        signed_at: String,
+    },
+    #[error(
+        "the certificate for {0} is not a code-signing certificate (no code-signing extended key usage)"
+    )]
+    NotCodeSigning(String),
+    #[error("the signature names {signed}, not the manifest pulled, {expected}")]
+    DigestMismatch { signed: String, expected: String },
+    #[error("the signature does not verify under the certificate's key")]
+    BadSignature,
+    #[error("no transparency log entry; the policy requires one")]
+    NoLogEntry,
+    #[error("the log entry has no inclusion promise (signed entry timestamp), so no signed time")]
+    NoInclusionPromise,
+    #[error("the log entry is from log {0}, which the trust root does not list")]
+    UnknownLog(String),
+    #[error("log {log_id} was not trusted at {at}")]
+    LogNotValidAt { log_id: String, at: String },
+    #[error("the signed entry timestamp does not verify under log {0}'s key")]
+    BadInclusionPromise(String),
+    #[error("the inclusion proof does not hold: {0}")]
+    BadInclusionProof(String),
+    #[error("the log entry records another signature: {0}")]
+    EntryMismatch(&'static str),
+}
+
+/// Verifies one certificate-based `signature` of `manifest_digest`
+/// against `trust`: see the module doc for what is checked.
+pub fn verify_certificate(
+    signature: &Signature,
+    trust: &TrustRoot,
+    manifest_digest: &str,
+    log: LogRequirement,
+) -> Result<Signer, CertRefusal> {
+    let evidence = evidence::Evidence::read(signature, manifest_digest)?;
+    let leaf = certificate::Certificate::from_der(&evidence.certificate)?;
+    let (signed_at, entry) = match (&evidence.tlog, log) {
+        (Some(tlog), _) if trust.knows_logs() || log == LogRequirement::Required => {
+            let entry = rekor::verify_entry(tlog, trust, &evidence)?;
+            (entry.integrated_time, Some(entry.entry))
+        }
+        (_, LogRequirement::Optional { now }) => (now, None),
+        (_, LogRequirement::Required) => return Err(CertRefusal::NoLogEntry),
+    };
+    let intermediates = evidence
+        .chain
+        .iter()
+        .map(|der| certificate::Certificate::from_der(der))
+        .collect::<Result<Vec<_>, _>>()?;
+    trust.verify_chain(&leaf, &intermediates, signed_at)?;
+    leaf.require_code_signing()?;
+    if !leaf.verifies_prehash(&evidence.signed.sha256(), &evidence.signature) {
+        return Err(CertRefusal::BadSignature);
+    }
+    Ok(Signer {
+        subjects: leaf.subjects()?,
+        issuer: leaf.oidc_issuer()?,
+        signed_at,
+        log: entry,
+    })
+}
