@@ -133,10 +133,11 @@ async fn pulls_with_the_credentials_of_each_repository() -> Result<()> {
 /// `verify.clusterImagePolicies` against upstream's ClusterImagePolicy
 /// CRD, a real registry and the real cosign: a module signed with the key
 /// of the PublicKey policy covering its repository serves; a covering
-/// FulcioCAWithRekor policy (`key_failure`) and a module signed by another
-/// key (`signature_failure`) are refused, the object Degraded, the module
-/// before serving; editing the policy's key lets the second module in on a
-/// later poll.
+/// FulcioCAWithRekor policy whose CA is no certificate (`key_failure`)
+/// and a module signed by another key (`signature_failure`) are refused,
+/// the object Degraded, the module before serving; editing the policy's
+/// key lets the second module in on a later poll. (Certificate-based
+/// policies that verify: signing_pki.rs.)
 #[tokio::test]
 async fn trusts_the_keys_of_cluster_image_policies() -> Result<()> {
     Fixture::run(cluster_image_policies).await
@@ -1582,8 +1583,8 @@ async fn cluster_image_policies(fx: &mut Fixture) -> Result<()> {
             json!({"oci": unsigned}),
             "key_failure",
             format!(
-                "oci:{unsigned}: verify key clusterImagePolicies: clusterimagepolicy/keyless covers \
-                 {addr}/keyless/mcn with policyType FulcioCAWithRekor; mco-host verifies PublicKey policies only"
+                "oci:{unsigned}: verify key clusterImagePolicies: clusterimagepolicy/keyless: \
+                 fulcioCAWithRekor: fulcioCAData: "
             ),
         ),
         (
@@ -1614,8 +1615,8 @@ async fn cluster_image_policies(fx: &mut Fixture) -> Result<()> {
     )
     .await?;
     eprintln!(
-        "cluster image policies: p served on the policy's key, 2 refusals (FulcioCAWithRekor: key_failure, \
-         another key: signature_failure) with p serving, q served after the policy's key was edited"
+        "cluster image policies: p served on the policy's key, 2 refusals (an unreadable FulcioCAWithRekor: \
+         key_failure, another key: signature_failure) with p serving, q served after the policy's key was edited"
     );
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `mco-host guests push|pull|inspect`: guests as OCI artifacts in the
-//! CNCF TAG Runtime layout, from the command line (see registry/oci/).
+//! CNCF TAG Runtime layout, from the command line (see registry/oci/);
+//! `guests verify` is verify.rs.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -14,12 +15,13 @@ use super::{Failure, SandboxArgs};
 use crate::blob::digest;
 use crate::bootimage::BOOT_IMAGE_INTERFACE;
 use crate::mcn::NODE_STATE_INTERFACE;
-use crate::registry::cosign::{Key, Signature};
+use crate::registry::cosign::Signature;
 use crate::registry::entries::{KeySource, OciSource, Verify};
 use crate::registry::oci::{
     CREATED, ComponentInfo, CredentialsError, LookupError, WasmConfig, docker_auth, parse_reference,
 };
-use crate::registry::verify_keys;
+use crate::registry::read_policy;
+use crate::registry::signature_policy::Policy;
 use crate::runtime::{GuestModule, LoadError, interfaces, same_interface};
 
 /// Why `guests push|pull|inspect` failed around the registry call itself
@@ -80,6 +82,12 @@ pub(super) enum GuestsAction {
     /// start from, two sample cases and the one command that builds the
     /// component and runs `guests test` on them.
     New(super::new::NewArgs),
+    /// Check a module's cosign signatures against a signature policy (an
+    /// entry's `verify`, or keys, identities and ClusterImagePolicies
+    /// given as flags) and print what each signature proved: signer,
+    /// issuer, signing time, log entry and the requirement it met; exit
+    /// status 2 with the refusal `run` would give otherwise.
+    Verify(Box<super::verify::VerifyArgs>),
     #[command(flatten)]
     Oci(OciAction),
 }
@@ -142,21 +150,19 @@ pub(super) struct KeyArgs {
 }
 
 impl KeyArgs {
-    /// The keys read, or none when no `--key` was given.
-    fn read(&self, reference: &str) -> Result<Option<Vec<Key>>, Failure> {
+    /// The policy "any one of the keys", or none when no `--key` was given.
+    fn read(&self, reference: &str) -> Result<Option<Policy>, Failure> {
         if self.keys.is_empty() {
             return Ok(None);
         }
+        let keys = self.keys.iter().cloned().map(KeySource::File).collect();
         let source = OciSource {
-            verify: Some(Verify {
-                keys: self.keys.iter().cloned().map(KeySource::File).collect(),
-                cluster_image_policies: None,
-            }),
+            verify: Some(Verify::keys(keys)),
             ..OciSource::anonymous(reference)
         };
         let policies = no_policies();
-        let keys = verify_keys(&source, in_cluster_only, &policies);
-        Ok(runtime()?.block_on(keys)?)
+        let policy = read_policy(&source, in_cluster_only, &policies);
+        Ok(runtime()?.block_on(policy)?)
     }
 }
 
@@ -213,9 +219,9 @@ pub(super) fn run(sandbox: &SandboxArgs, action: OciAction) -> Result<Value, Fai
             output,
             auth,
         } => {
-            let keys = keys.read(&reference)?;
+            let policy = keys.read(&reference)?;
             let auth = auth.auth(&reference)?;
-            let pulled = tokio.block_on(oci.pull(&reference, &auth, keys.as_deref(), None))?;
+            let pulled = tokio.block_on(oci.pull(&reference, &auth, policy.as_ref(), None))?;
             let output = match output {
                 Some(path) => path,
                 None => default_output(&reference)?,
@@ -240,7 +246,7 @@ pub(super) fn run(sandbox: &SandboxArgs, action: OciAction) -> Result<Value, Fai
             let (bytes, pulled_from) = match registry_reference(&target) {
                 None => (read(Path::new(&target))?, Value::Null),
                 Some(target) => {
-                    let keys = keys.read(target)?.unwrap_or_default();
+                    let policy = keys.read(target)?;
                     let auth = auth.auth(target)?;
                     let pulled = tokio.block_on(oci.pull(target, &auth, None, None))?;
                     let reference = reference_of(target)?;
@@ -254,7 +260,7 @@ pub(super) fn run(sandbox: &SandboxArgs, action: OciAction) -> Result<Value, Fai
                         "manifestDigest": pulled.manifest_digest,
                         "layerMediaType": pulled.layer_media_type,
                         "config": pulled.config,
-                        "signatures": signatures_json(&signatures, &pulled.manifest_digest, &keys),
+                        "signatures": signatures_json(&signatures, &pulled.manifest_digest, policy.as_ref()),
                     });
                     (pulled.bytes.to_vec(), pulled_from)
                 }
@@ -287,14 +293,16 @@ pub(super) fn run(sandbox: &SandboxArgs, action: OciAction) -> Result<Value, Fai
 
 /// Each signature's form and, when keys were given, the key it verifies
 /// under or why none does.
-fn signatures_json(signatures: &[Signature], manifest_digest: &str, keys: &[Key]) -> Value {
+fn signatures_json(signatures: &[Signature], manifest_digest: &str, keys: Option<&Policy>) -> Value {
     signatures
         .iter()
         .map(|s| {
             let mut shown = json!({"form": s.form()});
-            if !keys.is_empty() {
-                shown["verified"] = match s.verify(manifest_digest, keys) {
-                    Ok(key) => json!({"key": key.name}),
+            if let Some(keys) = keys {
+                let alone = std::slice::from_ref(s);
+                // Keys only: the signing time is not looked at.
+                shown["verified"] = match keys.verify(alone, manifest_digest, 0) {
+                    Ok(verdict) => json!({"key": verdict.signers()}),
                     Err(why) => json!({"error": why.to_string()}),
                 };
             }

@@ -11,6 +11,7 @@ mod offline;
 mod preflight;
 pub mod status;
 mod test;
+mod verify;
 mod wit;
 
 use std::io::Write;
@@ -413,6 +414,8 @@ enum Failure {
     New(#[from] new::NewError),
     #[error(transparent)]
     Audit(#[from] audit::AuditError),
+    #[error(transparent)]
+    Verify(#[from] verify::VerifyError),
     #[error("{failed} of {total} cases failed")]
     CasesFailed { failed: usize, total: usize },
     #[error("cannot start the async runtime: {0}")]
@@ -440,6 +443,7 @@ impl Failure {
             | Failure::Pull(_)
             | Failure::Cases(_)
             | Failure::New(_)
+            | Failure::Verify(_)
             | Failure::Load(LoadError::Read { .. }) => 2,
             Failure::Start(StartError::Job {
                 error: JobError::Load(LoadError::Read { .. }),
@@ -509,6 +513,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Some(guests::GuestsAction::Audit(args)) => return audit::run(&cli.sandbox, *args),
             Some(guests::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
             Some(guests::GuestsAction::New(args)) => new::run(args)?,
+            Some(guests::GuestsAction::Verify(args)) => verify::run(&cli.sandbox, *args)?,
             Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
         },
         Command::Status(args) => return Ok(status::run(args)?),

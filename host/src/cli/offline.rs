@@ -1,7 +1,7 @@
 //! Registry reads outside the cluster, which `eval`, `guests` and `guests
-//! test` share: OCI entries pulled anonymously, signature keys from files
-//! only (pull Secrets, key ConfigMaps and ClusterImagePolicies live in the
-//! cluster).
+//! test` share: OCI entries pulled anonymously, signature keys and trust
+//! roots from files only (pull Secrets, key ConfigMaps and
+//! ClusterImagePolicies live in the cluster).
 
 use oci_client::secrets::RegistryAuth;
 
@@ -10,7 +10,7 @@ use crate::registry::entries::{KeySource, OciSource};
 use crate::registry::image_policy::Listed;
 use crate::registry::oci::PullError;
 use crate::registry::table::Registry;
-use crate::registry::{Access, InFlight, Remote, oci_sources, pull_all, verify_keys};
+use crate::registry::{Access, InFlight, Remote, oci_sources, pull_all, read_policy};
 
 /// The registry's OCI modules pulled as `run` pulls them, but anonymously.
 pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result<Remote, Failure> {
@@ -28,7 +28,7 @@ pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result
         }
         Ok(Access {
             auth: RegistryAuth::Anonymous,
-            keys: verify_keys(&source, in_cluster_only, &no_policies()).await?,
+            policy: read_policy(&source, in_cluster_only, &no_policies()).await?,
         })
     };
     let mut in_flight = InFlight::default();

@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
 
+use mco_registry_formats::sigstore::{Identity as SignerIdentity, SubjectMatch};
+
 use super::image_policy::PolicySelector;
 
 /// Where a module's bytes come from.
@@ -48,14 +50,111 @@ impl OciSource {
     }
 }
 
-/// `verify:`: the module is refused unless a cosign signature of its
-/// manifest verifies under one of `keys` (see cosign.rs) or of the keys of
-/// the ClusterImagePolicies `cluster_image_policies` selects
-/// (image_policy.rs).
+/// `verify:`, the signature policy of an `oci:` module
+/// (signature_policy.rs says how it is met). Three groups, each one given
+/// must be met:
+///
+/// - one signature by any of `keys` (see cosign.rs), `identities` (a
+///   certificate from `trusted_root` naming that identity) or the
+///   ClusterImagePolicies `cluster_image_policies` selects
+///   (image_policy.rs): a list is for rotation, not a quorum;
+/// - a signature by every signer of `all_of`;
+/// - signatures by at least `any_of.minimum` of `any_of.signers`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Verify {
     pub keys: Vec<KeySource>,
     pub cluster_image_policies: Option<PolicySelector>,
+    /// Where the Sigstore trusted root (`trusted_root.json`) the
+    /// certificates of identity signers chain to is read from.
+    pub trusted_root: Option<KeySource>,
+    pub identities: Vec<Identity>,
+    pub all_of: Vec<Signer>,
+    pub any_of: Option<Quorum>,
+}
+
+impl Verify {
+    /// Keys only, any one of which may have signed: the form `--key`
+    /// flags and the first registry files give.
+    pub fn keys(keys: Vec<KeySource>) -> Verify {
+        Verify {
+            keys,
+            cluster_image_policies: None,
+            trusted_root: None,
+            identities: Vec::new(),
+            all_of: Vec::new(),
+            any_of: None,
+        }
+    }
+}
+
+/// Who a signing certificate must have been issued to: its subject (a SAN
+/// email, URI or DNS name) and, when given, the OIDC issuer Fulcio wrote
+/// into it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Identity {
+    pub issuer: Option<String>,
+    pub subject: Subject,
+}
+
+/// How a certificate's subject is matched.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Subject {
+    /// The very email, URI or DNS name.
+    Equal(String),
+    /// A URI under this prefix at a path boundary, as Kubewarden matches
+    /// it: `https://github.com/team` takes `https://github.com/team/ci`,
+    /// not `https://github.com/team-evil/ci`.
+    UrlPrefix(String),
+}
+
+/// One signer of `allOf` or `anyOf`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Signer {
+    Key(KeySource),
+    Identity(Identity),
+}
+
+/// `anyOf`: signatures by at least `minimum` of `signers`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Quorum {
+    pub minimum: usize,
+    pub signers: Vec<Signer>,
+}
+
+impl Identity {
+    /// The identity as the verifier matches it.
+    pub fn required(&self) -> SignerIdentity {
+        SignerIdentity {
+            subject: match &self.subject {
+                Subject::Equal(s) => SubjectMatch::Equal(s.clone()),
+                Subject::UrlPrefix(p) => SubjectMatch::UrlPrefix(p.clone()),
+            },
+            issuer: self.issuer.clone(),
+        }
+    }
+}
+
+/// How errors, logs and `guests verify` name an identity.
+impl fmt::Display for Identity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.subject {
+            Subject::Equal(subject) => write!(f, "identity {subject}")?,
+            Subject::UrlPrefix(prefix) => write!(f, "identity {prefix}*")?,
+        }
+        match &self.issuer {
+            Some(issuer) => write!(f, " from {issuer}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Signer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Signer::Key(key) => write!(f, "key {key}"),
+            Signer::Identity(identity) => identity.fmt(f),
+        }
+    }
 }
 
 /// Where a cosign public key (PEM, `cosign.pub`) is read from.
@@ -223,7 +322,8 @@ pub struct RawConfigMapKey {
     pub key: String,
 }
 
-/// `verify: {keys: [...], clusterImagePolicies: true | [name, ...]}`.
+/// `verify: {keys, identities, clusterImagePolicies, trustedRoot, allOf,
+/// anyOf}`; named as Kubewarden's `verification-config` names them.
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RawVerify {
@@ -232,6 +332,68 @@ pub struct RawVerify {
     pub keys: Vec<RawKey>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_image_policies: Option<RawPolicies>,
+    /// A Sigstore trusted root (`trusted_root.json`: certificate
+    /// authorities, transparency logs, timestamp authorities) that the
+    /// certificates of `identities`, `allOf` and `anyOf` must chain to;
+    /// read from a file, a ConfigMap or a Secret, never fetched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trusted_root: Option<RawKey>,
+    /// Certificate identities, any one of which may have signed the
+    /// module (beside `keys` and `clusterImagePolicies`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identities: Vec<RawIdentity>,
+    /// Signers every one of which must have signed the module.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub all_of: Vec<RawSigner>,
+    /// Signers at least `minimumMatches` of which must have signed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub any_of: Option<RawAnyOf>,
+}
+
+/// A certificate identity: `{issuer, subject: {equal | urlPrefix}}`.
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawIdentity {
+    /// The OIDC issuer the certificate must name (Fulcio's issuer
+    /// extension), exactly; omitted for certificates of a CA that writes
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    pub subject: RawSubject,
+}
+
+/// `{equal: …}` or `{urlPrefix: …}`.
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawSubject {
+    /// The certificate's SAN email, URI or DNS name, exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equal: Option<String>,
+    /// A SAN URI under this prefix, at a path boundary
+    /// (`https://github.com/team` does not take `https://github.com/team-evil`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_prefix: Option<String>,
+}
+
+/// One signer of `allOf` or `anyOf`: `{key: {file | configMap | secret}}`
+/// or `{identity: {issuer, subject}}`.
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawSigner {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<RawKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<RawIdentity>,
+}
+
+/// `anyOf: {minimumMatches, signatures}`.
+#[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawAnyOf {
+    /// How many of `signatures` must have signed (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum_matches: Option<usize>,
+    pub signatures: Vec<RawSigner>,
 }
 
 /// `clusterImagePolicies` as written. Any JSON, checked when the entry is
@@ -332,8 +494,22 @@ impl From<Problem> for EntryError {
 
 #[derive(Debug, thiserror::Error)]
 enum Problem {
-    #[error("keys lists no key")]
+    #[error("keys lists no key, and no other signer is named (identities, clusterImagePolicies, allOf, anyOf)")]
     NoKeys,
+    #[error("identities are named without trustedRoot, the Sigstore trusted root their certificates chain to")]
+    NoTrustedRoot,
+    #[error("trustedRoot is given, and no identity uses it")]
+    UnusedTrustedRoot,
+    #[error("{0}: give one of key and identity")]
+    SignerKind(String),
+    #[error("{0}: subject: give one of equal and urlPrefix, not empty")]
+    SubjectMatch(String),
+    #[error("{0}: issuer is empty")]
+    EmptyIssuer(String),
+    #[error("anyOf lists no signature")]
+    NoQuorum,
+    #[error("anyOf: minimumMatches {minimum} must be from 1 to the {listed} signatures listed")]
+    Minimum { minimum: usize, listed: usize },
     #[error("clusterImagePolicies is true or a list of ClusterImagePolicy names, not {0}")]
     Policies(String),
     #[error("clusterImagePolicies lists no policy")]
@@ -342,6 +518,10 @@ enum Problem {
     PolicyName(String),
     #[error("keys[{0}]: give one of file, configMap and secret")]
     KeySource(usize),
+    #[error("{0}: key: give one of file, configMap and secret")]
+    SignerKey(String),
+    #[error("trustedRoot: give one of file, configMap and secret")]
+    TrustedRootSource,
     #[error("deadline must be above zero")]
     ZeroDeadline,
     #[error("deadline {text:?}: {source}")]
@@ -375,29 +555,120 @@ impl RawVerify {
             .transpose()
             .map_err(|problem| EntryError::at(at, problem))?
             .flatten();
-        if self.keys.is_empty() && cluster_image_policies.is_none() {
-            return Err(EntryError::at(at, Problem::NoKeys));
+        let fail = |problem| EntryError::at(at, problem);
+        let nothing = self.keys.is_empty()
+            && self.identities.is_empty()
+            && self.all_of.is_empty()
+            && self.any_of.is_none();
+        if nothing && cluster_image_policies.is_none() {
+            return Err(fail(Problem::NoKeys));
         }
         let keys = self
             .keys
             .into_iter()
             .enumerate()
-            .map(|(i, key)| match (key.file, key.config_map, key.secret) {
-                (Some(path), None, None) => Ok(KeySource::File(base.join(path))),
-                (None, Some(RawConfigMapKey { name, key }), None) => {
-                    Ok(KeySource::ConfigMap { name, key })
-                }
-                (None, None, Some(RawConfigMapKey { name, key })) => {
-                    Ok(KeySource::Secret { name, key })
-                }
-                _ => Err(EntryError::at(at, Problem::KeySource(i))),
-            })
+            .map(|(i, key)| key.resolve(base).ok_or_else(|| fail(Problem::KeySource(i))))
             .collect::<Result<_, _>>()?;
-        Ok(Verify {
+        let identities = self
+            .identities
+            .into_iter()
+            .enumerate()
+            .map(|(i, identity)| identity.resolve(&format!("identities[{i}]")))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fail)?;
+        let all_of = resolve_signers(self.all_of, base, "allOf").map_err(fail)?;
+        let any_of = self
+            .any_of
+            .map(|any| {
+                let signers = resolve_signers(any.signatures, base, "anyOf.signatures")?;
+                let minimum = any.minimum_matches.unwrap_or(1);
+                if signers.is_empty() {
+                    return Err(Problem::NoQuorum);
+                }
+                if minimum == 0 || minimum > signers.len() {
+                    return Err(Problem::Minimum {
+                        minimum,
+                        listed: signers.len(),
+                    });
+                }
+                Ok(Quorum { minimum, signers })
+            })
+            .transpose()
+            .map_err(fail)?;
+        let trusted_root = self
+            .trusted_root
+            .map(|root| root.resolve(base).ok_or_else(|| fail(Problem::TrustedRootSource)))
+            .transpose()?;
+        let verify = Verify {
             keys,
             cluster_image_policies,
+            trusted_root,
+            identities,
+            all_of,
+            any_of,
+        };
+        let uses_identities = !verify.identities.is_empty()
+            || verify
+                .all_of
+                .iter()
+                .chain(verify.any_of.iter().flat_map(|q| &q.signers))
+                .any(|s| matches!(s, Signer::Identity(_)));
+        match (uses_identities, verify.trusted_root.is_some()) {
+            (true, false) => Err(fail(Problem::NoTrustedRoot)),
+            (false, true) => Err(fail(Problem::UnusedTrustedRoot)),
+            _ => Ok(verify),
+        }
+    }
+}
+
+impl RawKey {
+    /// Where the key is read from, unless it names none or several.
+    fn resolve(self, base: &Path) -> Option<KeySource> {
+        match (self.file, self.config_map, self.secret) {
+            (Some(path), None, None) => Some(KeySource::File(base.join(path))),
+            (None, Some(RawConfigMapKey { name, key }), None) => {
+                Some(KeySource::ConfigMap { name, key })
+            }
+            (None, None, Some(RawConfigMapKey { name, key })) => Some(KeySource::Secret { name, key }),
+            _ => None,
+        }
+    }
+}
+
+impl RawIdentity {
+    /// The identity, `at` naming it in errors.
+    fn resolve(self, at: &str) -> Result<Identity, Problem> {
+        let subject = match (self.subject.equal, self.subject.url_prefix) {
+            (Some(equal), None) if !equal.is_empty() => Subject::Equal(equal),
+            (None, Some(prefix)) if !prefix.is_empty() => Subject::UrlPrefix(prefix),
+            _ => return Err(Problem::SubjectMatch(at.to_string())),
+        };
+        if self.issuer.as_deref() == Some("") {
+            return Err(Problem::EmptyIssuer(at.to_string()));
+        }
+        Ok(Identity {
+            issuer: self.issuer,
+            subject,
         })
     }
+}
+
+/// The signers of `allOf` or `anyOf.signatures` (`at`).
+fn resolve_signers(raw: Vec<RawSigner>, base: &Path, at: &str) -> Result<Vec<Signer>, Problem> {
+    raw.into_iter()
+        .enumerate()
+        .map(|(i, signer)| {
+            let at = format!("{at}[{i}]");
+            match (signer.key, signer.identity) {
+                (Some(key), None) => key
+                    .resolve(base)
+                    .map(Signer::Key)
+                    .ok_or_else(|| Problem::SignerKey(at.clone())),
+                (None, Some(identity)) => identity.resolve(&at).map(Signer::Identity),
+                _ => Err(Problem::SignerKind(at)),
+            }
+        })
+        .collect()
 }
 
 impl RawEntry {
@@ -508,5 +779,140 @@ impl RawModule {
             })
             .transpose()?;
         Ok((Module { source, sha256 }, verify))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `verify` of an `oci:` entry written as YAML, resolved.
+    fn verify(yaml: &str) -> Result<Verify, String> {
+        let text = format!("oci: r.example/g/mcn:v1\nverify:\n{yaml}");
+        let raw: RawFull = serde_saphyr::from_str(&text).map_err(|e| e.to_string())?;
+        match raw.resolve(Path::new("/base"), None) {
+            Ok(Entry {
+                module:
+                    Module {
+                        source: Source::Oci(OciSource { verify, .. }),
+                        ..
+                    },
+                ..
+            }) => verify.ok_or_else(|| "no verify".into()),
+            Ok(other) => Err(format!("{other:?}")),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn identities_and_a_quorum_read_as_kubewarden_names_them() {
+        let read = verify(
+            "  trustedRoot: {configMap: {name: sigstore, key: trusted_root.json}}\n\
+             \x20 identities:\n\
+             \x20   - {issuer: https://token.actions.githubusercontent.com, subject: {urlPrefix: https://github.com/team}}\n\
+             \x20 allOf:\n\
+             \x20   - key: {file: release.pub}\n\
+             \x20   - identity: {subject: {equal: review@example.com}}\n\
+             \x20 anyOf:\n\
+             \x20   minimumMatches: 2\n\
+             \x20   signatures:\n\
+             \x20     - key: {secret: {name: a, key: cosign.pub}}\n\
+             \x20     - key: {configMap: {name: b, key: cosign.pub}}\n\
+             \x20     - identity: {issuer: https://issuer, subject: {equal: c@example.com}}\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            read.trusted_root.map(|r| r.to_string()),
+            Some("configmap/sigstore[trusted_root.json]".into())
+        );
+        let identities: Vec<String> = read.identities.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            identities,
+            ["identity https://github.com/team* from https://token.actions.githubusercontent.com"]
+        );
+        let all_of: Vec<String> = read.all_of.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            all_of,
+            ["key /base/release.pub", "identity review@example.com"]
+        );
+        let any_of = read.any_of.unwrap_or_else(|| panic!("no anyOf"));
+        assert_eq!(any_of.minimum, 2);
+        assert_eq!(any_of.signers.len(), 3);
+        // minimumMatches defaults to one.
+        let one = verify("  anyOf: {signatures: [{key: {file: a.pub}}]}\n");
+        assert_eq!(one.map(|v| v.any_of.map(|q| q.minimum)), Ok(Some(1)));
+        // The old form still reads, with nothing else.
+        let old = verify("  keys: [{file: k.pub}]\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(old, Verify::keys(vec![KeySource::File("/base/k.pub".into())]));
+    }
+
+    #[test]
+    fn a_policy_that_cannot_be_met_or_read_is_refused_naming_the_field() {
+        let root = "  trustedRoot: {file: root.json}\n";
+        let cases = [
+            (
+                "  identities: [{subject: {equal: a@example.com}}]\n".to_string(),
+                "verify: identities are named without trustedRoot",
+            ),
+            (
+                "  allOf: [{identity: {subject: {equal: a@example.com}}}]\n".to_string(),
+                "verify: identities are named without trustedRoot",
+            ),
+            (
+                format!("{root}  keys: [{{file: k.pub}}]\n"),
+                "verify: trustedRoot is given, and no identity uses it",
+            ),
+            (
+                format!("{root}  identities: [{{subject: {{}}}}]\n"),
+                "identities[0]: subject: give one of equal and urlPrefix",
+            ),
+            (
+                format!("{root}  identities: [{{subject: {{equal: a, urlPrefix: b}}}}]\n"),
+                "identities[0]: subject: give one of equal and urlPrefix",
+            ),
+            (
+                format!("{root}  identities: [{{subject: {{equal: ''}}}}]\n"),
+                "identities[0]: subject: give one of equal and urlPrefix",
+            ),
+            (
+                format!("{root}  identities: [{{issuer: '', subject: {{equal: a}}}}]\n"),
+                "identities[0]: issuer is empty",
+            ),
+            (
+                "  allOf: [{}]\n".to_string(),
+                "verify: allOf[0]: give one of key and identity",
+            ),
+            (
+                "  allOf: [{key: {}}]\n".to_string(),
+                "verify: allOf[0]: key: give one of file, configMap and secret",
+            ),
+            (
+                "  anyOf: {signatures: []}\n".to_string(),
+                "verify: anyOf lists no signature",
+            ),
+            (
+                "  anyOf: {minimumMatches: 3, signatures: [{key: {file: a.pub}}, {key: {file: b.pub}}]}\n"
+                    .to_string(),
+                "verify: anyOf: minimumMatches 3 must be from 1 to the 2 signatures listed",
+            ),
+            (
+                "  anyOf: {minimumMatches: 0, signatures: [{key: {file: a.pub}}]}\n".to_string(),
+                "minimumMatches 0 must be from 1",
+            ),
+            (
+                "  trustedRoot: {}\n  identities: [{subject: {equal: a}}]\n".to_string(),
+                "verify: trustedRoot: give one of file, configMap and secret",
+            ),
+            (
+                "  identities: [{subject: {equal: a}, email: b}]\n".to_string(),
+                "unknown field",
+            ),
+        ];
+        for (yaml, reason) in cases {
+            match verify(&yaml) {
+                Err(e) => assert!(e.contains(reason), "{yaml}: {e}"),
+                Ok(v) => panic!("{yaml}: {v:?}"),
+            }
+        }
     }
 }

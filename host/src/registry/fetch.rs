@@ -12,9 +12,12 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use oci_client::secrets::RegistryAuth;
 use tokio::task::JoinHandle;
 
+use mco_registry_formats::sigstore::TrustRoot;
+
 use super::cosign::{self, Key};
-use super::entries::{Entry, KeySource, Module, OciSource, Source};
+use super::entries::{Entry, KeySource, Module, OciSource, Signer, Source};
 use super::image_policy::{self, Listed};
+use super::signature_policy::{Policy, Requirement};
 use super::job::Job;
 use super::oci::{Oci, PullError, Pulled, parse_reference};
 use super::slot::Fetched;
@@ -85,11 +88,11 @@ pub fn oci_sources(registry: &Registry) -> Vec<(Job, OciSource)> {
     sources
 }
 
-/// What pulling one `oci:` module takes: its credentials, and the keys its
-/// `verify` names, read.
+/// What pulling one `oci:` module takes: its credentials, and the
+/// signature policy its `verify` names, read.
 pub struct Access {
     pub auth: RegistryAuth,
-    pub keys: Option<Vec<Key>>,
+    pub policy: Option<Policy>,
 }
 
 /// Pulls that outlast the pass that started them. Each pull has its own
@@ -136,8 +139,9 @@ where
                 let (oci, reference) = (oci.clone(), source.reference.clone());
                 let export = job.interface();
                 let pull = async move {
-                    let keys = access.keys.as_deref();
-                    oci.pull(&reference, &access.auth, keys, Some(export)).await
+                    let policy = access.policy.as_ref();
+                    oci.pull(&reference, &access.auth, policy, Some(export))
+                        .await
                 };
                 in_flight.0.insert((job, source), tokio::spawn(pull));
             }
@@ -172,16 +176,17 @@ where
     round
 }
 
-/// The keys `source.verify` names, none when it has no `verify`. Files
-/// are read here; `read` reads the others (ConfigMaps and Secrets, in the
-/// cluster), and the keys of the ClusterImagePolicies it selects come from
-/// `policies`, as listed. A key that cannot be read fails the pull: a
-/// signature requirement is never dropped silently.
-pub async fn verify_keys<F, Fut, E>(
+/// The signature policy `source.verify` names, its signers read; none
+/// when it has no `verify`. Files are read here; `read` reads the others
+/// (ConfigMaps and Secrets, in the cluster), and the signers of the
+/// ClusterImagePolicies it selects come from `policies`, as listed. A key
+/// or trust root that cannot be read fails the pull: a signature
+/// requirement is never dropped silently.
+pub async fn read_policy<F, Fut, E>(
     source: &OciSource,
     read: F,
     policies: &Listed,
-) -> Result<Option<Vec<Key>>, PullError>
+) -> Result<Option<Policy>, PullError>
 where
     F: Fn(KeySource) -> Fut,
     Fut: Future<Output = Result<Vec<u8>, E>>,
@@ -190,36 +195,94 @@ where
     let Some(verify) = &source.verify else {
         return Ok(None);
     };
-    let mut keys = Vec::new();
-    for key in &verify.keys {
-        let fail = |detail: String| PullError::Key {
-            reference: source.reference.clone(),
-            key: key.to_string(),
-            detail,
-        };
-        let pem = match key {
-            KeySource::File(path) => cosign::read_key_file(path).map_err(|e| e.to_string()),
-            other => read(other.clone()).await.map_err(|e| e.to_string()),
+    let fail = |what: String, detail: String| PullError::Key {
+        reference: source.reference.clone(),
+        key: what,
+        detail,
+    };
+    let trust = match &verify.trusted_root {
+        Some(root) => {
+            let json = read_source(root, &read)
+                .await
+                .map_err(|e| fail(format!("trustedRoot {root}"), e))?;
+            let trust = TrustRoot::from_trusted_root_json(&json)
+                .map_err(|e| fail(format!("trustedRoot {root}"), e.to_string()))?;
+            Some((trust, json))
         }
-        .map_err(fail)?;
-        keys.push(Key::from_pem(&key.to_string(), &pem).map_err(|e| fail(e.to_string()))?);
+        None => None,
+    };
+    let signer = async |signer: &Signer| -> Result<Requirement, PullError> {
+        match signer {
+            Signer::Key(key) => {
+                let pem = read_source(key, &read)
+                    .await
+                    .map_err(|e| fail(key.to_string(), e))?;
+                Key::from_pem(&key.to_string(), &pem)
+                    .map(Requirement::key)
+                    .map_err(|e| fail(key.to_string(), e.to_string()))
+            }
+            Signer::Identity(identity) => {
+                // entries.rs refuses identities without a trusted root.
+                let (trust, json) = trust.as_ref().ok_or_else(|| {
+                    fail(identity.to_string(), "no trustedRoot is given".into())
+                })?;
+                Ok(Requirement::certificate(
+                    identity.to_string(),
+                    trust.clone(),
+                    vec![identity.required()],
+                    trust.knows_logs(),
+                    &[json],
+                ))
+            }
+        }
+    };
+    let mut policy = Policy::default();
+    for key in &verify.keys {
+        policy.any_one.push(signer(&Signer::Key(key.clone())).await?);
+    }
+    for identity in &verify.identities {
+        policy
+            .any_one
+            .push(signer(&Signer::Identity(identity.clone())).await?);
     }
     if let Some(selector) = &verify.cluster_image_policies {
-        let fail = |detail: String| PullError::Key {
-            reference: source.reference.clone(),
-            key: "clusterImagePolicies".into(),
-            detail,
-        };
+        let fail = |detail: String| fail("clusterImagePolicies".into(), detail);
         let reference =
             parse_reference(&source.reference).map_err(|detail| PullError::Reference {
                 reference: source.reference.clone(),
                 detail,
             })?;
         let listed = policies.as_ref().map_err(|e| fail(e.clone()))?;
-        let chosen = image_policy::keys_for(selector, listed, &reference);
-        keys.extend(chosen.map_err(|e| fail(e.to_string()))?);
+        let chosen = image_policy::signers_for(selector, listed, &reference);
+        policy
+            .any_one
+            .extend(chosen.map_err(|e| fail(e.to_string()))?);
     }
-    Ok(Some(keys))
+    for s in &verify.all_of {
+        policy.all_of.push(signer(s).await?);
+    }
+    if let Some(quorum) = &verify.any_of {
+        let mut signers = Vec::new();
+        for s in &quorum.signers {
+            signers.push(signer(s).await?);
+        }
+        policy.any_of = Some((quorum.minimum, signers));
+    }
+    Ok(Some(policy))
+}
+
+/// The bytes of a key or trust root: a file's, capped, or what `read`
+/// reads of a ConfigMap or Secret.
+async fn read_source<F, Fut, E>(source: &KeySource, read: &F) -> Result<Vec<u8>, String>
+where
+    F: Fn(KeySource) -> Fut,
+    Fut: Future<Output = Result<Vec<u8>, E>>,
+    E: std::fmt::Display,
+{
+    match source {
+        KeySource::File(path) => cosign::read_key_file(path).map_err(|e| e.to_string()),
+        other => read(other.clone()).await.map_err(|e| e.to_string()),
+    }
 }
 
 /// The ConfigMaps that `registry`'s modules name.
@@ -326,8 +389,12 @@ mod tests {
             ..OciSource::anonymous("quay.io/team/mcn:v1")
         };
         let read = |_: KeySource| async { Ok::<_, String>(TEST_KEY_PEM.as_bytes().to_vec()) };
-        match verify_keys(&source, read, policies).await {
-            Ok(keys) => Ok(keys.into_iter().flatten().map(|k| k.name).collect()),
+        match read_policy(&source, read, policies).await {
+            Ok(policy) => Ok(policy
+                .into_iter()
+                .flat_map(|p| p.any_one)
+                .map(|r| r.name)
+                .collect()),
             Err(e) => Err(e.to_string()),
         }
     }
@@ -340,8 +407,8 @@ mod tests {
             key: "team.pub".into(),
         }];
         let both = |policies| Verify {
-            keys: own.clone(),
             cluster_image_policies: policies,
+            ..Verify::keys(own.clone())
         };
         let listed: Listed = Ok(vec![test_policy(
             "team",

@@ -1,5 +1,5 @@
-//! Keys an OpenShift cluster already trusts: `verify.clusterImagePolicies`
-//! takes the public keys of the `config.openshift.io/v1` ClusterImagePolicy
+//! Signers an OpenShift cluster already trusts: `verify.clusterImagePolicies`
+//! takes the signers of the `config.openshift.io/v1` ClusterImagePolicy
 //! objects whose scopes cover an `oci:` module's repository, so a cluster
 //! that declares who signs a registry's images does not repeat it in every
 //! MachineConfigGuest.
@@ -9,18 +9,34 @@
 //! its repository, each parent namespace, its host with the port, or a
 //! `*.domain` wildcard of the host without the port (`*.example.com`
 //! covers `a.example.com` and `a.b.example.com:5000`, not `example.com`).
-//! Any covering policy counts, not only the most specific one. Only
-//! `PublicKey` policies are verified; a covering `FulcioCAWithRekor` or
-//! `PKI` policy refuses the module, so a requirement is never dropped.
+//! Any covering policy counts, not only the most specific one.
+//!
+//! Each policy type is one signer (signature_policy.rs), as the cluster's
+//! own image verification reads it:
+//!
+//! - `PublicKey`: a cosign signature under `publicKey.keyData`;
+//! - `PKI`: a certificate chaining to `pki.caRootsData` (through
+//!   `caIntermediatesData` or the signature's own chain), issued to
+//!   `pkiCertificateSubject`'s email and hostname (each given must be a SAN
+//!   of the certificate, exactly), valid when signed; no log is required;
+//! - `FulcioCAWithRekor`: a certificate chaining to
+//!   `fulcioCAWithRekor.fulcioCAData`, with `fulcioSubject.signedEmail` as
+//!   a SAN and `oidcIssuer` as Fulcio's issuer extension, in the Rekor log
+//!   of `rekorKeyData`, whose signed time the certificate was valid at.
+//!
+//! A policy of another type, or one whose data does not parse, refuses the
+//! module, so a requirement is never dropped.
 //!
 //! The objects are listed once per `--registry-poll` while an entry asks
-//! for them, so an edited key applies on the next poll.
+//! for them, so an edited policy applies on the next poll.
 
 use base64::Engine as _;
+use mco_registry_formats::sigstore::{Identity, SubjectMatch, TrustRoot};
 use oci_client::Reference;
 use serde::Deserialize;
 
 use super::cosign::Key;
+use super::signature_policy::Requirement;
 
 /// `verify.clusterImagePolicies`: `true` takes every policy that covers
 /// the module; a list takes the named ones, each of which must cover it.
@@ -34,8 +50,10 @@ pub enum PolicySelector {
 /// be listed (outside the cluster, or without the kind or the right).
 pub type Listed = Result<Vec<ImagePolicy>, String>;
 
-/// The policy type whose key the host verifies signatures with.
+/// The policy types the host verifies, as `policyType` spells them.
 const PUBLIC_KEY: &str = "PublicKey";
+const PKI: &str = "PKI";
+const FULCIO: &str = "FulcioCAWithRekor";
 
 /// A ClusterImagePolicy as listed: its name and what of its spec the host
 /// reads, or why the spec could not be read.
@@ -65,6 +83,10 @@ struct RootOfTrust {
     policy_type: String,
     #[serde(default)]
     public_key: Option<PublicKey>,
+    #[serde(default)]
+    pki: Option<Pki>,
+    #[serde(default, rename = "fulcioCAWithRekor")]
+    fulcio_ca_with_rekor: Option<Fulcio>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -74,7 +96,43 @@ struct PublicKey {
     key_data: String,
 }
 
-/// Why the policies an entry selects give no keys to verify it with.
+/// `rootOfTrust.pki`; the data fields are base64 of PEM, as Go's `[]byte`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Pki {
+    ca_roots_data: String,
+    #[serde(default)]
+    ca_intermediates_data: Option<String>,
+    pki_certificate_subject: PkiSubject,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PkiSubject {
+    #[serde(default)]
+    email: Option<String>,
+    #[serde(default)]
+    hostname: Option<String>,
+}
+
+/// `rootOfTrust.fulcioCAWithRekor`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Fulcio {
+    #[serde(rename = "fulcioCAData")]
+    fulcio_ca_data: String,
+    rekor_key_data: String,
+    fulcio_subject: FulcioSubject,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FulcioSubject {
+    oidc_issuer: String,
+    signed_email: String,
+}
+
+/// Why the policies an entry selects give no signers to verify it with.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     #[error("no ClusterImagePolicy covers {0}")]
@@ -88,7 +146,7 @@ pub enum PolicyError {
         scopes: String,
     },
     #[error(
-        "clusterimagepolicy/{name} covers {repository} with policyType {policy_type}; mco-host verifies PublicKey policies only"
+        "clusterimagepolicy/{name} covers {repository} with policyType {policy_type}; mco-host verifies PublicKey, PKI and FulcioCAWithRekor policies"
     )]
     Unsupported {
         name: String,
@@ -119,8 +177,8 @@ impl ImagePolicy {
         spec.scopes.iter().any(|scope| identities.contains(scope))
     }
 
-    /// The policy's key, named `clusterimagepolicy/NAME` in errors.
-    fn key(&self, reference: &Reference) -> Result<Key, PolicyError> {
+    /// The policy's signer, named `clusterimagepolicy/NAME`.
+    fn signer(&self, reference: &Reference) -> Result<Requirement, PolicyError> {
         let name = format!("clusterimagepolicy/{}", self.name);
         let unreadable = |detail: String| PolicyError::Unreadable {
             name: self.name.clone(),
@@ -128,31 +186,93 @@ impl ImagePolicy {
         };
         let spec = self.spec.as_ref().map_err(|e| unreadable(e.clone()))?;
         let trust = &spec.policy.root_of_trust;
-        if trust.policy_type != PUBLIC_KEY {
-            return Err(PolicyError::Unsupported {
+        let missing = |field: &str| {
+            unreadable(format!(
+                "a {} policy without {field}",
+                trust.policy_type
+            ))
+        };
+        let decoded = |field: &str, data: &str| {
+            base64::engine::general_purpose::STANDARD
+                .decode(data.trim())
+                .map_err(|e| unreadable(format!("{field} is not base64: {e}")))
+        };
+        match trust.policy_type.as_str() {
+            PUBLIC_KEY => {
+                let data = trust.public_key.as_ref().ok_or_else(|| missing("publicKey"))?;
+                let pem = decoded("publicKey.keyData", &data.key_data)?;
+                Key::from_pem(&name, &pem)
+                    .map(Requirement::key)
+                    .map_err(|e| unreadable(format!("publicKey.keyData: {e}")))
+            }
+            PKI => {
+                let pki = trust.pki.as_ref().ok_or_else(|| missing("pki"))?;
+                let roots = decoded("pki.caRootsData", &pki.ca_roots_data)?;
+                let intermediates = match &pki.ca_intermediates_data {
+                    Some(data) => decoded("pki.caIntermediatesData", data)?,
+                    None => Vec::new(),
+                };
+                let root = TrustRoot::from_pki(&roots, &intermediates)
+                    .map_err(|e| unreadable(format!("pki: {e}")))?;
+                let subject = &pki.pki_certificate_subject;
+                let identities: Vec<Identity> = [&subject.email, &subject.hostname]
+                    .into_iter()
+                    .flatten()
+                    .map(|required| Identity {
+                        subject: SubjectMatch::Equal(required.clone()),
+                        issuer: None,
+                    })
+                    .collect();
+                if identities.is_empty() {
+                    return Err(missing("pkiCertificateSubject.email or hostname"));
+                }
+                Ok(Requirement::certificate(
+                    name,
+                    root,
+                    identities,
+                    false,
+                    &[&roots, &intermediates],
+                ))
+            }
+            FULCIO => {
+                let fulcio = trust
+                    .fulcio_ca_with_rekor
+                    .as_ref()
+                    .ok_or_else(|| missing("fulcioCAWithRekor"))?;
+                let ca = decoded("fulcioCAWithRekor.fulcioCAData", &fulcio.fulcio_ca_data)?;
+                let rekor = decoded("fulcioCAWithRekor.rekorKeyData", &fulcio.rekor_key_data)?;
+                let root = TrustRoot::from_fulcio(&ca, &rekor)
+                    .map_err(|e| unreadable(format!("fulcioCAWithRekor: {e}")))?;
+                let subject = &fulcio.fulcio_subject;
+                let identity = Identity {
+                    subject: SubjectMatch::Equal(subject.signed_email.clone()),
+                    issuer: Some(subject.oidc_issuer.clone()),
+                };
+                Ok(Requirement::certificate(
+                    name,
+                    root,
+                    vec![identity],
+                    true,
+                    &[&ca, &rekor],
+                ))
+            }
+            other => Err(PolicyError::Unsupported {
                 name: self.name.clone(),
                 repository: repository(reference),
-                policy_type: trust.policy_type.clone(),
-            });
+                policy_type: other.to_string(),
+            }),
         }
-        let data = trust
-            .public_key
-            .as_ref()
-            .ok_or_else(|| unreadable("a PublicKey policy without publicKey".into()))?;
-        let pem = base64::engine::general_purpose::STANDARD
-            .decode(data.key_data.trim())
-            .map_err(|e| unreadable(format!("publicKey.keyData is not base64: {e}")))?;
-        Key::from_pem(&name, &pem).map_err(|e| unreadable(format!("publicKey.keyData: {e}")))
     }
 }
 
-/// The keys of the policies `selector` takes for `reference`: every one
-/// must be a PublicKey policy, and at least one must cover it.
-pub fn keys_for(
+/// The signers of the policies `selector` takes for `reference`: every
+/// one must be readable and of a type the host verifies, and at least one
+/// must cover it.
+pub fn signers_for(
     selector: &PolicySelector,
     policies: &[ImagePolicy],
     reference: &Reference,
-) -> Result<Vec<Key>, PolicyError> {
+) -> Result<Vec<Requirement>, PolicyError> {
     let chosen: Vec<&ImagePolicy> = match selector {
         PolicySelector::All => policies.iter().filter(|p| p.covers(reference)).collect(),
         PolicySelector::Named(names) => names
@@ -183,7 +303,7 @@ pub fn keys_for(
     if chosen.is_empty() {
         return Err(PolicyError::NoneCovers(repository(reference)));
     }
-    chosen.iter().map(|p| p.key(reference)).collect()
+    chosen.iter().map(|p| p.signer(reference)).collect()
 }
 
 /// `registry/repository`, as scopes and errors name it.
@@ -322,13 +442,13 @@ mod tests {
             policy("quay", &["quay.io"], PUBLIC_KEY, &key_data()),
             policy("elsewhere", &["ghcr.io"], "FulcioCAWithRekor", ""),
         ];
-        let names = |keys: Result<Vec<Key>, PolicyError>| {
+        let names = |keys: Result<Vec<Requirement>, PolicyError>| {
             keys.map(|k| k.into_iter().map(|k| k.name).collect::<Vec<_>>())
                 .map_err(|e| e.to_string())
         };
         // Any covering policy counts, not only the most specific one.
         assert_eq!(
-            names(keys_for(&PolicySelector::All, &policies, &image)),
+            names(signers_for(&PolicySelector::All, &policies, &image)),
             Ok(vec![
                 "clusterimagepolicy/team".to_string(),
                 "clusterimagepolicy/quay".to_string()
@@ -336,7 +456,7 @@ mod tests {
         );
         let named = PolicySelector::Named(vec!["quay".into()]);
         assert_eq!(
-            names(keys_for(&named, &policies, &image)),
+            names(signers_for(&named, &policies, &image)),
             Ok(vec!["clusterimagepolicy/quay".to_string()])
         );
     }
@@ -344,7 +464,7 @@ mod tests {
     #[test]
     fn hostile_or_unsupported_policies_refuse_the_module_and_say_why() {
         let image = reference("quay.io/team/mcn:v1");
-        let refusal = |selector: PolicySelector, policies: &[ImagePolicy]| match keys_for(
+        let refusal = |selector: PolicySelector, policies: &[ImagePolicy]| match signers_for(
             &selector, policies, &image,
         ) {
             Ok(keys) => panic!("{selector:?} gave {} keys", keys.len()),
@@ -374,22 +494,60 @@ mod tests {
             refusal(named("gone"), &[other]),
             "clusterimagepolicy/gone does not exist"
         );
-        for policy_type in ["FulcioCAWithRekor", "PKI", "Anything"] {
-            let keyless = policy("keyless", &["quay.io"], policy_type, "");
-            let good = policy("good", &["quay.io"], PUBLIC_KEY, &key_data());
+        let good = || policy("good", &["quay.io"], PUBLIC_KEY, &key_data());
+        let other_type = policy("other", &["quay.io"], "Anything", "");
+        assert_eq!(
+            refusal(all(), &[good(), other_type]),
+            "clusterimagepolicy/other covers quay.io/team/mcn with policyType Anything; mco-host verifies PublicKey, PKI and FulcioCAWithRekor policies"
+        );
+        // A PKI or Fulcio policy without its data, or with data that is
+        // no PEM certificate or key, refuses the module naming the field.
+        for (policy_type, why) in [
+            (PKI, "a PKI policy without pki"),
+            (FULCIO, "a FulcioCAWithRekor policy without fulcioCAWithRekor"),
+        ] {
+            let empty = policy("keyless", &["quay.io"], policy_type, "");
             assert_eq!(
-                refusal(all(), &[good, keyless]),
-                format!(
-                    "clusterimagepolicy/keyless covers quay.io/team/mcn with policyType {policy_type}; mco-host verifies PublicKey policies only"
-                )
+                refusal(all(), &[good(), empty]),
+                format!("clusterimagepolicy/keyless: {why}")
             );
         }
+        let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+        let not_a_certificate = b64("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+        let pki = |roots: &str, subject: serde_json::Value| {
+            ImagePolicy::decode(
+                "pki",
+                &json!({"scopes": ["quay.io"], "policy": {"rootOfTrust": {"policyType": PKI,
+                    "pki": {"caRootsData": roots, "pkiCertificateSubject": subject}}}}),
+            )
+        };
+        let email = json!({"email": "ci@example.com"});
+        assert!(
+            refusal(all(), &[pki("%%", email.clone())])
+                .starts_with("clusterimagepolicy/pki: pki.caRootsData is not base64")
+        );
+        assert!(
+            refusal(all(), &[pki(&not_a_certificate, email)])
+                .starts_with("clusterimagepolicy/pki: pki: ")
+        );
+        assert_eq!(
+            refusal(all(), &[pki(&not_a_certificate, json!({}))]),
+            "clusterimagepolicy/pki: a PKI policy without pkiCertificateSubject.email or hostname"
+        );
+        let fulcio = ImagePolicy::decode(
+            "fulcio",
+            &json!({"scopes": ["quay.io"], "policy": {"rootOfTrust": {"policyType": FULCIO,
+                "fulcioCAWithRekor": {"fulcioCAData": not_a_certificate, "rekorKeyData": key_data(),
+                    "fulcioSubject": {"oidcIssuer": "https://issuer", "signedEmail": "ci@example.com"}}}}}),
+        );
+        assert!(
+            refusal(all(), &[fulcio]).starts_with("clusterimagepolicy/fulcio: fulcioCAWithRekor: ")
+        );
         let not_base64 = policy("p", &["quay.io"], PUBLIC_KEY, "not base64!");
         assert!(
             refusal(all(), &[not_base64])
                 .starts_with("clusterimagepolicy/p: publicKey.keyData is not base64")
         );
-        let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
         let junk_der = b64("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n");
         for data in [junk_der, b64("hello")] {
             let not_a_key = policy("p", &["quay.io"], PUBLIC_KEY, &data);

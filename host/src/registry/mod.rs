@@ -1,8 +1,8 @@
 //! Which guest module serves which job, for jobs it knows only as each
 //! describes itself (`job`): the registry (`table`, its entries in
 //! `entries`, or as cluster objects in `crd`), the module bytes (`fetch`,
-//! from OCI registries in `oci`, signed as `cosign` checks, with keys
-//! ClusterImagePolicies may hold: `image_policy`), a job's
+//! from OCI registries in `oci`, signed as `signature_policy` requires,
+//! with signers ClusterImagePolicies may name: `image_policy`), a job's
 //! loaded guests (`slot`), the set serving now (`set`), hot swap (`swap`,
 //! over what `read` reads of the cluster), shadow evaluation of candidates
 //! (`shadow`), their rollout to the objects (`rollout`), audits the lease
@@ -20,6 +20,7 @@ mod read;
 pub mod rollout;
 pub mod serving;
 pub mod set;
+pub mod signature_policy;
 pub mod shadow;
 pub mod slot;
 pub mod swap;
@@ -27,7 +28,7 @@ pub mod table;
 
 pub use fetch::{
     Access, ConfigMaps, FetchError, InFlight, Pulls, Remote, Round, configmap_names, fetch,
-    fetch_all, oci_sources, pull_all, verify_keys,
+    fetch_all, oci_sources, pull_all, read_policy,
 };
 pub use job::{Audited, Job, JobKind, Jobs};
 pub use set::{

@@ -222,7 +222,7 @@ impl Reader {
     }
 }
 
-/// The credentials and verify keys of an `oci:` module.
+/// The credentials and signature policy of an `oci:` module.
 async fn access(
     configmaps: Api<ConfigMap>,
     identity: PullIdentity,
@@ -230,7 +230,7 @@ async fn access(
     policies: &Listed,
 ) -> Result<Access, PullError> {
     let secrets = identity.secrets.clone();
-    let keys = fetch::verify_keys(
+    let policy = fetch::read_policy(
         &source,
         |key| read_key(configmaps.clone(), secrets.clone(), key),
         policies,
@@ -238,7 +238,7 @@ async fn access(
     .await?;
     Ok(Access {
         auth: pull_auth(identity, source).await?,
-        keys,
+        policy,
     })
 }
 

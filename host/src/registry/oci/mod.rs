@@ -16,8 +16,9 @@
 //! not a wrong module.
 //!
 //! An entry with `verify:` is refused, before any blob (config or layer)
-//! is downloaded, unless a cosign signature of its manifest digest
-//! verifies under one of its keys (`signatures` finds them, cosign.rs says which forms verify).
+//! is downloaded, unless the cosign signatures of its manifest digest meet
+//! its signature policy (`signatures` finds them, signature_policy.rs says
+//! when they do).
 //! Signatures are looked up on every pull that is not yet verified in this
 //! process: a verified digest and key set is remembered in memory only, so
 //! a tampered cache cannot vouch for a module.
@@ -63,9 +64,9 @@ pub struct Oci {
     clients: Arc<Mutex<BTreeMap<String, Arc<Client>>>>,
     protocol: ClientProtocol,
     cache: Option<PathBuf>,
-    /// Manifest digests verified in this process, with the fingerprints of
-    /// the keys they were checked against, to the key that verified them:
-    /// polls of an unchanged entry do not fetch its signatures again.
+    /// Manifest digests verified in this process, with the fingerprint of
+    /// the policy they met, to the signers that met it: polls of an
+    /// unchanged entry do not fetch its signatures again.
     verified: Arc<Mutex<BTreeMap<signatures::Verified, String>>>,
     limits: PullLimits,
     /// Registries reached over plain HTTP (`host:port`).

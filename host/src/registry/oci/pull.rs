@@ -14,7 +14,7 @@ use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor};
 use oci_client::secrets::RegistryAuth;
 
 use super::{Oci, RequestError, oci_digest};
-use crate::registry::cosign::Key;
+use crate::registry::signature_policy::Policy;
 
 /// Parses an OCI reference as the registry file and the CLI take it.
 pub fn parse_reference(text: &str) -> Result<Reference, oci_client::ParseError> {
@@ -31,8 +31,8 @@ pub struct Pulled {
     pub config: Option<WasmConfig>,
     /// Whether the layer came from the disk cache.
     pub cached: bool,
-    /// The key the module's signature verified under, when the entry asks
-    /// for one.
+    /// The signers whose signatures met the entry's signature policy,
+    /// when it has one.
     pub verified_by: Option<String>,
 }
 
@@ -93,6 +93,13 @@ pub enum PullError {
         keys: String,
         detail: String,
     },
+    /// `allOf` or `anyOf` of the signature policy not met.
+    #[error("oci:{reference}: the signatures of {digest} do not meet the signature policy: {detail}")]
+    Policy {
+        reference: String,
+        digest: String,
+        detail: String,
+    },
     #[error("oci:{reference}: verify key {key}: {detail}")]
     Key {
         reference: String,
@@ -117,7 +124,7 @@ impl PullError {
             PullError::Push { .. } | PullError::Stopped { .. } => "download_failure",
             PullError::DigestMismatch { .. } => "digest_mismatch",
             PullError::Secret { .. } => "secret_failure",
-            PullError::Signature { .. } => "signature_failure",
+            PullError::Signature { .. } | PullError::Policy { .. } => "signature_failure",
             PullError::Key { .. } => "key_failure",
         }
     }
@@ -127,18 +134,17 @@ impl Oci {
     /// Pulls the module `reference_text` names, within the deadline of its
     /// [`super::PullLimits`]. `export`, when given, is the interface the
     /// job needs: a CNCF config that lists other exports is refused before
-    /// the layer is downloaded. `keys`, when given, are those one of which
-    /// must have signed it; the signature is checked before any blob is
-    /// fetched.
+    /// the layer is downloaded. `policy`, when given, is the signature
+    /// policy the module must meet, checked before any blob is fetched.
     pub async fn pull(
         &self,
         reference_text: &str,
         auth: &RegistryAuth,
-        keys: Option<&[Key]>,
+        policy: Option<&Policy>,
         export: Option<&str>,
     ) -> Result<Pulled, PullError> {
         let deadline = self.limits.deadline;
-        let pull = self.pull_unbounded(reference_text, auth, keys, export);
+        let pull = self.pull_unbounded(reference_text, auth, policy, export);
         tokio::time::timeout(deadline, pull)
             .await
             .unwrap_or_else(|_| {
@@ -153,7 +159,7 @@ impl Oci {
         &self,
         reference_text: &str,
         auth: &RegistryAuth,
-        keys: Option<&[Key]>,
+        policy: Option<&Policy>,
         export: Option<&str>,
     ) -> Result<Pulled, PullError> {
         let name = reference_text.to_string();
@@ -174,9 +180,9 @@ impl Oci {
         let manifest = artifact::parse_manifest(&manifest_bytes).map_err(layout)?;
         let layer = artifact::wasm_layer(&manifest).map_err(layout)?;
         // Before any blob: what an unsigned manifest names is not fetched.
-        let verified_by = match keys {
-            Some(keys) => Some(
-                self.verify(&reference, &name, &manifest_digest, auth, keys)
+        let verified_by = match policy {
+            Some(policy) => Some(
+                self.verify(&reference, &name, &manifest_digest, auth, policy)
                     .await?,
             ),
             None => None,

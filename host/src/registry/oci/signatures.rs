@@ -1,8 +1,9 @@
 //! The cosign signatures of a module, looked up in its repository (the
-//! `.sig` tag and the Sigstore bundle referrers) with every manifest,
-//! index and blob read within its bound (`http.rs`), and checked by
-//! cosign.rs; a digest verified once is remembered for the life of the
-//! process.
+//! `.sig` tag with its signature and certificate annotations, and the
+//! Sigstore bundle referrers) with every manifest, index and blob read
+//! within its bound (`http.rs`), and checked against the entry's
+//! signature policy (signature_policy.rs); a digest that met a policy once
+//! is remembered for the life of the process.
 
 use mco_registry_formats::artifact::MAX_METADATA_BYTES;
 use oci_client::Reference;
@@ -14,11 +15,11 @@ use oci_client::secrets::RegistryAuth;
 
 use super::pull::Wanted;
 use super::{Oci, PullError, RequestError, oci_digest};
-use crate::registry::cosign::{self, Key, Signature};
+use crate::registry::cosign::{self, CertificateAnnotations, Signature};
+use crate::registry::signature_policy::{Policy, Refusal};
 
-/// A manifest digest and the sorted fingerprints of the keys it was
-/// verified against.
-pub(super) type Verified = (String, Vec<String>);
+/// A manifest digest and the fingerprint of the policy it met.
+pub(super) type Verified = (String, String);
 
 /// Past this many, the memo of verified digests starts again.
 const MAX_VERIFIED: usize = 1024;
@@ -50,49 +51,58 @@ pub enum LookupError {
 }
 
 impl Oci {
-    /// The name of the key a signature of `manifest_digest` verifies
-    /// under, from the memo or the registry.
+    /// The signers whose signatures of `manifest_digest` meet `policy`,
+    /// from the memo or the registry.
     pub(super) async fn verify(
         &self,
         reference: &Reference,
         name: &str,
         manifest_digest: &str,
         auth: &RegistryAuth,
-        keys: &[Key],
+        policy: &Policy,
     ) -> Result<String, PullError> {
-        let mut fingerprints: Vec<String> = keys.iter().map(Key::fingerprint).collect();
-        fingerprints.sort();
-        let memo = (manifest_digest.to_string(), fingerprints);
-        if let Some(key) = self
+        let memo = (manifest_digest.to_string(), policy.fingerprint());
+        if let Some(signers) = self
             .verified
             .lock()
             .ok()
             .and_then(|m| m.get(&memo).cloned())
         {
-            return Ok(key);
+            return Ok(signers);
         }
-        let fail = |detail: String| PullError::Signature {
-            reference: name.to_string(),
-            digest: manifest_digest.to_string(),
-            keys: cosign::names(keys),
-            detail,
-        };
         let signatures = self
             .signatures(reference, manifest_digest, auth)
             .await
-            .map_err(|e| fail(e.to_string()))?;
-        let key = cosign::verify(&signatures, manifest_digest, keys)
-            .map_err(|e| fail(e.to_string()))?
-            .name
-            .clone();
-        tracing::info!(reference = %name, digest = %manifest_digest, key = %key, "guest module signature verified");
+            .map_err(|e| PullError::Signature {
+                reference: name.to_string(),
+                digest: manifest_digest.to_string(),
+                keys: policy.names(),
+                detail: e.to_string(),
+            })?;
+        let signers = policy
+            .verify(&signatures, manifest_digest, unix_now())
+            .map_err(|refusal| match refusal {
+                Refusal::AnyOne { names, why } => PullError::Signature {
+                    reference: name.to_string(),
+                    digest: manifest_digest.to_string(),
+                    keys: names,
+                    detail: why,
+                },
+                quorum @ Refusal::Quorum(_) => PullError::Policy {
+                    reference: name.to_string(),
+                    digest: manifest_digest.to_string(),
+                    detail: quorum.to_string(),
+                },
+            })?
+            .signers();
+        tracing::info!(reference = %name, digest = %manifest_digest, signers = %signers, "guest module signature verified");
         if let Ok(mut verified) = self.verified.lock() {
             if verified.len() >= MAX_VERIFIED {
                 verified.clear();
             }
-            verified.insert(memo, key.clone());
+            verified.insert(memo, signers.clone());
         }
-        Ok(key)
+        Ok(signers)
     }
 
     /// The cosign signatures the registry holds for `manifest_digest` in
@@ -120,9 +130,13 @@ impl Oci {
             format!("sha256-{hex}.sig"),
         );
         if let Some(bytes) = self.signature_manifest(&sig_tag, auth).await? {
-            for (layer, signature) in simple_signing_layers(&bytes)? {
+            for (layer, signature, certificate) in simple_signing_layers(&bytes)? {
                 let payload = self.signature_blob(&sig_tag, auth, &layer).await?;
-                found.push(Signature::SimpleSigning { payload, signature });
+                found.push(Signature::SimpleSigning {
+                    payload,
+                    signature,
+                    certificate,
+                });
             }
         }
         let referrers = self
@@ -277,21 +291,29 @@ fn signature_layers(bytes: &[u8]) -> Result<Vec<OciDescriptor>, LookupError> {
 }
 
 /// The simple-signing layers of a `.sig` manifest, with their signature
-/// annotations.
-fn simple_signing_layers(
-    bytes: &[u8],
-) -> Result<Vec<(OciDescriptor, Option<String>)>, LookupError> {
+/// and certificate annotations.
+fn simple_signing_layers(bytes: &[u8]) -> Result<Vec<SimpleSigningLayer>, LookupError> {
     Ok(signature_layers(bytes)?
         .into_iter()
         .filter(|l| l.media_type == cosign::SIMPLE_SIGNING_MEDIA_TYPE)
         .map(|l| {
-            let signature = l
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(cosign::SIGNATURE_ANNOTATION).cloned());
-            (l, signature)
+            let annotations = l.annotations.clone().unwrap_or_default();
+            let signature = annotations.get(cosign::SIGNATURE_ANNOTATION).cloned();
+            let certificate = CertificateAnnotations::from_annotations(&annotations);
+            (l, signature, certificate)
         })
         .collect())
+}
+
+/// A simple-signing layer, its signature and its certificate annotations.
+type SimpleSigningLayer = (OciDescriptor, Option<String>, CertificateAnnotations);
+
+/// The current Unix time: the signing time of a certificate no log
+/// vouches for, where the policy needs none (a PKI policy).
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The bundle layer of a referrer, if it is a bundle.

@@ -1,0 +1,424 @@
+//! A module's signature policy with its signers read (keys, trust roots):
+//! which of the signatures found for a manifest meet it, and, when they do
+//! not, which requirement failed and why.
+//!
+//! A policy has up to three groups (entries.rs, `Verify`), each of which,
+//! when given, must be met:
+//!
+//! - **any one**: a signature by any of `keys`, `identities` and the
+//!   signers of the ClusterImagePolicies selected (image_policy.rs);
+//! - **allOf**: a signature by every signer listed;
+//! - **anyOf**: signatures by at least `minimumMatches` of the signers.
+//!
+//! In `allOf` and `anyOf` each signer needs a signature of its own: one
+//! signature cannot count twice, even where its certificate matches two
+//! identities, so "two signatures" means two signatures.
+//!
+//! A key signer is met by a cosign signature under that key (cosign.rs); a
+//! certificate signer by a signature whose certificate chains to its trust
+//! root at the signing time, names the manifest pulled and matches every
+//! identity it asks for (`mco_registry_formats::sigstore`). Each refusal
+//! says, per signer, what every signature lacked: wrong identity, wrong
+//! issuer, not in the log, expired at signing time, digest mismatch, and
+//! how many of the signatures required were there ("1 of 2 required
+//! signatures").
+
+use std::fmt;
+use std::sync::Arc;
+
+use mco_registry_formats::sigstore::{self, Identity, LogRequirement, TrustRoot};
+use sha2::{Digest as _, Sha256};
+
+use super::cosign::{Key, Signature};
+
+/// One signer a policy names, ready to check signatures.
+#[derive(Clone)]
+pub struct Requirement {
+    /// How refusals and `guests verify` name it: `key team.pub`,
+    /// `identity ci@example.com from https://issuer`,
+    /// `clusterimagepolicy/NAME`.
+    pub name: String,
+    check: Check,
+}
+
+#[derive(Clone)]
+enum Check {
+    Key(Key),
+    Certificate(Arc<Certified>),
+}
+
+/// What a certificate signer asks of a signature.
+struct Certified {
+    trust: TrustRoot,
+    /// Every one of which the certificate must match (a PKI policy may
+    /// name an email and a hostname).
+    identities: Vec<Identity>,
+    /// Whether a transparency log entry must vouch for the signature.
+    log_required: bool,
+    /// The trust material's bytes and the identities, hashed: what tells
+    /// two certificate signers apart in the memo of verified digests.
+    fingerprint: String,
+}
+
+impl fmt::Debug for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Requirement({})", self.name)
+    }
+}
+
+impl Requirement {
+    /// A signer by key; its name is the key's.
+    pub fn key(key: Key) -> Requirement {
+        Requirement {
+            name: key.name.clone(),
+            check: Check::Key(key),
+        }
+    }
+
+    /// A signer by certificate: one chaining to `trust`, matching every
+    /// one of `identities`, in a log `trust` lists when `log_required`.
+    /// `material` is the trust root's bytes as read, which with the
+    /// identities tells this signer from another.
+    pub fn certificate(
+        name: String,
+        trust: TrustRoot,
+        identities: Vec<Identity>,
+        log_required: bool,
+        material: &[&[u8]],
+    ) -> Requirement {
+        let mut hash = Sha256::new();
+        for bytes in material {
+            hash.update(Sha256::digest(bytes));
+        }
+        hash.update(format!("{identities:?}|{log_required}"));
+        Requirement {
+            name,
+            check: Check::Certificate(Arc::new(Certified {
+                trust,
+                identities,
+                log_required,
+                fingerprint: format!("{:x}", hash.finalize()),
+            })),
+        }
+    }
+
+    fn fingerprint(&self) -> String {
+        match &self.check {
+            Check::Key(key) => format!("key:{}", key.fingerprint()),
+            Check::Certificate(c) => format!("certificate:{}", c.fingerprint),
+        }
+    }
+
+    /// What `signature` of `manifest_digest` proves for this signer, or
+    /// why it proves nothing. `now` (Unix seconds) is the signing time of
+    /// a certificate no log vouches for, where none is required.
+    fn check(
+        &self,
+        signature: &Signature,
+        manifest_digest: &str,
+        now: u64,
+    ) -> Result<Evidence, String> {
+        match &self.check {
+            Check::Key(key) => signature
+                .verify(manifest_digest, std::slice::from_ref(key))
+                .map(|_| Evidence::Key)
+                .map_err(|e| e.to_string()),
+            Check::Certificate(certified) => {
+                let log = if certified.log_required {
+                    LogRequirement::Required
+                } else {
+                    LogRequirement::Optional { now }
+                };
+                let signer = sigstore::verify_certificate(
+                    signature,
+                    &certified.trust,
+                    manifest_digest,
+                    log,
+                )
+                .map_err(|e| e.to_string())?;
+                for identity in &certified.identities {
+                    identity.matches(&signer).map_err(|e| e.to_string())?;
+                }
+                Ok(Evidence::Certificate(signer))
+            }
+        }
+    }
+}
+
+/// What a signature proved for the signer it met.
+#[derive(Debug, Clone)]
+pub enum Evidence {
+    /// It verifies under the signer's key.
+    Key,
+    /// Its certificate: who, issued by whom, when, in which log entry.
+    Certificate(sigstore::Signer),
+}
+
+/// The group of a policy a requirement belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    AnyOne,
+    AllOf,
+    AnyOf,
+}
+
+impl fmt::Display for Group {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Group::AnyOne => "any of keys, identities, clusterImagePolicies",
+            Group::AllOf => "allOf",
+            Group::AnyOf => "anyOf",
+        })
+    }
+}
+
+/// One requirement met: by which signature (its index among those found)
+/// and with what evidence.
+#[derive(Debug, Clone)]
+pub struct Met {
+    pub group: Group,
+    pub requirement: String,
+    pub signature: usize,
+    pub evidence: Evidence,
+}
+
+/// A policy met: every requirement that counted.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub met: Vec<Met>,
+}
+
+impl Verdict {
+    /// The signers that counted, as `guests pull` and the log name them.
+    pub fn signers(&self) -> String {
+        let mut names: Vec<&str> = Vec::new();
+        for met in &self.met {
+            if !names.contains(&met.requirement.as_str()) {
+                names.push(&met.requirement);
+            }
+        }
+        names.join(", ")
+    }
+}
+
+/// Why a module's signatures do not meet its policy.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The any-one group failed: each signer's reasons.
+    #[error("{why}")]
+    AnyOne { names: String, why: String },
+    /// `allOf` or `anyOf` (and maybe the any-one group) failed: each
+    /// group's count and its unmet signers' reasons.
+    #[error("{}", .0.join("; "))]
+    Quorum(Vec<String>),
+}
+
+/// The reason of every signer when no signature was found.
+const NO_SIGNATURE: &str = "no cosign signature found (neither a .sig tag nor a bundle referrer)";
+
+/// A module's signature policy, its signers read.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    pub any_one: Vec<Requirement>,
+    pub all_of: Vec<Requirement>,
+    /// `minimumMatches` and the signers.
+    pub any_of: Option<(usize, Vec<Requirement>)>,
+}
+
+impl Policy {
+    /// What tells two policies apart in the memo of verified digests: the
+    /// keys' points and trust material, not their names.
+    pub fn fingerprint(&self) -> String {
+        let list = |rs: &[Requirement]| {
+            rs.iter()
+                .map(Requirement::fingerprint)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let (minimum, any_of) = self
+            .any_of
+            .as_ref()
+            .map_or((0, String::new()), |(m, rs)| (*m, list(rs)));
+        let text = format!(
+            "any[{}] all[{}] {minimum}of[{any_of}]",
+            list(&self.any_one),
+            list(&self.all_of)
+        );
+        format!("{:x}", Sha256::digest(text))
+    }
+
+    /// The signers of the any-one group, as refusals list them.
+    pub fn names(&self) -> String {
+        self.any_one
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Whether `signatures` of `manifest_digest` meet the policy; `now`
+    /// is the current Unix time (see [`Requirement::check`]).
+    pub fn verify(
+        &self,
+        signatures: &[Signature],
+        manifest_digest: &str,
+        now: u64,
+    ) -> Result<Verdict, Refusal> {
+        let table = |requirements: &[Requirement]| -> Vec<Vec<Result<Evidence, String>>> {
+            requirements
+                .iter()
+                .map(|r| {
+                    signatures
+                        .iter()
+                        .map(|s| r.check(s, manifest_digest, now))
+                        .collect()
+                })
+                .collect()
+        };
+        let mut met = Vec::new();
+        let mut failed = Vec::new();
+        let mut any_one_failed = None;
+        if !self.any_one.is_empty() {
+            let checks = table(&self.any_one);
+            let found = checks.iter().enumerate().find_map(|(r, row)| {
+                row.iter()
+                    .position(Result::is_ok)
+                    .map(|s| (r, s, row[s].clone()))
+            });
+            match found {
+                Some((r, s, Ok(evidence))) => met.push(Met {
+                    group: Group::AnyOne,
+                    requirement: self.any_one[r].name.clone(),
+                    signature: s,
+                    evidence,
+                }),
+                _ => {
+                    let why = reasons(&self.any_one, &checks, signatures, self.any_one.len() > 1);
+                    failed.push(format!(
+                        "no valid cosign signature by any of the signers tried ({}): {why}",
+                        self.names()
+                    ));
+                    any_one_failed = Some(why);
+                }
+            }
+        }
+        let quorums = [
+            (Group::AllOf, self.all_of.len(), &self.all_of[..]),
+            match &self.any_of {
+                Some((minimum, rs)) => (Group::AnyOf, *minimum, &rs[..]),
+                None => (Group::AnyOf, 0, &[][..]),
+            },
+        ];
+        for (group, required, requirements) in quorums {
+            if requirements.is_empty() {
+                continue;
+            }
+            let checks = table(requirements);
+            let pairs = matching(&checks);
+            if pairs.len() >= required {
+                met.extend(pairs.into_iter().filter_map(|(r, s)| {
+                    let evidence = checks[r][s].as_ref().ok()?.clone();
+                    Some(Met {
+                        group,
+                        requirement: requirements[r].name.clone(),
+                        signature: s,
+                        evidence,
+                    })
+                }));
+                continue;
+            }
+            let unmet: Vec<usize> = (0..requirements.len())
+                .filter(|r| !pairs.iter().any(|(m, _)| m == r))
+                .collect();
+            let why = unmet
+                .iter()
+                .map(|&r| {
+                    let row = std::slice::from_ref(&checks[r]);
+                    let reqs = std::slice::from_ref(&requirements[r]);
+                    reasons(reqs, row, signatures, true)
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            failed.push(format!(
+                "{group}: {} of {required} required signatures; {why}",
+                pairs.len()
+            ));
+        }
+        match (failed.len(), any_one_failed) {
+            (0, _) => Ok(Verdict { met }),
+            (1, Some(why)) => Err(Refusal::AnyOne {
+                names: self.names(),
+                why,
+            }),
+            _ => Err(Refusal::Quorum(failed)),
+        }
+    }
+}
+
+/// Each requirement's reasons, per signature: `form: reason`, prefixed by
+/// the requirement's name when `named`.
+fn reasons(
+    requirements: &[Requirement],
+    checks: &[Vec<Result<Evidence, String>>],
+    signatures: &[Signature],
+    named: bool,
+) -> String {
+    requirements
+        .iter()
+        .zip(checks)
+        .map(|(requirement, row)| {
+            let why = if signatures.is_empty() {
+                NO_SIGNATURE.to_string()
+            } else {
+                row.iter()
+                    .zip(signatures)
+                    .filter_map(|(check, s)| check.as_ref().err().map(|e| format!("{}: {e}", s.form())))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            if named {
+                format!("{}: {why}", requirement.name)
+            } else {
+                why
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The most requirements matched to distinct signatures (augmenting
+/// paths; a policy lists a few signers, a module at most 16 signatures):
+/// `(requirement, signature)` pairs.
+fn matching(checks: &[Vec<Result<Evidence, String>>]) -> Vec<(usize, usize)> {
+    let signatures = checks.first().map_or(0, Vec::len);
+    let mut owner: Vec<Option<usize>> = vec![None; signatures];
+    fn augment(
+        r: usize,
+        checks: &[Vec<Result<Evidence, String>>],
+        owner: &mut [Option<usize>],
+        seen: &mut [bool],
+    ) -> bool {
+        for s in 0..owner.len() {
+            if checks[r][s].is_err() || seen[s] {
+                continue;
+            }
+            seen[s] = true;
+            if owner[s].is_none_or(|other| augment(other, checks, owner, seen)) {
+                owner[s] = Some(r);
+                return true;
+            }
+        }
+        false
+    }
+    for r in 0..checks.len() {
+        let mut seen = vec![false; signatures];
+        augment(r, checks, &mut owner, &mut seen);
+    }
+    let mut pairs: Vec<(usize, usize)> = owner
+        .iter()
+        .enumerate()
+        .filter_map(|(s, r)| r.map(|r| (r, s)))
+        .collect();
+    pairs.sort_unstable();
+    pairs
+}
