@@ -87,7 +87,7 @@ bench-scale: guests host
 ## `make test`. New inputs go to $(FUZZ_WORK), crashes to fuzz/artifacts/;
 ## the small seed corpus in fuzz/corpus/ is only read.
 FUZZ_SECONDS ?= 180
-FUZZ_TARGETS := stream provider_spec guest_output simple_signing bundle docker_config artifact
+FUZZ_TARGETS := stream provider_spec guest_output simple_signing bundle docker_config artifact certificate_signature trust_root
 FUZZ_WORK ?= $(CARGO_TARGET_DIR)/fuzz-corpus
 FUZZ_TARGET_DIR ?= $(CARGO_TARGET_DIR)/fuzz
 fuzz:

@@ -1,6 +1,6 @@
 //! What the fuzz targets share: the platform rules, a fixed MachineSet and
-//! stream, and the checks every decision must pass; a cosign key no input
-//! may verify under.
+//! stream, and the checks every decision must pass; a cosign key and a
+//! certificate authority no input may verify under.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,6 +9,7 @@ use mco_bootimage::{
     validate_decision,
 };
 use mco_registry_formats::cosign::{Key, Signature};
+use mco_registry_formats::sigstore::{LogRequirement, TrustRoot, verify_certificate};
 use serde_json::Value;
 
 pub const PLATFORMS: [&dyn Platform; 3] = [
@@ -83,6 +84,48 @@ pub fn never_verifies(signature: &Signature) {
         Ok(key) => panic!("{signature:?} verified under {}", key.name),
         Err(why) => {
             let _ = why.to_string();
+        }
+    }
+}
+
+/// A self-signed P-256 root whose private half was thrown away when
+/// `mco_e2e::pki` made it.
+const NOBODYS_ROOT: &str = "-----BEGIN CERTIFICATE-----
+MIIBfjCCASSgAwIBAgIIfbbMTbbCZ8MwCgYIKoZIzj0EAwIwIzEQMA4GA1UECgwH
+bWNvLWUyZTEPMA0GA1UEAwwGbm9ib2R5MB4XDTI2MTIwNDE5MTgwNVoXDTM2MTIw
+MjE5MTgwNVowIzEQMA4GA1UECgwHbWNvLWUyZTEPMA0GA1UEAwwGbm9ib2R5MFkw
+EwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEVRJXDGLOT0Vz+y+to/0lSBigwTditjT/
+g7pDiu+tKyNSgcBrs+985//xXiiHr2C61IZCA2bf5pxb65usC8LXmKNCMEAwHQYD
+VR0OBBYEFNH5UXbVHk0jH3y4SdGurHb+J2V/MA8GA1UdEwEB/wQFMAMBAf8wDgYD
+VR0PAQH/BAQDAgEGMAoGCCqGSM49BAMCA0gAMEUCIQCjWjwAKyJ7ppNLunoghH8Z
+1gS7F7Q9RBvBAip158/WHwIgQQeCs1QGdb/NsuwXKznzU+HQ2VBnzOyIpJUxR6sM
+Xng=
+-----END CERTIFICATE-----
+";
+
+/// Verifies certificate-based `signature` of [`DIGEST`] against trust
+/// nobody can sign under: a Fulcio policy whose CA and log are nobody's
+/// (the log checks run first), and a PKI policy without a log (the
+/// certificate chain checks run). Parsing and checks must be total, and
+/// acceptance is a bug.
+pub fn never_verifies_certificate(signature: &Signature) {
+    let trusts = [
+        (
+            TrustRoot::from_fulcio(NOBODYS_ROOT.as_bytes(), NOBODYS_KEY.as_bytes()),
+            LogRequirement::Required,
+        ),
+        (
+            TrustRoot::from_pki(NOBODYS_ROOT.as_bytes(), b""),
+            LogRequirement::Optional { now: 1_800_000_000 },
+        ),
+    ];
+    for (trust, log) in trusts {
+        let trust = trust.unwrap_or_else(|e| panic!("the fixed trust root does not parse: {e}"));
+        match verify_certificate(signature, &trust, DIGEST, log) {
+            Ok(signer) => panic!("{signature:?} verified as {signer:?}"),
+            Err(why) => {
+                let _ = why.to_string();
+            }
         }
     }
 }

@@ -31,6 +31,7 @@ mod http;
 pub mod large;
 mod mirror;
 pub mod ova;
+pub mod pki;
 mod process;
 mod users;
 mod vcsim;
