@@ -733,3 +733,67 @@ fn guests_checks_a_registry_before_it_is_deployed() {
     );
     assert!(output.stdout.is_empty());
 }
+
+#[test]
+fn guests_verify_refuses_a_policy_it_cannot_read_before_any_registry_call() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        path.display().to_string()
+    };
+    // Nothing listens here: a refusal that needed the registry would say so.
+    let reference = "127.0.0.1:9/guests/mcn:v1";
+    let file_module = file("file-module.yaml", "module: mcn.wasm\n");
+    let no_root = file(
+        "no-root.yaml",
+        &format!("oci: {reference}\nverify: {{identities: [{{subject: {{equal: ci@example.com}}}}]}}\n"),
+    );
+    let missing_key = file(
+        "guest.yaml",
+        &format!(
+            "apiVersion: mco-wasm.io/v1alpha1\nkind: MachineConfigGuest\nmetadata: {{name: mcn}}\n\
+             spec: {{job: mcn, oci: {reference}, verify: {{allOf: [{{key: {{file: gone.pub}}}}]}}}}\n"
+        ),
+    );
+    let unreadable_policy = file(
+        "pki.yaml",
+        "apiVersion: config.openshift.io/v1\nkind: ClusterImagePolicy\nmetadata: {name: pki}\n\
+         spec:\n  scopes: ['127.0.0.1:9/guests']\n  policy:\n    rootOfTrust:\n      policyType: PKI\n      \
+         pki: {caRootsData: bm90IGEgY2VydGlmaWNhdGU=, pkiCertificateSubject: {email: ci@example.com}}\n",
+    );
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (vec![reference], "give the policy".into()),
+        (vec!["--key", "k.pub"], "name the module".into()),
+        (vec![&file_module], "is not an oci: module".into()),
+        (
+            vec![&no_root],
+            "verify: identities are named without trustedRoot".into(),
+        ),
+        (
+            vec!["--entry", &missing_key],
+            format!("oci:{reference}: verify key {}: ", dir.path().join("gone.pub").display()),
+        ),
+        (
+            vec![reference, "--identity", "ci@example.com"],
+            "no trustedRoot is given".into(),
+        ),
+        (
+            vec![reference, "--cluster-image-policy", &unreadable_policy],
+            "clusterImagePolicies: clusterimagepolicy/pki: pki: caRootsData".into(),
+        ),
+        (
+            vec![&no_root, "--key", "k.pub"],
+            "the policy comes from one place".into(),
+        ),
+    ];
+    for (args, why) in cases {
+        let mut all = vec!["guests", "verify"];
+        all.extend(&args);
+        let output = run(&all, None);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {message}");
+        assert!(message.contains(&why), "{args:?}: {message}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+}

@@ -32,8 +32,9 @@ use tokio::time::sleep;
 use support::fixture::{self, Fixture, api_code};
 use support::golden::{self, B, Expected, REBOOT_WALK, REBOOTLESS_WALK, RESTART_WALK, Step, steps};
 use support::guests::{
-    apply_as_test, apply_configmap, apply_guest_object, condition, guest_events, kubectl,
-    patch_guest_object, put_configmap, sha256, wait_guest_object,
+    SWAP_TIMEOUT, apply_as_test, apply_configmap, apply_guest_object, condition, guest_events,
+    kubectl, patch_guest_object, put_configmap, refused_while_serving, serves, serving, sha256,
+    wait_guest_object,
 };
 use support::wasm::with_custom_section;
 
@@ -714,9 +715,6 @@ async fn apiserver_restart(fx: &mut Fixture) -> Result<()> {
 
 const REGISTRY_CM: &str = "mco-guest-registry";
 const SWAP_WORKERS: [&str; 4] = ["worker-0", "worker-1", "worker-2", "worker-3"];
-/// Bound on a registry change being served or refused (poll 500 ms, then
-/// compiling and smoke-testing the module on a busy machine).
-const SWAP_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// What the test does to the registry before a step of the walk.
 enum Swap {
@@ -1621,53 +1619,6 @@ async fn cluster_image_policies(fx: &mut Fixture) -> Result<()> {
     Ok(())
 }
 
-/// Whether a MachineConfigGuest status says the module of `sha256` serves.
-fn serves(sha256: &str) -> impl Fn(&Value) -> bool {
-    let sha256 = sha256.to_string();
-    move |s: &Value| {
-        s["serving"]["sha256"] == sha256.as_str() && condition(s, "Ready") == ("True", "Serving")
-    }
-}
-
-/// Merge-patches MachineConfigGuest `mcn` with `patch` and waits for the
-/// refusal: Degraded (`SwapFailed`) with `why` in `lastError`, the pull
-/// counted as `result` in `mco_guest_fetches_total`, and the module of
-/// sha256 `before` still serving.
-async fn refused_while_serving(
-    fx: &mut Fixture,
-    c: usize,
-    patch: &Value,
-    (result, why): (&str, &str),
-    before: &str,
-) -> Result<()> {
-    patch_guest_object(fx, "mcn", patch).await?;
-    let status = wait_guest_object(
-        fx,
-        "mcn",
-        &format!("refused ({result})"),
-        SWAP_TIMEOUT,
-        |s| {
-            condition(s, "Degraded") == ("True", "SwapFailed")
-                && s["lastError"].as_str().is_some_and(|e| e.contains(why))
-        },
-    )
-    .await?;
-    ensure!(
-        status["serving"]["sha256"] == before,
-        "a refused pull must leave the module before serving: {status}"
-    );
-    let m = fx.controllers[c].metrics().await?;
-    let fetches = m.sum(
-        "mco_guest_fetches_total",
-        &[("job", "mcn"), ("result", result)],
-    );
-    ensure!(
-        fetches >= 1.0 && serving(&m, before),
-        "{patch} must count as {result}, the module before serving"
-    );
-    Ok(())
-}
-
 /// Pull Secrets mistyped as people mistype them by hand, each holding a
 /// credential where the mistake is: each is refused (`secret_failure`),
 /// saying where it is wrong, and the credential appears in none of what
@@ -1835,13 +1786,6 @@ async fn swap_events(fx: &Fixture) -> Result<Vec<(String, String)>> {
             std::iter::repeat_n(event, usize::try_from(times).unwrap_or(1))
         })
         .collect())
-}
-
-fn serving(m: &support::controller::Metrics, sha256: &str) -> bool {
-    m.sum(
-        "mco_guest_info",
-        &[("job", "mcn"), ("role", "active"), ("sha256", sha256)],
-    ) == 1.0
 }
 
 fn swaps(m: &support::controller::Metrics, result: &str) -> f64 {

@@ -20,7 +20,7 @@ use super::guests::AuthArgs;
 use super::offline::{in_cluster_only, runtime};
 use super::{Failure, SandboxArgs};
 use crate::registry::crd::MachineConfigGuestSpec;
-use crate::registry::entries::{Identity, KeySource, OciSource, RawFull, Source, Subject, Verify};
+use crate::registry::entries::{Identity, KeySource, OciSource, RawFull, Source, SubjectMatch, Verify};
 use crate::registry::image_policy::{ImagePolicy, Listed, PolicySelector};
 use crate::registry::read_policy;
 use crate::registry::signature_policy::{Evidence, Policy, Verdict};
@@ -101,11 +101,11 @@ impl VerifyArgs {
         let subjects = self
             .identities
             .iter()
-            .map(|s| Subject::Equal(s.clone()))
+            .map(|s| SubjectMatch::Equal(s.clone()))
             .chain(
                 self.identity_prefixes
                     .iter()
-                    .map(|p| Subject::UrlPrefix(p.clone())),
+                    .map(|p| SubjectMatch::UrlPrefix(p.clone())),
             );
         Verify {
             trusted_root: self.trusted_root.clone().map(KeySource::File),

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
 
-use mco_registry_formats::sigstore::{Identity as SignerIdentity, SubjectMatch};
+pub use mco_registry_formats::sigstore::{Identity, SubjectMatch};
 
 use super::image_policy::PolicySelector;
 
@@ -87,26 +87,6 @@ impl Verify {
     }
 }
 
-/// Who a signing certificate must have been issued to: its subject (a SAN
-/// email, URI or DNS name) and, when given, the OIDC issuer Fulcio wrote
-/// into it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Identity {
-    pub issuer: Option<String>,
-    pub subject: Subject,
-}
-
-/// How a certificate's subject is matched.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Subject {
-    /// The very email, URI or DNS name.
-    Equal(String),
-    /// A URI under this prefix at a path boundary, as Kubewarden matches
-    /// it: `https://github.com/team` takes `https://github.com/team/ci`,
-    /// not `https://github.com/team-evil/ci`.
-    UrlPrefix(String),
-}
-
 /// One signer of `allOf` or `anyOf`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Signer {
@@ -121,30 +101,16 @@ pub struct Quorum {
     pub signers: Vec<Signer>,
 }
 
-impl Identity {
-    /// The identity as the verifier matches it.
-    pub fn required(&self) -> SignerIdentity {
-        SignerIdentity {
-            subject: match &self.subject {
-                Subject::Equal(s) => SubjectMatch::Equal(s.clone()),
-                Subject::UrlPrefix(p) => SubjectMatch::UrlPrefix(p.clone()),
-            },
-            issuer: self.issuer.clone(),
-        }
-    }
-}
-
-/// How errors, logs and `guests verify` name an identity.
-impl fmt::Display for Identity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.subject {
-            Subject::Equal(subject) => write!(f, "identity {subject}")?,
-            Subject::UrlPrefix(prefix) => write!(f, "identity {prefix}*")?,
-        }
-        match &self.issuer {
-            Some(issuer) => write!(f, " from {issuer}"),
-            None => Ok(()),
-        }
+/// How errors, logs and `guests verify` name an identity: `identity
+/// SUBJECT[ from ISSUER]`, a URL prefix ending in `*`.
+pub fn identity_name(identity: &Identity) -> String {
+    let subject = match &identity.subject {
+        SubjectMatch::Equal(subject) => subject.clone(),
+        SubjectMatch::UrlPrefix(prefix) => format!("{prefix}*"),
+    };
+    match &identity.issuer {
+        Some(issuer) => format!("identity {subject} from {issuer}"),
+        None => format!("identity {subject}"),
     }
 }
 
@@ -152,7 +118,7 @@ impl fmt::Display for Signer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Signer::Key(key) => write!(f, "key {key}"),
-            Signer::Identity(identity) => identity.fmt(f),
+            Signer::Identity(identity) => f.write_str(&identity_name(identity)),
         }
     }
 }
@@ -639,8 +605,8 @@ impl RawIdentity {
     /// The identity, `at` naming it in errors.
     fn resolve(self, at: &str) -> Result<Identity, Problem> {
         let subject = match (self.subject.equal, self.subject.url_prefix) {
-            (Some(equal), None) if !equal.is_empty() => Subject::Equal(equal),
-            (None, Some(prefix)) if !prefix.is_empty() => Subject::UrlPrefix(prefix),
+            (Some(equal), None) if !equal.is_empty() => SubjectMatch::Equal(equal),
+            (None, Some(prefix)) if !prefix.is_empty() => SubjectMatch::UrlPrefix(prefix),
             _ => return Err(Problem::SubjectMatch(at.to_string())),
         };
         if self.issuer.as_deref() == Some("") {
@@ -825,7 +791,7 @@ mod tests {
             read.trusted_root.map(|r| r.to_string()),
             Some("configmap/sigstore[trusted_root.json]".into())
         );
-        let identities: Vec<String> = read.identities.iter().map(ToString::to_string).collect();
+        let identities: Vec<String> = read.identities.iter().map(identity_name).collect();
         assert_eq!(
             identities,
             ["identity https://github.com/team* from https://token.actions.githubusercontent.com"]

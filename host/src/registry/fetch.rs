@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 use mco_registry_formats::sigstore::TrustRoot;
 
 use super::cosign::{self, Key};
-use super::entries::{Entry, KeySource, Module, OciSource, Signer, Source};
+use super::entries::{Entry, KeySource, Module, OciSource, Signer, Source, identity_name};
 use super::image_policy::{self, Listed};
 use super::signature_policy::{Policy, Requirement};
 use super::job::Job;
@@ -223,13 +223,14 @@ where
             }
             Signer::Identity(identity) => {
                 // entries.rs refuses identities without a trusted root.
-                let (trust, json) = trust.as_ref().ok_or_else(|| {
-                    fail(identity.to_string(), "no trustedRoot is given".into())
-                })?;
+                let name = identity_name(identity);
+                let (trust, json) = trust
+                    .as_ref()
+                    .ok_or_else(|| fail(name.clone(), "no trustedRoot is given".into()))?;
                 Ok(Requirement::certificate(
-                    identity.to_string(),
+                    name,
                     trust.clone(),
-                    vec![identity.required()],
+                    vec![identity.clone()],
                     trust.knows_logs(),
                     &[json],
                 ))

@@ -422,3 +422,223 @@ fn matching(checks: &[Vec<Result<Evidence, String>>]) -> Vec<(usize, usize)> {
     pairs.sort_unstable();
     pairs
 }
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+    use mco_e2e::pki::{Ca, LeafSpec, Log, now, simple_signing_payload, trusted_root_json};
+    use mco_registry_formats::cosign::CertificateAnnotations;
+    use mco_registry_formats::sigstore::SubjectMatch;
+
+    use super::*;
+
+    const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+    const ISSUER: &str = "https://issuer.example.com";
+
+    /// A CA under a root, and the trusted root naming it and a log.
+    struct Pki {
+        root: Ca,
+        ca: Ca,
+        json: String,
+    }
+
+    /// The PKI and the log its trusted root lists.
+    fn pki() -> (Pki, Log) {
+        let root = Ca::root("policy root");
+        let ca = root.intermediate("policy signing");
+        let log = Log::new("rekor.policy");
+        let json = trusted_root_json(&[&[&ca, &root]], &[&log]);
+        (Pki { root, ca, json }, log)
+    }
+
+    /// A `.sig` signature of [`DIGEST`] by a certificate for `email` from
+    /// `ISSUER`, recorded in `log` when given.
+    fn signed(pki: &Pki, email: &str, log: Option<&mut Log>) -> Signature {
+        let leaf = pki.ca.leaf(&LeafSpec::email(email).issuer(ISSUER));
+        let payload = simple_signing_payload("r/g/mcn", DIGEST);
+        let signature = leaf.sign(&payload);
+        let rekor_bundle = log.map(|log| {
+            let body = log.hashedrekord(&payload, &signature, &leaf.pem());
+            log.append(body, now()).cosign_bundle_annotation()
+        });
+        Signature::SimpleSigning {
+            payload,
+            signature: Some(base64::engine::general_purpose::STANDARD.encode(&signature)),
+            certificate: CertificateAnnotations {
+                certificate: Some(leaf.pem()),
+                chain: Some(format!("{}{}", pki.ca.pem(), pki.root.pem())),
+                rekor_bundle,
+            },
+        }
+    }
+
+    /// A signer `email` from `ISSUER`, chaining to `pki`'s trusted root,
+    /// in its log.
+    fn identity(pki: &Pki, email: &str, issuer: Option<&str>) -> Requirement {
+        let trust = TrustRoot::from_trusted_root_json(pki.json.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let identity = Identity {
+            subject: SubjectMatch::Equal(email.into()),
+            issuer: issuer.map(Into::into),
+        };
+        let name = format!("identity {email}");
+        Requirement::certificate(name, trust, vec![identity], true, &[pki.json.as_bytes()])
+    }
+
+    fn refusal(policy: &Policy, signatures: &[Signature]) -> String {
+        match policy.verify(signatures, DIGEST, now()) {
+            Ok(verdict) => panic!("met: {verdict:?}"),
+            Err(refusal) => refusal.to_string(),
+        }
+    }
+
+    fn met(policy: &Policy, signatures: &[Signature]) -> Vec<(String, usize)> {
+        match policy.verify(signatures, DIGEST, now()) {
+            Ok(verdict) => verdict
+                .met
+                .into_iter()
+                .map(|m| (m.requirement, m.signature))
+                .collect(),
+            Err(refusal) => panic!("{refusal}"),
+        }
+    }
+
+    #[test]
+    fn any_one_signer_meets_the_first_group_and_a_refusal_names_each() {
+        let (pki, mut log) = pki();
+        let policy = Policy {
+            any_one: vec![
+                identity(&pki, "ci@example.com", Some(ISSUER)),
+                identity(&pki, "review@example.com", Some(ISSUER)),
+            ],
+            ..Policy::default()
+        };
+        let review = signed(&pki, "review@example.com", Some(&mut log));
+        assert_eq!(
+            met(&policy, &[review]),
+            [("identity review@example.com".to_string(), 0)]
+        );
+        let dev = signed(&pki, "dev@example.com", Some(&mut log));
+        let why = refusal(&policy, &[dev]);
+        assert!(
+            why.starts_with("identity ci@example.com: simple-signing: wrong identity")
+                && why.contains("identity review@example.com: simple-signing: wrong identity"),
+            "{why}"
+        );
+        assert!(refusal(&policy, &[]).contains("no cosign signature found"));
+        // Not in the log, or in a log the trusted root does not list.
+        let unlogged = signed(&pki, "ci@example.com", None);
+        assert!(refusal(&policy, &[unlogged]).contains("no transparency log entry"));
+        let mut foreign = Log::new("rekor.elsewhere");
+        let elsewhere = signed(&pki, "ci@example.com", Some(&mut foreign));
+        assert!(refusal(&policy, &[elsewhere]).contains("which the trust root does not list"));
+    }
+
+    #[test]
+    fn all_of_needs_every_signer_each_with_its_own_signature() {
+        let (pki, mut log) = pki();
+        let policy = Policy {
+            all_of: vec![
+                identity(&pki, "ci@example.com", Some(ISSUER)),
+                identity(&pki, "review@example.com", None),
+            ],
+            ..Policy::default()
+        };
+        let ci = signed(&pki, "ci@example.com", Some(&mut log));
+        let review = signed(&pki, "review@example.com", Some(&mut log));
+        let why = refusal(&policy, std::slice::from_ref(&ci));
+        assert!(
+            why.starts_with(
+                "allOf: 1 of 2 required signatures; identity review@example.com: simple-signing: wrong identity"
+            ),
+            "{why}"
+        );
+        assert_eq!(
+            met(&policy, &[review.clone(), ci.clone()]),
+            [
+                ("identity ci@example.com".to_string(), 1),
+                ("identity review@example.com".to_string(), 0)
+            ]
+        );
+        // Two signers one signature matches: it counts once.
+        let twice = Policy {
+            all_of: vec![
+                identity(&pki, "ci@example.com", Some(ISSUER)),
+                identity(&pki, "ci@example.com", None),
+            ],
+            ..Policy::default()
+        };
+        assert!(
+            refusal(&twice, std::slice::from_ref(&ci))
+                .starts_with("allOf: 1 of 2 required signatures")
+        );
+        let again = signed(&pki, "ci@example.com", Some(&mut log));
+        assert_eq!(met(&twice, &[ci, again]).len(), 2);
+        // A wrong issuer is its own refusal.
+        let other_issuer = Policy {
+            all_of: vec![identity(&pki, "review@example.com", Some("https://other"))],
+            ..Policy::default()
+        };
+        assert!(refusal(&other_issuer, &[review]).contains(
+            "wrong issuer: the certificate's OIDC issuer is https://issuer.example.com, not https://other"
+        ));
+    }
+
+    #[test]
+    fn any_of_needs_its_minimum_and_every_group_must_hold() {
+        let (pki, mut log) = pki();
+        let signers = ["a@example.com", "b@example.com", "c@example.com"]
+            .map(|email| identity(&pki, email, Some(ISSUER)))
+            .to_vec();
+        let policy = Policy {
+            any_one: vec![identity(&pki, "ci@example.com", Some(ISSUER))],
+            any_of: Some((2, signers)),
+            ..Policy::default()
+        };
+        let [ci, a, c] = ["ci@example.com", "a@example.com", "c@example.com"]
+            .map(|email| signed(&pki, email, Some(&mut log)));
+        assert_eq!(met(&policy, &[ci.clone(), a.clone(), c.clone()]).len(), 3);
+        let why = refusal(&policy, &[ci.clone(), a.clone()]);
+        assert!(
+            why.starts_with("anyOf: 1 of 2 required signatures; identity b@example.com: ")
+                && why.contains("identity c@example.com: "),
+            "{why}"
+        );
+        // Both groups failing: both are named.
+        let why = refusal(&policy, &[a]);
+        assert!(
+            why.starts_with("no valid cosign signature by any of the signers tried (identity ci@example.com)")
+                && why.contains("; anyOf: 1 of 2 required signatures"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn fingerprints_tell_policies_apart_by_what_they_check() {
+        let (pki, _) = pki();
+        let ci = || identity(&pki, "ci@example.com", Some(ISSUER));
+        let one = Policy {
+            any_one: vec![ci()],
+            ..Policy::default()
+        };
+        assert_eq!(one.fingerprint(), one.clone().fingerprint());
+        let other_issuer = Policy {
+            any_one: vec![identity(&pki, "ci@example.com", None)],
+            ..Policy::default()
+        };
+        let all_of = Policy {
+            all_of: vec![ci()],
+            ..Policy::default()
+        };
+        let quorum = Policy {
+            any_of: Some((1, vec![ci()])),
+            ..Policy::default()
+        };
+        let prints = [&one, &other_issuer, &all_of, &quorum].map(Policy::fingerprint);
+        for (i, a) in prints.iter().enumerate() {
+            for b in &prints[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+}

@@ -22,16 +22,21 @@
 //!       keys:
 //!         - configMap: {name: cosign-keys, key: team.pub}
 //!         - secret: {name: release-key, key: cosign.pub}
-//!       clusterImagePolicies: true          # and the PublicKey ClusterImagePolicies covering it
+//!       clusterImagePolicies: true          # or the signer of a ClusterImagePolicy covering it
+//!       trustedRoot: {configMap: {name: sigstore, key: trusted_root.json}}
+//!       allOf:                              # and every one of these
+//!         - identity: {issuer: https://issuer.example.com, subject: {equal: ci@example.com}}
 //! verify:                        # the default of every oci: module without its own
 //!   keys: [{file: keys/cosign.pub}]          # relative to this file
 //! ```
 //!
-//! `verify` refuses an OCI module unless a key-based cosign signature of
-//! its manifest verifies under one of `keys` (any one: a list is for key
-//! rotation), or under the key of a ClusterImagePolicy `clusterImagePolicies`
+//! `verify` refuses an OCI module unless a cosign signature of its
+//! manifest verifies under one of `keys` or `identities` (any one: a list
+//! is for rotation), or meets a ClusterImagePolicy `clusterImagePolicies`
 //! selects (`true`: every one covering the repository; `[name, ...]`: those,
-//! each of which must cover it; see image_policy.rs). A candidate without
+//! each of which must cover it; see image_policy.rs), and unless every
+//! signer of `allOf` and `minimumMatches` of `anyOf` signed it
+//! (signature_policy.rs; docs/guests/signature-policy.md). A candidate without
 //! its own `verify` is held to its entry's,
 //! and an entry without one to the registry's top-level `verify`. Files and
 //! ConfigMap modules are not signed artifacts: pin them with `sha256`.

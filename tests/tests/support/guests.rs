@@ -226,3 +226,62 @@ pub async fn ensure_promoted_twice(fx: &Fixture, name: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// Bound on a registry change being served or refused (poll 500 ms, then
+/// compiling and smoke-testing the module on a busy machine).
+pub const SWAP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Whether a MachineConfigGuest status says the module of `sha256` serves.
+pub fn serves(sha256: &str) -> impl Fn(&Value) -> bool {
+    let sha256 = sha256.to_string();
+    move |s: &Value| {
+        s["serving"]["sha256"] == sha256.as_str() && condition(s, "Ready") == ("True", "Serving")
+    }
+}
+
+/// Merge-patches MachineConfigGuest `mcn` with `patch` and waits for the
+/// refusal: Degraded (`SwapFailed`) with `why` in `lastError`, the pull
+/// counted as `result` in `mco_guest_fetches_total`, and the module of
+/// sha256 `before` still serving.
+pub async fn refused_while_serving(
+    fx: &mut Fixture,
+    c: usize,
+    patch: &Value,
+    (result, why): (&str, &str),
+    before: &str,
+) -> Result<()> {
+    patch_guest_object(fx, "mcn", patch).await?;
+    let status = wait_guest_object(
+        fx,
+        "mcn",
+        &format!("refused ({result})"),
+        SWAP_TIMEOUT,
+        |s| {
+            condition(s, "Degraded") == ("True", "SwapFailed")
+                && s["lastError"].as_str().is_some_and(|e| e.contains(why))
+        },
+    )
+    .await?;
+    ensure!(
+        status["serving"]["sha256"] == before,
+        "a refused pull must leave the module before serving: {status}"
+    );
+    let m = fx.controllers[c].metrics().await?;
+    let fetches = m.sum(
+        "mco_guest_fetches_total",
+        &[("job", "mcn"), ("result", result)],
+    );
+    ensure!(
+        fetches >= 1.0 && serving(&m, before),
+        "{patch} must count as {result}, the module before serving"
+    );
+    Ok(())
+}
+
+/// Whether the metrics say the module of `sha256` serves job `mcn`.
+pub fn serving(m: &super::controller::Metrics, sha256: &str) -> bool {
+    m.sum(
+        "mco_guest_info",
+        &[("job", "mcn"), ("role", "active"), ("sha256", sha256)],
+    ) == 1.0
+}

@@ -1,0 +1,396 @@
+//! Guests signed with certificates, the way a cluster's images are: the
+//! real `cosign` signs modules in a real registry with a leaf certificate
+//! and its chain (`--certificate`, `--certificate-chain`) from a CA the
+//! test makes (`mco_e2e::pki`: a root, an intermediate, code-signing
+//! leaves; no key is committed), and the host, on the real apiserver,
+//! enforces a ClusterImagePolicy of each certificate type, `PKI` and
+//! `FulcioCAWithRekor`, and an entry's own trusted root with a quorum
+//! (`allOf`).
+//!
+//! There is no Rekor server: the transparency log is the test's
+//! (`mco_e2e::pki::Log`, a key it generates), which records each cosign
+//! signature as Rekor v1 would (a `hashedrekord` entry and its signed
+//! entry timestamp) into the `.sig` layer's `dev.sigstore.cosign/bundle`
+//! annotation, pushed back with `oras`.
+//!
+//! Passing modules serve; a wrong identity, a signature no log recorded
+//! and one of two required signatures missing each leave the
+//! MachineConfigGuest Degraded with its own reason, the module before
+//! serving. `guests verify` prints what each signature proved and refuses
+//! what the controller refuses.
+
+#[allow(
+    dead_code,
+    reason = "the e2e files share one support module; each uses part of it"
+)]
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result, ensure};
+use base64::Engine as _;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DynamicObject, ObjectMeta};
+use mco_e2e::pki::{Ca, Leaf, LeafSpec, Log, now, trusted_root_json};
+use serde_json::{Value, json};
+
+use support::controller::{host_binary, installed_guest};
+use support::fixture::Fixture;
+use support::guests::{
+    SWAP_TIMEOUT, apply_as_test, apply_configmap, apply_guest_object, patch_guest_object,
+    refused_while_serving, serves, sha256, wait_guest_object,
+};
+use support::oci::{Registry, Tools, cosign, ok, ok_json, run};
+use support::wasm::with_custom_section;
+
+const ISSUER: &str = "https://issuer.example.com";
+const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+
+/// ClusterImagePolicy PKI and FulcioCAWithRekor, and an entry's trusted
+/// root with `allOf`, on the real apiserver with signatures the real
+/// cosign made: see the module doc.
+#[tokio::test]
+async fn enforces_certificate_policies_and_a_quorum() -> Result<()> {
+    Fixture::run(certificate_policies).await
+}
+
+/// The signers: a root, an intermediate under it, and leaves for three
+/// emails, each from `ISSUER`.
+struct Signers {
+    root: Ca,
+    ca: Ca,
+    ci: Leaf,
+    dev: Leaf,
+    review: Leaf,
+}
+
+impl Signers {
+    fn new() -> Signers {
+        let root = Ca::root("mco-e2e guests root");
+        let ca = root.intermediate("mco-e2e guests signing");
+        let leaf = |email: &str| ca.leaf(&LeafSpec::email(email).issuer(ISSUER));
+        let (ci, dev, review) = (
+            leaf("ci@example.com"),
+            leaf("dev@example.com"),
+            leaf("review@example.com"),
+        );
+        Signers {
+            root,
+            ca,
+            ci,
+            dev,
+            review,
+        }
+    }
+
+    /// What cosign's `--certificate-chain` takes: the intermediate, then
+    /// the root.
+    fn chain(&self) -> String {
+        format!("{}{}", self.ca.pem(), self.root.pem())
+    }
+}
+
+/// Signs `reference` (by digest) with `leaf`'s key, attaching the leaf
+/// and `chain`, in the legacy `.sig` form and with no log: the key is
+/// imported into cosign's format first (`cosign import-key-pair`).
+fn sign_with_certificate(
+    tools: &Tools,
+    dir: &Path,
+    name: &str,
+    leaf: &Leaf,
+    chain: &str,
+    reference: &str,
+) -> Result<()> {
+    let (key, certificate, chain_file) = (
+        dir.join(format!("{name}-leaf.key.pem")),
+        dir.join(format!("{name}.crt")),
+        dir.join("chain.pem"),
+    );
+    std::fs::write(&key, leaf.key_pem())?;
+    std::fs::write(&certificate, leaf.pem())?;
+    std::fs::write(&chain_file, chain)?;
+    if !dir.join(format!("{name}.key")).exists() {
+        ok(cosign(tools, dir)
+            .args(["import-key-pair", "--output-key-prefix", name, "--key"])
+            .arg(&key))?;
+    }
+    ok(cosign(tools, dir)
+        .args(["sign", "-y", "--key", &format!("{name}.key")])
+        .arg("--certificate")
+        .arg(&certificate)
+        .arg("--certificate-chain")
+        .arg(&chain_file)
+        .args([
+            "--allow-http-registry",
+            "--allow-insecure-registry",
+            "--new-bundle-format=false",
+            "--use-signing-config=false",
+            "--tlog-upload=false",
+        ])
+        .arg(reference))?;
+    Ok(())
+}
+
+/// Records every layer of `reference`'s `.sig` manifest that has no log
+/// entry yet in `log`, as Rekor records a cosign signature (a
+/// `hashedrekord` of the payload, signature and certificate), and pushes
+/// the manifest back with the entries' bundle annotations.
+fn record_in_log(
+    tools: &Tools,
+    registry: &Registry,
+    dir: &Path,
+    log: &mut Log,
+    reference: &str,
+) -> Result<()> {
+    let (repository, digest) = reference.split_once('@').context("not pinned")?;
+    let sig_tag = format!(
+        "{repository}:{}.sig",
+        digest.replace(':', "-")
+    );
+    let mut manifest = ok_json(
+        Command::new(&tools.oras)
+            .args(["manifest", "fetch", "--plain-http"])
+            .arg(&sig_tag),
+    )?;
+    let layers = manifest["layers"].as_array_mut().context("no layers")?;
+    for layer in layers.iter_mut() {
+        let annotations = &mut layer["annotations"];
+        if layer["mediaType"] != SIMPLE_SIGNING
+            || !annotations["dev.sigstore.cosign/bundle"].is_null()
+        {
+            continue;
+        }
+        let payload = std::fs::read(registry.blob(
+            layer["digest"].as_str().context("a layer without digest")?,
+        ))?;
+        let signature = base64::engine::general_purpose::STANDARD.decode(
+            annotations["dev.cosignproject.cosign/signature"]
+                .as_str()
+                .context("no signature annotation")?,
+        )?;
+        let certificate = annotations["dev.sigstore.cosign/certificate"]
+            .as_str()
+            .context("no certificate annotation")?
+            .to_string();
+        let body = log.hashedrekord(&payload, &signature, &certificate);
+        let entry = log.append(body, now());
+        annotations["dev.sigstore.cosign/bundle"] = json!(entry.cosign_bundle_annotation());
+    }
+    let file = dir.join("sig-manifest.json");
+    std::fs::write(&file, serde_json::to_vec(&manifest)?)?;
+    ok(Command::new(&tools.oras)
+        .args(["manifest", "push", "--plain-http", "--media-type"])
+        .arg("application/vnd.oci.image.manifest.v1+json")
+        .arg(&sig_tag)
+        .arg(&file))?;
+    Ok(())
+}
+
+/// Pushes a variant of the installed MCN guest (its custom section names
+/// it) as `REPOSITORY:v1`; the reference pinned by digest and the
+/// module's sha256.
+fn push(registry: &Registry, dir: &Path, repository: &str, mcn: &[u8]) -> Result<(String, String)> {
+    let bytes = with_custom_section(mcn, "mco-e2e-signing", repository.as_bytes());
+    let file = dir.join(format!("{}.wasm", repository.replace('/', "-")));
+    std::fs::write(&file, &bytes)?;
+    let pushed = ok_json(
+        Command::new(host_binary()?)
+            .args(["--plain-http-registry", &registry.addr.to_string()])
+            .args(["guests", "push"])
+            .arg(&file)
+            .arg(registry.reference(&format!("{repository}:v1"))),
+    )?;
+    let pinned = pushed["pinned"].as_str().context("no pinned reference")?;
+    Ok((pinned.to_string(), sha256(&bytes)))
+}
+
+/// Base64 of PEM, as a ClusterImagePolicy's `[]byte` fields hold it.
+fn data(pem: &str) -> Result<Value> {
+    Ok(serde_json::to_value(ByteString(pem.as_bytes().to_vec()))?)
+}
+
+fn policy(name: &str, scope: &str, root_of_trust: Value) -> Value {
+    json!({
+        "apiVersion": "config.openshift.io/v1",
+        "kind": "ClusterImagePolicy",
+        "metadata": {"name": name},
+        "spec": {"scopes": [scope], "policy": {"rootOfTrust": root_of_trust}},
+    })
+}
+
+/// `mco-host guests verify` with `args`: its JSON, or its stderr.
+fn guests_verify(registry: &Registry, args: &[&str]) -> Result<Result<Value, String>> {
+    let out = run(Command::new(host_binary()?)
+        .args(["--plain-http-registry", &registry.addr.to_string()])
+        .args(["guests", "verify"])
+        .args(args))?;
+    if !out.status.success() {
+        ensure!(
+            out.status.code() == Some(2),
+            "guests verify {args:?}: {out:?}"
+        );
+        return Ok(Err(String::from_utf8_lossy(&out.stderr).into_owned()));
+    }
+    Ok(Ok(serde_json::from_slice(&out.stdout)?))
+}
+
+async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
+    let mcn = installed_guest("mcn.wasm")?;
+    let tools = support::oci::tools()?;
+    let registry = Registry::start(&tools.registry)?;
+    let addr = registry.addr.to_string();
+    let work = tempfile::tempdir()?;
+    let dir = work.path();
+    let signers = Signers::new();
+    let chain = signers.chain();
+    let mut log = Log::new("rekor.mco-e2e");
+
+    // PKI: one module signed by ci@, one by dev@ (the wrong identity).
+    let pki_good = push(&registry, dir, "pki/good", &mcn)?;
+    let pki_wrong = push(&registry, dir, "pki/wrong", &mcn)?;
+    sign_with_certificate(&tools, dir, "ci", &signers.ci, &chain, &pki_good.0)?;
+    sign_with_certificate(&tools, dir, "dev", &signers.dev, &chain, &pki_wrong.0)?;
+    // Fulcio and Rekor: one signature recorded in the log, one not.
+    let logged = push(&registry, dir, "fulcio/logged", &mcn)?;
+    let unlogged = push(&registry, dir, "fulcio/unlogged", &mcn)?;
+    for (module, record) in [(&logged, true), (&unlogged, false)] {
+        sign_with_certificate(&tools, dir, "ci", &signers.ci, &chain, &module.0)?;
+        if record {
+            record_in_log(&tools, &registry, dir, &mut log, &module.0)?;
+        }
+    }
+    // The quorum: signed by ci@ (recorded) only, for now.
+    let quorum = push(&registry, dir, "quorum/mcn", &mcn)?;
+    sign_with_certificate(&tools, dir, "ci", &signers.ci, &chain, &quorum.0)?;
+    record_in_log(&tools, &registry, dir, &mut log, &quorum.0)?;
+
+    let pki_policy = policy(
+        "pki",
+        &format!("{addr}/pki"),
+        json!({"policyType": "PKI", "pki": {
+            "caRootsData": data(&signers.root.pem())?,
+            "caIntermediatesData": data(&signers.ca.pem())?,
+            "pkiCertificateSubject": {"email": "ci@example.com"},
+        }}),
+    );
+    let fulcio_policy = policy(
+        "fulcio",
+        &format!("{addr}/fulcio"),
+        json!({"policyType": "FulcioCAWithRekor", "fulcioCAWithRekor": {
+            "fulcioCAData": data(&chain)?,
+            "rekorKeyData": data(&log.public_key_pem())?,
+            "fulcioSubject": {"oidcIssuer": ISSUER, "signedEmail": "ci@example.com"},
+        }}),
+    );
+
+    // guests verify, before any entry points at a module.
+    let pki_file = dir.join("pki-policy.json");
+    let fulcio_file = dir.join("fulcio-policy.json");
+    std::fs::write(&pki_file, pki_policy.to_string())?;
+    std::fs::write(&fulcio_file, fulcio_policy.to_string())?;
+    let pki_arg = pki_file.display().to_string();
+    let fulcio_arg = fulcio_file.display().to_string();
+    let shown = guests_verify(&registry, &[&pki_good.0, "--cluster-image-policy", &pki_arg])?
+        .map_err(anyhow::Error::msg)?;
+    let met = &shown["signatures"][0]["met"][0];
+    ensure!(
+        met["requirement"] == "clusterimagepolicy/pki"
+            && met["subjects"] == json!(["ci@example.com"])
+            && met["issuer"] == ISSUER
+            && met["log"].is_null(),
+        "{shown}"
+    );
+    let shown = guests_verify(&registry, &[&logged.0, "--cluster-image-policy", &fulcio_arg])?
+        .map_err(anyhow::Error::msg)?;
+    let met = &shown["signatures"][0]["met"][0];
+    ensure!(
+        met["requirement"] == "clusterimagepolicy/fulcio"
+            && met["log"]["index"].is_u64()
+            && met["signedAt"].is_string(),
+        "{shown}"
+    );
+    let refused = guests_verify(&registry, &[&pki_wrong.0, "--cluster-image-policy", &pki_arg])?;
+    ensure!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.contains("wrong identity") && e.contains("dev@example.com")),
+        "{refused:?}"
+    );
+
+    // The cluster: both policies, and the MachineConfigGuest.
+    let policies: Api<DynamicObject> = Api::all_with(
+        fx.admin.clone(),
+        &mco_e2e::openshift::cluster_image_policy(),
+    );
+    apply_as_test(&policies, "pki", &pki_policy).await?;
+    apply_as_test(&policies, "fulcio", &fulcio_policy).await?;
+    apply_guest_object(
+        fx,
+        &json!({
+            "apiVersion": "mco-wasm.io/v1alpha1",
+            "kind": "MachineConfigGuest",
+            "metadata": {"name": "mcn"},
+            "spec": {"job": "mcn", "oci": pki_good.0, "verify": {"clusterImagePolicies": true}},
+        }),
+    )
+    .await?;
+    let args = [
+        "--registry-crd",
+        "--registry-poll",
+        "500ms",
+        "--plain-http-registry",
+        &addr,
+    ];
+    let c = fx.start_controller("mco-host-0", &args).await?;
+    wait_guest_object(fx, "mcn", "PKI module serving", SWAP_TIMEOUT, serves(&pki_good.1)).await?;
+
+    let wrong_identity = "by any of the keys tried (clusterimagepolicy/pki): simple-signing: wrong identity: \
+                          the certificate's subjects [dev@example.com] do not match \"ci@example.com\"";
+    let patch = json!({"spec": {"oci": pki_wrong.0}});
+    refused_while_serving(fx, c, &patch, ("signature_failure", wrong_identity), &pki_good.1).await?;
+
+    let patch = json!({"spec": {"oci": logged.0}});
+    patch_guest_object(fx, "mcn", &patch).await?;
+    wait_guest_object(fx, "mcn", "the logged module serving", SWAP_TIMEOUT, serves(&logged.1))
+        .await?;
+    let not_in_log = "(clusterimagepolicy/fulcio): simple-signing: no transparency log entry";
+    let patch = json!({"spec": {"oci": unlogged.0}});
+    refused_while_serving(fx, c, &patch, ("signature_failure", not_in_log), &logged.1).await?;
+
+    // The entry's own trusted root (a ConfigMap) and two required signers.
+    let trusted_root = trusted_root_json(&[&[&signers.ca, &signers.root]], &[&log]);
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("sigstore".into()),
+            ..ObjectMeta::default()
+        },
+        data: Some([("trusted_root.json".to_string(), trusted_root)].into()),
+        ..ConfigMap::default()
+    };
+    apply_configmap(fx, "sigstore", &cm).await?;
+    let identity = |email: &str| json!({"identity": {"issuer": ISSUER, "subject": {"equal": email}}});
+    let patch = json!({"spec": {"oci": quorum.0, "verify": {
+        "clusterImagePolicies": null,
+        "trustedRoot": {"configMap": {"name": "sigstore", "key": "trusted_root.json"}},
+        "allOf": [identity("ci@example.com"), identity("review@example.com")],
+    }}});
+    let one_of_two = format!(
+        "the signatures of {} do not meet the signature policy: allOf: 1 of 2 required signatures; \
+         identity review@example.com from {ISSUER}: simple-signing: wrong identity",
+        quorum.0.rsplit_once('@').map_or("", |(_, d)| d)
+    );
+    refused_while_serving(fx, c, &patch, ("signature_failure", &one_of_two), &logged.1).await?;
+    // The reviewer signs too: both signatures count, the module serves.
+    sign_with_certificate(&tools, dir, "review", &signers.review, &chain, &quorum.0)?;
+    record_in_log(&tools, &registry, dir, &mut log, &quorum.0)?;
+    wait_guest_object(fx, "mcn", "the quorum module serving", SWAP_TIMEOUT, serves(&quorum.1))
+        .await?;
+    eprintln!(
+        "certificate policies: PKI and FulcioCAWithRekor modules served, 3 refusals (wrong identity, \
+         not in the log, 1 of 2 required signatures) with the module before serving, the quorum met \
+         once the reviewer signed; no Rekor server: the test's own log recorded cosign's signatures"
+    );
+    Ok(())
+}
