@@ -232,7 +232,7 @@ where
                     trust.clone(),
                     vec![identity.clone()],
                     trust.knows_logs(),
-                    &[json],
+                    &[json.as_slice()],
                 ))
             }
         }

@@ -207,13 +207,6 @@ impl ImagePolicy {
             }
             PKI => {
                 let pki = trust.pki.as_ref().ok_or_else(|| missing("pki"))?;
-                let roots = decoded("pki.caRootsData", &pki.ca_roots_data)?;
-                let intermediates = match &pki.ca_intermediates_data {
-                    Some(data) => decoded("pki.caIntermediatesData", data)?,
-                    None => Vec::new(),
-                };
-                let root = TrustRoot::from_pki(&roots, &intermediates)
-                    .map_err(|e| unreadable(format!("pki: {e}")))?;
                 let subject = &pki.pki_certificate_subject;
                 let identities: Vec<Identity> = [&subject.email, &subject.hostname]
                     .into_iter()
@@ -226,12 +219,19 @@ impl ImagePolicy {
                 if identities.is_empty() {
                     return Err(missing("pkiCertificateSubject.email or hostname"));
                 }
+                let roots = decoded("pki.caRootsData", &pki.ca_roots_data)?;
+                let intermediates = match &pki.ca_intermediates_data {
+                    Some(data) => decoded("pki.caIntermediatesData", data)?,
+                    None => Vec::new(),
+                };
+                let root = TrustRoot::from_pki(&roots, &intermediates)
+                    .map_err(|e| unreadable(format!("pki: {e}")))?;
                 Ok(Requirement::certificate(
                     name,
                     root,
                     identities,
                     false,
-                    &[&roots, &intermediates],
+                    &[roots.as_slice(), intermediates.as_slice()],
                 ))
             }
             FULCIO => {
@@ -253,7 +253,7 @@ impl ImagePolicy {
                     root,
                     vec![identity],
                     true,
-                    &[&ca, &rekor],
+                    &[ca.as_slice(), rekor.as_slice()],
                 ))
             }
             other => Err(PolicyError::Unsupported {

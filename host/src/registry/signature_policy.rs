@@ -369,6 +369,8 @@ fn reasons(
         .map(|(requirement, row)| {
             let why = if signatures.is_empty() {
                 NO_SIGNATURE.to_string()
+            } else if row.iter().any(Result::is_ok) {
+                "the signatures it matches count for other signers already".to_string()
             } else {
                 row.iter()
                     .zip(signatures)
@@ -403,7 +405,11 @@ fn matching(checks: &[Vec<Result<Evidence, String>>]) -> Vec<(usize, usize)> {
                 continue;
             }
             seen[s] = true;
-            if owner[s].is_none_or(|other| augment(other, checks, owner, seen)) {
+            let free = match owner[s] {
+                None => true,
+                Some(other) => augment(other, checks, owner, seen),
+            };
+            if free {
                 owner[s] = Some(r);
                 return true;
             }
