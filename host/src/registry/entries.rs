@@ -240,9 +240,9 @@ pub struct RawFull {
     /// for the `oci` registry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_secret: Option<String>,
-    /// Signatures required: one valid cosign signature by any of these
-    /// keys, or of the PublicKey ClusterImagePolicies covering the module
-    /// (see `cosign.rs`, `image_policy.rs`).
+    /// Signatures required: one by any of `keys`, `identities` and the
+    /// ClusterImagePolicies covering the module, and those `allOf` and
+    /// `anyOf` ask for (see docs/guests/signature-policy.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<RawVerify>,
     /// Refused unless the module has this sha256 (64 hex digits).
@@ -382,7 +382,7 @@ impl JsonSchema for RawPolicies {
     /// structural schema can only leave open.
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "The PublicKey ClusterImagePolicies (config.openshift.io/v1) whose keys may also have signed the module: true for every policy whose scopes cover its repository, or a list of policy names, each of which must cover it. Other policy types refuse the module.",
+            "description": "The ClusterImagePolicies (config.openshift.io/v1) whose signer may also have signed the module (PublicKey: its key; PKI: a certificate from its CA for its pkiCertificateSubject; FulcioCAWithRekor: a certificate from its Fulcio CA for its fulcioSubject, in its Rekor log): true for every policy whose scopes cover its repository, or a list of policy names, each of which must cover it. Other policy types refuse the module.",
             "x-kubernetes-preserve-unknown-fields": true
         })
     }
