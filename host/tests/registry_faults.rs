@@ -17,6 +17,7 @@ use std::time::Duration;
 use mco_host::blob::digest;
 use mco_host::registry::cosign::Key;
 use mco_host::registry::oci::{Oci, PullError, PullLimits, RequestError};
+use mco_host::registry::signature_policy::{Policy, Requirement};
 use mco_host::registry::table::Location;
 use mco_host::registry::{self, Access, InFlight, Outcome, Remote};
 use mco_host::runtime::RuntimeConfig;
@@ -251,9 +252,9 @@ fn artifact(config_size: usize, layer_size: usize, config: Answer, layer: Answer
 }
 
 /// The error of an anonymous pull of `registry`'s module.
-async fn pull_error(registry: &Registry, keys: Option<&[Key]>) -> PullError {
+async fn pull_error(registry: &Registry, policy: Option<&Policy>) -> PullError {
     match (registry.oci())
-        .pull(&registry.reference(), &RegistryAuth::Anonymous, keys, None)
+        .pull(&registry.reference(), &RegistryAuth::Anonymous, policy, None)
         .await
     {
         Ok(pulled) => panic!("pulled {} bytes", pulled.bytes.len()),
@@ -447,7 +448,11 @@ async fn an_unsigned_module_is_refused_before_any_blob_is_fetched() {
     };
     let registry = artifact(2, 2, flood.clone(), flood);
     let key = Key::from_pem("team.pub", KEY_PEM.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-    let error = pull_error(&registry, Some(&[key])).await;
+    let policy = Policy {
+        any_one: vec![Requirement::key(key)],
+        ..Policy::default()
+    };
+    let error = pull_error(&registry, Some(&policy)).await;
     assert_eq!(error.kind(), "signature_failure", "{error}");
     let requests = registry.requests();
     assert!(
@@ -490,7 +495,7 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
     let anonymous = |_| async {
         Ok::<_, PullError>(Access {
             auth: RegistryAuth::Anonymous,
-            keys: None,
+            policy: None,
         })
     };
     let flooding = Registry::start(|_| Answer::Flood {
