@@ -684,8 +684,15 @@ fn hostile_trust_material_is_refused_with_a_reason() {
     }
     let root = world.root.pem();
     let roots = root.repeat(9);
-    let pem_cases: [(&[u8], &[u8], &str); 3] = [
+    let pem_cases: [(&[u8], &[u8], &str); 5] = [
         (b"garbage", b"", "caRootsData: malformed PEM certificates"),
+        // Line ends only: x509-cert's PEM chain reader underflowed on these.
+        (
+            b"\r\n\n",
+            b"",
+            "caRootsData: malformed PEM certificates: no CERTIFICATE block",
+        ),
+        (b"", b"", "no CERTIFICATE block"),
         (root.as_bytes(), b"\xff\xfe", "caIntermediatesData"),
         (roots.as_bytes(), b"", "more than 8 certificates"),
     ];

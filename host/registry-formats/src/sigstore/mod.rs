@@ -38,7 +38,8 @@
 //! timestamps are not checked.
 //!
 //! Everything is pure and bounded, so hostile inputs are unit tested and
-//! fuzzed (fuzz/: `certificate_signature`, `trusted_root`).
+//! fuzzed (fuzz/: `certificate_signature`, `trust_root`); the tests that
+//! sign with certificates made at test time are tests/cosign_certificates.rs.
 
 mod certificate;
 mod evidence;
@@ -63,9 +64,10 @@ pub enum LogRequirement {
     /// signature and give its time (`FulcioCAWithRekor`, a trusted root).
     Required,
     /// No log entry is needed (a `PKI` policy: cosign signs with
-    /// `--tlog-upload=false`). An entry from a known log still gives the
-    /// signing time; without one the certificates must be valid at `now`
-    /// (Unix seconds), the only time there is.
+    /// `--tlog-upload=false`). Where the trust root lists logs, an entry
+    /// is still checked and gives the signing time; otherwise the
+    /// certificates must be valid at `now` (Unix seconds), the only time
+    /// there is.
     Optional { now: u64 },
 }
 
