@@ -156,15 +156,15 @@ fn record_in_log(
     )?;
     let layers = manifest["layers"].as_array_mut().context("no layers")?;
     for layer in layers.iter_mut() {
-        let annotations = &mut layer["annotations"];
         if layer["mediaType"] != SIMPLE_SIGNING
-            || !annotations["dev.sigstore.cosign/bundle"].is_null()
+            || !layer["annotations"]["dev.sigstore.cosign/bundle"].is_null()
         {
             continue;
         }
         let payload = std::fs::read(registry.blob(
             layer["digest"].as_str().context("a layer without digest")?,
         ))?;
+        let annotations = &mut layer["annotations"];
         let signature = base64::engine::general_purpose::STANDARD.decode(
             annotations["dev.cosignproject.cosign/signature"]
                 .as_str()
