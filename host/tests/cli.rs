@@ -783,7 +783,7 @@ fn guests_verify_refuses_a_policy_it_cannot_read_before_any_registry_call() {
             "clusterImagePolicies: clusterimagepolicy/pki: pki: caRootsData".into(),
         ),
         (
-            vec![&no_root, "--key", "k.pub"],
+            vec![&missing_key, "--key", "k.pub"],
             "the policy comes from one place".into(),
         ),
     ];
