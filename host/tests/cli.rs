@@ -747,7 +747,9 @@ fn guests_verify_refuses_a_policy_it_cannot_read_before_any_registry_call() {
     let file_module = file("file-module.yaml", "module: mcn.wasm\n");
     let no_root = file(
         "no-root.yaml",
-        &format!("oci: {reference}\nverify: {{identities: [{{subject: {{equal: ci@example.com}}}}]}}\n"),
+        &format!(
+            "oci: {reference}\nverify: {{identities: [{{subject: {{equal: ci@example.com}}}}]}}\n"
+        ),
     );
     let missing_key = file(
         "guest.yaml",
@@ -772,7 +774,10 @@ fn guests_verify_refuses_a_policy_it_cannot_read_before_any_registry_call() {
         ),
         (
             vec!["--entry", &missing_key],
-            format!("oci:{reference}: verify key {}: ", dir.path().join("gone.pub").display()),
+            format!(
+                "oci:{reference}: verify key {}: ",
+                dir.path().join("gone.pub").display()
+            ),
         ),
         (
             vec![reference, "--identity", "ci@example.com"],

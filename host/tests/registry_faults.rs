@@ -254,7 +254,12 @@ fn artifact(config_size: usize, layer_size: usize, config: Answer, layer: Answer
 /// The error of an anonymous pull of `registry`'s module.
 async fn pull_error(registry: &Registry, policy: Option<&Policy>) -> PullError {
     match (registry.oci())
-        .pull(&registry.reference(), &RegistryAuth::Anonymous, policy, None)
+        .pull(
+            &registry.reference(),
+            &RegistryAuth::Anonymous,
+            policy,
+            None,
+        )
         .await
     {
         Ok(pulled) => panic!("pulled {} bytes", pulled.bytes.len()),

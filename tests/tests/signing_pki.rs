@@ -145,10 +145,7 @@ fn record_in_log(
     reference: &str,
 ) -> Result<()> {
     let (repository, digest) = reference.split_once('@').context("not pinned")?;
-    let sig_tag = format!(
-        "{repository}:{}.sig",
-        digest.replace(':', "-")
-    );
+    let sig_tag = format!("{repository}:{}.sig", digest.replace(':', "-"));
     let mut manifest = ok_json(
         Command::new(&tools.oras)
             .args(["manifest", "fetch", "--plain-http"])
@@ -161,9 +158,9 @@ fn record_in_log(
         {
             continue;
         }
-        let payload = std::fs::read(registry.blob(
-            layer["digest"].as_str().context("a layer without digest")?,
-        ))?;
+        let payload = std::fs::read(
+            registry.blob(layer["digest"].as_str().context("a layer without digest")?),
+        )?;
         let annotations = &mut layer["annotations"];
         let signature = base64::engine::general_purpose::STANDARD.decode(
             annotations["dev.cosignproject.cosign/signature"]
@@ -292,8 +289,11 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     std::fs::write(&fulcio_file, fulcio_policy.to_string())?;
     let pki_arg = pki_file.display().to_string();
     let fulcio_arg = fulcio_file.display().to_string();
-    let shown = guests_verify(&registry, &[&pki_good.0, "--cluster-image-policy", &pki_arg])?
-        .map_err(anyhow::Error::msg)?;
+    let shown = guests_verify(
+        &registry,
+        &[&pki_good.0, "--cluster-image-policy", &pki_arg],
+    )?
+    .map_err(anyhow::Error::msg)?;
     let met = &shown["signatures"][0]["met"][0];
     ensure!(
         met["requirement"] == "clusterimagepolicy/pki"
@@ -302,8 +302,11 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
             && met["log"].is_null(),
         "{shown}"
     );
-    let shown = guests_verify(&registry, &[&logged.0, "--cluster-image-policy", &fulcio_arg])?
-        .map_err(anyhow::Error::msg)?;
+    let shown = guests_verify(
+        &registry,
+        &[&logged.0, "--cluster-image-policy", &fulcio_arg],
+    )?
+    .map_err(anyhow::Error::msg)?;
     let met = &shown["signatures"][0]["met"][0];
     ensure!(
         met["requirement"] == "clusterimagepolicy/fulcio"
@@ -311,7 +314,10 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
             && met["signedAt"].is_string(),
         "{shown}"
     );
-    let refused = guests_verify(&registry, &[&pki_wrong.0, "--cluster-image-policy", &pki_arg])?;
+    let refused = guests_verify(
+        &registry,
+        &[&pki_wrong.0, "--cluster-image-policy", &pki_arg],
+    )?;
     ensure!(
         refused
             .as_ref()
@@ -344,17 +350,37 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
         &addr,
     ];
     let c = fx.start_controller("mco-host-0", &args).await?;
-    wait_guest_object(fx, "mcn", "PKI module serving", SWAP_TIMEOUT, serves(&pki_good.1)).await?;
+    wait_guest_object(
+        fx,
+        "mcn",
+        "PKI module serving",
+        SWAP_TIMEOUT,
+        serves(&pki_good.1),
+    )
+    .await?;
 
     let wrong_identity = "by any of the keys tried (clusterimagepolicy/pki): simple-signing: wrong identity: \
                           the certificate's subjects [dev@example.com] do not match \"ci@example.com\"";
     let patch = json!({"spec": {"oci": pki_wrong.0}});
-    refused_while_serving(fx, c, &patch, ("signature_failure", wrong_identity), &pki_good.1).await?;
+    refused_while_serving(
+        fx,
+        c,
+        &patch,
+        ("signature_failure", wrong_identity),
+        &pki_good.1,
+    )
+    .await?;
 
     let patch = json!({"spec": {"oci": logged.0}});
     patch_guest_object(fx, "mcn", &patch).await?;
-    wait_guest_object(fx, "mcn", "the logged module serving", SWAP_TIMEOUT, serves(&logged.1))
-        .await?;
+    wait_guest_object(
+        fx,
+        "mcn",
+        "the logged module serving",
+        SWAP_TIMEOUT,
+        serves(&logged.1),
+    )
+    .await?;
     let not_in_log = "(clusterimagepolicy/fulcio): simple-signing: no transparency log entry";
     let patch = json!({"spec": {"oci": unlogged.0}});
     refused_while_serving(fx, c, &patch, ("signature_failure", not_in_log), &logged.1).await?;
@@ -370,7 +396,8 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
         ..ConfigMap::default()
     };
     apply_configmap(fx, "sigstore", &cm).await?;
-    let identity = |email: &str| json!({"identity": {"issuer": ISSUER, "subject": {"equal": email}}});
+    let identity =
+        |email: &str| json!({"identity": {"issuer": ISSUER, "subject": {"equal": email}}});
     let patch = json!({"spec": {"oci": quorum.0, "verify": {
         "clusterImagePolicies": null,
         "trustedRoot": {"configMap": {"name": "sigstore", "key": "trusted_root.json"}},
@@ -385,8 +412,14 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     // The reviewer signs too: both signatures count, the module serves.
     sign_with_certificate(&tools, dir, "review", &signers.review, &chain, &quorum.0)?;
     record_in_log(&tools, &registry, dir, &mut log, &quorum.0)?;
-    wait_guest_object(fx, "mcn", "the quorum module serving", SWAP_TIMEOUT, serves(&quorum.1))
-        .await?;
+    wait_guest_object(
+        fx,
+        "mcn",
+        "the quorum module serving",
+        SWAP_TIMEOUT,
+        serves(&quorum.1),
+    )
+    .await?;
     eprintln!(
         "certificate policies: PKI and FulcioCAWithRekor modules served, 3 refusals (wrong identity, \
          not in the log, 1 of 2 required signatures) with the module before serving, the quorum met \

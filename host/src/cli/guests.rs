@@ -293,7 +293,11 @@ pub(super) fn run(sandbox: &SandboxArgs, action: OciAction) -> Result<Value, Fai
 
 /// Each signature's form and, when keys were given, the key it verifies
 /// under or why none does.
-fn signatures_json(signatures: &[Signature], manifest_digest: &str, keys: Option<&Policy>) -> Value {
+fn signatures_json(
+    signatures: &[Signature],
+    manifest_digest: &str,
+    keys: Option<&Policy>,
+) -> Value {
     signatures
         .iter()
         .map(|s| {

@@ -20,7 +20,9 @@ use super::guests::AuthArgs;
 use super::offline::{in_cluster_only, runtime};
 use super::{Failure, SandboxArgs};
 use crate::registry::crd::MachineConfigGuestSpec;
-use crate::registry::entries::{Identity, KeySource, OciSource, RawFull, Source, SubjectMatch, Verify};
+use crate::registry::entries::{
+    Identity, KeySource, OciSource, RawFull, Source, SubjectMatch, Verify,
+};
 use crate::registry::image_policy::{ImagePolicy, Listed, PolicySelector};
 use crate::registry::read_policy;
 use crate::registry::signature_policy::{Evidence, Policy, Verdict};
@@ -126,7 +128,10 @@ impl VerifyArgs {
     fn source(&self, sandbox: &SandboxArgs) -> Result<OciSource, Failure> {
         let (reference, entry_file) = match &self.target {
             Some(target) if Path::new(target).is_file() => (None, Some(PathBuf::from(target))),
-            Some(target) => (Some(target.strip_prefix("oci:").unwrap_or(target).to_string()), None),
+            Some(target) => (
+                Some(target.strip_prefix("oci:").unwrap_or(target).to_string()),
+                None,
+            ),
             None => (None, None),
         };
         let entry_file = entry_file.or_else(|| self.entry.clone());

@@ -460,9 +460,13 @@ impl From<Problem> for EntryError {
 
 #[derive(Debug, thiserror::Error)]
 enum Problem {
-    #[error("keys lists no key, and no other signer is named (identities, clusterImagePolicies, allOf, anyOf)")]
+    #[error(
+        "keys lists no key, and no other signer is named (identities, clusterImagePolicies, allOf, anyOf)"
+    )]
     NoKeys,
-    #[error("identities are named without trustedRoot, the Sigstore trusted root their certificates chain to")]
+    #[error(
+        "identities are named without trustedRoot, the Sigstore trusted root their certificates chain to"
+    )]
     NoTrustedRoot,
     #[error("trustedRoot is given, and no identity uses it")]
     UnusedTrustedRoot,
@@ -563,7 +567,10 @@ impl RawVerify {
             .map_err(fail)?;
         let trusted_root = self
             .trusted_root
-            .map(|root| root.resolve(base).ok_or_else(|| fail(Problem::TrustedRootSource)))
+            .map(|root| {
+                root.resolve(base)
+                    .ok_or_else(|| fail(Problem::TrustedRootSource))
+            })
             .transpose()?;
         let verify = Verify {
             keys,
@@ -595,7 +602,9 @@ impl RawKey {
             (None, Some(RawConfigMapKey { name, key }), None) => {
                 Some(KeySource::ConfigMap { name, key })
             }
-            (None, None, Some(RawConfigMapKey { name, key })) => Some(KeySource::Secret { name, key }),
+            (None, None, Some(RawConfigMapKey { name, key })) => {
+                Some(KeySource::Secret { name, key })
+            }
             _ => None,
         }
     }
@@ -809,7 +818,10 @@ mod tests {
         assert_eq!(one.map(|v| v.any_of.map(|q| q.minimum)), Ok(Some(1)));
         // The old form still reads, with nothing else.
         let old = verify("  keys: [{file: k.pub}]\n").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(old, Verify::keys(vec![KeySource::File("/base/k.pub".into())]));
+        assert_eq!(
+            old,
+            Verify::keys(vec![KeySource::File("/base/k.pub".into())])
+        );
     }
 
     #[test]

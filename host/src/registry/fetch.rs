@@ -17,9 +17,9 @@ use mco_registry_formats::sigstore::TrustRoot;
 use super::cosign::{self, Key};
 use super::entries::{Entry, KeySource, Module, OciSource, Signer, Source, identity_name};
 use super::image_policy::{self, Listed};
-use super::signature_policy::{Policy, Requirement};
 use super::job::Job;
 use super::oci::{Oci, PullError, Pulled, parse_reference};
+use super::signature_policy::{Policy, Requirement};
 use super::slot::Fetched;
 use super::table::Registry;
 
@@ -239,7 +239,9 @@ where
     };
     let mut policy = Policy::default();
     for key in &verify.keys {
-        policy.any_one.push(signer(&Signer::Key(key.clone())).await?);
+        policy
+            .any_one
+            .push(signer(&Signer::Key(key.clone())).await?);
     }
     for identity in &verify.identities {
         policy

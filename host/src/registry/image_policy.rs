@@ -186,12 +186,8 @@ impl ImagePolicy {
         };
         let spec = self.spec.as_ref().map_err(|e| unreadable(e.clone()))?;
         let trust = &spec.policy.root_of_trust;
-        let missing = |field: &str| {
-            unreadable(format!(
-                "a {} policy without {field}",
-                trust.policy_type
-            ))
-        };
+        let missing =
+            |field: &str| unreadable(format!("a {} policy without {field}", trust.policy_type));
         let decoded = |field: &str, data: &str| {
             base64::engine::general_purpose::STANDARD
                 .decode(data.trim())
@@ -199,7 +195,10 @@ impl ImagePolicy {
         };
         match trust.policy_type.as_str() {
             PUBLIC_KEY => {
-                let data = trust.public_key.as_ref().ok_or_else(|| missing("publicKey"))?;
+                let data = trust
+                    .public_key
+                    .as_ref()
+                    .ok_or_else(|| missing("publicKey"))?;
                 let pem = decoded("publicKey.keyData", &data.key_data)?;
                 Key::from_pem(&name, &pem)
                     .map(Requirement::key)
@@ -504,7 +503,10 @@ mod tests {
         // no PEM certificate or key, refuses the module naming the field.
         for (policy_type, why) in [
             (PKI, "a PKI policy without pki"),
-            (FULCIO, "a FulcioCAWithRekor policy without fulcioCAWithRekor"),
+            (
+                FULCIO,
+                "a FulcioCAWithRekor policy without fulcioCAWithRekor",
+            ),
         ] {
             let empty = policy("keyless", &["quay.io"], policy_type, "");
             assert_eq!(
@@ -513,7 +515,8 @@ mod tests {
             );
         }
         let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
-        let not_a_certificate = b64("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+        let not_a_certificate =
+            b64("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
         let pki = |roots: &str, subject: serde_json::Value| {
             ImagePolicy::decode(
                 "pki",

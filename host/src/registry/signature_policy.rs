@@ -129,13 +129,9 @@ impl Requirement {
                 } else {
                     LogRequirement::Optional { now }
                 };
-                let signer = sigstore::verify_certificate(
-                    signature,
-                    &certified.trust,
-                    manifest_digest,
-                    log,
-                )
-                .map_err(|e| e.to_string())?;
+                let signer =
+                    sigstore::verify_certificate(signature, &certified.trust, manifest_digest, log)
+                        .map_err(|e| e.to_string())?;
                 for identity in &certified.identities {
                     identity.matches(&signer).map_err(|e| e.to_string())?;
                 }
@@ -374,7 +370,9 @@ fn reasons(
             } else {
                 row.iter()
                     .zip(signatures)
-                    .filter_map(|(check, s)| check.as_ref().err().map(|e| format!("{}: {e}", s.form())))
+                    .filter_map(|(check, s)| {
+                        check.as_ref().err().map(|e| format!("{}: {e}", s.form()))
+                    })
                     .collect::<Vec<_>>()
                     .join("; ")
             };
@@ -613,8 +611,9 @@ mod tests {
         // Both groups failing: both are named.
         let why = refusal(&policy, &[a]);
         assert!(
-            why.starts_with("no valid cosign signature by any of the signers tried (identity ci@example.com)")
-                && why.contains("; anyOf: 1 of 2 required signatures"),
+            why.starts_with(
+                "no valid cosign signature by any of the signers tried (identity ci@example.com)"
+            ) && why.contains("; anyOf: 1 of 2 required signatures"),
             "{why}"
         );
     }

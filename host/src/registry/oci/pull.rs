@@ -94,7 +94,9 @@ pub enum PullError {
         detail: String,
     },
     /// `allOf` or `anyOf` of the signature policy not met.
-    #[error("oci:{reference}: the signatures of {digest} do not meet the signature policy: {detail}")]
+    #[error(
+        "oci:{reference}: the signatures of {digest} do not meet the signature policy: {detail}"
+    )]
     Policy {
         reference: String,
         digest: String,
