@@ -20,7 +20,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Environment (also in the README's "The two commands"): `MCO_ENVTEST_BIN`
+//! Environment (also in docs/dev/testing.md): `MCO_ENVTEST_BIN`
 //! (binary cache root, read by build.sh), `MCO_ENVTEST_START_TIMEOUT`
 //! (seconds per start phase, default 120), `MCO_ENVTEST_KEEP_DIR=1` (keep
 //! the temp dir with logs after Drop, [`keep_dirs`]).
