@@ -28,6 +28,7 @@
 mod control_plane;
 mod crds;
 mod http;
+mod kustomize;
 pub mod large;
 mod mirror;
 pub mod ova;
@@ -41,6 +42,7 @@ pub use control_plane::{
 };
 pub use crds::{FeatureSet, crds_dir, load_crd_dir, openshift};
 pub use http::{http_get, http_get_as};
+pub use kustomize::{KUSTOMIZE_VERSION, kustomize, kustomize_build};
 pub use mirror::Mirror;
 pub use process::tail;
 pub use users::{ADMIN_USER, User};
