@@ -8,7 +8,7 @@ WASMTIME := $(CARGO_TARGET_DIR)/tools/bin/wasmtime
 WKG_VERSION := 0.16.1
 WKG := $(CARGO_TARGET_DIR)/tools/bin/wkg
 
-.PHONY: demo test guests test-guests python-guest host crds bench bench-scale fuzz
+.PHONY: demo test guests test-guests python-guest host crds docs-ref bench bench-scale fuzz
 
 ## demo: a local control plane, mco-host run, and a rolling update across
 ## the workers, printing the MCN table after every step.
@@ -67,6 +67,7 @@ test-parts:
 	tests/oci/build.sh >/dev/null
 	tests/vcsim/build.sh >/dev/null
 	deploy/monitoring/promtool.sh >/dev/null
+	tests/glua/build.sh >/dev/null
 
 ## bench: wasm against native, MachineConfigNode and boot image guests.
 bench: guests
@@ -131,6 +132,11 @@ host:
 ## crds: regenerate the CRDs under deploy/ from the Rust types.
 crds: host
 	$(CARGO_TARGET_DIR)/release/mco-host crds --out-dir deploy
+
+## docs-ref: regenerate the references under docs/reference/ from the code:
+## the CLI (cli.md) and the shell completions (completions/).
+docs-ref: host
+	$(CARGO_TARGET_DIR)/release/mco-host docs --out-dir docs/reference
 
 # wasm-pkg-tools' CLI, for the test that fetches the WIT package as wkg does
 # (cold: about 10 minutes of CPU time, 15 minutes measured on a loaded 2-core machine).

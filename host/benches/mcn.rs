@@ -111,7 +111,7 @@ fn main() -> anyhow::Result<()> {
 /// Where one fresh evaluation's time goes: the parts the host can time
 /// from outside the call, each a median of its own, and the call itself
 /// (converting the facts, lowering them into the guest, the guest's code,
-/// lifting its answer) as what remains. A profile (README "Benchmark")
+/// lifting its answer) as what remains. A profile (docs/dev/records/benchmarks.md)
 /// splits the call further.
 fn breakdown(
     guest: &McnGuest,
@@ -201,7 +201,7 @@ fn floor(
 /// over a buffer larger than the last-level cache evicts what came before
 /// (code, the pooled slot's memory, the facts). Scaled by these times, the
 /// wave's guest share says what a guest that derives nothing would take
-/// (README "On cold caches"). Minor page faults are counted too, to tell a
+/// (docs/dev/records/benchmarks.md, "On cold caches"). Minor page faults are counted too, to tell a
 /// cache miss from a page the pooling allocator let go.
 fn cold(guest: &McnGuest, floor_guest: &McnGuest, facts: &Facts) -> anyhow::Result<()> {
     let sweep = vec![1u64; EVICT_BYTES / 8];

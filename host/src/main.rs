@@ -4,7 +4,7 @@ fn main() -> std::process::ExitCode {
 }
 
 /// Two glibc tunables that decide how much the host keeps resident at
-/// 5,000 nodes (`make bench-scale`, README "Benchmark"); the environment's
+/// 5,000 nodes (`make bench-scale`, docs/dev/records/benchmarks.md); the environment's
 /// `MALLOC_ARENA_MAX` and `MALLOC_MMAP_THRESHOLD_`, when set, still win.
 ///
 /// - One arena: glibc gives each thread that allocates an arena of its own,

@@ -3,17 +3,15 @@
 //! exactly the pinned rule set, and its pieces (CRD, component, boot image
 //! RBAC, Containerfile) agree with each other.
 //!
-//! Every assertion is on what the real `kustomize build` prints. kustomize
-//! [`KUSTOMIZE_VERSION`] is built once from the Go module proxy into
-//! `<target>/tools/kustomize-<version>/` and reused from there; where it
-//! cannot be built (no `go`, no module proxy) the tests fail, they never skip.
+//! Every assertion is on what the real `kustomize build` prints
+//! ([`mco_e2e::kustomize`]: built once from the Go module proxy; where it
+//! cannot be built the tests fail, they never skip).
 
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
@@ -1150,83 +1148,10 @@ fn every_manifest_under_deploy_is_used() {
 // The real kustomize
 // ---------------------------------------------------------------------------
 
-const KUSTOMIZE_VERSION: &str = "v5.8.2";
-
-/// kustomize, built once from the Go module proxy into
-/// `<target>/tools/kustomize-<version>/`; a cached binary of another
-/// version fails the tests.
-fn kustomize() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = common::target_dir()
-            .join("tools")
-            .join(format!("kustomize-{KUSTOMIZE_VERSION}"));
-        let bin = dir.join("kustomize");
-        if !bin.is_file() {
-            build_kustomize(&dir, &bin);
-        }
-        let version = Command::new(&bin)
-            .arg("version")
-            .output()
-            .unwrap_or_else(|e| panic!("{} version: {e}", bin.display()));
-        assert_eq!(
-            String::from_utf8_lossy(&version.stdout).trim(),
-            KUSTOMIZE_VERSION,
-            "{}: not kustomize {KUSTOMIZE_VERSION}; delete it to rebuild",
-            bin.display()
-        );
-        bin
-    })
-}
-
-/// `go install` into a temp dir, then a rename: a concurrent run sees either
-/// no binary or a whole one.
-fn build_kustomize(dir: &Path, bin: &Path) {
-    let gobin = tempfile::Builder::new()
-        .prefix("kustomize-build-")
-        .tempdir_in(common::target_dir())
-        .unwrap_or_else(|e| panic!("temp dir: {e}"));
-    let module = format!("sigs.k8s.io/kustomize/kustomize/v5@{KUSTOMIZE_VERSION}");
-    let output = Command::new("go")
-        .args(["install", &module])
-        .current_dir(gobin.path())
-        .env("GOBIN", gobin.path())
-        .env("GOFLAGS", "-mod=mod")
-        .env("GOTOOLCHAIN", "local")
-        .env("GOWORK", "off")
-        .env("CGO_ENABLED", "0")
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "these tests build kustomize {KUSTOMIZE_VERSION} from the Go module proxy \
-                 (about a minute, once) and need `go` on PATH: {e}"
-            )
-        });
-    assert!(
-        output.status.success(),
-        "`go install {module}` failed (it needs Go >= 1.24 and the Go module proxy):\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    fs::rename(gobin.path().join("kustomize"), bin)
-        .unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
-}
-
-/// `kustomize build DIR`, every document it prints.
+/// `kustomize build DIR`, every document it prints (`mco_e2e::kustomize`:
+/// built once from the Go module proxy; a failure fails the test).
 fn kustomize_build(dir: &Path) -> Vec<Value> {
-    let output = Command::new(kustomize())
-        .arg("build")
-        .arg(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("kustomize: {e}"));
-    assert!(
-        output.status.success(),
-        "kustomize build {} failed:\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = String::from_utf8(output.stdout).unwrap_or_else(|e| panic!("{e}"));
-    parse_documents(&text, &format!("kustomize build {}", dir.display()))
+    mco_e2e::kustomize_build(dir).unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 /// JSON has one number type: kustomize prints the CRD's `minimum: 1.0` as

@@ -1,4 +1,4 @@
-//! The installed guest runs under the stock `wasmtime` CLI, as the README
+//! The installed guest runs under the stock `wasmtime` CLI, as docs/reference/wit.md
 //! shows. The CLI is installed by the test setup (`target/tools/bin`) or
 //! named by `MCO_WASMTIME`; a missing CLI fails the test.
 
@@ -19,15 +19,16 @@ fn wasmtime() -> PathBuf {
     path
 }
 
-/// The example from the README, kept in one place.
+/// The example of the WIT reference (docs/reference/wit.md), kept in one place.
 const INVOKE: &str = r#"derive({node: {name: "worker-0", phase: "Running", unschedulable: false, labels: [("node-role.kubernetes.io/worker", "")], annotations: [("machineconfiguration.openshift.io/currentConfig", "rendered-worker-a"), ("machineconfiguration.openshift.io/desiredConfig", "rendered-worker-b"), ("machineconfiguration.openshift.io/state", "Done")]}, pools: [{name: "worker", node-selector: some({match-labels: [("node-role.kubernetes.io/worker", "")], match-expressions: []}), target-config: "rendered-worker-b"}], configs: [], policies: {files: [], units: [], ssh-key: [%none]}, stored: none, previous: [], feature-gates: []})"#;
 
 #[test]
 fn the_stock_wasmtime_cli_runs_the_guest() {
-    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap_or_default();
+    let page = std::fs::read_to_string(common::repo_root().join("docs/reference/wit.md"))
+        .unwrap_or_default();
     assert!(
-        readme.contains(INVOKE),
-        "README.md must show the invocation this test runs"
+        page.contains(INVOKE),
+        "docs/reference/wit.md must show the invocation this test runs"
     );
     let output = Command::new(wasmtime())
         .args(["run", "--invoke", INVOKE])

@@ -20,7 +20,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Environment (also in the README's "The two commands"): `MCO_ENVTEST_BIN`
+//! Environment (also in docs/dev/testing.md): `MCO_ENVTEST_BIN`
 //! (binary cache root, read by build.sh), `MCO_ENVTEST_START_TIMEOUT`
 //! (seconds per start phase, default 120), `MCO_ENVTEST_KEEP_DIR=1` (keep
 //! the temp dir with logs after Drop, [`keep_dirs`]).
@@ -28,6 +28,7 @@
 mod control_plane;
 mod crds;
 mod http;
+mod kustomize;
 pub mod large;
 mod mirror;
 pub mod ova;
@@ -42,6 +43,7 @@ pub use control_plane::{
 };
 pub use crds::{FeatureSet, crds_dir, load_crd_dir, openshift};
 pub use http::{http_get, http_get_as};
+pub use kustomize::{KUSTOMIZE_VERSION, kustomize, kustomize_build};
 pub use mirror::Mirror;
 pub use process::tail;
 pub use users::{ADMIN_USER, User};

@@ -129,7 +129,7 @@ pub struct MachineSetView {
 /// changed, so they cannot disagree. The rules read the value; the text is
 /// what crosses the WIT (`machine-set.provider-spec`). The host decodes a
 /// MachineSet once per object version, so it serializes the providerSpec
-/// once per version instead of once per decision (README "Benchmark"), and
+/// once per version instead of once per decision (docs/dev/records/benchmarks.md), and
 /// a guest keeps the text it was given.
 #[derive(Debug, Clone)]
 pub struct ProviderSpec {

@@ -6,7 +6,7 @@
 //! call is vectorised. The guests' map keys share long prefixes
 //! (`machineconfiguration.openshift.io/…` annotations, `ami-0…` image IDs,
 //! region names), so that byte loop was the largest single guest symbol in
-//! both benches' profiles (README "Benchmark"). These compare eight bytes
+//! both benches' profiles (docs/dev/records/benchmarks.md). These compare eight bytes
 //! at a time and look at single bytes only where two words differ.
 //!
 //! A guest links them by naming this crate (`use mco_guest_memcmp as _;`):

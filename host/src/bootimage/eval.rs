@@ -246,7 +246,7 @@ impl BootImageInputs {
                 what: "input",
                 message: format!(
                     "{subject} is a vSphere MachineSet on vCenter {server}: give --vcenter FILE, \
-                     what that vCenter holds (README, eval bootimage)"
+                     what that vCenter holds (docs/reference/eval-contract.md)"
                 ),
             });
         };

@@ -9,6 +9,7 @@ mod guests;
 mod new;
 mod offline;
 mod preflight;
+mod reference;
 pub mod status;
 mod test;
 mod verify;
@@ -62,6 +63,13 @@ enum Command {
     /// run in on this cluster, and why (the MachineConfigNode CRD, the
     /// Machine Config Operator's writers seen, the host's RBAC).
     Preflight(preflight::PreflightArgs),
+    /// Print the shell completion script for SHELL (e.g. `source <(mco-host
+    /// completions bash)`).
+    Completions(reference::CompletionsArgs),
+    /// Write the generated references (CLI, completions) under a
+    /// directory: `make docs-ref`.
+    #[command(hide = true)]
+    Docs(reference::DocsArgs),
 }
 
 #[derive(Args)]
@@ -518,6 +526,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
         },
         Command::Status(args) => return Ok(status::run(args)?),
         Command::Preflight(args) => return print(&format!("{}\n", preflight::run(args)?)),
+        Command::Completions(args) => return reference::completions(&args),
+        Command::Docs(args) => return reference::docs(&args),
     };
     print(&format!("{output}\n"))
 }

@@ -26,7 +26,7 @@ use super::set::GuestSet;
 use crate::audit::{Failed, Report, SAMPLE_LIMIT, Sampled};
 
 /// Bound on one audit: reading every object and deciding it twice. 5,000
-/// nodes take seconds (README, "Auditing a candidate").
+/// nodes take seconds (docs/dev/records/benchmarks.md, "Auditing 5,000 nodes").
 pub const DEADLINE: Duration = Duration::from_secs(600);
 
 /// `spec.audit`: asks the lease holder for an audit of the candidate.

@@ -79,14 +79,12 @@ pub struct MachineConfigGuestSpec {
     #[serde(flatten)]
     pub entry: RawFull,
     /// Moves the candidate from shadowing the module to deciding a canary
-    /// subset of the objects, then every object (see the README, "Rolling
-    /// a guest out").
+    /// subset of the objects, then every object (see docs/guests/rollout.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<RolloutSpec>,
     /// Asks the lease holder to decide every current object of the job
     /// with both the module and the candidate, and to say in
-    /// `status.audit` where they differ (see the README, "Auditing a
-    /// candidate").
+    /// `status.audit` where they differ (see docs/guests/audit.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<AuditSpec>,
 }

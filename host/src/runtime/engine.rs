@@ -193,7 +193,7 @@ fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
             .table_keep_resident(64 << 10)
             // Reset only the pages an evaluation touched (Linux 6.7+ where
             // available; otherwise the memset above): the reset of a slot
-            // was a quarter of a fresh evaluation (README "Benchmark").
+            // was a quarter of a fresh evaluation (docs/dev/records/benchmarks.md).
             .pagemap_scan(wasmtime::Enabled::Auto);
         wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }

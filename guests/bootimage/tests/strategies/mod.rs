@@ -40,7 +40,7 @@ pub struct Seeds {
 
 /// `tests/golden/bootimage`, found above the crate's directory as cargo
 /// gives it at run time: the path compiled in can name another clone that
-/// shares the target directory (README, "The two commands").
+/// shares the target directory (docs/dev/testing.md, "Where the tests find things").
 pub fn golden_dir() -> PathBuf {
     let start = std::env::var_os("CARGO_MANIFEST_DIR")
         .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), PathBuf::from);

@@ -4,7 +4,7 @@
 //! `image` block, `template`), while a providerSpec carries tags, block
 //! devices, security groups and more. Cloning the whole providerSpec for
 //! every decision to apply the patch to was a third of the authority
-//! check's time (README "Benchmark"). A JSON merge patch (RFC 7396) whose
+//! check's time (docs/dev/records/benchmarks.md). A JSON merge patch (RFC 7396) whose
 //! top level is an object changes each top-level field of an object
 //! independently, so only the fields the patch names are merged here, from
 //! copies of those fields alone; every other field is the original's.
