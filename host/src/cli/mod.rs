@@ -332,7 +332,7 @@ struct SandboxArgs {
     #[arg(long, global = true, env = "MCO_NO_POOLING")]
     no_pooling: bool,
     /// Write `/tmp/perf-<pid>.map`, so that `perf record` / `perf report`
-    /// name the guest's functions (README "Benchmark"). The variable
+    /// name the guest's functions (docs/dev/benchmarks.md). The variable
     /// takes 1 or 0 as the benches do, as well as true or false.
     #[arg(long, global = true, env = "MCO_PERF_MAP",
           value_parser = clap::builder::BoolishValueParser::new())]
