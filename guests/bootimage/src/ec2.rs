@@ -18,6 +18,30 @@ pub const MARKETPLACE_OWNER: &str = "679593333241";
 /// ROSA Classic's marketplace product.
 pub const ROSA_PRODUCT: &str = "34850061-abaf-402d-92df-94325c9e947f";
 
+/// Upstream's marketplace products (`marketplace.Products`): names for
+/// messages only; any product ID is handled alike.
+const PRODUCTS: [(&str, &str); 10] = [
+    ("59ead7de-2540-4653-a8b0-fa7926d5c845", "OCP x86_64"),
+    ("963b36c3-de6f-48ed-b802-2b38b2a2cdeb", "OKE x86_64"),
+    ("f5da01a6-d046-487c-9072-42fe53b1cad4", "OPP x86_64"),
+    ("abc249f8-7440-45f7-a4b1-c026baff64c1", "OCP arm64"),
+    ("d2d3ebcd-c1ca-43d8-bf0a-530433200f35", "OKE arm64"),
+    ("be6d3e94-c8dc-4a3e-9218-4b449b11f06f", "OPP arm64"),
+    ("962791c7-3ae5-46d1-ba62-c7a5ebac54fd", "OCP EMEA x86_64"),
+    ("7026c8d7-392c-4010-b93c-f93f7bc5495f", "OKE EMEA x86_64"),
+    ("628c9df3-0254-4f91-bc1f-8619d1b8eaa8", "OPP EMEA x86_64"),
+    (ROSA_PRODUCT, "ROSA"),
+];
+
+/// A product as messages name it: `ROSA (34850061-…)`, or the bare ID of
+/// a product upstream does not list.
+pub fn product_label(product: &str) -> String {
+    match PRODUCTS.iter().find(|(id, _)| *id == product) {
+        Some((_, name)) => format!("{name} ({product})"),
+        None => product.to_owned(),
+    }
+}
+
 /// One image as EC2 `DescribeImages` describes it; `eval bootimage --ec2`
 /// reads lists of these (EC2's own field names, camelCased).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -224,7 +248,7 @@ pub fn choose<'a>(images: &'a [Ec2Image], product: &str, target: Token) -> Choic
     let mut best: Option<(Token, &'a Ec2Image, &'a str)> = None;
     let mut old_scheme = false;
     for image in images {
-        if product_id(&image.name) != Some(product) {
+        if image.image_id.is_empty() || product_id(&image.name) != Some(product) {
             continue;
         }
         let Some((release, token)) = description_release(&image.description) else {

@@ -18,7 +18,28 @@
 use std::collections::BTreeMap;
 
 pub use mco_bootimage::ec2::{Ec2Facts, Ec2Image, MARKETPLACE_OWNER, product_id};
+use mco_bootimage::MachineSetView;
 use serde::Deserialize;
+
+/// Infrastructure `status.platformStatus.type` of AWS.
+pub const AWS: &str = "AWS";
+
+/// The first read for an AWS MachineSet (or ControlPlaneMachineSet): its
+/// `ami.id` in its `placement.region`. `None` when either is missing or
+/// empty, or not a string: the guest decides without EC2 and says why
+/// (upstream would ask EC2 in no region, or for no AMI, and fail).
+pub fn image_read(ms: &MachineSetView) -> Option<Ec2Read> {
+    let spec = ms.provider_spec.as_deref()?;
+    let text = |pointer: &str| {
+        spec.pointer(pointer)
+            .and_then(serde_json::Value::as_str)
+            .filter(|text| !text.is_empty())
+    };
+    Some(Ec2Read::Image {
+        region: text("/placement/region")?.to_owned(),
+        image_id: text("/ami/id")?.to_owned(),
+    })
+}
 
 /// One `DescribeImages` call the planner needs answered.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -68,7 +89,7 @@ pub enum Ec2Answer {
 
 /// Where the EC2 rounds of one MachineSet stand.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Ec2Progress {
+pub enum Ec2Progress {
     /// The image read is wanted.
     Image(Ec2Read),
     /// The image is described; the marketplace read is wanted.
@@ -79,16 +100,8 @@ pub(super) enum Ec2Progress {
 }
 
 impl Ec2Progress {
-    /// The first read for an AWS MachineSet naming `image_id` in `region`.
-    pub(super) fn start(region: &str, image_id: &str) -> Ec2Progress {
-        Ec2Progress::Image(Ec2Read::Image {
-            region: region.to_owned(),
-            image_id: image_id.to_owned(),
-        })
-    }
-
     /// The read this MachineSet waits for, if any.
-    pub(super) fn read(&self) -> Option<&Ec2Read> {
+    pub fn read(&self) -> Option<&Ec2Read> {
         match self {
             Ec2Progress::Image(read) | Ec2Progress::Marketplace { read, .. } => Some(read),
             Ec2Progress::Done(_) => None,
@@ -98,7 +111,7 @@ impl Ec2Progress {
     /// The next step once `answer` came for [`Ec2Progress::read`]. An
     /// answer of the wrong kind (a caller's bug) counts as unreachable, so
     /// the static lists decide rather than a half-read picture.
-    pub(super) fn next(self, answer: Ec2Answer) -> Ec2Progress {
+    pub fn next(self, answer: Ec2Answer) -> Ec2Progress {
         match (self, answer) {
             (_, Ec2Answer::Unreachable(why)) => Ec2Progress::Done(Err(why)),
             (Ec2Progress::Image(Ec2Read::Image { region, .. }), Ec2Answer::Image(image)) => {
@@ -212,7 +225,7 @@ mod tests {
     #[test]
     fn a_marketplace_image_with_a_product_asks_a_second_round() {
         let ec2 = inventory();
-        let first = Ec2Progress::start("us-east-1", "ami-m1");
+        let first = Ec2Progress::Image(read("ami-m1"));
         let answer = ec2.answer(first.read().unwrap());
         let second = first.next(answer);
         let Some(marketplace) = second.read().cloned() else {
@@ -243,7 +256,7 @@ mod tests {
             ("ami-copy", true),
             ("ami-gone", false),
         ] {
-            let progress = Ec2Progress::start("us-east-1", id).next(ec2.answer(&read(id)));
+            let progress = Ec2Progress::Image(read(id)).next(ec2.answer(&read(id)));
             match progress {
                 Ec2Progress::Done(Ok(facts)) => {
                     assert_eq!(facts.image.is_some(), described, "{id}");
@@ -262,7 +275,7 @@ mod tests {
 
     #[test]
     fn unreachable_or_mismatched_answers_end_the_reads_unconsulted() {
-        let progress = Ec2Progress::start("us-east-1", "ami-m1");
+        let progress = Ec2Progress::Image(read("ami-m1"));
         assert_eq!(
             progress.clone().next(Ec2Answer::Unreachable("no credentials".into())),
             Ec2Progress::Done(Err("no credentials".into()))

@@ -16,6 +16,7 @@ use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::ignition::ANNOTATION_UPGRADED_AT;
 use mco_bootimage::{Decision, MachineKind, MachineSetView};
 
+use super::ec2::{Ec2Answer, Ec2Progress, Ec2Read};
 use super::error::{PassError, Subject};
 use super::guest::{BatchItem, StreamInput};
 use super::objects::{
@@ -189,6 +190,16 @@ pub struct VcenterRead {
     pub lookup: Arc<Lookup>,
 }
 
+/// An EC2 read the pass needs before an AWS MachineSet's guest can decide;
+/// its answer comes back through [`Pass::give_ec2`]. Reads repeat across
+/// MachineSets (one AMI, one product): the caller answers each distinct
+/// read once per pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ec2Request {
+    pub index: usize,
+    pub read: Ec2Read,
+}
+
 /// A user-data Secret the pass needs before it can decide a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretRequest {
@@ -210,6 +221,8 @@ pub struct UserData {
 enum Progress {
     /// The guest decides once vCenter has been read.
     Vcenter(Request),
+    /// The guest decides once EC2 has been read (one or two rounds).
+    Ec2(Request),
     Guest(Request),
     /// Handed out by `take_requests`, awaiting `answer`.
     Asked,
@@ -230,6 +243,8 @@ struct Item {
     secret_version: Option<String>,
     /// vSphere: what the host read vCenter for, and where an import goes.
     vcenter: Option<Arc<Lookup>>,
+    /// AWS: where its EC2 reads stand.
+    ec2: Option<Ec2Progress>,
 }
 
 impl Item {
@@ -240,9 +255,12 @@ impl Item {
         step: Result<Step, PassError>,
         platforms: &BTreeSet<String>,
     ) -> Item {
-        let vcenter = match &step {
-            Ok(Step::Guest(prepared)) => prepared.vcenter.clone().map(Arc::from),
-            _ => None,
+        let (vcenter, ec2) = match &step {
+            Ok(Step::Guest(prepared)) => (
+                prepared.vcenter.clone().map(Arc::from),
+                prepared.ec2.clone().map(Ec2Progress::Image),
+            ),
+            _ => (None, None),
         };
         let progress = match step {
             Ok(step) => Progress::of(index, step, platforms),
@@ -254,6 +272,7 @@ impl Item {
             progress,
             secret_version: None,
             vcenter,
+            ec2,
         }
     }
 }
@@ -279,6 +298,9 @@ pub struct Action {
     pub secret_version: Option<String>,
     /// vSphere: where the decision's import goes.
     pub vcenter: Option<Arc<Lookup>>,
+    /// AWS: why EC2 was not consulted, when the guest decided without it
+    /// (the static AMI lists decided).
+    pub ec2_unconsulted: Option<String>,
 }
 
 /// What to write, in order: the state (when `save_state`), then either the
@@ -438,6 +460,44 @@ impl Pass {
         };
     }
 
+    /// The EC2 reads the pass waits for, one round at a time: a marketplace
+    /// AMI's product is read once its image is described.
+    pub fn ec2_reads(&self) -> Vec<Ec2Request> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(index, item)| match (&item.progress, &item.ec2) {
+                (Progress::Ec2(_), Some(progress)) => progress.read().map(|read| Ec2Request {
+                    index,
+                    read: read.clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// EC2's answer to the [`Ec2Request`] of `index`: the next round, or
+    /// the guest decides with what was read (without EC2 facts when EC2
+    /// could not be reached: the static AMI lists decide, and the action
+    /// says why).
+    pub fn give_ec2(&mut self, index: usize, answer: Ec2Answer) {
+        let Some(item) = self.items.get_mut(index) else {
+            return;
+        };
+        let (Progress::Ec2(_), Some(progress)) = (&item.progress, item.ec2.take()) else {
+            return;
+        };
+        let progress = progress.next(answer);
+        if let Ec2Progress::Done(done) = &progress
+            && let Progress::Ec2(mut request) =
+                std::mem::replace(&mut item.progress, Progress::Asked)
+        {
+            request.item.cluster.ec2 = done.as_ref().ok().cloned();
+            item.progress = Progress::Guest(request);
+        }
+        item.ec2 = Some(progress);
+    }
+
     /// The guest decisions the pass waits for; each comes back through
     /// [`Pass::answer`].
     pub fn take_requests(&mut self) -> Vec<Request> {
@@ -551,6 +611,10 @@ impl Pass {
                         detail: "the pass ended before its guest decided".into(),
                     }),
                 },
+                ec2_unconsulted: match item.ec2 {
+                    Some(Ec2Progress::Done(Err(why))) => Some(why),
+                    _ => None,
+                },
                 subject: item.subject,
                 object: item.object,
                 secret_version: item.secret_version,
@@ -592,7 +656,7 @@ impl Progress {
             }
             Step::Guest(prepared) => {
                 let prepared = *prepared;
-                let read = prepared.vcenter.is_some();
+                let (vcenter, ec2) = (prepared.vcenter.is_some(), prepared.ec2.is_some());
                 let request = Request {
                     index,
                     platform: prepared.platform_type,
@@ -603,10 +667,10 @@ impl Progress {
                     },
                     with_user_data: false,
                 };
-                if read {
-                    Progress::Vcenter(request)
-                } else {
-                    Progress::Guest(request)
+                match (vcenter, ec2) {
+                    (true, _) => Progress::Vcenter(request),
+                    (false, true) => Progress::Ec2(request),
+                    (false, false) => Progress::Guest(request),
                 }
             }
         }

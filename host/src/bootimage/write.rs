@@ -199,6 +199,18 @@ impl Writer {
                     )
                 }
             };
+            // Decided by the static AMI lists: the Event and Progressing
+            // say that EC2 was not consulted, and why.
+            let mut event = event;
+            if let Some(why) = &action.ec2_unconsulted {
+                tally
+                    .ec2_unconsulted
+                    .push(format!("{}: {why}", action.subject));
+                if let Some((_, _, note)) = &mut event {
+                    note.push_str("; ");
+                    note.push_str(&super::conditions::ec2_unconsulted_note(why));
+                }
+            }
             // The gauge is about MachineSets, as its name says.
             if kind == MachineKind::MachineSet {
                 *counts.entry(result).or_default() += 1;
@@ -773,6 +785,7 @@ mod tests {
                 outcome: Ok(outcome),
                 secret_version: secret_version.map(str::to_owned),
                 vcenter: None,
+                ec2_unconsulted: None,
             }],
         }
     }

@@ -287,6 +287,12 @@ struct BootImageArgs {
     /// template made anew; default: the datastore's).
     #[arg(long, value_name = "FILE")]
     install_config: Option<String>,
+    /// AWS: what EC2 holds, region to images, `{us-east-1: [{imageId, ownerId,
+    /// name, description, creationDate}]}` (what the controller would read
+    /// with DescribeImages); without it EC2 is not consulted and the static
+    /// AMI lists decide.
+    #[arg(long, value_name = "FILE")]
+    ec2: Option<String>,
     /// Guest component to run instead of the one registered for the platform.
     #[arg(long, value_name = "FILE")]
     guest: Option<PathBuf>,
