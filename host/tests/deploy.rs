@@ -824,6 +824,8 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
                 &["cluster"]
             ),
             ("", &["secrets"], &["get", "patch"], &USER_DATA_SECRETS),
+            // AWS: the EC2 credentials, read only.
+            ("", &["secrets"], &["get"], &["aws-cloud-credentials"]),
         ])
     );
     assert_eq!(

@@ -15,6 +15,7 @@ pub mod conditions;
 pub mod controller;
 mod decode;
 pub mod ec2;
+pub mod ec2_live;
 pub mod error;
 pub mod eval;
 pub mod guest;
