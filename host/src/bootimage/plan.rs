@@ -683,6 +683,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::bootimage::ec2::Ec2Facts;
     use crate::bootimage::objects::{Input, machine_decoder};
 
     fn decoded<T: Input>(object: Value) -> Arc<Decoded<T>> {
@@ -1134,6 +1135,128 @@ mod tests {
         let plan = start(&with_cpms_mode("None"), state).finish();
         assert!(plan.save_state);
         assert_eq!(plan.state.hot_loops.keys().collect::<Vec<_>>(), ["cluster"]);
+    }
+
+    fn in_region(name: &str, ami: &str) -> Machine {
+        machine(
+            MachineKind::MachineSet,
+            json!({
+                "kind": "MachineSet",
+                "metadata": {"name": name, "namespace": "openshift-machine-api",
+                    "annotations": {"capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64"}},
+                "spec": {"template": {"spec": {"providerSpec": {"value": {
+                    "kind": "AWSMachineProviderConfig",
+                    "ami": {"id": ami},
+                    "placement": {"region": "us-east-1"},
+                    "userDataSecret": {"name": format!("{name}-user-data")},
+                }}}}},
+            }),
+        )
+    }
+
+    fn image_read(ami: &str) -> Ec2Read {
+        Ec2Read::Image {
+            region: "us-east-1".into(),
+            image_id: ami.into(),
+        }
+    }
+
+    #[test]
+    fn an_aws_machineset_is_decided_after_its_ec2_rounds() {
+        use mco_bootimage::ec2::{Ec2Image, MARKETPLACE_OWNER, RED_HAT_OWNER};
+        const OCP: &str = "59ead7de-2540-4653-a8b0-fa7926d5c845";
+        let mut s = snapshot(&[]);
+        s.machinesets = vec![
+            in_region("market", "ami-m"),
+            in_region("redhat", "ami-r"),
+            in_region("unreachable", "ami-u"),
+            // No region: no read, the guest decides from the lists.
+            machineset("plain", json!({})),
+        ];
+        // In name order: market 0, plain 1, redhat 2, unreachable 3.
+        let mut pass = start(&s, ControllerState::default());
+        let first = pass.take_requests();
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].item.machineset.name, "plain");
+        assert_eq!(first[0].item.cluster.ec2, None);
+        let reads: Vec<Ec2Read> = pass.ec2_reads().into_iter().map(|r| r.read).collect();
+        assert_eq!(reads, [image_read("ami-m"), image_read("ami-r"), image_read("ami-u")]);
+        let market = Ec2Image {
+            image_id: "ami-m".into(),
+            owner_id: MARKETPLACE_OWNER.into(),
+            name: format!("RHCOS-9.4-{OCP}"),
+            ..Ec2Image::default()
+        };
+        let redhat = Ec2Image {
+            image_id: "ami-r".into(),
+            owner_id: RED_HAT_OWNER.into(),
+            ..Ec2Image::default()
+        };
+        pass.give_ec2(0, Ec2Answer::Image(Some(market.clone())));
+        pass.give_ec2(2, Ec2Answer::Image(Some(redhat.clone())));
+        pass.give_ec2(3, Ec2Answer::Unreachable("no credentials".into()));
+        // The marketplace AMI's product is the second round; the others
+        // go to their guest.
+        assert_eq!(
+            pass.ec2_reads(),
+            [Ec2Request {
+                index: 0,
+                read: Ec2Read::Marketplace {
+                    region: "us-east-1".into(),
+                    product_id: OCP.into()
+                }
+            }]
+        );
+        let decided_requests = pass.take_requests();
+        let decided: Vec<(String, Option<Ec2Facts>)> = decided_requests
+            .iter()
+            .map(|r| (r.item.machineset.name.clone(), r.item.cluster.ec2.clone()))
+            .collect();
+        assert_eq!(
+            decided,
+            [
+                (
+                    "redhat".to_owned(),
+                    Some(Ec2Facts {
+                        image: Some(redhat),
+                        marketplace: vec![]
+                    })
+                ),
+                ("unreachable".to_owned(), None)
+            ]
+        );
+        // An answer for a MachineSet not waiting for one changes nothing.
+        pass.give_ec2(1, Ec2Answer::Image(None));
+        pass.give_ec2(2, Ec2Answer::Image(None));
+        pass.give_ec2(99, Ec2Answer::Image(None));
+        pass.give_ec2(0, Ec2Answer::Marketplace(vec![market.clone()]));
+        assert!(pass.ec2_reads().is_empty());
+        let requests = pass.take_requests();
+        assert_eq!(
+            requests[0].item.cluster.ec2,
+            Some(Ec2Facts {
+                image: Some(market.clone()),
+                marketplace: vec![market]
+            })
+        );
+        for request in first.into_iter().chain(decided_requests).chain(requests) {
+            pass.answer(request, Ok(Decision::noop("decided")));
+        }
+        let plan = pass.finish();
+        let unconsulted: Vec<(&str, Option<&str>)> = plan
+            .actions
+            .iter()
+            .map(|a| (a.subject.name.as_str(), a.ec2_unconsulted.as_deref()))
+            .collect();
+        assert_eq!(
+            unconsulted,
+            [
+                ("market", None),
+                ("plain", None),
+                ("redhat", None),
+                ("unreachable", Some("no credentials"))
+            ]
+        );
     }
 
     #[test]
