@@ -403,15 +403,13 @@ fn eval_bootimage_refuses_broken_ec2_files_and_decides_with_huge_ones() {
         eval_bootimage("aws-patch-ec2-marketplace", &["--ec2", &path])
     };
     for (text, detail) in [
-        ("{\"us-east-1\": [", "EC2 images (--ec2) is malformed"),
+        ("{\"images\": [", "EC2 images (--ec2) is malformed"),
         ("[1, 2]", "EC2 images (--ec2) is malformed"),
-        ("{\"us-east-1\": {\"imageId\": \"ami-1\"}}", "malformed"),
-        ("{\"us-east-1\": [{\"imageId\": 5, \"ownerId\": \"1\"}]}", "malformed"),
-        ("{\"us-east-1\": [{\"imageId\": \"ami-1\"}]}", "ownerId"),
-        (
-            "{\"us-east-1\": [{\"imageId\": \"ami-1\", \"ownerId\": \"1\", \"ImageId\": \"x\"}]}",
-            "ImageId",
-        ),
+        ("{\"us-east-1\": []}", "images"),
+        ("{\"images\": {\"imageId\": \"ami-1\"}}", "malformed"),
+        ("{\"images\": [{\"imageId\": 5, \"ownerId\": \"1\"}]}", "malformed"),
+        ("{\"images\": [{\"imageId\": \"ami-1\"}]}", "ownerId"),
+        ("", "malformed"),
     ] {
         let (code, decision, err) = eval_with(text);
         assert_eq!(code, Some(2), "{text}: {decision} {err}");
@@ -428,9 +426,9 @@ fn eval_bootimage_refuses_broken_ec2_files_and_decides_with_huge_ones() {
     let padded = |count: usize| {
         let mut inventory: serde_json::Value =
             serde_saphyr::from_str(&golden).unwrap_or_else(|e| panic!("{e}"));
-        let images = inventory["us-east-1"]
+        let images = inventory["images"]
             .as_array_mut()
-            .unwrap_or_else(|| panic!("no us-east-1 in {golden}"));
+            .unwrap_or_else(|| panic!("no images in {golden}"));
         for i in 0..count {
             images.push(serde_json::json!({"imageId": format!("ami-{i:017x}"),
                 "ownerId": "679593333241",

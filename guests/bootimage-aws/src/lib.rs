@@ -4,18 +4,26 @@
 //! MachineSet's region, or for a marketplace (and ROSA) AMI the newest AMI
 //! of the same marketplace product at or below the stream's release.
 //!
-//! Which AMIs may be replaced is upstream main's rule when the host read
-//! EC2 for the MachineSet ([`Ec2Facts`], upstream `aws_helpers.go`,
-//! `reconcileAWSProviderSpec`): owned by Red Hat, or by the marketplace
-//! with a product ID in the name. On top of that, and alone when EC2 was
-//! not consulted, an AMI counts as published RHCOS when it is in the stream
-//! (any arch or region), in upstream's static list of every AMI the
-//! installer ever published (compiled in, [`amis`]), or in the caller's
-//! known-images list (the admin's, plus the AMIs the controller learned
-//! from earlier streams): a cluster installed years ago still carries its
-//! install AMI, whoever EC2 says owns the copy it sees. Anything else was
-//! chosen by the admin or copied by the installer (encrypted, private
-//! regions) and must not be overwritten (OCPBUGS-57348/57506).
+//! Which AMIs may be replaced depends on what the host could read:
+//!
+//! - EC2 answered for the MachineSet ([`Ec2Facts`]): upstream main's rule
+//!   (`aws_helpers.go`, `reconcileAWSProviderSpec`), exactly. Owned by Red
+//!   Hat: the stream's AMI; owned by the marketplace with a product ID in
+//!   its name: that product's newest AMI at or below the stream's release;
+//!   any other owner: left alone; unknown to EC2: an error. The owner is
+//!   EC2's word, so the lists below play no part.
+//! - EC2 was not consulted (unreachable, no credentials, offline without
+//!   EC2 answers): the classic rule (4.17–4.22), with this project's lists.
+//!   An AMI counts as published RHCOS when it is in the stream (any arch
+//!   or region), in upstream's static list of every AMI the installer ever
+//!   published (compiled in, [`amis`]), or in the caller's known-images
+//!   list (the admin's, plus the AMIs the controller learned from earlier
+//!   streams): a cluster installed years ago still carries its install
+//!   AMI. Marketplace AMIs are in none of them and stay as they are.
+//!
+//! Anything else was chosen by the admin or copied by the installer
+//! (encrypted, private regions) and must not be overwritten
+//! (OCPBUGS-57348/57506).
 
 // The component bindings wit-bindgen generates for wasm32 use `unsafe`.
 #![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]
@@ -87,11 +95,8 @@ fn reconcile(
             "providerSpec.value.ami.id is empty; EC2 refuses an empty AMI ID".to_owned(),
         ));
     }
-    let known = |id: &str| {
-        stream.contains_aws_ami(id) || amis::is_rhcos_ami(id) || facts.known_images.contains(id)
-    };
     match (ami_id, &facts.ec2) {
-        (Some(id), Some(ec2)) => from_ec2(stream, &Ami { id, region, arch }, ec2, known(id)),
+        (Some(id), Some(ec2)) => from_ec2(stream, &Ami { id, region, arch }, ec2),
         (id, _) => from_lists(stream, arch, region, id, &facts.known_images),
     }
 }
@@ -126,46 +131,31 @@ fn from_lists(
     Ok(move_to(id, target))
 }
 
-/// Upstream main's rule, from what EC2 said about the AMI (`known`: it is
-/// in the stream, the static list or the known images).
-fn from_ec2(
-    stream: &Stream,
-    ami: &Ami<'_>,
-    ec2: &Ec2Facts,
-    known: bool,
-) -> Result<PlatformOutcome, RuleError> {
-    let image = ec2.image.as_ref();
-    if let Some(image) = image
-        && image.image_id != ami.id
-    {
+/// Upstream main's rule, from what EC2 said about the AMI.
+fn from_ec2(stream: &Stream, ami: &Ami<'_>, ec2: &Ec2Facts) -> Result<PlatformOutcome, RuleError> {
+    let Some(image) = &ec2.image else {
+        return Err(RuleError::Other(format!("AMI {} not found", ami.id)));
+    };
+    if image.image_id != ami.id {
         return Err(RuleError::Other(format!(
             "internal error: EC2's answer describes {}, not {}",
             image.image_id, ami.id
         )));
     }
-    // A marketplace AMI stays on its product (and its billing) whatever the
-    // lists say.
-    if let Some(image) = image.filter(|i| i.owner_id == MARKETPLACE_OWNER)
-        && let Some(product) = ec2::product_id(&image.name)
-    {
-        return marketplace(stream, ami, product, &ec2.marketplace);
-    }
-    if known || image.is_some_and(|i| i.owner_id == RED_HAT_OWNER) {
-        return Ok(match stream_target(stream, ami.arch, ami.region) {
+    Ok(match image.owner_id.as_str() {
+        RED_HAT_OWNER => match stream_target(stream, ami.arch, ami.region) {
             Ok(target) => move_to(ami.id, target),
             Err(skip) => skip,
-        });
-    }
-    Ok(match image {
-        None => return Err(RuleError::Other(format!("AMI {} not found", ami.id))),
-        Some(Ec2Image { owner_id, .. }) if owner_id == MARKETPLACE_OWNER => {
-            PlatformOutcome::skip(format!(
+        },
+        MARKETPLACE_OWNER => match ec2::product_id(&image.name) {
+            Some(product) => return marketplace(stream, ami, product, &ec2.marketplace),
+            None => PlatformOutcome::skip(format!(
                 "AMI {} has unrecognised owner: the marketplace owns it, but its name names no product",
                 ami.id
-            ))
-        }
-        Some(Ec2Image { owner_id, .. }) => PlatformOutcome::skip(format!(
-            "AMI {} has unrecognised owner {owner_id:?}",
+            )),
+        },
+        owner => PlatformOutcome::skip(format!(
+            "AMI {} has unrecognised owner {owner:?}",
             ami.id
         )),
     })
@@ -506,38 +496,37 @@ mod tests {
     }
 
     #[test]
-    fn ec2_not_finding_the_ami_is_an_error_unless_a_list_knows_it() {
+    fn with_ec2_the_owner_decides_and_the_lists_play_no_part() {
         let s = stream_with_release(Some("9.6.20260210-0"));
+        // Unknown to EC2: an error, listed or not (even the stream's own).
+        let listed = "ami-000065c53330c76d2";
+        for (id, known) in [(OLD, &[][..]), (OLD, &[OLD][..]), (listed, &[]), (NEW_E1, &[])] {
+            assert_eq!(
+                with_ec2(&s, id, None, vec![], known),
+                PlatformOutcome::error(format!("AMI {id} not found"))
+            );
+        }
+        let copy = ec2_image(OLD, "123456789012", "my-golden-rhcos", "");
+        for known in [&[][..], &[OLD][..]] {
+            assert_eq!(
+                with_ec2(&s, OLD, Some(copy.clone()), vec![], known),
+                PlatformOutcome::skip(format!(
+                    "AMI {OLD} has unrecognised owner \"123456789012\""
+                ))
+            );
+        }
+        // What EC2 says about a target the rule chose keeps the patch
+        // converging: the stream's AMI is Red Hat's.
+        let mut facts = Ec2Facts {
+            image: Some(ec2_image(OLD, RED_HAT_OWNER, "", "")),
+            marketplace: vec![],
+        };
+        facts.apply(NEW_E1);
         assert_eq!(
-            with_ec2(&s, OLD, None, vec![], &[]),
-            PlatformOutcome::error(format!("AMI {OLD} not found"))
-        );
-        assert_eq!(
-            target(&with_ec2(&s, OLD, None, vec![], &[OLD])),
-            Some(NEW_E1)
-        );
-        // The stream's own AMI is on target whatever EC2 says.
-        assert_eq!(
-            with_ec2(&s, NEW_E1, None, vec![], &[]),
+            with_ec2(&s, NEW_E1, facts.image, vec![], &[]),
             PlatformOutcome::OnTarget {
                 target: NEW_E1.into()
             }
-        );
-    }
-
-    #[test]
-    fn another_owner_is_skipped_unless_a_list_knows_the_ami() {
-        let s = stream_with_release(Some("9.6.20260210-0"));
-        let copy = ec2_image(OLD, "123456789012", "my-golden-rhcos", "");
-        assert_eq!(
-            with_ec2(&s, OLD, Some(copy.clone()), vec![], &[]),
-            PlatformOutcome::skip(format!(
-                "AMI {OLD} has unrecognised owner \"123456789012\""
-            ))
-        );
-        assert_eq!(
-            target(&with_ec2(&s, OLD, Some(copy), vec![], &[OLD])),
-            Some(NEW_E1)
         );
         // A marketplace AMI whose name names no product is unknown too.
         let plain = ec2_image(OLD, MARKETPLACE_OWNER, "rhcos-9.4", "");
@@ -557,7 +546,7 @@ mod tests {
             offer("ami-m96b", "9.6.20260210-0", "2026-02-10T00:00:00.000Z"),
             offer("ami-m98", "9.8.20260501-0", "2026-05-01T00:00:00.000Z"),
         ];
-        // Known or not, a marketplace AMI stays on its product.
+        // Known or not: EC2's owner decides.
         for known in [&[][..], &["ami-m94"][..]] {
             let out = with_ec2(&s, "ami-m94", Some(current.clone()), offers.clone(), known);
             assert_eq!(target(&out), Some("ami-m96b"), "{out:?}");

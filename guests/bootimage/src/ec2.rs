@@ -43,9 +43,10 @@ pub fn product_label(product: &str) -> String {
 }
 
 /// One image as EC2 `DescribeImages` describes it; `eval bootimage --ec2`
-/// reads lists of these (EC2's own field names, camelCased).
+/// reads lists of these (EC2's own field names, camelCased; other fields
+/// EC2 gives are ignored).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Ec2Image {
     pub image_id: String,
     pub owner_id: String,
@@ -73,16 +74,17 @@ pub struct Ec2Facts {
 }
 
 impl Ec2Facts {
-    /// What the answers say once the MachineSet names `ami`: the
-    /// marketplace image of that ID, if one was read (`None` otherwise: a
-    /// stream AMI is known without EC2). Offline evaluation and the
-    /// convergence check decide again with this after a patch.
+    /// What EC2 would say once the MachineSet names `ami`, a target the
+    /// AWS rule chose: the marketplace image of that ID when it is one,
+    /// else the stream's AMI, which Red Hat owns. The convergence check
+    /// decides again with this after a patch.
     pub fn apply(&mut self, ami: &str) {
-        self.image = self
-            .marketplace
-            .iter()
-            .find(|image| image.image_id == ami)
-            .cloned();
+        let listed = self.marketplace.iter().find(|image| image.image_id == ami);
+        self.image = Some(listed.cloned().unwrap_or_else(|| Ec2Image {
+            image_id: ami.to_owned(),
+            owner_id: RED_HAT_OWNER.to_owned(),
+            ..Ec2Image::default()
+        }));
     }
 }
 
@@ -435,20 +437,18 @@ mod tests {
         facts.apply("ami-c");
         assert_eq!(facts.image.as_ref().map(|i| i.image_id.as_str()), Some("ami-c"));
         facts.apply("ami-stream");
-        assert_eq!(facts.image, None);
+        let image = facts.image.unwrap();
+        assert_eq!((image.image_id.as_str(), image.owner_id.as_str()), ("ami-stream", RED_HAT_OWNER));
     }
 
     #[test]
     fn images_read_from_files_need_an_id_and_an_owner() {
-        let image: Ec2Image =
-            serde_json::from_str(r#"{"imageId":"ami-1","ownerId":"531415883065"}"#).unwrap();
+        let image: Ec2Image = serde_json::from_str(
+            r#"{"imageId":"ami-1","ownerId":"531415883065","state":"available"}"#,
+        )
+        .unwrap();
         assert_eq!((image.name.as_str(), image.description.as_str()), ("", ""));
         assert!(serde_json::from_str::<Ec2Image>(r#"{"imageId":"ami-1"}"#).is_err());
-        assert!(
-            serde_json::from_str::<Ec2Image>(
-                r#"{"imageId":"ami-1","ownerId":"1","ImageId":"x"}"#
-            )
-            .is_err()
-        );
+        assert!(serde_json::from_str::<Ec2Image>(r#"{"imageId":"ami-1","ownerId":5}"#).is_err());
     }
 }

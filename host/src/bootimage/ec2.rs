@@ -15,8 +15,6 @@
 //! for that MachineSet: the guest decides from the static lists, and the
 //! MachineSet's decision says so.
 
-use std::collections::BTreeMap;
-
 pub use mco_bootimage::ec2::{Ec2Facts, Ec2Image, MARKETPLACE_OWNER, product_id};
 use mco_bootimage::MachineSetView;
 use serde::Deserialize;
@@ -151,21 +149,22 @@ impl Ec2Progress {
     }
 }
 
-/// What EC2 holds, as `eval bootimage --ec2 FILE` reads it: YAML or JSON,
-/// region to the images EC2 would describe there, e.g.
-/// `{"us-east-1": [{"imageId": "ami-…", "ownerId": "531415883065",
-/// "name": "…", "description": "…", "creationDate": "…"}]}`. A region the
-/// file does not name holds no images.
+/// What EC2 holds in the MachineSet's region, as `eval bootimage --ec2
+/// FILE` reads it (the eval contract): YAML or JSON, `{"images":
+/// [{"imageId": "ami-…", "ownerId": "531415883065", "name": "…",
+/// "description": "…", "creationDate": "…"}]}`. Fields EC2 gives beyond
+/// these are ignored, as in every input file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct Ec2Inventory(pub BTreeMap<String, Vec<Ec2Image>>);
+pub struct Ec2Inventory {
+    pub images: Vec<Ec2Image>,
+}
 
 impl Ec2Inventory {
     /// EC2's answer to `read` from this inventory, filtered as EC2 filters:
     /// by image ID, or by the marketplace owner and the product ID anywhere
     /// in the name (`name=*<product>*`).
     pub fn answer(&self, read: &Ec2Read) -> Ec2Answer {
-        let images = self.0.get(read.region()).map(Vec::as_slice).unwrap_or(&[]);
+        let images = &self.images;
         match read {
             Ec2Read::Image { image_id, .. } => Ec2Answer::Image(
                 images
@@ -203,16 +202,15 @@ mod tests {
     }
 
     fn inventory() -> Ec2Inventory {
-        Ec2Inventory(BTreeMap::from([(
-            "us-east-1".to_owned(),
-            vec![
+        Ec2Inventory {
+            images: vec![
                 image("ami-rh", "531415883065", "rhcos-9.6"),
                 image("ami-m1", MARKETPLACE_OWNER, &format!("RHCOS-9.4-{OCP}")),
                 image("ami-m2", MARKETPLACE_OWNER, &format!("RHCOS-9.6-{OCP}")),
                 image("ami-copy", "123456789012", &format!("copy-{OCP}")),
                 image("ami-plain", MARKETPLACE_OWNER, "rhcos-no-product"),
             ],
-        )]))
+        }
     }
 
     fn read(id: &str) -> Ec2Read {
@@ -265,12 +263,6 @@ mod tests {
                 other => panic!("{id}: {other:?}"),
             }
         }
-        // Another region holds nothing.
-        let elsewhere = Ec2Read::Image {
-            region: "eu-west-1".into(),
-            image_id: "ami-rh".into(),
-        };
-        assert_eq!(ec2.answer(&elsewhere), Ec2Answer::Image(None));
     }
 
     #[test]
@@ -287,17 +279,19 @@ mod tests {
     }
 
     #[test]
-    fn inventory_files_are_regions_of_images() {
+    fn inventory_files_list_images() {
         let parsed: Ec2Inventory = serde_json::from_str(
-            r#"{"us-east-1": [{"imageId": "ami-1", "ownerId": "531415883065"}], "eu-west-1": []}"#,
+            r#"{"images": [{"imageId": "ami-1", "ownerId": "531415883065", "state": "available"}]}"#,
         )
         .unwrap();
-        assert_eq!(parsed.0.len(), 2);
+        assert_eq!(parsed.images.len(), 1);
         for broken in [
             r#"[]"#,
-            r#"{"us-east-1": {"imageId": "ami-1"}}"#,
-            r#"{"us-east-1": [{"imageId": 5, "ownerId": "1"}]}"#,
-            r#"{"us-east-1": [{"imageId": "ami-1"}]}"#,
+            r#"{}"#,
+            r#"{"images": {"imageId": "ami-1"}}"#,
+            r#"{"images": [{"imageId": 5, "ownerId": "1"}]}"#,
+            r#"{"images": [{"imageId": "ami-1"}]}"#,
+            r#"{"images": null}"#,
         ] {
             assert!(serde_json::from_str::<Ec2Inventory>(broken).is_err(), "{broken}");
         }
