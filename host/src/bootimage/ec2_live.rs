@@ -272,6 +272,121 @@ mod tests {
         );
     }
 
+    /// A pass reader whose credentials are already read: its job's kube
+    /// client points nowhere (the Secret is never read).
+    fn pass_for(ec2: &Ec2) -> Ec2Pass<'_> {
+        let mut pass = ec2.pass();
+        pass.credentials = Some(Ok(Credentials::new("AKIDEXAMPLE", "s3cr3t-value", None)));
+        pass
+    }
+
+    /// The job's EC2 reader with every region at `endpoint`.
+    fn ec2_at(endpoint: String) -> Ec2 {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let timeouts = Timeouts {
+            connect: std::time::Duration::from_secs(5),
+            read: std::time::Duration::from_secs(5),
+            call: std::time::Duration::from_secs(10),
+        };
+        Ec2::new(
+            kube::Client::try_from(config).unwrap(),
+            Options {
+                endpoint: Some(endpoint),
+                timeouts,
+            },
+        )
+    }
+
+    /// A loopback server answering every request with `body` (HTTP 200),
+    /// counting the requests.
+    async fn serve(body: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = count.clone();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let mut buf = [0u8; 16384];
+                // One read holds these small requests whole.
+                let _ = sock.read(&mut buf).await;
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(response.as_bytes()).await;
+            }
+        });
+        (format!("http://{addr}/"), count)
+    }
+
+    fn image_read(region: &str) -> Ec2Read {
+        Ec2Read::Image {
+            region: region.into(),
+            image_id: "ami-1".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn each_read_is_asked_once_a_pass() {
+        let (url, count) = serve(
+            "<DescribeImagesResponse><imagesSet><item><imageId>ami-1</imageId><imageOwnerId>531415883065</imageOwnerId></item></imagesSet></DescribeImagesResponse>",
+        )
+        .await;
+        let ec2 = ec2_at(url);
+        let mut pass = pass_for(&ec2);
+        for _ in 0..3 {
+            let Ec2Answer::Image(Some(image)) = pass.answer(&image_read("us-east-1")).await else {
+                panic!("no image");
+            };
+            assert_eq!(image.owner_id, "531415883065");
+        }
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // Another region is another read; the next pass asks again.
+        pass.answer(&image_read("eu-west-1")).await;
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+        let mut next = pass_for(&ec2);
+        next.answer(&image_read("us-east-1")).await;
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_region_that_does_not_answer_is_not_asked_again_in_the_pass() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let ec2 = ec2_at(format!("http://{addr}/"));
+        let mut pass = pass_for(&ec2);
+        let Ec2Answer::Unreachable(first) = pass.answer(&image_read("us-east-1")).await else {
+            panic!("a closed port answered");
+        };
+        assert!(first.starts_with("EC2 DescribeImages: "), "{first}");
+        let marketplace = Ec2Read::Marketplace {
+            region: "us-east-1".into(),
+            product_id: "59ead7de-2540-4653-a8b0-fa7926d5c845".into(),
+        };
+        assert_eq!(
+            pass.answer(&marketplace).await,
+            Ec2Answer::Unreachable(first)
+        );
+        assert!(!pass.down.is_empty());
+    }
+
+    #[tokio::test]
+    async fn credentials_that_cannot_be_read_answer_every_read_unreachable() {
+        let ec2 = ec2_at("http://127.0.0.1:9/".into());
+        let mut pass = ec2.pass();
+        pass.credentials = Some(Err(
+            "Secret openshift-machine-api/aws-cloud-credentials has neither …".into(),
+        ));
+        let answer = pass.answer(&image_read("us-east-1")).await;
+        assert!(
+            matches!(&answer, Ec2Answer::Unreachable(why) if why.contains("has neither")),
+            "{answer:?}"
+        );
+    }
+
     #[test]
     fn images_keep_what_ec2_said() {
         let image = ec2_image(Image {
