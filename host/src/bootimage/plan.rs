@@ -484,7 +484,10 @@ impl Pass {
         let Some(item) = self.items.get_mut(index) else {
             return;
         };
-        let (Progress::Ec2(_), Some(progress)) = (&item.progress, item.ec2.take()) else {
+        if !matches!(item.progress, Progress::Ec2(_)) {
+            return;
+        }
+        let Some(progress) = item.ec2.take() else {
             return;
         };
         let progress = progress.next(answer);
