@@ -181,13 +181,7 @@ impl Client {
 
     /// One signed POST of `action`; the page it answers, or EC2's error.
     async fn call(&self, action: &'static str, params: &[(&str, String)]) -> Result<Page, Error> {
-        let mut form = url::form_urlencoded::Serializer::new(String::new());
-        form.append_pair("Action", action)
-            .append_pair("Version", API_VERSION);
-        for (name, value) in params {
-            form.append_pair(name, value);
-        }
-        let body = form.finish();
+        let body = form_body(action, params);
         let (headers, signature) = self.sign(&body)?;
         let redact = |text: &str| {
             self.credentials
@@ -289,6 +283,18 @@ impl Client {
             .collect();
         Ok((headers, signature))
     }
+}
+
+/// The form body of `action` with `params`. Its own function: the
+/// serializer is not `Send`, and must not live across an `await`.
+fn form_body(action: &str, params: &[(&str, String)]) -> String {
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    form.append_pair("Action", action)
+        .append_pair("Version", API_VERSION);
+    for (name, value) in params {
+        form.append_pair(name, value);
+    }
+    form.finish()
 }
 
 /// An HTTP client checking TLS against the system's roots with ring's

@@ -191,6 +191,16 @@ mod tests {
         assert_eq!(Credentials::new("a", "", None).redact("x"), "x");
     }
 
+    /// The host awaits these on a multi-threaded runtime.
+    #[allow(dead_code)]
+    fn futures_are_send(c: &Client) {
+        fn send<T: Send>(_: T) {}
+        send(c.describe_image("ami-1"));
+        send(c.marketplace_images("p"));
+        fn sync<T: Send + Sync>() {}
+        sync::<Client>();
+    }
+
     #[test]
     fn defaults_are_as_documented() {
         let t = Timeouts::default();
