@@ -152,7 +152,7 @@ impl Writer {
             let reference = object_reference(kind, &action.object.metadata);
             let key = action.subject.key();
             let count = tally.count_mut(kind);
-            let (result, event) = match self.act(&action, &mut state).await {
+            let (result, mut event) = match self.act(&action, &mut state).await {
                 Ok(ActOutcome::Current) => {
                     count.reconciled += 1;
                     ("current", None)
@@ -201,7 +201,6 @@ impl Writer {
             };
             // Decided by the static AMI lists: the Event and Progressing
             // say that EC2 was not consulted, and why.
-            let mut event = event;
             if let Some(why) = &action.ec2_unconsulted {
                 tally
                     .ec2_unconsulted
