@@ -892,7 +892,10 @@ fn the_documented_patch_adds_a_user_data_secret_by_name() {
     names.push("infra-user-data");
     assert_eq!(
         secrets,
-        expect_grants(&[("", &["secrets"], &["get", "patch"], &names)])
+        expect_grants(&[
+            ("", &["secrets"], &["get", "patch"], &names),
+            ("", &["secrets"], &["get"], &["aws-cloud-credentials"]),
+        ])
     );
 }
 
