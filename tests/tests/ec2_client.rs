@@ -64,8 +64,8 @@ async fn describes_images_and_lists_a_products_marketplace_images() -> anyhow::R
             "RHEL CoreOS 9.6 9.6.20260210-0 x86_64",
         ),
     ];
-    // More marketplace images of the product than the tests' pages hold
-    // elsewhere, with names and descriptions as the marketplace has them.
+    // A dozen marketplace images of the product, named and described as
+    // the marketplace names them (moto answers them in one page).
     let marketplace: Vec<String> = (0..12).map(|i| format!("ami-0b{i:015x}")).collect();
     for (i, id) in marketplace.iter().enumerate() {
         amis.push(ami(
