@@ -419,7 +419,10 @@ fn eval_bootimage_refuses_broken_ec2_files_and_decides_with_huge_ones() {
         ("{\"us-east-1\": []}", "images"),
         ("{\"images\": {\"imageId\": \"ami-1\"}}", "malformed"),
         // (A number where text goes is read as its text, as YAML reads it.)
-        ("{\"images\": [{\"imageId\": [\"ami-1\"], \"ownerId\": \"1\"}]}", "malformed"),
+        (
+            "{\"images\": [{\"imageId\": [\"ami-1\"], \"ownerId\": \"1\"}]}",
+            "malformed",
+        ),
         ("{\"images\": [{\"imageId\": \"ami-1\"}]}", "ownerId"),
         ("", "malformed"),
     ] {
@@ -447,8 +450,10 @@ fn eval_bootimage_refuses_broken_ec2_files_and_decides_with_huge_ones() {
                 "name": format!("RHCOS-9.{i}-59ead7de-2540-4653-a8b0-fa7926d5c845"),
                 "description": format!("RHEL CoreOS 9.{i} 9.{}.20260101-0 x86_64", 10 + i)}));
         }
-        images.push(serde_json::json!({"imageId": "ami-big", "ownerId": "679593333241",
-            "name": "x".repeat(1 << 20), "description": "9.8.20260428-0"}));
+        images.push(
+            serde_json::json!({"imageId": "ami-big", "ownerId": "679593333241",
+            "name": "x".repeat(1 << 20), "description": "9.8.20260428-0"}),
+        );
         inventory.to_string()
     };
     let (code, decision, err) = eval_with(&padded(15_000));
@@ -456,7 +461,10 @@ fn eval_bootimage_refuses_broken_ec2_files_and_decides_with_huge_ones() {
     assert_eq!(decision, golden_decision("aws-patch-ec2-marketplace"));
     let (code, _, err) = eval_with(&padded(100_000));
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("ec2.yaml") && err.contains("malformed"), "{err}");
+    assert!(
+        err.contains("ec2.yaml") && err.contains("malformed"),
+        "{err}"
+    );
 }
 
 #[test]

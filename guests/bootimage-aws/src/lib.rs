@@ -154,10 +154,7 @@ fn from_ec2(stream: &Stream, ami: &Ami<'_>, ec2: &Ec2Facts) -> Result<PlatformOu
                 ami.id
             )),
         },
-        owner => PlatformOutcome::skip(format!(
-            "AMI {} has unrecognised owner {owner:?}",
-            ami.id
-        )),
+        owner => PlatformOutcome::skip(format!("AMI {} has unrecognised owner {owner:?}", ami.id)),
     })
 }
 
@@ -464,7 +461,12 @@ mod tests {
             ec2: Some(Ec2Facts { image, marketplace }),
             ..ClusterFacts::default()
         };
-        Aws.reconcile(stream, "x86_64", &spec("us-east-1", json!({"id": id})), &facts)
+        Aws.reconcile(
+            stream,
+            "x86_64",
+            &spec("us-east-1", json!({"id": id})),
+            &facts,
+        )
     }
 
     fn target(outcome: &PlatformOutcome) -> Option<&str> {
@@ -500,7 +502,12 @@ mod tests {
         let s = stream_with_release(Some("9.6.20260210-0"));
         // Unknown to EC2: an error, listed or not (even the stream's own).
         let listed = "ami-000065c53330c76d2";
-        for (id, known) in [(OLD, &[][..]), (OLD, &[OLD][..]), (listed, &[]), (NEW_E1, &[])] {
+        for (id, known) in [
+            (OLD, &[][..]),
+            (OLD, &[OLD][..]),
+            (listed, &[]),
+            (NEW_E1, &[]),
+        ] {
             assert_eq!(
                 with_ec2(&s, id, None, vec![], known),
                 PlatformOutcome::error(format!("AMI {id} not found"))
@@ -510,9 +517,7 @@ mod tests {
         for known in [&[][..], &[OLD][..]] {
             assert_eq!(
                 with_ec2(&s, OLD, Some(copy.clone()), vec![], known),
-                PlatformOutcome::skip(format!(
-                    "AMI {OLD} has unrecognised owner \"123456789012\""
-                ))
+                PlatformOutcome::skip(format!("AMI {OLD} has unrecognised owner \"123456789012\""))
             );
         }
         // What EC2 says about a target the rule chose keeps the patch
@@ -559,7 +564,13 @@ mod tests {
             }
         );
         // Nothing at or below: skip, worded for old-scheme-only offers.
-        let out = with_ec2(&s, "ami-m94", Some(current.clone()), offers[3..].to_vec(), &[]);
+        let out = with_ec2(
+            &s,
+            "ami-m94",
+            Some(current.clone()),
+            offers[3..].to_vec(),
+            &[],
+        );
         assert!(
             matches!(&out, PlatformOutcome::Skip { reason } if reason.starts_with("no marketplace AMI of product OCP x86_64 (59ead7de-2540-4653-a8b0-fa7926d5c845) at or below RHCOS 9.6 in region us-east-1")),
             "{out:?}"

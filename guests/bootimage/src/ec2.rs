@@ -234,7 +234,10 @@ fn release_at(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice<'a> {
     /// The AMI to move to, and the release its description names.
-    Image { image: &'a Ec2Image, release: &'a str },
+    Image {
+        image: &'a Ec2Image,
+        release: &'a str,
+    },
     /// No AMI at or below the target; `old_scheme_only`: some were above
     /// it with a pre-4.19 token, which upstream warns about.
     None { old_scheme_only: bool },
@@ -262,11 +265,13 @@ pub fn choose<'a>(images: &'a [Ec2Image], product: &str, target: Token) -> Choic
         }
         let better = match &best {
             None => true,
-            Some((best_token, best_image, _)) => token
-                .cmp(best_token)
-                .then_with(|| image.creation_date.cmp(&best_image.creation_date))
-                .then_with(|| best_image.image_id.cmp(&image.image_id))
-                == Ordering::Greater,
+            Some((best_token, best_image, _)) => {
+                token
+                    .cmp(best_token)
+                    .then_with(|| image.creation_date.cmp(&best_image.creation_date))
+                    .then_with(|| best_image.image_id.cmp(&image.image_id))
+                    == Ordering::Greater
+            }
         };
         if better {
             best = Some((token, image, release));
@@ -313,7 +318,11 @@ mod tests {
     #[test]
     fn releases_are_found_in_every_description_format() {
         for (description, release, token) in [
-            ("RHEL CoreOS 9.6 9.6.20260210-0 x86_64", "9.6.20260210-0", "9.6"),
+            (
+                "RHEL CoreOS 9.6 9.6.20260210-0 x86_64",
+                "9.6.20260210-0",
+                "9.6",
+            ),
             ("rhcos-9.6.20250701-0-x86_64", "9.6.20250701-0", "9.6"),
             (
                 "OpenShift 4.18 418.94.202511191518-0 x86_64",
@@ -321,11 +330,19 @@ mod tests {
                 "418.94",
             ),
             ("1.2.3.20260210-0", "2.3.20260210-0", "2.3"),
-            ("x10.1.123456789.20260210-7", "1.123456789.20260210-7", "1.123456789"),
+            (
+                "x10.1.123456789.20260210-7",
+                "1.123456789.20260210-7",
+                "1.123456789",
+            ),
             ("9.6.20260210-12345", "9.6.20260210-12345", "9.6"),
         ] {
             let (found, parsed) = description_release(description).unwrap();
-            assert_eq!((found, parsed), (release, Token::parse(token)), "{description}");
+            assert_eq!(
+                (found, parsed),
+                (release, Token::parse(token)),
+                "{description}"
+            );
         }
         for none in [
             "",
@@ -350,7 +367,13 @@ mod tests {
         assert!(!Token::parse("100.1").is_old_scheme());
         assert_eq!(Token::parse("x.y"), Token { major: 0, minor: 0 });
         assert_eq!(Token::parse("9"), Token { major: 0, minor: 0 });
-        assert_eq!(Token::parse("+9.-1"), Token { major: 9, minor: -1 });
+        assert_eq!(
+            Token::parse("+9.-1"),
+            Token {
+                major: 9,
+                minor: -1
+            }
+        );
         assert_eq!(Token::parse("99999999999999999999.1").major, i64::MAX);
         assert_eq!(release_token("9.6.20260210-0"), Ok(Token::parse("9.6")));
         assert_eq!(release_token("9.6"), Ok(Token::parse("9.6")));
@@ -358,7 +381,10 @@ mod tests {
             release_token("96"),
             Err("unexpected RHCOS release string format: \"96\"".into())
         );
-        assert_eq!(release_token(""), Err("RHCOS release string is empty".into()));
+        assert_eq!(
+            release_token(""),
+            Err("RHCOS release string is empty".into())
+        );
     }
 
     fn image(id: &str, version: &str, created: &str) -> Ec2Image {
@@ -435,10 +461,16 @@ mod tests {
             marketplace: vec![image("ami-c", "9.6.20260210-0", "2026")],
         };
         facts.apply("ami-c");
-        assert_eq!(facts.image.as_ref().map(|i| i.image_id.as_str()), Some("ami-c"));
+        assert_eq!(
+            facts.image.as_ref().map(|i| i.image_id.as_str()),
+            Some("ami-c")
+        );
         facts.apply("ami-stream");
         let image = facts.image.unwrap();
-        assert_eq!((image.image_id.as_str(), image.owner_id.as_str()), ("ami-stream", RED_HAT_OWNER));
+        assert_eq!(
+            (image.image_id.as_str(), image.owner_id.as_str()),
+            ("ami-stream", RED_HAT_OWNER)
+        );
     }
 
     #[test]

@@ -162,8 +162,7 @@ mod hostile {
                 .marketplace
                 .iter()
                 .filter_map(|image| {
-                    let (_, token) =
-                        mco_bootimage::ec2::description_release(&image.description)?;
+                    let (_, token) = mco_bootimage::ec2::description_release(&image.description)?;
                     Some((token, &image.image_id))
                 })
                 .max()
@@ -174,8 +173,9 @@ mod hostile {
         let fragment = json!({"ami": {"id": target, "arn": null, "filters": null}});
         Ok(wit::Decision::Patch(wit::Patch {
             target,
-            merge_patch: json!({"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}})
-                .to_string(),
+            merge_patch:
+                json!({"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}})
+                    .to_string(),
             user_data_secret: None,
             template_import: None,
         }))

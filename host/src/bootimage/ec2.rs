@@ -15,8 +15,8 @@
 //! for that MachineSet: the guest decides from the static lists, and the
 //! MachineSet's decision says so.
 
-pub use mco_bootimage::ec2::{Ec2Facts, Ec2Image, MARKETPLACE_OWNER, product_id};
 use mco_bootimage::MachineSetView;
+pub use mco_bootimage::ec2::{Ec2Facts, Ec2Image, MARKETPLACE_OWNER, product_id};
 use serde::Deserialize;
 
 /// Infrastructure `status.platformStatus.type` of AWS.
@@ -176,7 +176,8 @@ impl Ec2Inventory {
                 images
                     .iter()
                     .filter(|image| {
-                        image.owner_id == MARKETPLACE_OWNER && image.name.contains(product_id.as_str())
+                        image.owner_id == MARKETPLACE_OWNER
+                            && image.name.contains(product_id.as_str())
                     })
                     .cloned()
                     .collect(),
@@ -240,7 +241,11 @@ mod tests {
         let Ec2Progress::Done(Ok(facts)) = second.next(ec2.answer(&marketplace)) else {
             panic!("the second round ends the reads");
         };
-        let ids: Vec<&str> = facts.marketplace.iter().map(|i| i.image_id.as_str()).collect();
+        let ids: Vec<&str> = facts
+            .marketplace
+            .iter()
+            .map(|i| i.image_id.as_str())
+            .collect();
         assert_eq!(ids, ["ami-m1", "ami-m2"]);
         assert_eq!(facts.image.map(|i| i.image_id), Some("ami-m1".into()));
     }
@@ -269,7 +274,9 @@ mod tests {
     fn unreachable_or_mismatched_answers_end_the_reads_unconsulted() {
         let progress = Ec2Progress::Image(read("ami-m1"));
         assert_eq!(
-            progress.clone().next(Ec2Answer::Unreachable("no credentials".into())),
+            progress
+                .clone()
+                .next(Ec2Answer::Unreachable("no credentials".into())),
             Ec2Progress::Done(Err("no credentials".into()))
         );
         assert!(matches!(
@@ -293,7 +300,10 @@ mod tests {
             r#"{"images": [{"imageId": "ami-1"}]}"#,
             r#"{"images": null}"#,
         ] {
-            assert!(serde_json::from_str::<Ec2Inventory>(broken).is_err(), "{broken}");
+            assert!(
+                serde_json::from_str::<Ec2Inventory>(broken).is_err(),
+                "{broken}"
+            );
         }
     }
 }

@@ -1183,7 +1183,14 @@ mod tests {
         assert_eq!(first[0].item.machineset.name, "plain");
         assert_eq!(first[0].item.cluster.ec2, None);
         let reads: Vec<Ec2Read> = pass.ec2_reads().into_iter().map(|r| r.read).collect();
-        assert_eq!(reads, [image_read("ami-m"), image_read("ami-r"), image_read("ami-u")]);
+        assert_eq!(
+            reads,
+            [
+                image_read("ami-m"),
+                image_read("ami-r"),
+                image_read("ami-u")
+            ]
+        );
         let market = Ec2Image {
             image_id: "ami-m".into(),
             owner_id: MARKETPLACE_OWNER.into(),

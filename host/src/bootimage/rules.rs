@@ -10,11 +10,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::{Selector, SelectorExt};
 use mco_bootimage::{ClusterFacts, Decision, InputError, MachineKind, MachineSetView};
 
+use super::ec2::{self, Ec2Read};
 use super::objects::{
     ClusterVersion, ConfigMapData, Infrastructure, Lenient, MachineConfiguration, MachineManager,
     Selection, Undecodable, UserDataSecret,
 };
-use super::ec2::{self, Ec2Read};
 use super::vcenter::{self, Lookup, Match, VSPHERE};
 use crate::feature_gates::{FeatureGates, MANAGED_BOOT_IMAGES_CPMS};
 

@@ -335,7 +335,10 @@ fn ec2() -> impl Strategy<Value = Ec2Facts> {
                 creation_date,
             },
         );
-    (proptest::option::weighted(0.8, image.clone()), vec(image, 0..4))
+    (
+        proptest::option::weighted(0.8, image.clone()),
+        vec(image, 0..4),
+    )
         .prop_map(|(image, marketplace)| Ec2Facts { image, marketplace })
 }
 

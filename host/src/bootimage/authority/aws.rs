@@ -114,7 +114,8 @@ mod tests {
             .to_string(),
         )
         .unwrap();
-        let before: Value = json!({"ami": {"id": "ami-current"}, "placement": {"region": "us-east-1"}});
+        let before: Value =
+            json!({"ami": {"id": "ami-current"}, "placement": {"region": "us-east-1"}});
         let patch = json!({"ami": {"id": to}});
         let after = super::super::Patched::new(&before, Some(&patch));
         image(&Proposal {
@@ -155,14 +156,18 @@ mod tests {
                 ..offer("ami-inside", "9.6.20260210-0", OCP)
             },
         ]);
-        assert_eq!(check("ami-96", Some(&facts)).ok().as_deref(), Some("ami-96"));
+        assert_eq!(
+            check("ami-96", Some(&facts)).ok().as_deref(),
+            Some("ami-96")
+        );
         // Above the stream's release, another product, the product ID not
         // at the end of the name, or not listed at all.
         for refused in ["ami-98", "ami-oke", "ami-inside", "ami-elsewhere"] {
             let err = check(refused, Some(&facts)).err().map(|e| e.to_string());
             assert!(
-                err.as_deref().is_some_and(|e| e.contains("neither the AMI the stream publishes")
-                    && e.contains(OCP)),
+                err.as_deref().is_some_and(
+                    |e| e.contains("neither the AMI the stream publishes") && e.contains(OCP)
+                ),
                 "{refused}: {err:?}"
             );
         }
