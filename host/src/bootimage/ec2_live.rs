@@ -65,10 +65,18 @@ impl Ec2 {
 
     async fn credentials(&self) -> Result<Credentials, String> {
         let secrets: Api<Secret> = Api::namespaced(self.client.clone(), CREDENTIALS_NAMESPACE);
-        let secret = secrets.get(CREDENTIALS_SECRET).await.map_err(|e| {
-            format!("reading Secret {CREDENTIALS_NAMESPACE}/{CREDENTIALS_SECRET}: {e}")
-        })?;
-        credentials(&secret)
+        let name = format!("Secret {CREDENTIALS_NAMESPACE}/{CREDENTIALS_SECRET}");
+        match secrets.get_opt(CREDENTIALS_SECRET).await {
+            Ok(Some(secret)) => credentials(&secret),
+            Ok(None) => Err(format!("{name} does not exist")),
+            // The apiserver's own words (Forbidden: …), not the whole
+            // status object.
+            Err(kube::Error::Api(status)) => Err(format!(
+                "reading {name}: {}: {}",
+                status.reason, status.message
+            )),
+            Err(e) => Err(format!("reading {name}: {e}")),
+        }
     }
 }
 
