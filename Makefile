@@ -60,12 +60,13 @@ test-unit:
 	cargo test --locked --release --workspace $(OTHER_TESTS:%=--test %)
 test-e2e-%:
 	cargo test --locked --release --workspace --test $*
-# The Go-built and Debian parts the e2e tests start (each script caches by
+# The Go-built, PyPI and Debian parts the e2e tests start (each script caches by
 # version and is safe to run concurrently; the tests call them too).
 test-parts:
 	tests/envtest/build.sh >/dev/null
 	tests/oci/build.sh >/dev/null
 	tests/vcsim/build.sh >/dev/null
+	tests/moto/build.sh >/dev/null
 	deploy/monitoring/promtool.sh >/dev/null
 	tests/glua/build.sh >/dev/null
 

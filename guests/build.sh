@@ -55,7 +55,8 @@ if [[ "${1:-}" == "--test" ]]; then
     for variant in instance-type repoint-user-data foreign-secret foreign-merge \
         stub-without-user-data unknown-ami not-an-object gcp-data-disk gcp-reorder \
         azure-outside-image vsphere-import-url vsphere-import-folder vsphere-import-vcenter \
-        vsphere-import-template vsphere-import-current vsphere-other-field sleeper; do
+        vsphere-import-template vsphere-import-current vsphere-other-field ec2-unlisted \
+        ec2-above-release sleeper; do
         python3 - "$out/mco_hostile_guest.wasm" "$tests/hostile-$variant.wasm" "$variant" <<'PY'
 import sys
 source, dest, variant = sys.argv[1:]

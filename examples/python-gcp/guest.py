@@ -25,9 +25,11 @@ class ClusterFacts:
 
 class BootImage(exports.BootImage):
     def decide(self, metadata, machine_set: wit.MachineSet, cluster: wit.Cluster,
-               user_data: Optional[str], vcenter: Optional[wit.VcenterFacts]) -> wit.Decision:
-        # `vcenter` is what the host read for a vSphere MachineSet; a GCP
-        # guest never gets one.
+               user_data: Optional[str], vcenter: Optional[wit.VcenterFacts],
+               ec2: Optional[wit.Ec2Facts]) -> wit.Decision:
+        # `vcenter` is what the host read for a vSphere MachineSet, `ec2`
+        # what it read from EC2 for an AWS one; a GCP guest never gets
+        # either.
         try:
             ms = _view(machine_set)
             if isinstance(ms, Error):

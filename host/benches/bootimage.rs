@@ -55,6 +55,7 @@ fn main() -> anyhow::Result<()> {
             .map(str::to_string)
             .collect(),
         vcenter: None,
+        ec2: None,
     };
 
     // A pass on a new stream: everything parses it. A pass on the stream of

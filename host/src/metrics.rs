@@ -173,6 +173,9 @@ pub struct Metrics {
     /// template imports (`imported`, `failed`), by job.
     pub bootimage_vcenter_reads: Family<JobResultLabels, Counter>,
     pub bootimage_template_imports: Family<JobResultLabels, Counter>,
+    /// AWS: EC2 reads for MachineSets (`read`, `unreachable`: the static
+    /// AMI lists decided), by job.
+    pub bootimage_ec2_reads: Family<JobResultLabels, Counter>,
     pub guest_swaps: Family<JobResultLabels, Counter>,
     /// OCI pulls that reached a registry, by job and result.
     pub guest_fetches: Family<JobResultLabels, Counter>,
@@ -216,6 +219,7 @@ impl Metrics {
             bootimage_hot_loops: Counter::default(),
             bootimage_skew: Family::default(),
             bootimage_vcenter_reads: Family::default(),
+            bootimage_ec2_reads: Family::default(),
             bootimage_template_imports: Family::default(),
             guest_swaps: Family::default(),
             guest_fetches: Family::default(),
@@ -301,6 +305,11 @@ impl Metrics {
             "bootimage_vcenter_reads",
             "vCenter reads for vSphere MachineSets (the templates they may use), by job and result (read, failed)",
             metrics.bootimage_vcenter_reads.clone(),
+        );
+        sub.register(
+            "bootimage_ec2_reads",
+            "EC2 reads for AWS MachineSets (who owns the AMI; a marketplace product's AMIs), by job and result (read; unreachable: the static AMI lists decided)",
+            metrics.bootimage_ec2_reads.clone(),
         );
         sub.register(
             "bootimage_template_imports",

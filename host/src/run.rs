@@ -56,6 +56,7 @@ pub struct BootImageOptions {
     pub machineconfiguration_wait: Duration,
     pub control_plane_arch: String,
     pub vsphere: bootimage::vcenters::Options,
+    pub ec2: bootimage::ec2_live::Options,
 }
 
 pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()> {
@@ -211,6 +212,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             ownership: ownership.job("bootImage", boot.mode),
             gates: gates.clone(),
             vsphere: boot.vsphere,
+            ec2: boot.ec2,
             failures,
         };
         tokio::spawn(bootimage::controller::run(

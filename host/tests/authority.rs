@@ -15,7 +15,7 @@ use mco_mcn::{Decision, Facts, Node, Pool};
 
 /// (hostile build, golden case it runs on, keep the case's user data, what
 /// the refusal must say).
-const BOOT_IMAGE_CASES: [(&str, &str, bool, &str); 16] = [
+const BOOT_IMAGE_CASES: [(&str, &str, bool, &str); 18] = [
     (
         "instance-type",
         "aws-patch-stub-v2-converted",
@@ -51,6 +51,20 @@ const BOOT_IMAGE_CASES: [(&str, &str, bool, &str); 16] = [
         "aws-patch-known-ami",
         false,
         "the AWS guest's patch sets providerSpec.value.ami.id to \"ami-0badc0ffee0000000\", which is not the AMI the stream publishes",
+    ),
+    (
+        "ec2-unlisted",
+        "aws-patch-ec2-marketplace",
+        false,
+        "the AWS guest's patch sets providerSpec.value.ami.id to \"ami-0badc0ffee0000001\", which is neither the AMI the stream publishes for x86_64 in region \"us-east-1\" nor an AMI of marketplace product 59ead7de-2540-4653-a8b0-fa7926d5c845 at or below the stream's release that EC2 listed to the host in that region",
+    ),
+    (
+        // EC2 listed it, for this product and region, but above the
+        // stream's release (the old-scheme 418.94).
+        "ec2-above-release",
+        "aws-patch-ec2-marketplace",
+        false,
+        "the AWS guest's patch sets providerSpec.value.ami.id to \"ami-0b32435465768798c\", which is neither the AMI the stream publishes",
     ),
     (
         "not-an-object",
@@ -181,6 +195,7 @@ fn hostile_boot_image_decisions_exit_3_from_eval_naming_the_rule() {
             ("--known-images", "known-images.txt"),
             ("--vcenter", "vcenter.yaml"),
             ("--install-config", "install-config.yaml"),
+            ("--ec2", "ec2.yaml"),
         ] {
             if dir.join(file).exists() {
                 args.push(flag.into());

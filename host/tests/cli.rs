@@ -216,7 +216,7 @@ fn hostile_guests_exit_3_within_the_deadline() {
         (
             "worker",
             &wrong_world,
-            "does not export mco:machine-config/node-state@0.4.0",
+            "does not export mco:machine-config/node-state@0.5.0",
         ),
         ("worker", &not_component, "is not WebAssembly"),
     ];
@@ -329,6 +329,7 @@ fn bootimage_args_in(dir: &Path) -> Vec<String> {
         "machineconfiguration",
         "user-data-secret",
         "featuregate",
+        "ec2",
     ];
     eval_args(dir, "bootimage", &flags)
 }
@@ -367,6 +368,102 @@ fn eval_bootimage_prints_what_the_controller_writes_for_a_control_plane_machine_
     assert_eq!(
         decision["userDataSecret"]["annotations"]["machineconfiguration.openshift.io/stub-ignition-upgraded-at"],
         "2026-12-01T09:30:00Z"
+    );
+}
+
+#[test]
+fn eval_bootimage_answers_the_ec2_reads_from_the_ec2_file() {
+    // Both rounds (the AMI, then its marketplace product) from the file.
+    let case = "aws-patch-ec2-marketplace";
+    let (code, decision, err) = eval_bootimage(case, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(decision, golden_decision(case));
+    assert_eq!(decision["target"], "ami-0f10213243546576a");
+
+    // Without the file EC2 is not consulted: the static lists decide.
+    let args = without_ec2(case);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = run(&args, None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        json_of(&output.stdout),
+        golden_decision("aws-skip-ec2-not-consulted-marketplace")
+    );
+}
+
+/// A golden case's `eval bootimage` arguments without its `--ec2 FILE`.
+fn without_ec2(case: &str) -> Vec<String> {
+    let mut args = bootimage_args(case);
+    if let Some(at) = args.iter().position(|a| a == "--ec2") {
+        args.drain(at..at + 2);
+    }
+    args
+}
+
+#[test]
+fn eval_bootimage_refuses_broken_ec2_files_and_decides_with_huge_ones() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.path().join("ec2.yaml");
+    let eval_with = |text: &str| {
+        std::fs::write(&file, text).unwrap_or_else(|e| panic!("{e}"));
+        let mut args = without_ec2("aws-patch-ec2-marketplace");
+        args.extend(["--ec2".to_owned(), file.display().to_string()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = run(&args, None);
+        let decision = serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null);
+        (output.status.code(), decision, stderr(&output))
+    };
+    for (text, detail) in [
+        ("{\"images\": [", "EC2 images (--ec2) is malformed"),
+        ("[1, 2]", "EC2 images (--ec2) is malformed"),
+        ("{\"us-east-1\": []}", "images"),
+        ("{\"images\": {\"imageId\": \"ami-1\"}}", "malformed"),
+        // (A number where text goes is read as its text, as YAML reads it.)
+        (
+            "{\"images\": [{\"imageId\": [\"ami-1\"], \"ownerId\": \"1\"}]}",
+            "malformed",
+        ),
+        ("{\"images\": [{\"imageId\": \"ami-1\"}]}", "ownerId"),
+        ("", "malformed"),
+    ] {
+        let (code, decision, err) = eval_with(text);
+        assert_eq!(code, Some(2), "{text}: {decision} {err}");
+        assert!(err.contains(detail), "{text}: {err}");
+        assert!(err.contains("ec2.yaml"), "{text}: {err}");
+    }
+    // The golden images among 15,000 others (one with a 1 MiB name): the
+    // same decision. 100,000 are past the YAML reader's node budget: a
+    // clear refusal, not a stall.
+    let golden = std::fs::read_to_string(
+        common::repo_root().join("tests/golden/bootimage/aws-patch-ec2-marketplace/ec2.yaml"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let padded = |count: usize| {
+        let mut inventory: serde_json::Value =
+            serde_saphyr::from_str(&golden).unwrap_or_else(|e| panic!("{e}"));
+        let images = inventory["images"]
+            .as_array_mut()
+            .unwrap_or_else(|| panic!("no images in {golden}"));
+        for i in 0..count {
+            images.push(serde_json::json!({"imageId": format!("ami-{i:017x}"),
+                "ownerId": "679593333241",
+                "name": format!("RHCOS-9.{i}-59ead7de-2540-4653-a8b0-fa7926d5c845"),
+                "description": format!("RHEL CoreOS 9.{i} 9.{}.20260101-0 x86_64", 10 + i)}));
+        }
+        images.push(
+            serde_json::json!({"imageId": "ami-big", "ownerId": "679593333241",
+            "name": "x".repeat(1 << 20), "description": "9.8.20260428-0"}),
+        );
+        inventory.to_string()
+    };
+    let (code, decision, err) = eval_with(&padded(15_000));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(decision, golden_decision("aws-patch-ec2-marketplace"));
+    let (code, _, err) = eval_with(&padded(100_000));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("ec2.yaml") && err.contains("malformed"),
+        "{err}"
     );
 }
 
@@ -629,7 +726,7 @@ fn eval_bootimage_reports_bad_input_and_bad_guests() {
     let (code, _, err) = eval_bootimage(case, &["--guest", &mcn_guest]);
     assert_eq!(code, Some(3), "wrong world: {err}");
     assert!(
-        err.contains("does not export mco:machine-config/boot-image@0.4.0"),
+        err.contains("does not export mco:machine-config/boot-image@0.5.0"),
         "{err}"
     );
 }

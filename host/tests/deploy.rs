@@ -822,6 +822,8 @@ fn boot_image_rbac_stays_in_the_namespaces_it_is_for() {
                 &["cluster"]
             ),
             ("", &["secrets"], &["get", "patch"], &USER_DATA_SECRETS),
+            // AWS: the EC2 credentials, read only.
+            ("", &["secrets"], &["get"], &["aws-cloud-credentials"]),
         ])
     );
     assert_eq!(
@@ -888,7 +890,10 @@ fn the_documented_patch_adds_a_user_data_secret_by_name() {
     names.push("infra-user-data");
     assert_eq!(
         secrets,
-        expect_grants(&[("", &["secrets"], &["get", "patch"], &names)])
+        expect_grants(&[
+            ("", &["secrets"], &["get", "patch"], &names),
+            ("", &["secrets"], &["get"], &["aws-cloud-credentials"]),
+        ])
     );
 }
 

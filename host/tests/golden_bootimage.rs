@@ -74,6 +74,8 @@ fn decide(
     };
     // What the planner's vCenter round gives the guest, read offline.
     prepared.cluster.vcenter = inputs.vcenter_facts(&prepared).map_err(|e| e.to_string())?;
+    // And what its EC2 rounds give, from the case's ec2.yaml.
+    prepared.cluster.ec2 = inputs.ec2_facts(&prepared);
     let user_data = rules.user_data.clone();
     let user_data = user_data.as_deref();
     let native = match native_rule(&prepared.platform_type) {

@@ -269,7 +269,7 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "faulty-wrong-world.wasm",
             "wrong_world",
             &[
-                "does not export mco:machine-config/node-state@0.4.0",
+                "does not export mco:machine-config/node-state@0.5.0",
                 "greet",
             ],
         ),
@@ -278,7 +278,7 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "incompatible_version",
             &[
                 "exports mco:machine-config/node-state@1.0.0",
-                "needs mco:machine-config/node-state@0.4.0",
+                "needs mco:machine-config/node-state@0.5.0",
             ],
         ),
         // Built against the previous minor contract: refused, naming the
@@ -288,7 +288,7 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "incompatible_version",
             &[
                 "exports mco:machine-config/node-state@0.1.0",
-                "needs mco:machine-config/node-state@0.4.0",
+                "needs mco:machine-config/node-state@0.5.0",
                 "rebuild the guest",
             ],
         ),

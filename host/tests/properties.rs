@@ -170,6 +170,7 @@ fn floats_in_the_provider_spec_survive_the_guest_unchanged() {
         multi_arch: false,
         known_images: Default::default(),
         vcenter: None,
+        ec2: None,
     };
     let native = decide_text(&mco_bootimage_gcp::Gcp, Some(stream), &view, &cluster, None);
     let wasm = guest

@@ -2,8 +2,9 @@
 //! (built from the Go module proxy by `tests/envtest/build.sh`) started as
 //! child processes on 127.0.0.1, with static-token identities so tests can act
 //! as the controller's ServiceAccount and exercise RBAC, plus minimal
-//! OpenShift CRDs (`tests/crds/`), and a real vCenter simulator ([`Vcsim`],
-//! built by `tests/vcsim/build.sh`).
+//! OpenShift CRDs (`tests/crds/`), a real vCenter simulator ([`Vcsim`],
+//! built by `tests/vcsim/build.sh`), and a real EC2 ([`moto::Moto`],
+//! installed by `tests/moto/build.sh`).
 //!
 //! No mock servers: what passes here has passed admission, validation,
 //! server-side apply and RBAC of a real apiserver.
@@ -31,6 +32,7 @@ mod http;
 mod kustomize;
 pub mod large;
 mod mirror;
+pub mod moto;
 pub mod ova;
 pub mod pki;
 mod process;

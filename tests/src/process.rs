@@ -102,6 +102,18 @@ impl Proc {
         args: &[String],
         log: &Path,
     ) -> Result<Self> {
+        Self::spawn_with_env(spawner, name, program, args, &[], log)
+    }
+
+    /// [`Proc::spawn`] with these environment variables set as well.
+    pub(crate) fn spawn_with_env(
+        spawner: &Spawner,
+        name: &'static str,
+        program: &Path,
+        args: &[String],
+        env: &[(&str, &std::ffi::OsStr)],
+        log: &Path,
+    ) -> Result<Self> {
         let out = OpenOptions::new()
             .create(true)
             .append(true)
@@ -111,7 +123,11 @@ impl Proc {
             .try_clone()
             .with_context(|| format!("cannot duplicate the {name} log handle"))?;
         let mut cmd = Command::new(program);
-        cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err);
+        cmd.args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err);
         let child = spawner
             .spawn(cmd)
             .with_context(|| format!("cannot start {name} ({})", program.display()))?;

@@ -1,13 +1,28 @@
-//! AWS boot image rule (`AWSMachineProviderConfig`), the "classic" variant
-//! that needs no cloud access.
+//! AWS boot image rule (`AWSMachineProviderConfig`).
 //!
-//! AMIs are regional, so the target is the stream's AMI for the MachineSet's
-//! region. Only AMIs known to be published RHCOS images are replaced: the
-//! stream's own AMIs, upstream's static list of every AMI the installer
-//! ever published (compiled in, [`amis`]), and the caller's known-images
-//! list (the admin's, plus the AMIs the controller learned from earlier
-//! streams). Anything else was chosen by the admin or copied by the
-//! installer (encrypted, private regions) and must not be overwritten
+//! AMIs are regional, so the target is the stream's AMI for the
+//! MachineSet's region, or for a marketplace (and ROSA) AMI the newest AMI
+//! of the same marketplace product at or below the stream's release.
+//!
+//! Which AMIs may be replaced depends on what the host could read:
+//!
+//! - EC2 answered for the MachineSet ([`Ec2Facts`]): upstream main's rule
+//!   (`aws_helpers.go`, `reconcileAWSProviderSpec`), exactly. Owned by Red
+//!   Hat: the stream's AMI; owned by the marketplace with a product ID in
+//!   its name: that product's newest AMI at or below the stream's release;
+//!   any other owner: left alone; unknown to EC2: an error. The owner is
+//!   EC2's word, so the lists below play no part.
+//! - EC2 was not consulted (unreachable, no credentials, offline without
+//!   EC2 answers): the classic rule (4.17–4.22), with this project's lists.
+//!   An AMI counts as published RHCOS when it is in the stream (any arch
+//!   or region), in upstream's static list of every AMI the installer ever
+//!   published (compiled in, [`amis`]), or in the caller's known-images
+//!   list (the admin's, plus the AMIs the controller learned from earlier
+//!   streams): a cluster installed years ago still carries its install
+//!   AMI. Marketplace AMIs are in none of them and stay as they are.
+//!
+//! Anything else was chosen by the admin or copied by the installer
+//! (encrypted, private regions) and must not be overwritten
 //! (OCPBUGS-57348/57506).
 
 // The component bindings wit-bindgen generates for wasm32 use `unsafe`.
@@ -15,6 +30,7 @@
 
 use std::collections::BTreeSet;
 
+use mco_bootimage::ec2::{self, Choice, Ec2Facts, Ec2Image, MARKETPLACE_OWNER, RED_HAT_OWNER};
 use mco_bootimage::fields;
 use mco_bootimage::serde_json::{Map, Value, json};
 use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, Stream};
@@ -36,17 +52,24 @@ impl Platform for Aws {
         provider_spec: &Value,
         facts: &ClusterFacts,
     ) -> PlatformOutcome {
-        reconcile(stream, arch, provider_spec, &facts.known_images).into()
+        reconcile(stream, arch, provider_spec, facts).into()
     }
 }
 
 const SPEC: &str = "providerSpec.value";
 
+/// The MachineSet's AMI and where it runs, as the rule reads them.
+struct Ami<'a> {
+    id: &'a str,
+    region: &'a str,
+    arch: &'a str,
+}
+
 fn reconcile(
     stream: &Stream,
     arch: &str,
     provider_spec: &Value,
-    known_images: &BTreeSet<String>,
+    facts: &ClusterFacts,
 ) -> Result<PlatformOutcome, RuleError> {
     // Type-check everything the rule reads before deciding anything, as the
     // Go controller's typed unmarshal does.
@@ -72,33 +95,120 @@ fn reconcile(
             "providerSpec.value.ami.id is empty; EC2 refuses an empty AMI ID".to_owned(),
         ));
     }
+    match (ami_id, &facts.ec2) {
+        (Some(id), Some(ec2)) => from_ec2(stream, &Ami { id, region, arch }, ec2),
+        (id, _) => from_lists(stream, arch, region, id, &facts.known_images),
+    }
+}
 
-    let target = match stream.aws_region_image(arch, region) {
-        Ok(img) if !img.image.is_empty() => img.image.clone(),
-        Ok(_) => {
-            return Ok(PlatformOutcome::skip(format!(
-                "failed to get AMI for region {region:?}: the stream entry has an empty image"
-            )));
-        }
-        Err(e) => {
-            return Ok(PlatformOutcome::skip(format!(
-                "failed to get AMI for region {region:?}: {e}"
-            )));
-        }
+/// The rule without EC2 (upstream's classic rule, 4.17–4.22, with this
+/// project's lists): the region first, then whether the AMI is known.
+fn from_lists(
+    stream: &Stream,
+    arch: &str,
+    region: &str,
+    ami_id: Option<&str>,
+    known_images: &BTreeSet<String>,
+) -> Result<PlatformOutcome, RuleError> {
+    let target = match stream_target(stream, arch, region) {
+        Ok(target) => target,
+        Err(skip) => return Ok(skip),
     };
-
     let Some(id) = ami_id else {
         return Ok(PlatformOutcome::skip(
             "providerSpec.value.ami has no id (the AMI is given by ARN or filters)",
         ));
     };
-    if id == target {
-        return Ok(PlatformOutcome::OnTarget { target });
-    }
-    if !stream.contains_aws_ami(id) && !amis::is_rhcos_ami(id) && !known_images.contains(id) {
+    if id != target
+        && !stream.contains_aws_ami(id)
+        && !amis::is_rhcos_ami(id)
+        && !known_images.contains(id)
+    {
         return Ok(PlatformOutcome::skip(format!(
             "current AMI {id:?} is unknown (not a published RHCOS AMI)"
         )));
+    }
+    Ok(move_to(id, target))
+}
+
+/// Upstream main's rule, from what EC2 said about the AMI.
+fn from_ec2(stream: &Stream, ami: &Ami<'_>, ec2: &Ec2Facts) -> Result<PlatformOutcome, RuleError> {
+    let Some(image) = &ec2.image else {
+        return Err(RuleError::Other(format!("AMI {} not found", ami.id)));
+    };
+    if image.image_id != ami.id {
+        return Err(RuleError::Other(format!(
+            "internal error: EC2's answer describes {}, not {}",
+            image.image_id, ami.id
+        )));
+    }
+    Ok(match image.owner_id.as_str() {
+        RED_HAT_OWNER => match stream_target(stream, ami.arch, ami.region) {
+            Ok(target) => move_to(ami.id, target),
+            Err(skip) => skip,
+        },
+        MARKETPLACE_OWNER => match ec2::product_id(&image.name) {
+            Some(product) => return marketplace(stream, ami, product, &ec2.marketplace),
+            None => PlatformOutcome::skip(format!(
+                "AMI {} has unrecognised owner: the marketplace owns it, but its name names no product",
+                ami.id
+            )),
+        },
+        owner => PlatformOutcome::skip(format!("AMI {} has unrecognised owner {owner:?}", ami.id)),
+    })
+}
+
+/// The stream's AMI for the arch and region, or the skip upstream logs.
+fn stream_target(stream: &Stream, arch: &str, region: &str) -> Result<String, PlatformOutcome> {
+    match stream.aws_region_image(arch, region) {
+        Ok(img) if !img.image.is_empty() => Ok(img.image.clone()),
+        Ok(_) => Err(PlatformOutcome::skip(format!(
+            "failed to get AMI for region {region:?}: the stream entry has an empty image"
+        ))),
+        Err(e) => Err(PlatformOutcome::skip(format!(
+            "failed to get AMI for region {region:?}: {e}"
+        ))),
+    }
+}
+
+/// A marketplace or ROSA AMI (upstream `resolveMarketplaceAMI`): the
+/// newest AMI of the same product at or below the stream's release.
+fn marketplace(
+    stream: &Stream,
+    ami: &Ami<'_>,
+    product: &str,
+    images: &[Ec2Image],
+) -> Result<PlatformOutcome, RuleError> {
+    let arch = ami.arch;
+    let release = stream
+        .architecture(arch)?
+        .artifacts
+        .get("aws")
+        .map(|aws| aws.release.as_str())
+        .ok_or_else(|| RuleError::Other(format!("no aws artifact in stream for arch {arch}")))?;
+    let token = ec2::release_token(release).map_err(RuleError::Other)?;
+    let label = ec2::product_label(product);
+    Ok(match ec2::choose(images, product, token) {
+        Choice::Image { image, .. } => move_to(ami.id, image.image_id.clone()),
+        Choice::None {
+            old_scheme_only: true,
+        } => PlatformOutcome::skip(format!(
+            "marketplace product {label} has only pre-4.19 RHCOS AMIs in region {}; \
+             boot image is out of date and cannot be updated until newer AMIs are available",
+            ami.region
+        )),
+        Choice::None { .. } => PlatformOutcome::skip(format!(
+            "no marketplace AMI of product {label} at or below RHCOS {token} in region {}, \
+             will retry on next reconcile",
+            ami.region
+        )),
+    })
+}
+
+/// Already there, or the patch that moves the AMI to `target`.
+fn move_to(id: &str, target: String) -> PlatformOutcome {
+    if id == target {
+        return PlatformOutcome::OnTarget { target };
     }
     // Only one of id/arn/filters may be set, so the others are cleared.
     let mut fragment = Map::new();
@@ -106,11 +216,11 @@ fn reconcile(
         "ami".to_owned(),
         json!({"id": target, "arn": null, "filters": null}),
     );
-    Ok(PlatformOutcome::Update {
+    PlatformOutcome::Update {
         target,
         fragment,
         import: None,
-    })
+    }
 }
 
 // The component: this crate's rule behind the shared boot-image glue.
@@ -298,6 +408,229 @@ mod tests {
                 other => panic!("{s}: {other:?}"),
             }
         }
+    }
+
+    const OCP: &str = "59ead7de-2540-4653-a8b0-fa7926d5c845";
+
+    /// The test stream with its x86_64 aws release, which the marketplace
+    /// rule reads.
+    fn stream_with_release(release: Option<&str>) -> Stream {
+        let artifacts = match release {
+            Some(release) => format!(r#""artifacts": {{"aws": {{"release": "{release}"}}}},"#),
+            None => String::new(),
+        };
+        Stream::parse(&format!(
+            r#"{{"stream": "rhcos-4.21", "architectures": {{"x86_64": {{{artifacts}
+                "images": {{"aws": {{"regions": {{
+                    "us-east-1": {{"release": "9.8.20260428-0", "image": "{NEW_E1}"}}}}}}}}}}}}}}"#
+        ))
+        .unwrap()
+    }
+
+    fn ec2_image(id: &str, owner: &str, name: &str, description: &str) -> Ec2Image {
+        Ec2Image {
+            image_id: id.into(),
+            owner_id: owner.into(),
+            name: name.into(),
+            description: description.into(),
+            creation_date: "2026-01-01T00:00:00.000Z".into(),
+        }
+    }
+
+    fn offer(id: &str, release: &str, created: &str) -> Ec2Image {
+        Ec2Image {
+            creation_date: created.into(),
+            ..ec2_image(
+                id,
+                MARKETPLACE_OWNER,
+                &format!("RHEL-9.4-RHCOS-{release}_HVM_GA-x86_64-0-{OCP}"),
+                &format!("RHEL CoreOS 9 {release} x86_64"),
+            )
+        }
+    }
+
+    fn with_ec2(
+        stream: &Stream,
+        id: &str,
+        image: Option<Ec2Image>,
+        marketplace: Vec<Ec2Image>,
+        known: &[&str],
+    ) -> PlatformOutcome {
+        let facts = ClusterFacts {
+            known_images: known.iter().map(|s| (*s).to_owned()).collect(),
+            ec2: Some(Ec2Facts { image, marketplace }),
+            ..ClusterFacts::default()
+        };
+        Aws.reconcile(
+            stream,
+            "x86_64",
+            &spec("us-east-1", json!({"id": id})),
+            &facts,
+        )
+    }
+
+    fn target(outcome: &PlatformOutcome) -> Option<&str> {
+        match outcome {
+            PlatformOutcome::Update { target, .. } | PlatformOutcome::OnTarget { target } => {
+                Some(target)
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_red_hat_ami_outside_every_list_moves_to_the_stream() {
+        let s = stream_with_release(Some("9.6.20260210-0"));
+        let rh = ec2_image(OLD, RED_HAT_OWNER, "rhcos-9.2", "");
+        let out = with_ec2(&s, OLD, Some(rh.clone()), vec![], &[]);
+        assert!(matches!(out, PlatformOutcome::Update { .. }), "{out:?}");
+        assert_eq!(target(&out), Some(NEW_E1));
+        // Region missing from the stream: skip, as upstream.
+        let facts = ClusterFacts {
+            ec2: Some(Ec2Facts {
+                image: Some(rh),
+                marketplace: vec![],
+            }),
+            ..ClusterFacts::default()
+        };
+        let out = Aws.reconcile(&s, "x86_64", &spec("mars-1", json!({"id": OLD})), &facts);
+        assert!(matches!(out, PlatformOutcome::Skip { .. }), "{out:?}");
+    }
+
+    #[test]
+    fn with_ec2_the_owner_decides_and_the_lists_play_no_part() {
+        let s = stream_with_release(Some("9.6.20260210-0"));
+        // Unknown to EC2: an error, listed or not (even the stream's own).
+        let listed = "ami-000065c53330c76d2";
+        for (id, known) in [
+            (OLD, &[][..]),
+            (OLD, &[OLD][..]),
+            (listed, &[]),
+            (NEW_E1, &[]),
+        ] {
+            assert_eq!(
+                with_ec2(&s, id, None, vec![], known),
+                PlatformOutcome::error(format!("AMI {id} not found"))
+            );
+        }
+        let copy = ec2_image(OLD, "123456789012", "my-golden-rhcos", "");
+        for known in [&[][..], &[OLD][..]] {
+            assert_eq!(
+                with_ec2(&s, OLD, Some(copy.clone()), vec![], known),
+                PlatformOutcome::skip(format!("AMI {OLD} has unrecognised owner \"123456789012\""))
+            );
+        }
+        // What EC2 says about a target the rule chose keeps the patch
+        // converging: the stream's AMI is Red Hat's.
+        let mut facts = Ec2Facts {
+            image: Some(ec2_image(OLD, RED_HAT_OWNER, "", "")),
+            marketplace: vec![],
+        };
+        facts.apply(NEW_E1);
+        assert_eq!(
+            with_ec2(&s, NEW_E1, facts.image, vec![], &[]),
+            PlatformOutcome::OnTarget {
+                target: NEW_E1.into()
+            }
+        );
+        // A marketplace AMI whose name names no product is unknown too.
+        let plain = ec2_image(OLD, MARKETPLACE_OWNER, "rhcos-9.4", "");
+        assert!(matches!(
+            with_ec2(&s, OLD, Some(plain), vec![], &[]),
+            PlatformOutcome::Skip { reason } if reason.contains("names no product")
+        ));
+    }
+
+    #[test]
+    fn a_marketplace_ami_moves_to_its_products_newest_at_or_below_the_stream() {
+        let s = stream_with_release(Some("9.6.20260210-0"));
+        let current = offer("ami-m94", "9.4.20250101-0", "2025-01-01T00:00:00.000Z");
+        let offers = vec![
+            current.clone(),
+            offer("ami-m96a", "9.6.20260101-0", "2026-01-01T00:00:00.000Z"),
+            offer("ami-m96b", "9.6.20260210-0", "2026-02-10T00:00:00.000Z"),
+            offer("ami-m98", "9.8.20260501-0", "2026-05-01T00:00:00.000Z"),
+        ];
+        // Known or not: EC2's owner decides.
+        for known in [&[][..], &["ami-m94"][..]] {
+            let out = with_ec2(&s, "ami-m94", Some(current.clone()), offers.clone(), known);
+            assert_eq!(target(&out), Some("ami-m96b"), "{out:?}");
+        }
+        let on = offers[2].clone();
+        assert_eq!(
+            with_ec2(&s, "ami-m96b", Some(on), offers.clone(), &[]),
+            PlatformOutcome::OnTarget {
+                target: "ami-m96b".into()
+            }
+        );
+        // Nothing at or below: skip, worded for old-scheme-only offers.
+        let out = with_ec2(
+            &s,
+            "ami-m94",
+            Some(current.clone()),
+            offers[3..].to_vec(),
+            &[],
+        );
+        assert!(
+            matches!(&out, PlatformOutcome::Skip { reason } if reason.starts_with("no marketplace AMI of product OCP x86_64 (59ead7de-2540-4653-a8b0-fa7926d5c845) at or below RHCOS 9.6 in region us-east-1")),
+            "{out:?}"
+        );
+        let old = Ec2Image {
+            description: "OpenShift 4.18 418.94.202511191518-0 x86_64".into(),
+            ..offers[3].clone()
+        };
+        let out = with_ec2(&s, "ami-m94", Some(current.clone()), vec![old], &[]);
+        assert!(
+            matches!(&out, PlatformOutcome::Skip { reason } if reason.contains("only pre-4.19 RHCOS AMIs")),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn a_marketplace_ami_needs_the_streams_aws_release() {
+        let current = offer("ami-m94", "9.4.20250101-0", "2025");
+        for (release, message) in [
+            (None, "no aws artifact in stream for arch x86_64"),
+            (Some(""), "RHCOS release string is empty"),
+            (Some("96"), "unexpected RHCOS release string format: \"96\""),
+        ] {
+            let s = stream_with_release(release);
+            assert_eq!(
+                with_ec2(&s, "ami-m94", Some(current.clone()), vec![], &[]),
+                PlatformOutcome::error(message),
+                "{release:?}"
+            );
+        }
+        // An arch the stream lacks is an error on this path, as upstream.
+        let facts = ClusterFacts {
+            ec2: Some(Ec2Facts {
+                image: Some(current),
+                marketplace: vec![],
+            }),
+            ..ClusterFacts::default()
+        };
+        let out = Aws.reconcile(
+            &stream_with_release(Some("9.6.1-0")),
+            "aarch64",
+            &spec("us-east-1", json!({"id": "ami-m94"})),
+            &facts,
+        );
+        assert!(
+            matches!(&out, PlatformOutcome::Error { message } if message.contains("does not have architecture 'aarch64'")),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn an_answer_about_another_ami_is_refused() {
+        let s = stream_with_release(Some("9.6.20260210-0"));
+        let other = ec2_image("ami-else", RED_HAT_OWNER, "", "");
+        assert_eq!(
+            with_ec2(&s, OLD, Some(other), vec![], &[]),
+            PlatformOutcome::error(format!(
+                "internal error: EC2's answer describes ami-else, not {OLD}"
+            ))
+        );
     }
 
     #[test]

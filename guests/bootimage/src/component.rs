@@ -8,6 +8,7 @@ use exports::mco::machine_config::boot_image as wit;
 // Linked for its memcmp and bcmp, which replace wasi-libc's byte loops.
 use mco_guest_memcmp as _;
 
+use crate::ec2::{Ec2Facts, Ec2Image};
 use crate::vcenter::{VcenterFacts, VcenterVm};
 use crate::{
     ClusterFacts, Decision, MachineKind, MachineSetView, Platform, ProviderSpec, Stream,
@@ -62,6 +63,7 @@ impl<T: PlatformGuest> wit::Guest for T {
         cluster: wit::Cluster,
         user_data: Option<String>,
         vcenter: Option<wit::VcenterFacts>,
+        ec2: Option<wit::Ec2Facts>,
     ) -> wit::Decision {
         let stream: &LoadedStream = metadata.get();
         let ms = match view(machine_set) {
@@ -73,6 +75,10 @@ impl<T: PlatformGuest> wit::Guest for T {
             multi_arch: cluster.multi_arch,
             known_images: cluster.known_images.into_iter().collect(),
             vcenter: vcenter.map(facts),
+            ec2: ec2.map(|ec2| Ec2Facts {
+                image: ec2.image.map(image),
+                marketplace: ec2.marketplace.into_iter().map(image).collect(),
+            }),
         };
         let loaded = stream.0.as_ref().map_err(String::as_str);
         let decision = decide_loaded(T::rule(), loaded, &ms, &cluster, user_data.as_deref());
@@ -151,6 +157,16 @@ fn facts(vcenter: wit::VcenterFacts) -> VcenterFacts {
                 disk_type: vm.disk_type,
             })
             .collect(),
+    }
+}
+
+fn image(image: wit::Ec2Image) -> Ec2Image {
+    Ec2Image {
+        image_id: image.image_id,
+        owner_id: image.owner_id,
+        name: image.name,
+        description: image.description,
+        creation_date: image.creation_date,
     }
 }
 

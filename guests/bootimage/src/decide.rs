@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::arch::{self, ArchError};
 use crate::decision::{Decision, UserData, UserDataUpgrade};
+use crate::ec2::Ec2Facts;
 use crate::ignition::{self, StubUpgrade};
 use crate::machineset::{MachineKind, MachineSetView};
 use crate::platform::{Platform, PlatformOutcome};
@@ -38,6 +39,9 @@ pub struct ClusterFacts {
     /// vSphere: what the host read from vCenter for this MachineSet (none
     /// when its workspace matches no failure domain, or off vSphere).
     pub vcenter: Option<VcenterFacts>,
+    /// AWS: what the host read from EC2 about the MachineSet's AMI (none
+    /// when EC2 was not consulted, or off AWS).
+    pub ec2: Option<Ec2Facts>,
 }
 
 /// Steps 1–4 of the per-MachineSet algorithm: owner references, OS stream,
@@ -283,6 +287,9 @@ fn reconcile<P: Platform + ?Sized>(
     if let (Some(import), Some(vcenter)) = (&import, after.vcenter.as_mut()) {
         vcenter.apply(import);
     }
+    if let Some(ec2) = after.ec2.as_mut() {
+        ec2.apply(&target);
+    }
     match platform.reconcile(stream, arch, &patched, &after) {
         PlatformOutcome::OnTarget { target: t } if t == target => {}
         other => {
@@ -410,6 +417,7 @@ mod tests {
             multi_arch: false,
             known_images: BTreeSet::new(),
             vcenter: None,
+            ec2: None,
         }
     }
 

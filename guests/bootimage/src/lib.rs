@@ -21,6 +21,7 @@ pub mod arch;
 pub mod component;
 mod decide;
 mod decision;
+pub mod ec2;
 pub mod fields;
 pub mod ignition;
 mod machineset;

@@ -35,6 +35,7 @@ fn cluster() -> ClusterFacts {
             install_disk_type: None,
             vms: Vec::new(),
         }),
+        ec2: None,
     }
 }
 

@@ -66,6 +66,12 @@ mod hostile {
         VsphereImportCurrent,
         /// vSphere: the honest import, with numCPUs patched too.
         VsphereOtherField,
+        /// AWS, on a marketplace AMI: an AMI EC2 did not list for its
+        /// product.
+        Ec2Unlisted,
+        /// AWS, on a marketplace AMI: the product's newest AMI EC2 listed,
+        /// above the stream's release.
+        Ec2AboveRelease,
     }
 
     impl Variant {
@@ -97,6 +103,8 @@ mod hostile {
                 "vsphere-import-template" => Variant::VsphereImportTemplate,
                 "vsphere-import-current" => Variant::VsphereImportCurrent,
                 "vsphere-other-field" => Variant::VsphereOtherField,
+                "ec2-unlisted" => Variant::Ec2Unlisted,
+                "ec2-above-release" => Variant::Ec2AboveRelease,
                 other => return Err(format!("unknown variant {other:?}")),
             })
         }
@@ -123,17 +131,54 @@ mod hostile {
             cluster: wit::Cluster,
             user_data: Option<String>,
             vcenter: Option<wit::VcenterFacts>,
+            ec2: Option<wit::Ec2Facts>,
         ) -> wit::Decision {
             let stream: &LoadedStream = metadata.get();
-            let decided = match vcenter {
-                Some(vcenter) => vsphere::decide(&stream.0, ms, cluster, vcenter),
-                None => decide(&stream.0, ms, cluster, user_data),
+            let decided = match (vcenter, ec2) {
+                (Some(vcenter), _) => vsphere::decide(&stream.0, ms, cluster, vcenter),
+                (None, Some(ec2)) if Variant::current().is_ok_and(Variant::reads_ec2) => {
+                    marketplace(ec2)
+                }
+                (None, _) => decide(&stream.0, ms, cluster, user_data),
             };
             match decided {
                 Ok(decision) => decision,
                 Err(message) => wit::Decision::Error(format!("hostile guest: {message}")),
             }
         }
+    }
+
+    impl Variant {
+        fn reads_ec2(self) -> bool {
+            matches!(self, Variant::Ec2Unlisted | Variant::Ec2AboveRelease)
+        }
+    }
+
+    /// The EC2 variants: a marketplace AMI the host's answer does not
+    /// vouch for.
+    fn marketplace(ec2: wit::Ec2Facts) -> Result<wit::Decision, String> {
+        let target = match Variant::current()? {
+            Variant::Ec2AboveRelease => ec2
+                .marketplace
+                .iter()
+                .filter_map(|image| {
+                    let (_, token) = mco_bootimage::ec2::description_release(&image.description)?;
+                    Some((token, &image.image_id))
+                })
+                .max()
+                .map(|(_, id)| id.clone())
+                .ok_or("EC2 listed no marketplace AMI")?,
+            _ => "ami-0badc0ffee0000001".to_owned(),
+        };
+        let fragment = json!({"ami": {"id": target, "arn": null, "filters": null}});
+        Ok(wit::Decision::Patch(wit::Patch {
+            target,
+            merge_patch:
+                json!({"spec": {"template": {"spec": {"providerSpec": {"value": fragment}}}}})
+                    .to_string(),
+            user_data_secret: None,
+            template_import: None,
+        }))
     }
 
     fn decide(
@@ -328,6 +373,8 @@ mod hostile {
             | Variant::VsphereImportTemplate
             | Variant::VsphereImportCurrent
             | Variant::VsphereOtherField => {}
+            // Decided in `marketplace`, with the host's EC2 facts.
+            Variant::Ec2Unlisted | Variant::Ec2AboveRelease => {}
         }
         None
     }

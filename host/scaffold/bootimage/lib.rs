@@ -9,7 +9,7 @@
 //! architecture the stream has no images for. Your rule goes in `decide`.
 
 use exports::mco::machine_config::boot_image::{
-    self as wit, Cluster, CoreosStreamBorrow, Decision, MachineSet, VcenterFacts,
+    self as wit, Cluster, CoreosStreamBorrow, Decision, Ec2Facts, MachineSet, VcenterFacts,
 };
 use serde_json::Value;
 
@@ -45,6 +45,9 @@ impl wit::Guest for Guest {
         _user_data: Option<String>,
         // vSphere only: what the host read from vCenter for this MachineSet.
         _vcenter: Option<VcenterFacts>,
+        // AWS only: what the host read from EC2 about the MachineSet's AMI
+        // (`None`: EC2 was not consulted).
+        _ec2: Option<Ec2Facts>,
     ) -> Decision {
         let stream: &Stream = metadata.get();
         match &stream.0 {

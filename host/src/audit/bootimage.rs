@@ -120,6 +120,9 @@ impl BootImageObjects {
                 gates,
                 vcenter,
                 install_config,
+                // EC2 is not consulted: both modules decide AWS MachineSets
+                // from the static AMI lists.
+                ec2: None,
             },
             secrets,
             objects,

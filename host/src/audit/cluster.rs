@@ -169,6 +169,8 @@ pub async fn bootimage(
         // decision needs vCenter, is the same input error for both modules.
         vcenter: None,
         install_config: None,
+        // Nor EC2: both modules decide AWS MachineSets from the static lists.
+        ec2: None,
     };
     check_cluster(&cluster, platform)?;
     let mut machinesets = Vec::new();

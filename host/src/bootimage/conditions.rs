@@ -59,6 +59,16 @@ pub struct Tally {
     /// the host computed enrollment itself (no published status):
     /// not obvious from the objects, so Progressing says it.
     pub enrollment: Option<String>,
+    /// AWS objects decided without EC2 (`<subject>: <why>`), which the
+    /// static AMI lists decided for: Progressing says so, as a marketplace
+    /// or ROSA MachineSet is then left alone until EC2 answers again.
+    pub ec2_unconsulted: Vec<String>,
+}
+
+/// What an Event on an AWS object adds when EC2 could not be reached for
+/// it: the decision came from the static AMI lists, not EC2's owner rule.
+pub fn ec2_unconsulted_note(why: &str) -> String {
+    format!("EC2 could not be reached ({why}), so the static AMI lists decided")
 }
 
 /// A condition as this host wants it; reason and time are filled in when
@@ -91,8 +101,21 @@ impl Tally {
                     .as_ref()
                     .map(|rule| format!(" | Enrollment {rule}"))
                     .unwrap_or_default()
-            ),
+            ) + &self.ec2_segment(),
         }
+    }
+
+    /// ` | EC2 not consulted, the static AMI lists decided: <objects>`,
+    /// bounded as Degraded's error list is; nothing when EC2 answered.
+    fn ec2_segment(&self) -> String {
+        if self.ec2_unconsulted.is_empty() {
+            return String::new();
+        }
+        let head = " | EC2 could not be reached, the static AMI lists decided for: ";
+        format!(
+            "{head}{}",
+            aggregate(&self.ec2_unconsulted, EC2_SEGMENT_LIMIT - head.len())
+        )
     }
 
     /// One Degraded for both kinds (the project's choice; upstream
@@ -123,6 +146,10 @@ impl Tally {
         }
     }
 }
+
+/// Room for the EC2 segment of Progressing, whose upstream segments take
+/// about 150 bytes of the condition message limit.
+const EC2_SEGMENT_LIMIT: usize = MESSAGE_LIMIT / 2;
 
 /// A failure before any MachineSet was looked at (MachineConfiguration not
 /// ready, stream ConfigMap missing, invalid selector).
@@ -215,6 +242,35 @@ mod tests {
     }
 
     #[test]
+    fn progressing_says_which_objects_the_static_lists_decided_without_ec2() {
+        let mut tally = machinesets(Count {
+            total: 2,
+            reconciled: 2,
+            ..Count::default()
+        });
+        assert!(!tally.progressing().message.contains("EC2"));
+        tally.ec2_unconsulted = vec![
+            "machineset a: no credentials".into(),
+            "machineset b: DescribeImages timed out".into(),
+        ];
+        assert_eq!(
+            tally.progressing().message,
+            "Reconciled 2 of 2 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments | EC2 could not be reached, the static AMI lists decided for: [machineset a: no credentials, machineset b: DescribeImages timed out]"
+        );
+        assert!(!tally.progressing().status);
+        tally.ec2_unconsulted = (0..10_000)
+            .map(|i| format!("machineset m{i}: {}", "x".repeat(100)))
+            .collect();
+        let message = tally.progressing().message;
+        assert!(message.len() <= MESSAGE_LIMIT, "{}", message.len());
+        assert!(message.ends_with("more]"), "{message}");
+        assert_eq!(
+            ec2_unconsulted_note("no credentials"),
+            "EC2 could not be reached (no credentials), so the static AMI lists decided"
+        );
+    }
+
+    #[test]
     fn control_plane_machine_sets_have_their_own_segments_and_share_degraded() {
         let tally = Tally {
             machinesets: Count {
@@ -228,6 +284,7 @@ mod tests {
                 ..Count::default()
             },
             enrollment: None,
+            ec2_unconsulted: Vec::new(),
         };
         assert_eq!(
             tally.progressing().message,
@@ -247,6 +304,7 @@ mod tests {
                 ..Count::default()
             },
             enrollment: None,
+            ec2_unconsulted: Vec::new(),
         };
         let degraded = failing.degraded();
         assert!(degraded.status);
@@ -269,6 +327,7 @@ mod tests {
     fn a_computed_enrollment_is_named_after_the_upstream_segments() {
         let tally = Tally {
             enrollment: Some("computed from spec.managedBootImages, as the operator would publish it: no machinesets entry, and AWS MachineSets are enrolled by default".into()),
+            ec2_unconsulted: Vec::new(),
             ..Tally::default()
         };
         assert_eq!(

@@ -22,6 +22,7 @@ use mco_bootimage::{Decision, MachineKind, MachineSetView};
 use tokio::sync::{mpsc, watch};
 
 use super::conditions;
+use super::ec2_live::{self, Ec2};
 use super::error::PassError;
 use super::guest::{BatchItem, BootImageGuest, StreamInput};
 use super::objects::{
@@ -89,6 +90,8 @@ pub struct Options {
     pub failures: Failures,
     /// vSphere: how vCenters are reached and where OVAs are cached.
     pub vsphere: vcenters::Options,
+    /// AWS: how EC2 is reached.
+    pub ec2: ec2_live::Options,
 }
 
 /// The watched objects, each decoded once per event.
@@ -115,6 +118,8 @@ struct Worker {
     guests: Guests,
     stores: Stores,
     writer: Writer,
+    /// AWS: who owns a MachineSet's AMI, and a marketplace product's AMIs.
+    ec2: Ec2,
     machineconfiguration_wait: Duration,
     control_plane_arch: String,
     gates: Gates,
@@ -234,7 +239,7 @@ pub fn run(
         writer: Writer {
             events: Events::new(client.clone(), &options.identity),
             vcenters: Vcenters::new(client.clone(), options.vsphere),
-            client,
+            client: client.clone(),
             namespace: options.namespace,
             state_configmap: options.state_configmap,
             metrics: options.metrics,
@@ -242,6 +247,7 @@ pub fn run(
             written: OwnWrites::default(),
             ownership: options.ownership,
         },
+        ec2: Ec2::new(client, options.ec2),
         guests,
         stores: Stores {
             machinesets,
@@ -387,6 +393,7 @@ impl Worker {
         // Only the own mode undoes an interrupted template swap: it
         // renames a VM.
         let recover = self.writer.ownership.mode() == Mode::Own;
+        let mut ec2 = self.ec2.pass();
         loop {
             let reads = pass.vcenter_reads();
             if !reads.is_empty() {
@@ -399,6 +406,24 @@ impl Worker {
                         result,
                     );
                     pass.give_vcenter(index, answer);
+                }
+            }
+            // EC2 in rounds: a marketplace AMI's product is read once the
+            // AMI is described.
+            loop {
+                let reads = pass.ec2_reads();
+                if reads.is_empty() {
+                    break;
+                }
+                for read in reads {
+                    let answer = ec2.answer(&read.read).await;
+                    let result = match answer {
+                        super::ec2::Ec2Answer::Unreachable(_) => "unreachable",
+                        _ => "read",
+                    };
+                    let job = super::job::job(super::ec2::AWS).to_string();
+                    crate::metrics::count(&self.writer.metrics.bootimage_ec2_reads, &job, result);
+                    pass.give_ec2(read.index, answer);
                 }
             }
             let requests = pass.take_requests();

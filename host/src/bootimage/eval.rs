@@ -1,8 +1,8 @@
 //! What `eval bootimage` reads: the MachineSet (or ControlPlaneMachineSet),
 //! the stream ConfigMap, the Infrastructure and the optional ClusterVersion,
 //! MachineConfiguration, user-data Secret, known images, FeatureGate and,
-//! for vSphere, what vCenter holds and install-config, from files laid out
-//! as the flags (or a golden case) name them.
+//! for vSphere, what vCenter holds and install-config, for AWS what EC2
+//! holds, from files laid out as the flags (or a golden case) name them.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -13,6 +13,7 @@ use mco_bootimage::vcenter::{TemplateImport, VcenterFacts};
 use mco_bootimage::{Decision, InputError, MachineKind, MachineSetView};
 use serde_json::Value;
 
+use super::ec2::{Ec2Answer, Ec2Facts, Ec2Inventory, Ec2Progress};
 use super::error::{PassError, Subject};
 use super::guest::{BatchItem, BootImageGuest, StreamInput};
 use super::objects::{
@@ -47,6 +48,8 @@ pub struct BootImageInputs {
     pub vcenter: Option<Inventory>,
     /// vSphere: install-config's ConfigMap (`--install-config`).
     pub install_config: Option<Decoded<ConfigMapData>>,
+    /// AWS: what EC2 holds (`--ec2`); without it EC2 is not consulted.
+    pub ec2: Option<Ec2Inventory>,
 }
 
 /// The objects every MachineSet of a cluster is decided with, as read.
@@ -60,6 +63,8 @@ pub struct ClusterObjects {
     /// vSphere: what vCenter holds, and install-config's ConfigMap.
     pub vcenter: Option<Inventory>,
     pub install_config: Option<Value>,
+    /// AWS: what EC2 holds.
+    pub ec2: Option<Ec2Inventory>,
 }
 
 /// Paths of the `eval bootimage` inputs (`-` is standard input).
@@ -76,6 +81,7 @@ pub struct BootImagePaths<'a> {
     pub featuregate: Option<&'a str>,
     pub vcenter: Option<&'a str>,
     pub install_config: Option<&'a str>,
+    pub ec2: Option<&'a str>,
 }
 
 impl BootImageInputs {
@@ -84,7 +90,7 @@ impl BootImageInputs {
     /// `configmap.yaml`, `infrastructure.yaml`, optional
     /// `clusterversion.yaml`, `machineconfiguration.yaml`,
     /// `user-data-secret.yaml`, `known-images.txt`, `featuregate.yaml`,
-    /// `vcenter.yaml`, `install-config.yaml`).
+    /// `vcenter.yaml`, `install-config.yaml`, `ec2.yaml`).
     pub fn read_case(dir: &Path) -> Result<Self, FileError> {
         let [
             machineset,
@@ -98,6 +104,7 @@ impl BootImageInputs {
             featuregate,
             vcenter,
             install_config,
+            ec2,
         ] = [
             "machineset.yaml",
             "controlplanemachineset.yaml",
@@ -110,6 +117,7 @@ impl BootImageInputs {
             "featuregate.yaml",
             "vcenter.yaml",
             "install-config.yaml",
+            "ec2.yaml",
         ]
         .map(|file| case_file(dir, file));
         let object = match (&machineset, &controlplanemachineset) {
@@ -130,6 +138,7 @@ impl BootImageInputs {
             featuregate: featuregate.as_deref(),
             vcenter: vcenter.as_deref(),
             install_config: install_config.as_deref(),
+            ec2: ec2.as_deref(),
         })
     }
 
@@ -166,6 +175,10 @@ impl BootImageInputs {
             .vcenter
             .map(|path| inventory(path, &reader.text(path)?))
             .transpose()?;
+        let ec2 = paths
+            .ec2
+            .map(|path| ec2_inventory(path, &reader.text(path)?))
+            .transpose()?;
         let cluster = ClusterObjects {
             configmap,
             infrastructure,
@@ -175,6 +188,7 @@ impl BootImageInputs {
             gates,
             vcenter,
             install_config,
+            ec2,
         };
         Ok(BootImageInputs::of(
             kind,
@@ -205,6 +219,7 @@ impl BootImageInputs {
             gates: cluster.gates.clone(),
             vcenter: cluster.vcenter.clone(),
             install_config: cluster.install_config.as_ref().map(Decoded::of),
+            ec2: cluster.ec2.clone(),
         }
     }
 
@@ -236,6 +251,30 @@ impl BootImageInputs {
         };
         let answer = self.vcenter_answer(&subject, &lookup.workspace.server)?;
         Ok(Some(lookup.facts(answer)))
+    }
+
+    /// What an AWS guest is given for `prepared`, read offline: the
+    /// planner's EC2 rounds answered from `--ec2` (`None` off AWS, without
+    /// an AMI ID, or without `--ec2`). What the native rules are run with
+    /// beside the guest.
+    pub fn ec2_facts(&self, prepared: &Prepared) -> Option<Ec2Facts> {
+        let mut progress = Ec2Progress::Image(prepared.ec2.clone()?);
+        while let Some(read) = progress.read() {
+            let answer = self.ec2_answer(read);
+            progress = progress.next(answer);
+        }
+        match progress {
+            Ec2Progress::Done(Ok(facts)) => Some(facts),
+            _ => None,
+        }
+    }
+
+    /// What EC2 answers offline: the `--ec2` inventory, or nothing.
+    fn ec2_answer(&self, read: &super::ec2::Ec2Read) -> Ec2Answer {
+        match &self.ec2 {
+            Some(inventory) => inventory.answer(read),
+            None => Ec2Answer::Unreachable("offline, and no --ec2 file was given".into()),
+        }
     }
 
     /// What a vCenter read gives offline: the `--vcenter` inventory, with
@@ -273,6 +312,18 @@ pub fn inventory(path: &str, text: &str) -> Result<Inventory, FileError> {
         path: path.into(),
         kind: "vCenter inventory".into(),
         name: "(--vcenter)".into(),
+        detail: e.to_string(),
+    })
+}
+
+/// An `--ec2` file: YAML or JSON, region to the images EC2 describes
+/// there (`{us-east-1: [{imageId, ownerId, name, description,
+/// creationDate}]}`).
+pub fn ec2_inventory(path: &str, text: &str) -> Result<Ec2Inventory, FileError> {
+    serde_saphyr::from_str(text).map_err(|e| FileError::Malformed {
+        path: path.into(),
+        kind: "EC2 images".into(),
+        name: "(--ec2)".into(),
         detail: e.to_string(),
     })
 }
@@ -388,6 +439,16 @@ impl BootImageInputs {
             for read in pass.vcenter_reads() {
                 let answer = self.vcenter_answer(&subject, &read.lookup.workspace.server)?;
                 pass.give_vcenter(read.index, Ok(answer));
+            }
+            // Both EC2 rounds, as the controller makes them.
+            loop {
+                let reads = pass.ec2_reads();
+                if reads.is_empty() {
+                    break;
+                }
+                for request in reads {
+                    pass.give_ec2(request.index, self.ec2_answer(&request.read));
+                }
             }
             let requests = pass.take_requests();
             if requests.is_empty() {

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use mco_bootimage::ec2::{Ec2Facts, Ec2Image};
 use mco_bootimage::vcenter::{TemplateImport, VcenterFacts};
 use mco_bootimage::{
     ClusterFacts, Decision, MachineKind, MachineSetView, Stream, UserData, UserDataUpgrade,
@@ -25,7 +26,7 @@ use wit_bindings::exports::mco::machine_config::boot_image as wit;
 use wit_bindings::{BootImageSelector, BootImageSelectorPre};
 
 /// The interface a boot image guest must export.
-pub const BOOT_IMAGE_INTERFACE: &str = "mco:machine-config/boot-image@0.4.0";
+pub const BOOT_IMAGE_INTERFACE: &str = "mco:machine-config/boot-image@0.5.0";
 
 impl World for BootImageSelectorPre<GuestState> {
     const INTERFACE: &'static str = BOOT_IMAGE_INTERFACE;
@@ -185,6 +186,7 @@ impl Session<'_> {
         let input = to_wit(machineset);
         let facts = cluster;
         let vcenter = cluster.vcenter.as_ref().map(vcenter_to_wit);
+        let ec2 = cluster.ec2.as_ref().map(ec2_to_wit);
         let cluster = wit::Cluster {
             control_plane_arch: cluster.control_plane_arch.clone(),
             multi_arch: cluster.multi_arch,
@@ -197,6 +199,7 @@ impl Session<'_> {
             &cluster,
             user_data,
             vcenter.as_ref(),
+            ec2.as_ref(),
         );
         let decision = guest.finish(&self.store, result)?;
         // Checked before anyone can act on it, with this job's own inputs:
@@ -257,6 +260,20 @@ fn vcenter_to_wit(facts: &VcenterFacts) -> wit::VcenterFacts {
                 disk_type: vm.disk_type.clone(),
             })
             .collect(),
+    }
+}
+
+fn ec2_to_wit(facts: &Ec2Facts) -> wit::Ec2Facts {
+    let image = |image: &Ec2Image| wit::Ec2Image {
+        image_id: image.image_id.clone(),
+        owner_id: image.owner_id.clone(),
+        name: image.name.clone(),
+        description: image.description.clone(),
+        creation_date: image.creation_date.clone(),
+    };
+    wit::Ec2Facts {
+        image: facts.image.as_ref().map(image),
+        marketplace: facts.marketplace.iter().map(image).collect(),
     }
 }
 

@@ -186,6 +186,8 @@ pub fn decision(
                 disk_type: Some("thin".into()),
             }],
         }),
+        // The smoke decision is made from the lists: no EC2 is asked.
+        ec2: None,
     };
     let stream = StreamInput::new(Some(STREAM));
     guest.decide_one(platform, &stream, &fixture(platform), &cluster, None)

@@ -7,12 +7,15 @@
 //! keeps in the cluster (`state`), its conditions (`conditions`), its
 //! errors (`error`) and what `eval bootimage` reads (`eval`). vSphere adds
 //! the host's side of its rules (`vcenter`, sans-IO) and the vCenter
-//! reads and imports (`vcenters`).
+//! reads and imports (`vcenters`). AWS adds what the planner asks EC2
+//! and how the answers reach the guest (`ec2`, sans-IO).
 
 pub mod authority;
 pub mod conditions;
 pub mod controller;
 mod decode;
+pub mod ec2;
+pub mod ec2_live;
 pub mod error;
 pub mod eval;
 pub mod guest;

@@ -16,6 +16,7 @@ use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::ignition::ANNOTATION_UPGRADED_AT;
 use mco_bootimage::{Decision, MachineKind, MachineSetView};
 
+use super::ec2::{Ec2Answer, Ec2Progress, Ec2Read};
 use super::error::{PassError, Subject};
 use super::guest::{BatchItem, StreamInput};
 use super::objects::{
@@ -189,6 +190,16 @@ pub struct VcenterRead {
     pub lookup: Arc<Lookup>,
 }
 
+/// An EC2 read the pass needs before an AWS MachineSet's guest can decide;
+/// its answer comes back through [`Pass::give_ec2`]. Reads repeat across
+/// MachineSets (one AMI, one product): the caller answers each distinct
+/// read once per pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ec2Request {
+    pub index: usize,
+    pub read: Ec2Read,
+}
+
 /// A user-data Secret the pass needs before it can decide a patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretRequest {
@@ -210,6 +221,8 @@ pub struct UserData {
 enum Progress {
     /// The guest decides once vCenter has been read.
     Vcenter(Request),
+    /// The guest decides once EC2 has been read (one or two rounds).
+    Ec2(Request),
     Guest(Request),
     /// Handed out by `take_requests`, awaiting `answer`.
     Asked,
@@ -230,6 +243,8 @@ struct Item {
     secret_version: Option<String>,
     /// vSphere: what the host read vCenter for, and where an import goes.
     vcenter: Option<Arc<Lookup>>,
+    /// AWS: where its EC2 reads stand.
+    ec2: Option<Ec2Progress>,
 }
 
 impl Item {
@@ -240,9 +255,12 @@ impl Item {
         step: Result<Step, PassError>,
         platforms: &BTreeSet<String>,
     ) -> Item {
-        let vcenter = match &step {
-            Ok(Step::Guest(prepared)) => prepared.vcenter.clone().map(Arc::from),
-            _ => None,
+        let (vcenter, ec2) = match &step {
+            Ok(Step::Guest(prepared)) => (
+                prepared.vcenter.clone().map(Arc::from),
+                prepared.ec2.clone().map(Ec2Progress::Image),
+            ),
+            _ => (None, None),
         };
         let progress = match step {
             Ok(step) => Progress::of(index, step, platforms),
@@ -254,6 +272,7 @@ impl Item {
             progress,
             secret_version: None,
             vcenter,
+            ec2,
         }
     }
 }
@@ -279,6 +298,9 @@ pub struct Action {
     pub secret_version: Option<String>,
     /// vSphere: where the decision's import goes.
     pub vcenter: Option<Arc<Lookup>>,
+    /// AWS: why EC2 was not consulted, when the guest decided without it
+    /// (the static AMI lists decided).
+    pub ec2_unconsulted: Option<String>,
 }
 
 /// What to write, in order: the state (when `save_state`), then either the
@@ -438,6 +460,47 @@ impl Pass {
         };
     }
 
+    /// The EC2 reads the pass waits for, one round at a time: a marketplace
+    /// AMI's product is read once its image is described.
+    pub fn ec2_reads(&self) -> Vec<Ec2Request> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(index, item)| match (&item.progress, &item.ec2) {
+                (Progress::Ec2(_), Some(progress)) => progress.read().map(|read| Ec2Request {
+                    index,
+                    read: read.clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// EC2's answer to the [`Ec2Request`] of `index`: the next round, or
+    /// the guest decides with what was read (without EC2 facts when EC2
+    /// could not be reached: the static AMI lists decide, and the action
+    /// says why).
+    pub fn give_ec2(&mut self, index: usize, answer: Ec2Answer) {
+        let Some(item) = self.items.get_mut(index) else {
+            return;
+        };
+        if !matches!(item.progress, Progress::Ec2(_)) {
+            return;
+        }
+        let Some(progress) = item.ec2.take() else {
+            return;
+        };
+        let progress = progress.next(answer);
+        if let Ec2Progress::Done(done) = &progress
+            && let Progress::Ec2(mut request) =
+                std::mem::replace(&mut item.progress, Progress::Asked)
+        {
+            request.item.cluster.ec2 = done.as_ref().ok().cloned();
+            item.progress = Progress::Guest(request);
+        }
+        item.ec2 = Some(progress);
+    }
+
     /// The guest decisions the pass waits for; each comes back through
     /// [`Pass::answer`].
     pub fn take_requests(&mut self) -> Vec<Request> {
@@ -551,6 +614,10 @@ impl Pass {
                         detail: "the pass ended before its guest decided".into(),
                     }),
                 },
+                ec2_unconsulted: match item.ec2 {
+                    Some(Ec2Progress::Done(Err(why))) => Some(why),
+                    _ => None,
+                },
                 subject: item.subject,
                 object: item.object,
                 secret_version: item.secret_version,
@@ -592,7 +659,7 @@ impl Progress {
             }
             Step::Guest(prepared) => {
                 let prepared = *prepared;
-                let read = prepared.vcenter.is_some();
+                let (vcenter, ec2) = (prepared.vcenter.is_some(), prepared.ec2.is_some());
                 let request = Request {
                     index,
                     platform: prepared.platform_type,
@@ -603,10 +670,10 @@ impl Progress {
                     },
                     with_user_data: false,
                 };
-                if read {
-                    Progress::Vcenter(request)
-                } else {
-                    Progress::Guest(request)
+                match (vcenter, ec2) {
+                    (true, _) => Progress::Vcenter(request),
+                    (false, true) => Progress::Ec2(request),
+                    (false, false) => Progress::Guest(request),
                 }
             }
         }
@@ -619,6 +686,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::bootimage::ec2::Ec2Facts;
     use crate::bootimage::objects::{Input, machine_decoder};
 
     fn decoded<T: Input>(object: Value) -> Arc<Decoded<T>> {
@@ -1070,6 +1138,135 @@ mod tests {
         let plan = start(&with_cpms_mode("None"), state).finish();
         assert!(plan.save_state);
         assert_eq!(plan.state.hot_loops.keys().collect::<Vec<_>>(), ["cluster"]);
+    }
+
+    fn in_region(name: &str, ami: &str) -> Machine {
+        machine(
+            MachineKind::MachineSet,
+            json!({
+                "kind": "MachineSet",
+                "metadata": {"name": name, "namespace": "openshift-machine-api",
+                    "annotations": {"capacity.cluster-autoscaler.kubernetes.io/labels": "kubernetes.io/arch=amd64"}},
+                "spec": {"template": {"spec": {"providerSpec": {"value": {
+                    "kind": "AWSMachineProviderConfig",
+                    "ami": {"id": ami},
+                    "placement": {"region": "us-east-1"},
+                    "userDataSecret": {"name": format!("{name}-user-data")},
+                }}}}},
+            }),
+        )
+    }
+
+    fn image_read(ami: &str) -> Ec2Read {
+        Ec2Read::Image {
+            region: "us-east-1".into(),
+            image_id: ami.into(),
+        }
+    }
+
+    #[test]
+    fn an_aws_machineset_is_decided_after_its_ec2_rounds() {
+        use mco_bootimage::ec2::{Ec2Image, MARKETPLACE_OWNER, RED_HAT_OWNER};
+        const OCP: &str = "59ead7de-2540-4653-a8b0-fa7926d5c845";
+        let mut s = snapshot(&[]);
+        s.machinesets = vec![
+            in_region("market", "ami-m"),
+            in_region("redhat", "ami-r"),
+            in_region("unreachable", "ami-u"),
+            // No region: no read, the guest decides from the lists.
+            machineset("plain", json!({})),
+        ];
+        // In name order: market 0, plain 1, redhat 2, unreachable 3.
+        let mut pass = start(&s, ControllerState::default());
+        let first = pass.take_requests();
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].item.machineset.name, "plain");
+        assert_eq!(first[0].item.cluster.ec2, None);
+        let reads: Vec<Ec2Read> = pass.ec2_reads().into_iter().map(|r| r.read).collect();
+        assert_eq!(
+            reads,
+            [
+                image_read("ami-m"),
+                image_read("ami-r"),
+                image_read("ami-u")
+            ]
+        );
+        let market = Ec2Image {
+            image_id: "ami-m".into(),
+            owner_id: MARKETPLACE_OWNER.into(),
+            name: format!("RHCOS-9.4-{OCP}"),
+            ..Ec2Image::default()
+        };
+        let redhat = Ec2Image {
+            image_id: "ami-r".into(),
+            owner_id: RED_HAT_OWNER.into(),
+            ..Ec2Image::default()
+        };
+        pass.give_ec2(0, Ec2Answer::Image(Some(market.clone())));
+        pass.give_ec2(2, Ec2Answer::Image(Some(redhat.clone())));
+        pass.give_ec2(3, Ec2Answer::Unreachable("no credentials".into()));
+        // The marketplace AMI's product is the second round; the others
+        // go to their guest.
+        assert_eq!(
+            pass.ec2_reads(),
+            [Ec2Request {
+                index: 0,
+                read: Ec2Read::Marketplace {
+                    region: "us-east-1".into(),
+                    product_id: OCP.into()
+                }
+            }]
+        );
+        let decided_requests = pass.take_requests();
+        let decided: Vec<(String, Option<Ec2Facts>)> = decided_requests
+            .iter()
+            .map(|r| (r.item.machineset.name.clone(), r.item.cluster.ec2.clone()))
+            .collect();
+        assert_eq!(
+            decided,
+            [
+                (
+                    "redhat".to_owned(),
+                    Some(Ec2Facts {
+                        image: Some(redhat),
+                        marketplace: vec![]
+                    })
+                ),
+                ("unreachable".to_owned(), None)
+            ]
+        );
+        // An answer for a MachineSet not waiting for one changes nothing.
+        pass.give_ec2(1, Ec2Answer::Image(None));
+        pass.give_ec2(2, Ec2Answer::Image(None));
+        pass.give_ec2(99, Ec2Answer::Image(None));
+        pass.give_ec2(0, Ec2Answer::Marketplace(vec![market.clone()]));
+        assert!(pass.ec2_reads().is_empty());
+        let requests = pass.take_requests();
+        assert_eq!(
+            requests[0].item.cluster.ec2,
+            Some(Ec2Facts {
+                image: Some(market.clone()),
+                marketplace: vec![market]
+            })
+        );
+        for request in first.into_iter().chain(decided_requests).chain(requests) {
+            pass.answer(request, Ok(Decision::noop("decided")));
+        }
+        let plan = pass.finish();
+        let unconsulted: Vec<(&str, Option<&str>)> = plan
+            .actions
+            .iter()
+            .map(|a| (a.subject.name.as_str(), a.ec2_unconsulted.as_deref()))
+            .collect();
+        assert_eq!(
+            unconsulted,
+            [
+                ("market", None),
+                ("plain", None),
+                ("redhat", None),
+                ("unreachable", Some("no credentials"))
+            ]
+        );
     }
 
     #[test]

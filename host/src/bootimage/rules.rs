@@ -10,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::{Selector, SelectorExt};
 use mco_bootimage::{ClusterFacts, Decision, InputError, MachineKind, MachineSetView};
 
+use super::ec2::{self, Ec2Read};
 use super::objects::{
     ClusterVersion, ConfigMapData, Infrastructure, Lenient, MachineConfiguration, MachineManager,
     Selection, Undecodable, UserDataSecret,
@@ -47,6 +48,8 @@ pub struct Prepared {
     pub cluster: ClusterFacts,
     /// vSphere: what to read from vCenter before the guest decides.
     pub vcenter: Option<Box<Lookup>>,
+    /// AWS: the first EC2 read before the guest decides.
+    pub ec2: Option<Ec2Read>,
 }
 
 impl Prepared {
@@ -83,8 +86,10 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
             multi_arch: inputs.multi_arch,
             known_images: inputs.known_images.clone(),
             vcenter: None,
+            ec2: None,
         },
         vcenter: None,
+        ec2: None,
     };
     if is_azure_stack(inputs.infrastructure) {
         let label = format!("{} (AzureStackCloud)", prepared.platform_type);
@@ -110,6 +115,13 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
             // No readable workspace: the guest says what is missing.
             None => {}
         }
+    }
+    // EC2 is asked only for what the guest will look at: the common rules
+    // passed and the providerSpec names an AMI by ID in a region.
+    if prepared.platform_type == ec2::AWS
+        && mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster).is_ok()
+    {
+        prepared.ec2 = ec2::image_read(&prepared.machineset);
     }
     Ok(Step::Guest(Box::new(prepared)))
 }

@@ -152,7 +152,7 @@ impl Writer {
             let reference = object_reference(kind, &action.object.metadata);
             let key = action.subject.key();
             let count = tally.count_mut(kind);
-            let (result, event) = match self.act(&action, &mut state).await {
+            let (result, mut event) = match self.act(&action, &mut state).await {
                 Ok(ActOutcome::Current) => {
                     count.reconciled += 1;
                     ("current", None)
@@ -199,6 +199,17 @@ impl Writer {
                     )
                 }
             };
+            // Decided by the static AMI lists: the Event and Progressing
+            // say that EC2 was not consulted, and why.
+            if let Some(why) = &action.ec2_unconsulted {
+                tally
+                    .ec2_unconsulted
+                    .push(format!("{}: {why}", action.subject));
+                if let Some((_, _, note)) = &mut event {
+                    note.push_str("; ");
+                    note.push_str(&super::conditions::ec2_unconsulted_note(why));
+                }
+            }
             // The gauge is about MachineSets, as its name says.
             if kind == MachineKind::MachineSet {
                 *counts.entry(result).or_default() += 1;
@@ -773,6 +784,7 @@ mod tests {
                 outcome: Ok(outcome),
                 secret_version: secret_version.map(str::to_owned),
                 vcenter: None,
+                ec2_unconsulted: None,
             }],
         }
     }

@@ -89,6 +89,7 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
         featuregate: args.featuregate.as_deref(),
         vcenter: args.vcenter.as_deref(),
         install_config: args.install_config.as_deref(),
+        ec2: args.ec2.as_deref(),
     })?;
     let now = args.now.unwrap_or_else(Timestamp::now);
     let decision = bootimage_decision(&inputs, now, |platform| {

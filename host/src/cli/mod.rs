@@ -191,6 +191,19 @@ struct RunArgs {
     /// vSphere: how long one OVA download or disk upload may take.
     #[arg(long, default_value = "60m", value_parser = humantime::parse_duration)]
     vcenter_transfer_timeout: Duration,
+    /// AWS: the EC2 endpoint of every region (a VPC or private endpoint,
+    /// moto in the tests), instead of `https://ec2.<region>.amazonaws.com/`.
+    #[arg(long, value_name = "URL", env = "MCO_EC2_ENDPOINT")]
+    ec2_endpoint: Option<String>,
+    /// AWS: how long connecting to EC2 may take.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    ec2_connect_timeout: Duration,
+    /// AWS: how long an EC2 answer may stall between two reads.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    ec2_read_timeout: Duration,
+    /// AWS: how long one EC2 call (one page of a listing) may take.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    ec2_call_timeout: Duration,
     /// Refuse to start when a registry entry cannot load, instead of
     /// serving the module that last served it (or the installed one) and
     /// reporting the entry degraded.
@@ -296,6 +309,12 @@ struct BootImageArgs {
     /// template made anew; default: the datastore's).
     #[arg(long, value_name = "FILE")]
     install_config: Option<String>,
+    /// AWS: what EC2 holds, region to images, `{us-east-1: [{imageId, ownerId,
+    /// name, description, creationDate}]}` (what the controller would read
+    /// with DescribeImages); without it EC2 is not consulted and the static
+    /// AMI lists decide.
+    #[arg(long, value_name = "FILE")]
+    ec2: Option<String>,
     /// Guest component to run instead of the one registered for the platform.
     #[arg(long, value_name = "FILE")]
     guest: Option<PathBuf>,
@@ -685,6 +704,14 @@ impl RunArgs {
                         call: self.vcenter_call_timeout,
                         task: self.vcenter_task_timeout,
                         transfer: self.vcenter_transfer_timeout,
+                    },
+                },
+                ec2: crate::bootimage::ec2_live::Options {
+                    endpoint: self.ec2_endpoint,
+                    timeouts: mco_ec2::Timeouts {
+                        connect: self.ec2_connect_timeout,
+                        read: self.ec2_read_timeout,
+                        call: self.ec2_call_timeout,
                     },
                 },
             })

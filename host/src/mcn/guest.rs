@@ -21,7 +21,7 @@ use wit_bindings::exports::mco::machine_config::node_state as wit;
 use wit_bindings::mco::machine_config::types as wit_types;
 
 /// The interface a node-state guest must export.
-pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.4.0";
+pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.5.0";
 
 impl World for NodeStateReporterPre<GuestState> {
     const INTERFACE: &'static str = NODE_STATE_INTERFACE;

@@ -355,11 +355,11 @@ CASES = []
 
 
 def case(name, expected, *, ms, infra_obj, cm=None, cv=None, mc=None, secret_obj=None, known=None, fg=None,
-         vcenter=None, install=None, note=None):
+         vcenter=None, install=None, ec2=None, note=None):
     CASES.append(dict(name=name, expected=expected, ms=ms, infra=infra_obj,
                       cm=cm if cm is not None else configmap(std_stream_text()),
                       cv=cv, mc=mc, secret=secret_obj, known=known, fg=fg, vcenter=vcenter, install=install,
-                      note=note))
+                      ec2=ec2, note=note))
 
 
 GCP = infra("GCP")
@@ -1193,6 +1193,133 @@ case("gcp-patch-featuregate-cpms-off", exp_patch(GCP_NEW, {"disks": [boot_disk(G
      note="A MachineSet follows neither boot image gate: with both off it is still updated.")
 
 
+# ---------------------------------------------------------------- AWS with EC2's answers (§20.1, §20.3; issue 45)
+RED_HAT_OWNER = "531415883065"
+MARKETPLACE_OWNER = "679593333241"
+OCP_X86 = "59ead7de-2540-4653-a8b0-fa7926d5c845"
+OCP_ARM = "abc249f8-7440-45f7-a4b1-c026baff64c1"
+ROSA = "34850061-abaf-402d-92df-94325c9e947f"
+EC2_RH = "ami-0e1d2c3b4a5968778"        # Red Hat's, in no list
+EC2_MP94 = "ami-0b1c2d3e4f5061728"      # marketplace OCP 9.4, the MachineSet's
+EC2_MP96 = "ami-0c1d2e3f405162738"
+EC2_MP98_OLD = "ami-0d1e2f30415263748"
+EC2_MP98 = "ami-0f10213243546576a"
+EC2_MP910 = "ami-0a21324354657687b"
+EC2_MP418 = "ami-0b32435465768798c"
+EC2_GONE = "ami-0c435465768798a9d"      # in no file
+EC2_COPY = "ami-0d5465768798a9bae"      # another account's copy
+
+
+def ec2_image(ami, owner, name, description="", created="2026-01-01T00:00:00.000Z"):
+    return {"imageId": ami, "ownerId": owner, "name": name, "description": description, "creationDate": created}
+
+
+def offer(ami, release, created, product=OCP_X86, arch="x86_64"):
+    """A marketplace AMI as Red Hat names and describes them."""
+    return ec2_image(ami, MARKETPLACE_OWNER, "RHEL-9.4-RHCOS-%s_HVM_GA-%s-%s-0-%s" % (release, created[:10].replace("-", ""), arch, product),
+                     "RHEL CoreOS %s %s %s" % (release[:3], release, arch), created + "T12:00:00.000Z")
+
+
+def rosa(ami, release, created):
+    return ec2_image(ami, MARKETPLACE_OWNER, "rhcos-%s-x86_64-%s" % (release, ROSA),
+                     "rhcos-%s-x86_64" % release, created + "T12:00:00.000Z")
+
+
+def label(product):
+    names = {OCP_X86: "OCP x86_64", OCP_ARM: "OCP arm64", ROSA: "ROSA"}
+    return "%s (%s)" % (names[product], product)
+
+
+def images(*listed):
+    """An --ec2 file: what EC2 holds in the MachineSet's region, the stream's AMI (Red Hat's) among it."""
+    return {"images": list(listed) + [ec2_image(AMI_E1, RED_HAT_OWNER, "rhcos-9.8.20260428-0-x86_64-hvm",
+                                                "OpenShift 4.21 9.8.20260428-0", "2026-04-28T22:00:00.000Z")]}
+
+
+MP94 = offer(EC2_MP94, "9.4.20250101-0", "2025-01-01")
+MARKET = images(
+    MP94,
+    offer(EC2_MP96, "9.6.20260210-0", "2026-02-10"),
+    offer(EC2_MP98_OLD, "9.8.20260401-0", "2026-04-01"),
+    offer(EC2_MP98, "9.8.20260428-0", "2026-04-28"),
+    offer(EC2_MP910, "9.10.20260901-0", "2026-09-01"),
+    ec2_image(EC2_MP418, MARKETPLACE_OWNER, "RHCOS-418.94-x86_64-" + OCP_X86,
+              "OpenShift 4.18 418.94.202511191518-0 x86_64", "2025-11-19T15:18:00.000Z"),
+    ec2_image(EC2_RH, RED_HAT_OWNER, "rhcos-9.2.20230101-0-x86_64", "RHCOS 9.2"),
+    ec2_image(EC2_COPY, "123456789012", "copy-of-rhcos-" + OCP_X86, "RHEL CoreOS 9.8 9.8.20260428-0 x86_64"),
+)
+
+case("aws-patch-ec2-red-hat-owner", exp_patch(AMI_E1, aws_patch(AMI_E1)),
+     ms=machineset(m, aws_spec({"id": EC2_RH})), infra_obj=AWS, ec2=MARKET,
+     note="EC2 says Red Hat owns the AMI, which no list names: upstream main moves it to the stream's AMI for the region.")
+case("aws-patch-ec2-marketplace", exp_patch(EC2_MP98, aws_patch(EC2_MP98)),
+     ms=machineset(m, aws_spec({"id": EC2_MP94})), infra_obj=AWS, ec2=MARKET,
+     note="A marketplace AMI moves to its product's AMI at the stream's release (9.8): the 9.10 and old-scheme 418.94 "
+          "AMIs are above it, another account's copy is no marketplace AMI, and of the two 9.8 AMIs the newer "
+          "CreationDate wins.")
+below = images(MP94, offer(EC2_MP96, "9.6.20260210-0", "2026-02-10"),
+               offer(EC2_MP910, "9.10.20260901-0", "2026-09-01"))
+case("aws-patch-ec2-marketplace-below-stream", exp_patch(EC2_MP96, aws_patch(EC2_MP96)),
+     ms=machineset(m, aws_spec({"id": EC2_MP94})), infra_obj=AWS, ec2=below,
+     note="The stream's release (9.8) has not reached the region's marketplace yet: the highest release below it (9.6) is taken.")
+tie = images(MP94, offer(EC2_MP98, "9.8.20260428-0", "2026-04-28"),
+             offer(EC2_MP98_OLD, "9.8.20260428-0", "2026-04-27"))
+case("aws-patch-ec2-marketplace-newest-of-a-release", exp_patch(EC2_MP98, aws_patch(EC2_MP98)),
+     ms=machineset(m, aws_spec({"id": EC2_MP94})), infra_obj=AWS, ec2=tie,
+     note="Two AMIs of the same release: the newer CreationDate wins.")
+case("aws-noop-ec2-marketplace-on-target", on_target(m, EC2_MP98),
+     ms=machineset(m, aws_spec({"id": EC2_MP98})), infra_obj=AWS, ec2=MARKET)
+rosa_ec2 = images(rosa("ami-0e65768798a9bacbf", "9.6.20250701-0", "2025-07-01"),
+                  rosa("ami-0f768798a9bacbdc0", "9.8.20260428-0", "2026-04-28"),
+                  offer(EC2_MP98, "9.8.20260428-0", "2026-04-29"))
+case("aws-patch-ec2-rosa", exp_patch("ami-0f768798a9bacbdc0", aws_patch("ami-0f768798a9bacbdc0")),
+     ms=machineset(m, aws_spec({"id": "ami-0e65768798a9bacbf"})), infra_obj=AWS, ec2=rosa_ec2,
+     note="ROSA Classic: a marketplace product like any other, with its own description format; the OCP product's AMI is not a candidate.")
+old_only = images(ec2_image(EC2_MP418, MARKETPLACE_OWNER, "RHCOS-418.94-x86_64-" + OCP_X86,
+                            "OpenShift 4.18 418.94.202511191518-0 x86_64", "2025-11-19T15:18:00.000Z"))
+case("aws-skip-ec2-marketplace-only-old-scheme",
+     p_skip(m, "marketplace product %s has only pre-4.19 RHCOS AMIs in region us-east-1; boot image is out of date "
+               "and cannot be updated until newer AMIs are available" % label(OCP_X86)),
+     ms=machineset(m, aws_spec({"id": EC2_MP418})), infra_obj=AWS, ec2=old_only)
+above = images(offer(EC2_MP910, "9.10.20260901-0", "2026-09-01"),
+               offer(EC2_MP94, "9.4.20250101-0", "2025-01-01", product=OCP_ARM, arch="aarch64"))
+case("aws-skip-ec2-marketplace-no-candidate",
+     p_skip(m, "no marketplace AMI of product %s at or below RHCOS 9.8 in region us-east-1, will retry on next reconcile" % label(OCP_X86)),
+     ms=machineset(m, aws_spec({"id": EC2_MP910})), infra_obj=AWS, ec2=above,
+     note="The MachineSet runs a 9.10 marketplace AMI, above the stream's 9.8, and its product has nothing at or below it (the 9.4 AMI is another product's).")
+arm = images(offer(EC2_MP94, "9.4.20250101-0", "2025-01-01", product=OCP_ARM, arch="aarch64"))
+case("aws-error-ec2-marketplace-no-aws-artifact", p_err("c1-x7k2p-worker-arm-a", "no aws artifact in stream for arch aarch64"),
+     ms=machineset("c1-x7k2p-worker-arm-a", aws_spec({"id": EC2_MP94}), arch_annotation="kubernetes.io/arch=arm64"),
+     infra_obj=AWS, ec2=arm,
+     note="The marketplace rule needs the stream's artifacts.aws.release for the arch; this stream has none for aarch64.")
+case("aws-skip-ec2-marketplace-no-product",
+     p_skip(m, "AMI %s has unrecognised owner: the marketplace owns it, but its name names no product" % EC2_MP94),
+     ms=machineset(m, aws_spec({"id": EC2_MP94})), infra_obj=AWS,
+     ec2=images(ec2_image(EC2_MP94, MARKETPLACE_OWNER, "rhcos-9.4-x86_64", "RHEL CoreOS 9.4 9.4.20250101-0 x86_64")))
+case("aws-error-ec2-ami-not-found", p_err(m, "AMI %s not found" % EC2_GONE),
+     ms=machineset(m, aws_spec({"id": EC2_GONE})), infra_obj=AWS, ec2=MARKET,
+     note="EC2 has no such AMI in the MachineSet's region: upstream's DescribeImages finds nothing, an error.")
+case("aws-error-ec2-listed-ami-not-found", p_err(m, "AMI %s not found" % LISTED_AMI),
+     ms=machineset(m, aws_spec({"id": LISTED_AMI})), infra_obj=AWS, ec2=MARKET,
+     note="In upstream's static RHCOS AMI list, but EC2 does not have it in the region: with EC2's answers the "
+          "owner rule decides alone, as on upstream main (without them the list would move it: aws-patch-listed-install-ami).")
+case("aws-skip-ec2-other-owner", p_skip(m, 'AMI %s has unrecognised owner "123456789012"' % EC2_COPY),
+     ms=machineset(m, aws_spec({"id": EC2_COPY})), infra_obj=AWS, ec2=MARKET,
+     note="Another account's AMI (a copy, or a custom image) is left alone, whatever its name and description say.")
+case("aws-skip-ec2-other-owner-known", p_skip(m, 'AMI %s has unrecognised owner "123456789012"' % AMI_OLD),
+     ms=machineset(m, aws_spec({"id": AMI_OLD})), infra_obj=AWS, known=KNOWN,
+     ec2=images(ec2_image(AMI_OLD, "123456789012", "rhcos-418-copy")),
+     note="Another account owns this copy; known-images.txt names it, but with EC2's answers the owner decides, as on "
+          "upstream main (without them the list would move it: aws-patch-known-ami).")
+case("aws-skip-ec2-not-consulted-marketplace",
+     p_skip(m, 'current AMI "%s" is unknown (not a published RHCOS AMI)' % EC2_MP94),
+     ms=machineset(m, aws_spec({"id": EC2_MP94})), infra_obj=AWS,
+     note="No ec2.yaml: EC2 is not consulted (as when it cannot be reached), so the static lists decide, and they do not know marketplace AMIs.")
+case("cpms-aws-patch-ec2-marketplace", cpms_patch(EC2_MP98, aws_patch(EC2_MP98)),
+     ms=cpms("AWS", cp_aws_spec({"id": EC2_MP94})), infra_obj=AWS, mc=ENROLLED, ec2=MARKET,
+     note="A ControlPlaneMachineSet reads EC2 as a MachineSet does.")
+
+
 # ---------------------------------------------------------------- write
 def str_representer(dumper, data):
     if "\n" in data:
@@ -1241,6 +1368,8 @@ for c in CASES:
         dump_yaml(os.path.join(d, "vcenter.yaml"), c["vcenter"])
     if c["install"] is not None:
         dump_yaml(os.path.join(d, "install-config.yaml"), c["install"])
+    if c["ec2"] is not None:
+        dump_yaml(os.path.join(d, "ec2.yaml"), c["ec2"])
     with open(os.path.join(d, "expected.json"), "w") as f:
         json.dump(c["expected"], f, indent=2, ensure_ascii=False)
         f.write("\n")

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use base64::Engine as _;
+use mco_bootimage::ec2::{Ec2Facts, Ec2Image};
 use mco_bootimage::vcenter::{VcenterFacts, VcenterVm};
 use mco_bootimage::{ClusterFacts, OS_ID_LABEL, OS_STREAM_LABEL};
 use proptest::collection::{btree_map, btree_set, vec};
@@ -276,22 +277,69 @@ pub fn cluster() -> impl Strategy<Value = ClusterFacts> {
         any::<bool>(),
         btree_set(hostile_text(), 0..3),
         proptest::option::weighted(0.7, vcenter()),
+        proptest::option::weighted(0.7, ec2()),
     )
         .prop_map(
-            |(control_plane_arch, multi_arch, known_images, vcenter): (
+            |(control_plane_arch, multi_arch, known_images, vcenter, ec2): (
                 String,
                 bool,
                 BTreeSet<String>,
                 Option<VcenterFacts>,
+                Option<Ec2Facts>,
             )| {
                 ClusterFacts {
                     control_plane_arch,
                     multi_arch,
                     known_images,
                     vcenter,
+                    ec2,
                 }
             },
         )
+}
+
+/// What the host read from EC2: the golden AWS cases' AMIs, owners,
+/// marketplace names and descriptions, or anything.
+fn ec2() -> impl Strategy<Value = Ec2Facts> {
+    let text = |real: Vec<&'static str>| {
+        prop_oneof![
+            3 => select(real).prop_map(str::to_owned),
+            1 => hostile_text(),
+        ]
+    };
+    let image = (
+        text(vec![
+            "ami-0a1b2c3d4e5f60718",
+            "ami-0fbc8be8796dc1df5",
+            "ami-0c5a8e7f3b2d1e4f6",
+        ]),
+        text(vec!["531415883065", "679593333241", "123456789012"]),
+        text(vec![
+            "RHEL-9.4-RHCOS-9.6_HVM_GA-20260210-x86_64-0-59ead7de-2540-4653-a8b0-fa7926d5c845",
+            "rhcos-9.6.20250701-0-x86_64-34850061-abaf-402d-92df-94325c9e947f",
+            "rhcos-418.94.202511191518-0-x86_64",
+        ]),
+        text(vec![
+            "RHEL CoreOS 9.6 9.6.20260210-0 x86_64",
+            "rhcos-9.8.20260428-0-x86_64",
+            "OpenShift 4.18 418.94.202511191518-0 x86_64",
+        ]),
+        text(vec!["2026-02-10T00:00:00.000Z", "2025-07-01T00:00:00.000Z"]),
+    )
+        .prop_map(
+            |(image_id, owner_id, name, description, creation_date)| Ec2Image {
+                image_id,
+                owner_id,
+                name,
+                description,
+                creation_date,
+            },
+        );
+    (
+        proptest::option::weighted(0.8, image.clone()),
+        vec(image, 0..4),
+    )
+        .prop_map(|(image, marketplace)| Ec2Facts { image, marketplace })
 }
 
 /// What the host read from vCenter: the golden vSphere cases' names,

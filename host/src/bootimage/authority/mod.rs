@@ -5,7 +5,8 @@
 //! ([`FIELD_OWNERSHIP`], kept here in the host, not in any guest). The new
 //! image must be the one the
 //! current stream publishes for the MachineSet's architecture (and, on AWS,
-//! its region), and a stub upgrade must be the MachineSet's own Secret and a
+//! its region, or for a marketplace AMI one of its product that EC2 listed
+//! to the host), and a stub upgrade must be the MachineSet's own Secret and a
 //! faithful conversion of the stub the host passed. A decision that fails
 //! any of this is an `invalid_output` guest failure, never a write.
 //!
@@ -21,6 +22,7 @@
 
 use std::collections::BTreeSet;
 
+use mco_bootimage::ec2::Ec2Facts;
 use mco_bootimage::vcenter::{TemplateImport, VcenterFacts};
 use mco_bootimage::{ClusterFacts, Decision, MachineKind, MachineSetView, Stream};
 use mco_k8s_rules::bounded;
@@ -188,6 +190,7 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
         changes: &changes,
         import: import.as_deref(),
         vcenter: job.cluster.vcenter.as_ref(),
+        ec2: job.cluster.ec2.as_ref(),
     };
     let image = match job.platform {
         "AWS" => aws::image(&proposal)?,
@@ -259,6 +262,8 @@ struct Proposal<'a> {
     changes: &'a [Change<'a>],
     import: Option<&'a TemplateImport>,
     vcenter: Option<&'a VcenterFacts>,
+    /// AWS: what the host read from EC2 for the MachineSet.
+    ec2: Option<&'a Ec2Facts>,
 }
 
 #[derive(Debug, Clone)]

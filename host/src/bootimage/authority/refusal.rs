@@ -98,6 +98,16 @@ pub enum Rule {
         published: String,
     },
     #[error(
+        "patch sets providerSpec.value.ami.id to {}, which is neither the AMI the stream publishes for {arch} in region {region:?} nor an AMI of marketplace product {product} at or below the stream's release that EC2 listed to the host in that region",
+        quote(.id, QUOTE)
+    )]
+    AwsNotVouched {
+        id: String,
+        arch: String,
+        region: String,
+        product: String,
+    },
+    #[error(
         "patch sets image {urn}, but the stream publishes no Azure marketplace images for {arch}"
     )]
     AzureNothingPublished { urn: String, arch: String },

@@ -232,6 +232,7 @@ mod tests {
             changes: &[],
             import,
             vcenter: Some(&facts),
+            ec2: None,
         })
     }
 

@@ -1,0 +1,143 @@
+//! What can go wrong, said so that an operator reading a MachineSet's
+//! condition knows which EC2 action failed and what EC2 itself said, and
+//! never anything a credential could be read from.
+
+use std::time::Duration;
+
+/// A failed EC2 call, or a client that cannot be made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No usable HTTP answer: refused connection, DNS, TLS (an untrusted
+    /// certificate shows here), a connection cut mid-body.
+    #[error("EC2 {action}: {detail}")]
+    Unreachable {
+        action: &'static str,
+        detail: String,
+    },
+    /// No complete answer within [`crate::Timeouts::call`] (or the connect
+    /// or read timeout inside it).
+    #[error("EC2 {action}: no answer within {after:?}")]
+    Timeout {
+        action: &'static str,
+        after: Duration,
+    },
+    /// EC2 answered with an error document: `code` is EC2's own
+    /// (`AuthFailure`, `UnauthorizedOperation`, `InvalidAMIID.Malformed`,
+    /// `RequestLimitExceeded`, …).
+    #[error("EC2 {action}: HTTP {status}: {code}: {message}")]
+    Refused {
+        action: &'static str,
+        status: u16,
+        code: String,
+        message: String,
+    },
+    /// An answer that is not what the API defines: bad XML, a missing
+    /// field, an HTML page from a proxy.
+    #[error("EC2 {action}: malformed answer: {detail}")]
+    Malformed {
+        action: &'static str,
+        detail: String,
+    },
+    /// An answer above a bound of this client: bytes of one page, pages of
+    /// one listing, or images of one listing. Nothing of it is returned.
+    #[error("EC2 {action}: the answer exceeds {limit}")]
+    TooLarge { action: &'static str, limit: String },
+    /// A client that cannot be made (a region or endpoint that is no URL,
+    /// TLS setup), or a request that cannot be signed.
+    #[error("EC2 client: {0}")]
+    Invalid(String),
+}
+
+/// What kind of failure an [`Error`] is, for callers that act on it (a
+/// caller falls back to what it knows without EC2 on `Unreachable` and
+/// `Timeout`, and reports the rest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Unreachable,
+    Timeout,
+    Refused,
+    Malformed,
+    TooLarge,
+    Invalid,
+}
+
+impl Error {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Unreachable { .. } => ErrorKind::Unreachable,
+            Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::Refused { .. } => ErrorKind::Refused,
+            Error::Malformed { .. } => ErrorKind::Malformed,
+            Error::TooLarge { .. } => ErrorKind::TooLarge,
+            Error::Invalid(_) => ErrorKind::Invalid,
+        }
+    }
+
+    /// EC2's error code, for [`Error::Refused`].
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Error::Refused { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+}
+
+/// The error chain of `e` on one line: reqwest's own message alone
+/// ("error sending request") hides the cause (refused, TLS, DNS).
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
+/// At most `max` characters of `text`, for messages quoting an answer.
+pub(crate) fn excerpt(text: &str, max: usize) -> String {
+    let mut out: String = text.chars().take(max).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_action_and_what_ec2_said() {
+        let e = Error::Refused {
+            action: "DescribeImages",
+            status: 401,
+            code: "AuthFailure".into(),
+            message: "AWS was not able to validate the provided access credentials".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "EC2 DescribeImages: HTTP 401: AuthFailure: AWS was not able to validate the provided access credentials"
+        );
+        assert_eq!(e.kind(), ErrorKind::Refused);
+        assert_eq!(e.code(), Some("AuthFailure"));
+        let t = Error::Timeout {
+            action: "DescribeImages",
+            after: Duration::from_secs(2),
+        };
+        assert_eq!(t.to_string(), "EC2 DescribeImages: no answer within 2s");
+        assert_eq!(t.code(), None);
+    }
+
+    #[test]
+    fn excerpts_are_bounded() {
+        assert_eq!(excerpt("abc", 5), "abc");
+        assert_eq!(excerpt("abcdef", 3), "abc…");
+        assert_eq!(excerpt("ééé", 2), "éé…");
+    }
+}

@@ -1,0 +1,412 @@
+//! The boot image job's EC2 side, over `mco-ec2`: the credentials (Secret
+//! `openshift-machine-api/aws-cloud-credentials`, keys `aws_access_key_id`
+//! and `aws_secret_access_key`, as upstream's `aws_helpers.go` reads them),
+//! and the answers to the planner's [`Ec2Read`]s: one client per region
+//! and pass, every answer kept for the rest of the pass (MachineSets share
+//! AMIs and products), and a region that did not answer is not asked again
+//! in the same pass (each try would wait for the timeouts).
+//!
+//! Any failure, from a missing Secret to a refusal by EC2, is an
+//! [`Ec2Answer::Unreachable`] whose reason names the step: the guest then
+//! decides from the static AMI lists, and the MachineSet's decision says
+//! why EC2 was not consulted. No reason carries a secret (`mco-ec2`
+//! masks them, and the Secret's values are never quoted).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+use mco_ec2::{Client, Credentials, ErrorKind, Image, Timeouts};
+use tracing::Instrument;
+
+use super::ec2::{Ec2Answer, Ec2Image, Ec2Read};
+
+/// Where the AWS credentials are kept (upstream: the credentials request
+/// of the machine API operator, which the Cloud Credential Operator fills).
+pub const CREDENTIALS_NAMESPACE: &str = "openshift-machine-api";
+pub const CREDENTIALS_SECRET: &str = "aws-cloud-credentials";
+
+const ACCESS_KEY_ID: &str = "aws_access_key_id";
+const SECRET_ACCESS_KEY: &str = "aws_secret_access_key";
+const ROLE_ARN: &str = "role_arn";
+const WEB_IDENTITY_TOKEN_FILE: &str = "web_identity_token_file";
+
+/// How EC2 is reached.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Every region's endpoint (a VPC endpoint, a proxy, moto in the
+    /// tests); `None`: EC2's own endpoint of each region.
+    pub endpoint: Option<String>,
+    pub timeouts: Timeouts,
+}
+
+/// The job's EC2 reader; [`Ec2::pass`] makes the reader of one pass.
+pub struct Ec2 {
+    client: kube::Client,
+    options: Options,
+}
+
+impl Ec2 {
+    pub fn new(client: kube::Client, options: Options) -> Ec2 {
+        Ec2 { client, options }
+    }
+
+    /// A reader for one pass: the Secret is read (once) when the first
+    /// read comes, so a pass without AWS MachineSets reads nothing.
+    pub fn pass(&self) -> Ec2Pass<'_> {
+        Ec2Pass {
+            ec2: self,
+            credentials: None,
+            clients: BTreeMap::new(),
+            answers: BTreeMap::new(),
+            down: BTreeMap::new(),
+        }
+    }
+
+    async fn credentials(&self) -> Result<Credentials, String> {
+        let secrets: Api<Secret> = Api::namespaced(self.client.clone(), CREDENTIALS_NAMESPACE);
+        let name = format!("Secret {CREDENTIALS_NAMESPACE}/{CREDENTIALS_SECRET}");
+        match secrets.get_opt(CREDENTIALS_SECRET).await {
+            Ok(Some(secret)) => credentials(&secret),
+            Ok(None) => Err(format!("{name} does not exist")),
+            // The apiserver's own words (Forbidden: …), not the whole
+            // status object.
+            Err(kube::Error::Api(status)) => Err(format!(
+                "reading {name}: {}: {}",
+                status.reason, status.message
+            )),
+            Err(e) => Err(format!("reading {name}: {e}")),
+        }
+    }
+}
+
+/// The static keys of the credentials Secret. STS web identity (only
+/// `role_arn` and `web_identity_token_file`), which upstream tries first,
+/// is not supported: such a Secret is an error that says so.
+pub fn credentials(secret: &Secret) -> Result<Credentials, String> {
+    let name = format!("Secret {CREDENTIALS_NAMESPACE}/{CREDENTIALS_SECRET}");
+    let data = secret.data.clone().unwrap_or_default();
+    // Values are read, never quoted: a key with stray whitespace (a
+    // trailing newline from `kubectl create secret --from-file`) is
+    // trimmed, as no AWS key holds any.
+    let value = |key: &str| -> Result<Option<String>, String> {
+        let Some(bytes) = data.get(key) else {
+            return Ok(None);
+        };
+        let text = std::str::from_utf8(&bytes.0)
+            .map_err(|_| format!("{name}: key {key} is not UTF-8"))?
+            .trim();
+        Ok((!text.is_empty()).then(|| text.to_owned()))
+    };
+    match (value(ACCESS_KEY_ID)?, value(SECRET_ACCESS_KEY)?) {
+        (Some(id), Some(key)) => Ok(Credentials::new(id, key, None)),
+        (Some(_), None) | (None, Some(_)) => Err(format!(
+            "{name} has only one of {ACCESS_KEY_ID} and {SECRET_ACCESS_KEY}"
+        )),
+        (None, None) if value(ROLE_ARN)?.is_some() && value(WEB_IDENTITY_TOKEN_FILE)?.is_some() => {
+            Err(format!(
+                "{name} holds STS web identity credentials ({ROLE_ARN}, {WEB_IDENTITY_TOKEN_FILE}), which this controller does not support yet; it needs {ACCESS_KEY_ID} and {SECRET_ACCESS_KEY}"
+            ))
+        }
+        (None, None) => Err(format!(
+            "{name} has neither {ACCESS_KEY_ID} and {SECRET_ACCESS_KEY} nor {ROLE_ARN} and {WEB_IDENTITY_TOKEN_FILE}"
+        )),
+    }
+}
+
+/// The EC2 reader of one pass.
+pub struct Ec2Pass<'a> {
+    ec2: &'a Ec2,
+    credentials: Option<Result<Credentials, String>>,
+    clients: BTreeMap<String, Result<Client, String>>,
+    answers: BTreeMap<Ec2Read, Ec2Answer>,
+    /// Regions whose endpoint could not be reached in this pass, and why.
+    down: BTreeMap<String, String>,
+}
+
+impl Ec2Pass<'_> {
+    /// EC2's answer to `read`, asked once per pass.
+    pub async fn answer(&mut self, read: &Ec2Read) -> Ec2Answer {
+        if let Some(answer) = self.answers.get(read) {
+            return answer.clone();
+        }
+        let span = tracing::info_span!("ec2", region = %read.region(), %read);
+        let answer = self.ask(read).instrument(span).await;
+        self.answers.insert(read.clone(), answer.clone());
+        answer
+    }
+
+    async fn ask(&mut self, read: &Ec2Read) -> Ec2Answer {
+        let region = read.region().to_owned();
+        if let Some(why) = self.down.get(&region) {
+            return Ec2Answer::Unreachable(why.clone());
+        }
+        let client = match self.client(&region).await {
+            Ok(client) => client,
+            Err(why) => return Ec2Answer::Unreachable(why),
+        };
+        let result = match read {
+            Ec2Read::Image { image_id, .. } => client
+                .describe_image(image_id)
+                .await
+                .map(|image| Ec2Answer::Image(image.map(ec2_image))),
+            Ec2Read::Marketplace { product_id, .. } => client
+                .marketplace_images(product_id)
+                .await
+                .map(|images| Ec2Answer::Marketplace(images.into_iter().map(ec2_image).collect())),
+        };
+        match result {
+            Ok(answer) => answer,
+            Err(err) => {
+                let why = err.to_string();
+                tracing::warn!(error = %why, "EC2 did not answer; the static AMI lists decide");
+                if matches!(err.kind(), ErrorKind::Unreachable | ErrorKind::Timeout) {
+                    self.down.insert(region, why.clone());
+                }
+                Ec2Answer::Unreachable(why)
+            }
+        }
+    }
+
+    /// The client of `region`, made once per pass with the Secret read
+    /// once per pass.
+    async fn client(&mut self, region: &str) -> Result<&Client, String> {
+        if !self.clients.contains_key(region) {
+            if self.credentials.is_none() {
+                self.credentials = Some(self.ec2.credentials().await);
+            }
+            let client = match &self.credentials {
+                Some(Ok(credentials)) => Client::new(
+                    region,
+                    self.ec2.options.endpoint.as_deref(),
+                    credentials.clone(),
+                    self.ec2.options.timeouts,
+                )
+                .map_err(|e| e.to_string()),
+                Some(Err(why)) => Err(why.clone()),
+                None => Err("no credentials were read".to_owned()),
+            };
+            self.clients.insert(region.to_owned(), client);
+        }
+        match self.clients.get(region) {
+            Some(Ok(client)) => Ok(client),
+            Some(Err(why)) => Err(why.clone()),
+            None => Err(format!("no EC2 client for {region}")),
+        }
+    }
+}
+
+fn ec2_image(image: Image) -> Ec2Image {
+    Ec2Image {
+        image_id: image.image_id,
+        owner_id: image.owner_id,
+        name: image.name.unwrap_or_default(),
+        description: image.description.unwrap_or_default(),
+        creation_date: image.creation_date.unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::ByteString;
+
+    fn secret(pairs: &[(&str, &[u8])]) -> Secret {
+        Secret {
+            data: Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), ByteString(v.to_vec())))
+                    .collect(),
+            ),
+            ..Secret::default()
+        }
+    }
+
+    #[test]
+    fn static_keys_are_read_and_trimmed() {
+        let c = credentials(&secret(&[
+            (ACCESS_KEY_ID, b"AKIDEXAMPLE\n"),
+            (SECRET_ACCESS_KEY, b" s3cr3t-value "),
+        ]))
+        .unwrap();
+        assert_eq!(c.access_key_id(), "AKIDEXAMPLE");
+        assert!(!format!("{c:?}").contains("s3cr3t-value"));
+    }
+
+    #[test]
+    fn other_secrets_say_what_is_missing_and_quote_no_value() {
+        for (pairs, want) in [
+            (vec![], "has neither"),
+            (vec![(ACCESS_KEY_ID, &b"AKID"[..])], "only one of"),
+            (
+                vec![(SECRET_ACCESS_KEY, &b"s3cr3t-value"[..])],
+                "only one of",
+            ),
+            (
+                vec![
+                    (ACCESS_KEY_ID, &b" "[..]),
+                    (SECRET_ACCESS_KEY, &b"s3cr3t-value"[..]),
+                ],
+                "only one of",
+            ),
+            (
+                vec![
+                    (ROLE_ARN, &b"arn:aws:iam::1:role/r"[..]),
+                    (WEB_IDENTITY_TOKEN_FILE, &b"/var/run/token"[..]),
+                ],
+                "STS web identity",
+            ),
+            (
+                vec![(ROLE_ARN, &b"arn:aws:iam::1:role/r"[..])],
+                "has neither",
+            ),
+            (
+                vec![
+                    (ACCESS_KEY_ID, &b"AKID"[..]),
+                    (SECRET_ACCESS_KEY, &b"\xffs3cr3t-value"[..]),
+                ],
+                "is not UTF-8",
+            ),
+        ] {
+            let err = credentials(&secret(&pairs)).unwrap_err();
+            assert!(err.contains(want), "{err}");
+            assert!(!err.contains("s3cr3t-value"), "{err}");
+        }
+        let err = credentials(&Secret::default()).unwrap_err();
+        assert!(
+            err.contains("openshift-machine-api/aws-cloud-credentials"),
+            "{err}"
+        );
+    }
+
+    /// A pass reader whose credentials are already read: its job's kube
+    /// client points nowhere (the Secret is never read).
+    fn pass_for(ec2: &Ec2) -> Ec2Pass<'_> {
+        let mut pass = ec2.pass();
+        pass.credentials = Some(Ok(Credentials::new("AKIDEXAMPLE", "s3cr3t-value", None)));
+        pass
+    }
+
+    /// The job's EC2 reader with every region at `endpoint`.
+    fn ec2_at(endpoint: String) -> Ec2 {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let timeouts = Timeouts {
+            connect: std::time::Duration::from_secs(5),
+            read: std::time::Duration::from_secs(5),
+            call: std::time::Duration::from_secs(10),
+        };
+        Ec2::new(
+            kube::Client::try_from(config).unwrap(),
+            Options {
+                endpoint: Some(endpoint),
+                timeouts,
+            },
+        )
+    }
+
+    /// A loopback server answering every request with `body` (HTTP 200),
+    /// counting the requests.
+    async fn serve(body: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = count.clone();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let mut buf = [0u8; 16384];
+                // One read holds these small requests whole.
+                let _ = sock.read(&mut buf).await;
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(response.as_bytes()).await;
+            }
+        });
+        (format!("http://{addr}/"), count)
+    }
+
+    fn image_read(region: &str) -> Ec2Read {
+        Ec2Read::Image {
+            region: region.into(),
+            image_id: "ami-1".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn each_read_is_asked_once_a_pass() {
+        let (url, count) = serve(
+            "<DescribeImagesResponse><imagesSet><item><imageId>ami-1</imageId><imageOwnerId>531415883065</imageOwnerId></item></imagesSet></DescribeImagesResponse>",
+        )
+        .await;
+        let ec2 = ec2_at(url);
+        let mut pass = pass_for(&ec2);
+        for _ in 0..3 {
+            let Ec2Answer::Image(Some(image)) = pass.answer(&image_read("us-east-1")).await else {
+                panic!("no image");
+            };
+            assert_eq!(image.owner_id, "531415883065");
+        }
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // Another region is another read; the next pass asks again.
+        pass.answer(&image_read("eu-west-1")).await;
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+        let mut next = pass_for(&ec2);
+        next.answer(&image_read("us-east-1")).await;
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_region_that_does_not_answer_is_not_asked_again_in_the_pass() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let ec2 = ec2_at(format!("http://{addr}/"));
+        let mut pass = pass_for(&ec2);
+        let Ec2Answer::Unreachable(first) = pass.answer(&image_read("us-east-1")).await else {
+            panic!("a closed port answered");
+        };
+        assert!(first.starts_with("EC2 DescribeImages: "), "{first}");
+        let marketplace = Ec2Read::Marketplace {
+            region: "us-east-1".into(),
+            product_id: "59ead7de-2540-4653-a8b0-fa7926d5c845".into(),
+        };
+        assert_eq!(
+            pass.answer(&marketplace).await,
+            Ec2Answer::Unreachable(first)
+        );
+        assert!(!pass.down.is_empty());
+    }
+
+    #[tokio::test]
+    async fn credentials_that_cannot_be_read_answer_every_read_unreachable() {
+        let ec2 = ec2_at("http://127.0.0.1:9/".into());
+        let mut pass = ec2.pass();
+        pass.credentials = Some(Err(
+            "Secret openshift-machine-api/aws-cloud-credentials has neither …".into(),
+        ));
+        let answer = pass.answer(&image_read("us-east-1")).await;
+        assert!(
+            matches!(&answer, Ec2Answer::Unreachable(why) if why.contains("has neither")),
+            "{answer:?}"
+        );
+    }
+
+    #[test]
+    fn images_keep_what_ec2_said() {
+        let image = ec2_image(Image {
+            image_id: "ami-1".into(),
+            owner_id: "531415883065".into(),
+            name: Some("rhcos".into()),
+            description: None,
+            creation_date: Some("2026-02-10T12:00:00.000Z".into()),
+        });
+        assert_eq!(
+            (image.name.as_str(), image.description.as_str()),
+            ("rhcos", "")
+        );
+    }
+}
