@@ -85,6 +85,9 @@ _mco__host() {
             mco__host__subcmd__guests,test)
                 cmd="mco__host__subcmd__guests__subcmd__test"
                 ;;
+            mco__host__subcmd__guests,verify)
+                cmd="mco__host__subcmd__guests__subcmd__verify"
+                ;;
             mco__host__subcmd__guests,wit)
                 cmd="mco__host__subcmd__guests__subcmd__wit"
                 ;;
@@ -111,6 +114,9 @@ _mco__host() {
                 ;;
             mco__host__subcmd__guests__subcmd__help,test)
                 cmd="mco__host__subcmd__guests__subcmd__help__subcmd__test"
+                ;;
+            mco__host__subcmd__guests__subcmd__help,verify)
+                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__verify"
                 ;;
             mco__host__subcmd__guests__subcmd__help,wit)
                 cmd="mco__host__subcmd__guests__subcmd__help__subcmd__wit"
@@ -168,6 +174,9 @@ _mco__host() {
                 ;;
             mco__host__subcmd__help__subcmd__guests,test)
                 cmd="mco__host__subcmd__help__subcmd__guests__subcmd__test"
+                ;;
+            mco__host__subcmd__help__subcmd__guests,verify)
+                cmd="mco__host__subcmd__help__subcmd__guests__subcmd__verify"
                 ;;
             mco__host__subcmd__help__subcmd__guests,wit)
                 cmd="mco__host__subcmd__help__subcmd__guests__subcmd__wit"
@@ -501,7 +510,7 @@ _mco__host() {
             return 0
             ;;
         mco__subcmd__host__subcmd__eval__subcmd__bootimage)
-            opts="-h --machineset --controlplanemachineset --configmap --infrastructure --clusterversion --machineconfiguration --user-data-secret --known-images --featuregate --vcenter --install-config --guest --now --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
+            opts="-h --machineset --controlplanemachineset --configmap --infrastructure --clusterversion --machineconfiguration --user-data-secret --known-images --featuregate --vcenter --install-config --ec2 --guest --now --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -548,6 +557,10 @@ _mco__host() {
                     return 0
                     ;;
                 --install-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ec2)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -765,7 +778,7 @@ _mco__host() {
             return 0
             ;;
         mco__subcmd__host__subcmd__guests)
-            opts="-h --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help test bench audit wit new push pull inspect help"
+            opts="-h --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help test bench audit wit new verify push pull inspect help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1039,7 +1052,7 @@ _mco__host() {
             return 0
             ;;
         mco__subcmd__host__subcmd__guests__subcmd__help)
-            opts="test bench audit wit new push pull inspect help"
+            opts="test bench audit wit new verify push pull inspect help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1151,6 +1164,20 @@ _mco__host() {
             return 0
             ;;
         mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__test)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1532,6 +1559,104 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        mco__subcmd__host__subcmd__guests__subcmd__verify)
+            opts="-h --entry --guest --key --trusted-root --identity --identity-prefix --issuer --cluster-image-policy --auth-file --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --entry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --guest)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trusted-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --identity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --identity-prefix)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --issuer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster-image-policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --auth-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --guest-deadline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --guest-memory-mib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --guest-memory-max-mib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --guest-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --registry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --oci-cache-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --plain-http-registry)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --oci-connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --oci-read-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --oci-pull-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --oci-max-module-mib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         mco__subcmd__host__subcmd__guests__subcmd__wit)
             opts="-h --push --auth-file --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1701,7 +1826,7 @@ _mco__host() {
             return 0
             ;;
         mco__subcmd__host__subcmd__help__subcmd__guests)
-            opts="test bench audit wit new push pull inspect"
+            opts="test bench audit wit new verify push pull inspect"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1799,6 +1924,20 @@ _mco__host() {
             return 0
             ;;
         mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__test)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1957,7 +2096,7 @@ _mco__host() {
             return 0
             ;;
         mco__subcmd__host__subcmd__run)
-            opts="-h --kubeconfig --service-account --namespace --lease-name --identity --lease-duration --resync --admin-addr --admin-auth --boot-images --mcn-mode --boot-images-mode --boot-image-state --known-images-configmap --machineconfiguration-wait --ova-cache-dir --ova-cache-max-mib --vcenter-ca-file --vcenter-insecure-skip-verify --vcenter-call-timeout --vcenter-task-timeout --vcenter-transfer-timeout --strict-start --registry-configmap --registry-crd --registry-poll --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
+            opts="-h --kubeconfig --service-account --namespace --lease-name --identity --lease-duration --resync --admin-addr --admin-auth --boot-images --mcn-mode --boot-images-mode --boot-image-state --known-images-configmap --machineconfiguration-wait --ova-cache-dir --ova-cache-max-mib --vcenter-ca-file --vcenter-insecure-skip-verify --vcenter-call-timeout --vcenter-task-timeout --vcenter-transfer-timeout --ec2-endpoint --ec2-connect-timeout --ec2-read-timeout --ec2-call-timeout --strict-start --registry-configmap --registry-crd --registry-poll --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2040,6 +2179,22 @@ _mco__host() {
                     return 0
                     ;;
                 --vcenter-transfer-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ec2-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ec2-connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ec2-read-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ec2-call-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

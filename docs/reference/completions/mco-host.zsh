@@ -28,7 +28,7 @@ _mco-host() {
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -57,7 +57,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 ":: :_mco-host__subcmd__eval_commands" \
@@ -93,7 +93,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -111,6 +111,7 @@ _arguments "${_arguments_options[@]}" : \
 '--featuregate=[FeatureGate \`cluster\`\: the gates of the --clusterversion version (else its first entry); default\: the Default feature set]:FILE:_default' \
 '--vcenter=[vSphere\: what the workspace'\''s vCenter holds, \`{vms\: \[{name, folder, template, release, diskType}\]}\` (what the controller would read)]:FILE:_default' \
 '--install-config=[vSphere\: ConfigMap kube-system/cluster-config-v1 (the disk type of a template made anew; default\: the datastore'\''s)]:FILE:_default' \
+'--ec2=[AWS\: what EC2 holds, region to images, \`{us-east-1\: \[{imageId, ownerId, name, description, creationDate}\]}\` (what the controller would read with DescribeImages); without it EC2 is not consulted and the static AMI lists decide]:FILE:_default' \
 '--guest=[Guest component to run instead of the one registered for the platform]:FILE:_files' \
 '--now=[Time stamped on a stub upgrade (RFC 3339; default\: now)]:TIME:_default' \
 '--guest-deadline=[Wall-clock budget of one guest evaluation]:GUEST_DEADLINE:_default' \
@@ -126,7 +127,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -188,6 +189,10 @@ own\:"Write, unless the operator'\''s equivalent writer is active"))' \
 '--vcenter-call-timeout=[vSphere\: how long one vCenter call may take]:VCENTER_CALL_TIMEOUT:_default' \
 '--vcenter-task-timeout=[vSphere\: how long one vCenter task (rename, destroy, an import lease getting ready) may take]:VCENTER_TASK_TIMEOUT:_default' \
 '--vcenter-transfer-timeout=[vSphere\: how long one OVA download or disk upload may take]:VCENTER_TRANSFER_TIMEOUT:_default' \
+'--ec2-endpoint=[AWS\: the EC2 endpoint of every region (a VPC or private endpoint, moto in the tests), instead of \`https\://ec2.<region>.amazonaws.com/\`]:URL:_default' \
+'--ec2-connect-timeout=[AWS\: how long connecting to EC2 may take]:EC2_CONNECT_TIMEOUT:_default' \
+'--ec2-read-timeout=[AWS\: how long an EC2 answer may stall between two reads]:EC2_READ_TIMEOUT:_default' \
+'--ec2-call-timeout=[AWS\: how long one EC2 call (one page of a listing) may take]:EC2_CALL_TIMEOUT:_default' \
 '(--registry)--registry-configmap=[Read the registry from key \`registry.yaml\` of this ConfigMap in the host'\''s namespace instead; relative module paths follow the guest directory]:NAME:_default' \
 '--registry-poll=[How often the registry and its modules are re-read to swap changed guests in]:REGISTRY_POLL:_default' \
 '--guest-deadline=[Wall-clock budget of one guest evaluation]:GUEST_DEADLINE:_default' \
@@ -207,7 +212,7 @@ own\:"Write, unless the operator'\''s equivalent writer is active"))' \
 '--strict-start[Refuse to start when a registry entry cannot load, instead of serving the module that last served it (or the installed one) and reporting the entry degraded]' \
 '--registry-crd[Read the registry from the MachineConfigGuest objects instead\: one per job, jobs without one run the installed guests, and the lease holder writes what serves into their status. \`--registry\` and \`--registry-configmap\` take precedence]' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -230,7 +235,7 @@ TechPreviewNoUpgrade\:"With \`configImage\` in spec and status (\`ImageModeStatu
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -250,7 +255,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 ":: :_mco-host__subcmd__guests_commands" \
@@ -280,7 +285,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '*::cases -- Case folders (`expected.json` beside the files `eval` reads, named after its flags, and an optional `now.txt`), or folders of them:_files' \
@@ -303,7 +308,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':module -- The module to measure (a file):_files' \
@@ -345,7 +350,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--json[Print the report as JSON instead of a table]' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -367,7 +372,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 '::dir -- Where to write the files:_files' \
@@ -391,10 +396,40 @@ bootImage\:"The boot image job of one platform (world \`boot-image-selector\`)")
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':dir -- The crate'\''s folder, new or empty; its name is the crate'\''s:_files' \
+&& ret=0
+;;
+(verify)
+_arguments "${_arguments_options[@]}" : \
+'(--guest)--entry=[A registry entry in its full form, or a MachineConfigGuest, whose \`verify\` (and, without REF, \`oci\`) is used; relative paths follow the file]:FILE:_files' \
+'--guest=[The job whose entry in \`--registry\` gives the \`verify\` (and, without REF, the module)\: \`mcn\`, \`bootImage.AWS\`]:JOB:_default' \
+'*--key=[A cosign public key; repeat for several, any one of which may have signed the module]:FILE:_files' \
+'--trusted-root=[A Sigstore trusted_root.json the certificates of \`--identity\` chain to]:FILE:_files' \
+'*--identity=[A certificate subject (SAN email, URI or DNS name) that may have signed, exactly; repeat for several]:SUBJECT:_default' \
+'*--identity-prefix=[A URI prefix (at a path boundary) a signer'\''s subject may start with]:URL:_default' \
+'--issuer=[The OIDC issuer every \`--identity\` must have been issued by]:URL:_default' \
+'*--cluster-image-policy=[A ClusterImagePolicy (YAML or JSON, as \`kubectl get -o yaml\` prints it) whose signer may have signed, if its scopes cover the module]:FILE:_files' \
+'--auth-file=[A Docker config.json (or a Secret'\''s \`.dockerconfigjson\`) with credentials for the registry (default\: anonymous)]:FILE:_files' \
+'--guest-deadline=[Wall-clock budget of one guest evaluation]:GUEST_DEADLINE:_default' \
+'--guest-memory-mib=[Linear-memory cap of one guest, in MiB]:GUEST_MEMORY_MIB:_default' \
+'--guest-memory-max-mib=[The most a registry entry'\''s \`memoryMiB\` may ask for, in MiB (default\: --guest-memory-mib). Raising it raises no guest'\''s cap\: it admits entries that set a larger one of their own]:MIB:_default' \
+'--guest-dir=[Where installed guests live (default\: \`guests/\` beside the binary)]:DIR:_files' \
+'--registry=[Registry file mapping jobs and platforms to guest modules (default\: the installed guests)]:FILE:_files' \
+'--cache-dir=[Cache directory for compiled guests (default\: no cache)]:DIR:_files' \
+'--oci-cache-dir=[Where modules pulled from OCI registries are kept, by digest\: a module pinned by digest and cached here loads without its registry (default\: no cache)]:DIR:_files' \
+'*--plain-http-registry=[An OCI registry (\`host\:port\`) reached over plain HTTP, such as one on loopback; repeat for more, or separate them with commas]:HOST:_default' \
+'--oci-connect-timeout=[How long connecting to an OCI registry may take, TLS included (default\: 10s)]:DURATION:_default' \
+'--oci-read-timeout=[The longest an OCI registry may stay silent within an answer, its headers included, before the pull fails (default\: 30s)]:DURATION:_default' \
+'--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
+'--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
+'--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::target -- An OCI reference (`registry/repository\[\:tag\]\[@sha256\:…\]`), or a file holding an entry (as `--entry`):_default' \
 && ret=0
 ;;
 (push)
@@ -413,7 +448,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':file:_files' \
@@ -439,7 +474,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':reference:_default' \
@@ -462,7 +497,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':target:_default' \
@@ -497,6 +532,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (new)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(verify)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -549,7 +588,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--watch[Keep watching and redraw on every change (JSON\: one document a line)]' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -573,7 +612,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--json[Print JSON instead of a table]' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -593,7 +632,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':shell -- The shell to complete for:(bash elvish fish powershell zsh)' \
@@ -615,7 +654,7 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
-'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (README "Benchmark"). The variable takes 1 or 0 as the benches do, as well as true or false]' \
+'--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -693,6 +732,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (new)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(verify)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -822,6 +865,7 @@ _mco-host__subcmd__guests_commands() {
 'audit:Decide every object of one job with two modules, a candidate and the active one, from files or the cluster'\''s current objects, and count where they agree, differ or fail, with a sample of the differences; exit status 0 once compared (whatever the differences), 2 on bad input, 3 when a module cannot load' \
 'wit:Write the WIT package guests are built against (\`mco\:machine-config@<version>\`, the very files this binary was built with) into DIR, for wit-bindgen, componentize-py or any other component tooling; or, with \`--push\`, publish it as wkg does' \
 'new:Make a Rust guest crate for a job\: the WIT package, a decision to start from, two sample cases and the one command that builds the component and runs \`guests test\` on them' \
+'verify:Check a module'\''s cosign signatures against a signature policy (an entry'\''s \`verify\`, or keys, identities and ClusterImagePolicies given as flags) and print what each signature proved\: signer, issuer, signing time, log entry and the requirement it met; exit status 2 with the refusal \`run\` would give otherwise' \
 'push:Push a guest component as an OCI artifact (config application/vnd.wasm.config.v0+json with its exports and imports, one application/wasm layer); prints the manifest digest' \
 'pull:Pull a guest module (CNCF or Kubewarden layout) into a file; with \`--key\`, only if a cosign signature verifies under one of the keys' \
 'inspect:Show a module'\''s world, WIT version, imports, size and digest, and whether \`run\` would load it (exit status 3 when it would refuse it), from a file, or from a registry for \`oci\:REF\` or a reference that starts with a registry host (\`quay.io/…\`, \`host\:port/…\`), with the cosign signatures the registry holds for it (verified when \`--key\` is given)' \
@@ -847,6 +891,7 @@ _mco-host__subcmd__guests__subcmd__help_commands() {
 'audit:Decide every object of one job with two modules, a candidate and the active one, from files or the cluster'\''s current objects, and count where they agree, differ or fail, with a sample of the differences; exit status 0 once compared (whatever the differences), 2 on bad input, 3 when a module cannot load' \
 'wit:Write the WIT package guests are built against (\`mco\:machine-config@<version>\`, the very files this binary was built with) into DIR, for wit-bindgen, componentize-py or any other component tooling; or, with \`--push\`, publish it as wkg does' \
 'new:Make a Rust guest crate for a job\: the WIT package, a decision to start from, two sample cases and the one command that builds the component and runs \`guests test\` on them' \
+'verify:Check a module'\''s cosign signatures against a signature policy (an entry'\''s \`verify\`, or keys, identities and ClusterImagePolicies given as flags) and print what each signature proved\: signer, issuer, signing time, log entry and the requirement it met; exit status 2 with the refusal \`run\` would give otherwise' \
 'push:Push a guest component as an OCI artifact (config application/vnd.wasm.config.v0+json with its exports and imports, one application/wasm layer); prints the manifest digest' \
 'pull:Pull a guest module (CNCF or Kubewarden layout) into a file; with \`--key\`, only if a cosign signature verifies under one of the keys' \
 'inspect:Show a module'\''s world, WIT version, imports, size and digest, and whether \`run\` would load it (exit status 3 when it would refuse it), from a file, or from a registry for \`oci\:REF\` or a reference that starts with a registry host (\`quay.io/…\`, \`host\:port/…\`), with the cosign signatures the registry holds for it (verified when \`--key\` is given)' \
@@ -894,6 +939,11 @@ _mco-host__subcmd__guests__subcmd__help__subcmd__test_commands() {
     local commands; commands=()
     _describe -t commands 'mco-host guests help test commands' commands "$@"
 }
+(( $+functions[_mco-host__subcmd__guests__subcmd__help__subcmd__verify_commands] )) ||
+_mco-host__subcmd__guests__subcmd__help__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'mco-host guests help verify commands' commands "$@"
+}
 (( $+functions[_mco-host__subcmd__guests__subcmd__help__subcmd__wit_commands] )) ||
 _mco-host__subcmd__guests__subcmd__help__subcmd__wit_commands() {
     local commands; commands=()
@@ -923,6 +973,11 @@ _mco-host__subcmd__guests__subcmd__push_commands() {
 _mco-host__subcmd__guests__subcmd__test_commands() {
     local commands; commands=()
     _describe -t commands 'mco-host guests test commands' commands "$@"
+}
+(( $+functions[_mco-host__subcmd__guests__subcmd__verify_commands] )) ||
+_mco-host__subcmd__guests__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'mco-host guests verify commands' commands "$@"
 }
 (( $+functions[_mco-host__subcmd__guests__subcmd__wit_commands] )) ||
 _mco-host__subcmd__guests__subcmd__wit_commands() {
@@ -985,6 +1040,7 @@ _mco-host__subcmd__help__subcmd__guests_commands() {
 'audit:Decide every object of one job with two modules, a candidate and the active one, from files or the cluster'\''s current objects, and count where they agree, differ or fail, with a sample of the differences; exit status 0 once compared (whatever the differences), 2 on bad input, 3 when a module cannot load' \
 'wit:Write the WIT package guests are built against (\`mco\:machine-config@<version>\`, the very files this binary was built with) into DIR, for wit-bindgen, componentize-py or any other component tooling; or, with \`--push\`, publish it as wkg does' \
 'new:Make a Rust guest crate for a job\: the WIT package, a decision to start from, two sample cases and the one command that builds the component and runs \`guests test\` on them' \
+'verify:Check a module'\''s cosign signatures against a signature policy (an entry'\''s \`verify\`, or keys, identities and ClusterImagePolicies given as flags) and print what each signature proved\: signer, issuer, signing time, log entry and the requirement it met; exit status 2 with the refusal \`run\` would give otherwise' \
 'push:Push a guest component as an OCI artifact (config application/vnd.wasm.config.v0+json with its exports and imports, one application/wasm layer); prints the manifest digest' \
 'pull:Pull a guest module (CNCF or Kubewarden layout) into a file; with \`--key\`, only if a cosign signature verifies under one of the keys' \
 'inspect:Show a module'\''s world, WIT version, imports, size and digest, and whether \`run\` would load it (exit status 3 when it would refuse it), from a file, or from a registry for \`oci\:REF\` or a reference that starts with a registry host (\`quay.io/…\`, \`host\:port/…\`), with the cosign signatures the registry holds for it (verified when \`--key\` is given)' \
@@ -1025,6 +1081,11 @@ _mco-host__subcmd__help__subcmd__guests__subcmd__push_commands() {
 _mco-host__subcmd__help__subcmd__guests__subcmd__test_commands() {
     local commands; commands=()
     _describe -t commands 'mco-host help guests test commands' commands "$@"
+}
+(( $+functions[_mco-host__subcmd__help__subcmd__guests__subcmd__verify_commands] )) ||
+_mco-host__subcmd__help__subcmd__guests__subcmd__verify_commands() {
+    local commands; commands=()
+    _describe -t commands 'mco-host help guests verify commands' commands "$@"
 }
 (( $+functions[_mco-host__subcmd__help__subcmd__guests__subcmd__wit_commands] )) ||
 _mco-host__subcmd__help__subcmd__guests__subcmd__wit_commands() {
