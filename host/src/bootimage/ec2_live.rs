@@ -85,7 +85,8 @@ impl Ec2 {
 /// is not supported: such a Secret is an error that says so.
 pub fn credentials(secret: &Secret) -> Result<Credentials, String> {
     let name = format!("Secret {CREDENTIALS_NAMESPACE}/{CREDENTIALS_SECRET}");
-    let data = secret.data.clone().unwrap_or_default();
+    let empty = BTreeMap::new();
+    let data = secret.data.as_ref().unwrap_or(&empty);
     // Values are read, never quoted: a key with stray whitespace (a
     // trailing newline from `kubectl create secret --from-file`) is
     // trimmed, as no AWS key holds any.
