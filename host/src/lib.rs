@@ -10,7 +10,6 @@
 
 pub mod admin;
 pub mod audit;
-pub mod blob;
 pub mod bootimage;
 pub mod cases;
 pub mod cli;
@@ -24,7 +23,8 @@ pub mod metrics;
 pub mod ownership;
 pub mod registry;
 pub mod run;
-pub mod runtime;
+pub use mco_runtime as runtime;
+pub use mco_runtime::blob;
 mod telemetry;
 pub mod wit;
 
