@@ -13,7 +13,9 @@ use mco_bootimage::{
     validate_decision_for,
 };
 use mco_host::bootimage::authority::{self, JobInputs};
-use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
+use mco_host::bootimage::{
+    BOOT_IMAGE_INTERFACE, BootImageGuest, BootImageGuestExt as _, StreamInput,
+};
 use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
 use serde_json::{Value, json};
 

@@ -10,11 +10,11 @@
 
 pub mod admin;
 pub mod audit;
-pub mod blob;
 pub mod bootimage;
 pub mod cases;
 pub mod cli;
-pub mod cluster;
+pub use mco_cluster as cluster;
+pub use mco_cluster::typed_resource;
 pub mod compare;
 pub mod feature_gates;
 pub mod leadership;
@@ -24,7 +24,8 @@ pub mod metrics;
 pub mod ownership;
 pub mod registry;
 pub mod run;
-pub mod runtime;
+pub use mco_runtime as runtime;
+pub use mco_runtime::blob;
 mod telemetry;
 pub mod wit;
 
@@ -39,13 +40,9 @@ pub fn crate_dir() -> std::path::PathBuf {
         .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
 }
 
-/// Makes ring the process's rustls crypto provider. kube picks ring itself,
-/// but reqwest (under oci-client and the status view's admin client) is
-/// built without a provider of its own and panics on building a client
-/// unless one is installed. Idempotent: a second call keeps the first.
-pub fn install_crypto_provider() {
-    let _already_installed = rustls::crypto::ring::default_provider().install_default();
-}
+/// The process's rustls crypto provider, installed where the OCI client
+/// that needs it lives.
+pub use mco_fetch::install_crypto_provider;
 
 /// The jobs of the host: each describes itself to the guest registry,
 /// which knows no other. A job is added by writing its folder and listing

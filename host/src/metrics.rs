@@ -12,10 +12,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct KindLabels {
-    pub kind: String,
-}
+/// The cluster plumbing's label set, shared by the host's per-kind series.
+pub use mco_cluster::metrics::KindLabels;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ResultLabels {
@@ -158,10 +156,9 @@ pub struct Metrics {
     /// candidate will cost before it serves.
     pub evaluation_cpu_seconds: Family<JobRoleLabels, Counter<f64, AtomicU64>>,
     pub guest_failures: Family<KindLabels, Counter>,
-    pub api_writes: Family<KindLabels, Counter>,
+    /// The cluster plumbing's series: API writes, watch decode failures.
+    pub cluster: mco_cluster::Metrics,
     pub reconcile_errors: Counter,
-    /// Objects a watch skipped because they could not be decoded, by kind.
-    pub watch_decode_failures: Family<KindLabels, Counter>,
     /// Enrolled MachineSets by the result of the last boot image pass.
     pub bootimage_machinesets: Family<ResultLabels, Gauge>,
     pub bootimage_patches: Counter,
@@ -203,6 +200,7 @@ pub struct Metrics {
 
 impl Metrics {
     pub fn register(registry: &mut Registry) -> Metrics {
+        let sub = registry.sub_registry_with_prefix("mco");
         let metrics = Metrics {
             leader: Gauge::default(),
             lease_step_downs: Family::default(),
@@ -211,9 +209,8 @@ impl Metrics {
             evaluation_seconds: Histogram::new(exponential_buckets(10e-6, 4.0, 10)),
             evaluation_cpu_seconds: Family::default(),
             guest_failures: Family::default(),
-            api_writes: Family::default(),
+            cluster: mco_cluster::Metrics::register(sub),
             reconcile_errors: Counter::default(),
-            watch_decode_failures: Family::default(),
             bootimage_machinesets: Family::default(),
             bootimage_patches: Counter::default(),
             bootimage_hot_loops: Counter::default(),
@@ -235,7 +232,6 @@ impl Metrics {
             observed: Family::default(),
             observed_sample: Family::default(),
         };
-        let sub = registry.sub_registry_with_prefix("mco");
         sub.register(
             "leader",
             "1 while this replica holds the lease and writes",
@@ -272,19 +268,9 @@ impl Metrics {
             metrics.guest_failures.clone(),
         );
         sub.register(
-            "api_writes",
-            "Writes to the Kubernetes API by kind",
-            metrics.api_writes.clone(),
-        );
-        sub.register(
             "reconcile_errors",
             "Reconciles that failed and were requeued",
             metrics.reconcile_errors.clone(),
-        );
-        sub.register(
-            "watch_decode_failures",
-            "Objects a watch skipped because they could not be decoded (nested too deep, fields of the wrong type), by kind",
-            metrics.watch_decode_failures.clone(),
         );
         sub.register(
             "bootimage_machinesets",
@@ -430,15 +416,11 @@ impl Metrics {
 
     /// Counts an object of `kind` a watch could not decode.
     pub fn count_decode_failure(&self, kind: &str) {
-        self.watch_decode_failures
-            .get_or_create(&KindLabels { kind: kind.into() })
-            .inc();
+        self.cluster.count_decode_failure(kind);
     }
 
     pub fn count_write(&self, kind: &str) {
-        self.api_writes
-            .get_or_create(&KindLabels { kind: kind.into() })
-            .inc();
+        self.cluster.count_write(kind);
     }
 }
 

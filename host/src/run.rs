@@ -140,7 +140,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     // policies; boot image enrollment): one watch, shared.
     // An object of any watch that cannot be decoded is reported by one
     // reporter, so an object two watches share is reported once.
-    let failures = Failures::new(client.clone(), &options.identity, metrics.clone());
+    let failures = Failures::new(client.clone(), &options.identity, metrics.cluster.clone());
     let (machineconfiguration, watch_machineconfiguration) = latest(
         Api::all_with(client.clone(), &MACHINE_CONFIGURATION.api_resource()),
         "cluster",

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use mco_host::bootimage::eval::BootImageInputs;
+use mco_host::mcn::McnGuestExt as _;
 use mco_host::runtime::RuntimeConfig;
 use mco_mcn::{Decision, Facts, Node, Pool};
 

@@ -13,7 +13,9 @@ use mco_bootimage::{Decision, Platform, decide_text};
 use mco_host::bootimage::eval::BootImageInputs;
 use mco_host::bootimage::plan::stamp_upgrade;
 use mco_host::bootimage::rules::Step;
-use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
+use mco_host::bootimage::{
+    BOOT_IMAGE_INTERFACE, BootImageGuest, BootImageGuestExt as _, StreamInput,
+};
 use mco_host::cases::{self, CaseFailure, Pass};
 use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
 

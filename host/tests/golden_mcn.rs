@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 
 use mco_host::cases;
-use mco_host::mcn::McnGuest;
+use mco_host::mcn::{McnGuest, McnGuestExt as _};
 use mco_host::runtime::RuntimeConfig;
 
 #[test]

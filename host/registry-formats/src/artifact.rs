@@ -8,7 +8,7 @@
 //! layer, no such config). The manifest is read into oci-client's types,
 //! the ones the host downloads blobs with. Everything here is pure, so
 //! hostile manifests and configs are unit tested and fuzzed (fuzz/:
-//! `artifact`); the host's registry/oci/pull.rs fetches the bytes.
+//! `artifact`); mco-fetch's oci/pull.rs fetches the bytes.
 
 use oci_client::manifest::{OciDescriptor, OciImageManifest};
 use serde::{Deserialize, Serialize};

@@ -29,7 +29,7 @@
 //!
 //! Everything here is pure, so hostile inputs are unit tested and fuzzed
 //! (fuzz/: `simple_signing`, `bundle`); the host's
-//! registry/oci/signatures.rs fetches the inputs with their sizes capped.
+//! mco-fetch's oci/signatures.rs fetches the inputs with their sizes capped.
 
 use std::fmt;
 

@@ -19,6 +19,7 @@ use super::{Audit, Keyed, Names};
 use crate::manifests::{InputError, Reader};
 use crate::mcn::McnGuest;
 use crate::mcn::crd::MachineConfigNode;
+use crate::mcn::guest::McnGuestExt as _;
 use crate::mcn::objects::{MachineConfig, MachineConfigPool, trim_node};
 use crate::mcn::{observe, policies, rules};
 use crate::runtime::GuestError;

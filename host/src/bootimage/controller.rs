@@ -24,6 +24,7 @@ use tokio::sync::{mpsc, watch};
 use super::conditions;
 use super::ec2_live::{self, Ec2};
 use super::error::PassError;
+use super::guest::BootImageGuestExt as _;
 use super::guest::{BatchItem, BootImageGuest, StreamInput};
 use super::objects::{
     CONTROL_PLANE_MACHINE_SET_NAME, ClusterVersion, ConfigMapData, Decoded, Infrastructure, Input,

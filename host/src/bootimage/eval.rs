@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::ec2::{Ec2Answer, Ec2Facts, Ec2Inventory, Ec2Progress};
 use super::error::{PassError, Subject};
+use super::guest::BootImageGuestExt as _;
 use super::guest::{BatchItem, BootImageGuest, StreamInput};
 use super::objects::{
     ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration, UserDataSecret,

@@ -94,11 +94,36 @@ pub struct Session<'g> {
     input: &'g StreamInput,
 }
 
-impl BootImageGuest {
+/// What the host asks of a platform guest. The guest handle lives in
+/// `mco-runtime`, which knows no job, so the job's calls on it are a trait;
+/// each is documented where it is implemented, below.
+pub trait BootImageGuestExt {
+    fn session<'g>(
+        &'g self,
+        platform: &str,
+        input: &'g StreamInput,
+    ) -> Result<Session<'g>, GuestError>;
+    fn decide_batch<'a>(
+        &self,
+        platform: &str,
+        stream: &StreamInput,
+        batch: impl IntoIterator<Item = &'a BatchItem, IntoIter: ExactSizeIterator>,
+    ) -> Vec<Result<Decision, GuestError>>;
+    fn decide_one(
+        &self,
+        platform: &str,
+        stream: &StreamInput,
+        machineset: &MachineSetView,
+        cluster: &ClusterFacts,
+        user_data: Option<&str>,
+    ) -> Result<Decision, GuestError>;
+}
+
+impl BootImageGuestExt for BootImageGuest {
     /// A fresh instance holding `stream` (the ConfigMap's `data.stream`),
     /// deciding for MachineSets of `platform` (Infrastructure
     /// `status.platformStatus.type`), whose field ownership applies.
-    pub fn session<'g>(
+    fn session<'g>(
         &'g self,
         platform: &str,
         input: &'g StreamInput,
@@ -129,7 +154,7 @@ impl BootImageGuest {
     /// once. A failed call poisons the instance, so the next MachineSet gets
     /// a new one; a stream the guest cannot even load fails them all with
     /// the same error instead of paying the deadline again for each.
-    pub fn decide_batch<'a>(
+    fn decide_batch<'a>(
         &self,
         platform: &str,
         stream: &StreamInput,
@@ -160,7 +185,7 @@ impl BootImageGuest {
     }
 
     /// Decides one MachineSet in its own instance.
-    pub fn decide_one(
+    fn decide_one(
         &self,
         platform: &str,
         stream: &StreamInput,

@@ -10,6 +10,7 @@ use mco_bootimage::vcenter::{VcenterFacts, VcenterVm};
 use mco_bootimage::{ClusterFacts, MachineSetView, ProviderSpec};
 use serde_json::json;
 
+use super::guest::BootImageGuestExt as _;
 use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
 use crate::audit::cluster::{self, ReadError};
 use crate::registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};

@@ -30,7 +30,9 @@ pub mod vcenter;
 pub mod vcenters;
 mod write;
 
-pub use guest::{BOOT_IMAGE_INTERFACE, BatchItem, BootImageGuest, Session, StreamInput};
+pub use guest::{
+    BOOT_IMAGE_INTERFACE, BatchItem, BootImageGuest, BootImageGuestExt, Session, StreamInput,
+};
 
 /// The stream architecture of the control plane, taken to be the host's
 /// own: the host runs on a control-plane node. The controller, `eval`,

@@ -441,7 +441,7 @@ mod tests {
     }
 
     fn failures() -> Failures {
-        Failures::unpublished(Metrics::register(&mut Registry::default()))
+        Failures::unpublished(Metrics::register(&mut Registry::default()).cluster)
     }
 
     fn object(name: &str, body: Value) -> Isolated<DynamicObject> {

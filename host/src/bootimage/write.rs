@@ -800,7 +800,12 @@ mod tests {
 
     fn writes(writer: &Writer, kind: &str) -> u64 {
         let labels = KindLabels { kind: kind.into() };
-        writer.metrics.api_writes.get_or_create(&labels).get()
+        writer
+            .metrics
+            .cluster
+            .api_writes
+            .get_or_create(&labels)
+            .get()
     }
 
     #[tokio::test]

@@ -20,6 +20,7 @@ use crate::bootimage::eval::BootImageInputs;
 use crate::cases::{self, Case, CaseJob};
 use crate::mcn::McnGuest;
 use crate::mcn::eval::McnInputs;
+use crate::mcn::guest::McnGuestExt as _;
 use crate::registry::Job;
 use crate::registry::table::Registry;
 use crate::runtime::{Guest, GuestModule, LoadError, Runtime, RuntimeConfig, World};

@@ -14,6 +14,7 @@ use crate::bootimage::eval::{BootImageInputs, BootImagePaths};
 use crate::bootimage::rules::Step;
 use crate::mcn::McnGuest;
 use crate::mcn::eval::{McnInputs, McnPaths};
+use crate::mcn::guest::McnGuestExt as _;
 use crate::registry::entries::Entry;
 use crate::registry::slot::Slot;
 use crate::registry::{self, Job, Remote};

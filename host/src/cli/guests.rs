@@ -1,5 +1,5 @@
 //! `mco-host guests push|pull|inspect`: guests as OCI artifacts in the
-//! CNCF TAG Runtime layout, from the command line (see registry/oci/);
+//! CNCF TAG Runtime layout, from the command line (see mco-fetch's oci/);
 //! `guests verify` is verify.rs.
 
 use std::collections::BTreeMap;

@@ -18,6 +18,7 @@ use super::{Failure, SandboxArgs, print};
 use crate::bootimage::BootImageGuest;
 use crate::cases::{self, Case, CaseFailure, CaseJob, Pass};
 use crate::mcn::McnGuest;
+use crate::mcn::guest::McnGuestExt as _;
 use crate::registry::entries::Entry;
 use crate::registry::slot::Slot;
 use crate::registry::table::Registry;

@@ -34,6 +34,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{Semaphore, watch};
 
 use super::crd::MachineConfigNode;
+use super::guest::McnGuestExt as _;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::observe;
 use super::phase;

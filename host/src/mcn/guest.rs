@@ -33,13 +33,21 @@ impl World for NodeStateReporterPre<GuestState> {
 /// A loaded node-state guest, ready for any number of evaluations.
 pub type McnGuest = Guest<NodeStateReporterPre<GuestState>>;
 
-impl McnGuest {
+/// What the host asks of a node-state guest. The guest handle lives in
+/// `mco-runtime`, which knows no job, so the job's calls on it are a trait;
+/// each is documented where it is implemented, below.
+pub trait McnGuestExt {
+    fn derive(&self, facts: &logic::Facts) -> Result<logic::Decision, GuestError>;
+    fn derive_batch(&self, batch: &[logic::Facts]) -> Vec<Result<logic::Decision, GuestError>>;
+}
+
+impl McnGuestExt for McnGuest {
     /// Runs the guest on `facts` in a fresh instance. What it returns is
     /// checked against what the CRD accepts and what the job promises
     /// (`mco_mcn::validate`: every default condition present, names the API
     /// server accepts, bounded texts); output that fails is the guest's
     /// failure, never something to write.
-    pub fn derive(&self, facts: &logic::Facts) -> Result<logic::Decision, GuestError> {
+    fn derive(&self, facts: &logic::Facts) -> Result<logic::Decision, GuestError> {
         let mut store = self.store();
         let result = self.bindings().instantiate(&mut store).and_then(|guest| {
             with_wit(facts, |input| {
@@ -49,14 +57,14 @@ impl McnGuest {
             })
         });
         let decision = from_wit(self.finish(&store, result)?);
-        self.checked(facts, decision)
+        checked(self, facts, decision)
     }
 
     /// Derives several nodes in one fresh instance: guests are pure, so
     /// nothing carries over from one node to the next, and instantiation is
     /// paid once. If the instance fails, the nodes it had not finished are
     /// retried one instance each, so only the culprit fails.
-    pub fn derive_batch(&self, batch: &[logic::Facts]) -> Vec<Result<logic::Decision, GuestError>> {
+    fn derive_batch(&self, batch: &[logic::Facts]) -> Vec<Result<logic::Decision, GuestError>> {
         let mut store = self.store();
         let Ok(instance) = self.bindings().instantiate(&mut store) else {
             return batch.iter().map(|facts| self.derive(facts)).collect();
@@ -70,7 +78,7 @@ impl McnGuest {
                     .call_derive(&mut store, input)
             });
             match call {
-                Ok(decision) => results.push(self.checked(facts, from_wit(decision))),
+                Ok(decision) => results.push(checked(self, facts, from_wit(decision))),
                 Err(_) => {
                     results.extend(batch[done..].iter().map(|facts| self.derive(facts)));
                     break;
@@ -80,21 +88,21 @@ impl McnGuest {
         store.data().log_stderr(&self.module().name);
         results
     }
+}
 
-    /// The one place MCN output is checked: what the CRD accepts
-    /// (`mco_mcn::validate`), then what this node's facts allow
-    /// (`authority::check`: its pools, config names, images, condition
-    /// types, observedGeneration).
-    fn checked(
-        &self,
-        facts: &logic::Facts,
-        decision: logic::Decision,
-    ) -> Result<logic::Decision, GuestError> {
-        logic::validate(&decision, facts.image_mode_status_reporting())
-            .and_then(|()| super::authority::check(facts, &decision).map_err(|e| e.to_string()))
-            .map_err(|detail| self.invalid_output(detail))?;
-        Ok(decision)
-    }
+/// The one place MCN output is checked: what the CRD accepts
+/// (`mco_mcn::validate`), then what this node's facts allow
+/// (`authority::check`: its pools, config names, images, condition
+/// types, observedGeneration).
+fn checked(
+    guest: &McnGuest,
+    facts: &logic::Facts,
+    decision: logic::Decision,
+) -> Result<logic::Decision, GuestError> {
+    logic::validate(&decision, facts.image_mode_status_reporting())
+        .and_then(|()| super::authority::check(facts, &decision).map_err(|e| e.to_string()))
+        .map_err(|detail| guest.invalid_output(detail))?;
+    Ok(decision)
 }
 
 fn pairs(map: &std::collections::BTreeMap<String, String>) -> Vec<(&str, &str)> {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use mco_mcn as logic;
 
+use super::guest::McnGuestExt as _;
 use super::guest::{McnGuest, NODE_STATE_INTERFACE};
 use crate::audit::cluster;
 use crate::registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};

@@ -22,4 +22,4 @@ pub mod rules;
 pub mod sweep;
 pub mod write;
 
-pub use guest::{McnGuest, NODE_STATE_INTERFACE};
+pub use guest::{McnGuest, McnGuestExt, NODE_STATE_INTERFACE};

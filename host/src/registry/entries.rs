@@ -51,13 +51,13 @@ impl OciSource {
 }
 
 /// `verify:`, the signature policy of an `oci:` module
-/// (signature_policy.rs says how it is met). Three groups, each one given
+/// (mco-fetch's signature_policy.rs says how it is met). Three groups, each one given
 /// must be met:
 ///
 /// - one signature by any of `keys` (see cosign.rs), `identities` (a
 ///   certificate from `trusted_root` naming that identity) or the
 ///   ClusterImagePolicies `cluster_image_policies` selects
-///   (image_policy.rs): a list is for rotation, not a quorum;
+///   (mco-fetch's image_policy.rs): a list is for rotation, not a quorum;
 /// - a signature by every signer of `all_of`;
 /// - signatures by at least `any_of.minimum` of `any_of.signers`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -2,26 +2,25 @@
 //! describes itself (`job`): the registry (`table`, its entries in
 //! `entries`, or as cluster objects in `crd`), the module bytes (`fetch`,
 //! from OCI registries in `oci`, signed as `signature_policy` requires,
-//! with signers ClusterImagePolicies may name: `image_policy`), a job's
+//! with signers ClusterImagePolicies may name: `image_policy`; those three
+//! are the `mco-fetch` crate), a job's
 //! loaded guests (`slot`), the set serving now (`set`), hot swap (`swap`,
 //! over what `read` reads of the cluster), shadow evaluation of candidates
 //! (`shadow`), their rollout to the objects (`rollout`), audits the lease
 //! holder runs on request (`audit`) and what `/guests` shows (`serving`).
 
+pub use mco_fetch::{image_policy, oci, signature_policy};
 pub use mco_registry_formats::cosign;
 pub mod audit;
 pub mod crd;
 pub mod entries;
 pub mod fetch;
-pub mod image_policy;
 pub mod job;
-pub mod oci;
 mod read;
 pub mod rollout;
 pub mod serving;
 pub mod set;
 pub mod shadow;
-pub mod signature_policy;
 pub mod slot;
 pub mod swap;
 pub mod table;

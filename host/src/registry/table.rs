@@ -34,9 +34,9 @@
 //! manifest verifies under one of `keys` or `identities` (any one: a list
 //! is for rotation), or meets a ClusterImagePolicy `clusterImagePolicies`
 //! selects (`true`: every one covering the repository; `[name, ...]`: those,
-//! each of which must cover it; see image_policy.rs), and unless every
+//! each of which must cover it; see mco-fetch's image_policy.rs), and unless every
 //! signer of `allOf` and `minimumMatches` of `anyOf` signed it
-//! (signature_policy.rs; docs/guests/signature-policy.md). A candidate without
+//! (mco-fetch's signature_policy.rs; docs/guests/signature-policy.md). A candidate without
 //! its own `verify` is held to its entry's,
 //! and an entry without one to the registry's top-level `verify`. Files and
 //! ConfigMap modules are not signed artifacts: pin them with `sha256`.

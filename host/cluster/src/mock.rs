@@ -183,7 +183,7 @@ mod tests {
     use kube::api::{Api, DeleteParams, Patch, PatchParams};
 
     use super::*;
-    use crate::cluster::is_status;
+    use crate::is_status;
 
     const PATH: &str = "/api/v1/namespaces/ns/configmaps/a";
 

@@ -2,7 +2,8 @@
 //! which of the signatures found for a manifest meet it, and, when they do
 //! not, which requirement failed and why.
 //!
-//! A policy has up to three groups (entries.rs, `Verify`), each of which,
+//! A policy has up to three groups (the host's `registry/entries.rs`,
+//! `Verify`), each of which,
 //! when given, must be met:
 //!
 //! - **any one**: a signature by any of `keys`, `identities` and the
@@ -29,7 +30,7 @@ use std::sync::Arc;
 use mco_registry_formats::sigstore::{self, Identity, LogRequirement, TrustRoot};
 use sha2::{Digest as _, Sha256};
 
-use super::cosign::{Key, Signature};
+use mco_registry_formats::cosign::{Key, Signature};
 
 /// One signer a policy names, ready to check signatures.
 #[derive(Clone)]

@@ -270,27 +270,4 @@ mod tests {
             Err(Mismatch::Undeclared { .. })
         ));
     }
-
-    /// The TechPreviewNoUpgrade CRD takes the writes with `configImage`,
-    /// the Default one only those without.
-    #[test]
-    fn the_generated_mcn_crds_take_what_the_writer_writes_with_their_gates() {
-        use crate::mcn::crd::{FeatureSet, machine_config_node_crd};
-        use crate::mcn::write::{VERSION, written_fields};
-        let tech_preview = machine_config_node_crd(FeatureSet::TechPreviewNoUpgrade);
-        assert_eq!(check(&tech_preview, VERSION, &written_fields(true)), Ok(()));
-        let default = machine_config_node_crd(FeatureSet::Default);
-        assert_eq!(check(&default, VERSION, &written_fields(false)), Ok(()));
-        assert_eq!(
-            check(&default, VERSION, &written_fields(true)),
-            Err(Mismatch::Undeclared {
-                version: VERSION.into(),
-                fields: vec![
-                    "spec.configImage.desiredImage".into(),
-                    "status.configImage.currentImage".into(),
-                    "status.configImage.desiredImage".into(),
-                ],
-            })
-        );
-    }
 }

@@ -180,16 +180,18 @@ fn credential_key(auth: &RegistryAuth) -> String {
         RegistryAuth::Basic(user, password) => {
             format!(
                 "basic:{}",
-                crate::blob::digest(format!("{user}\0{password}").as_bytes())
+                mco_runtime::blob::digest(format!("{user}\0{password}").as_bytes())
             )
         }
-        RegistryAuth::Bearer(token) => format!("bearer:{}", crate::blob::digest(token.as_bytes())),
+        RegistryAuth::Bearer(token) => {
+            format!("bearer:{}", mco_runtime::blob::digest(token.as_bytes()))
+        }
     }
 }
 
 /// `bytes`' digest as OCI descriptors write it.
 fn oci_digest(bytes: &[u8]) -> String {
-    format!("sha256:{}", crate::blob::digest(bytes))
+    format!("sha256:{}", mco_runtime::blob::digest(bytes))
 }
 
 #[cfg(test)]

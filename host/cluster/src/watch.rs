@@ -125,9 +125,7 @@ pub fn unavailable(err: &watcher::Error) -> bool {
     match err {
         watcher::Error::InitialListFailed(e)
         | watcher::Error::WatchStartFailed(e)
-        | watcher::Error::WatchFailed(e) => {
-            crate::cluster::is_status(e, 404) || crate::cluster::is_status(e, 403)
-        }
+        | watcher::Error::WatchFailed(e) => crate::is_status(e, 404) || crate::is_status(e, 403),
         watcher::Error::WatchError(status) => status.code == 404 || status.code == 403,
         watcher::Error::NoResourceVersion => false,
     }

@@ -1,7 +1,13 @@
-//! The wasmtime façade, for any guest of any job: one engine, one store
-//! constructor, module checks, the compiled-guest cache and one generic
-//! guest handle. Nothing here knows about Kubernetes or about a job.
+//! `mco-runtime`: the wasmtime façade, for any guest of any job: one
+//! engine, one store constructor, module checks, the compiled-guest cache
+//! and one generic guest handle, with the sha256-named blob helpers (`blob`)
+//! the caches and the registry share.
+//!
+//! Nothing here knows about Kubernetes or about a job: this crate must never
+//! depend on `mco-host`, on a job's guest library (`mco-mcn`,
+//! `mco-bootimage`) or on kube; the host depends on it, never the other way.
 
+pub mod blob;
 mod cache;
 mod engine;
 mod error;

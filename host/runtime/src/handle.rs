@@ -1,7 +1,8 @@
 //! One loaded guest of any world: its module, its pre-instantiated
-//! bindings and its limits. Each job adds its own calls on top
-//! (`impl Guest<ItsWorldPre>`); everything about linking, limits, fresh
-//! stores and failure classification is written once, here.
+//! bindings and its limits. Each job adds its own calls on top, as an
+//! extension trait on `Guest<ItsWorldPre>` (`McnGuestExt` in the host's
+//! `mcn/guest.rs`); everything about linking, limits, fresh stores and
+//! failure classification is written once, here.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

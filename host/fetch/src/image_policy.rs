@@ -35,8 +35,8 @@ use mco_registry_formats::sigstore::{Identity, SubjectMatch, TrustRoot};
 use oci_client::Reference;
 use serde::Deserialize;
 
-use super::cosign::Key;
-use super::signature_policy::Requirement;
+use crate::signature_policy::Requirement;
+use mco_registry_formats::cosign::Key;
 
 /// `verify.clusterImagePolicies`: `true` takes every policy that covers
 /// the module; a list takes the named ones, each of which must cover it.
@@ -340,8 +340,8 @@ fn identities(reference: &Reference) -> Vec<String> {
 }
 
 /// A P-256 key cosign could have written, for tests here and of callers.
-#[cfg(test)]
-pub(crate) const TEST_KEY_PEM: &str = "-----BEGIN PUBLIC KEY-----
+#[cfg(any(test, feature = "test-support"))]
+pub const TEST_KEY_PEM: &str = "-----BEGIN PUBLIC KEY-----
 MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEGsE5F5TvCk5V/MHevHM8bc8QoTWC
 QTHqLxqeTayeT0UzG4MFscuTu4Y1WtW2Ojow7tmrCeHXHsq/SSDjqk1+9g==
 -----END PUBLIC KEY-----
@@ -349,13 +349,8 @@ QTHqLxqeTayeT0UzG4MFscuTu4Y1WtW2Ojow7tmrCeHXHsq/SSDjqk1+9g==
 
 /// A policy as the apiserver would list it; `key_data` is used for
 /// PublicKey ones.
-#[cfg(test)]
-pub(crate) fn test_policy(
-    name: &str,
-    scopes: &[&str],
-    policy_type: &str,
-    key_data: &str,
-) -> ImagePolicy {
+#[cfg(any(test, feature = "test-support"))]
+pub fn test_policy(name: &str, scopes: &[&str], policy_type: &str, key_data: &str) -> ImagePolicy {
     let mut root = serde_json::json!({"policyType": policy_type});
     if policy_type == PUBLIC_KEY {
         root["publicKey"] = serde_json::json!({"keyData": key_data});

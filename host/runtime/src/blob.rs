@@ -17,7 +17,7 @@ pub fn digest(bytes: &[u8]) -> String {
 }
 
 /// Writes through a temporary file so a reader never sees half a file.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)

@@ -15,8 +15,8 @@ use oci_client::secrets::RegistryAuth;
 
 use super::pull::Wanted;
 use super::{Oci, PullError, RequestError, oci_digest};
-use crate::registry::cosign::{self, CertificateAnnotations, Signature};
-use crate::registry::signature_policy::{Policy, Refusal};
+use crate::signature_policy::{Policy, Refusal};
+use mco_registry_formats::cosign::{self, CertificateAnnotations, Signature};
 
 /// A manifest digest and the fingerprint of the policy it met.
 pub(super) type Verified = (String, String);

@@ -14,7 +14,7 @@ use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor};
 use oci_client::secrets::RegistryAuth;
 
 use super::{Oci, RequestError, oci_digest};
-use crate::registry::signature_policy::Policy;
+use crate::signature_policy::Policy;
 
 /// Parses an OCI reference as the registry file and the CLI take it.
 pub fn parse_reference(text: &str) -> Result<Reference, oci_client::ParseError> {

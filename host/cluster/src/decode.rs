@@ -304,7 +304,7 @@ impl Failures {
     }
 
     /// Counting and logging only.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     pub fn unpublished(metrics: Metrics) -> Failures {
         Failures {
             metrics,
