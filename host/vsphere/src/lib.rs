@@ -54,6 +54,7 @@ mod cache;
 mod error;
 mod import;
 mod inventory;
+mod nfc;
 mod ova;
 mod session;
 mod tags;
