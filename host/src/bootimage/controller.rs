@@ -45,8 +45,9 @@ use crate::feature_gates::Gates;
 use crate::leadership::{Leadership, NotLeader};
 use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, State};
+use crate::registry::Guests;
+use crate::registry::decide::{Outcome, Routing};
 use crate::registry::rollout::CanarySpec;
-use crate::registry::{Guests, Slot};
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
 const NOT_READY_POLL: Duration = Duration::from_secs(5);
@@ -588,12 +589,13 @@ impl Worker {
         parsed
     }
 
-    /// The guest decisions a pass asks for: one batch per platform off the
-    /// async workers, with the candidate (if the registry names one)
-    /// deciding the same inputs. Its decision is compared, and taken where
-    /// its rollout gives it the MachineSet (the canary selector's in
-    /// `Canary`, every one once `Active`) unless it failed or this very
-    /// comparison rolled the rollout back. Every result is counted.
+    /// The guest decisions a pass asks for: one batch per platform, through
+    /// the rollout protocol ([`crate::registry::decide`]), with the
+    /// candidate (if the registry names one) deciding the same inputs. Its
+    /// decision is compared, and taken where its rollout gives it the
+    /// MachineSet (the canary selector's in `Canary`, every one once
+    /// `Active`) unless it failed or this very comparison rolled the
+    /// rollout back. Every result is counted.
     async fn decide(
         &self,
         requests: Vec<Request>,
@@ -622,87 +624,29 @@ impl Worker {
                 continue;
             };
             let job = super::job::job(&platform);
-            let rollouts = self.guests.rollouts();
-            let candidate_sha256 = slot.candidate.as_ref().map(|c| c.module().digest.clone());
-            let route = rollouts.route(&job, candidate_sha256.as_deref());
-            let candidate_writes: Vec<bool> = batch
-                .iter()
-                .map(|r| route.candidate_writes(|canary| in_canary(canary, &r.item)))
-                .collect();
-            let slot = Slot {
-                candidate: slot.candidate.filter(|_| route.runs_candidate()),
-                ..slot
+            let routing = Routing {
+                job: &job,
+                rollouts: self.guests.rollouts(),
+                metrics,
             };
-            let guest = slot.active.module().name.clone();
-            let candidate_guest = slot.candidate.as_ref().map(|c| c.module().name.clone());
-            let stream = stream.clone();
-            let platform_name = platform.clone();
-            let started = Instant::now();
-            let count = batch.len();
-            let decided = tokio::task::spawn_blocking(move || {
-                let items = || batch.iter().map(|r| &r.item);
-                let decide = |guest: &BootImageGuest| {
-                    crate::metrics::on_cpu(|| guest.decide_batch(&platform_name, &stream, items()))
-                };
-                let active = decide(&slot.active);
-                let shadow = slot.candidate.as_ref().map(decide);
-                (batch, active, shadow)
-            })
-            .await;
-            metrics
-                .evaluation_seconds
-                .observe(started.elapsed().as_secs_f64() / count.max(1) as f64);
-            let job_name = job.to_string();
-            let (batch, decided, shadow) = match decided {
-                Ok((batch, active, shadow)) => {
-                    let (decided, shadow) = metrics.count_evaluation_cpu(&job_name, active, shadow);
-                    (batch, decided, shadow)
-                }
+            let (stream, platform_name) = (stream.clone(), platform.clone());
+            let decide = move |guest: &BootImageGuest, batch: &[Request]| {
+                guest.decide_batch(&platform_name, &stream, batch.iter().map(|r| &r.item))
+            };
+            let in_canary =
+                |canary: &CanarySpec, request: &Request| in_canary(canary, &request.item);
+            let key = |request: &Request| request.subject().key();
+            let decided = match slot.decide(routing, batch, in_canary, key, decide).await {
+                Ok(decided) => decided,
                 Err(err) => {
                     tracing::error!(error = %err, %platform, "the guest task did not finish");
                     continue;
                 }
             };
-            let mut shadow = shadow.map(Vec::into_iter);
-            for ((request, result), writes) in batch.into_iter().zip(decided).zip(candidate_writes)
-            {
-                let subject = request.subject();
-                let candidate = shadow.as_mut().and_then(Iterator::next);
-                if let (Ok(active), Some(candidate)) = (&result, &candidate) {
-                    let comparison = crate::registry::shadow::compare(
-                        metrics,
-                        &job_name,
-                        &subject.key(),
-                        active,
-                        candidate,
-                    );
-                    if let (Some(_), Some(sha256)) = (route.stage, &candidate_sha256) {
-                        rollouts.record(&job, sha256, comparison);
-                    }
-                }
-                let from_candidate = writes
-                    && rollouts
-                        .route(&job, candidate_sha256.as_deref())
-                        .runs_candidate()
-                    && matches!(candidate, Some(Ok(_)));
-                let (result, guest) = match (candidate, &candidate_guest) {
-                    (Some(Ok(decision)), Some(name)) if from_candidate => (Ok(decision), name),
-                    _ => (result, &guest),
-                };
-                let outcome = match &result {
-                    Ok(decision) => {
-                        metrics.count_decision(&job_name, from_candidate);
-                        decision.action()
-                    }
-                    Err(err) => {
-                        metrics.count_guest_failure(err.kind());
-                        "failed"
-                    }
-                };
-                metrics.count_evaluation(&job_name, outcome);
-                let result = result.map_err(|error| PassError::Guest {
-                    subject,
-                    guest: guest.clone(),
+            for (request, decided) in decided {
+                let result = decided.result.map_err(|error| PassError::Guest {
+                    subject: request.subject(),
+                    guest: decided.guest,
                     error,
                 });
                 results.push((request, result));
@@ -722,6 +666,13 @@ impl Worker {
             text: rules::user_data_from_secret(&UserDataSecret::from(secret)),
             resource_version,
         })
+    }
+}
+
+/// What `mco_evaluations_total` counts a decision as.
+impl Outcome for Decision {
+    fn outcome(&self) -> &'static str {
+        self.action()
     }
 }
 

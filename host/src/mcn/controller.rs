@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use std::fmt::Debug;
 
@@ -34,6 +34,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{Semaphore, watch};
 
 use super::crd::MachineConfigNode;
+use super::guest::McnGuest;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::observe;
 use super::phase;
@@ -49,6 +50,7 @@ use crate::feature_gates::{self, Gates};
 use crate::metrics::{Metrics, PoolPhaseLabels};
 use crate::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
 use crate::registry::Guests;
+use crate::registry::decide::{self, Routing};
 use crate::registry::rollout::CanarySpec;
 use crate::runtime::GuestError;
 
@@ -203,12 +205,13 @@ impl Context {
         )
     }
 
-    /// Runs the guest off the async workers (its output is checked inside
-    /// the guest binding). A candidate registered beside it runs on the
-    /// same facts in the same task and is compared; its decision is the
-    /// one taken where its rollout gives it the node (the canary pools'
-    /// nodes in `Canary`, every node once `Active`), unless it failed or
-    /// this very comparison rolled the rollout back.
+    /// Has the guest decide `node` off the async workers (its output is
+    /// checked inside the guest binding), through the rollout protocol
+    /// ([`crate::registry::decide`]): a candidate registered beside it runs
+    /// on the same facts and is compared; its decision is the one taken
+    /// where its rollout gives it the node (the canary pools' nodes in
+    /// `Canary`, every node once `Active`), unless it failed or this very
+    /// comparison rolled the rollout back.
     async fn evaluate(&self, node: &str, facts: logic::Facts) -> Result<logic::Decision, Error> {
         let _slot = self
             .evaluations
@@ -220,59 +223,21 @@ impl Context {
             .cloned()
             .ok_or_else(|| Error::Cancelled("no guest serves the mcn job".into()))?;
         let job = super::job::job();
-        let rollouts = self.guests.rollouts();
-        let candidate_sha256 = slot.candidate.as_ref().map(|c| c.module().digest.clone());
-        let route = rollouts.route(&job, candidate_sha256.as_deref());
-        let candidate_writes = route.candidate_writes(|canary| in_canary(canary, &facts));
-        let runs_candidate = route.runs_candidate();
-        let (active, took, shadow) = tokio::task::spawn_blocking(move || {
-            let started = Instant::now();
-            let active = crate::metrics::on_cpu(|| slot.active.derive(&facts));
-            let took = started.elapsed();
-            let shadow = match &slot.candidate {
-                Some(candidate) if runs_candidate && (active.0.is_ok() || candidate_writes) => {
-                    Some(crate::metrics::on_cpu(|| candidate.derive(&facts)))
-                }
-                _ => None,
-            };
-            (active, took, shadow)
-        })
-        .await
-        .map_err(|e| Error::Cancelled(e.to_string()))?;
-        self.metrics.evaluation_seconds.observe(took.as_secs_f64());
-        let job_name = job.to_string();
-        let (result, shadow) = self.metrics.count_evaluation_cpu(&job_name, active, shadow);
-        if let (Ok(active), Some(candidate)) = (&result, &shadow) {
-            let comparison =
-                crate::registry::shadow::compare(&self.metrics, &job_name, node, active, candidate);
-            if let (Some(_), Some(sha256)) = (route.stage, &candidate_sha256) {
-                rollouts.record(&job, sha256, comparison);
-            }
-        }
-        let from_candidate = candidate_writes
-            && rollouts
-                .route(&job, candidate_sha256.as_deref())
-                .runs_candidate()
-            && matches!(shadow, Some(Ok(_)));
-        let result = match shadow {
-            Some(Ok(decision)) if from_candidate => Ok(decision),
-            _ => result,
+        let routing = Routing {
+            job: &job,
+            rollouts: self.guests.rollouts(),
+            metrics: &self.metrics,
         };
-        if result.is_ok() {
-            self.metrics.count_decision(&job_name, from_candidate);
-        }
-        let job = job_name;
-        let outcome = match &result {
-            Ok(logic::Decision::Apply(_)) => "apply",
-            Ok(logic::Decision::Skip(_)) => "skip",
-            Ok(logic::Decision::Error(_)) => "error",
-            Err(_) => "failed",
+        let derive = |guest: &McnGuest, batch: &[logic::Facts]| {
+            batch.iter().map(|facts| guest.derive(facts)).collect()
         };
-        self.metrics.count_evaluation(&job, outcome);
-        if let Err(err) = &result {
-            self.metrics.count_guest_failure(err.kind());
-        }
-        Ok(result?)
+        let decided = slot
+            .decide(routing, vec![facts], in_canary, |_| node.to_owned(), derive)
+            .await
+            .map_err(|e| Error::Cancelled(e.to_string()))?;
+        let (_, decided) = (decided.into_iter().next())
+            .ok_or_else(|| Error::Cancelled("the guest decided nothing".into()))?;
+        Ok(decided.result?)
     }
 
     /// Observe mode: compares `ours` with the stored MCN, keeps the result
@@ -442,6 +407,17 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
     }
     ctx.failures.lock().map(|mut f| f.remove(&name)).ok();
     Ok(action)
+}
+
+/// What `mco_evaluations_total` counts a decision as.
+impl decide::Outcome for logic::Decision {
+    fn outcome(&self) -> &'static str {
+        match self {
+            logic::Decision::Apply(_) => "apply",
+            logic::Decision::Skip(_) => "skip",
+            logic::Decision::Error(_) => "error",
+        }
+    }
 }
 
 /// Whether `facts`' node is in the canary subset: a node of one of the
