@@ -33,6 +33,7 @@ use super::objects::{
 use super::plan::{self, Gate, Pass, Request, Snapshot, UserData};
 use super::rules;
 use super::skew;
+use super::stream_cache::StreamCache;
 use super::triggers::{self, Kind, one};
 use super::vcenters::{self, Vcenters};
 use super::write::Writer;
@@ -106,14 +107,6 @@ struct Stores {
     known_images: Option<Store<Decoded<ConfigMapData>>>,
 }
 
-/// The stream ConfigMap as the host read it at one resourceVersion.
-#[derive(Clone, Default)]
-struct ParsedStream {
-    version: String,
-    input: Arc<StreamInput>,
-    published: Arc<BTreeSet<String>>,
-}
-
 /// The single worker.
 struct Worker {
     guests: Guests,
@@ -126,10 +119,9 @@ struct Worker {
     gates: Gates,
     /// Since when MachineConfiguration `cluster` is not ready.
     not_ready_since: Option<Instant>,
-    /// The stream ConfigMap at a resourceVersion, parsed, and the boot
-    /// images it publishes, so a pass does not parse a stream the host has
-    /// already read.
-    stream: Option<ParsedStream>,
+    /// The stream ConfigMap as last parsed, so a pass does not parse a
+    /// stream the host has already read.
+    stream: StreamCache,
 }
 
 /// Sets up the watches (registering them with `options.readiness` right
@@ -263,7 +255,7 @@ pub fn run(
         control_plane_arch: options.control_plane_arch,
         gates: options.gates.clone(),
         not_ready_since: None,
-        stream: None,
+        stream: StreamCache::default(),
     };
     async move {
         // The watches run on their own task so the stores stay current
@@ -533,7 +525,7 @@ impl Worker {
     /// The watched objects as they are now, and what the guests serve.
     fn snapshot(&mut self) -> Snapshot {
         let stream = one(&self.stores.stream);
-        let parsed = self.parsed_stream(stream.as_deref());
+        let parsed = self.stream.read(stream.as_deref());
         let stores = &self.stores;
         let known_images = match stores.known_images.as_ref().and_then(one) {
             None => BTreeSet::new(),
@@ -560,33 +552,6 @@ impl Worker {
             now: Timestamp::now(),
             gates: self.gates.borrow().clone(),
         }
-    }
-
-    /// The stream ConfigMap's text and the host's parse of it, with the
-    /// images it publishes: once per ConfigMap version. A stream that does
-    /// not parse publishes none (every guest call reports why).
-    fn parsed_stream(&mut self, cm: Option<&Decoded<ConfigMapData>>) -> ParsedStream {
-        let Some(cm) = cm else {
-            return ParsedStream::default();
-        };
-        let version = cm.metadata.resource_version.clone().unwrap_or_default();
-        if let Some(parsed) = &self.stream
-            && parsed.version == version
-        {
-            return parsed.clone();
-        }
-        let input = StreamInput::new(cm.object.as_ref().ok().and_then(ConfigMapData::stream));
-        let published = input
-            .index()
-            .map(mco_bootimage::Stream::published_images)
-            .unwrap_or_default();
-        let parsed = ParsedStream {
-            version,
-            input: Arc::new(input),
-            published: Arc::new(published),
-        };
-        self.stream = Some(parsed.clone());
-        parsed
     }
 
     /// The guest decisions a pass asks for: one batch per platform, through

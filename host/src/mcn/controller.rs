@@ -13,7 +13,7 @@
 //! compares it with the stored MCN (`observe`) and writes nothing but an
 //! Event about a difference.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -37,7 +37,7 @@ use super::crd::MachineConfigNode;
 use super::guest::McnGuest;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::observe;
-use super::phase;
+use super::phase_gauge;
 use super::rules;
 use super::sweep::{NodeList, Orphans};
 use super::write::Writer;
@@ -47,7 +47,7 @@ use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WAT
 use crate::cluster::watch::{Latest, Readiness, reflect};
 use crate::compare::{Outcome, Summary};
 use crate::feature_gates::{self, Gates};
-use crate::metrics::{Metrics, PoolPhaseLabels};
+use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
 use crate::registry::Guests;
 use crate::registry::decide::{self, Routing};
@@ -567,49 +567,6 @@ fn all_nodes<T>(nodes: Store<Node>) -> impl Fn(T) -> Vec<ObjectRef<Node>> {
     }
 }
 
-/// How often `mco_node_phase_seconds` is recomputed: well below the
-/// minutes the stuck alerts wait, cheap for thousands of MCNs.
-const PHASE_GAUGE_PERIOD: Duration = Duration::from_secs(10);
-
-/// Sets `mco_node_phase_seconds{pool,phase}` to the longest time any node
-/// of the pool has been in that phase, from the MCNs as stored (every
-/// replica exports it; the alerts take the max). Series of phases no node
-/// is in any more are removed, so a finished drain stops counting. Returns
-/// the label sets now exported.
-fn export_phases(
-    metrics: &Metrics,
-    mcns: &[Arc<MachineConfigNode>],
-    now: Timestamp,
-    before: BTreeSet<PoolPhaseLabels>,
-) -> BTreeSet<PoolPhaseLabels> {
-    let mut longest: BTreeMap<PoolPhaseLabels, i64> = BTreeMap::new();
-    for mcn in mcns {
-        let Some(placement) = phase::degraded(mcn).or_else(|| phase::in_flight(mcn)) else {
-            continue;
-        };
-        let labels = PoolPhaseLabels {
-            pool: mcn.spec.pool.name.clone(),
-            phase: placement.phase.to_string(),
-        };
-        let seconds = now
-            .as_second()
-            .saturating_sub(placement.since.as_second())
-            .max(0);
-        let entry = longest.entry(labels).or_insert(0);
-        *entry = (*entry).max(seconds);
-    }
-    for gone in before.iter().filter(|l| !longest.contains_key(*l)) {
-        metrics.node_phase_seconds.remove(gone);
-    }
-    for (labels, seconds) in &longest {
-        metrics
-            .node_phase_seconds
-            .get_or_create(labels)
-            .set(*seconds);
-    }
-    longest.into_keys().collect()
-}
-
 /// Sets up the watches (registering them with `options.readiness` right
 /// away), and returns the controller, which runs until `shutdown` resolves.
 pub fn run(
@@ -707,18 +664,7 @@ pub fn run(
             }
         }
     };
-    let phases = {
-        let ctx = ctx.clone();
-        async move {
-            let mut ticks = tokio::time::interval(PHASE_GAUGE_PERIOD);
-            let mut exported = BTreeSet::new();
-            loop {
-                ticks.tick().await;
-                exported =
-                    export_phases(&ctx.metrics, &ctx.mcns.state(), Timestamp::now(), exported);
-            }
-        }
-    };
+    let phases = phase_gauge::export(ctx.metrics.clone(), ctx.mcns.clone());
     let controller = controller
         .watches_stream_with(pool_watch, all_nodes(nodes.clone()), ())
         .watches_stream_with(config_watch, all_nodes(nodes.clone()), ())
@@ -756,26 +702,9 @@ pub fn run(
 
 #[cfg(test)]
 mod tests {
-    use prometheus_client::registry::Registry;
+    use std::collections::BTreeSet;
 
     use super::*;
-
-    fn mcn(name: &str, pool: &str, json: serde_json::Value) -> Arc<MachineConfigNode> {
-        let mut m: MachineConfigNode = serde_json::from_value(serde_json::json!({
-            "apiVersion": "machineconfiguration.openshift.io/v1",
-            "kind": "MachineConfigNode",
-            "metadata": {"name": name},
-            "spec": {"node": {"name": name}, "pool": {"name": pool}, "configVersion": {"desired": "rendered-b"}},
-            "status": {"conditions": json},
-        }))
-        .unwrap_or_else(|e| panic!("{e}"));
-        m.metadata.name = Some(name.into());
-        Arc::new(m)
-    }
-
-    fn cond(type_: &str, status: &str, at: &str) -> serde_json::Value {
-        serde_json::json!({"type": type_, "status": status, "reason": "R", "message": "m", "lastTransitionTime": at})
-    }
 
     #[test]
     fn resyncs_are_spread_over_a_tenth_of_the_period() {
@@ -793,50 +722,5 @@ mod tests {
             resync_after(period, "worker-00001"),
             "the same node is due at the same offset every time"
         );
-    }
-
-    #[test]
-    fn phase_gauge_takes_the_longest_and_drops_finished_phases() {
-        let mut registry = Registry::default();
-        let metrics = Metrics::register(&mut registry);
-        let draining = |name, at| {
-            mcn(
-                name,
-                "worker",
-                serde_json::json!([
-                    cond("Updated", "False", "2026-01-01T00:00:00Z"),
-                    cond("Cordoned", "True", "2026-01-01T00:00:00Z"),
-                    cond("Drained", "Unknown", at),
-                ]),
-            )
-        };
-        let now: Timestamp = "2026-01-01T01:00:00Z".parse().unwrap_or_default();
-        let exported = export_phases(
-            &metrics,
-            &[
-                draining("a", "2026-01-01T00:30:00Z"),
-                draining("b", "2026-01-01T00:10:00Z"),
-            ],
-            now,
-            BTreeSet::new(),
-        );
-        let labels = PoolPhaseLabels {
-            pool: "worker".into(),
-            phase: "Draining".into(),
-        };
-        assert_eq!(
-            metrics.node_phase_seconds.get_or_create(&labels).get(),
-            3000
-        );
-        let done = mcn(
-            "a",
-            "worker",
-            serde_json::json!([cond("Updated", "True", "2026-01-01T00:50:00Z")]),
-        );
-        let exported = export_phases(&metrics, &[done], now, exported);
-        assert!(exported.is_empty());
-        let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap_or_default();
-        assert!(!text.contains("phase=\"Draining\""), "{text}");
     }
 }
