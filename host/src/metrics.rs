@@ -4,7 +4,6 @@
 
 use prometheus_client::encoding::EncodeLabelSet;
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -89,7 +88,7 @@ pub struct JobRoleLabels {
 }
 
 impl JobRoleLabels {
-    fn new(job: &str, candidate: bool) -> JobRoleLabels {
+    pub fn new(job: &str, candidate: bool) -> JobRoleLabels {
         JobRoleLabels {
             job: job.into(),
             role: if candidate { "candidate" } else { "active" }.into(),
@@ -375,39 +374,6 @@ impl Metrics {
         metrics
     }
 
-    pub fn count_evaluation(&self, job: &str, result: &str) {
-        count(&self.evaluations, job, result);
-    }
-
-    /// Counts the CPU time ([`on_cpu`]) of an evaluation by the module
-    /// serving `job` and of its candidate's, when one ran beside it, and
-    /// hands back their results.
-    pub fn count_evaluation_cpu<A, C>(
-        &self,
-        job: &str,
-        (active, active_cpu): (A, Duration),
-        candidate: Option<(C, Duration)>,
-    ) -> (A, Option<C>) {
-        let count = |candidate: bool, cpu: Duration| {
-            self.evaluation_cpu_seconds
-                .get_or_create(&JobRoleLabels::new(job, candidate))
-                .inc_by(cpu.as_secs_f64());
-        };
-        count(false, active_cpu);
-        let candidate = candidate.map(|(result, cpu)| {
-            count(true, cpu);
-            result
-        });
-        (active, candidate)
-    }
-
-    /// One decision taken for an object, from the candidate or the module.
-    pub fn count_decision(&self, job: &str, from_candidate: bool) {
-        self.guest_decisions
-            .get_or_create(&JobRoleLabels::new(job, from_candidate))
-            .inc();
-    }
-
     pub fn count_guest_failure(&self, kind: &str) {
         self.guest_failures
             .get_or_create(&KindLabels { kind: kind.into() })
@@ -422,19 +388,4 @@ impl Metrics {
     pub fn count_write(&self, kind: &str) {
         self.cluster.count_write(kind);
     }
-}
-
-/// Runs `work` and returns its result with the CPU time the calling thread
-/// spent on it (a guest evaluation runs on one blocking thread).
-pub fn on_cpu<T>(work: impl FnOnce() -> T) -> (T, Duration) {
-    let cpu = || {
-        let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-        Duration::new(
-            u64::try_from(now.tv_sec).unwrap_or(0),
-            u32::try_from(now.tv_nsec).unwrap_or(0),
-        )
-    };
-    let before = cpu();
-    let result = work();
-    (result, cpu().saturating_sub(before))
 }

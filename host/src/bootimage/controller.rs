@@ -34,6 +34,7 @@ use super::objects::{
 use super::plan::{self, Gate, Pass, Request, Snapshot, UserData};
 use super::rules;
 use super::skew;
+use super::stream_cache::StreamCache;
 use super::triggers::{self, Kind, one};
 use super::vcenters::{self, Vcenters};
 use super::write::Writer;
@@ -46,8 +47,9 @@ use crate::feature_gates::Gates;
 use crate::leadership::{Leadership, NotLeader};
 use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, State};
+use crate::registry::Guests;
+use crate::registry::decide::{Outcome, Routing};
 use crate::registry::rollout::CanarySpec;
-use crate::registry::{Guests, Slot};
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
 const NOT_READY_POLL: Duration = Duration::from_secs(5);
@@ -106,14 +108,6 @@ struct Stores {
     known_images: Option<Store<Decoded<ConfigMapData>>>,
 }
 
-/// The stream ConfigMap as the host read it at one resourceVersion.
-#[derive(Clone, Default)]
-struct ParsedStream {
-    version: String,
-    input: Arc<StreamInput>,
-    published: Arc<BTreeSet<String>>,
-}
-
 /// The single worker.
 struct Worker {
     guests: Guests,
@@ -126,10 +120,9 @@ struct Worker {
     gates: Gates,
     /// Since when MachineConfiguration `cluster` is not ready.
     not_ready_since: Option<Instant>,
-    /// The stream ConfigMap at a resourceVersion, parsed, and the boot
-    /// images it publishes, so a pass does not parse a stream the host has
-    /// already read.
-    stream: Option<ParsedStream>,
+    /// The stream ConfigMap as last parsed, so a pass does not parse a
+    /// stream the host has already read.
+    stream: StreamCache,
 }
 
 /// Sets up the watches (registering them with `options.readiness` right
@@ -263,7 +256,7 @@ pub fn run(
         control_plane_arch: options.control_plane_arch,
         gates: options.gates.clone(),
         not_ready_since: None,
-        stream: None,
+        stream: StreamCache::default(),
     };
     async move {
         // The watches run on their own task so the stores stay current
@@ -533,7 +526,7 @@ impl Worker {
     /// The watched objects as they are now, and what the guests serve.
     fn snapshot(&mut self) -> Snapshot {
         let stream = one(&self.stores.stream);
-        let parsed = self.parsed_stream(stream.as_deref());
+        let parsed = self.stream.read(stream.as_deref());
         let stores = &self.stores;
         let known_images = match stores.known_images.as_ref().and_then(one) {
             None => BTreeSet::new(),
@@ -562,39 +555,13 @@ impl Worker {
         }
     }
 
-    /// The stream ConfigMap's text and the host's parse of it, with the
-    /// images it publishes: once per ConfigMap version. A stream that does
-    /// not parse publishes none (every guest call reports why).
-    fn parsed_stream(&mut self, cm: Option<&Decoded<ConfigMapData>>) -> ParsedStream {
-        let Some(cm) = cm else {
-            return ParsedStream::default();
-        };
-        let version = cm.metadata.resource_version.clone().unwrap_or_default();
-        if let Some(parsed) = &self.stream
-            && parsed.version == version
-        {
-            return parsed.clone();
-        }
-        let input = StreamInput::new(cm.object.as_ref().ok().and_then(ConfigMapData::stream));
-        let published = input
-            .index()
-            .map(mco_bootimage::Stream::published_images)
-            .unwrap_or_default();
-        let parsed = ParsedStream {
-            version,
-            input: Arc::new(input),
-            published: Arc::new(published),
-        };
-        self.stream = Some(parsed.clone());
-        parsed
-    }
-
-    /// The guest decisions a pass asks for: one batch per platform off the
-    /// async workers, with the candidate (if the registry names one)
-    /// deciding the same inputs. Its decision is compared, and taken where
-    /// its rollout gives it the MachineSet (the canary selector's in
-    /// `Canary`, every one once `Active`) unless it failed or this very
-    /// comparison rolled the rollout back. Every result is counted.
+    /// The guest decisions a pass asks for: one batch per platform, through
+    /// the rollout protocol ([`crate::registry::decide`]), with the
+    /// candidate (if the registry names one) deciding the same inputs. Its
+    /// decision is compared, and taken where its rollout gives it the
+    /// MachineSet (the canary selector's in `Canary`, every one once
+    /// `Active`) unless it failed or this very comparison rolled the
+    /// rollout back. Every result is counted.
     async fn decide(
         &self,
         requests: Vec<Request>,
@@ -623,87 +590,29 @@ impl Worker {
                 continue;
             };
             let job = super::job::job(&platform);
-            let rollouts = self.guests.rollouts();
-            let candidate_sha256 = slot.candidate.as_ref().map(|c| c.module().digest.clone());
-            let route = rollouts.route(&job, candidate_sha256.as_deref());
-            let candidate_writes: Vec<bool> = batch
-                .iter()
-                .map(|r| route.candidate_writes(|canary| in_canary(canary, &r.item)))
-                .collect();
-            let slot = Slot {
-                candidate: slot.candidate.filter(|_| route.runs_candidate()),
-                ..slot
+            let routing = Routing {
+                job: &job,
+                rollouts: self.guests.rollouts(),
+                metrics,
             };
-            let guest = slot.active.module().name.clone();
-            let candidate_guest = slot.candidate.as_ref().map(|c| c.module().name.clone());
-            let stream = stream.clone();
-            let platform_name = platform.clone();
-            let started = Instant::now();
-            let count = batch.len();
-            let decided = tokio::task::spawn_blocking(move || {
-                let items = || batch.iter().map(|r| &r.item);
-                let decide = |guest: &BootImageGuest| {
-                    crate::metrics::on_cpu(|| guest.decide_batch(&platform_name, &stream, items()))
-                };
-                let active = decide(&slot.active);
-                let shadow = slot.candidate.as_ref().map(decide);
-                (batch, active, shadow)
-            })
-            .await;
-            metrics
-                .evaluation_seconds
-                .observe(started.elapsed().as_secs_f64() / count.max(1) as f64);
-            let job_name = job.to_string();
-            let (batch, decided, shadow) = match decided {
-                Ok((batch, active, shadow)) => {
-                    let (decided, shadow) = metrics.count_evaluation_cpu(&job_name, active, shadow);
-                    (batch, decided, shadow)
-                }
+            let (stream, platform_name) = (stream.clone(), platform.clone());
+            let decide = move |guest: &BootImageGuest, batch: &[Request]| {
+                guest.decide_batch(&platform_name, &stream, batch.iter().map(|r| &r.item))
+            };
+            let in_canary =
+                |canary: &CanarySpec, request: &Request| in_canary(canary, &request.item);
+            let key = |request: &Request| request.subject().key();
+            let decided = match slot.decide(routing, batch, in_canary, key, decide).await {
+                Ok(decided) => decided,
                 Err(err) => {
                     tracing::error!(error = %err, %platform, "the guest task did not finish");
                     continue;
                 }
             };
-            let mut shadow = shadow.map(Vec::into_iter);
-            for ((request, result), writes) in batch.into_iter().zip(decided).zip(candidate_writes)
-            {
-                let subject = request.subject();
-                let candidate = shadow.as_mut().and_then(Iterator::next);
-                if let (Ok(active), Some(candidate)) = (&result, &candidate) {
-                    let comparison = crate::registry::shadow::compare(
-                        metrics,
-                        &job_name,
-                        &subject.key(),
-                        active,
-                        candidate,
-                    );
-                    if let (Some(_), Some(sha256)) = (route.stage, &candidate_sha256) {
-                        rollouts.record(&job, sha256, comparison);
-                    }
-                }
-                let from_candidate = writes
-                    && rollouts
-                        .route(&job, candidate_sha256.as_deref())
-                        .runs_candidate()
-                    && matches!(candidate, Some(Ok(_)));
-                let (result, guest) = match (candidate, &candidate_guest) {
-                    (Some(Ok(decision)), Some(name)) if from_candidate => (Ok(decision), name),
-                    _ => (result, &guest),
-                };
-                let outcome = match &result {
-                    Ok(decision) => {
-                        metrics.count_decision(&job_name, from_candidate);
-                        decision.action()
-                    }
-                    Err(err) => {
-                        metrics.count_guest_failure(err.kind());
-                        "failed"
-                    }
-                };
-                metrics.count_evaluation(&job_name, outcome);
-                let result = result.map_err(|error| PassError::Guest {
-                    subject,
-                    guest: guest.clone(),
+            for (request, decided) in decided {
+                let result = decided.result.map_err(|error| PassError::Guest {
+                    subject: request.subject(),
+                    guest: decided.guest,
                     error,
                 });
                 results.push((request, result));
@@ -723,6 +632,13 @@ impl Worker {
             text: rules::user_data_from_secret(&UserDataSecret::from(secret)),
             resource_version,
         })
+    }
+}
+
+/// What `mco_evaluations_total` counts a decision as.
+impl Outcome for Decision {
+    fn outcome(&self) -> &'static str {
+        self.action()
     }
 }
 

@@ -4,7 +4,8 @@
 //! of every decision it returns (`authority`), the controller that gathers
 //! what the planner asks for (`controller`, with its watches in
 //! `triggers`), the one place its writes happen (`write`), the record it
-//! keeps in the cluster (`state`), its conditions (`conditions`), its
+//! keeps in the cluster (`state`), the stream parsed once per version
+//! (`stream_cache`), its conditions (`conditions`), its
 //! errors (`error`) and what `eval bootimage` reads (`eval`). vSphere adds
 //! the host's side of its rules (`vcenter`, sans-IO) and the vCenter
 //! reads and imports (`vcenters`). AWS adds what the planner asks EC2
@@ -25,6 +26,7 @@ pub mod plan;
 pub mod rules;
 pub mod skew;
 pub mod state;
+mod stream_cache;
 mod triggers;
 pub mod vcenter;
 pub mod vcenters;

@@ -13,10 +13,10 @@
 //! compares it with the stored MCN (`observe`) and writes nothing but an
 //! Event about a difference.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use std::fmt::Debug;
 
@@ -34,10 +34,10 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{Semaphore, watch};
 
 use super::crd::MachineConfigNode;
-use super::guest::McnGuestExt as _;
+use super::guest::{McnGuest, McnGuestExt as _};
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::observe;
-use super::phase;
+use super::phase_gauge;
 use super::rules;
 use super::sweep::{NodeList, Orphans};
 use super::write::Writer;
@@ -47,9 +47,10 @@ use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WAT
 use crate::cluster::watch::{Latest, Readiness, reflect};
 use crate::compare::{Outcome, Summary};
 use crate::feature_gates::{self, Gates};
-use crate::metrics::{Metrics, PoolPhaseLabels};
+use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
 use crate::registry::Guests;
+use crate::registry::decide::{self, Routing};
 use crate::registry::rollout::CanarySpec;
 use crate::runtime::GuestError;
 
@@ -204,12 +205,13 @@ impl Context {
         )
     }
 
-    /// Runs the guest off the async workers (its output is checked inside
-    /// the guest binding). A candidate registered beside it runs on the
-    /// same facts in the same task and is compared; its decision is the
-    /// one taken where its rollout gives it the node (the canary pools'
-    /// nodes in `Canary`, every node once `Active`), unless it failed or
-    /// this very comparison rolled the rollout back.
+    /// Has the guest decide `node` off the async workers (its output is
+    /// checked inside the guest binding), through the rollout protocol
+    /// ([`crate::registry::decide`]): a candidate registered beside it runs
+    /// on the same facts and is compared; its decision is the one taken
+    /// where its rollout gives it the node (the canary pools' nodes in
+    /// `Canary`, every node once `Active`), unless it failed or this very
+    /// comparison rolled the rollout back.
     async fn evaluate(&self, node: &str, facts: logic::Facts) -> Result<logic::Decision, Error> {
         let _slot = self
             .evaluations
@@ -221,59 +223,21 @@ impl Context {
             .cloned()
             .ok_or_else(|| Error::Cancelled("no guest serves the mcn job".into()))?;
         let job = super::job::job();
-        let rollouts = self.guests.rollouts();
-        let candidate_sha256 = slot.candidate.as_ref().map(|c| c.module().digest.clone());
-        let route = rollouts.route(&job, candidate_sha256.as_deref());
-        let candidate_writes = route.candidate_writes(|canary| in_canary(canary, &facts));
-        let runs_candidate = route.runs_candidate();
-        let (active, took, shadow) = tokio::task::spawn_blocking(move || {
-            let started = Instant::now();
-            let active = crate::metrics::on_cpu(|| slot.active.derive(&facts));
-            let took = started.elapsed();
-            let shadow = match &slot.candidate {
-                Some(candidate) if runs_candidate && (active.0.is_ok() || candidate_writes) => {
-                    Some(crate::metrics::on_cpu(|| candidate.derive(&facts)))
-                }
-                _ => None,
-            };
-            (active, took, shadow)
-        })
-        .await
-        .map_err(|e| Error::Cancelled(e.to_string()))?;
-        self.metrics.evaluation_seconds.observe(took.as_secs_f64());
-        let job_name = job.to_string();
-        let (result, shadow) = self.metrics.count_evaluation_cpu(&job_name, active, shadow);
-        if let (Ok(active), Some(candidate)) = (&result, &shadow) {
-            let comparison =
-                crate::registry::shadow::compare(&self.metrics, &job_name, node, active, candidate);
-            if let (Some(_), Some(sha256)) = (route.stage, &candidate_sha256) {
-                rollouts.record(&job, sha256, comparison);
-            }
-        }
-        let from_candidate = candidate_writes
-            && rollouts
-                .route(&job, candidate_sha256.as_deref())
-                .runs_candidate()
-            && matches!(shadow, Some(Ok(_)));
-        let result = match shadow {
-            Some(Ok(decision)) if from_candidate => Ok(decision),
-            _ => result,
+        let routing = Routing {
+            job: &job,
+            rollouts: self.guests.rollouts(),
+            metrics: &self.metrics,
         };
-        if result.is_ok() {
-            self.metrics.count_decision(&job_name, from_candidate);
-        }
-        let job = job_name;
-        let outcome = match &result {
-            Ok(logic::Decision::Apply(_)) => "apply",
-            Ok(logic::Decision::Skip(_)) => "skip",
-            Ok(logic::Decision::Error(_)) => "error",
-            Err(_) => "failed",
+        let derive = |guest: &McnGuest, batch: &[logic::Facts]| {
+            batch.iter().map(|facts| guest.derive(facts)).collect()
         };
-        self.metrics.count_evaluation(&job, outcome);
-        if let Err(err) = &result {
-            self.metrics.count_guest_failure(err.kind());
-        }
-        Ok(result?)
+        let decided = slot
+            .decide(routing, vec![facts], in_canary, |_| node.to_owned(), derive)
+            .await
+            .map_err(|e| Error::Cancelled(e.to_string()))?;
+        let (_, decided) = (decided.into_iter().next())
+            .ok_or_else(|| Error::Cancelled("the guest decided nothing".into()))?;
+        Ok(decided.result?)
     }
 
     /// Observe mode: compares `ours` with the stored MCN, keeps the result
@@ -445,6 +409,17 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
     Ok(action)
 }
 
+/// What `mco_evaluations_total` counts a decision as.
+impl decide::Outcome for logic::Decision {
+    fn outcome(&self) -> &'static str {
+        match self {
+            logic::Decision::Apply(_) => "apply",
+            logic::Decision::Skip(_) => "skip",
+            logic::Decision::Error(_) => "error",
+        }
+    }
+}
+
 /// Whether `facts`' node is in the canary subset: a node of one of the
 /// named pools, by the host's own reading of the pools' selectors.
 fn in_canary(canary: &CanarySpec, facts: &logic::Facts) -> bool {
@@ -592,49 +567,6 @@ fn all_nodes<T>(nodes: Store<Node>) -> impl Fn(T) -> Vec<ObjectRef<Node>> {
     }
 }
 
-/// How often `mco_node_phase_seconds` is recomputed: well below the
-/// minutes the stuck alerts wait, cheap for thousands of MCNs.
-const PHASE_GAUGE_PERIOD: Duration = Duration::from_secs(10);
-
-/// Sets `mco_node_phase_seconds{pool,phase}` to the longest time any node
-/// of the pool has been in that phase, from the MCNs as stored (every
-/// replica exports it; the alerts take the max). Series of phases no node
-/// is in any more are removed, so a finished drain stops counting. Returns
-/// the label sets now exported.
-fn export_phases(
-    metrics: &Metrics,
-    mcns: &[Arc<MachineConfigNode>],
-    now: Timestamp,
-    before: BTreeSet<PoolPhaseLabels>,
-) -> BTreeSet<PoolPhaseLabels> {
-    let mut longest: BTreeMap<PoolPhaseLabels, i64> = BTreeMap::new();
-    for mcn in mcns {
-        let Some(placement) = phase::degraded(mcn).or_else(|| phase::in_flight(mcn)) else {
-            continue;
-        };
-        let labels = PoolPhaseLabels {
-            pool: mcn.spec.pool.name.clone(),
-            phase: placement.phase.to_string(),
-        };
-        let seconds = now
-            .as_second()
-            .saturating_sub(placement.since.as_second())
-            .max(0);
-        let entry = longest.entry(labels).or_insert(0);
-        *entry = (*entry).max(seconds);
-    }
-    for gone in before.iter().filter(|l| !longest.contains_key(*l)) {
-        metrics.node_phase_seconds.remove(gone);
-    }
-    for (labels, seconds) in &longest {
-        metrics
-            .node_phase_seconds
-            .get_or_create(labels)
-            .set(*seconds);
-    }
-    longest.into_keys().collect()
-}
-
 /// Sets up the watches (registering them with `options.readiness` right
 /// away), and returns the controller, which runs until `shutdown` resolves.
 pub fn run(
@@ -732,18 +664,7 @@ pub fn run(
             }
         }
     };
-    let phases = {
-        let ctx = ctx.clone();
-        async move {
-            let mut ticks = tokio::time::interval(PHASE_GAUGE_PERIOD);
-            let mut exported = BTreeSet::new();
-            loop {
-                ticks.tick().await;
-                exported =
-                    export_phases(&ctx.metrics, &ctx.mcns.state(), Timestamp::now(), exported);
-            }
-        }
-    };
+    let phases = phase_gauge::export(ctx.metrics.clone(), ctx.mcns.clone());
     let controller = controller
         .watches_stream_with(pool_watch, all_nodes(nodes.clone()), ())
         .watches_stream_with(config_watch, all_nodes(nodes.clone()), ())
@@ -781,26 +702,9 @@ pub fn run(
 
 #[cfg(test)]
 mod tests {
-    use prometheus_client::registry::Registry;
+    use std::collections::BTreeSet;
 
     use super::*;
-
-    fn mcn(name: &str, pool: &str, json: serde_json::Value) -> Arc<MachineConfigNode> {
-        let mut m: MachineConfigNode = serde_json::from_value(serde_json::json!({
-            "apiVersion": "machineconfiguration.openshift.io/v1",
-            "kind": "MachineConfigNode",
-            "metadata": {"name": name},
-            "spec": {"node": {"name": name}, "pool": {"name": pool}, "configVersion": {"desired": "rendered-b"}},
-            "status": {"conditions": json},
-        }))
-        .unwrap_or_else(|e| panic!("{e}"));
-        m.metadata.name = Some(name.into());
-        Arc::new(m)
-    }
-
-    fn cond(type_: &str, status: &str, at: &str) -> serde_json::Value {
-        serde_json::json!({"type": type_, "status": status, "reason": "R", "message": "m", "lastTransitionTime": at})
-    }
 
     #[test]
     fn resyncs_are_spread_over_a_tenth_of_the_period() {
@@ -818,50 +722,5 @@ mod tests {
             resync_after(period, "worker-00001"),
             "the same node is due at the same offset every time"
         );
-    }
-
-    #[test]
-    fn phase_gauge_takes_the_longest_and_drops_finished_phases() {
-        let mut registry = Registry::default();
-        let metrics = Metrics::register(&mut registry);
-        let draining = |name, at| {
-            mcn(
-                name,
-                "worker",
-                serde_json::json!([
-                    cond("Updated", "False", "2026-01-01T00:00:00Z"),
-                    cond("Cordoned", "True", "2026-01-01T00:00:00Z"),
-                    cond("Drained", "Unknown", at),
-                ]),
-            )
-        };
-        let now: Timestamp = "2026-01-01T01:00:00Z".parse().unwrap_or_default();
-        let exported = export_phases(
-            &metrics,
-            &[
-                draining("a", "2026-01-01T00:30:00Z"),
-                draining("b", "2026-01-01T00:10:00Z"),
-            ],
-            now,
-            BTreeSet::new(),
-        );
-        let labels = PoolPhaseLabels {
-            pool: "worker".into(),
-            phase: "Draining".into(),
-        };
-        assert_eq!(
-            metrics.node_phase_seconds.get_or_create(&labels).get(),
-            3000
-        );
-        let done = mcn(
-            "a",
-            "worker",
-            serde_json::json!([cond("Updated", "True", "2026-01-01T00:50:00Z")]),
-        );
-        let exported = export_phases(&metrics, &[done], now, exported);
-        assert!(exported.is_empty());
-        let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap_or_default();
-        assert!(!text.contains("phase=\"Draining\""), "{text}");
     }
 }

@@ -3,7 +3,8 @@
 //! the object to apply, the condition times), the node disruption
 //! policies (`policies`), the guest binding that checks
 //! every answer (`guest`), the controller (`controller`), the one place
-//! MCNs are written (`write`), when an MCN whose Node is gone is deleted
+//! MCNs are written (`write`), the gauge of each pool's update phases
+//! (`phase_gauge`), when an MCN whose Node is gone is deleted
 //! (`sweep`), how a derived MCN compares with the stored
 //! one and who else writes MCNs (`observe`, for the ownership modes) and
 //! what `eval mcn` reads (`eval`).
@@ -17,6 +18,7 @@ pub mod job;
 pub mod objects;
 pub mod observe;
 pub mod phase;
+mod phase_gauge;
 pub mod policies;
 pub mod rules;
 pub mod sweep;

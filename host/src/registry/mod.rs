@@ -6,13 +6,15 @@
 //! are the `mco-fetch` crate), a job's
 //! loaded guests (`slot`), the set serving now (`set`), hot swap (`swap`,
 //! over what `read` reads of the cluster), shadow evaluation of candidates
-//! (`shadow`), their rollout to the objects (`rollout`), audits the lease
+//! (`shadow`), their rollout to the objects (`rollout`), the protocol a
+//! job's controller asks for decisions through (`decide`), audits the lease
 //! holder runs on request (`audit`) and what `/guests` shows (`serving`).
 
 pub use mco_fetch::{image_policy, oci, signature_policy};
 pub use mco_registry_formats::cosign;
 pub mod audit;
 pub mod crd;
+pub mod decide;
 pub mod entries;
 pub mod fetch;
 pub mod job;
