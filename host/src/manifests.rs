@@ -239,7 +239,7 @@ fn parse(path: &str, text: &str) -> Result<Vec<Value>, InputError> {
 
 /// One object of a file as a `T`, if it is of `kind`.
 fn typed<T: DeserializeOwned>(path: &str, kind: &str, value: Value) -> Result<T, InputError> {
-    let found = Head::deserialize(&value).ok().and_then(|head| head.kind);
+    let found = kind(&value);
     let found = found.as_deref().unwrap_or("an object without kind");
     if found != kind {
         return Err(InputError::WrongKind {
@@ -260,12 +260,17 @@ fn typed<T: DeserializeOwned>(path: &str, kind: &str, value: Value) -> Result<T,
     })
 }
 
-/// What any object says it is; each read apart, so that one of the wrong
-/// type does not hide the other.
-#[derive(Deserialize)]
-struct Head {
-    kind: Option<String>,
+/// The `kind` an object read from a file says it is, if it says one.
+pub fn kind(object: &Value) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Head {
+        kind: Option<String>,
+    }
+    Head::deserialize(object).ok().and_then(|head| head.kind)
 }
+
+/// What names an object, read apart from its `kind`, so that one of the
+/// wrong type does not hide the other.
 
 #[derive(Deserialize)]
 struct Named {

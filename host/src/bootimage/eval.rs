@@ -25,7 +25,7 @@ use super::plan::{Pass, UserData};
 use super::rules::{self, MachineSetInputs, Prepared, Step};
 use super::vcenter::{self, Answer, Inventory};
 use crate::feature_gates::{self, FeatureGates};
-use crate::manifests::{InputError as FileError, Reader, case_file};
+use crate::manifests::{self, InputError as FileError, Reader, case_file};
 use crate::runtime::GuestError;
 
 /// Everything `eval bootimage` reads, decoded as the controller's watches
@@ -359,7 +359,7 @@ pub fn ec2_inventory(path: &str, text: &str) -> Result<Ec2Inventory, FileError> 
 /// plain text with one image per line.
 pub fn known_images(path: &str, text: &str) -> Result<BTreeSet<String>, FileError> {
     match serde_saphyr::from_str::<Value>(text) {
-        Ok(object) if object.get("kind").and_then(Value::as_str) == Some("ConfigMap") => {
+        Ok(object) if manifests::kind(&object).as_deref() == Some("ConfigMap") => {
             let configmap = known_images_configmap(&object).map_err(|e| FileError::Malformed {
                 path: path.into(),
                 kind: "ConfigMap".into(),
