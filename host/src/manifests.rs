@@ -239,7 +239,7 @@ fn parse(path: &str, text: &str) -> Result<Vec<Value>, InputError> {
 
 /// One object of a file as a `T`, if it is of `kind`.
 fn typed<T: DeserializeOwned>(path: &str, kind: &str, value: Value) -> Result<T, InputError> {
-    let found = kind(&value);
+    let found = kind_of(&value);
     let found = found.as_deref().unwrap_or("an object without kind");
     if found != kind {
         return Err(InputError::WrongKind {
@@ -261,7 +261,7 @@ fn typed<T: DeserializeOwned>(path: &str, kind: &str, value: Value) -> Result<T,
 }
 
 /// The `kind` an object read from a file says it is, if it says one.
-pub fn kind(object: &Value) -> Option<String> {
+pub fn kind_of(object: &Value) -> Option<String> {
     #[derive(Deserialize)]
     struct Head {
         kind: Option<String>,

@@ -359,7 +359,7 @@ pub fn ec2_inventory(path: &str, text: &str) -> Result<Ec2Inventory, FileError> 
 /// plain text with one image per line.
 pub fn known_images(path: &str, text: &str) -> Result<BTreeSet<String>, FileError> {
     match serde_saphyr::from_str::<Value>(text) {
-        Ok(object) if manifests::kind(&object).as_deref() == Some("ConfigMap") => {
+        Ok(object) if manifests::kind_of(&object).as_deref() == Some("ConfigMap") => {
             let configmap = known_images_configmap(&object).map_err(|e| FileError::Malformed {
                 path: path.into(),
                 kind: "ConfigMap".into(),
