@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context as _;
-use mco_host::audit::mcn::{McnFiles, audit_files};
-use mco_host::audit::{Module, SAMPLE_LIMIT};
+use mco_host::mcn::audit::{McnFiles, audit_files};
 use mco_host::mcn::{McnGuest, NODE_STATE_INTERFACE};
+use mco_host::registry::audit::{Module, SAMPLE_LIMIT};
 use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
 use serde_json::{Value, json};
 
@@ -66,8 +66,8 @@ fn main() -> anyhow::Result<()> {
     };
     let report = audit_files(&files, (&active, &candidate), SAMPLE_LIMIT)?.report(
         "mcn".into(),
-        Module::of(&active),
-        Module::of(&candidate),
+        Module::of(active.module()),
+        Module::of(candidate.module()),
     );
     let took = started.elapsed();
     let peak = memory("VmHWM")?;

@@ -9,7 +9,6 @@
 //! lease (`leadership`), and the command line (`cli`).
 
 pub mod admin;
-pub mod audit;
 pub mod bootimage;
 pub mod cases;
 pub mod cli;

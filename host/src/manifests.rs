@@ -7,6 +7,7 @@ use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
+use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
@@ -238,10 +239,8 @@ fn parse(path: &str, text: &str) -> Result<Vec<Value>, InputError> {
 
 /// One object of a file as a `T`, if it is of `kind`.
 fn typed<T: DeserializeOwned>(path: &str, kind: &str, value: Value) -> Result<T, InputError> {
-    let found = value
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("an object without kind");
+    let found = kind_of(&value);
+    let found = found.as_deref().unwrap_or("an object without kind");
     if found != kind {
         return Err(InputError::WrongKind {
             path: path.into(),
@@ -249,17 +248,38 @@ fn typed<T: DeserializeOwned>(path: &str, kind: &str, value: Value) -> Result<T,
             found: found.into(),
         });
     }
-    let name = value
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("(unnamed)")
-        .to_string();
+    let name = Named::deserialize(&value)
+        .ok()
+        .and_then(|named| named.metadata.name)
+        .unwrap_or_else(|| "(unnamed)".to_owned());
     serde_json::from_value(value).map_err(|e| InputError::Malformed {
         path: path.into(),
         kind: kind.into(),
         name,
         detail: e.to_string(),
     })
+}
+
+/// The `kind` an object read from a file says it is, if it says one.
+pub fn kind_of(object: &Value) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Head {
+        kind: Option<String>,
+    }
+    Head::deserialize(object).ok().and_then(|head| head.kind)
+}
+
+/// What names an object, read apart from its `kind`, so that one of the
+/// wrong type does not hide the other.
+
+#[derive(Deserialize)]
+struct Named {
+    metadata: Name,
+}
+
+#[derive(Deserialize)]
+struct Name {
+    name: Option<String>,
 }
 
 /// A JSON document parsed as it streams: each element of an array, each
@@ -389,19 +409,24 @@ mod tests {
         f
     }
 
+    /// An object of the tests, as far as they read it.
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Object {
+        metadata: Meta,
+    }
+
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Meta {
+        name: String,
+    }
+
     fn names(text: &str, kind: &str) -> Result<Vec<String>, InputError> {
         let f = file(text);
-        let objects: Vec<Value> =
+        let objects: Vec<Object> =
             Reader::default().objects(&f.path().display().to_string(), kind)?;
-        Ok(objects
-            .iter()
-            .map(|o| {
-                o.pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            })
-            .collect())
+        Ok(objects.into_iter().map(|o| o.metadata.name).collect())
     }
 
     #[test]
@@ -448,16 +473,17 @@ mod tests {
     fn each(text: &str) -> Result<Vec<String>, InputError> {
         let f = file(text);
         let mut seen = Vec::new();
-        Reader::default().each(&f.path().display().to_string(), "Node", |node: Value| {
-            let name = node.pointer("/metadata/name").and_then(Value::as_str);
-            match name {
-                Some("refused") => Err(InputError::StdinTwice),
+        Reader::default().each(
+            &f.path().display().to_string(),
+            "Node",
+            |node: Object| match node.metadata.name.as_str() {
+                "refused" => Err(InputError::StdinTwice),
                 name => {
-                    seen.push(name.unwrap_or_default().to_owned());
+                    seen.push(name.to_owned());
                     Ok(())
                 }
-            }
-        })?;
+            },
+        )?;
         Ok(seen)
     }
 

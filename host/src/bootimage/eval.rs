@@ -4,6 +4,7 @@
 //! for vSphere, what vCenter holds and install-config, for AWS what EC2
 //! holds, from files laid out as the flags (or a golden case) name them.
 
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -25,7 +26,7 @@ use super::plan::{Pass, UserData};
 use super::rules::{self, MachineSetInputs, Prepared, Step};
 use super::vcenter::{self, Answer, Inventory};
 use crate::feature_gates::{self, FeatureGates};
-use crate::manifests::{InputError as FileError, Reader, case_file};
+use crate::manifests::{self, InputError as FileError, Reader, case_file};
 use crate::runtime::GuestError;
 
 /// Everything `eval bootimage` reads, decoded as the controller's watches
@@ -53,19 +54,49 @@ pub struct BootImageInputs {
     pub ec2: Option<Ec2Inventory>,
 }
 
-/// The objects every MachineSet of a cluster is decided with, as read.
+/// The objects every MachineSet of a cluster is decided with, decoded
+/// once as the controller's watches decode them.
 pub struct ClusterObjects {
-    pub configmap: Value,
-    pub infrastructure: Value,
-    pub clusterversion: Option<Value>,
-    pub machineconfiguration: Option<Value>,
+    pub configmap: Decoded<ConfigMapData>,
+    pub infrastructure: Decoded<Infrastructure>,
+    pub clusterversion: Option<Decoded<ClusterVersion>>,
+    pub machineconfiguration: Option<Decoded<MachineConfiguration>>,
     pub known_images: BTreeSet<String>,
     pub gates: FeatureGates,
     /// vSphere: what vCenter holds, and install-config's ConfigMap.
     pub vcenter: Option<Inventory>,
-    pub install_config: Option<Value>,
+    pub install_config: Option<Decoded<ConfigMapData>>,
     /// AWS: what EC2 holds.
     pub ec2: Option<Ec2Inventory>,
+}
+
+/// An object decided for, a MachineSet or the ControlPlaneMachineSet: as
+/// read (what a merge patch applies to; its providerSpec is its guest's to
+/// read) and decoded.
+pub struct Machine {
+    pub kind: MachineKind,
+    source: Value,
+    pub view: Decoded<MachineSetView>,
+}
+
+impl Machine {
+    pub fn read(kind: MachineKind, source: Value) -> Machine {
+        Machine {
+            kind,
+            view: Decoded::read(&source, machine_decoder(kind)),
+            source,
+        }
+    }
+
+    /// The user-data Secret it names, if it names one that can be read.
+    pub fn user_data_secret(&self) -> Option<&str> {
+        self.view
+            .typed()
+            .ok()?
+            .user_data_secret_name()
+            .ok()
+            .flatten()
+    }
 }
 
 /// Paths of the `eval bootimage` inputs (`-` is standard input).
@@ -164,7 +195,7 @@ impl BootImageInputs {
             .map(|path| read(path, "ConfigMap"))
             .transpose()?;
         let (kind, path) = paths.object;
-        let source = read(path, kind.kind())?;
+        let machine = Machine::read(kind, read(path, kind.kind())?);
         let configmap = read(paths.configmap, "ConfigMap")?;
         let infrastructure = read(paths.infrastructure, "Infrastructure")?;
         let known_images = match paths.known_images {
@@ -181,45 +212,41 @@ impl BootImageInputs {
             .map(|path| ec2_inventory(path, &reader.text(path)?))
             .transpose()?;
         let cluster = ClusterObjects {
-            configmap,
-            infrastructure,
-            clusterversion,
-            machineconfiguration,
+            configmap: Decoded::of(&configmap),
+            infrastructure: Decoded::of(&infrastructure),
+            clusterversion: clusterversion.as_ref().map(Decoded::of),
+            machineconfiguration: machineconfiguration.as_ref().map(Decoded::of),
             known_images,
             gates,
             vcenter,
-            install_config,
+            install_config: install_config.as_ref().map(Decoded::of),
             ec2,
         };
-        Ok(BootImageInputs::of(
-            kind,
-            source,
-            &cluster,
-            user_data_secret.as_ref(),
-        ))
+        let secret = user_data_secret.as_ref().map(Decoded::of);
+        Ok(BootImageInputs::of(machine, &cluster, secret.as_ref()))
     }
 
-    /// The inputs for one object (`source`, a `kind`) decided with the
-    /// objects its cluster shares and its user-data Secret.
+    /// The inputs for `machine` decided with the objects its cluster
+    /// shares and its user-data Secret.
     pub fn of(
-        kind: MachineKind,
-        source: Value,
+        machine: Machine,
         cluster: &ClusterObjects,
-        user_data_secret: Option<&Value>,
+        user_data_secret: Option<&Decoded<UserDataSecret>>,
     ) -> Self {
+        let Machine { kind, source, view } = machine;
         BootImageInputs {
             kind,
-            machineset: Decoded::read(&source, machine_decoder(kind)),
+            machineset: view,
             source,
-            configmap: Decoded::of(&cluster.configmap),
-            infrastructure: Decoded::of(&cluster.infrastructure),
-            clusterversion: cluster.clusterversion.as_ref().map(Decoded::of),
-            machineconfiguration: cluster.machineconfiguration.as_ref().map(Decoded::of),
-            user_data_secret: user_data_secret.map(Decoded::of),
+            configmap: cluster.configmap.clone(),
+            infrastructure: cluster.infrastructure.clone(),
+            clusterversion: cluster.clusterversion.clone(),
+            machineconfiguration: cluster.machineconfiguration.clone(),
+            user_data_secret: user_data_secret.cloned(),
             known_images: cluster.known_images.clone(),
             gates: cluster.gates.clone(),
             vcenter: cluster.vcenter.clone(),
-            install_config: cluster.install_config.as_ref().map(Decoded::of),
+            install_config: cluster.install_config.clone(),
             ec2: cluster.ec2.clone(),
         }
     }
@@ -333,7 +360,7 @@ pub fn ec2_inventory(path: &str, text: &str) -> Result<Ec2Inventory, FileError> 
 /// plain text with one image per line.
 pub fn known_images(path: &str, text: &str) -> Result<BTreeSet<String>, FileError> {
     match serde_saphyr::from_str::<Value>(text) {
-        Ok(object) if object.get("kind").and_then(Value::as_str) == Some("ConfigMap") => {
+        Ok(object) if manifests::kind_of(&object).as_deref() == Some("ConfigMap") => {
             let configmap = known_images_configmap(&object).map_err(|e| FileError::Malformed {
                 path: path.into(),
                 kind: "ConfigMap".into(),
@@ -405,6 +432,31 @@ impl BootImageInputs {
             control_plane_arch,
         })?;
         Ok(EvalStep { step, user_data })
+    }
+
+    /// The decision `eval bootimage` prints and an audit compares: the host
+    /// rules, then, when they leave it to a guest, the one `guest_for`
+    /// gives for the platform (none: the platform has no guest, which is
+    /// `noop`), then the planner with it ([`BootImageInputs::decide`]).
+    pub fn decision<G, E>(
+        &self,
+        control_plane_arch: &str,
+        now: Timestamp,
+        guest_for: impl FnOnce(&str) -> Result<Option<G>, E>,
+    ) -> Result<Decision, E>
+    where
+        G: Borrow<BootImageGuest>,
+        E: From<EvalError>,
+    {
+        self.stream().map_err(EvalError::from)?;
+        let rules = self
+            .host_rules(control_plane_arch)
+            .map_err(EvalError::from)?;
+        let guest = match &rules.step {
+            Step::Decided(_) => None,
+            Step::Guest(prepared) => guest_for(&prepared.platform_type)?,
+        };
+        Ok(self.decide(rules, guest.as_ref().map(Borrow::borrow), now)?)
     }
 
     /// The decision for what passed the host rules, through the

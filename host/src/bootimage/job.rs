@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::guest::BootImageGuestExt as _;
 use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
-use crate::audit::cluster::{self, ReadError};
+use crate::registry::audit::{self, cluster::ReadError};
 use crate::registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
 use crate::runtime::{GuestError, LoadError, Runtime};
 
@@ -70,15 +70,17 @@ impl JobKind for BootImage {
     fn audit<'a>(
         &'a self,
         client: &'a kube::Client,
-        set: &'a GuestSet,
+        served: &'a Served,
         job: &'a Job,
         limit: usize,
     ) -> Audited<'a> {
-        Box::pin(cluster::of_job(set, job, async move |guests| {
+        Box::pin(async move {
+            let guests = (served.get::<BootImageGuest>().and_then(audit::pair))
+                .ok_or_else(|| ReadError::NoCandidate(job.to_string()))?;
             let arch = super::host_stream_arch().map_err(ReadError::Cluster)?;
             let platform = job.key().unwrap_or_default();
-            cluster::bootimage(client, platform, guests, arch, limit).await
-        }))
+            super::audit::on_cluster(client, platform, guests, arch, limit).await
+        })
     }
 }
 

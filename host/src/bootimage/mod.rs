@@ -11,6 +11,7 @@
 //! reads and imports (`vcenters`). AWS adds what the planner asks EC2
 //! and how the answers reach the guest (`ec2`, sans-IO).
 
+pub mod audit;
 pub mod authority;
 pub mod conditions;
 pub mod controller;

@@ -11,7 +11,6 @@ use serde_json::Value;
 use super::{BootImageArgs, Failure, McnArgs, SandboxArgs, host_stream_arch};
 use crate::bootimage::BootImageGuest;
 use crate::bootimage::eval::{BootImageInputs, BootImagePaths};
-use crate::bootimage::rules::Step;
 use crate::mcn::McnGuest;
 use crate::mcn::eval::{McnInputs, McnPaths};
 use crate::mcn::guest::McnGuestExt as _;
@@ -104,22 +103,14 @@ pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Va
     serde_json::to_value(&decision).map_err(|e| Failure::Other(e.to_string()))
 }
 
-/// The decision `eval bootimage` prints: the host rules, then, when they
-/// leave it to a guest, the one `guest_for` gives for the platform (none:
-/// the platform has no guest, which is `noop`).
+/// The decision `eval bootimage` prints ([`BootImageInputs::decision`]),
+/// for this host's control plane architecture.
 pub(super) fn bootimage_decision<G: Borrow<BootImageGuest>>(
     inputs: &BootImageInputs,
     now: Timestamp,
     guest_for: impl FnOnce(&str) -> Result<Option<G>, Failure>,
 ) -> Result<Decision, Failure> {
-    let arch = host_stream_arch()?;
-    inputs.stream()?;
-    let rules = inputs.host_rules(arch)?;
-    let guest = match &rules.step {
-        Step::Decided(_) => None,
-        Step::Guest(prepared) => guest_for(&prepared.platform_type)?,
-    };
-    Ok(inputs.decide(rules, guest.as_ref().map(Borrow::borrow), now)?)
+    inputs.decision(host_stream_arch()?, now, guest_for)
 }
 
 /// `mco-host guests`: the registry resolved and checked as `run` would at

@@ -72,7 +72,7 @@ pub(super) enum GuestsAction {
     /// count where they agree, differ or fail, with a sample of the
     /// differences; exit status 0 once compared (whatever the differences),
     /// 2 on bad input, 3 when a module cannot load.
-    Audit(Box<super::audit::AuditArgs>),
+    Audit(Box<super::guests_audit::AuditArgs>),
     /// Write the WIT package guests are built against
     /// (`mco:machine-config@<version>`, the very files this binary was
     /// built with) into DIR, for wit-bindgen, componentize-py or any

@@ -2,10 +2,10 @@
 //! files, `eval.rs`), `guests` (a registry checked offline) and `crds`,
 //! with the exit statuses of the eval contract.
 
-mod audit;
 mod bench;
 mod eval;
 mod guests;
+mod guests_audit;
 mod new;
 mod offline;
 mod preflight;
@@ -440,7 +440,7 @@ enum Failure {
     #[error(transparent)]
     New(#[from] new::NewError),
     #[error(transparent)]
-    Audit(#[from] audit::AuditError),
+    Audit(#[from] guests_audit::AuditError),
     #[error(transparent)]
     Verify(#[from] verify::VerifyError),
     #[error("{failed} of {total} cases failed")]
@@ -537,7 +537,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             None => eval::check_guests(&cli.sandbox)?,
             Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
             Some(guests::GuestsAction::Bench(args)) => return bench::run(&cli.sandbox, args),
-            Some(guests::GuestsAction::Audit(args)) => return audit::run(&cli.sandbox, *args),
+            Some(guests::GuestsAction::Audit(args)) => {
+                return guests_audit::run(&cli.sandbox, *args);
+            }
             Some(guests::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
             Some(guests::GuestsAction::New(args)) => new::run(args)?,
             Some(guests::GuestsAction::Verify(args)) => verify::run(&cli.sandbox, *args)?,

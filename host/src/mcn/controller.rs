@@ -536,8 +536,7 @@ fn follow_policies(
     shared.set(logic::DisruptionPolicies::defaults());
     let writer = shared.clone();
     let changes = tokio_stream::wrappers::WatchStream::new(latest).filter_map(move |object| {
-        let value = object.as_deref().and_then(|o| serde_json::to_value(o).ok());
-        let policies = super::policies::policies(value.as_ref());
+        let policies = super::policies::of_object(object.as_deref());
         let changed = *writer.get() != policies;
         if changed {
             tracing::info!(

@@ -21,7 +21,9 @@ pub struct McnInputs {
     pub node: Node,
     pub pools: Vec<MachineConfigPool>,
     pub configs: Vec<MachineConfig>,
-    pub machineconfiguration: Option<Value>,
+    /// The node disruption policies of `--machineconfiguration`, read as
+    /// the controller reads them; the defaults without it.
+    pub policies: logic::DisruptionPolicies,
     pub previous: Option<crd::MachineConfigNode>,
     /// The gates in force: the FeatureGate given, else the Default set.
     pub gates: FeatureGates,
@@ -75,10 +77,7 @@ impl McnInputs {
         let pools = reader.all(paths.pools, "MachineConfigPool")?;
         let configs = reader.all(paths.machineconfigs, "MachineConfig")?;
         let node = reader.object(paths.node, "Node")?;
-        let machineconfiguration = match paths.machineconfiguration {
-            Some(path) => Some(reader.object(path, "MachineConfiguration")?),
-            None => None,
-        };
+        let policies = policies::from_file(&mut reader, paths.machineconfiguration)?;
         let previous = match paths.previous {
             Some(path) => Some(reader.object(path, "MachineConfigNode")?),
             None => None,
@@ -89,7 +88,7 @@ impl McnInputs {
             node,
             pools,
             configs,
-            machineconfiguration,
+            policies,
             previous,
             gates,
         })
@@ -98,12 +97,11 @@ impl McnInputs {
     pub fn facts(&self) -> logic::Facts {
         let pools: Vec<&MachineConfigPool> = self.pools.iter().collect();
         let configs: Vec<&MachineConfig> = self.configs.iter().collect();
-        let policies = policies::policies(self.machineconfiguration.as_ref());
         rules::facts(
             &self.node,
             &pools,
             &configs,
-            policies,
+            self.policies.clone(),
             self.previous.as_ref(),
             &self.gates,
         )

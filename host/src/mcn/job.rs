@@ -9,7 +9,7 @@ use mco_mcn as logic;
 
 use super::guest::McnGuestExt as _;
 use super::guest::{McnGuest, NODE_STATE_INTERFACE};
-use crate::audit::cluster;
+use crate::registry::audit::{self, cluster::ReadError};
 use crate::registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
 use crate::runtime::{GuestError, LoadError, Runtime};
 
@@ -55,13 +55,15 @@ impl JobKind for Mcn {
     fn audit<'a>(
         &'a self,
         client: &'a kube::Client,
-        set: &'a GuestSet,
+        served: &'a Served,
         job: &'a Job,
         limit: usize,
     ) -> Audited<'a> {
-        Box::pin(cluster::of_job(set, job, async move |guests| {
-            cluster::mcn(client, guests, limit).await
-        }))
+        Box::pin(async move {
+            let guests = (served.get::<McnGuest>().and_then(audit::pair))
+                .ok_or_else(|| ReadError::NoCandidate(job.to_string()))?;
+            super::audit::on_cluster(client, guests, limit).await
+        })
     }
 }
 

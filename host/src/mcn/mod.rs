@@ -9,6 +9,7 @@
 //! one and who else writes MCNs (`observe`, for the ownership modes) and
 //! what `eval mcn` reads (`eval`).
 
+pub mod audit;
 pub mod authority;
 pub mod controller;
 pub mod crd;

@@ -7,8 +7,30 @@
 //! `pkg/apihelpers/apihelpers.go`), otherwise the defaults alone.
 //! Sans-IO: the controller and `eval mcn` both come here.
 
+use kube::api::DynamicObject;
 use mco_mcn::{DisruptionAction, DisruptionPolicies, FilePolicy, UnitPolicy};
 use serde_json::Value;
+
+use crate::manifests::{InputError, Reader};
+
+/// The policies of the MachineConfiguration file an `eval mcn` or an
+/// audit is given (`--machineconfiguration`); the defaults without one.
+pub fn from_file(
+    reader: &mut Reader,
+    path: Option<&str>,
+) -> Result<DisruptionPolicies, InputError> {
+    let object: Option<Value> = path
+        .map(|path| reader.object(path, "MachineConfiguration"))
+        .transpose()?;
+    Ok(policies(object.as_ref()))
+}
+
+/// The policies of MachineConfiguration `cluster` as the cluster serves it
+/// (to the controller's watch, or an audit's get).
+pub fn of_object(object: Option<&DynamicObject>) -> DisruptionPolicies {
+    let object = object.and_then(|object| serde_json::to_value(object).ok());
+    policies(object.as_ref())
+}
 
 /// The policies the guest gets. `None` (no MachineConfiguration `cluster`)
 /// gives the defaults: upstream's daemon would wait and then fail the

@@ -9,14 +9,13 @@ use std::hash::{Hash, Hasher};
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
-use super::set::GuestSet;
+use super::audit::Audit;
+use super::audit::cluster::ReadError;
 use super::slot::{Fetched, Served};
-use crate::audit::Report;
-use crate::audit::cluster::ReadError;
 use crate::runtime::{LoadError, Runtime};
 
 /// A job's audit of its candidate on the cluster ([`JobKind::audit`]).
-pub type Audited<'a> = Pin<Box<dyn Future<Output = Result<Report, ReadError>> + 'a>>;
+pub type Audited<'a> = Pin<Box<dyn Future<Output = Result<Audit, ReadError>> + 'a>>;
 
 /// What the registry needs to know of a job.
 pub trait JobKind: Send + Sync + 'static {
@@ -54,13 +53,14 @@ pub trait JobKind: Send + Sync + 'static {
     fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError>;
 
     /// Decides every current object of `job` in the cluster with the
-    /// module and the candidate serving it in `set`, and compares them
-    /// (MachineConfigGuest `spec.audit`). The modules run inside the
-    /// future, so drive it from a blocking thread.
+    /// module and the candidate `served` holds, and compares them
+    /// (MachineConfigGuest `spec.audit`), keeping `limit` of each sample.
+    /// The modules run inside the future, so drive it from a blocking
+    /// thread.
     fn audit<'a>(
         &'a self,
         client: &'a kube::Client,
-        set: &'a GuestSet,
+        served: &'a Served,
         job: &'a Job,
         limit: usize,
     ) -> Audited<'a>;
@@ -190,5 +190,66 @@ impl Jobs {
             // process: serde wants the list `'static`.
             Box::leak(fields.into_boxed_slice())
         })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A job for the registry's own tests, which know no real job: it
+    /// loads no module and reads no cluster.
+    pub(crate) struct TestJob;
+
+    impl JobKind for TestJob {
+        fn name(&self) -> &'static str {
+            "test"
+        }
+
+        fn key(&self) -> Option<&'static str> {
+            None
+        }
+
+        fn interface(&self) -> &'static str {
+            "mco:test/none"
+        }
+
+        fn installed(&self) -> Vec<(Option<&'static str>, &'static str)> {
+            Vec::new()
+        }
+
+        fn required(&self) -> Option<&'static str> {
+            None
+        }
+
+        fn on_failure(&self) -> &'static str {
+            "nothing"
+        }
+
+        fn canary_field(&self) -> &'static str {
+            "pools"
+        }
+
+        fn load(&self, _: &Runtime, _: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
+            Err(LoadError::Smoke {
+                module: fetched.entry.module.source.to_string(),
+                detail: "the test job loads no module".into(),
+            })
+        }
+
+        fn audit<'a>(
+            &'a self,
+            _: &'a kube::Client,
+            _: &'a Served,
+            _: &'a Job,
+            _: usize,
+        ) -> Audited<'a> {
+            Box::pin(async { Err(ReadError::Cluster("the test job reads no cluster".into())) })
+        }
+    }
+
+    /// The entry of [`TestJob`].
+    pub(crate) fn test_job() -> Job {
+        Job::single(&TestJob)
     }
 }

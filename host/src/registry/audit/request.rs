@@ -20,10 +20,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use super::crd::MachineConfigGuest;
-use super::job::{Job, Jobs};
-use super::set::GuestSet;
-use crate::audit::{Failed, Report, SAMPLE_LIMIT, Sampled};
+use super::cluster::ReadError;
+use super::{Failed, Module, Report, SAMPLE_LIMIT, Sampled};
+use crate::registry::crd::{self, MachineConfigGuest};
+use crate::registry::job::{Job, Jobs};
+use crate::registry::set::GuestSet;
 
 /// Bound on one audit: reading every object and deciding it twice. 5,000
 /// nodes take seconds (docs/dev/records/benchmarks.md, "Auditing 5,000 nodes").
@@ -154,6 +155,17 @@ pub fn pending(object: &MachineConfigGuest) -> Option<&str> {
     }
 }
 
+/// The report of `job`'s audit (`JobKind::audit`) of the module and the
+/// candidate serving it in `set`. The modules run inside the future.
+async fn audit(client: &Client, set: &GuestSet, job: &Job) -> Result<Report, ReadError> {
+    let no_candidate = || ReadError::NoCandidate(job.to_string());
+    let served = set.served(job).ok_or_else(no_candidate)?;
+    let candidate = served.candidate().ok_or_else(no_candidate)?;
+    let audit = job.kind().audit(client, served, job, SAMPLE_LIMIT).await?;
+    let active = Module::of(served.active().0);
+    Ok(audit.report(job.to_string(), active, Module::of(candidate)))
+}
+
 /// An audit that ended, for the object it answers.
 pub struct Answer {
     pub object: String,
@@ -206,7 +218,7 @@ impl Audits {
             .filter_map(|object| {
                 let name = object.metadata.name.as_deref()?;
                 let request = pending(object)?;
-                let job = super::crd::job_of(object, jobs)?;
+                let job = crd::job_of(object, jobs)?;
                 let answered = self.answers.get(name).map(|a| a.request.as_str());
                 (answered != Some(request)).then_some((name, request, job))
             })
@@ -224,7 +236,7 @@ impl Audits {
         let (client, done) = (client.clone(), self.done.clone());
         let handle = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
-            let audit = job.kind().audit(&client, &set, &job, SAMPLE_LIMIT);
+            let audit = audit(&client, &set, &job);
             let result = match handle.block_on(tokio::time::timeout(DEADLINE, audit)) {
                 Ok(Ok(report)) => Ok(report),
                 Ok(Err(err)) => Err(err.to_string()),
@@ -278,7 +290,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::audit::Module;
+    use crate::registry::audit::Audit;
+    use crate::registry::job::tests::test_job;
 
     fn object(request: Option<&str>, answered: Option<(&str, AuditState)>) -> MachineConfigGuest {
         let mut spec =
@@ -299,7 +312,7 @@ mod tests {
     }
 
     fn report() -> Report {
-        let mut audit = crate::audit::Audit::new(SAMPLE_LIMIT);
+        let mut audit = Audit::new(SAMPLE_LIMIT);
         let keys = |v: &str| Ok(vec![("Updated".to_owned(), v.to_owned())]);
         audit.add("canary-0", keys("True"), keys("False"));
         audit.add("worker-0", keys("True"), keys("True"));
@@ -368,7 +381,7 @@ mod tests {
         let (mut audits, _answered) = Audits::new();
         let answer = |request: &str| Answer {
             object: "mcn".into(),
-            job: crate::mcn::job::job(),
+            job: test_job(),
             status: AuditStatus::finished(request, "t0", Ok(report()), Timestamp::UNIX_EPOCH),
         };
         audits.answered(&answer("1"));

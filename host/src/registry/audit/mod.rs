@@ -1,23 +1,25 @@
-//! Auditing a candidate guest (`mco-host guests audit`): every object of
-//! one job decided by two modules, the active one and a candidate, and the
-//! two decisions compared key by key with [`crate::compare`]. Only counts
-//! and bounded samples are kept, so an audit of 5,000 nodes holds no
-//! decision longer than it takes to compare it. Each job keys its own
-//! decisions (`mcn`, `bootimage`); this file counts them.
+//! Auditing a candidate guest: every object of one job decided by two
+//! modules, the active one and a candidate, and the two decisions compared
+//! key by key with [`crate::compare`]. Only counts and bounded samples are
+//! kept, so an audit of 5,000 nodes holds no decision longer than it takes
+//! to compare it. Each job keys its own decisions, in its own folder
+//! (`JobKind::audit`); this file counts them, `cluster` reads the cluster
+//! for them and `request` answers a MachineConfigGuest's `spec.audit`.
 
-pub mod bootimage;
 pub mod cluster;
-pub mod mcn;
+pub mod request;
+
+pub use request::{Answer, AuditSpec, AuditState, AuditStatus, Audits};
 
 use std::collections::{BTreeMap, HashSet};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::slot::Slot;
 use crate::compare::{Counts, Difference, Summary, keep_smallest, keyed};
 use crate::manifests::InputError;
-use crate::registry::Slot;
-use crate::runtime::{Guest, GuestError, World};
+use crate::runtime::{GuestError, GuestModule};
 
 /// Differences, and failures, a report shows by default.
 pub const SAMPLE_LIMIT: usize = 20;
@@ -197,10 +199,10 @@ pub struct Module {
 }
 
 impl Module {
-    pub fn of<W: World>(guest: &Guest<W>) -> Module {
+    pub fn of(module: &GuestModule) -> Module {
         Module {
-            module: guest.module().name.clone(),
-            sha256: guest.module().digest.clone(),
+            module: module.name.clone(),
+            sha256: module.digest.clone(),
         }
     }
 }

@@ -3,8 +3,9 @@
 //! from files (`files`) or the cluster's current objects (`cluster`). The
 //! two modules come from the registry (an entry and its `candidate`, or
 //! `--guest` in its candidate's place) or from files (`--active`), loaded
-//! with every check `eval` makes; the comparison is `crate::audit`'s, and
-//! `render` draws it as a table.
+//! with every check `eval` makes; each job's folder decides and keys the
+//! objects (its `audit.rs`), `registry::audit` compares and counts, and
+//! `render` draws the report as a table.
 
 mod files;
 mod render;
@@ -15,8 +16,8 @@ use clap::Args;
 
 use super::eval::load_slot;
 use super::{Failure, SandboxArgs, host_stream_arch, print};
-use crate::audit::cluster::ReadError;
-use crate::audit::{Module, Report};
+use crate::registry::audit::cluster::ReadError;
+use crate::registry::audit::{self, Module, Report};
 use crate::registry::entries::{self, Entry};
 use crate::registry::slot::Slot;
 use crate::registry::{Job, JobKind as _, Remote};
@@ -42,7 +43,7 @@ pub(super) struct AuditArgs {
     #[command(flatten)]
     files: files::FileArgs,
     /// Differences (and failures) shown, the first by object name.
-    #[arg(long, value_name = "N", default_value_t = crate::audit::SAMPLE_LIMIT)]
+    #[arg(long, value_name = "N", default_value_t = audit::SAMPLE_LIMIT)]
     sample: usize,
     /// Print the report as JSON instead of a table.
     #[arg(long)]
@@ -103,11 +104,15 @@ pub(super) fn run(sandbox: &SandboxArgs, args: AuditArgs) -> Result<(), Failure>
                 args.files.none_given()?;
                 let client = args.kubeconfig.as_deref();
                 on_cluster(client, async |client| {
-                    crate::audit::cluster::mcn(client, (active, candidate), args.sample).await
+                    mcn::audit::on_cluster(client, (active, candidate), args.sample).await
                 })?
             }
         };
-        audit.report(job.to_string(), Module::of(active), Module::of(candidate))
+        audit.report(
+            job.to_string(),
+            Module::of(active.module()),
+            Module::of(candidate.module()),
+        )
     } else {
         args.files.only_for_bootimage()?;
         let platform = job.key().unwrap_or_default();
@@ -128,12 +133,15 @@ pub(super) fn run(sandbox: &SandboxArgs, args: AuditArgs) -> Result<(), Failure>
                 let client = args.kubeconfig.as_deref();
                 on_cluster(client, async |client| {
                     let guests = (active, candidate);
-                    crate::audit::cluster::bootimage(client, platform, guests, arch, args.sample)
-                        .await
+                    bootimage::audit::on_cluster(client, platform, guests, arch, args.sample).await
                 })?
             }
         };
-        audit.report(job.to_string(), Module::of(active), Module::of(candidate))
+        audit.report(
+            job.to_string(),
+            Module::of(active.module()),
+            Module::of(candidate.module()),
+        )
     };
     output(&report, args.json)
 }
@@ -176,7 +184,7 @@ fn parse_job(text: &str) -> Result<Job, AuditError> {
 
 /// The slot's active module and candidate.
 fn pair<'s, G>(slot: &'s Slot<G>, job: &Job) -> Result<(&'s G, &'s G), AuditError> {
-    crate::audit::pair(slot).ok_or_else(|| AuditError::NoCandidate(job.to_string()))
+    audit::pair(slot).ok_or_else(|| AuditError::NoCandidate(job.to_string()))
 }
 
 /// The two modules, as one registry entry: `--active` and `--guest`; or

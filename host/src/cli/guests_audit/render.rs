@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::audit::{Module, Report};
+use crate::registry::audit::{Module, Report};
 
 pub(super) fn table(report: &Report) -> String {
     let mut text = String::new();
@@ -87,8 +87,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::audit::{Failed, Failures, Role, Sampled};
     use crate::compare::Counts;
+    use crate::registry::audit::{Failed, Failures, Role, Sampled};
 
     #[test]
     fn the_table_shows_counts_keys_with_differences_first_and_both_samples() {

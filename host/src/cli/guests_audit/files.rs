@@ -6,13 +6,12 @@
 use clap::Args;
 
 use super::AuditError;
-use crate::audit::Audit;
-use crate::audit::bootimage::{BootImageAudit, BootImageFiles, BootImageObjects};
-use crate::audit::cluster::check_cluster;
-use crate::audit::mcn::{McnFiles, audit_files};
 use crate::bootimage::BootImageGuest;
+use crate::bootimage::audit::{BootImageAudit, BootImageFiles, BootImageObjects, check_cluster};
 use crate::cli::Failure;
 use crate::mcn::McnGuest;
+use crate::mcn::audit::{McnFiles, audit_files};
+use crate::registry::audit::Audit;
 
 #[derive(Args)]
 pub(in crate::cli) struct FileArgs {
@@ -221,8 +220,8 @@ pub(super) fn bootimage(
         control_plane_arch,
         limit,
     );
-    for (kind, object) in read.objects {
-        audit.add(kind, object);
+    for machine in read.objects {
+        audit.add(machine);
     }
     Ok(audit.finish())
 }

@@ -1,27 +1,36 @@
-//! The MCN job's audit: each node's facts made as the controller makes
-//! them, derived by both modules a batch at a time (one instance per batch
-//! and module, as `McnGuest::derive_batch` runs them), and each decision
-//! keyed as observe mode keys an MCN (`mcn::observe`). Nodes come one by
-//! one and leave with their batch, so the caller can stream them from a
-//! paginated list.
+//! The MCN job's audit (`guests audit --job mcn`, `JobKind::audit`):
+//! each node's facts made as the controller makes them, derived by both
+//! modules a batch at a time (one instance per batch and module, as
+//! `McnGuest::derive_batch` runs them), and each decision keyed as observe
+//! mode keys an MCN (`mcn::observe`). Nodes come one by one and leave with
+//! their batch, so they stream from a file or a paginated list: the nodes
+//! in memory are one batch's (and one page's); every MCN is kept (a node's
+//! decision reads its MCN). Read from the cluster, both are trimmed as the
+//! controller's watches trim them (managed fields but the operator's, a
+//! Node's status but its phase).
 
-use crate::feature_gates::FeatureGates;
 use std::collections::HashMap;
 
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
-use kube::ResourceExt;
+use kube::api::Api;
+use kube::{Client, ResourceExt};
 use mco_mcn as logic;
-use serde_json::Value;
 use tracing::info_span;
 
-use super::{Audit, Keyed, Names};
+use super::McnGuest;
+use super::crd::MachineConfigNode;
+use super::objects::{MachineConfig, MachineConfigPool, trim_node};
+use super::policies;
+use super::{observe, rules};
+use crate::cluster::decode::Isolated;
+use crate::cluster::managers::keep_operator_entries;
+use crate::cluster::resources::MACHINE_CONFIGURATION;
+use crate::feature_gates::{self, FeatureGates};
 use crate::manifests::{InputError, Reader};
-use crate::mcn::McnGuest;
-use crate::mcn::crd::MachineConfigNode;
-use crate::mcn::guest::McnGuestExt as _;
-use crate::mcn::objects::{MachineConfig, MachineConfigPool, trim_node};
-use crate::mcn::{observe, policies, rules};
+use crate::registry::audit::cluster::{ReadError, dynamic, get, list, pages, readable};
+use crate::registry::audit::{Audit, Keyed, Names};
+use super::guest::McnGuestExt as _;
 use crate::runtime::GuestError;
 
 /// Nodes that share one instance of each module.
@@ -71,21 +80,63 @@ pub fn audit_files(
     Ok(audit.finish())
 }
 
+/// The audit of every Node of the cluster.
+pub async fn on_cluster(
+    client: &Client,
+    (active, candidate): (&McnGuest, &McnGuest),
+    limit: usize,
+) -> Result<Audit, ReadError> {
+    let machineconfiguration = get(
+        dynamic(client, None, MACHINE_CONFIGURATION),
+        "cluster",
+        "MachineConfiguration cluster",
+    )
+    .await?;
+    let mut previous = HashMap::new();
+    pages(
+        &Api::<Isolated<MachineConfigNode>>::all(client.clone()),
+        "MachineConfigNodes",
+        |page| {
+            previous.extend(readable(page).map(|mut mcn| {
+                keep_operator_entries(mcn.managed_fields_mut());
+                (mcn.name_any(), mcn)
+            }))
+        },
+    )
+    .await?;
+    let cluster = Cluster {
+        pools: list(client, "MachineConfigPools").await?,
+        configs: list(client, "MachineConfigs").await?,
+        policies: policies::of_object(machineconfiguration.as_ref()),
+        previous,
+        gates: feature_gates::read_cluster(client)
+            .await
+            .map_err(ReadError::Cluster)?,
+    };
+    let mut audit = McnAudit::new(active, candidate, &cluster, limit);
+    pages(&Api::<Node>::all(client.clone()), "Nodes", |page| {
+        for mut node in page {
+            keep_operator_entries(node.managed_fields_mut());
+            trim_node(&mut node);
+            audit.add(node);
+        }
+    })
+    .await?;
+    Ok(audit.finish())
+}
+
 impl Cluster {
     /// Reads what the Nodes of `files` share.
     fn read(reader: &mut Reader, files: &McnFiles) -> Result<Cluster, InputError> {
         let pools = reader.all(files.pools, "MachineConfigPool")?;
         let configs = reader.all(files.machineconfigs, "MachineConfig")?;
-        let machineconfiguration: Option<Value> = files
-            .machineconfiguration
-            .map(|path| reader.object(path, "MachineConfiguration"))
-            .transpose()?;
+        let policies = policies::from_file(reader, files.machineconfiguration)?;
         let previous: Vec<MachineConfigNode> = reader.all(files.previous, "MachineConfigNode")?;
-        let gates = crate::feature_gates::read(reader, files.featuregate, None)?;
+        let gates = feature_gates::read(reader, files.featuregate, None)?;
         Ok(Cluster {
             pools,
             configs,
-            policies: policies::policies(machineconfiguration.as_ref()),
+            policies,
             previous: previous
                 .into_iter()
                 .map(|mcn| (mcn.name_any(), mcn))
