@@ -95,12 +95,15 @@ pub struct Rollout {
     pub agree: u64,
     pub differ: u64,
     pub failed: u64,
-    /// Passed through whole: the host, not this view, says what a rollout holds.
+    /// Passed through whole: the host, not this view, says what a
+    /// rollout holds.
     document: serde_json::Map<String, serde_json::Value>,
 }
 
 impl<'de> Deserialize<'de> for Rollout {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// What the table shows; the counts are 0 and the stage unknown
+        /// in a rollout not of this shape.
         #[derive(Deserialize, Default)]
         #[serde(default)]
         struct Stage {
@@ -115,7 +118,7 @@ impl<'de> Deserialize<'de> for Rollout {
             agree,
             differ,
             failed,
-        } = lenient(&document);
+        } = Stage::deserialize(&document).unwrap_or_default();
         Ok(Rollout {
             stage,
             agree,
@@ -130,13 +133,6 @@ impl Serialize for Rollout {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.document.serialize(serializer)
     }
-}
-
-/// `T` from an object, its defaults where the object is not of its shape.
-fn lenient<T: DeserializeOwned + Default>(
-    object: &serde_json::Map<String, serde_json::Value>,
-) -> T {
-    serde_json::from_value(serde_json::Value::Object(object.clone())).unwrap_or_default()
 }
 
 /// A MachineConfigPool as the view reads it: its target config and when
