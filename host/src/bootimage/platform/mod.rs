@@ -114,3 +114,19 @@ pub(crate) trait Platform: Sync {
 pub(crate) fn provider_spec<T: DeserializeOwned>(spec: &Value) -> Option<T> {
     T::deserialize(spec).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_platform_is_found_by_its_name_and_by_its_fixtures_kind() {
+        for platform in PLATFORMS {
+            let name = Some(platform.name());
+            assert_eq!(by_name(platform.name()).map(|p| p.name()), name);
+            let fixture = platform.fixture();
+            assert_eq!(by_provider_spec(&fixture).map(|p| p.name()), name);
+        }
+        assert!(by_name("Nutanix").is_none());
+    }
+}
