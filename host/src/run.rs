@@ -55,8 +55,8 @@ pub struct BootImageOptions {
     pub known_images_configmap: Option<String>,
     pub machineconfiguration_wait: Duration,
     pub control_plane_arch: String,
-    pub vsphere: bootimage::vcenters::Options,
-    pub ec2: bootimage::ec2_live::Options,
+    pub vsphere: bootimage::vcenter::live::Options,
+    pub ec2: bootimage::ec2::live::Options,
 }
 
 pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()> {

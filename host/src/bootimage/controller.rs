@@ -22,7 +22,7 @@ use mco_bootimage::{Decision, MachineKind, MachineSetView};
 use tokio::sync::{mpsc, watch};
 
 use super::conditions;
-use super::ec2_live::{self, Ec2};
+use super::ec2::live::{self as ec2_live, Ec2};
 use super::error::PassError;
 use super::guest::BootImageGuestExt as _;
 use super::guest::{BatchItem, BootImageGuest, StreamInput};
@@ -36,7 +36,7 @@ use super::rules;
 use super::skew;
 use super::stream_cache::StreamCache;
 use super::triggers::{self, Kind, one};
-use super::vcenters::{self, Vcenters};
+use super::vcenter::live::{self as vcenters, Vcenters};
 use super::write::Writer;
 use crate::cluster::decode::Failures;
 use crate::cluster::events::Events;
@@ -393,7 +393,7 @@ impl Worker {
             if !reads.is_empty() {
                 for (index, answer) in self.writer.vcenters.read(reads, recover).await {
                     let result = if answer.is_ok() { "read" } else { "failed" };
-                    let job = super::job::job(super::vcenter::VSPHERE).to_string();
+                    let job = super::job::job(super::platform::vsphere::NAME).to_string();
                     crate::metrics::count(
                         &self.writer.metrics.bootimage_vcenter_reads,
                         &job,
@@ -415,7 +415,7 @@ impl Worker {
                         super::ec2::Ec2Answer::Unreachable(_) => "unreachable",
                         _ => "read",
                     };
-                    let job = super::job::job(super::ec2::AWS).to_string();
+                    let job = super::job::job(super::platform::aws::NAME).to_string();
                     crate::metrics::count(&self.writer.metrics.bootimage_ec2_reads, &job, result);
                     pass.give_ec2(read.index, answer);
                 }

@@ -6,24 +6,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mco_bootimage::vcenter::{VcenterFacts, VcenterVm};
 use mco_bootimage::{ClusterFacts, MachineSetView, ProviderSpec};
 use serde_json::json;
 
 use super::guest::BootImageGuestExt as _;
 use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
+use super::platform::{self, PLATFORMS};
 use crate::registry::audit::{self, cluster::ReadError};
 use crate::registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
 use crate::runtime::{GuestError, LoadError, Runtime};
-
-/// Platforms the project ships a boot image guest for, by Infrastructure
-/// `status.platformStatus.type`.
-const SHIPPED_PLATFORMS: [(&str, &str); 4] = [
-    ("GCP", "bootimage-gcp.wasm"),
-    ("AWS", "bootimage-aws.wasm"),
-    ("Azure", "bootimage-azure.wasm"),
-    ("VSphere", "bootimage-vsphere.wasm"),
-];
 
 /// The boot image job, as the composition root registers it.
 pub struct BootImage;
@@ -44,9 +35,9 @@ impl JobKind for BootImage {
     }
 
     fn installed(&self) -> Vec<(Option<&'static str>, &'static str)> {
-        SHIPPED_PLATFORMS
+        PLATFORMS
             .iter()
-            .map(|&(platform, file)| (Some(platform), file))
+            .map(|platform| (Some(platform.name()), platform.module()))
             .collect()
     }
 
@@ -110,39 +101,13 @@ const STREAM: &str = r#"{"stream":"rhcos-smoke","metadata":{"last-modified":"202
    "hyperVGen1":{"publisher":"azureopenshift","offer":"aro4","sku":"aro_420","version":"9.8.1"},
    "hyperVGen2":{"publisher":"azureopenshift","offer":"aro4","sku":"420-v2","version":"9.8.1"}}}}}}}}"#;
 
-const OLD_AMI: &str = "ami-0c5a8e7f3b2d1e4f6";
-
-/// An x86_64 worker MachineSet of `platform`, with an old RHCOS image.
+/// An x86_64 worker MachineSet of `platform`, with an old RHCOS image
+/// (the platform table's fixture; only a user-data Secret on a platform
+/// the host does not know).
 pub fn fixture(platform: &str) -> MachineSetView {
-    let provider_spec = match platform {
-        "GCP" => json!({
-            "kind": "GCPMachineProviderSpec",
-            "disks": [{"boot": true, "autoDelete": true, "sizeGb": 128,
-                       "image": "projects/rhcos-cloud/global/images/rhcos-418-94-gcp-x86-64"}],
-            "userDataSecret": {"name": "worker-user-data"},
-        }),
-        "AWS" => json!({
-            "kind": "AWSMachineProviderConfig",
-            "ami": {"id": OLD_AMI},
-            "placement": {"region": "us-east-1", "availabilityZone": "us-east-1a"},
-            "userDataSecret": {"name": "worker-user-data"},
-        }),
-        "Azure" => json!({
-            "kind": "AzureMachineProviderSpec",
-            "image": {"publisher": "azureopenshift", "offer": "aro4", "sku": "420-v2",
-                      "version": "9.6.20251015", "type": "MarketplaceNoPlan"},
-            "securityProfile": {},
-            "userDataSecret": {"name": "worker-user-data"},
-        }),
-        "VSphere" => json!({
-            "kind": "VSphereMachineProviderSpec",
-            "template": "smoke-rhcos-fd",
-            "workspace": {"server": "vcenter.example.com", "datacenter": "dc1",
-                          "folder": "/dc1/vm/smoke", "datastore": "/dc1/datastore/ds1",
-                          "resourcePool": "/dc1/host/cl1/Resources"},
-            "userDataSecret": {"name": "worker-user-data"},
-        }),
-        _ => json!({"userDataSecret": {"name": "worker-user-data"}}),
+    let provider_spec = match platform::by_name(platform) {
+        Some(platform) => platform.fixture(),
+        None => json!({"userDataSecret": {"name": "worker-user-data"}}),
     };
     MachineSetView {
         kind: Default::default(),
@@ -171,27 +136,17 @@ pub fn decision(
     platform: &str,
     guest: &BootImageGuest,
 ) -> Result<mco_bootimage::Decision, GuestError> {
-    let cluster = ClusterFacts {
+    let mut cluster = ClusterFacts {
         control_plane_arch: "x86_64".into(),
         multi_arch: false,
-        // The AWS fixture's current AMI, so it counts as an RHCOS image.
-        known_images: [OLD_AMI.to_string()].into(),
-        // vCenter holds the vSphere fixture's template, at an older release.
-        vcenter: (platform == "VSphere").then(|| VcenterFacts {
-            infrastructure_name: "smoke".into(),
-            failure_domain: "fd".into(),
-            install_disk_type: None,
-            vms: vec![VcenterVm {
-                name: "smoke-rhcos-fd".into(),
-                folder: "/dc1/vm/smoke".into(),
-                template: true,
-                release: Some("9.6.1".into()),
-                disk_type: Some("thin".into()),
-            }],
-        }),
+        known_images: BTreeSet::new(),
+        vcenter: None,
         // The smoke decision is made from the lists: no EC2 is asked.
         ec2: None,
     };
+    if let Some(platform) = platform::by_name(platform) {
+        platform.smoke_facts(&mut cluster);
+    }
     let stream = StreamInput::new(Some(STREAM));
     guest.decide_one(platform, &stream, &fixture(platform), &cluster, None)
 }

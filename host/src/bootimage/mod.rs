@@ -6,10 +6,11 @@
 //! `triggers`), the one place its writes happen (`write`), the record it
 //! keeps in the cluster (`state`), the stream parsed once per version
 //! (`stream_cache`), its conditions (`conditions`), its
-//! errors (`error`) and what `eval bootimage` reads (`eval`). vSphere adds
-//! the host's side of its rules (`vcenter`, sans-IO) and the vCenter
-//! reads and imports (`vcenters`). AWS adds what the planner asks EC2
-//! and how the answers reach the guest (`ec2`, sans-IO).
+//! errors (`error`) and what `eval bootimage` reads (`eval`). The
+//! platforms it knows are listed once, one file each (`platform`). vSphere
+//! adds what the planner asks vCenter and how the answers reach the guest
+//! (`vcenter`, sans-IO) and the connections that answer (`vcenter::live`);
+//! AWS likewise asks EC2 (`ec2`, and `ec2::live`).
 
 pub mod audit;
 pub mod authority;
@@ -17,20 +18,19 @@ pub mod conditions;
 pub mod controller;
 mod decode;
 pub mod ec2;
-pub mod ec2_live;
 pub mod error;
 pub mod eval;
 pub mod guest;
 pub mod job;
 pub mod objects;
 pub mod plan;
+pub(crate) mod platform;
 pub mod rules;
 pub mod skew;
 pub mod state;
 mod stream_cache;
 mod triggers;
 pub mod vcenter;
-pub mod vcenters;
 mod write;
 
 pub use guest::{

@@ -10,12 +10,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::{Selector, SelectorExt};
 use mco_bootimage::{ClusterFacts, Decision, InputError, MachineKind, MachineSetView};
 
-use super::ec2::{self, Ec2Read};
+use super::ec2::Ec2Read;
 use super::objects::{
     ClusterVersion, ConfigMapData, Infrastructure, Lenient, MachineConfiguration, MachineManager,
     Selection, Undecodable, UserDataSecret,
 };
-use super::vcenter::{self, Lookup, Match, VSPHERE};
+use super::platform;
+use super::vcenter::Lookup;
 use crate::feature_gates::{FeatureGates, MANAGED_BOOT_IMAGES_CPMS};
 
 /// What the host rules read for one MachineSet besides the cluster gates.
@@ -95,39 +96,19 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
         let label = format!("{} (AzureStackCloud)", prepared.platform_type);
         return Ok(Step::Decided(prepared.unsupported(&label)));
     }
-    // Upstream updates ControlPlaneMachineSets on these three only
-    // (`pkg/controller/machine-set-boot-image`, `syncControlPlaneMachineSets`);
-    // a platform team's guest for another platform is not asked.
+    let platform = platform::by_name(&prepared.platform_type);
+    // A platform team's guest for a platform whose ControlPlaneMachineSets
+    // upstream does not update is not asked.
     if prepared.machineset.kind == MachineKind::ControlPlaneMachineSet
-        && !CPMS_PLATFORMS.contains(&prepared.platform_type.as_str())
+        && !platform.is_some_and(|p| p.updates_control_plane_machine_sets())
     {
         return Ok(Step::Decided(prepared.without_guest()));
     }
-    if prepared.platform_type == VSPHERE {
-        // The common rules first, as upstream runs them before it touches
-        // vCenter: a Windows or an owned MachineSet costs no session.
-        if let Err(decided) = mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster) {
-            return Ok(Step::Decided(decided));
-        }
-        match vcenter::prepare(inputs.infrastructure, &prepared.machineset) {
-            Some(Match::Decided(decision)) => return Ok(Step::Decided(decision)),
-            Some(Match::Read(lookup)) => prepared.vcenter = Some(lookup),
-            // No readable workspace: the guest says what is missing.
-            None => {}
-        }
-    }
-    // EC2 is asked only for what the guest will look at: the common rules
-    // passed and the providerSpec names an AMI by ID in a region.
-    if prepared.platform_type == ec2::AWS
-        && mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster).is_ok()
-    {
-        prepared.ec2 = ec2::image_read(&prepared.machineset);
+    if let Some(decided) = platform.and_then(|p| p.prepare(inputs.infrastructure, &mut prepared)) {
+        return Ok(Step::Decided(decided));
     }
     Ok(Step::Guest(Box::new(prepared)))
 }
-
-/// The platforms whose ControlPlaneMachineSets get boot image updates.
-pub const CPMS_PLATFORMS: [&str; 3] = ["AWS", "GCP", "Azure"];
 
 /// Whether a pass takes up objects of `kind` at all under `gates`. With
 /// `ManagedBootImagesCPMS` off, upstream registers no ControlPlaneMachineSet
@@ -264,11 +245,6 @@ pub fn stability_gate(cv: &ClusterVersion) -> Option<Decision> {
     }
 }
 
-/// Platforms whose MachineSets are enrolled by default when the admin says
-/// nothing (`CheckBootImagePlatform` default-on on MCO main). Azure Stack
-/// Hub runs no boot image controller at all and never gets here.
-const DEFAULT_ON_PLATFORMS: [&str; 4] = ["AWS", "GCP", "Azure", "VSphere"];
-
 /// The machine manager `resource` that enrolls objects of `kind`.
 fn manager_resource(kind: MachineKind) -> &'static str {
     match kind {
@@ -355,10 +331,12 @@ fn effective_selection<'a>(
         );
     }
     // The operator's default: `All` for MachineSets on a default-on
-    // platform; otherwise `None`, which enrolls nothing, so it is given as
-    // no selection, with the rule as the reason.
+    // platform (Azure Stack Hub runs no boot image controller at all and
+    // never gets here); otherwise `None`, which enrolls nothing, so it is
+    // given as no selection, with the rule as the reason.
+    let default_on = super::platform::by_name(platform).is_some_and(|p| p.enrolled_by_default());
     let (selection, why) = match kind {
-        MachineKind::MachineSet if DEFAULT_ON_PLATFORMS.contains(&platform) => (
+        MachineKind::MachineSet if default_on => (
             Some(Chosen::All),
             format!("no {resource} entry, and {platform} MachineSets are enrolled by default"),
         ),

@@ -27,7 +27,7 @@ use super::objects::{Decoded, MACHINE_API_NAMESPACE, MachineConfiguration};
 use super::plan::{Action, Plan};
 use super::skew;
 use super::state::{ControllerState, decision_fingerprint};
-use super::vcenters::Vcenters;
+use super::vcenter::live::Vcenters;
 use crate::cluster::events::{Events, Note};
 use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::resources::{
@@ -401,7 +401,7 @@ impl Writer {
             error("the host matched no failure domain for this MachineSet".into())
         })?;
         let plan = lookup.import_plan(import).map_err(error)?;
-        let job = || super::job::job(super::vcenter::VSPHERE).to_string();
+        let job = || super::job::job(super::platform::vsphere::NAME).to_string();
         let started = std::time::Instant::now();
         match self.vcenters.import(&plan).await {
             Ok(imported) => {
@@ -695,7 +695,7 @@ mod tests {
             // No test here reaches a vCenter: imports are e2e-tested on vcsim.
             vcenters: Vcenters::new(
                 client.clone(),
-                crate::bootimage::vcenters::Options {
+                crate::bootimage::vcenter::live::Options {
                     ova_cache: std::env::temp_dir().join("mco-host-write-tests-ova"),
                     ova_cache_max_bytes: 0,
                     trust: mco_vsphere::Trust::Public,

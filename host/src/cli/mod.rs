@@ -165,7 +165,7 @@ struct RunArgs {
     /// refused). At most the size of the volume it is on.
     #[arg(
         long,
-        default_value_t = crate::bootimage::vcenters::DEFAULT_OVA_CACHE_MAX_MIB,
+        default_value_t = crate::bootimage::vcenter::live::DEFAULT_OVA_CACHE_MAX_MIB,
         env = "MCO_OVA_CACHE_MAX_MIB"
     )]
     ova_cache_max_mib: u64,
@@ -690,7 +690,7 @@ impl RunArgs {
                 known_images_configmap: self.known_images_configmap,
                 machineconfiguration_wait: self.machineconfiguration_wait,
                 control_plane_arch: host_stream_arch()?.to_owned(),
-                vsphere: crate::bootimage::vcenters::Options {
+                vsphere: crate::bootimage::vcenter::live::Options {
                     ova_cache: self.ova_cache_dir,
                     ova_cache_max_bytes: self.ova_cache_max_mib.saturating_mul(1 << 20),
                     trust: match (&self.vcenter_ca_file, self.vcenter_insecure_skip_verify) {
@@ -708,7 +708,7 @@ impl RunArgs {
                         transfer: self.vcenter_transfer_timeout,
                     },
                 },
-                ec2: crate::bootimage::ec2_live::Options {
+                ec2: crate::bootimage::ec2::live::Options {
                     endpoint: self.ec2_endpoint,
                     timeouts: mco_ec2::Timeouts {
                         connect: self.ec2_connect_timeout,

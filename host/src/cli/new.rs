@@ -12,8 +12,6 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use crate::bootimage::authority::FIELD_OWNERSHIP;
-
 #[derive(Args)]
 pub(super) struct NewArgs {
     /// The job the guest serves.
@@ -106,7 +104,10 @@ const COMMON: [Template; 4] = [
 /// authority's field ownership); any other platform's guest may only
 /// decide `noop`, `skip` or `error`.
 fn patchable() -> impl Iterator<Item = &'static str> {
-    FIELD_OWNERSHIP.iter().map(|(platform, _)| *platform)
+    let platforms = crate::bootimage::platform::PLATFORMS.iter();
+    platforms
+        .filter(|p| !p.owned().is_empty())
+        .map(|p| p.name())
 }
 
 const LOCK: &str = include_str!("../../scaffold/Cargo.lock");

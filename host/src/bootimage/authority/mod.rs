@@ -2,7 +2,7 @@
 //! job's own inputs. Guests propose, the host disposes: a patch is applied
 //! to the MachineSet's providerSpec here, the result is diffed against the
 //! original, and every changed path must be one the platform owns
-//! ([`FIELD_OWNERSHIP`], kept here in the host, not in any guest). The new
+//! (`Platform::owned` in the host's platform table, not in any guest). The new
 //! image must be the one the
 //! current stream publishes for the MachineSet's architecture (and, on AWS,
 //! its region, or for a marketplace AMI one of its product that EC2 listed
@@ -16,9 +16,9 @@
 //! the job's to write (`vsphere`), and it is checked here, before any
 //! vCenter call.
 //!
-//! The image check of each platform is in its own file (`aws`, `gcp`,
-//! `azure`, `vsphere`), the faithful-stub comparison in `stub`; the tests
-//! are in `host/tests/authority.rs`.
+//! The fields each platform owns and its image check are in its file of
+//! the platform table (`bootimage/platform`), the faithful-stub comparison
+//! in `stub`; the tests are in `host/tests/authority.rs`.
 
 use std::collections::BTreeSet;
 
@@ -28,16 +28,14 @@ use mco_bootimage::{ClusterFacts, Decision, MachineKind, MachineSetView, Stream}
 use mco_k8s_rules::bounded;
 use serde_json::Value;
 
-mod aws;
-mod azure;
-mod gcp;
 mod patched;
 mod refusal;
 mod stub;
-mod vsphere;
 
-use patched::Patched;
+pub(crate) use patched::Patched;
 pub use refusal::{Refusal, Rule};
+
+use super::platform;
 
 /// How much of an offending value a message quotes, in bytes.
 pub(super) const QUOTE: usize = 120;
@@ -59,42 +57,9 @@ pub struct Owned {
     pub may: May,
 }
 
-const fn owned(path: &'static str, may: May) -> Owned {
+pub(crate) const fn owned(path: &'static str, may: May) -> Owned {
     Owned { path, may }
 }
-
-/// The fields each platform's boot image decision owns, as upstream's
-/// platform functions (`pkg/controller/machine-set-boot-image`,
-/// `platform_helpers.go`) change them: AWS sets `ami.id` and clears `ami.arn` /
-/// `ami.filters` (only one of the three may be set); GCP sets the `image` of
-/// boot disks only (every other disk and disk field byte-identical, the
-/// order kept); Azure replaces the six fields of the `image` block; vSphere
-/// points `template` at another template (`platform_helpers.go`,
-/// `reconcileVSphereProviderSpec`). A platform without an entry may change
-/// nothing.
-pub const FIELD_OWNERSHIP: &[(&str, &[Owned])] = &[
-    (
-        "AWS",
-        &[
-            owned("ami.id", May::SetImage),
-            owned("ami.arn", May::Clear),
-            owned("ami.filters", May::Clear),
-        ],
-    ),
-    ("GCP", &[owned("disks[].image", May::SetImage)]),
-    (
-        "Azure",
-        &[
-            owned("image.publisher", May::SetImage),
-            owned("image.offer", May::SetImage),
-            owned("image.sku", May::SetImage),
-            owned("image.version", May::SetImage),
-            owned("image.resourceID", May::SetImage),
-            owned("image.type", May::SetImage),
-        ],
-    ),
-    ("VSphere", &[owned("template", May::SetImage)]),
-];
 
 /// Everything the host knows about one boot image job: the same inputs the
 /// guest was given, plus the platform it serves and the parsed stream.
@@ -128,7 +93,10 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
     else {
         return Ok(());
     };
-    if import.is_some() && job.platform != vsphere::PLATFORM {
+    // A platform the host does not know owns no field and has no image
+    // check.
+    let platform = platform::by_name(job.platform);
+    if import.is_some() && !platform.is_some_and(|p| p.imports_templates()) {
         return Err(Rule::ImportOffVsphere);
     }
     // An import alone leaves the MachineSet as it is: it already names the
@@ -150,13 +118,9 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
     if fragment.is_some() && import.is_none() && changes.is_empty() {
         return Err(Rule::ChangesNothing);
     }
-    let owned = FIELD_OWNERSHIP
-        .iter()
-        .find(|(platform, _)| *platform == job.platform)
-        .map(|(_, owned)| *owned)
-        .unwrap_or(&[]);
-    if job.platform == "GCP" {
-        gcp::disk_order(before, &after)?;
+    let owned = platform.map_or(&[][..], |p| p.owned());
+    if let Some(platform) = platform {
+        platform.check_shape(before, &after)?;
     }
     for change in &changes {
         let pattern = change.pattern();
@@ -192,13 +156,7 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
         vcenter: job.cluster.vcenter.as_ref(),
         ec2: job.cluster.ec2.as_ref(),
     };
-    let image = match job.platform {
-        "AWS" => aws::image(&proposal)?,
-        "GCP" => gcp::image(&proposal)?,
-        "Azure" => azure::image(&proposal)?,
-        vsphere::PLATFORM => vsphere::image(&proposal)?,
-        _ => return Err(Rule::NoImageCheck),
-    };
+    let image = platform.ok_or(Rule::NoImageCheck)?.image(&proposal)?;
     if *target != image {
         return Err(Rule::TargetMismatch {
             target: target.clone(),
@@ -254,16 +212,16 @@ fn provider_spec_fragment(kind: MachineKind, patch: &Value) -> Result<&Value, Ru
 /// A patch as each platform's image check reads it: the providerSpec
 /// before and after it, and every path it changes; on vSphere also the
 /// template import it asks for and what the host read from vCenter.
-struct Proposal<'a> {
-    stream: &'a Stream,
-    arch: &'a str,
-    before: &'a Value,
-    after: &'a Patched<'a>,
-    changes: &'a [Change<'a>],
-    import: Option<&'a TemplateImport>,
-    vcenter: Option<&'a VcenterFacts>,
+pub(crate) struct Proposal<'a> {
+    pub stream: &'a Stream,
+    pub arch: &'a str,
+    pub before: &'a Value,
+    pub after: &'a Patched<'a>,
+    pub changes: &'a [Change<'a>],
+    pub import: Option<&'a TemplateImport>,
+    pub vcenter: Option<&'a VcenterFacts>,
     /// AWS: what the host read from EC2 for the MachineSet.
-    ec2: Option<&'a Ec2Facts>,
+    pub ec2: Option<&'a Ec2Facts>,
 }
 
 #[derive(Debug, Clone)]
@@ -273,9 +231,9 @@ enum Seg {
 }
 
 /// One changed leaf (or a subtree that changed shape).
-pub(super) struct Change<'a> {
+pub(crate) struct Change<'a> {
     path: Vec<Seg>,
-    pub(super) after: Option<&'a Value>,
+    pub(crate) after: Option<&'a Value>,
 }
 
 impl Change<'_> {
@@ -299,12 +257,12 @@ impl Change<'_> {
         self.render(|i| format!("[{i}]"))
     }
 
-    /// The path as [`FIELD_OWNERSHIP`] spells it.
+    /// The path as [`Owned::path`] spells it.
     fn pattern(&self) -> String {
         self.render(|_| "[]".into())
     }
 
-    pub(super) fn index(&self) -> Option<usize> {
+    pub(crate) fn index(&self) -> Option<usize> {
         self.path.iter().find_map(|seg| match seg {
             Seg::Index(i) => Some(*i),
             Seg::Key(_) => None,
@@ -362,6 +320,6 @@ fn diff_field<'a>(
     }
 }
 
-pub(super) fn str_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
+pub(crate) fn str_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
     value.pointer(pointer).and_then(Value::as_str)
 }

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::{Change, diff, diff_field};
 
 /// `before` after a merge patch, as far as the authority check reads it.
-pub(super) enum Patched<'a> {
+pub(crate) enum Patched<'a> {
     /// `before` is an object: the fields the patch names, in key order,
     /// each merged (`None`: the patch removes it); every other field is
     /// `before`'s own.
@@ -31,7 +31,7 @@ pub(super) enum Patched<'a> {
 impl<'a> Patched<'a> {
     /// `patch` is the providerSpec part of the decision's merge patch;
     /// `None` when the decision leaves the providerSpec alone.
-    pub(super) fn new(before: &'a Value, patch: Option<&'a Value>) -> Patched<'a> {
+    pub(crate) fn new(before: &'a Value, patch: Option<&'a Value>) -> Patched<'a> {
         match (before, patch) {
             (Value::Object(before), None) => Patched::Fields {
                 before,
@@ -63,7 +63,7 @@ impl<'a> Patched<'a> {
     }
 
     /// The top-level field `key` after the patch.
-    pub(super) fn get(&self, key: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
         match self {
             Patched::Fields { before, fields } => match fields.iter().find(|(k, _)| *k == key) {
                 Some((_, merged)) => merged.as_ref(),
@@ -76,7 +76,7 @@ impl<'a> Patched<'a> {
     /// [`Value::pointer`] on the providerSpec after the patch, for a
     /// pointer into one of its fields (`""`, the whole providerSpec, is
     /// not one: `None`).
-    pub(super) fn pointer(&self, pointer: &str) -> Option<&Value> {
+    pub(crate) fn pointer(&self, pointer: &str) -> Option<&Value> {
         match self {
             Patched::Whole { .. } if pointer.is_empty() => None,
             Patched::Whole { after, .. } => after.pointer(pointer),
@@ -93,7 +93,7 @@ impl<'a> Patched<'a> {
     }
 
     /// The string at `pointer` after the patch, if there is one.
-    pub(super) fn str_at(&self, pointer: &str) -> Option<&str> {
+    pub(crate) fn str_at(&self, pointer: &str) -> Option<&str> {
         self.pointer(pointer).and_then(Value::as_str)
     }
 

@@ -3,14 +3,14 @@
 //! image, the stream's, whether it is enrolled, and the last thing the
 //! controller did with it (its Events, hot-loop record and conditions).
 
-use std::collections::BTreeMap;
-
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::jiff::Timestamp;
+use mco_bootimage::MachineSetView;
 use serde::Serialize;
-use serde_json::Value;
 
-use super::inputs::{Inputs, str_at};
-use crate::bootimage::objects::{Input as _, MachineConfiguration};
+use super::inputs::Inputs;
+use crate::bootimage::objects::MachineConfiguration;
+use crate::bootimage::platform;
 use crate::bootimage::state::{ControllerState, HOT_LOOP_LIMIT};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
@@ -69,15 +69,12 @@ impl Outcome {
     }
 }
 
-fn condition_text(mc: Option<&Value>, type_: &str) -> Option<ConditionText> {
-    let c = mc?
-        .pointer("/status/conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == type_)?;
+fn condition_text(mc: Option<&MachineConfiguration>, type_: &str) -> Option<ConditionText> {
+    let conditions = mc?.conditions();
+    let c = conditions.into_iter().find(|c| c.type_ == type_)?;
     Some(ConditionText {
-        status: c["status"].as_str().unwrap_or_default().to_owned(),
-        message: c["message"].as_str().unwrap_or_default().to_owned(),
+        status: c.status,
+        message: c.message,
     })
 }
 
@@ -85,14 +82,12 @@ pub(super) fn summarize(inputs: &Inputs) -> BootImages {
     let stream = inputs
         .stream
         .as_ref()
-        .and_then(|cm| str_at(cm, &["data", "stream"]))
+        .and_then(|cm| cm.stream())
         .and_then(|text| mco_bootimage::Stream::parse(text).ok());
     let record = inputs
         .record
         .as_ref()
-        .and_then(|cm| cm.get("data"))
-        .and_then(|d| serde_json::from_value::<BTreeMap<String, String>>(d.clone()).ok())
-        .and_then(|d| ControllerState::from_data(&d).ok())
+        .and_then(|cm| ControllerState::from_data(&cm.data).ok())
         .unwrap_or_default();
     let degraded = condition_text(
         inputs.machine_configuration.as_ref(),
@@ -101,16 +96,7 @@ pub(super) fn summarize(inputs: &Inputs) -> BootImages {
     let mut machinesets: Vec<MachineSetRow> = inputs
         .machinesets
         .iter()
-        .filter_map(|ms| {
-            let view = mco_bootimage::MachineSetView::from_object(ms).ok()?;
-            Some(machineset_row(
-                inputs,
-                &view,
-                stream.as_ref(),
-                &record,
-                degraded.as_ref(),
-            ))
-        })
+        .map(|view| machineset_row(inputs, view, stream.as_ref(), &record, degraded.as_ref()))
         .collect();
     machinesets.sort_by(|a, b| a.name.cmp(&b.name));
     BootImages {
@@ -125,7 +111,7 @@ pub(super) fn summarize(inputs: &Inputs) -> BootImages {
 
 fn machineset_row(
     inputs: &Inputs,
-    view: &mco_bootimage::MachineSetView,
+    view: &MachineSetView,
     stream: Option<&mco_bootimage::Stream>,
     record: &ControllerState,
     degraded: Option<&ConditionText>,
@@ -136,19 +122,21 @@ fn machineset_row(
         false,
     )
     .ok();
+    // The platform of the providerSpec's kind: the view reads no
+    // Infrastructure.
     let spec = view.provider_spec.as_deref();
-    let current_image = spec.and_then(current_image);
-    let stream_image = match (stream, spec, &arch) {
-        (Some(stream), Some(spec), Some(arch)) => stream_image(stream, spec, arch),
+    let platform = spec.and_then(|spec| Some((platform::by_provider_spec(spec)?, spec)));
+    let current_image = platform.and_then(|(platform, spec)| platform.current_image(spec));
+    let stream_image = match (platform, stream, &arch) {
+        (Some((platform, spec)), Some(stream), Some(arch)) => {
+            platform.stream_image(stream, spec, arch)
+        }
         _ => None,
     };
-    let enrolled = inputs
-        .machine_configuration
-        .as_ref()
-        .and_then(|mc| MachineConfiguration::decode(mc).ok())
-        .is_some_and(|mc| {
-            crate::bootimage::rules::enrollment_gate(&mc, view, platform_of(view)).is_none()
-        });
+    let platform_name = platform.map_or("", |(platform, _)| platform.name());
+    let enrolled = inputs.machine_configuration.as_ref().is_some_and(|mc| {
+        crate::bootimage::rules::enrollment_gate(mc, view, platform_name).is_none()
+    });
     let (mut outcome, mut detail) = last_event(&inputs.events, &view.name);
     if let Some(h) = record.hot_loops.get(&view.name)
         && h.count >= HOT_LOOP_LIMIT
@@ -181,107 +169,41 @@ fn machineset_row(
     }
 }
 
-/// The image a providerSpec boots from: AWS `ami.id`, GCP boot disk
-/// `image`, Azure `image` (`resourceID`, or publisher:offer:sku:version),
-/// vSphere the VM `template` it clones.
-fn current_image(spec: &Value) -> Option<String> {
-    if let Some(ami) = str_at(spec, &["ami", "id"]) {
-        return Some(ami.to_owned());
-    }
-    if is_vsphere(spec) {
-        return str_at(spec, &["template"]).map(|t| format!("template {t}"));
-    }
-    if let Some(disks) = spec.get("disks").and_then(Value::as_array) {
-        let boot = disks
-            .iter()
-            .find(|d| d["boot"] == true)
-            .or_else(|| disks.first())?;
-        return boot["image"].as_str().map(str::to_owned);
-    }
-    let image = spec.get("image")?;
-    if let Some(id) = image["resourceID"].as_str().filter(|s| !s.is_empty()) {
-        return Some(id.to_owned());
-    }
-    let parts: Vec<&str> = ["publisher", "offer", "sku", "version"]
-        .iter()
-        .filter_map(|k| image[*k].as_str())
-        .collect();
-    (parts.len() == 4).then(|| parts.join(":"))
-}
-
-/// The platform a providerSpec kind belongs to (the status view reads no
-/// Infrastructure), for the enrollment defaults.
-fn platform_of(view: &mco_bootimage::MachineSetView) -> &'static str {
-    view.provider_spec.as_deref().map_or("", platform_of_spec)
-}
-
-fn platform_of_spec(spec: &Value) -> &'static str {
-    match spec.get("kind").and_then(Value::as_str) {
-        Some("AWSMachineProviderConfig") => "AWS",
-        Some("GCPMachineProviderSpec") => "GCP",
-        Some("AzureMachineProviderSpec") => "Azure",
-        Some("VSphereMachineProviderSpec") => "VSphere",
-        _ => "",
-    }
-}
-
-fn is_vsphere(spec: &Value) -> bool {
-    platform_of_spec(spec) == "VSphere"
-}
-
-/// The stream's image for the same platform, region and architecture; on
-/// vSphere the release of the OVA its template is made from (which release
-/// a template holds is in vCenter, which this view does not read).
-fn stream_image(stream: &mco_bootimage::Stream, spec: &Value, arch: &str) -> Option<String> {
-    if is_vsphere(spec) {
-        let vmware = stream.vmware(arch).ok()?;
-        return Some(format!("OVA {}", vmware.release));
-    }
-    if spec.get("ami").is_some() {
-        let region = str_at(spec, &["placement", "region"])?;
-        return stream
-            .aws_region_image(arch, region)
-            .ok()
-            .map(|i| i.image.clone());
-    }
-    if spec.get("disks").is_some() {
-        return stream.gcp_image_path(arch).ok();
-    }
-    None
-}
-
 /// The newest boot image Event about `name`.
-fn last_event(events: &[Value], name: &str) -> (Outcome, Option<String>) {
+fn last_event(events: &[Event], name: &str) -> (Outcome, Option<String>) {
+    let about = |e: &&Event| {
+        e.regarding.as_ref().is_some_and(|r| {
+            r.kind.as_deref() == Some("MachineSet") && r.name.as_deref() == Some(name)
+        })
+    };
     let newest = events
         .iter()
-        .filter(|e| {
-            str_at(e, &["regarding", "kind"]) == Some("MachineSet")
-                && str_at(e, &["regarding", "name"]) == Some(name)
-        })
+        .filter(about)
         .filter_map(|e| {
-            let outcome = match e["reason"].as_str()? {
+            let outcome = match e.reason.as_deref()? {
                 "BootImageUpdated" => Outcome::Updated,
                 "BootImageUpdateSkipped" => Outcome::Skipped,
                 "BootImageUpdateFailed" => Outcome::Failed,
                 "HotLoopDetected" => Outcome::HotLoop,
                 _ => return None,
             };
-            let time = [
-                "/series/lastObservedTime",
-                "/eventTime",
-                "/deprecatedLastTimestamp",
-                "/metadata/creationTimestamp",
-            ]
-            .iter()
-            .find_map(|p| e.pointer(p).and_then(Value::as_str))
-            .and_then(|t| t.parse::<Timestamp>().ok());
-            Some((time, outcome, e["note"].as_str().map(str::to_owned)))
+            Some((event_time(e), outcome, e.note.clone()))
         })
         .max_by_key(|(time, _, _)| *time);
     match newest {
         Some((_, outcome, note)) => (outcome, note),
         None => (Outcome::None, None),
     }
+}
+
+/// When an Event last happened: its series' last observation, its own
+/// time, its deprecated timestamp or its creation, the first it has.
+fn event_time(e: &Event) -> Option<Timestamp> {
+    let series = e.series.as_ref().map(|s| s.last_observed_time.0);
+    series
+        .or(e.event_time.as_ref().map(|t| t.0))
+        .or(e.deprecated_last_timestamp.as_ref().map(|t| t.0))
+        .or(e.metadata.creation_timestamp.as_ref().map(|t| t.0))
 }
 
 #[cfg(test)]
@@ -294,8 +216,9 @@ mod tests {
     fn a_vsphere_machineset_shows_its_template_and_the_streams_ova_release() {
         let spec = json!({"kind": "VSphereMachineProviderSpec", "template": "c1-rhcos-fd-a",
                           "workspace": {"server": "vc.example.com"}});
+        let vsphere = platform::by_provider_spec(&spec).unwrap_or_else(|| panic!("no platform"));
         assert_eq!(
-            current_image(&spec).as_deref(),
+            vsphere.current_image(&spec).as_deref(),
             Some("template c1-rhcos-fd-a")
         );
         let stream = mco_bootimage::Stream::parse(
@@ -303,10 +226,10 @@ mod tests {
         )
         .unwrap_or_default();
         assert_eq!(
-            stream_image(&stream, &spec, "x86_64").as_deref(),
+            vsphere.stream_image(&stream, &spec, "x86_64").as_deref(),
             Some("OVA 9.8.1")
         );
-        assert_eq!(stream_image(&stream, &spec, "aarch64"), None);
-        assert_eq!(platform_of_spec(&spec), "VSphere");
+        assert_eq!(vsphere.stream_image(&stream, &spec, "aarch64"), None);
+        assert_eq!(vsphere.name(), "VSphere");
     }
 }

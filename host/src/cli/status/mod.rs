@@ -26,11 +26,16 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
-use serde_json::Value;
+use mco_bootimage::MachineSetView;
 
-use crate::bootimage::objects::{MACHINE_API_NAMESPACE, STREAM_CONFIGMAP, STREAM_NAMESPACE};
+use crate::bootimage::objects::{
+    ConfigMapData, Input as _, MACHINE_API_NAMESPACE, MachineConfiguration, STREAM_CONFIGMAP,
+    STREAM_NAMESPACE,
+};
+use crate::cluster::decode::Isolated;
 use crate::cluster::resources::{MACHINE_CONFIG_POOL, MACHINE_CONFIGURATION, MACHINE_SET};
 use crate::mcn::crd::MachineConfigNode;
+use inputs::Pool;
 use model::{GuestSource, Inputs, Summary, Thresholds};
 use render::Style;
 
@@ -136,7 +141,7 @@ struct Printer {
     style: Style,
     tty: bool,
     watch: bool,
-    last: Option<Value>,
+    last: Option<Summary>,
 }
 
 impl Printer {
@@ -161,7 +166,7 @@ impl Printer {
     }
 
     fn frame(&mut self, summary: &Summary) -> Result<(), StatusError> {
-        let key = change_key(summary)?;
+        let key = change_key(summary);
         if self.last.as_ref() == Some(&key) {
             return Ok(());
         }
@@ -191,16 +196,16 @@ impl Printer {
 
 /// The summary without what only the clock changes, so a redraw happens
 /// for a change in the cluster, not for every tick of the durations.
-fn change_key(summary: &Summary) -> Result<Value, serde_json::Error> {
-    let mut key = serde_json::to_value(summary)?;
-    key["now"] = Value::Null;
-    for pool in key["pools"].as_array_mut().into_iter().flatten() {
-        pool["etaSeconds"] = Value::Null;
+fn change_key(summary: &Summary) -> Summary {
+    let mut key = summary.clone();
+    key.now = String::new();
+    for pool in &mut key.pools {
+        pool.eta_seconds = None;
     }
-    for node in key["nodesInFlight"].as_array_mut().into_iter().flatten() {
-        node["secondsInPhase"] = Value::Null;
+    for node in &mut key.nodes_in_flight {
+        node.seconds_in_phase = 0;
     }
-    Ok(key)
+    key
 }
 
 /// Reads what the view needs. Kinds whose CRD is absent (a cluster without
@@ -281,40 +286,31 @@ impl Reader {
     }
 
     async fn inputs(&self) -> Result<Inputs, StatusError> {
-        let to_values = |items: Vec<DynamicObject>| -> Vec<Value> {
-            items
-                .into_iter()
-                .filter_map(|o| serde_json::to_value(o).ok())
-                .collect()
-        };
         let mcns = self
             .list(
                 Api::<MachineConfigNode>::all(self.client.clone()),
                 "MachineConfigNodes",
             )
             .await?;
-        let pools = to_values(
-            self.list(
-                self.dynamic(None, MACHINE_CONFIG_POOL),
+        let pools = self
+            .list(
+                Api::<Isolated<Pool>>::all(self.client.clone()),
                 "MachineConfigPools",
             )
-            .await?,
-        );
-        let machinesets = to_values(
-            self.list(
+            .await?;
+        let machinesets = self
+            .list(
                 self.dynamic(Some(MACHINE_API_NAMESPACE), MACHINE_SET),
                 "MachineSets",
             )
-            .await?,
-        );
+            .await?;
         let machine_configuration = self
             .get(
                 self.dynamic(None, MACHINE_CONFIGURATION),
                 "cluster",
                 "MachineConfiguration cluster",
             )
-            .await?
-            .and_then(|o| serde_json::to_value(o).ok());
+            .await?;
         let config_map = |ns: &str| Api::<ConfigMap>::namespaced(self.client.clone(), ns);
         let stream = self
             .get(
@@ -322,32 +318,29 @@ impl Reader {
                 STREAM_CONFIGMAP,
                 "the CoreOS stream ConfigMap",
             )
-            .await?
-            .and_then(|o| serde_json::to_value(o).ok());
+            .await?;
         let record = self
             .get(
                 config_map(&self.namespace),
                 &self.record,
                 "the boot image record",
             )
-            .await?
-            .and_then(|o| serde_json::to_value(o).ok());
+            .await?;
         let events = self
             .list(
                 Api::<Event>::namespaced(self.client.clone(), MACHINE_API_NAMESPACE),
                 "Events",
             )
-            .await?
-            .into_iter()
-            .filter_map(|e| serde_json::to_value(e).ok())
-            .collect();
+            .await?;
         Ok(Inputs {
             mcns,
-            pools,
-            machinesets,
-            machine_configuration,
-            stream,
-            record,
+            pools: pools.into_iter().filter_map(|pool| pool.0.ok()).collect(),
+            machinesets: machinesets.iter().filter_map(machineset).collect(),
+            machine_configuration: machine_configuration
+                .as_ref()
+                .and_then(machine_configuration_of),
+            stream: stream.map(config_map_data),
+            record: record.map(config_map_data),
             events,
             control_plane_arch: self.control_plane_arch().await?,
             guests: GuestSource::NotAsked,
@@ -488,6 +481,25 @@ impl Reader {
                 )
             })
             .boxed()
+    }
+}
+
+/// A MachineSet read as the boot image controller reads it (its
+/// providerSpec stays the JSON its guest owns); `None` when it does not
+/// decode.
+fn machineset(object: &DynamicObject) -> Option<MachineSetView> {
+    MachineSetView::from_object(&serde_json::to_value(object).ok()?).ok()
+}
+
+/// MachineConfiguration `cluster`, decoded as the boot image controller
+/// decodes it; `None` when it does not decode.
+fn machine_configuration_of(object: &DynamicObject) -> Option<MachineConfiguration> {
+    MachineConfiguration::decode(&serde_json::to_value(object).ok()?).ok()
+}
+
+fn config_map_data(cm: ConfigMap) -> ConfigMapData {
+    ConfigMapData {
+        data: cm.data.unwrap_or_default(),
     }
 }
 

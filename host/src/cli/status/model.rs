@@ -1,7 +1,7 @@
-//! The summary `mco-host status` shows, computed from plain objects (as
-//! JSON values, the way `kubectl get -o json` prints them) and a clock, so
-//! that the golden tests need no cluster and `-o json` is this struct. The
-//! boot images section is summarized in `boot_images`.
+//! The summary `mco-host status` shows, computed from the objects it read
+//! (`inputs`) and a clock, so that the golden tests need no cluster and
+//! `-o json` is this struct. The boot images section is summarized in
+//! `boot_images`.
 //!
 //! **Pool counts.** Every MachineConfigNode of a pool is in exactly one
 //! bucket: `degraded` (`NodeDegraded=True`), else `updating` (`Updated=False`:
@@ -24,11 +24,10 @@ use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::boot_images::{self, BootImages};
-use super::inputs::str_at;
 pub use super::inputs::{GuestSource, Inputs};
+use super::inputs::{Pool, Rollout};
 use crate::mcn::crd::MachineConfigNode;
 use crate::mcn::phase::{self, Phase};
 
@@ -54,49 +53,6 @@ impl Thresholds {
             Phase::Draining => self.drain,
             _ => self.other,
         }
-    }
-}
-
-impl Inputs {
-    /// Sorts objects by kind, as a `kubectl get -o json` list of
-    /// everything would hold them (the golden cases are such lists).
-    /// Unknown kinds and MCNs that do not parse are left out.
-    pub fn from_objects(objects: impl IntoIterator<Item = Value>) -> Inputs {
-        let mut inputs = Inputs::default();
-        for object in objects {
-            match object["kind"].as_str().unwrap_or_default() {
-                "MachineConfigNode" => {
-                    if let Ok(mcn) = serde_json::from_value(object) {
-                        inputs.mcns.push(mcn);
-                    }
-                }
-                "MachineConfigPool" => inputs.pools.push(object),
-                "MachineSet" => inputs.machinesets.push(object),
-                "MachineConfiguration" if name_of(&object) == "cluster" => {
-                    inputs.machine_configuration = Some(object);
-                }
-                "ConfigMap" if name_of(&object) == crate::bootimage::objects::STREAM_CONFIGMAP => {
-                    inputs.stream = Some(object);
-                }
-                "ConfigMap" => inputs.record = Some(object),
-                "Event" => inputs.events.push(object),
-                "Node" => {
-                    let labels = &object["metadata"]["labels"];
-                    let control_plane = labels.get("node-role.kubernetes.io/master").is_some()
-                        || labels
-                            .get("node-role.kubernetes.io/control-plane")
-                            .is_some();
-                    if control_plane && inputs.control_plane_arch.is_none() {
-                        inputs.control_plane_arch = labels["kubernetes.io/arch"]
-                            .as_str()
-                            .and_then(mco_bootimage::arch::stream_arch_from_kube)
-                            .map(str::to_owned);
-                    }
-                }
-                _ => {}
-            }
-        }
-        inputs
     }
 }
 
@@ -174,13 +130,7 @@ pub struct GuestRow {
     pub shadow: Option<BTreeMap<String, u64>>,
     /// The candidate's rollout (`/guests`), while one is declared.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rollout: Option<Value>,
-}
-
-fn name_of(v: &Value) -> String {
-    str_at(v, &["metadata", "name"])
-        .unwrap_or_default()
-        .to_owned()
+    pub rollout: Option<Rollout>,
 }
 
 fn rfc3339(t: Timestamp) -> String {
@@ -247,7 +197,7 @@ pub fn summarize(inputs: &Inputs, now: Timestamp, thresholds: Thresholds) -> Sum
 }
 
 fn pools(inputs: &Inputs, mcns: &[&MachineConfigNode], now: Timestamp) -> Vec<PoolSummary> {
-    let mut names: Vec<String> = inputs.pools.iter().map(name_of).collect();
+    let mut names: Vec<String> = inputs.pools.iter().map(|p| p.name().to_owned()).collect();
     for mcn in mcns {
         if !names.contains(&mcn.spec.pool.name) {
             names.push(mcn.spec.pool.name.clone());
@@ -257,13 +207,8 @@ fn pools(inputs: &Inputs, mcns: &[&MachineConfigNode], now: Timestamp) -> Vec<Po
     names
         .into_iter()
         .map(|name| {
-            let pool = inputs.pools.iter().find(|p| name_of(p) == name);
-            let target = pool
-                .and_then(|p| {
-                    str_at(p, &["spec", "configuration", "name"])
-                        .or_else(|| str_at(p, &["status", "configuration", "name"]))
-                })
-                .map(str::to_owned);
+            let pool = inputs.pools.iter().find(|p| p.name() == name);
+            let target = pool.and_then(Pool::target).map(str::to_owned);
             let rollout_start = pool.and_then(updating_since);
             let members: Vec<&&MachineConfigNode> =
                 mcns.iter().filter(|m| m.spec.pool.name == name).collect();
@@ -308,13 +253,12 @@ fn pools(inputs: &Inputs, mcns: &[&MachineConfigNode], now: Timestamp) -> Vec<Po
 }
 
 /// The pool's `Updating=True` `lastTransitionTime`: when the rollout began.
-fn updating_since(pool: &Value) -> Option<Timestamp> {
-    pool.pointer("/status/conditions")?
-        .as_array()?
+fn updating_since(pool: &Pool) -> Option<Timestamp> {
+    let conditions = &pool.status.conditions;
+    let updating = conditions
         .iter()
-        .find(|c| c["type"] == "Updating" && c["status"] == "True")
-        .and_then(|c| c["lastTransitionTime"].as_str())
-        .and_then(|t| t.parse().ok())
+        .find(|c| c.type_ == "Updating" && c.status == "True")?;
+    updating.last_transition_time.as_deref()?.parse().ok()
 }
 
 /// The module documentation's formula.
@@ -357,29 +301,27 @@ fn guests(source: &GuestSource) -> Guests {
             guests,
             shadow,
         } => {
-            let jobs = guests["jobs"]
-                .as_object()
-                .map(|jobs| {
-                    jobs.iter()
-                        .map(|(job, s)| {
-                            let candidate = s["candidate"]["sha256"].as_str().map(str::to_owned);
-                            let counts: BTreeMap<String, u64> = shadow
-                                .iter()
-                                .filter(|((j, _), _)| j == job)
-                                .map(|((_, r), n)| (r.clone(), n.max(0.0) as u64))
-                                .collect();
-                            GuestRow {
-                                job: job.clone(),
-                                module: s["module"].as_str().unwrap_or_default().to_owned(),
-                                sha256: s["sha256"].as_str().unwrap_or_default().to_owned(),
-                                shadow: candidate.as_ref().map(|_| counts),
-                                candidate_sha256: candidate,
-                                rollout: Some(s["rollout"].clone()).filter(Value::is_object),
-                            }
-                        })
-                        .collect()
+            let jobs = guests
+                .jobs
+                .iter()
+                .map(|(job, served)| {
+                    let candidate = served.candidate.as_ref();
+                    let candidate = candidate.and_then(|c| c.sha256.clone());
+                    let counts: BTreeMap<String, u64> = shadow
+                        .iter()
+                        .filter(|((j, _), _)| j == job)
+                        .map(|((_, r), n)| (r.clone(), n.max(0.0) as u64))
+                        .collect();
+                    GuestRow {
+                        job: job.clone(),
+                        module: served.module.clone(),
+                        sha256: served.sha256.clone(),
+                        shadow: candidate.as_ref().map(|_| counts),
+                        candidate_sha256: candidate,
+                        rollout: served.rollout.clone(),
+                    }
                 })
-                .unwrap_or_default();
+                .collect();
             Guests {
                 source: url.clone(),
                 known: true,

@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use super::boot_images::Outcome;
+use super::inputs::Rollout;
 use super::model::Summary;
 
 /// How to draw.
@@ -293,12 +294,11 @@ pub fn render(summary: &Summary, style: Style) -> String {
 }
 
 /// A rollout's stage and its counts in that stage, as `/guests` gives them.
-fn rollout_stage(rollout: &serde_json::Value) -> String {
-    let n = |k: &str| rollout[k].as_u64().unwrap_or(0);
+fn rollout_stage(rollout: &Rollout) -> String {
     format!(
         "{} {}",
-        rollout["stage"].as_str().unwrap_or("?"),
-        counts(n("agree"), n("differ"), n("failed"))
+        rollout.stage.as_deref().unwrap_or("?"),
+        counts(rollout.agree, rollout.differ, rollout.failed)
     )
 }
 

@@ -1,4 +1,5 @@
-//! The boot image job's vCenter side, over `mco-vsphere`: the credentials
+//! The live side of vCenter, over `mco-vsphere`: the connections that
+//! answer what the planner asks (`vcenter`, sans-IO). The credentials
 //! (Secret `kube-system/vsphere-creds`, keys `<server>.username` and
 //! `<server>.password`, read for the workspace's vCenter only), the reads
 //! the planner asks for (one session per vCenter and pass; an interrupted
@@ -20,11 +21,9 @@ use mco_vsphere::{Endpoint, Imported, Ova, OvaCache, Recovery, Session, Timeouts
 use tokio::sync::OnceCell;
 use tracing::Instrument;
 
-use super::objects::ConfigMapData;
-use super::plan::VcenterRead;
-use super::vcenter::{
-    self, Answer, INSTALL_CONFIG_CONFIGMAP, INSTALL_CONFIG_NAMESPACE, ImportPlan, Lookup,
-};
+use super::{Answer, INSTALL_CONFIG_CONFIGMAP, INSTALL_CONFIG_NAMESPACE, ImportPlan, Lookup};
+use crate::bootimage::objects::ConfigMapData;
+use crate::bootimage::plan::VcenterRead;
 
 /// Where vSphere credentials are kept (upstream `reconcileVSphereProviderSpec`).
 pub const CREDENTIALS_NAMESPACE: &str = "kube-system";
@@ -217,7 +216,7 @@ impl Vcenters {
             .get(INSTALL_CONFIG_CONFIGMAP)
             .await
             .map_err(|e| format!("failed to fetch {INSTALL_CONFIG_CONFIGMAP} configmap: {e}"))?;
-        vcenter::install_disk_type(&ConfigMapData {
+        super::install_disk_type(&ConfigMapData {
             data: cm.data.unwrap_or_default(),
         })
     }

@@ -5,16 +5,15 @@
 //! the facts the guest is given from that read, and the import the host
 //! executes once the guest's request has passed the authority
 //! ([`Lookup::import_plan`]). The reads and the import themselves are the
-//! controller's and the writer's (`vcenters`).
+//! controller's and the writer's, over the connections of `live`.
 
 use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, VcenterVm};
 use mco_bootimage::{Decision, MachineSetView};
 use serde::Deserialize;
 
-use super::objects::{ConfigMapData, Infrastructure, VsphereFailureDomain};
+use crate::bootimage::objects::{ConfigMapData, Infrastructure, VsphereFailureDomain};
 
-/// Infrastructure `status.platformStatus.type` of vSphere.
-pub const VSPHERE: &str = "VSphere";
+pub mod live;
 
 /// `providerSpec.value.workspace`, as upstream's failure-domain match and
 /// import read it.

@@ -1,4 +1,5 @@
-//! The boot image job's EC2 side, over `mco-ec2`: the credentials (Secret
+//! The live side of EC2, over `mco-ec2`: the calls that answer what the
+//! planner asks (`ec2`, sans-IO). The credentials (Secret
 //! `openshift-machine-api/aws-cloud-credentials`, keys `aws_access_key_id`
 //! and `aws_secret_access_key`, as upstream's `aws_helpers.go` reads them),
 //! and the answers to the planner's [`Ec2Read`]s: one client per region
@@ -19,7 +20,7 @@ use kube::api::Api;
 use mco_ec2::{Client, Credentials, ErrorKind, Image, Timeouts};
 use tracing::Instrument;
 
-use super::ec2::{Ec2Answer, Ec2Image, Ec2Read};
+use super::{Ec2Answer, Ec2Image, Ec2Read};
 
 /// Where the AWS credentials are kept (upstream: the credentials request
 /// of the machine API operator, which the Cloud Credential Operator fills).

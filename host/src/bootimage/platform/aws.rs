@@ -10,12 +10,115 @@
 //! would let a guest move a MachineSet back to any AMI ever published.
 
 use mco_bootimage::ec2::{self, Ec2Facts, MARKETPLACE_OWNER};
+use mco_bootimage::{ClusterFacts, Decision, Stream};
+use serde::Deserialize;
+use serde_json::{Value, json};
 
-use super::{Proposal, Rule};
+use super::{Platform, provider_spec};
+use crate::bootimage::authority::{May, Owned, Proposal, Rule, owned};
+use crate::bootimage::objects::Infrastructure;
+use crate::bootimage::rules::Prepared;
+
+/// Infrastructure `status.platformStatus.type` of AWS.
+pub(crate) const NAME: &str = "AWS";
+
+/// The smoke fixture's AMI: an old RHCOS one.
+const OLD_AMI: &str = "ami-0c5a8e7f3b2d1e4f6";
+
+pub(crate) struct Aws;
+
+impl Platform for Aws {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn module(&self) -> &'static str {
+        "bootimage-aws.wasm"
+    }
+
+    fn provider_spec_kind(&self) -> &'static str {
+        "AWSMachineProviderConfig"
+    }
+
+    fn owned(&self) -> &'static [Owned] {
+        OWNED
+    }
+
+    fn image(&self, proposal: &Proposal<'_>) -> Result<String, Rule> {
+        image(proposal)
+    }
+
+    fn updates_control_plane_machine_sets(&self) -> bool {
+        true
+    }
+
+    /// EC2 is asked only for what the guest will look at: the common rules
+    /// passed and the providerSpec names an AMI by ID in a region.
+    fn prepare(&self, _infra: &Infrastructure, prepared: &mut Prepared) -> Option<Decision> {
+        if mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster).is_ok() {
+            prepared.ec2 = crate::bootimage::ec2::image_read(&prepared.machineset);
+        }
+        None
+    }
+
+    fn fixture(&self) -> Value {
+        json!({
+            "kind": "AWSMachineProviderConfig",
+            "ami": {"id": OLD_AMI},
+            "placement": {"region": "us-east-1", "availabilityZone": "us-east-1a"},
+            "userDataSecret": {"name": "worker-user-data"},
+        })
+    }
+
+    /// The fixture's AMI counts as an RHCOS image. The smoke decision is
+    /// made from the lists: no EC2 is asked.
+    fn smoke_facts(&self, facts: &mut ClusterFacts) {
+        facts.known_images.insert(OLD_AMI.to_owned());
+    }
+
+    /// `ami.id`.
+    fn current_image(&self, spec: &Value) -> Option<String> {
+        provider_spec::<AwsSpec>(spec)?.ami?.id
+    }
+
+    /// The stream's AMI for the providerSpec's region.
+    fn stream_image(&self, stream: &Stream, spec: &Value, arch: &str) -> Option<String> {
+        let spec = provider_spec::<AwsSpec>(spec)?;
+        spec.ami?;
+        let region = spec.placement?.region?;
+        let published = stream.aws_region_image(arch, &region).ok()?;
+        Some(published.image.clone())
+    }
+}
+
+/// Sets `ami.id` and clears `ami.arn` / `ami.filters` (only one of the
+/// three may be set).
+const OWNED: &[Owned] = &[
+    owned("ami.id", May::SetImage),
+    owned("ami.arn", May::Clear),
+    owned("ami.filters", May::Clear),
+];
+
+/// What the status view reads of an AWS providerSpec.
+#[derive(Deserialize)]
+struct AwsSpec {
+    ami: Option<AmiReference>,
+    placement: Option<Placement>,
+}
+
+#[derive(Deserialize)]
+struct AmiReference {
+    id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Placement {
+    region: Option<String>,
+}
 
 /// The AMI the patch sets, if the stream or EC2's marketplace answer
 /// vouches for it.
-pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
+fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
     let (arch, after) = (proposal.arch, proposal.after);
     let region = after.str_at("/placement/region").unwrap_or("");
     let id = after.str_at("/ami/id").ok_or(Rule::AmiWithoutId)?;
@@ -117,7 +220,7 @@ mod tests {
         let before: Value =
             json!({"ami": {"id": "ami-current"}, "placement": {"region": "us-east-1"}});
         let patch = json!({"ami": {"id": to}});
-        let after = super::super::Patched::new(&before, Some(&patch));
+        let after = crate::bootimage::authority::Patched::new(&before, Some(&patch));
         image(&Proposal {
             stream: &stream,
             arch: "x86_64",

@@ -19,8 +19,7 @@ use mco_bootimage::MachineSetView;
 pub use mco_bootimage::ec2::{Ec2Facts, Ec2Image, MARKETPLACE_OWNER, product_id};
 use serde::Deserialize;
 
-/// Infrastructure `status.platformStatus.type` of AWS.
-pub const AWS: &str = "AWS";
+pub mod live;
 
 /// The first read for an AWS MachineSet (or ControlPlaneMachineSet): its
 /// `ami.id` in its `placement.region`. `None` when either is missing or

@@ -10,17 +10,125 @@
 //! with the disk type the host read (the replaced template's, or
 //! install-config's for a new one).
 
-use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, same_folder};
+use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, VcenterVm, same_folder};
+use mco_bootimage::{ClusterFacts, Decision, Stream};
+use serde::Deserialize;
+use serde_json::{Value, json};
 
-use super::{Proposal, Rule, str_at};
-use crate::bootimage::vcenter::Workspace;
+use super::{Platform, provider_spec};
+use crate::bootimage::authority::{May, Owned, Proposal, Rule, owned, str_at};
+use crate::bootimage::objects::Infrastructure;
+use crate::bootimage::rules::Prepared;
+use crate::bootimage::vcenter::{self, Match, Workspace};
 
 /// Infrastructure `status.platformStatus.type` of vSphere.
-pub(super) const PLATFORM: &str = crate::bootimage::vcenter::VSPHERE;
+pub(crate) const NAME: &str = "VSphere";
+
+pub(crate) struct Vsphere;
+
+impl Platform for Vsphere {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn module(&self) -> &'static str {
+        "bootimage-vsphere.wasm"
+    }
+
+    fn provider_spec_kind(&self) -> &'static str {
+        "VSphereMachineProviderSpec"
+    }
+
+    fn owned(&self) -> &'static [Owned] {
+        OWNED
+    }
+
+    fn image(&self, proposal: &Proposal<'_>) -> Result<String, Rule> {
+        image(proposal)
+    }
+
+    fn imports_templates(&self) -> bool {
+        true
+    }
+
+    fn updates_control_plane_machine_sets(&self) -> bool {
+        false
+    }
+
+    /// The common rules first, as upstream runs them before it touches
+    /// vCenter: a Windows or an owned MachineSet costs no session. Then
+    /// the failure-domain match says what to read from vCenter.
+    fn prepare(&self, infra: &Infrastructure, prepared: &mut Prepared) -> Option<Decision> {
+        if let Err(decided) = mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster) {
+            return Some(decided);
+        }
+        match vcenter::prepare(infra, &prepared.machineset) {
+            Some(Match::Decided(decision)) => return Some(decision),
+            Some(Match::Read(lookup)) => prepared.vcenter = Some(lookup),
+            // No readable workspace: the guest says what is missing.
+            None => {}
+        }
+        None
+    }
+
+    fn fixture(&self) -> Value {
+        json!({
+            "kind": "VSphereMachineProviderSpec",
+            "template": SMOKE_TEMPLATE,
+            "workspace": {"server": "vcenter.example.com", "datacenter": "dc1",
+                          "folder": SMOKE_FOLDER, "datastore": "/dc1/datastore/ds1",
+                          "resourcePool": "/dc1/host/cl1/Resources"},
+            "userDataSecret": {"name": "worker-user-data"},
+        })
+    }
+
+    /// vCenter holds the fixture's template, at an older release.
+    fn smoke_facts(&self, facts: &mut ClusterFacts) {
+        facts.vcenter = Some(VcenterFacts {
+            infrastructure_name: "smoke".into(),
+            failure_domain: "fd".into(),
+            install_disk_type: None,
+            vms: vec![VcenterVm {
+                name: SMOKE_TEMPLATE.into(),
+                folder: SMOKE_FOLDER.into(),
+                template: true,
+                release: Some("9.6.1".into()),
+                disk_type: Some("thin".into()),
+            }],
+        });
+    }
+
+    /// The VM `template` it clones.
+    fn current_image(&self, spec: &Value) -> Option<String> {
+        let template = provider_spec::<TemplateName>(spec)?.template?;
+        Some(format!("template {template}"))
+    }
+
+    /// The release of the OVA its template is made from (which release a
+    /// template holds is in vCenter, which the status view does not read).
+    fn stream_image(&self, stream: &Stream, _spec: &Value, arch: &str) -> Option<String> {
+        let vmware = stream.vmware(arch).ok()?;
+        Some(format!("OVA {}", vmware.release))
+    }
+}
+
+/// The smoke fixture's template and its folder.
+const SMOKE_TEMPLATE: &str = "smoke-rhcos-fd";
+const SMOKE_FOLDER: &str = "/dc1/vm/smoke";
+
+/// `template`, pointed at another template
+/// (`platform_helpers.go`, `reconcileVSphereProviderSpec`).
+const OWNED: &[Owned] = &[owned("template", May::SetImage)];
+
+/// What the status view reads of a vSphere providerSpec.
+#[derive(Deserialize)]
+struct TemplateName {
+    template: Option<String>,
+}
 
 /// The template the decision leaves the MachineSet on, if the decision
 /// keeps within vSphere's rules.
-pub(super) fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
+fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
     let &Proposal {
         stream,
         arch,
@@ -223,7 +331,7 @@ mod tests {
             vms,
         };
         let (before, patch) = (spec(before), json!({"template": after}));
-        let after = super::super::Patched::new(&before, Some(&patch));
+        let after = crate::bootimage::authority::Patched::new(&before, Some(&patch));
         image(&Proposal {
             stream: &stream,
             arch: "x86_64",
