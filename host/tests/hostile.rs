@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use mco_bootimage::Decision as BootDecision;
 use mco_host::bootimage::eval::BootImageInputs;
-use mco_host::bootimage::rules::{Prepared, Step};
+use mco_host::bootimage::prepared::Prepared;
+use mco_host::bootimage::rules::Step;
 use mco_host::bootimage::{BootImageGuest, BootImageGuestExt as _, StreamInput};
 use mco_host::mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
 use mco_host::runtime::{GuestError, GuestModule, Runtime, RuntimeConfig};

@@ -23,7 +23,8 @@ use super::objects::{
     known_images_configmap, machine_decoder,
 };
 use super::plan::{Pass, UserData};
-use super::rules::{self, MachineSetInputs, Prepared, Step};
+use super::prepared::Prepared;
+use super::rules::{self, MachineSetInputs, Step};
 use super::vcenter::{self, Answer, Inventory};
 use crate::feature_gates::{self, FeatureGates};
 use crate::manifests::{self, InputError as FileError, Reader, case_file};

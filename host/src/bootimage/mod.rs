@@ -1,7 +1,9 @@
 //! The managed boot image job, all of it: the objects it reads, decoded
-//! once (`objects`, through `decode`), its host rules (`rules`), the pure
-//! planner of a pass (`plan`), the guest binding (`guest`) and the checks
-//! of every decision it returns (`authority`), the controller that gathers
+//! once (`objects`, through `decode`), its host rules (`rules`) and the
+//! MachineSet they leave for a guest (`prepared`), the pure planner of a
+//! pass (`plan`), the guest binding (`guest`) and the checks of every
+//! decision it returns (`authority`, reading the patch as `proposal`
+//! spells it), the controller that gathers
 //! what the planner asks for (`controller`, with its watches in
 //! `triggers`), the one place its writes happen (`write`), the record it
 //! keeps in the cluster (`state`), the stream parsed once per version
@@ -11,6 +13,12 @@
 //! adds what the planner asks vCenter and how the answers reach the guest
 //! (`vcenter`, sans-IO) and the connections that answer (`vcenter::live`);
 //! AWS likewise asks EC2 (`ec2`, and `ec2::live`).
+//!
+//! The modules depend one way, down: the objects, the vCenter and EC2
+//! requests and answers, `prepared` and `proposal` at the bottom; the
+//! platform table on them; the rules and the authority on the table; the
+//! guest binding, the planner and `eval` on those; the controller, `write`
+//! and `job` on top (`host/tests/structure.rs` holds it).
 
 pub mod audit;
 pub mod authority;
@@ -25,6 +33,8 @@ pub mod job;
 pub mod objects;
 pub mod plan;
 pub(crate) mod platform;
+pub mod prepared;
+pub mod proposal;
 pub mod rules;
 pub mod skew;
 pub mod state;

@@ -24,7 +24,7 @@ use super::objects::{
 };
 use super::rules::{self, MachineSetInputs, Step};
 use super::state::{ControllerState, Guard, decision_fingerprint};
-use super::vcenter::{Answer, Lookup};
+use super::vcenter::{Answer, Lookup, VcenterRead};
 use crate::feature_gates::FeatureGates;
 
 /// A MachineSet or ControlPlaneMachineSet as the watches hold it.
@@ -180,14 +180,6 @@ impl Request {
             name: self.item.machineset.name.clone(),
         }
     }
-}
-
-/// A vCenter read the pass needs before a vSphere MachineSet's guest can
-/// decide.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VcenterRead {
-    pub index: usize,
-    pub lookup: Arc<Lookup>,
 }
 
 /// An EC2 read the pass needs before an AWS MachineSet's guest can decide;

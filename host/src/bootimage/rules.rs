@@ -10,13 +10,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::{Selector, SelectorExt};
 use mco_bootimage::{ClusterFacts, Decision, InputError, MachineKind, MachineSetView};
 
-use super::ec2::Ec2Read;
 use super::objects::{
     ClusterVersion, ConfigMapData, Infrastructure, Lenient, MachineConfiguration, MachineManager,
     Selection, Undecodable, UserDataSecret,
 };
 use super::platform;
-use super::vcenter::Lookup;
+use super::prepared::Prepared;
 use crate::feature_gates::{FeatureGates, MANAGED_BOOT_IMAGES_CPMS};
 
 /// What the host rules read for one MachineSet besides the cluster gates.
@@ -38,41 +37,6 @@ pub enum Step {
     Decided(Decision),
     /// The platform guest decides.
     Guest(Box<Prepared>),
-}
-
-/// A MachineSet that passed the host rules, with everything the guest gets.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    /// Infrastructure `status.platformStatus.type` (`GCP`, `AWS`, ...).
-    pub platform_type: String,
-    pub machineset: MachineSetView,
-    pub cluster: ClusterFacts,
-    /// vSphere: what to read from vCenter before the guest decides.
-    pub vcenter: Option<Box<Lookup>>,
-    /// AWS: the first EC2 read before the guest decides.
-    pub ec2: Option<Ec2Read>,
-}
-
-impl Prepared {
-    /// The decision when no guest is registered for the platform: the
-    /// common rules still apply, then there is nothing to do.
-    pub fn without_guest(&self) -> Decision {
-        self.unsupported(&self.platform_type)
-    }
-
-    /// The common rules, then nothing to do on a platform `label` names.
-    fn unsupported(&self, label: &str) -> Decision {
-        self.after_common_rules(mco_bootimage::unsupported_platform(&self.machineset, label))
-    }
-
-    /// The common rules (owner references, OS stream, Windows,
-    /// architecture) decide first, as in the guest; then `decision`.
-    fn after_common_rules(&self, decision: Decision) -> Decision {
-        match mco_bootimage::common_rules(&self.machineset, &self.cluster) {
-            Err(decided) => decided,
-            Ok(_) => decision,
-        }
-    }
 }
 
 /// The host rules for one MachineSet that passed the cluster gates:

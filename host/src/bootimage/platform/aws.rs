@@ -15,9 +15,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Platform, provider_spec};
-use crate::bootimage::authority::{May, Owned, Proposal, Rule, owned};
 use crate::bootimage::objects::Infrastructure;
-use crate::bootimage::rules::Prepared;
+use crate::bootimage::prepared::Prepared;
+use crate::bootimage::proposal::{May, Owned, Proposal, Rule, owned};
 
 /// Infrastructure `status.platformStatus.type` of AWS.
 pub(crate) const NAME: &str = "AWS";
@@ -220,7 +220,7 @@ mod tests {
         let before: Value =
             json!({"ami": {"id": "ami-current"}, "placement": {"region": "us-east-1"}});
         let patch = json!({"ami": {"id": to}});
-        let after = crate::bootimage::authority::Patched::new(&before, Some(&patch));
+        let after = crate::bootimage::proposal::Patched::new(&before, Some(&patch));
         image(&Proposal {
             stream: &stream,
             arch: "x86_64",

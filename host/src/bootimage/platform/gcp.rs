@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Platform, provider_spec};
-use crate::bootimage::authority::{May, Owned, Patched, Proposal, Rule, owned};
+use crate::bootimage::proposal::{May, Owned, Patched, Proposal, Rule, owned};
 
 pub(crate) struct Gcp;
 

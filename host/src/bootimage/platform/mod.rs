@@ -15,9 +15,9 @@ use mco_bootimage::{ClusterFacts, Decision, Stream};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::authority::{Owned, Patched, Proposal, Rule};
 use super::objects::Infrastructure;
-use super::rules::Prepared;
+use super::prepared::Prepared;
+use super::proposal::{Owned, Patched, Proposal, Rule};
 
 pub(crate) mod aws;
 pub(crate) mod azure;

@@ -16,9 +16,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Platform, provider_spec};
-use crate::bootimage::authority::{May, Owned, Proposal, Rule, owned, str_at};
 use crate::bootimage::objects::Infrastructure;
-use crate::bootimage::rules::Prepared;
+use crate::bootimage::prepared::Prepared;
+use crate::bootimage::proposal::{May, Owned, Proposal, Rule, owned, str_at};
 use crate::bootimage::vcenter::{self, Match, Workspace};
 
 /// Infrastructure `status.platformStatus.type` of vSphere.
@@ -331,7 +331,7 @@ mod tests {
             vms,
         };
         let (before, patch) = (spec(before), json!({"template": after}));
-        let after = crate::bootimage::authority::Patched::new(&before, Some(&patch));
+        let after = crate::bootimage::proposal::Patched::new(&before, Some(&patch));
         image(&Proposal {
             stream: &stream,
             arch: "x86_64",

@@ -21,9 +21,10 @@ use mco_vsphere::{Endpoint, Imported, Ova, OvaCache, Recovery, Session, Timeouts
 use tokio::sync::OnceCell;
 use tracing::Instrument;
 
-use super::{Answer, INSTALL_CONFIG_CONFIGMAP, INSTALL_CONFIG_NAMESPACE, ImportPlan, Lookup};
+use super::{
+    Answer, INSTALL_CONFIG_CONFIGMAP, INSTALL_CONFIG_NAMESPACE, ImportPlan, Lookup, VcenterRead,
+};
 use crate::bootimage::objects::ConfigMapData;
-use crate::bootimage::plan::VcenterRead;
 
 /// Where vSphere credentials are kept (upstream `reconcileVSphereProviderSpec`).
 pub const CREDENTIALS_NAMESPACE: &str = "kube-system";

@@ -7,6 +7,8 @@
 //! ([`Lookup::import_plan`]). The reads and the import themselves are the
 //! controller's and the writer's, over the connections of `live`.
 
+use std::sync::Arc;
+
 use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, VcenterVm};
 use mco_bootimage::{Decision, MachineSetView};
 use serde::Deserialize;
@@ -55,6 +57,15 @@ pub struct Lookup {
     pub tag_ids: Vec<String>,
     /// The vCenter's port, when the Infrastructure names one other than 443.
     pub port: Option<u16>,
+}
+
+/// A vCenter read a pass (`plan::Pass`) needs before a vSphere
+/// MachineSet's guest can decide: the MachineSet's index in the pass and
+/// its lookup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VcenterRead {
+    pub index: usize,
+    pub lookup: Arc<Lookup>,
 }
 
 /// Where the host's vSphere rules leave a MachineSet.

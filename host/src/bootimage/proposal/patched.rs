@@ -100,7 +100,7 @@ impl<'a> Patched<'a> {
     /// Every path where the patch changes `before` (see [`diff`]), in the
     /// order `diff` finds them on the materialized result; none when the
     /// patch leaves it exactly as it was.
-    pub(super) fn changes(&self) -> Vec<Change<'_>> {
+    pub(crate) fn changes(&self) -> Vec<Change<'_>> {
         let mut changes = Vec::new();
         match self {
             Patched::Fields { before, fields } => {
