@@ -6,6 +6,7 @@ mod bench;
 mod eval;
 mod guests;
 mod guests_audit;
+mod guests_command;
 mod new;
 mod offline;
 mod preflight;
@@ -55,7 +56,7 @@ enum Command {
     /// every check `run` makes (digest, world, imports, limits, smoke
     /// evaluations) and print what would serve each entry, as JSON. File
     /// registries only. With one: publish and fetch guests as OCI artifacts.
-    Guests(guests::GuestsArgs),
+    Guests(guests_command::GuestsArgs),
     /// Show the update of every pool, the nodes in flight, boot images and
     /// guests at a glance (`kubectl mco status` as a kubectl plugin).
     Status(status::StatusArgs),
@@ -535,15 +536,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Run(args) => return run_controllers(&cli.sandbox, args),
         Command::Guests(args) => match args.action {
             None => eval::check_guests(&cli.sandbox)?,
-            Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
-            Some(guests::GuestsAction::Bench(args)) => return bench::run(&cli.sandbox, args),
-            Some(guests::GuestsAction::Audit(args)) => {
+            Some(guests_command::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
+            Some(guests_command::GuestsAction::Bench(args)) => {
+                return bench::run(&cli.sandbox, args);
+            }
+            Some(guests_command::GuestsAction::Audit(args)) => {
                 return guests_audit::run(&cli.sandbox, *args);
             }
-            Some(guests::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
-            Some(guests::GuestsAction::New(args)) => new::run(args)?,
-            Some(guests::GuestsAction::Verify(args)) => verify::run(&cli.sandbox, *args)?,
-            Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
+            Some(guests_command::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
+            Some(guests_command::GuestsAction::New(args)) => new::run(args)?,
+            Some(guests_command::GuestsAction::Verify(args)) => verify::run(&cli.sandbox, *args)?,
+            Some(guests_command::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
         },
         Command::Status(args) => return Ok(status::run(args)?),
         Command::Preflight(args) => return print(&format!("{}\n", preflight::run(args)?)),

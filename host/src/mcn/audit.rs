@@ -20,6 +20,7 @@ use tracing::info_span;
 
 use super::McnGuest;
 use super::crd::MachineConfigNode;
+use super::guest::McnGuestExt as _;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::policies;
 use super::{observe, rules};
@@ -30,7 +31,6 @@ use crate::feature_gates::{self, FeatureGates};
 use crate::manifests::{InputError, Reader};
 use crate::registry::audit::cluster::{ReadError, dynamic, get, list, pages, readable};
 use crate::registry::audit::{Audit, Keyed, Names};
-use super::guest::McnGuestExt as _;
 use crate::runtime::GuestError;
 
 /// Nodes that share one instance of each module.
