@@ -14,12 +14,14 @@
 
 pub mod audit;
 pub mod authority;
+pub mod case;
 pub mod conditions;
 pub mod controller;
 mod decode;
 pub mod ec2;
 pub mod error;
 pub mod eval;
+pub mod eval_command;
 pub mod guest;
 pub mod job;
 pub mod objects;

@@ -1,0 +1,148 @@
+//! What the command line and `run` need of a job, beyond what the registry
+//! needs ([`JobKind`]): each job implements [`Job`] in its own folder, and
+//! [`JOBS`](crate::JOBS) lists the jobs once, for the registry and for
+//! every command that loops over them (`eval`, the case runner of
+//! `guests test` and the golden tests).
+
+use std::ops::Deref;
+use std::path::Path;
+
+use crate::case_check::{CaseFailure, Pass};
+use crate::registry::{self, Fetched, JobKind, Served, Slot};
+use crate::runtime::{GuestError, LoadError, Runtime};
+
+/// What the command line needs of a job.
+pub trait Job: JobKind {
+    /// The object files that make a case folder this job's (beside
+    /// `expected.json`, see `cases.rs`); none: the job has no cases.
+    fn case_files(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Loads `fetched`'s modules with every check `run` makes but the
+    /// smoke evaluation, so a case or `eval` runs any module that links.
+    fn load_unchecked(&self, runtime: &Runtime, fetched: &Fetched) -> Result<Served, LoadError>;
+
+    /// Checks the case in `dir` against `role`'s module of this job's
+    /// entry, from `modules`: the entry that decided (none: the host rules
+    /// decided alone, or no module is named for it) and the outcome.
+    fn check_case(
+        &self,
+        dir: &Path,
+        modules: &mut dyn Modules,
+        role: Role,
+    ) -> (Option<registry::Job>, Result<Pass, CaseFailure>);
+
+    /// `eval <name>`: the subcommand, with the job's arguments (its
+    /// `#[derive(Args)]` struct); none: the job has no `eval`.
+    fn eval_command(&self) -> Option<clap::Command> {
+        None
+    }
+
+    /// `eval <name>` on the subcommand's `matches`: the decision as the
+    /// eval contract prints it.
+    fn eval(
+        &self,
+        matches: &clap::ArgMatches,
+        modules: &mut dyn Modules,
+    ) -> Result<serde_json::Value, EvalError> {
+        let _ = (matches, modules);
+        Err(EvalError::NoEval(self.name()))
+    }
+}
+
+/// The argument id of an `eval` subcommand's `--guest FILE`, the module
+/// that runs instead of the registry's: `eval` gives it to the job's
+/// [`Modules`].
+pub const GUEST_ARG: &str = "guest";
+
+/// Where a command finds the modules of an entry: loaded on first use,
+/// with [`Job::load_unchecked`].
+pub trait Modules {
+    /// The modules of `job`'s entry; `None` when none is named for it.
+    fn served(&mut self, job: &registry::Job) -> Result<Option<&Served>, ModulesError>;
+}
+
+/// Why the modules of an entry could not be had: the command's own error,
+/// which it gets back from the job unchanged.
+pub type ModulesError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Which of an entry's modules runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Active,
+    Candidate,
+}
+
+impl Role {
+    /// The role's module of `slot`; the active one when it has no
+    /// candidate.
+    pub fn pick<G>(self, slot: &Slot<G>) -> &G {
+        match (self, &slot.candidate) {
+            (Role::Candidate, Some(candidate)) => candidate,
+            _ => &slot.active,
+        }
+    }
+}
+
+/// Why `eval <job>` failed, as its command line maps it to the exit
+/// statuses of the eval contract.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// An input file is missing or malformed (exit status 2).
+    #[error(transparent)]
+    Input(Box<dyn std::error::Error + Send + Sync>),
+    /// The guest failed (exit status 3).
+    #[error(transparent)]
+    Guest(#[from] GuestError),
+    /// What [`Modules::served`] returned.
+    #[error(transparent)]
+    Modules(ModulesError),
+    /// Anything else (exit status 1).
+    #[error("{0}")]
+    Other(String),
+    #[error("job {0} has no eval")]
+    NoEval(&'static str),
+}
+
+/// The jobs of the host, each once: the registry's view of them is the
+/// same list ([`Deref`]).
+pub struct Jobs {
+    jobs: &'static [&'static dyn Job],
+    registry: registry::Jobs,
+}
+
+impl Jobs {
+    /// Use [`jobs!`], which lists each job once for both.
+    pub const fn new(jobs: &'static [&'static dyn Job], registry: registry::Jobs) -> Jobs {
+        Jobs { jobs, registry }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'static dyn Job> + '_ {
+        self.jobs.iter().copied()
+    }
+
+    /// The job of a registry entry.
+    pub fn of(&self, entry: &registry::Job) -> Option<&'static dyn Job> {
+        self.iter().find(|job| entry.is(*job))
+    }
+}
+
+impl Deref for Jobs {
+    type Target = registry::Jobs;
+
+    fn deref(&self) -> &registry::Jobs {
+        &self.registry
+    }
+}
+
+/// The [`Jobs`] of the given job values, each named once.
+macro_rules! jobs {
+    ($($job:expr),* $(,)?) => {
+        $crate::jobs::Jobs::new(
+            &[$(&$job),*],
+            $crate::registry::Jobs::new(&[$(&$job),*]),
+        )
+    };
+}
+pub(crate) use jobs;
