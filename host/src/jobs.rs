@@ -13,6 +13,10 @@ use crate::runtime::{GuestError, LoadError, Runtime};
 
 /// What the command line needs of a job.
 pub trait Job: JobKind {
+    /// The WIT world a module of this job is built for (it exports
+    /// [`JobKind::interface`]), as `guests inspect` names it.
+    fn world(&self) -> &'static str;
+
     /// The object files that make a case folder this job's (beside
     /// `expected.json`, see `cases.rs`); none: the job has no cases.
     fn case_files(&self) -> &'static [&'static str] {
@@ -146,3 +150,136 @@ macro_rules! jobs {
     };
 }
 pub(crate) use jobs;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::JOBS;
+    use crate::registry::audit::cluster::ReadError;
+    use crate::registry::{Audited, Fetched};
+
+    /// A third job as its folder would write it: what the registry needs,
+    /// and for the command line only what it cannot default.
+    struct Skeleton;
+
+    impl JobKind for Skeleton {
+        fn name(&self) -> &'static str {
+            "skeleton"
+        }
+
+        fn key(&self) -> Option<&'static str> {
+            None
+        }
+
+        fn interface(&self) -> &'static str {
+            "mco:skeleton/none"
+        }
+
+        fn installed(&self) -> Vec<(Option<&'static str>, &'static str)> {
+            vec![(None, "skeleton.wasm")]
+        }
+
+        fn required(&self) -> Option<&'static str> {
+            None
+        }
+
+        fn on_failure(&self) -> &'static str {
+            "nothing"
+        }
+
+        fn canary_field(&self) -> &'static str {
+            "objects"
+        }
+
+        fn load(
+            &self,
+            _: &Runtime,
+            _: &registry::Job,
+            fetched: &Fetched,
+        ) -> Result<Served, LoadError> {
+            Err(LoadError::Smoke {
+                module: fetched.entry.module.source.to_string(),
+                detail: "the skeleton loads no module".into(),
+            })
+        }
+
+        fn audit<'a>(
+            &'a self,
+            _: &'a kube::Client,
+            _: &'a Served,
+            _: &'a registry::Job,
+            _: usize,
+        ) -> Audited<'a> {
+            Box::pin(async { Err(ReadError::Cluster("the skeleton reads no cluster".into())) })
+        }
+    }
+
+    impl Job for Skeleton {
+        fn world(&self) -> &'static str {
+            "skeleton"
+        }
+
+        fn load_unchecked(
+            &self,
+            runtime: &Runtime,
+            fetched: &Fetched,
+        ) -> Result<Served, LoadError> {
+            self.load(runtime, &registry::Job::single(&Skeleton), fetched)
+        }
+
+        fn check_case(
+            &self,
+            _: &Path,
+            _: &mut dyn Modules,
+            _: Role,
+        ) -> (Option<registry::Job>, Result<Pass, CaseFailure>) {
+            (None, Ok(Pass::Decided))
+        }
+    }
+
+    static THREE: Jobs = jobs![
+        crate::mcn::job::Mcn,
+        crate::bootimage::job::BootImage,
+        Skeleton
+    ];
+
+    /// One line lists a job for the registry and the command line alike.
+    #[test]
+    fn a_job_listed_once_is_a_job_of_the_registry_and_the_command_line() {
+        for jobs in [&JOBS, &THREE] {
+            let listed: Vec<&str> = jobs.iter().map(|job| job.name()).collect();
+            let registered: Vec<&str> = jobs.deref().iter().map(|kind| kind.name()).collect();
+            assert_eq!(listed, registered);
+        }
+        let skeleton = registry::Job::single(&Skeleton);
+        assert_eq!(THREE.of(&skeleton).map(|job| job.name()), Some("skeleton"));
+        assert!(JOBS.of(&skeleton).is_none());
+        assert_eq!(
+            THREE.named("skeleton").map(|kind| kind.name()),
+            Some("skeleton")
+        );
+        assert!(Skeleton.eval_command().is_none() && Skeleton.case_files().is_empty());
+    }
+
+    /// The case finder knows a case of every job by the job's own files.
+    #[test]
+    fn a_case_of_every_job_is_found_as_that_jobs() {
+        let mut jobs_with_cases = 0;
+        for job in JOBS.iter() {
+            for file in job.case_files() {
+                let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+                let write = |name: &str| {
+                    std::fs::write(dir.path().join(name), "{}").unwrap_or_else(|e| panic!("{e}"))
+                };
+                write(crate::case_check::EXPECTED);
+                write(file);
+                let found = crate::cases::find(&[dir.path().to_path_buf()])
+                    .unwrap_or_else(|e| panic!("{file}: {e}"));
+                let names: Vec<&str> = found.iter().map(|case| case.job.name()).collect();
+                assert_eq!(names, [job.name()], "{file}");
+            }
+            jobs_with_cases += usize::from(!job.case_files().is_empty());
+        }
+        assert_eq!(jobs_with_cases, JOBS.iter().count());
+    }
+}

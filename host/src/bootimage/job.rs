@@ -5,20 +5,13 @@
 //! pass before it serves.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::convert::Infallible;
-use std::path::Path;
-
-use clap::Args as _;
 
 use mco_bootimage::{ClusterFacts, MachineSetView, ProviderSpec};
 use serde_json::json;
 
-use super::eval_command::BootImageArgs;
 use super::guest::BootImageGuestExt as _;
 use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
 use super::platform::{self, PLATFORMS};
-use crate::case_check::{CaseFailure, Pass};
-use crate::jobs::{EvalError, Modules, Role};
 use crate::registry::audit::{self, cluster::ReadError};
 use crate::registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
 use crate::runtime::{GuestError, LoadError, Runtime};
@@ -79,39 +72,6 @@ impl JobKind for BootImage {
             let platform = job.key().unwrap_or_default();
             super::audit::on_cluster(client, platform, guests, arch, limit).await
         })
-    }
-}
-
-impl crate::jobs::Job for BootImage {
-    fn case_files(&self) -> &'static [&'static str] {
-        super::case::FILES
-    }
-
-    fn load_unchecked(&self, runtime: &Runtime, fetched: &Fetched) -> Result<Served, LoadError> {
-        Served::load(runtime, fetched, |_: &BootImageGuest| {
-            Ok::<_, Infallible>(())
-        })
-    }
-
-    fn check_case(
-        &self,
-        dir: &Path,
-        modules: &mut dyn Modules,
-        role: Role,
-    ) -> (Option<Job>, Result<Pass, CaseFailure>) {
-        super::case::check_with(dir, modules, role)
-    }
-
-    fn eval_command(&self) -> Option<clap::Command> {
-        Some(BootImageArgs::augment_args(clap::Command::new("bootimage")))
-    }
-
-    fn eval(
-        &self,
-        matches: &clap::ArgMatches,
-        modules: &mut dyn Modules,
-    ) -> Result<serde_json::Value, EvalError> {
-        super::eval_command::eval(matches, modules)
     }
 }
 

@@ -24,6 +24,7 @@ pub mod eval;
 pub mod eval_command;
 pub mod guest;
 pub mod job;
+pub mod job_cli;
 pub mod objects;
 pub mod plan;
 pub(crate) mod platform;

@@ -158,3 +158,32 @@ pub(super) fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
     guests.with_status(|status| status.registry = location.to_string());
     serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `eval` has one subcommand for each job of [`JOBS`] that has one,
+    /// in its order, and finds each job by it.
+    #[test]
+    fn eval_has_a_subcommand_for_every_job() {
+        let cli = <super::super::Cli as clap::CommandFactory>::command();
+        let eval = cli
+            .find_subcommand("eval")
+            .unwrap_or_else(|| panic!("no eval subcommand"));
+        let shown: Vec<&str> = eval.get_subcommands().map(|c| c.get_name()).collect();
+        assert_eq!(shown, ["mcn", "bootimage"]);
+        let listed: Vec<&str> = JOBS
+            .iter()
+            .filter(|job| job.eval_command().is_some())
+            .map(|job| job.name())
+            .collect();
+        let found: Vec<&str> = shown
+            .iter()
+            .filter_map(|name| EvalJob::named(name))
+            .map(|job| job.name())
+            .collect();
+        assert_eq!(found, listed);
+        assert_eq!(listed.len(), JOBS.iter().count());
+    }
+}

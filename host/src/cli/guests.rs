@@ -12,9 +12,8 @@ use serde_json::{Value, json};
 
 use super::offline::{in_cluster_only, no_policies, runtime};
 use super::{Failure, SandboxArgs};
+use crate::JOBS;
 use crate::blob::digest;
-use crate::bootimage::BOOT_IMAGE_INTERFACE;
-use crate::mcn::NODE_STATE_INTERFACE;
 use crate::registry::cosign::Signature;
 use crate::registry::entries::{KeySource, OciSource, Verify};
 use crate::registry::oci::{
@@ -278,11 +277,11 @@ fn read(path: &Path) -> Result<Vec<u8>, GuestsError> {
     })
 }
 
-/// The job worlds this host calls, with the interface each exports.
-const WORLDS: [(&str, &str); 2] = [
-    ("node-state-reporter", NODE_STATE_INTERFACE),
-    ("boot-image-selector", BOOT_IMAGE_INTERFACE),
-];
+/// The job worlds this host calls, with the interface each exports: one
+/// per job of [`JOBS`].
+fn worlds() -> impl Iterator<Item = (&'static str, &'static str)> {
+    JOBS.iter().map(|job| (job.world(), job.interface()))
+}
 
 /// What `inspect` reads from a registry: `oci:REF`, or a reference whose
 /// first component is a registry host (it has a `.` or a `:`, or is
@@ -313,7 +312,7 @@ fn run_refusal(
     world: Option<&str>,
 ) -> Option<LoadError> {
     let mut refusals: Vec<LoadError> = Vec::new();
-    for (candidate, interface) in WORLDS {
+    for (candidate, interface) in worlds() {
         if world.is_some_and(|w| w != candidate) {
             continue;
         }
@@ -329,7 +328,7 @@ fn run_refusal(
 /// The job world a module's exports serve, and the version of its
 /// interface.
 fn world_of(exports: &[String]) -> (Option<&'static str>, Option<String>) {
-    for (world, interface) in WORLDS {
+    for (world, interface) in worlds() {
         if let Some(found) = exports.iter().find(|e| same_interface(e, interface)) {
             let version = found.split_once('@').map(|(_, v)| v.to_string());
             return (Some(world), version);

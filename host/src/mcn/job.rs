@@ -4,18 +4,11 @@
 //! it serves.
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
-use std::path::Path;
-
-use clap::Args as _;
 
 use mco_mcn as logic;
 
-use super::eval_command::McnArgs;
 use super::guest::McnGuestExt as _;
 use super::guest::{McnGuest, NODE_STATE_INTERFACE};
-use crate::case_check::{CaseFailure, Pass};
-use crate::jobs::{EvalError, Modules, Role};
 use crate::registry::audit::{self, cluster::ReadError};
 use crate::registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
 use crate::runtime::{GuestError, LoadError, Runtime};
@@ -71,37 +64,6 @@ impl JobKind for Mcn {
                 .ok_or_else(|| ReadError::NoCandidate(job.to_string()))?;
             super::audit::on_cluster(client, guests, limit).await
         })
-    }
-}
-
-impl crate::jobs::Job for Mcn {
-    fn case_files(&self) -> &'static [&'static str] {
-        super::case::FILES
-    }
-
-    fn load_unchecked(&self, runtime: &Runtime, fetched: &Fetched) -> Result<Served, LoadError> {
-        Served::load(runtime, fetched, |_: &McnGuest| Ok::<_, Infallible>(()))
-    }
-
-    fn check_case(
-        &self,
-        dir: &Path,
-        modules: &mut dyn Modules,
-        role: Role,
-    ) -> (Option<Job>, Result<Pass, CaseFailure>) {
-        super::case::check_with(dir, modules, role)
-    }
-
-    fn eval_command(&self) -> Option<clap::Command> {
-        Some(McnArgs::augment_args(clap::Command::new("mcn")))
-    }
-
-    fn eval(
-        &self,
-        matches: &clap::ArgMatches,
-        modules: &mut dyn Modules,
-    ) -> Result<serde_json::Value, EvalError> {
-        super::eval_command::eval(matches, modules)
     }
 }
 

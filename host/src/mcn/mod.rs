@@ -18,6 +18,7 @@ pub mod eval;
 pub mod eval_command;
 pub mod guest;
 pub mod job;
+pub mod job_cli;
 pub mod objects;
 pub mod observe;
 pub mod phase;
