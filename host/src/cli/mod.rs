@@ -49,7 +49,7 @@ enum Command {
     #[command(subcommand)]
     Eval(eval::EvalJob),
     /// Run the controllers in the cluster.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print the CustomResourceDefinitions this host owns, as YAML.
     Crds(CrdsArgs),
     /// Without a subcommand: load every module the registry names with
@@ -461,7 +461,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let output = match cli.command {
         Command::Crds(args) => return write_crds(args.out_dir.as_deref(), args.feature_set),
         Command::Eval(job) => eval::eval(&cli.sandbox, &job)?,
-        Command::Run(args) => return run_controllers(&cli.sandbox, args),
+        Command::Run(args) => return run_controllers(&cli.sandbox, *args),
         Command::Guests(args) => match args.action {
             None => eval::check_guests(&cli.sandbox)?,
             Some(guests_command::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
