@@ -10,12 +10,14 @@
 
 pub mod admin;
 pub mod bootimage;
+pub mod case_check;
 pub mod cases;
 pub mod cli;
 pub use mco_cluster as cluster;
 pub use mco_cluster::typed_resource;
 pub mod compare;
 pub mod feature_gates;
+pub mod jobs;
 pub mod leadership;
 pub mod manifests;
 pub mod mcn;
@@ -44,10 +46,9 @@ pub fn crate_dir() -> std::path::PathBuf {
 pub use mco_fetch::install_crypto_provider;
 
 /// The jobs of the host: each describes itself to the guest registry,
-/// which knows no other. A job is added by writing its folder and listing
-/// it here.
-pub static JOBS: registry::Jobs =
-    registry::Jobs::new(&[&mcn::job::Mcn, &bootimage::job::BootImage]);
+/// which knows no other, and to the command line ([`jobs::Job`]). A job is
+/// added by writing its folder and listing it here.
+pub static JOBS: jobs::Jobs = jobs::jobs![mcn::job::Mcn, bootimage::job::BootImage];
 
 /// The CustomResourceDefinitions the host writes to, each with the path
 /// under `deploy/` that keeps it: MachineConfigGuest in the base's `crds/`;

@@ -16,7 +16,7 @@ use mco_host::bootimage::rules::Step;
 use mco_host::bootimage::{
     BOOT_IMAGE_INTERFACE, BootImageGuest, BootImageGuestExt as _, StreamInput,
 };
-use mco_host::cases::{self, CaseFailure, Pass};
+use mco_host::cases::{CaseFailure, Pass};
 use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
 
 /// The golden cases are written for an amd64 control plane.
@@ -103,7 +103,7 @@ fn decide(
 /// it (expected.json, then the patch applied and decided again), with the
 /// native rules and the wasm guests deciding side by side.
 fn check_case(case: &Path, guests: &BTreeMap<&str, BootImageGuest>) -> Result<Pass, CaseFailure> {
-    cases::check_bootimage(case, |inputs, now| {
+    mco_host::bootimage::case::check(case, |inputs, now| {
         let (native, wasm) = decide(inputs, guests, now)?;
         if native != wasm {
             return Err(format!(

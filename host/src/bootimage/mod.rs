@@ -22,14 +22,17 @@
 
 pub mod audit;
 pub mod authority;
+pub mod case;
 pub mod conditions;
 pub mod controller;
 mod decode;
 pub mod ec2;
 pub mod error;
 pub mod eval;
+pub mod eval_command;
 pub mod guest;
 pub mod job;
+pub mod job_cli;
 pub mod objects;
 pub mod plan;
 pub(crate) mod platform;

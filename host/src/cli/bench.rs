@@ -17,11 +17,12 @@ use super::eval::bootimage_decision;
 use super::{Failure, SandboxArgs, print};
 use crate::bootimage::BootImageGuest;
 use crate::bootimage::eval::BootImageInputs;
-use crate::cases::{self, Case, CaseJob};
+use crate::cases::{self, Case};
 use crate::mcn::McnGuest;
 use crate::mcn::eval::McnInputs;
 use crate::mcn::guest::McnGuestExt as _;
 use crate::registry::Job;
+use crate::registry::JobKind as _;
 use crate::registry::table::Registry;
 use crate::runtime::{Guest, GuestModule, LoadError, Runtime, RuntimeConfig, World};
 use crate::{bootimage, mcn};
@@ -141,9 +142,12 @@ struct Bench {
 
 impl Bench {
     fn case(&mut self, case: &Case) -> Result<(), Failure> {
-        match case.job {
-            CaseJob::Mcn => self.mcn_case(case),
-            CaseJob::BootImage => self.bootimage_case(case),
+        // Still one timing loop per job here: see the closing note of
+        // `jobs.rs` (bench is not yet a `Job` method).
+        if case.job.name() == mcn::job::Mcn.name() {
+            self.mcn_case(case)
+        } else {
+            self.bootimage_case(case)
         }
     }
 

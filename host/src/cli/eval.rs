@@ -4,30 +4,115 @@
 use std::borrow::Borrow;
 use std::path::PathBuf;
 
+use clap::error::ErrorKind;
+use clap::{ArgMatches, FromArgMatches, Subcommand};
 use k8s_openapi::jiff::Timestamp;
-use mco_bootimage::{Decision, MachineKind};
+use mco_bootimage::Decision;
 use serde_json::Value;
 
-use super::{BootImageArgs, Failure, McnArgs, SandboxArgs, host_stream_arch};
+use super::{Failure, SandboxArgs, host_stream_arch};
+use crate::JOBS;
 use crate::bootimage::BootImageGuest;
-use crate::bootimage::eval::{BootImageInputs, BootImagePaths};
-use crate::mcn::McnGuest;
-use crate::mcn::eval::{McnInputs, McnPaths};
-use crate::mcn::guest::McnGuestExt as _;
+use crate::bootimage::eval::BootImageInputs;
+use crate::jobs::{GUEST_ARG, Job, Modules, ModulesError};
 use crate::registry::entries::Entry;
 use crate::registry::slot::Slot;
-use crate::registry::{self, Job, Remote};
+use crate::registry::{self, Remote, Served};
 use crate::runtime::{Guest, Runtime, World};
-use crate::{JOBS, bootimage, mcn};
+
+/// `eval <job>`: one subcommand for each job of [`JOBS`] that has one
+/// ([`Job::eval_command`]), with the matches it was given.
+pub(super) struct EvalJob {
+    job: &'static dyn Job,
+    matches: ArgMatches,
+}
+
+impl EvalJob {
+    /// The job that has the `eval` subcommand `name`.
+    fn named(name: &str) -> Option<&'static dyn Job> {
+        JOBS.iter()
+            .find(|job| job.eval_command().is_some_and(|c| c.get_name() == name))
+    }
+}
+
+impl FromArgMatches for EvalJob {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<EvalJob, clap::Error> {
+        let (name, matches) = matches
+            .subcommand()
+            .ok_or_else(|| clap::Error::new(ErrorKind::MissingSubcommand))?;
+        let job =
+            EvalJob::named(name).ok_or_else(|| clap::Error::new(ErrorKind::InvalidSubcommand))?;
+        Ok(EvalJob {
+            job,
+            matches: matches.clone(),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = EvalJob::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for EvalJob {
+    fn augment_subcommands(command: clap::Command) -> clap::Command {
+        JOBS.iter()
+            .filter_map(|job| job.eval_command())
+            .fold(command, clap::Command::subcommand)
+    }
+
+    fn augment_subcommands_for_update(command: clap::Command) -> clap::Command {
+        EvalJob::augment_subcommands(command)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        EvalJob::named(name).is_some()
+    }
+}
+
+/// The modules `eval` runs: `--guest FILE` under the host's limits, else
+/// the registry's (digest pin and limits included, OCI modules pulled as
+/// `mco-host guests` pulls them; candidates are not run).
+struct EvalModules<'a> {
+    sandbox: &'a SandboxArgs,
+    guest: Option<PathBuf>,
+    loaded: Option<Served>,
+}
+
+impl Modules for EvalModules<'_> {
+    fn served(&mut self, job: &registry::Job) -> Result<Option<&Served>, ModulesError> {
+        let Some((entry, remote)) = eval_entry(self.sandbox, self.guest.take(), job)? else {
+            return Ok(None);
+        };
+        let runtime = self.sandbox.runtime().map_err(Failure::from)?;
+        let fetched = registry::fetch(job, &entry, &remote).map_err(Failure::from)?;
+        let kind = JOBS
+            .of(job)
+            .ok_or_else(|| Failure::Other(format!("{job}: not a job of this host")))?;
+        let served = kind
+            .load_unchecked(&runtime, &fetched)
+            .map_err(Failure::from)?;
+        Ok(Some(self.loaded.insert(served)))
+    }
+}
+
+/// `eval <job>`: the job's decision from the files its arguments name.
+pub(super) fn eval(sandbox: &SandboxArgs, eval: &EvalJob) -> Result<Value, Failure> {
+    let mut modules = EvalModules {
+        sandbox,
+        guest: eval.matches.get_one::<PathBuf>(GUEST_ARG).cloned(),
+        loaded: None,
+    };
+    Ok(eval.job.eval(&eval.matches, &mut modules)?)
+}
 
 /// The entry `eval` runs and what it is read from: `--guest FILE` under
-/// the host's limits, else the registry's (digest pin and limits
-/// included, OCI modules pulled as `mco-host guests` pulls them;
-/// candidates are not run). `None`: the registry names no module for `job`.
+/// the host's limits, else the registry's. `None`: the registry names no
+/// module for `job`.
 fn eval_entry(
     sandbox: &SandboxArgs,
     guest: Option<PathBuf>,
-    job: &Job,
+    job: &registry::Job,
 ) -> Result<Option<(Entry, Remote)>, Failure> {
     if let Some(path) = guest {
         return Ok(Some((Entry::path(path), Remote::default())));
@@ -40,67 +125,16 @@ fn eval_entry(
     Ok(Some((entry, remote)))
 }
 
-pub(super) fn mcn(sandbox: &SandboxArgs, args: McnArgs) -> Result<Value, Failure> {
-    let inputs = McnInputs::read(&McnPaths {
-        node: &args.node,
-        pools: args.pools.as_deref(),
-        machineconfigs: args.machineconfigs.as_deref(),
-        machineconfiguration: args.machineconfiguration.as_deref(),
-        previous: args.previous.as_deref(),
-        featuregate: args.featuregate.as_deref(),
-    })?;
-    let job = mcn::job::job();
-    let (entry, remote) = eval_entry(sandbox, args.guest, &job)?
-        .ok_or_else(|| Failure::Other(mcn::job::MISSING.into()))?;
-    let guest: McnGuest = load_slot(&sandbox.runtime()?, &job, &entry, &remote)?.active;
-    let decision = guest.derive(&inputs.facts())?;
-    Ok(inputs.output(decision, args.now.unwrap_or_else(Timestamp::now)))
-}
-
 /// An entry's modules fetched and loaded with every check `run` makes
 /// before they serve.
 pub(super) fn load_slot<W: World>(
     runtime: &Runtime,
-    job: &Job,
+    job: &registry::Job,
     entry: &Entry,
     remote: &Remote,
 ) -> Result<Slot<Guest<W>>, Failure> {
     let fetched = registry::fetch(job, entry, remote)?;
     Ok(registry::load(runtime, &fetched)?)
-}
-
-pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, Failure> {
-    // clap lets exactly one of the two through.
-    let object = match (&args.machineset, &args.controlplanemachineset) {
-        (Some(ms), _) => (MachineKind::MachineSet, ms.as_str()),
-        (None, cpms) => (
-            MachineKind::ControlPlaneMachineSet,
-            cpms.as_deref().unwrap_or_default(),
-        ),
-    };
-    let inputs = BootImageInputs::read(&BootImagePaths {
-        object,
-        configmap: &args.configmap,
-        infrastructure: &args.infrastructure,
-        clusterversion: args.clusterversion.as_deref(),
-        machineconfiguration: args.machineconfiguration.as_deref(),
-        user_data_secret: args.user_data_secret.as_deref(),
-        known_images: args.known_images.as_deref(),
-        featuregate: args.featuregate.as_deref(),
-        vcenter: args.vcenter.as_deref(),
-        install_config: args.install_config.as_deref(),
-        ec2: args.ec2.as_deref(),
-    })?;
-    let now = args.now.unwrap_or_else(Timestamp::now);
-    let decision = bootimage_decision(&inputs, now, |platform| {
-        let job = bootimage::job::job(platform);
-        eval_entry(sandbox, args.guest, &job)?
-            .map(
-                |(entry, remote)| Ok(load_slot(&sandbox.runtime()?, &job, &entry, &remote)?.active),
-            )
-            .transpose()
-    })?;
-    serde_json::to_value(&decision).map_err(|e| Failure::Other(e.to_string()))
 }
 
 /// The decision `eval bootimage` prints ([`BootImageInputs::decision`]),
@@ -123,4 +157,33 @@ pub(super) fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
     let (guests, _) = registry::initial(&runtime, &JOBS, &registry, &remote)?;
     guests.with_status(|status| status.registry = location.to_string());
     serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `eval` has one subcommand for each job of [`JOBS`] that has one,
+    /// in its order, and finds each job by it.
+    #[test]
+    fn eval_has_a_subcommand_for_every_job() {
+        let cli = <super::super::Cli as clap::CommandFactory>::command();
+        let eval = cli
+            .find_subcommand("eval")
+            .unwrap_or_else(|| panic!("no eval subcommand"));
+        let shown: Vec<&str> = eval.get_subcommands().map(|c| c.get_name()).collect();
+        assert_eq!(shown, ["mcn", "bootimage"]);
+        let listed: Vec<&str> = JOBS
+            .iter()
+            .filter(|job| job.eval_command().is_some())
+            .map(|job| job.name())
+            .collect();
+        let found: Vec<&str> = shown
+            .iter()
+            .filter_map(|name| EvalJob::named(name))
+            .map(|job| job.name())
+            .collect();
+        assert_eq!(found, listed);
+        assert_eq!(listed.len(), JOBS.iter().count());
+    }
 }

@@ -12,9 +12,8 @@ use serde_json::{Value, json};
 
 use super::offline::{in_cluster_only, no_policies, runtime};
 use super::{Failure, SandboxArgs};
+use crate::JOBS;
 use crate::blob::digest;
-use crate::bootimage::BOOT_IMAGE_INTERFACE;
-use crate::mcn::NODE_STATE_INTERFACE;
 use crate::registry::cosign::Signature;
 use crate::registry::entries::{KeySource, OciSource, Verify};
 use crate::registry::oci::{
@@ -46,50 +45,6 @@ pub(super) enum GuestsError {
     Write { path: PathBuf, error: io::Error },
     #[error("oci:{target}: signatures: {error}")]
     Signatures { target: String, error: LookupError },
-}
-
-#[derive(Args)]
-pub(super) struct GuestsArgs {
-    #[command(subcommand)]
-    pub action: Option<GuestsAction>,
-}
-
-#[derive(Subcommand)]
-pub(super) enum GuestsAction {
-    /// Run case folders (the layout of tests/golden/<job>/) against a
-    /// module, or against each registry entry's module and candidate; every
-    /// case is reported, a patch must converge to noop, exit status 1 if
-    /// any case fails.
-    Test(super::test::TestArgs),
-    /// Time a module on case folders (p50/p99 per decision, each in a
-    /// fresh instance, as `run` gives each node) and measure its compile
-    /// time, peak linear memory and size, beside the deadline and
-    /// memoryMiB its `--registry` entry (or the host's defaults) gives
-    /// it; exit status 1 when it does not fit them.
-    Bench(super::bench::BenchArgs),
-    /// Decide every object of one job with two modules, a candidate and
-    /// the active one, from files or the cluster's current objects, and
-    /// count where they agree, differ or fail, with a sample of the
-    /// differences; exit status 0 once compared (whatever the differences),
-    /// 2 on bad input, 3 when a module cannot load.
-    Audit(Box<super::guests_audit::AuditArgs>),
-    /// Write the WIT package guests are built against
-    /// (`mco:machine-config@<version>`, the very files this binary was
-    /// built with) into DIR, for wit-bindgen, componentize-py or any
-    /// other component tooling; or, with `--push`, publish it as wkg does.
-    Wit(super::wit::WitArgs),
-    /// Make a Rust guest crate for a job: the WIT package, a decision to
-    /// start from, two sample cases and the one command that builds the
-    /// component and runs `guests test` on them.
-    New(super::new::NewArgs),
-    /// Check a module's cosign signatures against a signature policy (an
-    /// entry's `verify`, or keys, identities and ClusterImagePolicies
-    /// given as flags) and print what each signature proved: signer,
-    /// issuer, signing time, log entry and the requirement it met; exit
-    /// status 2 with the refusal `run` would give otherwise.
-    Verify(Box<super::verify::VerifyArgs>),
-    #[command(flatten)]
-    Oci(OciAction),
 }
 
 /// The actions on one module, each printing JSON.
@@ -322,11 +277,11 @@ fn read(path: &Path) -> Result<Vec<u8>, GuestsError> {
     })
 }
 
-/// The job worlds this host calls, with the interface each exports.
-const WORLDS: [(&str, &str); 2] = [
-    ("node-state-reporter", NODE_STATE_INTERFACE),
-    ("boot-image-selector", BOOT_IMAGE_INTERFACE),
-];
+/// The job worlds this host calls, with the interface each exports: one
+/// per job of [`JOBS`].
+fn worlds() -> impl Iterator<Item = (&'static str, &'static str)> {
+    JOBS.iter().map(|job| (job.world(), job.interface()))
+}
 
 /// What `inspect` reads from a registry: `oci:REF`, or a reference whose
 /// first component is a registry host (it has a `.` or a `:`, or is
@@ -357,7 +312,7 @@ fn run_refusal(
     world: Option<&str>,
 ) -> Option<LoadError> {
     let mut refusals: Vec<LoadError> = Vec::new();
-    for (candidate, interface) in WORLDS {
+    for (candidate, interface) in worlds() {
         if world.is_some_and(|w| w != candidate) {
             continue;
         }
@@ -373,7 +328,7 @@ fn run_refusal(
 /// The job world a module's exports serve, and the version of its
 /// interface.
 fn world_of(exports: &[String]) -> (Option<&'static str>, Option<String>) {
-    for (world, interface) in WORLDS {
+    for (world, interface) in worlds() {
         if let Some(found) = exports.iter().find(|e| same_interface(e, interface)) {
             let version = found.split_once('@').map(|(_, v)| v.to_string());
             return (Some(world), version);

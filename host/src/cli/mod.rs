@@ -6,6 +6,7 @@ mod bench;
 mod eval;
 mod guests;
 mod guests_audit;
+mod guests_command;
 mod new;
 mod offline;
 mod preflight;
@@ -21,8 +22,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use k8s_openapi::jiff::Timestamp;
 
+use crate::jobs;
 use crate::manifests::InputError;
 use crate::mcn::crd::{FeatureSet, is_for_feature_set};
 use crate::registry::table::{Location, Registry, RegistryError};
@@ -46,16 +47,16 @@ struct Cli {
 enum Command {
     /// Run one guest on objects read from files, without a cluster.
     #[command(subcommand)]
-    Eval(EvalJob),
+    Eval(eval::EvalJob),
     /// Run the controllers in the cluster.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print the CustomResourceDefinitions this host owns, as YAML.
     Crds(CrdsArgs),
     /// Without a subcommand: load every module the registry names with
     /// every check `run` makes (digest, world, imports, limits, smoke
     /// evaluations) and print what would serve each entry, as JSON. File
     /// registries only. With one: publish and fetch guests as OCI artifacts.
-    Guests(guests::GuestsArgs),
+    Guests(guests_command::GuestsArgs),
     /// Show the update of every pool, the nodes in flight, boot images and
     /// guests at a glance (`kubectl mco status` as a kubectl plugin).
     Status(status::StatusArgs),
@@ -231,98 +232,6 @@ struct RunArgs {
     registry_poll: Duration,
 }
 
-#[derive(Subcommand)]
-enum EvalJob {
-    /// Derive a node's MachineConfigNode.
-    Mcn(McnArgs),
-    /// Decide a MachineSet's boot image update.
-    Bootimage(BootImageArgs),
-}
-
-#[derive(Args)]
-struct McnArgs {
-    /// The Node.
-    #[arg(long, value_name = "FILE")]
-    node: String,
-    /// All MachineConfigPools.
-    #[arg(long, value_name = "FILE")]
-    pools: Option<String>,
-    /// Rendered MachineConfigs (to work out drain and post-config action).
-    #[arg(long, value_name = "FILE")]
-    machineconfigs: Option<String>,
-    /// MachineConfiguration `cluster` (node disruption policies; default:
-    /// the built-in cluster policies).
-    #[arg(long, value_name = "FILE")]
-    machineconfiguration: Option<String>,
-    /// The node's MachineConfigNode as stored in the cluster.
-    #[arg(long, value_name = "FILE")]
-    previous: Option<String>,
-    /// FeatureGate `cluster` (its first entry's gates; default: the
-    /// Default feature set).
-    #[arg(long, value_name = "FILE")]
-    featuregate: Option<String>,
-    /// Guest component to run instead of the registered one.
-    #[arg(long, value_name = "FILE")]
-    guest: Option<PathBuf>,
-    /// Time stamped on conditions that changed (RFC 3339; default: now).
-    #[arg(long, value_name = "TIME")]
-    now: Option<Timestamp>,
-}
-
-#[derive(Args)]
-#[command(group(clap::ArgGroup::new("object").required(true).args(["machineset", "controlplanemachineset"])))]
-struct BootImageArgs {
-    /// The MachineSet (machine.openshift.io/v1beta1).
-    #[arg(long, value_name = "FILE")]
-    machineset: Option<String>,
-    /// The ControlPlaneMachineSet (machine.openshift.io/v1), instead of a
-    /// MachineSet.
-    #[arg(long, value_name = "FILE")]
-    controlplanemachineset: Option<String>,
-    /// The coreos-bootimages ConfigMap.
-    #[arg(long, value_name = "FILE")]
-    configmap: String,
-    /// Infrastructure `cluster` (picks the platform and its guest).
-    #[arg(long, value_name = "FILE")]
-    infrastructure: String,
-    /// ClusterVersion `version` (stability gate, multi-arch).
-    #[arg(long, value_name = "FILE")]
-    clusterversion: Option<String>,
-    /// MachineConfiguration `cluster` (enrollment).
-    #[arg(long, value_name = "FILE")]
-    machineconfiguration: Option<String>,
-    /// The MachineSet's user-data Secret (stub Ignition upgrade).
-    #[arg(long, value_name = "FILE")]
-    user_data_secret: Option<String>,
-    /// Extra boot images that count as RHCOS (lines, or a ConfigMap).
-    #[arg(long, value_name = "FILE")]
-    known_images: Option<String>,
-    /// FeatureGate `cluster`: the gates of the --clusterversion version (else
-    /// its first entry); default: the Default feature set.
-    #[arg(long, value_name = "FILE")]
-    featuregate: Option<String>,
-    /// vSphere: what the workspace's vCenter holds, `{vms: [{name, folder,
-    /// template, release, diskType}]}` (what the controller would read).
-    #[arg(long, value_name = "FILE")]
-    vcenter: Option<String>,
-    /// vSphere: ConfigMap kube-system/cluster-config-v1 (the disk type of a
-    /// template made anew; default: the datastore's).
-    #[arg(long, value_name = "FILE")]
-    install_config: Option<String>,
-    /// AWS: what EC2 holds, region to images, `{us-east-1: [{imageId, ownerId,
-    /// name, description, creationDate}]}` (what the controller would read
-    /// with DescribeImages); without it EC2 is not consulted and the static
-    /// AMI lists decide.
-    #[arg(long, value_name = "FILE")]
-    ec2: Option<String>,
-    /// Guest component to run instead of the one registered for the platform.
-    #[arg(long, value_name = "FILE")]
-    guest: Option<PathBuf>,
-    /// Time stamped on a stub upgrade (RFC 3339; default: now).
-    #[arg(long, value_name = "TIME")]
-    now: Option<Timestamp>,
-}
-
 /// Limits every guest runs under, and where guests come from.
 #[derive(Args)]
 struct SandboxArgs {
@@ -427,6 +336,9 @@ enum Failure {
     Load(#[from] LoadError),
     #[error(transparent)]
     Guest(#[from] GuestError),
+    /// A job's `eval` input ([`jobs::EvalError::Input`]).
+    #[error(transparent)]
+    EvalInput(Box<dyn std::error::Error + Send + Sync>),
     #[error(transparent)]
     Status(#[from] status::StatusError),
     #[error(transparent)]
@@ -460,11 +372,29 @@ impl From<crate::bootimage::eval::EvalError> for Failure {
     }
 }
 
+impl From<jobs::EvalError> for Failure {
+    fn from(err: jobs::EvalError) -> Failure {
+        match err {
+            jobs::EvalError::Input(e) => Failure::EvalInput(e),
+            jobs::EvalError::Guest(e) => Failure::Guest(e),
+            // What `eval`'s own modules returned, given back unchanged.
+            jobs::EvalError::Modules(e) => match e.downcast::<Failure>() {
+                Ok(failure) => *failure,
+                Err(e) => Failure::Other(e.to_string()),
+            },
+            jobs::EvalError::Other(_) | jobs::EvalError::NoEval(_) => {
+                Failure::Other(err.to_string())
+            }
+        }
+    }
+}
+
 impl Failure {
     fn exit_code(&self) -> u8 {
         match self {
             Failure::Input(_)
             | Failure::BootImageInput(_)
+            | Failure::EvalInput(_)
             | Failure::Registry(_)
             | Failure::Fetch(_)
             | Failure::Pull(_)
@@ -530,20 +460,21 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), Failure> {
     let output = match cli.command {
         Command::Crds(args) => return write_crds(args.out_dir.as_deref(), args.feature_set),
-        Command::Eval(EvalJob::Mcn(args)) => eval::mcn(&cli.sandbox, args)?,
-        Command::Eval(EvalJob::Bootimage(args)) => eval::bootimage(&cli.sandbox, args)?,
-        Command::Run(args) => return run_controllers(&cli.sandbox, args),
+        Command::Eval(job) => eval::eval(&cli.sandbox, &job)?,
+        Command::Run(args) => return run_controllers(&cli.sandbox, *args),
         Command::Guests(args) => match args.action {
             None => eval::check_guests(&cli.sandbox)?,
-            Some(guests::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
-            Some(guests::GuestsAction::Bench(args)) => return bench::run(&cli.sandbox, args),
-            Some(guests::GuestsAction::Audit(args)) => {
+            Some(guests_command::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
+            Some(guests_command::GuestsAction::Bench(args)) => {
+                return bench::run(&cli.sandbox, args);
+            }
+            Some(guests_command::GuestsAction::Audit(args)) => {
                 return guests_audit::run(&cli.sandbox, *args);
             }
-            Some(guests::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
-            Some(guests::GuestsAction::New(args)) => new::run(args)?,
-            Some(guests::GuestsAction::Verify(args)) => verify::run(&cli.sandbox, *args)?,
-            Some(guests::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
+            Some(guests_command::GuestsAction::Wit(args)) => wit::run(&cli.sandbox, args)?,
+            Some(guests_command::GuestsAction::New(args)) => new::run(args)?,
+            Some(guests_command::GuestsAction::Verify(args)) => verify::run(&cli.sandbox, *args)?,
+            Some(guests_command::GuestsAction::Oci(action)) => guests::run(&cli.sandbox, action)?,
         },
         Command::Status(args) => return Ok(status::run(args)?),
         Command::Preflight(args) => return print(&format!("{}\n", preflight::run(args)?)),

@@ -13,18 +13,14 @@ use clap::Args;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use tracing::info_span;
 
-use super::eval::{bootimage_decision, load_slot};
 use super::{Failure, SandboxArgs, print};
-use crate::bootimage::BootImageGuest;
-use crate::cases::{self, Case, CaseFailure, CaseJob, Pass};
-use crate::mcn::McnGuest;
-use crate::mcn::guest::McnGuestExt as _;
+use crate::JOBS;
+use crate::cases::{self, Case, CaseFailure, Pass};
+use crate::jobs::{Modules, ModulesError, Role};
 use crate::registry::entries::Entry;
-use crate::registry::slot::Slot;
 use crate::registry::table::Registry;
-use crate::registry::{Job, Remote};
-use crate::runtime::{Guest, Runtime, World};
-use crate::{bootimage, mcn};
+use crate::registry::{self, Job, Remote, Served};
+use crate::runtime::Runtime;
 
 #[derive(Args)]
 pub(super) struct TestArgs {
@@ -39,13 +35,6 @@ pub(super) struct TestArgs {
     /// Also write a JUnit XML report here.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
-}
-
-/// Which of an entry's modules a case ran against.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Active,
-    Candidate,
 }
 
 /// One case run against one module.
@@ -82,56 +71,33 @@ struct Source {
     remote: Remote,
 }
 
-/// Modules loaded on first use, one slot per job (a load error is kept
-/// too, and fails every case of that job).
-struct Slots<G>(BTreeMap<Job, Result<Slot<G>, String>>);
-
-impl<G> Slots<G> {
-    fn has_candidate(&self, job: &Job) -> bool {
-        matches!(
-            self.0.get(job),
-            Some(Ok(Slot {
-                candidate: Some(_),
-                ..
-            }))
-        )
-    }
-}
-
-impl<G> Default for Slots<G> {
-    fn default() -> Self {
-        Slots(BTreeMap::new())
-    }
-}
-
+/// Modules loaded on first use, one slot per entry (a load error is
+/// kept too, and fails every case of that entry).
 struct Guests {
     runtime: Runtime,
     source: Source,
-    mcn: Slots<McnGuest>,
-    bootimage: Slots<BootImageGuest>,
+    slots: BTreeMap<Job, Result<Served, String>>,
 }
 
-impl Source {
-    /// The job's slot, loaded on its first case; `None` when the registry
-    /// names no module for the job.
-    fn slot<'s, W: World>(
-        &self,
-        slots: &'s mut Slots<Guest<W>>,
-        runtime: &Runtime,
-        job: &Job,
-    ) -> Result<Option<&'s Slot<Guest<W>>>, String> {
-        let Some(entry) = self.guest.as_ref().or_else(|| self.registry.get(job)) else {
+impl Modules for Guests {
+    fn served(&mut self, job: &Job) -> Result<Option<&Served>, ModulesError> {
+        let Some(entry) = (self.source.guest.as_ref()).or_else(|| self.source.registry.get(job))
+        else {
             return Ok(None);
         };
-        slots
-            .0
-            .entry(job.clone())
-            .or_insert_with(|| {
-                load_slot(runtime, job, entry, &self.remote).map_err(|e| e.to_string())
-            })
-            .as_ref()
-            .map(Some)
-            .map_err(Clone::clone)
+        let (runtime, remote) = (&self.runtime, &self.source.remote);
+        let served = self.slots.entry(job.clone()).or_insert_with(|| {
+            let kind = JOBS
+                .of(job)
+                .ok_or_else(|| format!("{job}: not a job of this host"))?;
+            let fetched = registry::fetch(job, entry, remote).map_err(|e| e.to_string())?;
+            kind.load_unchecked(runtime, &fetched)
+                .map_err(|e| e.to_string())
+        });
+        match served {
+            Ok(served) => Ok(Some(served)),
+            Err(e) => Err(e.clone().into()),
+        }
     }
 }
 
@@ -140,47 +106,11 @@ impl Guests {
     /// decided is returned beside it, so its candidate can run next.
     fn run(&mut self, case: &Case, role: Role) -> (Option<Job>, Result<Pass, CaseFailure>) {
         let _span = info_span!("case", case = %case.dir.display()).entered();
-        match case.job {
-            CaseJob::Mcn => {
-                let job = mcn::job::job();
-                let result = cases::check_mcn(&case.dir, |inputs| {
-                    let slot = self
-                        .source
-                        .slot(&mut self.mcn, &self.runtime, &job)?
-                        .ok_or_else(|| mcn::job::MISSING.to_string())?;
-                    pick(slot, role)
-                        .derive(&inputs.facts())
-                        .map_err(|e| e.to_string())
-                });
-                (Some(job), result)
-            }
-            CaseJob::BootImage => {
-                let mut decided_by = None;
-                let result = cases::check_bootimage(&case.dir, |inputs, now| {
-                    bootimage_decision(inputs, now, |platform| {
-                        let job = bootimage::job::job(platform);
-                        let slot = self.source.slot(&mut self.bootimage, &self.runtime, &job);
-                        decided_by = match &slot {
-                            Ok(None) => None,
-                            _ => Some(job),
-                        };
-                        Ok(slot.map_err(Failure::Other)?.map(|slot| pick(slot, role)))
-                    })
-                });
-                (decided_by, result)
-            }
-        }
+        case.job.check_case(&case.dir, self, role)
     }
 
     fn has_candidate(&self, job: &Job) -> bool {
-        self.mcn.has_candidate(job) || self.bootimage.has_candidate(job)
-    }
-}
-
-fn pick<G>(slot: &Slot<G>, role: Role) -> &G {
-    match (role, &slot.candidate) {
-        (Role::Candidate, Some(candidate)) => candidate,
-        _ => &slot.active,
+        matches!(self.slots.get(job), Some(Ok(served)) if served.candidate().is_some())
     }
 }
 
@@ -205,8 +135,7 @@ pub(super) fn run(sandbox: &SandboxArgs, args: TestArgs) -> Result<(), Failure> 
     let mut guests = Guests {
         runtime: sandbox.runtime()?,
         source,
-        mcn: Slots::default(),
-        bootimage: Slots::default(),
+        slots: BTreeMap::new(),
     };
     let mut outcomes = Vec::new();
     for case in found {
@@ -276,10 +205,7 @@ fn junit(outcomes: &[Outcome]) -> Report {
             }
         };
         let mut case = TestCase::new(outcome.label(), status);
-        case.set_classname(match outcome.case.job {
-            CaseJob::Mcn => "mcn",
-            CaseJob::BootImage => "bootImage",
-        });
+        case.set_classname(outcome.case.job.name());
         case.set_time(outcome.time);
         suite.add_test_case(case);
     }

@@ -11,11 +11,14 @@
 
 pub mod audit;
 pub mod authority;
+pub mod case;
 pub mod controller;
 pub mod crd;
 pub mod eval;
+pub mod eval_command;
 pub mod guest;
 pub mod job;
+pub mod job_cli;
 pub mod objects;
 pub mod observe;
 pub mod phase;

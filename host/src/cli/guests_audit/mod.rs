@@ -20,9 +20,9 @@ use crate::registry::audit::cluster::ReadError;
 use crate::registry::audit::{self, Module, Report};
 use crate::registry::entries::{self, Entry};
 use crate::registry::slot::Slot;
-use crate::registry::{Job, JobKind as _, Remote};
+use crate::registry::{Job, Remote};
 use crate::runtime::{Guest, World};
-use crate::{bootimage, mcn};
+use crate::{JOBS, bootimage, mcn};
 
 #[derive(Args)]
 pub(super) struct AuditArgs {
@@ -169,16 +169,19 @@ fn on_cluster<T>(
     })
 }
 
-/// `mcn`, or `bootImage.<Platform>` with a platform named.
+/// A job of [`JOBS`] by its name: `mcn`, or `bootImage.<Platform>` with
+/// a platform named (a keyed job needs its key, a single one has none).
 fn parse_job(text: &str) -> Result<Job, AuditError> {
-    match text.split_once('.') {
-        None if text == mcn::job::Mcn.name() => Ok(mcn::job::job()),
-        Some((kind, platform))
-            if kind == bootimage::job::BootImage.name() && !platform.is_empty() =>
-        {
-            Ok(bootimage::job::job(platform))
-        }
-        _ => Err(AuditError::Job(text.to_owned())),
+    let (name, key) = match text.split_once('.') {
+        None => (text, None),
+        Some((name, key)) => (name, Some(key)),
+    };
+    let not_a_job = || AuditError::Job(text.to_owned());
+    let kind = JOBS.named(name).ok_or_else(not_a_job)?;
+    match (kind.key(), key) {
+        (None, None) => Ok(Job::single(kind)),
+        (Some(_), Some(key)) if !key.is_empty() => Ok(Job::keyed(kind, key)),
+        _ => Err(not_a_job()),
     }
 }
 

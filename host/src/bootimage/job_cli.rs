@@ -1,0 +1,53 @@
+//! How the boot image job describes itself to the command line
+//! ([`Job`](crate::jobs::Job)): its world, its case folders and their
+//! check (`case.rs`), its `eval` subcommand (`eval_command.rs`).
+
+use std::convert::Infallible;
+use std::path::Path;
+
+use clap::Args as _;
+
+use super::BootImageGuest;
+use super::eval_command::BootImageArgs;
+use super::job::BootImage;
+use crate::case_check::{CaseFailure, Pass};
+use crate::jobs::{EvalError, Modules, Role};
+use crate::registry::{Fetched, Job, Served};
+use crate::runtime::{LoadError, Runtime};
+
+impl crate::jobs::Job for BootImage {
+    fn world(&self) -> &'static str {
+        "boot-image-selector"
+    }
+
+    fn case_files(&self) -> &'static [&'static str] {
+        super::case::FILES
+    }
+
+    fn load_unchecked(&self, runtime: &Runtime, fetched: &Fetched) -> Result<Served, LoadError> {
+        Served::load(runtime, fetched, |_: &BootImageGuest| {
+            Ok::<_, Infallible>(())
+        })
+    }
+
+    fn check_case(
+        &self,
+        dir: &Path,
+        modules: &mut dyn Modules,
+        role: Role,
+    ) -> (Option<Job>, Result<Pass, CaseFailure>) {
+        super::case::check_with(dir, modules, role)
+    }
+
+    fn eval_command(&self) -> Option<clap::Command> {
+        Some(BootImageArgs::augment_args(clap::Command::new("bootimage")))
+    }
+
+    fn eval(
+        &self,
+        matches: &clap::ArgMatches,
+        modules: &mut dyn Modules,
+    ) -> Result<serde_json::Value, EvalError> {
+        super::eval_command::eval(matches, modules)
+    }
+}

@@ -1,0 +1,285 @@
+//! What the command line and `run` need of a job, beyond what the registry
+//! needs ([`JobKind`]): each job implements [`Job`] in its own folder, and
+//! [`JOBS`](crate::JOBS) lists the jobs once, for the registry and for
+//! every command that loops over them (`eval`, the case runner of
+//! `guests test` and the golden tests).
+
+use std::ops::Deref;
+use std::path::Path;
+
+use crate::case_check::{CaseFailure, Pass};
+use crate::registry::{self, Fetched, JobKind, Served, Slot};
+use crate::runtime::{GuestError, LoadError, Runtime};
+
+/// What the command line needs of a job.
+pub trait Job: JobKind {
+    /// The WIT world a module of this job is built for (it exports
+    /// [`JobKind::interface`]), as `guests inspect` names it.
+    fn world(&self) -> &'static str;
+
+    /// The object files that make a case folder this job's (beside
+    /// `expected.json`, see `cases.rs`); none: the job has no cases.
+    fn case_files(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Loads `fetched`'s modules with every check `run` makes but the
+    /// smoke evaluation, so a case or `eval` runs any module that links.
+    fn load_unchecked(&self, runtime: &Runtime, fetched: &Fetched) -> Result<Served, LoadError>;
+
+    /// Checks the case in `dir` against `role`'s module of this job's
+    /// entry, from `modules`: the entry that decided (none: the host rules
+    /// decided alone, or no module is named for it) and the outcome.
+    fn check_case(
+        &self,
+        dir: &Path,
+        modules: &mut dyn Modules,
+        role: Role,
+    ) -> (Option<registry::Job>, Result<Pass, CaseFailure>);
+
+    /// `eval <name>`: the subcommand, with the job's arguments (its
+    /// `#[derive(Args)]` struct); none: the job has no `eval`.
+    fn eval_command(&self) -> Option<clap::Command> {
+        None
+    }
+
+    /// `eval <name>` on the subcommand's `matches`: the decision as the
+    /// eval contract prints it.
+    fn eval(
+        &self,
+        matches: &clap::ArgMatches,
+        modules: &mut dyn Modules,
+    ) -> Result<serde_json::Value, EvalError> {
+        let _ = (matches, modules);
+        Err(EvalError::NoEval(self.name()))
+    }
+}
+
+/// The argument id of an `eval` subcommand's `--guest FILE`, the module
+/// that runs instead of the registry's: `eval` gives it to the job's
+/// [`Modules`].
+pub const GUEST_ARG: &str = "guest";
+
+/// Where a command finds the modules of an entry: loaded on first use,
+/// with [`Job::load_unchecked`].
+pub trait Modules {
+    /// The modules of `job`'s entry; `None` when none is named for it.
+    fn served(&mut self, job: &registry::Job) -> Result<Option<&Served>, ModulesError>;
+}
+
+/// Why the modules of an entry could not be had: the command's own error,
+/// which it gets back from the job unchanged.
+pub type ModulesError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Which of an entry's modules runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Active,
+    Candidate,
+}
+
+impl Role {
+    /// The role's module of `slot`; the active one when it has no
+    /// candidate.
+    pub fn pick<G>(self, slot: &Slot<G>) -> &G {
+        match (self, &slot.candidate) {
+            (Role::Candidate, Some(candidate)) => candidate,
+            _ => &slot.active,
+        }
+    }
+}
+
+/// Why `eval <job>` failed, as its command line maps it to the exit
+/// statuses of the eval contract.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// An input file is missing or malformed (exit status 2).
+    #[error(transparent)]
+    Input(Box<dyn std::error::Error + Send + Sync>),
+    /// The guest failed (exit status 3).
+    #[error(transparent)]
+    Guest(#[from] GuestError),
+    /// What [`Modules::served`] returned.
+    #[error(transparent)]
+    Modules(ModulesError),
+    /// Anything else (exit status 1).
+    #[error("{0}")]
+    Other(String),
+    #[error("job {0} has no eval")]
+    NoEval(&'static str),
+}
+
+/// The jobs of the host, each once: the registry's view of them is the
+/// same list ([`Deref`]).
+pub struct Jobs {
+    jobs: &'static [&'static dyn Job],
+    registry: registry::Jobs,
+}
+
+impl Jobs {
+    /// Use [`jobs!`], which lists each job once for both.
+    pub const fn new(jobs: &'static [&'static dyn Job], registry: registry::Jobs) -> Jobs {
+        Jobs { jobs, registry }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'static dyn Job> + '_ {
+        self.jobs.iter().copied()
+    }
+
+    /// The job of a registry entry.
+    pub fn of(&self, entry: &registry::Job) -> Option<&'static dyn Job> {
+        self.iter().find(|job| entry.is(*job))
+    }
+}
+
+impl Deref for Jobs {
+    type Target = registry::Jobs;
+
+    fn deref(&self) -> &registry::Jobs {
+        &self.registry
+    }
+}
+
+/// The [`Jobs`] of the given job values, each named once.
+macro_rules! jobs {
+    ($($job:expr),* $(,)?) => {
+        $crate::jobs::Jobs::new(
+            &[$(&$job),*],
+            $crate::registry::Jobs::new(&[$(&$job),*]),
+        )
+    };
+}
+pub(crate) use jobs;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::JOBS;
+    use crate::registry::audit::cluster::ReadError;
+    use crate::registry::{Audited, Fetched};
+
+    /// A third job as its folder would write it: what the registry needs,
+    /// and for the command line only what it cannot default.
+    struct Skeleton;
+
+    impl JobKind for Skeleton {
+        fn name(&self) -> &'static str {
+            "skeleton"
+        }
+
+        fn key(&self) -> Option<&'static str> {
+            None
+        }
+
+        fn interface(&self) -> &'static str {
+            "mco:skeleton/none"
+        }
+
+        fn installed(&self) -> Vec<(Option<&'static str>, &'static str)> {
+            vec![(None, "skeleton.wasm")]
+        }
+
+        fn required(&self) -> Option<&'static str> {
+            None
+        }
+
+        fn on_failure(&self) -> &'static str {
+            "nothing"
+        }
+
+        fn canary_field(&self) -> &'static str {
+            "objects"
+        }
+
+        fn load(
+            &self,
+            _: &Runtime,
+            _: &registry::Job,
+            fetched: &Fetched,
+        ) -> Result<Served, LoadError> {
+            Err(LoadError::Smoke {
+                module: fetched.entry.module.source.to_string(),
+                detail: "the skeleton loads no module".into(),
+            })
+        }
+
+        fn audit<'a>(
+            &'a self,
+            _: &'a kube::Client,
+            _: &'a Served,
+            _: &'a registry::Job,
+            _: usize,
+        ) -> Audited<'a> {
+            Box::pin(async { Err(ReadError::Cluster("the skeleton reads no cluster".into())) })
+        }
+    }
+
+    impl Job for Skeleton {
+        fn world(&self) -> &'static str {
+            "skeleton"
+        }
+
+        fn load_unchecked(
+            &self,
+            runtime: &Runtime,
+            fetched: &Fetched,
+        ) -> Result<Served, LoadError> {
+            self.load(runtime, &registry::Job::single(&Skeleton), fetched)
+        }
+
+        fn check_case(
+            &self,
+            _: &Path,
+            _: &mut dyn Modules,
+            _: Role,
+        ) -> (Option<registry::Job>, Result<Pass, CaseFailure>) {
+            (None, Ok(Pass::Decided))
+        }
+    }
+
+    static THREE: Jobs = jobs![
+        crate::mcn::job::Mcn,
+        crate::bootimage::job::BootImage,
+        Skeleton
+    ];
+
+    /// One line lists a job for the registry and the command line alike.
+    #[test]
+    fn a_job_listed_once_is_a_job_of_the_registry_and_the_command_line() {
+        for jobs in [&JOBS, &THREE] {
+            let listed: Vec<&str> = jobs.iter().map(|job| job.name()).collect();
+            let registered: Vec<&str> = jobs.deref().iter().map(|kind| kind.name()).collect();
+            assert_eq!(listed, registered);
+        }
+        let skeleton = registry::Job::single(&Skeleton);
+        assert_eq!(THREE.of(&skeleton).map(|job| job.name()), Some("skeleton"));
+        assert!(JOBS.of(&skeleton).is_none());
+        assert_eq!(
+            THREE.named("skeleton").map(|kind| kind.name()),
+            Some("skeleton")
+        );
+        assert!(Skeleton.eval_command().is_none() && Skeleton.case_files().is_empty());
+    }
+
+    /// The case finder knows a case of every job by the job's own files.
+    #[test]
+    fn a_case_of_every_job_is_found_as_that_jobs() {
+        let mut jobs_with_cases = 0;
+        for job in JOBS.iter() {
+            for file in job.case_files() {
+                let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+                let write = |name: &str| {
+                    std::fs::write(dir.path().join(name), "{}").unwrap_or_else(|e| panic!("{e}"))
+                };
+                write(crate::case_check::EXPECTED);
+                write(file);
+                let found = crate::cases::find(&[dir.path().to_path_buf()])
+                    .unwrap_or_else(|e| panic!("{file}: {e}"));
+                let names: Vec<&str> = found.iter().map(|case| case.job.name()).collect();
+                assert_eq!(names, [job.name()], "{file}");
+            }
+            jobs_with_cases += usize::from(!job.case_files().is_empty());
+        }
+        assert_eq!(jobs_with_cases, JOBS.iter().count());
+    }
+}

@@ -1,0 +1,51 @@
+//! How the MachineConfigNode job describes itself to the command line
+//! ([`Job`](crate::jobs::Job)): its world, its case folders and their
+//! check (`case.rs`), its `eval` subcommand (`eval_command.rs`).
+
+use std::convert::Infallible;
+use std::path::Path;
+
+use clap::Args as _;
+
+use super::McnGuest;
+use super::eval_command::McnArgs;
+use super::job::Mcn;
+use crate::case_check::{CaseFailure, Pass};
+use crate::jobs::{EvalError, Modules, Role};
+use crate::registry::{Fetched, Job, Served};
+use crate::runtime::{LoadError, Runtime};
+
+impl crate::jobs::Job for Mcn {
+    fn world(&self) -> &'static str {
+        "node-state-reporter"
+    }
+
+    fn case_files(&self) -> &'static [&'static str] {
+        super::case::FILES
+    }
+
+    fn load_unchecked(&self, runtime: &Runtime, fetched: &Fetched) -> Result<Served, LoadError> {
+        Served::load(runtime, fetched, |_: &McnGuest| Ok::<_, Infallible>(()))
+    }
+
+    fn check_case(
+        &self,
+        dir: &Path,
+        modules: &mut dyn Modules,
+        role: Role,
+    ) -> (Option<Job>, Result<Pass, CaseFailure>) {
+        super::case::check_with(dir, modules, role)
+    }
+
+    fn eval_command(&self) -> Option<clap::Command> {
+        Some(McnArgs::augment_args(clap::Command::new("mcn")))
+    }
+
+    fn eval(
+        &self,
+        matches: &clap::ArgMatches,
+        modules: &mut dyn Modules,
+    ) -> Result<serde_json::Value, EvalError> {
+        super::eval_command::eval(matches, modules)
+    }
+}
