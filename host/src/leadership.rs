@@ -27,6 +27,11 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::metrics::Metrics;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
 
 /// Why a guarded step was not taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -245,14 +250,15 @@ impl Watchdog {
             return;
         }
         self.held.send_replace(now_held);
-        self.metrics.leader.set(i64::from(now_held));
+        self.metrics.leadership.leader.set(i64::from(now_held));
         if now_held {
             tracing::info!(lease = %self.settings.name, "holding the lease");
             return;
         }
         self.metrics
+            .leadership
             .lease_step_downs
-            .get_or_create(&crate::metrics::ReasonLabels {
+            .get_or_create(&ReasonLabels {
                 reason: why.label().into(),
             })
             .inc();
@@ -305,6 +311,40 @@ fn term(lease: &Lease, settings: &LeaseSettings, now_wall: SystemTime, now: Inst
     match end.duration_since(now_wall) {
         Ok(left) if !left.is_zero() => Term::Until(now + left),
         _ => Term::Expired,
+    }
+}
+
+/// Why this replica stopped holding the lease.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    pub reason: String,
+}
+
+/// Whether this replica holds the lease, and why it stopped holding it.
+#[derive(Clone, Debug, Default)]
+pub struct LeaseMetrics {
+    pub leader: Gauge,
+    /// Times this replica stopped holding the lease, by reason:
+    /// `lease_manager` (it saw another holder or released),
+    /// `renewal_overdue`, `held_by_other`.
+    pub lease_step_downs: Family<ReasonLabels, Counter>,
+}
+
+impl LeaseMetrics {
+    /// Registers the families in `registry` (already prefixed by the caller).
+    pub fn register(registry: &mut Registry) -> LeaseMetrics {
+        let metrics = LeaseMetrics::default();
+        registry.register(
+            "leader",
+            "1 while this replica holds the lease and writes",
+            metrics.leader.clone(),
+        );
+        registry.register(
+            "lease_step_downs",
+            "Times this replica stopped holding the lease, by reason (lease_manager: the lease manager saw another holder or released it; renewal_overdue: no renewal seen within the lease duration; held_by_other: the Lease names another holder)",
+            metrics.lease_step_downs.clone(),
+        );
+        metrics
     }
 }
 
@@ -442,10 +482,14 @@ mod tests {
     }
 
     fn step_downs(metrics: &Metrics, reason: &str) -> u64 {
-        let labels = crate::metrics::ReasonLabels {
+        let labels = ReasonLabels {
             reason: reason.into(),
         };
-        metrics.lease_step_downs.get_or_create(&labels).get()
+        metrics
+            .leadership
+            .lease_step_downs
+            .get_or_create(&labels)
+            .get()
     }
 
     /// After one read, the API server is gone (as in a partition: every
@@ -468,7 +512,7 @@ mod tests {
         held.wait_for(|held| *held).await.unwrap();
         let since = Instant::now();
         assert_eq!(leadership.check(), Ok(()));
-        assert_eq!(metrics.leader.get(), 1);
+        assert_eq!(metrics.leadership.leader.get(), 1);
         scenario.done().await;
         held.wait_for(|held| !*held).await.unwrap();
         let served = since.elapsed();
@@ -477,7 +521,7 @@ mod tests {
             "stepped down {served:?} after the read"
         );
         assert_eq!(leadership.check(), Err(NotLeader));
-        assert_eq!(metrics.leader.get(), 0);
+        assert_eq!(metrics.leadership.leader.get(), 0);
         assert_eq!(step_downs(&metrics, "renewal_overdue"), 1);
         // The lease manager learning of it later counts no second time.
         manager_tx.send_replace(false);

@@ -14,14 +14,12 @@ pub mod cases;
 pub mod cli;
 pub use mco_cluster as cluster;
 pub use mco_cluster::typed_resource;
-pub mod compare;
 pub mod feature_gates;
 pub mod leadership;
 pub mod manifests;
 pub mod mcn;
 pub mod metrics;
 pub mod ownership;
-pub mod registry;
 pub mod run;
 pub use mco_runtime as runtime;
 pub use mco_runtime::blob;
@@ -46,8 +44,8 @@ pub use mco_fetch::install_crypto_provider;
 /// The jobs of the host: each describes itself to the guest registry,
 /// which knows no other. A job is added by writing its folder and listing
 /// it here.
-pub static JOBS: registry::Jobs =
-    registry::Jobs::new(&[&mcn::job::Mcn, &bootimage::job::BootImage]);
+pub static JOBS: mco_registry::Jobs =
+    mco_registry::Jobs::new(&[&mcn::job::Mcn, &bootimage::job::BootImage]);
 
 /// The CustomResourceDefinitions the host writes to, each with the path
 /// under `deploy/` that keeps it: MachineConfigGuest in the base's `crds/`;
@@ -69,7 +67,7 @@ pub fn crds() -> Vec<(
         ),
         (
             "crds/machineconfigguests.yaml",
-            registry::crd::machine_config_guest_crd(&JOBS),
+            mco_registry::crd::machine_config_guest_crd(&JOBS),
         ),
     ]
 }

@@ -24,8 +24,8 @@ use crate::feature_gates::{self, IMAGE_MODE_STATUS_REPORTING};
 use crate::leadership;
 use crate::metrics::Metrics;
 use crate::ownership::{Mode, Ownership};
-use crate::registry::swap;
 use crate::{bootimage, mcn};
+use mco_registry::swap;
 
 /// The `/readyz` subject of the guests while they load.
 const GUESTS_LOADING: &str = "guests";
@@ -88,7 +88,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         identity: &options.identity,
         leader: guests_leader,
     };
-    let guests = swap::start(guests, client.clone(), cluster, &metrics).await?;
+    let guests = swap::start(guests, client.clone(), cluster, &metrics.registry).await?;
     let _ = loaded_guests.set(guests.clone());
 
     let lease_seconds = options.lease_duration.as_secs().max(2);
@@ -162,8 +162,11 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         readiness.watch(feature_gates::VERSION_WATCH),
         failures.clone(),
     );
-    let (gates, follow_gates) =
-        feature_gates::follow(featuregate, clusterversion, metrics.feature_gate.clone());
+    let (gates, follow_gates) = feature_gates::follow(
+        featuregate,
+        clusterversion,
+        metrics.feature_gates.feature_gate.clone(),
+    );
     let gate_watches = [
         tokio::spawn(watch_featuregate),
         tokio::spawn(watch_clusterversion),

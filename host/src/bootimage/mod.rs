@@ -22,6 +22,7 @@ pub mod error;
 pub mod eval;
 pub mod guest;
 pub mod job;
+pub mod metrics;
 pub mod objects;
 pub mod plan;
 pub(crate) mod platform;

@@ -14,11 +14,11 @@ use crate::bootimage::eval::{BootImageInputs, BootImagePaths};
 use crate::mcn::McnGuest;
 use crate::mcn::eval::{McnInputs, McnPaths};
 use crate::mcn::guest::McnGuestExt as _;
-use crate::registry::entries::Entry;
-use crate::registry::slot::Slot;
-use crate::registry::{self, Job, Remote};
 use crate::runtime::{Guest, Runtime, World};
 use crate::{JOBS, bootimage, mcn};
+use mco_registry::entries::Entry;
+use mco_registry::slot::Slot;
+use mco_registry::{Job, Remote};
 
 /// The entry `eval` runs and what it is read from: `--guest FILE` under
 /// the host's limits, else the registry's (digest pin and limits
@@ -65,8 +65,8 @@ pub(super) fn load_slot<W: World>(
     entry: &Entry,
     remote: &Remote,
 ) -> Result<Slot<Guest<W>>, Failure> {
-    let fetched = registry::fetch(job, entry, remote)?;
-    Ok(registry::load(runtime, &fetched)?)
+    let fetched = mco_registry::fetch(job, entry, remote)?;
+    Ok(mco_registry::load(runtime, &fetched)?)
 }
 
 pub(super) fn bootimage(sandbox: &SandboxArgs, args: BootImageArgs) -> Result<Value, Failure> {
@@ -118,9 +118,9 @@ pub(super) fn bootimage_decision<G: Borrow<BootImageGuest>>(
 pub(super) fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
     let runtime = sandbox.runtime()?;
     let location = sandbox.location();
-    let registry = registry::read_local(&location, &JOBS)?;
+    let registry = mco_registry::read_local(&location, &JOBS)?;
     let remote = super::offline::pull_offline(sandbox, &registry)?;
-    let (guests, _) = registry::initial(&runtime, &JOBS, &registry, &remote)?;
+    let (guests, _) = mco_registry::initial(&runtime, &JOBS, &registry, &remote)?;
     guests.with_status(|status| status.registry = location.to_string());
     serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))
 }

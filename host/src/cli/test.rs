@@ -19,12 +19,12 @@ use crate::bootimage::BootImageGuest;
 use crate::cases::{self, Case, CaseFailure, CaseJob, Pass};
 use crate::mcn::McnGuest;
 use crate::mcn::guest::McnGuestExt as _;
-use crate::registry::entries::Entry;
-use crate::registry::slot::Slot;
-use crate::registry::table::Registry;
-use crate::registry::{Job, Remote};
 use crate::runtime::{Guest, Runtime, World};
 use crate::{bootimage, mcn};
+use mco_registry::entries::Entry;
+use mco_registry::slot::Slot;
+use mco_registry::table::Registry;
+use mco_registry::{Job, Remote};
 
 #[derive(Args)]
 pub(super) struct TestArgs {

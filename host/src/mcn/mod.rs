@@ -16,6 +16,7 @@ pub mod crd;
 pub mod eval;
 pub mod guest;
 pub mod job;
+pub mod metrics;
 pub mod objects;
 pub mod observe;
 pub mod phase;

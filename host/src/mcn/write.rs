@@ -129,7 +129,7 @@ impl Writer {
                     .patch(&name, &params(), &Patch::Apply(&body))
                     .await?,
             );
-            self.metrics.count_write(if previous.is_none() {
+            self.metrics.cluster.count_write(if previous.is_none() {
                 "create"
             } else {
                 "apply_spec"
@@ -155,7 +155,7 @@ impl Writer {
                     return Err(err);
                 }
             }
-            self.metrics.count_write("apply_status");
+            self.metrics.cluster.count_write("apply_status");
         }
         Ok(written.is_some_and(|written| flight.land(written)))
     }
@@ -174,7 +174,7 @@ impl Writer {
         };
         match self.api.delete(&name, &params).await {
             Ok(_) => {
-                self.metrics.count_write("delete");
+                self.metrics.cluster.count_write("delete");
                 self.written.forget(&name);
                 tracing::info!(mcn = name, "deleted MachineConfigNode");
                 Ok(true)

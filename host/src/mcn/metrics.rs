@@ -1,0 +1,41 @@
+//! The MachineConfigNode job's own series; the caller picks the prefix.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+/// A pool and an update phase (`mcn::phase::Phase`): bounded by
+/// pools × 10 phases, never per node.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
+pub struct PoolPhaseLabels {
+    pub pool: String,
+    pub phase: String,
+}
+
+/// Failed reconciles and how long nodes stay in a phase.
+#[derive(Clone, Debug, Default)]
+pub struct Metrics {
+    pub reconcile_errors: Counter,
+    /// The longest time a node of the pool has been in its current phase.
+    pub node_phase_seconds: Family<PoolPhaseLabels, Gauge>,
+}
+
+impl Metrics {
+    /// Registers the families in `registry` (already prefixed by the caller).
+    pub fn register(registry: &mut Registry) -> Metrics {
+        let metrics = Metrics::default();
+        registry.register(
+            "reconcile_errors",
+            "Reconciles that failed and were requeued",
+            metrics.reconcile_errors.clone(),
+        );
+        registry.register(
+            "node_phase_seconds",
+            "Longest time a node of the pool has spent in its current update phase (Pending, Preparing, Cordoning, Draining, Applying, Rebooting, PostAction, Resuming, Uncordoning, Degraded)",
+            metrics.node_phase_seconds.clone(),
+        );
+        metrics
+    }
+}
