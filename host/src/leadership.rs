@@ -26,7 +26,6 @@ use kube::Api;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::metrics::Metrics;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -129,7 +128,7 @@ pub fn follow(
     api: Api<Lease>,
     settings: LeaseSettings,
     manager: watch::Receiver<bool>,
-    metrics: Metrics,
+    metrics: LeaseMetrics,
 ) -> (Leadership, impl Future<Output = ()> + Send + 'static) {
     let (term, term_rx) = watch::channel(None);
     let (held, held_rx) = watch::channel(false);
@@ -173,7 +172,7 @@ impl StepDown {
 struct Watchdog {
     api: Api<Lease>,
     settings: LeaseSettings,
-    metrics: Metrics,
+    metrics: LeaseMetrics,
     term: watch::Sender<Option<Instant>>,
     held: watch::Sender<bool>,
 }
@@ -250,13 +249,12 @@ impl Watchdog {
             return;
         }
         self.held.send_replace(now_held);
-        self.metrics.leadership.leader.set(i64::from(now_held));
+        self.metrics.leader.set(i64::from(now_held));
         if now_held {
             tracing::info!(lease = %self.settings.name, "holding the lease");
             return;
         }
         self.metrics
-            .leadership
             .lease_step_downs
             .get_or_create(&ReasonLabels {
                 reason: why.label().into(),
@@ -481,15 +479,11 @@ mod tests {
                         "leaseDurationSeconds": seconds}})
     }
 
-    fn step_downs(metrics: &Metrics, reason: &str) -> u64 {
+    fn step_downs(metrics: &LeaseMetrics, reason: &str) -> u64 {
         let labels = ReasonLabels {
             reason: reason.into(),
         };
-        metrics
-            .leadership
-            .lease_step_downs
-            .get_or_create(&labels)
-            .get()
+        metrics.lease_step_downs.get_or_create(&labels).get()
     }
 
     /// After one read, the API server is gone (as in a partition: every
@@ -503,7 +497,7 @@ mod tests {
         let renewed = SystemTime::now() - Duration::from_secs(12);
         let (client, scenario) =
             mock::serve(vec![Call::get(LEASE).answer(lease_json("a", renewed, 16))]);
-        let metrics = Metrics::register(&mut Default::default());
+        let metrics = LeaseMetrics::register(&mut Default::default());
         let (manager_tx, manager) = watch::channel(true);
         let api = Api::namespaced(client, "mco-system");
         let (leadership, watchdog) = follow(api, settings(), manager, metrics.clone());
@@ -512,7 +506,7 @@ mod tests {
         held.wait_for(|held| *held).await.unwrap();
         let since = Instant::now();
         assert_eq!(leadership.check(), Ok(()));
-        assert_eq!(metrics.leadership.leader.get(), 1);
+        assert_eq!(metrics.leader.get(), 1);
         scenario.done().await;
         held.wait_for(|held| !*held).await.unwrap();
         let served = since.elapsed();
@@ -521,7 +515,7 @@ mod tests {
             "stepped down {served:?} after the read"
         );
         assert_eq!(leadership.check(), Err(NotLeader));
-        assert_eq!(metrics.leadership.leader.get(), 0);
+        assert_eq!(metrics.leader.get(), 0);
         assert_eq!(step_downs(&metrics, "renewal_overdue"), 1);
         // The lease manager learning of it later counts no second time.
         manager_tx.send_replace(false);
@@ -543,7 +537,7 @@ mod tests {
             Call::get(LEASE).answer(lease_json("a", now - Duration::from_secs(1), 16)),
             Call::get(LEASE).answer(lease_json("b", now, 16)),
         ]);
-        let metrics = Metrics::register(&mut Default::default());
+        let metrics = LeaseMetrics::register(&mut Default::default());
         let (_manager_tx, manager) = watch::channel(true);
         let api = Api::namespaced(client, "mco-system");
         let (leadership, watchdog) = follow(api, settings(), manager, metrics.clone());

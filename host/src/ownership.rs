@@ -14,7 +14,6 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::Metrics;
 use mco_registry::compare::Summary;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
@@ -85,11 +84,11 @@ pub struct JobReport {
 #[derive(Clone)]
 pub struct Ownership {
     jobs: Arc<Mutex<BTreeMap<String, JobReport>>>,
-    metrics: Metrics,
+    metrics: OwnershipMetrics,
 }
 
 impl Ownership {
-    pub fn new(metrics: Metrics) -> Ownership {
+    pub fn new(metrics: OwnershipMetrics) -> Ownership {
         Ownership {
             jobs: Arc::default(),
             metrics,
@@ -195,11 +194,10 @@ impl JobOwnership {
             state: state.label().into(),
         };
         if let Some(before) = before {
-            self.shared.metrics.ownership.state.remove(&labels(before));
+            self.shared.metrics.state.remove(&labels(before));
         }
         self.shared
             .metrics
-            .ownership
             .state
             .get_or_create(&labels(state))
             .set(1);
@@ -216,27 +214,20 @@ impl JobOwnership {
         if let Some(previous) = &previous {
             for key in previous.keys.keys() {
                 for result in ["agree", "differ"] {
-                    metrics
-                        .ownership
-                        .observed
-                        .remove(&self.observed_labels(key, result));
+                    metrics.observed.remove(&self.observed_labels(key, result));
                 }
             }
             for difference in &previous.sample {
-                metrics
-                    .ownership
-                    .observed_sample
-                    .remove(&ObservedSampleLabels {
-                        job: self.job.clone(),
-                        object: difference.object.clone(),
-                        key: difference.outcome.key.clone(),
-                    });
+                metrics.observed_sample.remove(&ObservedSampleLabels {
+                    job: self.job.clone(),
+                    object: difference.object.clone(),
+                    key: difference.outcome.key.clone(),
+                });
             }
         }
         for (key, counts) in &summary.keys {
             for (result, count) in [("agree", counts.agree), ("differ", counts.differ)] {
                 metrics
-                    .ownership
                     .observed
                     .get_or_create(&self.observed_labels(key, result))
                     .set(i64::try_from(count).unwrap_or(i64::MAX));
@@ -244,7 +235,6 @@ impl JobOwnership {
         }
         for difference in &summary.sample {
             metrics
-                .ownership
                 .observed_sample
                 .get_or_create(&ObservedSampleLabels {
                     job: self.job.clone(),
@@ -342,7 +332,7 @@ mod tests {
 
     fn ownership() -> (Ownership, Registry) {
         let mut registry = Registry::default();
-        let metrics = Metrics::register(&mut registry);
+        let metrics = OwnershipMetrics::register(registry.sub_registry_with_prefix("mco"));
         (Ownership::new(metrics), registry)
     }
 

@@ -69,7 +69,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     // the controllers' watches, registered before the problem clears.
     let readiness = Readiness::default();
     readiness.set_problem(GUESTS_LOADING, Some("the guests are loading".into()));
-    let ownership = Ownership::new(metrics.clone());
+    let ownership = Ownership::new(metrics.ownership.clone());
     let loaded_guests = Arc::new(OnceLock::new());
     let admin = AdminState {
         registry: Arc::new(registry),
@@ -114,7 +114,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             grace: Duration::from_secs(lease_grace),
         },
         manager,
-        metrics.clone(),
+        metrics.leadership.clone(),
     );
     let follow_lease = tokio::spawn(follow_lease);
     let leader = leadership.held();
@@ -189,7 +189,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         mcn::controller::Options {
             resync: options.resync,
             leader: leader.clone(),
-            metrics: metrics.clone(),
+            metrics: metrics.for_mcn(),
             readiness: readiness.clone(),
             machineconfiguration: machineconfiguration.clone(),
             gates: gates.clone(),
@@ -209,7 +209,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             control_plane_arch: boot.control_plane_arch,
             identity: options.identity.clone(),
             leadership: leadership.clone(),
-            metrics: metrics.clone(),
+            metrics: metrics.for_bootimage(),
             readiness: readiness.clone(),
             machineconfiguration,
             ownership: ownership.job("bootImage", boot.mode),

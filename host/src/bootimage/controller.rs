@@ -26,6 +26,7 @@ use super::ec2::live::{self as ec2_live, Ec2};
 use super::error::PassError;
 use super::guest::BootImageGuestExt as _;
 use super::guest::{BatchItem, BootImageGuest, StreamInput};
+use super::metrics::Metrics;
 use super::objects::{
     CONTROL_PLANE_MACHINE_SET_NAME, ClusterVersion, ConfigMapData, Decoded, Infrastructure, Input,
     MACHINE_API_NAMESPACE, MachineConfiguration, STREAM_CONFIGMAP, STREAM_NAMESPACE,
@@ -45,7 +46,6 @@ use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::watch::{Latest, Readiness};
 use crate::feature_gates::Gates;
 use crate::leadership::{Leadership, NotLeader};
-use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, State};
 use mco_registry::Guests;
 use mco_registry::decide::Routing;

@@ -1,4 +1,7 @@
-//! The boot image job's own series; the caller picks the prefix.
+//! What the boot image job counts: its own series ([`BootImageMetrics`],
+//! registered under the prefix the caller picks) and, beside them, the
+//! cluster plumbing's and the registry's, which the host registers once
+//! ([`Metrics`]).
 
 use mco_registry::metrics::JobResultLabels;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -20,9 +23,18 @@ pub struct SkewLabels {
     pub outcome: String,
 }
 
+/// The series the job's controller and writer write to: the shared
+/// components' and its own.
+#[derive(Clone, Debug)]
+pub struct Metrics {
+    pub cluster: mco_cluster::Metrics,
+    pub registry: mco_registry::Metrics,
+    pub bootimage: BootImageMetrics,
+}
+
 /// Passes, patches and the platform reads and writes of the boot image job.
 #[derive(Clone, Debug, Default)]
-pub struct Metrics {
+pub struct BootImageMetrics {
     /// Boot image passes dropped where they were because the lease was lost.
     pub passes_stopped: Counter,
     /// Enrolled MachineSets by the result of the last boot image pass.
@@ -41,10 +53,10 @@ pub struct Metrics {
     pub ec2_reads: Family<JobResultLabels, Counter>,
 }
 
-impl Metrics {
+impl BootImageMetrics {
     /// Registers the families in `registry` (already prefixed by the caller).
-    pub fn register(registry: &mut Registry) -> Metrics {
-        let metrics = Metrics::default();
+    pub fn register(registry: &mut Registry) -> BootImageMetrics {
+        let metrics = BootImageMetrics::default();
         registry.register(
             "bootimage_passes_stopped",
             "Boot image passes stopped where they were (vCenter imports included) because this replica lost the lease",

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 
 use super::conditions::{self, Tally, Wanted};
 use super::error::{PassError, StateError, Subject};
+use super::metrics::Metrics;
 use super::metrics::{ResultLabels, SkewLabels};
 use super::objects::{Decoded, MACHINE_API_NAMESPACE, MachineConfiguration};
 use super::plan::{Action, Plan};
@@ -36,7 +37,6 @@ use crate::cluster::resources::{
 };
 use crate::cluster::{FIELD_MANAGER, is_status};
 use crate::leadership::Leadership;
-use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, SAMPLE_LIMIT};
 use mco_registry::compare::{Outcome, Summary};
 
@@ -696,8 +696,9 @@ mod tests {
 
     /// A writer of a job in `mode`; an own job is judged free to write.
     fn writer_in(client: Client, mode: crate::ownership::Mode) -> Writer {
-        let metrics = Metrics::register(&mut Default::default());
-        let ownership = crate::ownership::Ownership::new(metrics.clone()).job("bootImage", mode);
+        let metrics = crate::metrics::Metrics::register(&mut Default::default());
+        let ownership =
+            crate::ownership::Ownership::new(metrics.ownership.clone()).job("bootImage", mode);
         if mode == crate::ownership::Mode::Own {
             ownership.judge(None);
         }
@@ -716,7 +717,7 @@ mod tests {
             client,
             namespace: "mco-system".into(),
             state_configmap: "state".into(),
-            metrics,
+            metrics: metrics.for_bootimage(),
             leadership: Leadership::fixed(true),
             written: OwnWrites::default(),
             ownership,

@@ -35,6 +35,7 @@ use tokio::sync::{Semaphore, watch};
 
 use super::crd::MachineConfigNode;
 use super::guest::{McnGuest, McnGuestExt as _};
+use super::metrics::Metrics;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::observe;
 use super::phase_gauge;
@@ -46,7 +47,6 @@ use crate::cluster::events::{Events, Note};
 use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
 use crate::cluster::watch::{Latest, Readiness, reflect};
 use crate::feature_gates::{self, Gates};
-use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
 use crate::runtime::GuestError;
 use mco_registry::Guests;

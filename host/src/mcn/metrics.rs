@@ -1,4 +1,7 @@
-//! The MachineConfigNode job's own series; the caller picks the prefix.
+//! What the MachineConfigNode job counts: its own series ([`McnMetrics`],
+//! registered under the prefix the caller picks) and, beside them, the
+//! cluster plumbing's and the registry's, which the host registers once
+//! ([`Metrics`]).
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -14,18 +17,27 @@ pub struct PoolPhaseLabels {
     pub phase: String,
 }
 
+/// The series the job's controller writes to: the shared components' and
+/// its own.
+#[derive(Clone, Debug)]
+pub struct Metrics {
+    pub cluster: mco_cluster::Metrics,
+    pub registry: mco_registry::Metrics,
+    pub mcn: McnMetrics,
+}
+
 /// Failed reconciles and how long nodes stay in a phase.
 #[derive(Clone, Debug, Default)]
-pub struct Metrics {
+pub struct McnMetrics {
     pub reconcile_errors: Counter,
     /// The longest time a node of the pool has been in its current phase.
     pub node_phase_seconds: Family<PoolPhaseLabels, Gauge>,
 }
 
-impl Metrics {
+impl McnMetrics {
     /// Registers the families in `registry` (already prefixed by the caller).
-    pub fn register(registry: &mut Registry) -> Metrics {
-        let metrics = Metrics::default();
+    pub fn register(registry: &mut Registry) -> McnMetrics {
+        let metrics = McnMetrics::default();
         registry.register(
             "reconcile_errors",
             "Reconciles that failed and were requeued",

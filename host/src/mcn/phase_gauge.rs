@@ -10,9 +10,9 @@ use k8s_openapi::jiff::Timestamp;
 use kube::runtime::reflector::Store;
 
 use super::crd::MachineConfigNode;
+use super::metrics::Metrics;
 use super::metrics::PoolPhaseLabels;
 use super::phase;
-use crate::metrics::Metrics;
 
 /// How often `mco_node_phase_seconds` is recomputed: well below the
 /// minutes the stuck alerts wait, cheap for thousands of MCNs.
@@ -95,7 +95,7 @@ mod tests {
     #[test]
     fn phase_gauge_takes_the_longest_and_drops_finished_phases() {
         let mut registry = Registry::default();
-        let metrics = Metrics::register(&mut registry);
+        let metrics = crate::metrics::Metrics::register(&mut registry).for_mcn();
         let draining = |name, at| {
             mcn(
                 name,

@@ -10,9 +10,9 @@ use kube::{Client, Resource, ResourceExt};
 use serde_json::json;
 
 use super::crd::{MachineConfigNode, MachineConfigNodeStatus};
+use super::metrics::Metrics;
 use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::{FIELD_MANAGER, is_status};
-use crate::metrics::Metrics;
 
 /// The MachineConfigNode version every write is made in.
 pub const VERSION: &str = "v1";
@@ -243,7 +243,7 @@ mod tests {
 
     fn serve(calls: Vec<Call>) -> (Writer, Registry, mock::Scenario) {
         let mut registry = Registry::default();
-        let metrics = Metrics::register(&mut registry);
+        let metrics = crate::metrics::Metrics::register(&mut registry).for_mcn();
         let (client, scenario) = mock::serve(calls);
         (Writer::new(client, metrics), registry, scenario)
     }
