@@ -1,13 +1,13 @@
 //! `mco-host`: runs OpenShift Machine Config logic as sandboxed WebAssembly
 //! guests. One folder per job (`mcn`, `bootimage`: objects, rules, guest
 //! binding, controller, writes, eval inputs), the cluster plumbing both use
-//! (`cluster`), which module serves which job (`registry`), the wasmtime façade
-//! that knows no job (`runtime`), the manifest reader of the `eval` inputs
-//! (`manifests`), who writes what beside the Machine Config Operator
-//! (`ownership`, with the decision comparison `compare`), the cluster's
-//! feature gates (`feature_gates`), whether this replica still holds the
-//! lease (`leadership`), and the command line (`cli`).
-
+//! (`cluster`), which module serves which job (the `mco-registry` crate),
+//! the wasmtime façade that knows no job (`runtime`), the manifest reader
+//! of the `eval` inputs (`manifests`), who writes what beside the Machine
+//! Config Operator (`ownership`, with `mco-registry`'s decision
+//! comparison), the cluster's feature gates (`feature_gates`), whether this
+//! replica still holds the lease (`leadership`), the series each of them
+//! counts (`metrics`), and the command line (`cli`).
 pub mod admin;
 pub mod bootimage;
 pub mod cases;

@@ -16,6 +16,11 @@
 //! `Degraded` conditions, with `Progressing`, `Promotable` and
 //! `RolledBack` while a rollout is declared.
 
+pub mod audit;
+mod audit_status;
+
+pub use audit_status::{AuditSpec, AuditState, AuditStatus};
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -27,11 +32,6 @@ use kube::{Api, CustomResource, CustomResourceExt, KubeSchema, Resource, Resourc
 use serde::{Deserialize, Serialize};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSON, ValidationRule};
-
-pub mod audit;
-mod audit_status;
-
-pub use audit_status::{AuditSpec, AuditState, AuditStatus};
 
 use super::entries::RawFull;
 use super::job::{Job, JobKind, Jobs};
