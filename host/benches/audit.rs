@@ -18,8 +18,8 @@ use std::time::Instant;
 use anyhow::Context as _;
 use mco_host::mcn::audit::{McnFiles, audit_files};
 use mco_host::mcn::{McnGuest, NODE_STATE_INTERFACE};
-use mco_host::registry::audit::{Module, SAMPLE_LIMIT};
 use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
+use mco_registry::audit::{Module, SAMPLE_LIMIT};
 use serde_json::{Value, json};
 
 const NODES: usize = 5_000;

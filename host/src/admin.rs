@@ -23,7 +23,7 @@ use prometheus_client::registry::Registry;
 
 use crate::cluster::watch::Readiness;
 use crate::ownership::Ownership;
-use crate::registry::Guests;
+use mco_registry::Guests;
 
 #[derive(Clone)]
 pub struct AdminState {

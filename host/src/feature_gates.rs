@@ -24,7 +24,8 @@ use prometheus_client::metrics::gauge::Gauge;
 
 use crate::cluster::watch::Latest;
 use crate::manifests::{InputError, Reader};
-use crate::metrics::GateLabels;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::registry::Registry;
 
 /// MCN `configImage` and the per-phase image mode conditions (off in Default).
 pub const IMAGE_MODE_STATUS_REPORTING: &str = mco_mcn::IMAGE_MODE_STATUS_REPORTING;
@@ -285,6 +286,32 @@ pub fn follow(
         }
     };
     (rx, run)
+}
+
+/// A feature gate some job follows: three series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GateLabels {
+    pub gate: String,
+}
+
+/// The feature gates the host follows.
+#[derive(Clone, Debug, Default)]
+pub struct GateMetrics {
+    /// 1 when a gate the host follows is on, 0 when off.
+    pub feature_gate: Family<GateLabels, Gauge>,
+}
+
+impl GateMetrics {
+    /// Registers the family in `registry` (already prefixed by the caller).
+    pub fn register(registry: &mut Registry) -> GateMetrics {
+        let metrics = GateMetrics::default();
+        registry.register(
+            "feature_gate",
+            "1 when a feature gate the host follows is on, 0 when off: FeatureGate cluster for the current version, else the Default feature set",
+            metrics.feature_gate.clone(),
+        );
+        metrics
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use std::ops::Deref;
 use std::path::Path;
 
 use crate::case_check::{CaseFailure, Pass};
-use crate::registry::{self, Fetched, JobKind, Served, Slot};
 use crate::runtime::{GuestError, LoadError, Runtime};
+use mco_registry::{self, Fetched, JobKind, Served, Slot};
 
 /// What the command line needs of a job.
 pub trait Job: JobKind {
@@ -35,7 +35,7 @@ pub trait Job: JobKind {
         dir: &Path,
         modules: &mut dyn Modules,
         role: Role,
-    ) -> (Option<registry::Job>, Result<Pass, CaseFailure>);
+    ) -> (Option<mco_registry::Job>, Result<Pass, CaseFailure>);
 
     /// `eval <name>`: the subcommand, with the job's arguments (its
     /// `#[derive(Args)]` struct); none: the job has no `eval`.
@@ -64,7 +64,7 @@ pub const GUEST_ARG: &str = "guest";
 /// with [`Job::load_unchecked`].
 pub trait Modules {
     /// The modules of `job`'s entry; `None` when none is named for it.
-    fn served(&mut self, job: &registry::Job) -> Result<Option<&Served>, ModulesError>;
+    fn served(&mut self, job: &mco_registry::Job) -> Result<Option<&Served>, ModulesError>;
 }
 
 /// Why the modules of an entry could not be had: the command's own error,
@@ -113,12 +113,12 @@ pub enum EvalError {
 /// same list ([`Deref`]).
 pub struct Jobs {
     jobs: &'static [&'static dyn Job],
-    registry: registry::Jobs,
+    registry: mco_registry::Jobs,
 }
 
 impl Jobs {
     /// Use [`jobs!`], which lists each job once for both.
-    pub const fn new(jobs: &'static [&'static dyn Job], registry: registry::Jobs) -> Jobs {
+    pub const fn new(jobs: &'static [&'static dyn Job], registry: mco_registry::Jobs) -> Jobs {
         Jobs { jobs, registry }
     }
 
@@ -127,15 +127,15 @@ impl Jobs {
     }
 
     /// The job of a registry entry.
-    pub fn of(&self, entry: &registry::Job) -> Option<&'static dyn Job> {
+    pub fn of(&self, entry: &mco_registry::Job) -> Option<&'static dyn Job> {
         self.iter().find(|job| entry.is(*job))
     }
 }
 
 impl Deref for Jobs {
-    type Target = registry::Jobs;
+    type Target = mco_registry::Jobs;
 
-    fn deref(&self) -> &registry::Jobs {
+    fn deref(&self) -> &mco_registry::Jobs {
         &self.registry
     }
 }
@@ -145,7 +145,7 @@ macro_rules! jobs {
     ($($job:expr),* $(,)?) => {
         $crate::jobs::Jobs::new(
             &[$(&$job),*],
-            $crate::registry::Jobs::new(&[$(&$job),*]),
+            ::mco_registry::Jobs::new(&[$(&$job),*]),
         )
     };
 }
@@ -155,8 +155,8 @@ pub(crate) use jobs;
 mod tests {
     use super::*;
     use crate::JOBS;
-    use crate::registry::audit::cluster::ReadError;
-    use crate::registry::{Audited, Fetched};
+    use mco_registry::audit::cluster::ReadError;
+    use mco_registry::{Audited, Fetched};
 
     /// A third job as its folder would write it: what the registry needs,
     /// and for the command line only what it cannot default.
@@ -194,7 +194,7 @@ mod tests {
         fn load(
             &self,
             _: &Runtime,
-            _: &registry::Job,
+            _: &mco_registry::Job,
             fetched: &Fetched,
         ) -> Result<Served, LoadError> {
             Err(LoadError::Smoke {
@@ -207,7 +207,7 @@ mod tests {
             &'a self,
             _: &'a kube::Client,
             _: &'a Served,
-            _: &'a registry::Job,
+            _: &'a mco_registry::Job,
             _: usize,
         ) -> Audited<'a> {
             Box::pin(async { Err(ReadError::Cluster("the skeleton reads no cluster".into())) })
@@ -224,7 +224,7 @@ mod tests {
             runtime: &Runtime,
             fetched: &Fetched,
         ) -> Result<Served, LoadError> {
-            self.load(runtime, &registry::Job::single(&Skeleton), fetched)
+            self.load(runtime, &mco_registry::Job::single(&Skeleton), fetched)
         }
 
         fn check_case(
@@ -232,7 +232,7 @@ mod tests {
             _: &Path,
             _: &mut dyn Modules,
             _: Role,
-        ) -> (Option<registry::Job>, Result<Pass, CaseFailure>) {
+        ) -> (Option<mco_registry::Job>, Result<Pass, CaseFailure>) {
             (None, Ok(Pass::Decided))
         }
     }
@@ -251,7 +251,7 @@ mod tests {
             let registered: Vec<&str> = jobs.deref().iter().map(|kind| kind.name()).collect();
             assert_eq!(listed, registered);
         }
-        let skeleton = registry::Job::single(&Skeleton);
+        let skeleton = mco_registry::Job::single(&Skeleton);
         assert_eq!(THREE.of(&skeleton).map(|job| job.name()), Some("skeleton"));
         assert!(JOBS.of(&skeleton).is_none());
         assert_eq!(

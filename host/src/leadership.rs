@@ -26,7 +26,11 @@ use kube::Api;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::metrics::Metrics;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
 
 /// Why a guarded step was not taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -124,7 +128,7 @@ pub fn follow(
     api: Api<Lease>,
     settings: LeaseSettings,
     manager: watch::Receiver<bool>,
-    metrics: Metrics,
+    metrics: LeaseMetrics,
 ) -> (Leadership, impl Future<Output = ()> + Send + 'static) {
     let (term, term_rx) = watch::channel(None);
     let (held, held_rx) = watch::channel(false);
@@ -168,7 +172,7 @@ impl StepDown {
 struct Watchdog {
     api: Api<Lease>,
     settings: LeaseSettings,
-    metrics: Metrics,
+    metrics: LeaseMetrics,
     term: watch::Sender<Option<Instant>>,
     held: watch::Sender<bool>,
 }
@@ -252,7 +256,7 @@ impl Watchdog {
         }
         self.metrics
             .lease_step_downs
-            .get_or_create(&crate::metrics::ReasonLabels {
+            .get_or_create(&ReasonLabels {
                 reason: why.label().into(),
             })
             .inc();
@@ -305,6 +309,40 @@ fn term(lease: &Lease, settings: &LeaseSettings, now_wall: SystemTime, now: Inst
     match end.duration_since(now_wall) {
         Ok(left) if !left.is_zero() => Term::Until(now + left),
         _ => Term::Expired,
+    }
+}
+
+/// Why this replica stopped holding the lease.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    pub reason: String,
+}
+
+/// Whether this replica holds the lease, and why it stopped holding it.
+#[derive(Clone, Debug, Default)]
+pub struct LeaseMetrics {
+    pub leader: Gauge,
+    /// Times this replica stopped holding the lease, by reason:
+    /// `lease_manager` (it saw another holder or released),
+    /// `renewal_overdue`, `held_by_other`.
+    pub lease_step_downs: Family<ReasonLabels, Counter>,
+}
+
+impl LeaseMetrics {
+    /// Registers the families in `registry` (already prefixed by the caller).
+    pub fn register(registry: &mut Registry) -> LeaseMetrics {
+        let metrics = LeaseMetrics::default();
+        registry.register(
+            "leader",
+            "1 while this replica holds the lease and writes",
+            metrics.leader.clone(),
+        );
+        registry.register(
+            "lease_step_downs",
+            "Times this replica stopped holding the lease, by reason (lease_manager: the lease manager saw another holder or released it; renewal_overdue: no renewal seen within the lease duration; held_by_other: the Lease names another holder)",
+            metrics.lease_step_downs.clone(),
+        );
+        metrics
     }
 }
 
@@ -441,8 +479,8 @@ mod tests {
                         "leaseDurationSeconds": seconds}})
     }
 
-    fn step_downs(metrics: &Metrics, reason: &str) -> u64 {
-        let labels = crate::metrics::ReasonLabels {
+    fn step_downs(metrics: &LeaseMetrics, reason: &str) -> u64 {
+        let labels = ReasonLabels {
             reason: reason.into(),
         };
         metrics.lease_step_downs.get_or_create(&labels).get()
@@ -459,7 +497,7 @@ mod tests {
         let renewed = SystemTime::now() - Duration::from_secs(12);
         let (client, scenario) =
             mock::serve(vec![Call::get(LEASE).answer(lease_json("a", renewed, 16))]);
-        let metrics = Metrics::register(&mut Default::default());
+        let metrics = LeaseMetrics::register(&mut Default::default());
         let (manager_tx, manager) = watch::channel(true);
         let api = Api::namespaced(client, "mco-system");
         let (leadership, watchdog) = follow(api, settings(), manager, metrics.clone());
@@ -499,7 +537,7 @@ mod tests {
             Call::get(LEASE).answer(lease_json("a", now - Duration::from_secs(1), 16)),
             Call::get(LEASE).answer(lease_json("b", now, 16)),
         ]);
-        let metrics = Metrics::register(&mut Default::default());
+        let metrics = LeaseMetrics::register(&mut Default::default());
         let (_manager_tx, manager) = watch::channel(true);
         let api = Api::namespaced(client, "mco-system");
         let (leadership, watchdog) = follow(api, settings(), manager, metrics.clone());

@@ -1,13 +1,13 @@
 //! `mco-host`: runs OpenShift Machine Config logic as sandboxed WebAssembly
 //! guests. One folder per job (`mcn`, `bootimage`: objects, rules, guest
 //! binding, controller, writes, eval inputs), the cluster plumbing both use
-//! (`cluster`), which module serves which job (`registry`), the wasmtime façade
-//! that knows no job (`runtime`), the manifest reader of the `eval` inputs
-//! (`manifests`), who writes what beside the Machine Config Operator
-//! (`ownership`, with the decision comparison `compare`), the cluster's
-//! feature gates (`feature_gates`), whether this replica still holds the
-//! lease (`leadership`), and the command line (`cli`).
-
+//! (`cluster`), which module serves which job (the `mco-registry` crate),
+//! the wasmtime façade that knows no job (`runtime`), the manifest reader
+//! of the `eval` inputs (`manifests`), who writes what beside the Machine
+//! Config Operator (`ownership`, with `mco-registry`'s decision
+//! comparison), the cluster's feature gates (`feature_gates`), whether this
+//! replica still holds the lease (`leadership`), the series each of them
+//! counts (`metrics`), and the command line (`cli`).
 pub mod admin;
 pub mod bootimage;
 pub mod case_check;
@@ -15,7 +15,6 @@ pub mod cases;
 pub mod cli;
 pub use mco_cluster as cluster;
 pub use mco_cluster::typed_resource;
-pub mod compare;
 pub mod feature_gates;
 pub mod jobs;
 pub mod leadership;
@@ -23,7 +22,6 @@ pub mod manifests;
 pub mod mcn;
 pub mod metrics;
 pub mod ownership;
-pub mod registry;
 pub mod run;
 pub use mco_runtime as runtime;
 pub use mco_runtime::blob;
@@ -70,7 +68,7 @@ pub fn crds() -> Vec<(
         ),
         (
             "crds/machineconfigguests.yaml",
-            registry::crd::machine_config_guest_crd(&JOBS),
+            mco_registry::crd::machine_config_guest_crd(&JOBS),
         ),
     ]
 }

@@ -3,6 +3,7 @@
 //! Many objects of one kind can also be read one at a time
 //! ([`Reader::each`]), a JSON file streamed as it is parsed.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -52,6 +53,40 @@ pub enum InputError {
     },
     #[error("only one input may be read from standard input ('-')")]
     StdinTwice,
+}
+
+/// The names of a file's objects so far: each object must have one, and no
+/// name may come twice (two objects of one name would be counted twice;
+/// one without a name could not be shown).
+pub struct Names<'a> {
+    path: &'a str,
+    kind: &'a str,
+    seen: HashSet<String>,
+}
+
+impl<'a> Names<'a> {
+    pub fn new(path: &'a str, kind: &'a str) -> Names<'a> {
+        Names {
+            path,
+            kind,
+            seen: HashSet::new(),
+        }
+    }
+
+    pub fn check(&mut self, name: Option<&str>) -> Result<(), InputError> {
+        let malformed = |name: &str, detail: &str| InputError::Malformed {
+            path: self.path.to_owned(),
+            kind: self.kind.to_owned(),
+            name: name.to_owned(),
+            detail: detail.to_owned(),
+        };
+        let name = name.ok_or_else(|| malformed("(unnamed)", "no metadata.name"))?;
+        if self.seen.contains(name) {
+            return Err(malformed(name, "given twice"));
+        }
+        self.seen.insert(name.to_owned());
+        Ok(())
+    }
 }
 
 /// Reads every file once and remembers whether stdin was used.

@@ -14,8 +14,11 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use crate::compare::Summary;
-use crate::metrics::{Metrics, ObservedLabels, ObservedSampleLabels, OwnershipLabels};
+use mco_registry::compare::Summary;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
 
 /// Differences kept in each job's sample (Events, metrics, `/ownership`).
 pub const SAMPLE_LIMIT: usize = 20;
@@ -81,11 +84,11 @@ pub struct JobReport {
 #[derive(Clone)]
 pub struct Ownership {
     jobs: Arc<Mutex<BTreeMap<String, JobReport>>>,
-    metrics: Metrics,
+    metrics: OwnershipMetrics,
 }
 
 impl Ownership {
-    pub fn new(metrics: Metrics) -> Ownership {
+    pub fn new(metrics: OwnershipMetrics) -> Ownership {
         Ownership {
             jobs: Arc::default(),
             metrics,
@@ -191,11 +194,11 @@ impl JobOwnership {
             state: state.label().into(),
         };
         if let Some(before) = before {
-            self.shared.metrics.ownership.remove(&labels(before));
+            self.shared.metrics.state.remove(&labels(before));
         }
         self.shared
             .metrics
-            .ownership
+            .state
             .get_or_create(&labels(state))
             .set(1);
     }
@@ -260,16 +263,76 @@ impl JobOwnership {
     }
 }
 
+/// A job, its ownership mode and what it is doing (`State`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OwnershipLabels {
+    pub job: String,
+    pub mode: String,
+    pub state: String,
+}
+
+/// A job, a compared key (condition type, field) and `agree`/`differ`:
+/// bounded by the keys a job compares, never per object.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ObservedLabels {
+    pub job: String,
+    pub key: String,
+    pub result: String,
+}
+
+/// One difference of a job's bounded sample (`SAMPLE_LIMIT`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ObservedSampleLabels {
+    pub job: String,
+    pub object: String,
+    pub key: String,
+}
+
+/// Each job's ownership, and in observe mode how it compares with the
+/// cluster.
+#[derive(Clone, Debug, Default)]
+pub struct OwnershipMetrics {
+    /// 1 for each job's ownership mode and state.
+    pub state: Family<OwnershipLabels, Gauge>,
+    /// Observe mode: objects agreeing or differing with the cluster per key.
+    pub observed: Family<ObservedLabels, Gauge>,
+    /// Observe mode: 1 per difference in the bounded sample.
+    pub observed_sample: Family<ObservedSampleLabels, Gauge>,
+}
+
+impl OwnershipMetrics {
+    /// Registers the families in `registry` (already prefixed by the caller).
+    pub fn register(registry: &mut Registry) -> OwnershipMetrics {
+        let metrics = OwnershipMetrics::default();
+        registry.register(
+            "ownership",
+            "1 for each job's ownership mode (observe, own) and state (starting, writing, refused: the Machine Config Operator writes the same objects, observing)",
+            metrics.state.clone(),
+        );
+        registry.register(
+            "observed",
+            "Observe mode: objects whose derived decision agrees or differs with what the cluster holds, by job and key (condition type or field), as of the last comparison",
+            metrics.observed.clone(),
+        );
+        registry.register(
+            "observed_difference",
+            "Observe mode: 1 for each difference in the bounded, sorted sample (by job, object and key)",
+            metrics.observed_sample.clone(),
+        );
+        metrics
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use prometheus_client::registry::Registry;
 
     use super::*;
-    use crate::compare::{Outcome, Summary};
+    use mco_registry::compare::{Outcome, Summary};
 
     fn ownership() -> (Ownership, Registry) {
         let mut registry = Registry::default();
-        let metrics = Metrics::register(&mut registry);
+        let metrics = OwnershipMetrics::register(registry.sub_registry_with_prefix("mco"));
         (Ownership::new(metrics), registry)
     }
 

@@ -24,8 +24,8 @@ use crate::feature_gates::{self, IMAGE_MODE_STATUS_REPORTING};
 use crate::leadership;
 use crate::metrics::Metrics;
 use crate::ownership::{Mode, Ownership};
-use crate::registry::swap;
 use crate::{bootimage, mcn};
+use mco_registry::swap;
 
 /// The `/readyz` subject of the guests while they load.
 const GUESTS_LOADING: &str = "guests";
@@ -69,7 +69,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     // the controllers' watches, registered before the problem clears.
     let readiness = Readiness::default();
     readiness.set_problem(GUESTS_LOADING, Some("the guests are loading".into()));
-    let ownership = Ownership::new(metrics.clone());
+    let ownership = Ownership::new(metrics.ownership.clone());
     let loaded_guests = Arc::new(OnceLock::new());
     let admin = AdminState {
         registry: Arc::new(registry),
@@ -88,7 +88,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         identity: &options.identity,
         leader: guests_leader,
     };
-    let guests = swap::start(guests, client.clone(), cluster, &metrics).await?;
+    let guests = swap::start(guests, client.clone(), cluster, &metrics.registry).await?;
     let _ = loaded_guests.set(guests.clone());
 
     let lease_seconds = options.lease_duration.as_secs().max(2);
@@ -114,7 +114,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             grace: Duration::from_secs(lease_grace),
         },
         manager,
-        metrics.clone(),
+        metrics.leadership.clone(),
     );
     let follow_lease = tokio::spawn(follow_lease);
     let leader = leadership.held();
@@ -162,8 +162,11 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         readiness.watch(feature_gates::VERSION_WATCH),
         failures.clone(),
     );
-    let (gates, follow_gates) =
-        feature_gates::follow(featuregate, clusterversion, metrics.feature_gate.clone());
+    let (gates, follow_gates) = feature_gates::follow(
+        featuregate,
+        clusterversion,
+        metrics.feature_gates.feature_gate.clone(),
+    );
     let gate_watches = [
         tokio::spawn(watch_featuregate),
         tokio::spawn(watch_clusterversion),
@@ -186,7 +189,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         mcn::controller::Options {
             resync: options.resync,
             leader: leader.clone(),
-            metrics: metrics.clone(),
+            metrics: metrics.for_mcn(),
             readiness: readiness.clone(),
             machineconfiguration: machineconfiguration.clone(),
             gates: gates.clone(),
@@ -206,7 +209,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
             control_plane_arch: boot.control_plane_arch,
             identity: options.identity.clone(),
             leadership: leadership.clone(),
-            metrics: metrics.clone(),
+            metrics: metrics.for_bootimage(),
             readiness: readiness.clone(),
             machineconfiguration,
             ownership: ownership.job("bootImage", boot.mode),

@@ -14,14 +14,14 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mco_fetch::oci::{Oci, PullError, PullLimits, RequestError};
+use mco_fetch::signature_policy::{Policy, Requirement};
 use mco_host::blob::digest;
-use mco_host::registry::cosign::Key;
-use mco_host::registry::oci::{Oci, PullError, PullLimits, RequestError};
-use mco_host::registry::signature_policy::{Policy, Requirement};
-use mco_host::registry::table::Location;
-use mco_host::registry::{self, Access, InFlight, Outcome, Remote};
 use mco_host::runtime::RuntimeConfig;
 use mco_host::{JOBS, mcn};
+use mco_registry::table::Location;
+use mco_registry::{Access, InFlight, Outcome, Remote};
+use mco_registry_formats::cosign::Key;
 use oci_client::secrets::RegistryAuth;
 
 /// What the hostile answers send: 300 MiB, far past every bound.
@@ -484,11 +484,11 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
     let write_registry = |yaml: String| {
         let path = dir.path().join("registry.yaml");
         std::fs::write(&path, yaml).unwrap_or_else(|e| panic!("{e}"));
-        registry::read_local(&Location::File(path), &JOBS).unwrap_or_else(|e| panic!("{e}"))
+        mco_registry::read_local(&Location::File(path), &JOBS).unwrap_or_else(|e| panic!("{e}"))
     };
     std::fs::write(dir.path().join("mcn.wasm"), &module).unwrap_or_else(|e| panic!("{e}"));
     let from_file = write_registry("mcn: {module: mcn.wasm}\n".into());
-    let (guests, _) = registry::initial(&runtime, &JOBS, &from_file, &Remote::default())
+    let (guests, _) = mco_registry::initial(&runtime, &JOBS, &from_file, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let serving = || {
         let set = guests.current();
@@ -515,7 +515,7 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
     ] {
         let table = write_registry(format!("mcn:\n  oci: {}\n", registry.reference()));
         let oci = registry.oci();
-        let round = registry::pull_all(&oci, &table, anonymous, &mut in_flight, wait).await;
+        let round = mco_registry::pull_all(&oci, &table, anonymous, &mut in_flight, wait).await;
         let mut remote = Remote::default();
         for (key, pulled) in round {
             match pulled {
@@ -527,9 +527,10 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
                 }
             }
         }
-        let fetched = registry::fetch_all(&table, &remote);
+        let fetched = mco_registry::fetch_all(&table, &remote);
         let previous = guests.current();
-        let built = registry::build(&runtime, &JOBS, Some(&previous), fetched, &BTreeMap::new());
+        let built =
+            mco_registry::build(&runtime, &JOBS, Some(&previous), fetched, &BTreeMap::new());
         let outcome = built.outcomes.get(&mcn::job::job());
         match wait {
             None => assert!(
@@ -547,7 +548,8 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
     }
     // The silent registry's pull went on; the next pass waits for it.
     let table = write_registry(format!("mcn:\n  oci: {}\n", silent.reference()));
-    let round = registry::pull_all(&silent.oci(), &table, anonymous, &mut in_flight, None).await;
+    let round =
+        mco_registry::pull_all(&silent.oci(), &table, anonymous, &mut in_flight, None).await;
     let pulled = round.into_values().next().flatten();
     assert!(
         matches!(&pulled, Some(Err(e)) if e.kind() == "timeout"),

@@ -10,15 +10,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::wasm::with_custom_section;
+use mco_fetch::oci::PullError;
 use mco_host::blob::digest;
 use mco_host::mcn::McnGuest;
-use mco_host::registry::oci::PullError;
-use mco_host::registry::table::{Location, Registry};
-use mco_host::registry::{
-    self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, Slot,
-};
 use mco_host::runtime::{LoadError, Runtime, RuntimeConfig};
 use mco_host::{JOBS, bootimage, mcn};
+use mco_registry::table::{Location, Registry};
+use mco_registry::{self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, Slot};
 
 struct World {
     dir: tempfile::TempDir,
@@ -57,9 +55,9 @@ impl World {
         previous: &GuestSet,
         known_bad: &BTreeMap<Job, EntryKey>,
     ) -> Built {
-        let registry = registry::read_local(location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
-        let fetched = registry::fetch_all(&registry, &Remote::default());
-        registry::build(&self.runtime, &JOBS, Some(previous), fetched, known_bad)
+        let registry = mco_registry::read_local(location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
+        let fetched = mco_registry::fetch_all(&registry, &Remote::default());
+        mco_registry::build(&self.runtime, &JOBS, Some(previous), fetched, known_bad)
     }
 }
 
@@ -108,9 +106,9 @@ fn only_a_module_that_passes_every_check_is_swapped_in() {
     world.write("mcn-b.wasm", &b);
 
     let location = world.registry(&format!("mcn: {{module: mcn-a.wasm, sha256: {sha_a}}}\n"));
-    let registry = registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
+    let registry = mco_registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
     let (guests, outcomes) =
-        registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
+        mco_registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
             .unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(
         outcomes.get(&mcn::job::job()),
@@ -238,8 +236,8 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
         "mcn: {}\nbootImage:\n  GCP: gcp.wasm\n  AWS: aws.wasm\n",
         mcn.display()
     ));
-    let registry = registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
-    let (guests, _) = registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
+    let registry = mco_registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
+    let (guests, _) = mco_registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let platforms = |g: &Guests| Vec::from_iter(bootimage::job::platforms(&g.current()));
     assert_eq!(platforms(&guests), ["AWS", "GCP"]);
@@ -295,8 +293,8 @@ fn a_bad_module_at_start_names_its_registry_entry() {
     world.write("mcn.wasm", &a);
     let pin = "0".repeat(64);
     let location = world.registry(&format!("mcn: {{module: mcn.wasm, sha256: {pin}}}\n"));
-    let registry = registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
-    match registry::initial(&world.runtime, &JOBS, &registry, &Remote::default()) {
+    let registry = mco_registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
+    match mco_registry::initial(&world.runtime, &JOBS, &registry, &Remote::default()) {
         Err(err) => {
             let message = err.to_string();
             assert!(
@@ -316,15 +314,15 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
     let mcn = common::installed_guest("mcn.wasm");
     let dir = mcn.parent().unwrap_or_else(|| panic!("no guest dir"));
     let registry = Registry::installed(dir, &JOBS);
-    let (guests, _) = registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
+    let (guests, _) = mco_registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let set = guests.current();
     assert_eq!(bootimage::job::platforms(&set).len(), 4);
     // What every poll of an unchanged registry costs: reading and hashing
     // the modules; nothing is compiled.
     let started = std::time::Instant::now();
-    let fetched = registry::fetch_all(&registry, &Remote::default());
-    let built = registry::build(&world.runtime, &JOBS, Some(&set), fetched, &BTreeMap::new());
+    let fetched = mco_registry::fetch_all(&registry, &Remote::default());
+    let built = mco_registry::build(&world.runtime, &JOBS, Some(&set), fetched, &BTreeMap::new());
     assert!(!built.changed());
     eprintln!(
         "an unchanged poll of the 5 installed guests took {:.2?}",
@@ -353,17 +351,17 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
         .parent()
         .unwrap_or_else(|| panic!("no guest dir"));
     let installed = Registry::installed(installed_dir, &JOBS);
-    let cache = mco_host::registry::oci::Oci::new(&[], Some(world.path("cache")));
+    let cache = mco_fetch::oci::Oci::new(&[], Some(world.path("cache")));
     let good = with_custom_section(&read(&installed_mcn), "last-good", b"1");
     world.write("mcn.wasm", &good);
     let location = world.registry("mcn: {module: mcn.wasm, memoryMiB: 32}\n");
-    let registry = registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
-    let fallback = |strict| registry::Fallback {
+    let registry = mco_registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
+    let fallback = |strict| mco_registry::Fallback {
         strict,
         last_good: Some(&cache),
         installed: &installed,
     };
-    let serving = |started: &registry::Started| {
+    let serving = |started: &mco_registry::Started| {
         mcn_slot(&started.guests.current())
             .active
             .module()
@@ -374,7 +372,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     // Before any module served, a missing one falls back to the installed
     // module, under the entry's limits.
     std::fs::remove_file(world.path("mcn.wasm")).unwrap_or_else(|e| panic!("{e}"));
-    let started = registry::start_set(
+    let started = mco_registry::start_set(
         &world.runtime,
         &JOBS,
         &registry,
@@ -402,7 +400,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
 
     // A start that loads the entry remembers it ...
     world.write("mcn.wasm", &good);
-    let started = registry::start_set(
+    let started = mco_registry::start_set(
         &world.runtime,
         &JOBS,
         &registry,
@@ -416,7 +414,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     // ... so the next start without it serves that module again, not the
     // installed one.
     world.write("mcn.wasm", b"\0asm broken");
-    let started = registry::start_set(
+    let started = mco_registry::start_set(
         &world.runtime,
         &JOBS,
         &registry,
@@ -436,7 +434,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     );
 
     // --strict-start keeps the old behaviour.
-    match registry::start_set(
+    match mco_registry::start_set(
         &world.runtime,
         &JOBS,
         &registry,
@@ -453,15 +451,15 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
     let world = World::new();
     let a = read(&common::installed_guest("mcn.wasm"));
     world.write("mcn-a.wasm", &a);
-    let registry = registry::read_local(&world.registry("mcn: mcn-a.wasm\n"), &JOBS)
+    let registry = mco_registry::read_local(&world.registry("mcn: mcn-a.wasm\n"), &JOBS)
         .unwrap_or_else(|e| panic!("{e}"));
-    let (guests, _) = registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
+    let (guests, _) = mco_registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
 
     // The pull of the new module was refused as the OCI pull refuses an unsigned
     // one; the swapper gets that error in place of its bytes.
     let reference = "r.example/g/mcn:v2";
-    let registry = registry::read_local(
+    let registry = mco_registry::read_local(
         &world.registry(&format!(
             "mcn:\n  oci: {reference}\n  verify: {{keys: [{{file: team.pub}}]}}\n"
         )),
@@ -476,14 +474,14 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
     };
     assert_eq!(refusal.kind(), "signature_failure");
     let remote = Remote {
-        pulls: registry::oci_sources(&registry)
+        pulls: mco_registry::oci_sources(&registry)
             .into_iter()
             .map(|source| (source, Err(refusal.to_string())))
             .collect(),
         ..Remote::default()
     };
-    let fetched = registry::fetch_all(&registry, &remote);
-    let built = registry::build(
+    let fetched = mco_registry::fetch_all(&registry, &remote);
+    let built = mco_registry::build(
         &world.runtime,
         &JOBS,
         Some(&guests.current()),

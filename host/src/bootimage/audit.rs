@@ -31,9 +31,10 @@ use crate::cluster::resources::{
     CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
 };
 use crate::feature_gates;
+use crate::manifests::Names;
 use crate::manifests::{InputError, Reader};
-use crate::registry::audit::cluster::{ReadError, dynamic, get, pages};
-use crate::registry::audit::{Audit, Keyed, Names};
+use mco_registry::audit::cluster::{ReadError, dynamic, get, pages};
+use mco_registry::audit::{Audit, Keyed};
 
 /// The key saying what a decision is (`noop`, `skip`, `error` with its
 /// text, or `patch` with the image it moves to).

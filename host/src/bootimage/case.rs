@@ -11,7 +11,7 @@ use super::BootImageGuest;
 use super::eval::{BootImageInputs, EvalError};
 use crate::case_check::{CaseFailure, Pass, compare, json, now};
 use crate::jobs::{Modules, Role};
-use crate::registry::Job;
+use mco_registry::Job;
 
 /// The object files of a boot image case, one of them.
 pub const FILES: &[&str] = &["machineset.yaml", "controlplanemachineset.yaml"];

@@ -26,6 +26,7 @@ use super::ec2::live::{self as ec2_live, Ec2};
 use super::error::PassError;
 use super::guest::BootImageGuestExt as _;
 use super::guest::{BatchItem, BootImageGuest, StreamInput};
+use super::metrics::Metrics;
 use super::objects::{
     CONTROL_PLANE_MACHINE_SET_NAME, ClusterVersion, ConfigMapData, Decoded, Infrastructure, Input,
     MACHINE_API_NAMESPACE, MachineConfiguration, STREAM_CONFIGMAP, STREAM_NAMESPACE,
@@ -45,11 +46,10 @@ use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::watch::{Latest, Readiness};
 use crate::feature_gates::Gates;
 use crate::leadership::{Leadership, NotLeader};
-use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, State};
-use crate::registry::Guests;
-use crate::registry::decide::{Outcome, Routing};
-use crate::registry::rollout::CanarySpec;
+use mco_registry::Guests;
+use mco_registry::decide::Routing;
+use mco_registry::rollout::CanarySpec;
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
 const NOT_READY_POLL: Duration = Duration::from_secs(5);
@@ -316,7 +316,7 @@ impl Worker {
                             reason,
                             "lost the lease: the boot image pass stopped where it was"
                         );
-                        self.writer.metrics.bootimage_passes_stopped.inc();
+                        self.writer.metrics.bootimage.passes_stopped.inc();
                         None
                     }
                 };
@@ -394,8 +394,8 @@ impl Worker {
                 for (index, answer) in self.writer.vcenters.read(reads, recover).await {
                     let result = if answer.is_ok() { "read" } else { "failed" };
                     let job = super::job::job(super::platform::vsphere::NAME).to_string();
-                    crate::metrics::count(
-                        &self.writer.metrics.bootimage_vcenter_reads,
+                    mco_registry::metrics::count(
+                        &self.writer.metrics.bootimage.vcenter_reads,
                         &job,
                         result,
                     );
@@ -416,7 +416,11 @@ impl Worker {
                         _ => "read",
                     };
                     let job = super::job::job(super::platform::aws::NAME).to_string();
-                    crate::metrics::count(&self.writer.metrics.bootimage_ec2_reads, &job, result);
+                    mco_registry::metrics::count(
+                        &self.writer.metrics.bootimage.ec2_reads,
+                        &job,
+                        result,
+                    );
                     pass.give_ec2(read.index, answer);
                 }
             }
@@ -556,7 +560,7 @@ impl Worker {
     }
 
     /// The guest decisions a pass asks for: one batch per platform, through
-    /// the rollout protocol ([`crate::registry::decide`]), with the
+    /// the rollout protocol ([`mco_registry::decide`]), with the
     /// candidate (if the registry names one) deciding the same inputs. Its
     /// decision is compared, and taken where its rollout gives it the
     /// MachineSet (the canary selector's in `Canary`, every one once
@@ -593,7 +597,7 @@ impl Worker {
             let routing = Routing {
                 job: &job,
                 rollouts: self.guests.rollouts(),
-                metrics,
+                metrics: &metrics.registry,
             };
             let (stream, platform_name) = (stream.clone(), platform.clone());
             let decide = move |guest: &BootImageGuest, batch: &[Request]| {
@@ -602,7 +606,10 @@ impl Worker {
             let in_canary =
                 |canary: &CanarySpec, request: &Request| in_canary(canary, &request.item);
             let key = |request: &Request| request.subject().key();
-            let decided = match slot.decide(routing, batch, in_canary, key, decide).await {
+            let decided = match slot
+                .decide(routing, batch, in_canary, key, decide, Decision::action)
+                .await
+            {
                 Ok(decided) => decided,
                 Err(err) => {
                     tracing::error!(error = %err, %platform, "the guest task did not finish");
@@ -632,13 +639,6 @@ impl Worker {
             text: rules::user_data_from_secret(&UserDataSecret::from(secret)),
             resource_version,
         })
-    }
-}
-
-/// What `mco_evaluations_total` counts a decision as.
-impl Outcome for Decision {
-    fn outcome(&self) -> &'static str {
-        self.action()
     }
 }
 

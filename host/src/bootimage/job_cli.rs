@@ -12,8 +12,8 @@ use super::eval_command::BootImageArgs;
 use super::job::BootImage;
 use crate::case_check::{CaseFailure, Pass};
 use crate::jobs::{EvalError, Modules, Role};
-use crate::registry::{Fetched, Job, Served};
 use crate::runtime::{LoadError, Runtime};
+use mco_registry::{Fetched, Job, Served};
 
 impl crate::jobs::Job for BootImage {
     fn world(&self) -> &'static str {

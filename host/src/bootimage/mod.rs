@@ -33,6 +33,7 @@ pub mod eval_command;
 pub mod guest;
 pub mod job;
 pub mod job_cli;
+pub mod metrics;
 pub mod objects;
 pub mod plan;
 pub(crate) mod platform;

@@ -23,6 +23,8 @@ use serde_json::{Value, json};
 
 use super::conditions::{self, Tally, Wanted};
 use super::error::{PassError, StateError, Subject};
+use super::metrics::Metrics;
+use super::metrics::{ResultLabels, SkewLabels};
 use super::objects::{Decoded, MACHINE_API_NAMESPACE, MachineConfiguration};
 use super::plan::{Action, Plan};
 use super::skew;
@@ -34,10 +36,9 @@ use crate::cluster::resources::{
     CONTROL_PLANE_MACHINE_SET, MACHINE_CONFIGURATION, MACHINE_SET, ResourceType,
 };
 use crate::cluster::{FIELD_MANAGER, is_status};
-use crate::compare::{Outcome, Summary};
 use crate::leadership::Leadership;
-use crate::metrics::{Metrics, ResultLabels, SkewLabels};
 use crate::ownership::{JobOwnership, SAMPLE_LIMIT};
+use mco_registry::compare::{Outcome, Summary};
 
 pub(super) struct Writer {
     pub(super) client: Client,
@@ -114,7 +115,7 @@ impl Writer {
                 name: name.clone(),
                 source,
             })?;
-        self.metrics.count_write("boot_image_state");
+        self.metrics.cluster.count_write("boot_image_state");
         Ok(())
     }
 
@@ -184,7 +185,7 @@ impl Writer {
                     let message = err.to_string();
                     tracing::warn!(%message, "cannot update the boot image");
                     if matches!(err, PassError::HotLoop(_)) {
-                        self.metrics.bootimage_hot_loops.inc();
+                        self.metrics.bootimage.hot_loops.inc();
                     }
                     // Upstream's `syncControlPlaneMachineSets` wraps its errors.
                     count.errors.push(match kind {
@@ -222,13 +223,14 @@ impl Writer {
                     note: &note,
                 };
                 if self.events.publish_once(&key, &reference, note).await {
-                    self.metrics.count_write("event");
+                    self.metrics.cluster.count_write("event");
                 }
             }
         }
         for result in ["patched", "current", "skipped", "degraded"] {
             self.metrics
-                .bootimage_machinesets
+                .bootimage
+                .machinesets
                 .get_or_create(&ResultLabels {
                     result: result.into(),
                 })
@@ -356,11 +358,11 @@ impl Writer {
                 });
             }
         }
-        self.metrics.count_write(match subject.kind {
+        self.metrics.cluster.count_write(match subject.kind {
             MachineKind::MachineSet => "patch_machineset",
             MachineKind::ControlPlaneMachineSet => "patch_controlplanemachineset",
         });
-        self.metrics.bootimage_patches.inc();
+        self.metrics.bootimage.patches.inc();
         self.record(subject, state, patch, import).await?;
         Ok(Applied::Patched { imported })
     }
@@ -409,7 +411,11 @@ impl Writer {
                     Imported::New { swapped, .. } => ("imported", swapped),
                     Imported::Current { .. } => ("current", false),
                 };
-                crate::metrics::count(&self.metrics.bootimage_template_imports, &job(), result);
+                mco_registry::metrics::count(
+                    &self.metrics.bootimage.template_imports,
+                    &job(),
+                    result,
+                );
                 tracing::info!(
                     template = %plan.placement.template,
                     release = %plan.release,
@@ -422,7 +428,11 @@ impl Writer {
                 Ok(imported)
             }
             Err(detail) => {
-                crate::metrics::count(&self.metrics.bootimage_template_imports, &job(), "failed");
+                mco_registry::metrics::count(
+                    &self.metrics.bootimage.template_imports,
+                    &job(),
+                    "failed",
+                );
                 Err(error(detail))
             }
         }
@@ -461,7 +471,7 @@ impl Writer {
                 secret: upgrade.name.clone(),
                 detail: e.to_string(),
             })?;
-        self.metrics.count_write("update_secret");
+        self.metrics.cluster.count_write("update_secret");
         tracing::info!(secret = %upgrade.name, "upgraded the user-data stub to Ignition spec 3");
         Ok(())
     }
@@ -484,9 +494,10 @@ impl Writer {
     /// the operator changed meanwhile triggers a pass that decides again
     /// (upstream's CRD also refuses `automatic` outside mode Automatic).
     pub(super) async fn write_skew_record(&self, record: &skew::Record) {
-        self.metrics.bootimage_skew.clear();
+        self.metrics.bootimage.skew.clear();
         self.metrics
-            .bootimage_skew
+            .bootimage
+            .skew
             .get_or_create(&SkewLabels {
                 ocp_version: record.ocp_version.clone(),
                 outcome: record.outcome.label().into(),
@@ -503,7 +514,7 @@ impl Writer {
             .await
         {
             Ok(written) => {
-                self.metrics.count_write("boot_image_skew_record");
+                self.metrics.cluster.count_write("boot_image_skew_record");
                 self.written.remember(decoded(&written));
                 tracing::info!(
                     ocp_version = %record.ocp_version,
@@ -562,7 +573,7 @@ impl Writer {
             .await
         {
             Ok(written) => {
-                self.metrics.count_write("boot_image_conditions");
+                self.metrics.cluster.count_write("boot_image_conditions");
                 self.written.remember(decoded(&written));
             }
             Err(err) => {
@@ -614,7 +625,7 @@ impl Writer {
                 note: &note,
             };
             if self.events.publish_once(&object, &reference, note).await {
-                self.metrics.count_write("event");
+                self.metrics.cluster.count_write("event");
             }
         }
         summary
@@ -671,7 +682,7 @@ mod tests {
     use crate::bootimage::error::Subject;
     use crate::bootimage::objects::machine_decoder;
     use crate::cluster::mock::{self, Call};
-    use crate::metrics::KindLabels;
+    use mco_cluster::metrics::KindLabels;
 
     const MACHINESET: &str =
         "/apis/machine.openshift.io/v1beta1/namespaces/openshift-machine-api/machinesets/a";
@@ -685,8 +696,9 @@ mod tests {
 
     /// A writer of a job in `mode`; an own job is judged free to write.
     fn writer_in(client: Client, mode: crate::ownership::Mode) -> Writer {
-        let metrics = Metrics::register(&mut Default::default());
-        let ownership = crate::ownership::Ownership::new(metrics.clone()).job("bootImage", mode);
+        let metrics = crate::metrics::Metrics::register(&mut Default::default());
+        let ownership =
+            crate::ownership::Ownership::new(metrics.ownership.clone()).job("bootImage", mode);
         if mode == crate::ownership::Mode::Own {
             ownership.judge(None);
         }
@@ -705,7 +717,7 @@ mod tests {
             client,
             namespace: "mco-system".into(),
             state_configmap: "state".into(),
-            metrics,
+            metrics: metrics.for_bootimage(),
             leadership: Leadership::fixed(true),
             written: OwnWrites::default(),
             ownership,
@@ -855,7 +867,7 @@ mod tests {
         assert!(!conflicted);
         assert_eq!(tally.machinesets.reconciled, 1);
         assert!(tally.machinesets.errors.is_empty());
-        assert_eq!(writer.metrics.bootimage_patches.get(), 1);
+        assert_eq!(writer.metrics.bootimage.patches.get(), 1);
         assert_eq!(writes(&writer, "boot_image_state"), 1);
         assert_eq!(writes(&writer, "boot_image_conditions"), 0);
     }
@@ -874,7 +886,7 @@ mod tests {
         scenario.done().await;
         assert!(conflicted, "a conflict asks for an early retry");
         assert!(tally.machinesets.errors.is_empty());
-        assert_eq!(writer.metrics.bootimage_patches.get(), 0);
+        assert_eq!(writer.metrics.bootimage.patches.get(), 0);
         assert_eq!(writes(&writer, "boot_image_state"), 0);
     }
 
@@ -922,6 +934,6 @@ mod tests {
             "{errors:?}"
         );
         // The MachineSet is not moved to an image its stub cannot boot.
-        assert_eq!(writer.metrics.bootimage_patches.get(), 0);
+        assert_eq!(writer.metrics.bootimage.patches.get(), 0);
     }
 }

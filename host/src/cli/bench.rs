@@ -21,11 +21,11 @@ use crate::cases::{self, Case};
 use crate::mcn::McnGuest;
 use crate::mcn::eval::McnInputs;
 use crate::mcn::guest::McnGuestExt as _;
-use crate::registry::Job;
-use crate::registry::JobKind as _;
-use crate::registry::table::Registry;
 use crate::runtime::{Guest, GuestModule, LoadError, Runtime, RuntimeConfig, World};
 use crate::{bootimage, mcn};
+use mco_registry::Job;
+use mco_registry::JobKind as _;
+use mco_registry::table::Registry;
 
 /// The most a ConfigMap holds (data and binaryData together): a larger
 /// module must travel by OCI.

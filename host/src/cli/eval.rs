@@ -15,10 +15,10 @@ use crate::JOBS;
 use crate::bootimage::BootImageGuest;
 use crate::bootimage::eval::BootImageInputs;
 use crate::jobs::{GUEST_ARG, Job, Modules, ModulesError};
-use crate::registry::entries::Entry;
-use crate::registry::slot::Slot;
-use crate::registry::{self, Remote, Served};
 use crate::runtime::{Guest, Runtime, World};
+use mco_registry::entries::Entry;
+use mco_registry::slot::Slot;
+use mco_registry::{self, Remote, Served};
 
 /// `eval <job>`: one subcommand for each job of [`JOBS`] that has one
 /// ([`Job::eval_command`]), with the matches it was given.
@@ -80,12 +80,12 @@ struct EvalModules<'a> {
 }
 
 impl Modules for EvalModules<'_> {
-    fn served(&mut self, job: &registry::Job) -> Result<Option<&Served>, ModulesError> {
+    fn served(&mut self, job: &mco_registry::Job) -> Result<Option<&Served>, ModulesError> {
         let Some((entry, remote)) = eval_entry(self.sandbox, self.guest.take(), job)? else {
             return Ok(None);
         };
         let runtime = self.sandbox.runtime().map_err(Failure::from)?;
-        let fetched = registry::fetch(job, &entry, &remote).map_err(Failure::from)?;
+        let fetched = mco_registry::fetch(job, &entry, &remote).map_err(Failure::from)?;
         let kind = JOBS
             .of(job)
             .ok_or_else(|| Failure::Other(format!("{job}: not a job of this host")))?;
@@ -112,7 +112,7 @@ pub(super) fn eval(sandbox: &SandboxArgs, eval: &EvalJob) -> Result<Value, Failu
 fn eval_entry(
     sandbox: &SandboxArgs,
     guest: Option<PathBuf>,
-    job: &registry::Job,
+    job: &mco_registry::Job,
 ) -> Result<Option<(Entry, Remote)>, Failure> {
     if let Some(path) = guest {
         return Ok(Some((Entry::path(path), Remote::default())));
@@ -129,12 +129,12 @@ fn eval_entry(
 /// before they serve.
 pub(super) fn load_slot<W: World>(
     runtime: &Runtime,
-    job: &registry::Job,
+    job: &mco_registry::Job,
     entry: &Entry,
     remote: &Remote,
 ) -> Result<Slot<Guest<W>>, Failure> {
-    let fetched = registry::fetch(job, entry, remote)?;
-    Ok(registry::load(runtime, &fetched)?)
+    let fetched = mco_registry::fetch(job, entry, remote)?;
+    Ok(mco_registry::load(runtime, &fetched)?)
 }
 
 /// The decision `eval bootimage` prints ([`BootImageInputs::decision`]),
@@ -152,9 +152,9 @@ pub(super) fn bootimage_decision<G: Borrow<BootImageGuest>>(
 pub(super) fn check_guests(sandbox: &SandboxArgs) -> Result<Value, Failure> {
     let runtime = sandbox.runtime()?;
     let location = sandbox.location();
-    let registry = registry::read_local(&location, &JOBS)?;
+    let registry = mco_registry::read_local(&location, &JOBS)?;
     let remote = super::offline::pull_offline(sandbox, &registry)?;
-    let (guests, _) = registry::initial(&runtime, &JOBS, &registry, &remote)?;
+    let (guests, _) = mco_registry::initial(&runtime, &JOBS, &registry, &remote)?;
     guests.with_status(|status| status.registry = location.to_string());
     serde_json::to_value(guests.status()).map_err(|e| Failure::Other(e.to_string()))
 }

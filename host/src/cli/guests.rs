@@ -14,14 +14,14 @@ use super::offline::{in_cluster_only, no_policies, runtime};
 use super::{Failure, SandboxArgs};
 use crate::JOBS;
 use crate::blob::digest;
-use crate::registry::cosign::Signature;
-use crate::registry::entries::{KeySource, OciSource, Verify};
-use crate::registry::oci::{
+use crate::runtime::{GuestModule, LoadError, interfaces, same_interface};
+use mco_fetch::oci::{
     CREATED, ComponentInfo, CredentialsError, LookupError, WasmConfig, docker_auth, parse_reference,
 };
-use crate::registry::read_policy;
-use crate::registry::signature_policy::Policy;
-use crate::runtime::{GuestModule, LoadError, interfaces, same_interface};
+use mco_fetch::signature_policy::Policy;
+use mco_registry::entries::{KeySource, OciSource, Verify};
+use mco_registry::read_policy;
+use mco_registry_formats::cosign::Signature;
 
 /// Why `guests push|pull|inspect` failed around the registry call itself
 /// (a refused pull is a [`PullError`]).

@@ -26,9 +26,9 @@ use clap::{Args, Parser, Subcommand};
 use crate::jobs;
 use crate::manifests::InputError;
 use crate::mcn::crd::{FeatureSet, is_for_feature_set};
-use crate::registry::table::{Location, Registry, RegistryError};
-use crate::registry::{self, FetchError, JobError, StartError};
 use crate::runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
+use mco_registry::table::{Location, Registry, RegistryError};
+use mco_registry::{FetchError, JobError, StartError};
 
 #[derive(Parser)]
 #[command(
@@ -329,7 +329,7 @@ enum Failure {
     #[error(transparent)]
     Fetch(#[from] FetchError),
     #[error(transparent)]
-    Pull(#[from] crate::registry::oci::PullError),
+    Pull(#[from] mco_fetch::oci::PullError),
     #[error(transparent)]
     Start(#[from] StartError),
     #[error(transparent)]
@@ -526,9 +526,9 @@ impl SandboxArgs {
         }
     }
 
-    fn oci(&self) -> crate::registry::oci::Oci {
-        let default = crate::registry::oci::PullLimits::default();
-        let limits = crate::registry::oci::PullLimits {
+    fn oci(&self) -> mco_fetch::oci::Oci {
+        let default = mco_fetch::oci::PullLimits::default();
+        let limits = mco_fetch::oci::PullLimits {
             connect: self.oci_connect_timeout.unwrap_or(default.connect),
             idle: self.oci_read_timeout.unwrap_or(default.idle),
             deadline: self.oci_pull_timeout.unwrap_or(default.deadline),
@@ -536,7 +536,7 @@ impl SandboxArgs {
                 .oci_max_module_mib
                 .map_or(default.max_module_bytes, |mib| mib.saturating_mul(1 << 20)),
         };
-        crate::registry::oci::Oci::with_limits(
+        mco_fetch::oci::Oci::with_limits(
             &self.plain_http_registry,
             self.oci_cache_dir.clone(),
             limits,
@@ -544,7 +544,7 @@ impl SandboxArgs {
     }
 
     fn registry(&self) -> Result<Registry, RegistryError> {
-        registry::read_local(&self.location(), &crate::JOBS)
+        mco_registry::read_local(&self.location(), &crate::JOBS)
     }
 }
 
@@ -576,7 +576,7 @@ fn write_crds(out_dir: Option<&Path>, feature_set: FeatureSet) -> Result<(), Fai
 }
 
 fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> {
-    let guests = crate::registry::swap::Config {
+    let guests = mco_registry::swap::Config {
         runtime: sandbox.runtime()?,
         jobs: &crate::JOBS,
         location: args.location(sandbox),

@@ -6,11 +6,11 @@
 use oci_client::secrets::RegistryAuth;
 
 use super::{Failure, SandboxArgs};
-use crate::registry::entries::{KeySource, OciSource};
-use crate::registry::image_policy::Listed;
-use crate::registry::oci::PullError;
-use crate::registry::table::Registry;
-use crate::registry::{Access, InFlight, Remote, oci_sources, pull_all, read_policy};
+use mco_fetch::image_policy::Listed;
+use mco_fetch::oci::PullError;
+use mco_registry::entries::{KeySource, OciSource};
+use mco_registry::table::Registry;
+use mco_registry::{Access, InFlight, Remote, oci_sources, pull_all, read_policy};
 
 /// The registry's OCI modules pulled as `run` pulls them, but anonymously.
 pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result<Remote, Failure> {

@@ -17,10 +17,10 @@ use super::{Failure, SandboxArgs, print};
 use crate::JOBS;
 use crate::cases::{self, Case, CaseFailure, Pass};
 use crate::jobs::{Modules, ModulesError, Role};
-use crate::registry::entries::Entry;
-use crate::registry::table::Registry;
-use crate::registry::{self, Job, Remote, Served};
 use crate::runtime::Runtime;
+use mco_registry::entries::Entry;
+use mco_registry::table::Registry;
+use mco_registry::{self, Job, Remote, Served};
 
 #[derive(Args)]
 pub(super) struct TestArgs {
@@ -90,7 +90,7 @@ impl Modules for Guests {
             let kind = JOBS
                 .of(job)
                 .ok_or_else(|| format!("{job}: not a job of this host"))?;
-            let fetched = registry::fetch(job, entry, remote).map_err(|e| e.to_string())?;
+            let fetched = mco_registry::fetch(job, entry, remote).map_err(|e| e.to_string())?;
             kind.load_unchecked(runtime, &fetched)
                 .map_err(|e| e.to_string())
         });

@@ -19,13 +19,13 @@ use serde_json::{Value, json};
 use super::guests::AuthArgs;
 use super::offline::{in_cluster_only, runtime};
 use super::{Failure, SandboxArgs};
-use crate::registry::crd::MachineConfigGuestSpec;
-use crate::registry::entries::{
+use mco_fetch::image_policy::{ImagePolicy, Listed, PolicySelector};
+use mco_fetch::signature_policy::{Evidence, Policy, Verdict};
+use mco_registry::crd::MachineConfigGuestSpec;
+use mco_registry::entries::{
     Identity, KeySource, OciSource, RawFull, Source, SubjectMatch, Verify,
 };
-use crate::registry::image_policy::{ImagePolicy, Listed, PolicySelector};
-use crate::registry::read_policy;
-use crate::registry::signature_policy::{Evidence, Policy, Verdict};
+use mco_registry::read_policy;
 
 #[derive(Args)]
 pub(super) struct VerifyArgs {
@@ -85,7 +85,7 @@ pub(super) enum VerifyError {
     #[error("oci:{reference}: {refusal}")]
     Refused {
         reference: String,
-        refusal: crate::registry::signature_policy::Refusal,
+        refusal: mco_fetch::signature_policy::Refusal,
     },
 }
 
@@ -232,7 +232,7 @@ pub(super) fn run(sandbox: &SandboxArgs, args: VerifyArgs) -> Result<Value, Fail
     let oci = sandbox.oci();
     // The pull refuses as `run` would, before any blob is downloaded.
     let pulled = tokio.block_on(oci.pull(reference, &auth, Some(&policy), None))?;
-    let parsed = crate::registry::oci::parse_reference(reference).map_err(|error| {
+    let parsed = mco_fetch::oci::parse_reference(reference).map_err(|error| {
         super::guests::GuestsError::Reference {
             reference: reference.to_string(),
             error,
@@ -266,7 +266,7 @@ pub(super) fn run(sandbox: &SandboxArgs, args: VerifyArgs) -> Result<Value, Fail
 
 /// The policy's groups and the signers each names.
 fn policy_json(policy: &Policy) -> Value {
-    let names = |rs: &[crate::registry::signature_policy::Requirement]| {
+    let names = |rs: &[mco_fetch::signature_policy::Requirement]| {
         rs.iter().map(|r| r.name.clone()).collect::<Vec<_>>()
     };
     json!({

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::guests::{Artifact, AuthArgs, GuestsError, publish, strip_tag};
 use super::{Failure, SandboxArgs};
-use crate::registry::oci::{ComponentInfo, VERSION_ANNOTATION};
+use mco_fetch::oci::{ComponentInfo, VERSION_ANNOTATION};
 
 #[derive(Args)]
 pub(super) struct WitArgs {

@@ -28,10 +28,11 @@ use crate::cluster::decode::Isolated;
 use crate::cluster::managers::keep_operator_entries;
 use crate::cluster::resources::MACHINE_CONFIGURATION;
 use crate::feature_gates::{self, FeatureGates};
+use crate::manifests::Names;
 use crate::manifests::{InputError, Reader};
-use crate::registry::audit::cluster::{ReadError, dynamic, get, list, pages, readable};
-use crate::registry::audit::{Audit, Keyed, Names};
 use crate::runtime::GuestError;
+use mco_registry::audit::cluster::{ReadError, dynamic, get, list, pages, readable};
+use mco_registry::audit::{Audit, Keyed};
 
 /// Nodes that share one instance of each module.
 pub const BATCH: usize = 100;

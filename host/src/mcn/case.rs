@@ -8,7 +8,7 @@ use super::eval::McnInputs;
 use super::guest::McnGuestExt as _;
 use crate::case_check::{CaseFailure, Pass, compare, now};
 use crate::jobs::{Modules, Role};
-use crate::registry::Job;
+use mco_registry::Job;
 
 /// The object file of an MCN case.
 pub const FILES: &[&str] = &["node.yaml"];

@@ -35,6 +35,7 @@ use tokio::sync::{Semaphore, watch};
 
 use super::crd::MachineConfigNode;
 use super::guest::{McnGuest, McnGuestExt as _};
+use super::metrics::Metrics;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::observe;
 use super::phase_gauge;
@@ -45,14 +46,13 @@ use crate::cluster::decode::{Failures, Isolated};
 use crate::cluster::events::{Events, Note};
 use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
 use crate::cluster::watch::{Latest, Readiness, reflect};
-use crate::compare::{Outcome, Summary};
 use crate::feature_gates::{self, Gates};
-use crate::metrics::Metrics;
 use crate::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
-use crate::registry::Guests;
-use crate::registry::decide::{self, Routing};
-use crate::registry::rollout::CanarySpec;
 use crate::runtime::GuestError;
+use mco_registry::Guests;
+use mco_registry::compare::{Outcome, Summary};
+use mco_registry::decide::Routing;
+use mco_registry::rollout::CanarySpec;
 
 /// Nodes reconciled at once. A reconcile mostly waits on the apiserver, so
 /// this is sized for its I/O: at 5,000 nodes on a 2-core control plane, 8
@@ -207,7 +207,7 @@ impl Context {
 
     /// Has the guest decide `node` off the async workers (its output is
     /// checked inside the guest binding), through the rollout protocol
-    /// ([`crate::registry::decide`]): a candidate registered beside it runs
+    /// ([`mco_registry::decide`]): a candidate registered beside it runs
     /// on the same facts and is compared; its decision is the one taken
     /// where its rollout gives it the node (the canary pools' nodes in
     /// `Canary`, every node once `Active`), unless it failed or this very
@@ -226,13 +226,20 @@ impl Context {
         let routing = Routing {
             job: &job,
             rollouts: self.guests.rollouts(),
-            metrics: &self.metrics,
+            metrics: &self.metrics.registry,
         };
         let derive = |guest: &McnGuest, batch: &[logic::Facts]| {
             batch.iter().map(|facts| guest.derive(facts)).collect()
         };
         let decided = slot
-            .decide(routing, vec![facts], in_canary, |_| node.to_owned(), derive)
+            .decide(
+                routing,
+                vec![facts],
+                in_canary,
+                |_| node.to_owned(),
+                derive,
+                outcome,
+            )
             .await
             .map_err(|e| Error::Cancelled(e.to_string()))?;
         let (_, decided) = (decided.into_iter().next())
@@ -295,7 +302,7 @@ impl Context {
             note: &note,
         };
         if self.events.publish_once(&name, &reference, note).await {
-            self.metrics.count_write("event");
+            self.metrics.cluster.count_write("event");
         }
     }
 
@@ -410,13 +417,11 @@ async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Error> 
 }
 
 /// What `mco_evaluations_total` counts a decision as.
-impl decide::Outcome for logic::Decision {
-    fn outcome(&self) -> &'static str {
-        match self {
-            logic::Decision::Apply(_) => "apply",
-            logic::Decision::Skip(_) => "skip",
-            logic::Decision::Error(_) => "error",
-        }
+fn outcome(decision: &logic::Decision) -> &'static str {
+    match decision {
+        logic::Decision::Apply(_) => "apply",
+        logic::Decision::Skip(_) => "skip",
+        logic::Decision::Error(_) => "error",
     }
 }
 
@@ -444,7 +449,7 @@ fn resync_after(resync: Duration, node: &str) -> Duration {
 
 /// Retries with exponential backoff per node, capped at five minutes.
 fn error_policy(node: Arc<Node>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.metrics.reconcile_errors.inc();
+    ctx.metrics.mcn.reconcile_errors.inc();
     let name = node.name_any();
     let attempts = ctx
         .failures

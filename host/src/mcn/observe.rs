@@ -13,7 +13,7 @@ use mco_mcn as logic;
 use super::crd::MachineConfigNode;
 use super::rules;
 use crate::cluster::managers;
-use crate::compare::{Outcome, keyed};
+use mco_registry::compare::{Outcome, keyed};
 
 /// Where the daemon's condition writes land in an MCN's field set.
 const CONDITIONS: &[&str] = &["f:status", "f:conditions"];
@@ -230,7 +230,7 @@ mod tests {
         assert!(
             outcomes
                 .iter()
-                .all(|o| !o.agrees() && o.theirs == crate::compare::ABSENT)
+                .all(|o| !o.agrees() && o.theirs == mco_registry::compare::ABSENT)
         );
     }
 

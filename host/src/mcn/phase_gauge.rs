@@ -10,8 +10,9 @@ use k8s_openapi::jiff::Timestamp;
 use kube::runtime::reflector::Store;
 
 use super::crd::MachineConfigNode;
+use super::metrics::Metrics;
+use super::metrics::PoolPhaseLabels;
 use super::phase;
-use crate::metrics::{Metrics, PoolPhaseLabels};
 
 /// How often `mco_node_phase_seconds` is recomputed: well below the
 /// minutes the stuck alerts wait, cheap for thousands of MCNs.
@@ -45,10 +46,11 @@ fn export_phases(
         *entry = (*entry).max(seconds);
     }
     for gone in before.iter().filter(|l| !longest.contains_key(*l)) {
-        metrics.node_phase_seconds.remove(gone);
+        metrics.mcn.node_phase_seconds.remove(gone);
     }
     for (labels, seconds) in &longest {
         metrics
+            .mcn
             .node_phase_seconds
             .get_or_create(labels)
             .set(*seconds);
@@ -93,7 +95,7 @@ mod tests {
     #[test]
     fn phase_gauge_takes_the_longest_and_drops_finished_phases() {
         let mut registry = Registry::default();
-        let metrics = Metrics::register(&mut registry);
+        let metrics = crate::metrics::Metrics::register(&mut registry).for_mcn();
         let draining = |name, at| {
             mcn(
                 name,
@@ -120,7 +122,7 @@ mod tests {
             phase: "Draining".into(),
         };
         assert_eq!(
-            metrics.node_phase_seconds.get_or_create(&labels).get(),
+            metrics.mcn.node_phase_seconds.get_or_create(&labels).get(),
             3000
         );
         let done = mcn(

@@ -126,7 +126,6 @@ mod tests {
 
     use super::*;
     use crate::cluster::mock::{self, Call};
-    use crate::metrics::Metrics;
 
     const MCNS: &str = "/apis/machineconfiguration.openshift.io/v1/machineconfignodes";
 
@@ -187,7 +186,7 @@ mod tests {
         may_delete: &(dyn Fn() -> bool + Sync),
     ) -> (usize, Vec<String>, mock::Scenario) {
         let mut registry = Registry::default();
-        let metrics = Metrics::register(&mut registry);
+        let metrics = crate::metrics::Metrics::register(&mut registry).for_mcn();
         let (client, scenario) = mock::serve(calls);
         let writer = Writer::new(client.clone(), metrics);
         let orphans = Orphans::new(client, watch.list.clone());

@@ -10,9 +10,9 @@ use kube::{Client, Resource, ResourceExt};
 use serde_json::json;
 
 use super::crd::{MachineConfigNode, MachineConfigNodeStatus};
+use super::metrics::Metrics;
 use crate::cluster::own_writes::OwnWrites;
 use crate::cluster::{FIELD_MANAGER, is_status};
-use crate::metrics::Metrics;
 
 /// The MachineConfigNode version every write is made in.
 pub const VERSION: &str = "v1";
@@ -129,7 +129,7 @@ impl Writer {
                     .patch(&name, &params(), &Patch::Apply(&body))
                     .await?,
             );
-            self.metrics.count_write(if previous.is_none() {
+            self.metrics.cluster.count_write(if previous.is_none() {
                 "create"
             } else {
                 "apply_spec"
@@ -155,7 +155,7 @@ impl Writer {
                     return Err(err);
                 }
             }
-            self.metrics.count_write("apply_status");
+            self.metrics.cluster.count_write("apply_status");
         }
         Ok(written.is_some_and(|written| flight.land(written)))
     }
@@ -174,7 +174,7 @@ impl Writer {
         };
         match self.api.delete(&name, &params).await {
             Ok(_) => {
-                self.metrics.count_write("delete");
+                self.metrics.cluster.count_write("delete");
                 self.written.forget(&name);
                 tracing::info!(mcn = name, "deleted MachineConfigNode");
                 Ok(true)
@@ -243,7 +243,7 @@ mod tests {
 
     fn serve(calls: Vec<Call>) -> (Writer, Registry, mock::Scenario) {
         let mut registry = Registry::default();
-        let metrics = Metrics::register(&mut registry);
+        let metrics = crate::metrics::Metrics::register(&mut registry).for_mcn();
         let (client, scenario) = mock::serve(calls);
         (Writer::new(client, metrics), registry, scenario)
     }

@@ -11,7 +11,7 @@ use crate::bootimage::audit::{BootImageAudit, BootImageFiles, BootImageObjects, 
 use crate::cli::Failure;
 use crate::mcn::McnGuest;
 use crate::mcn::audit::{McnFiles, audit_files};
-use crate::registry::audit::Audit;
+use mco_registry::audit::Audit;
 
 #[derive(Args)]
 pub(in crate::cli) struct FileArgs {

@@ -4,7 +4,7 @@
 //! two modules come from the registry (an entry and its `candidate`, or
 //! `--guest` in its candidate's place) or from files (`--active`), loaded
 //! with every check `eval` makes; each job's folder decides and keys the
-//! objects (its `audit.rs`), `registry::audit` compares and counts, and
+//! objects (its `audit.rs`), `mco_registry::audit` compares and counts, and
 //! `render` draws the report as a table.
 
 mod files;
@@ -16,13 +16,13 @@ use clap::Args;
 
 use super::eval::load_slot;
 use super::{Failure, SandboxArgs, host_stream_arch, print};
-use crate::registry::audit::cluster::ReadError;
-use crate::registry::audit::{self, Module, Report};
-use crate::registry::entries::{self, Entry};
-use crate::registry::slot::Slot;
-use crate::registry::{Job, Remote};
 use crate::runtime::{Guest, World};
 use crate::{JOBS, bootimage, mcn};
+use mco_registry::audit::cluster::ReadError;
+use mco_registry::audit::{self, Module, Report};
+use mco_registry::entries::{self, Entry};
+use mco_registry::slot::Slot;
+use mco_registry::{Job, Remote};
 
 #[derive(Args)]
 pub(super) struct AuditArgs {

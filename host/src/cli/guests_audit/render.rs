@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::registry::audit::{Module, Report};
+use mco_registry::audit::{Module, Report};
 
 pub(super) fn table(report: &Report) -> String {
     let mut text = String::new();
@@ -87,8 +87,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::compare::Counts;
-    use crate::registry::audit::{Failed, Failures, Role, Sampled};
+    use mco_registry::audit::{Failed, Failures, Role, Sampled};
+    use mco_registry::compare::Counts;
 
     #[test]
     fn the_table_shows_counts_keys_with_differences_first_and_both_samples() {

@@ -360,8 +360,8 @@ mod tests {
 
     #[test]
     fn ownership_shows_refusals_and_the_observed_sample_only_when_reported() {
-        use crate::compare::{Outcome, Summary as Compared};
         use crate::ownership::{JobReport, Mode, State};
+        use mco_registry::compare::{Outcome, Summary as Compared};
         let mut seen = Compared::new(20);
         seen.add(
             "behind",

@@ -14,13 +14,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use super::entries::{Entry, Module};
 use super::fetch::{FetchError, Remote, fetch, fetch_all};
 use super::job::{Job, JobKind, Jobs};
-use super::oci::Oci;
 use super::rollout::Rollouts;
 use super::serving::{Change, JobStatus, Status};
 use super::slot::{EntryKey, Fetched, Served, Slot};
 use super::table::{Location, Registry, RegistryError};
-use crate::blob::digest;
-use crate::runtime::{LoadError, Runtime};
+use mco_fetch::oci::Oci;
+use mco_runtime::blob::digest;
+use mco_runtime::{LoadError, Runtime};
 
 /// One slot per job, each of a world only its job knows: a job's folder
 /// reads its own typed with [`GuestSet::slot`].
@@ -114,7 +114,7 @@ impl Guests {
         status
     }
 
-    pub(crate) fn with_status<T>(&self, f: impl FnOnce(&mut Status) -> T) -> T {
+    pub fn with_status<T>(&self, f: impl FnOnce(&mut Status) -> T) -> T {
         match self.status.lock() {
             Ok(mut status) => f(&mut status),
             Err(poisoned) => f(&mut poisoned.into_inner()),

@@ -3,23 +3,20 @@
 //! key by key with [`crate::compare`]. Only counts and bounded samples are
 //! kept, so an audit of 5,000 nodes holds no decision longer than it takes
 //! to compare it. Each job keys its own decisions, in its own folder
-//! (`JobKind::audit`); this file counts them, `cluster` reads the cluster
-//! for them and `request` answers a MachineConfigGuest's `spec.audit`.
+//! (`JobKind::audit`); this file counts them and `cluster` reads the cluster
+//! for them. A MachineConfigGuest's `spec.audit` is answered in
+//! `crd::audit`.
 
 pub mod cluster;
-pub mod request;
 
-pub use request::{Answer, AuditSpec, AuditState, AuditStatus, Audits};
-
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::slot::Slot;
 use crate::compare::{Counts, Difference, Summary, keep_smallest, keyed};
-use crate::manifests::InputError;
-use crate::runtime::{GuestError, GuestModule};
+use mco_runtime::{GuestError, GuestModule};
 
 /// Differences, and failures, a report shows by default.
 pub const SAMPLE_LIMIT: usize = 20;
@@ -47,40 +44,6 @@ impl Role {
             Role::Active => "active",
             Role::Candidate => "candidate",
         }
-    }
-}
-
-/// The names of a file's objects so far: each object must have one, and no
-/// name may come twice (two objects of one name would be counted twice;
-/// one without a name could not be shown).
-pub struct Names<'a> {
-    path: &'a str,
-    kind: &'a str,
-    seen: HashSet<String>,
-}
-
-impl<'a> Names<'a> {
-    pub fn new(path: &'a str, kind: &'a str) -> Names<'a> {
-        Names {
-            path,
-            kind,
-            seen: HashSet::new(),
-        }
-    }
-
-    pub fn check(&mut self, name: Option<&str>) -> Result<(), InputError> {
-        let malformed = |name: &str, detail: &str| InputError::Malformed {
-            path: self.path.to_owned(),
-            kind: self.kind.to_owned(),
-            name: name.to_owned(),
-            detail: detail.to_owned(),
-        };
-        let name = name.ok_or_else(|| malformed("(unnamed)", "no metadata.name"))?;
-        if self.seen.contains(name) {
-            return Err(malformed(name, "given twice"));
-        }
-        self.seen.insert(name.to_owned());
-        Ok(())
     }
 }
 

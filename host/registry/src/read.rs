@@ -13,20 +13,20 @@ use kube::api::{DynamicObject, ListParams};
 use kube::{Api, Client, ResourceExt};
 use oci_client::secrets::RegistryAuth;
 
-use super::cosign;
 use super::crd::{self, MachineConfigGuest};
 use super::entries::{KeySource, OciSource};
 use super::fetch::{self, Access, ConfigMapError, ConfigMaps, InFlight, Remote};
-use super::image_policy::{ImagePolicy, Listed};
 use super::job::Jobs;
-use super::oci::{
+use super::set::read_local;
+use super::table::{CONFIGMAP_KEY, Location, Registry, RegistryError};
+use crate::metrics::Metrics;
+use mco_cluster::resources::CLUSTER_IMAGE_POLICY;
+use mco_fetch::image_policy::{ImagePolicy, Listed};
+use mco_fetch::oci::{
     CredentialsError, DockerConfig, Oci, PullError, auth_for, parse_reference, registry_auth,
     target,
 };
-use super::set::read_local;
-use super::table::{CONFIGMAP_KEY, Location, Registry, RegistryError};
-use crate::cluster::resources::CLUSTER_IMAGE_POLICY;
-use crate::metrics::Metrics;
+use mco_registry_formats::cosign;
 
 /// The host's view of the cluster objects its registry is made of.
 pub(super) struct Reader {

@@ -837,7 +837,7 @@ mod tests {
         stored: Option<&'a RolloutStatus>,
     ) -> BTreeMap<Job, Declared<'a>> {
         BTreeMap::from([(
-            crate::mcn::job::job(),
+            crate::job::tests::test_job(),
             Declared {
                 object: "mcn",
                 spec,
@@ -861,7 +861,7 @@ mod tests {
 
     #[test]
     fn the_leader_counts_on_from_the_status_a_standby_only_follows_it() {
-        let job = crate::mcn::job::job();
+        let job = crate::job::tests::test_job();
         let spec = automatic(3, "0s");
         let stored = in_canary(&spec);
         let standby = Rollouts::default();
@@ -903,7 +903,7 @@ mod tests {
     /// stored status, and publishes no move of its own for it.
     #[test]
     fn a_new_leader_takes_what_the_old_one_stored_after_its_last_poll() {
-        let job = crate::mcn::job::job();
+        let job = crate::job::tests::test_job();
         let spec = automatic(10, "0s");
         let polled = in_canary(&spec);
 
@@ -953,7 +953,7 @@ mod tests {
 
     #[test]
     fn a_failure_rolls_back_at_once_and_the_candidate_stops_running() {
-        let job = crate::mcn::job::job();
+        let job = crate::job::tests::test_job();
         let spec = automatic(3, "0s");
         let rollouts = Rollouts::default();
         rollouts.sync(declared(&spec, None), true);

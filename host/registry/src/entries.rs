@@ -15,7 +15,7 @@ use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
 
 pub use mco_registry_formats::sigstore::{Identity, SubjectMatch};
 
-use super::image_policy::PolicySelector;
+use mco_fetch::image_policy::PolicySelector;
 
 /// Where a module's bytes come from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -718,7 +718,7 @@ impl RawModule {
             (Some(path), None, None) => Source::Path(base.join(path)),
             (None, Some(RawConfigMapKey { name, key }), None) => Source::ConfigMap { name, key },
             (None, None, Some(reference)) => {
-                let parsed = super::oci::parse_reference(&reference).map_err(|e| {
+                let parsed = mco_fetch::oci::parse_reference(&reference).map_err(|e| {
                     fail(Problem::Reference {
                         reference: reference.clone(),
                         detail: e.to_string(),

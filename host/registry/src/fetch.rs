@@ -14,14 +14,14 @@ use tokio::task::JoinHandle;
 
 use mco_registry_formats::sigstore::TrustRoot;
 
-use super::cosign::{self, Key};
 use super::entries::{Entry, KeySource, Module, OciSource, Signer, Source, identity_name};
-use super::image_policy::{self, Listed};
 use super::job::Job;
-use super::oci::{Oci, PullError, Pulled, parse_reference};
-use super::signature_policy::{Policy, Requirement};
 use super::slot::Fetched;
 use super::table::Registry;
+use mco_fetch::image_policy::{self, Listed};
+use mco_fetch::oci::{Oci, PullError, Pulled, parse_reference};
+use mco_fetch::signature_policy::{Policy, Requirement};
+use mco_registry_formats::cosign::{self, Key};
 
 /// Why a module's bytes could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -382,8 +382,8 @@ mod tests {
     use base64::Engine as _;
 
     use super::*;
-    use crate::registry::entries::Verify;
-    use crate::registry::image_policy::{PolicySelector, TEST_KEY_PEM, test_policy};
+    use crate::entries::Verify;
+    use mco_fetch::image_policy::{PolicySelector, TEST_KEY_PEM, test_policy};
 
     /// The names of the keys `verify` gives an `oci:` module, or the error.
     async fn key_names(verify: Verify, policies: &Listed) -> Result<Vec<String>, String> {

@@ -24,7 +24,7 @@ use super::rollout::{CanarySpec, Rollouts};
 use super::shadow;
 use super::slot::Slot;
 use crate::metrics::{JobRoleLabels, Metrics};
-use crate::runtime::{Guest, GuestError};
+use mco_runtime::{Guest, GuestError};
 
 /// What the protocol reads of a guest: the module it runs.
 pub trait Module {
@@ -44,13 +44,13 @@ impl<W> Module for Guest<W> {
     }
 }
 
-/// What the protocol reads of a decision: compared for equality with the
-/// other module's, logged when they differ, and counted by its outcome.
-pub trait Outcome: PartialEq + Debug + Send + 'static {
-    /// The `result` label of `mco_evaluations_total` (`apply`, `patch`,
-    /// ...); a failed evaluation counts as `failed`.
-    fn outcome(&self) -> &'static str;
-}
+/// What the protocol reads of a decision besides comparing it for equality
+/// with the other module's and logging it when they differ: the `result`
+/// label of `mco_evaluations_total` it counts as (`apply`, `patch`, ...); a
+/// failed evaluation counts as `failed`. A function, not a trait, because
+/// the decisions are the guests' types, which the job folders cannot
+/// implement this crate's traits for.
+pub type Outcome<D> = fn(&D) -> &'static str;
 
 /// Where a slot's decisions go: the job whose rollout routes them, and the
 /// metrics that count them.
@@ -82,7 +82,8 @@ impl<G: Module + Clone + Send + 'static> Slot<G> {
     /// Decides `batch` for `routing.job`, handing each object back with its
     /// decision. `in_canary` says whether an object is in the rollout's
     /// canary subset; `key` names an object in a comparison's log line;
-    /// `run` has a guest decide a batch, one result per object in order.
+    /// `run` has a guest decide a batch, one result per object in order;
+    /// `outcome` labels a decision in the counts.
     pub async fn decide<T, D>(
         self,
         routing: Routing<'_>,
@@ -90,10 +91,11 @@ impl<G: Module + Clone + Send + 'static> Slot<G> {
         in_canary: impl Fn(&CanarySpec, &T) -> bool,
         key: impl Fn(&T) -> String,
         run: impl Fn(&G, &[T]) -> Vec<Result<D, GuestError>> + Send + 'static,
+        outcome: Outcome<D>,
     ) -> Result<Vec<(T, Decided<D>)>, Unfinished>
     where
         T: Send + 'static,
-        D: Outcome,
+        D: PartialEq + Debug + Send + 'static,
     {
         let Routing {
             job,
@@ -156,7 +158,7 @@ impl<G: Module + Clone + Send + 'static> Slot<G> {
                 }
                 _ => (result, &slot.active),
             };
-            count_decision(metrics, &job_name, &result, from_candidate);
+            count_decision(metrics, &job_name, &result, outcome, from_candidate);
             let guest = guest.name().to_owned();
             decided.push((
                 item,
@@ -174,10 +176,11 @@ impl<G: Module + Clone + Send + 'static> Slot<G> {
 /// Counts one object's result: `mco_evaluations_total` by its outcome, a
 /// decision in `mco_guest_decisions_total` by the module that made it, a
 /// failure in `mco_guest_failures_total` by its kind.
-fn count_decision<D: Outcome>(
+fn count_decision<D>(
     metrics: &Metrics,
     job: &str,
     result: &Result<D, GuestError>,
+    outcome: Outcome<D>,
     from_candidate: bool,
 ) {
     let outcome = match result {
@@ -186,7 +189,7 @@ fn count_decision<D: Outcome>(
                 .guest_decisions
                 .get_or_create(&JobRoleLabels::new(job, from_candidate))
                 .inc();
-            decision.outcome()
+            outcome(decision)
         }
         Err(err) => {
             metrics.count_guest_failure(err.kind());
@@ -232,7 +235,7 @@ mod tests {
 
     use super::*;
     use crate::metrics::JobResultLabels;
-    use crate::registry::rollout::{Declared, RolloutSpec, Stage};
+    use crate::rollout::{Declared, RolloutSpec, Stage};
 
     const ACTIVE: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     const CANDIDATE: &str = "cccccccccccccccccccccccccccccccc";
@@ -260,10 +263,8 @@ mod tests {
     #[derive(Debug, PartialEq)]
     struct Answer(u32);
 
-    impl Outcome for Answer {
-        fn outcome(&self) -> &'static str {
-            "apply"
-        }
+    fn outcome(_: &Answer) -> &'static str {
+        "apply"
     }
 
     /// An object: its name, whether it is a canary, and what each module
@@ -325,7 +326,7 @@ mod tests {
     }
 
     fn job() -> Job {
-        crate::mcn::job::job()
+        crate::job::tests::test_job()
     }
 
     /// Decides `batch` and returns, per object, the answer taken (`None`
@@ -366,6 +367,7 @@ mod tests {
                 |_, item| item.canary,
                 |item| item.name.to_owned(),
                 run,
+                outcome,
             )
             .await
             .unwrap_or_default();
@@ -383,9 +385,7 @@ mod tests {
     }
 
     fn metrics() -> (Registry, Metrics) {
-        let mut registry = Registry::default();
-        let metrics = Metrics::register(&mut registry);
-        (registry, metrics)
+        Metrics::for_test()
     }
 
     #[tokio::test]
@@ -558,7 +558,7 @@ mod tests {
         for role in ["active", "candidate"] {
             assert!(
                 text.contains(&format!(
-                    "mco_evaluation_cpu_seconds_total{{job=\"mcn\",role=\"{role}\"}}"
+                    "mco_evaluation_cpu_seconds_total{{job=\"test\",role=\"{role}\"}}"
                 )),
                 "{text}"
             );

@@ -9,8 +9,8 @@ use std::fmt::Display;
 use std::sync::Arc;
 
 use super::entries::{Entry, Module};
-use crate::blob::digest;
-use crate::runtime::{Guest, GuestLimits, GuestModule, LoadError, Runtime, World};
+use mco_runtime::blob::digest;
+use mco_runtime::{Guest, GuestLimits, GuestModule, LoadError, Runtime, World};
 
 /// One entry with its modules' bytes in hand.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@
 //!
 //! One piece of machinery for every "does A decide like B" question: the
 //! observe mode (this host's decision against the Machine Config
-//! Operator's output in the cluster, `crate::ownership`) uses it today; a
+//! Operator's output in the cluster, the host's `ownership`) uses it today; a
 //! candidate guest audited against the active one, and a rollout counting
 //! a candidate's agreement, are the same comparison.
 

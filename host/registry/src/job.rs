@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use super::audit::Audit;
 use super::audit::cluster::ReadError;
 use super::slot::{Fetched, Served};
-use crate::runtime::{LoadError, Runtime};
+use mco_runtime::{LoadError, Runtime};
 
 /// A job's audit of its candidate on the cluster ([`JobKind::audit`]).
 pub type Audited<'a> = Pin<Box<dyn Future<Output = Result<Audit, ReadError>> + 'a>>;
@@ -199,15 +199,57 @@ pub(crate) mod tests {
 
     /// A job for the registry's own tests, which know no real job: it
     /// loads no module and reads no cluster.
-    pub(crate) struct TestJob;
+    pub(crate) struct TestJob {
+        name: &'static str,
+        key: Option<&'static str>,
+        installed: &'static [(Option<&'static str>, &'static str)],
+        required: Option<&'static str>,
+        canary_field: &'static str,
+    }
+
+    /// The entry [`test_job`] names.
+    static TEST: TestJob = TestJob {
+        name: "test",
+        key: None,
+        installed: &[],
+        required: None,
+        canary_field: "pools",
+    };
+
+    /// Two kinds shaped as the host's jobs are (one entry, and one entry
+    /// per platform, with the files the host installs), so that the tests
+    /// of registry files and MachineConfigGuests read as the files and
+    /// objects users write.
+    static SINGLE: TestJob = TestJob {
+        name: "mcn",
+        key: None,
+        installed: &[(None, "mcn.wasm")],
+        required: Some("the registry names no MachineConfigNode (mcn) guest"),
+        canary_field: "pools",
+    };
+    static KEYED: TestJob = TestJob {
+        name: "bootImage",
+        key: Some("the platform, for job `bootImage`."),
+        installed: &[
+            (Some("GCP"), "bootimage-gcp.wasm"),
+            (Some("AWS"), "bootimage-aws.wasm"),
+            (Some("Azure"), "bootimage-azure.wasm"),
+            (Some("VSphere"), "bootimage-vsphere.wasm"),
+        ],
+        required: None,
+        canary_field: "machineSets",
+    };
+
+    /// The jobs of the registry's tests.
+    pub(crate) static JOBS: Jobs = Jobs::new(&[&SINGLE, &KEYED]);
 
     impl JobKind for TestJob {
         fn name(&self) -> &'static str {
-            "test"
+            self.name
         }
 
         fn key(&self) -> Option<&'static str> {
-            None
+            self.key
         }
 
         fn interface(&self) -> &'static str {
@@ -215,11 +257,11 @@ pub(crate) mod tests {
         }
 
         fn installed(&self) -> Vec<(Option<&'static str>, &'static str)> {
-            Vec::new()
+            self.installed.to_vec()
         }
 
         fn required(&self) -> Option<&'static str> {
-            None
+            self.required
         }
 
         fn on_failure(&self) -> &'static str {
@@ -227,7 +269,7 @@ pub(crate) mod tests {
         }
 
         fn canary_field(&self) -> &'static str {
-            "pools"
+            self.canary_field
         }
 
         fn load(&self, _: &Runtime, _: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
@@ -248,8 +290,8 @@ pub(crate) mod tests {
         }
     }
 
-    /// The entry of [`TestJob`].
+    /// The entry of the test job.
     pub(crate) fn test_job() -> Job {
-        Job::single(&TestJob)
+        Job::single(&TEST)
     }
 }

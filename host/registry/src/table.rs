@@ -248,15 +248,15 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::JOBS;
-    use crate::registry::entries::{Module, OciSource, Source};
-    use crate::registry::image_policy::PolicySelector;
+    use crate::entries::{Module, OciSource, Source};
+    use crate::job::tests::JOBS;
+    use mco_fetch::image_policy::PolicySelector;
 
     fn parse(text: &str) -> Result<Registry, RegistryError> {
         Registry::parse(text, "registry.yaml", Path::new("/base"), &JOBS)
     }
 
-    fn kind(name: &str) -> &'static dyn crate::registry::JobKind {
+    fn kind(name: &str) -> &'static dyn crate::JobKind {
         JOBS.named(name)
             .unwrap_or_else(|| panic!("no job {name} registered"))
     }

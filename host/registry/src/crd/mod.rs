@@ -16,6 +16,11 @@
 //! `Degraded` conditions, with `Progressing`, `Promotable` and
 //! `RolledBack` while a rollout is declared.
 
+pub mod audit;
+mod audit_status;
+
+pub use audit_status::{AuditSpec, AuditState, AuditStatus};
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -28,16 +33,15 @@ use serde::{Deserialize, Serialize};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSON, ValidationRule};
 
-use super::audit::{AuditSpec, AuditStatus};
 use super::entries::RawFull;
 use super::job::{Job, JobKind, Jobs};
 use super::rollout::{self, Declared, RolloutSpec, RolloutStatus, Stage};
 use super::serving::{JobStatus, Status};
 use super::set::GuestSet;
 use super::table::{Registry, RegistryError};
-use crate::cluster::FIELD_MANAGER;
-use crate::cluster::conditions::{Transition, merge};
 use crate::metrics::{JobResultLabels, Metrics};
+use mco_cluster::FIELD_MANAGER;
+use mco_cluster::conditions::{Transition, merge};
 
 /// Which module serves one job of the host. Cluster-scoped; the name is
 /// free, the job is in the spec.
@@ -591,9 +595,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::JOBS;
-    use crate::registry::entries::Source;
-    use crate::registry::serving::{CandidateStatus, Change};
+    use crate::entries::Source;
+    use crate::job::tests::JOBS;
+    use crate::serving::{CandidateStatus, Change};
 
     fn job(name: &str, key: Option<&str>) -> Job {
         let kind = JOBS
@@ -831,7 +835,7 @@ mod tests {
 
     #[test]
     fn a_rollout_shows_its_stage_and_what_promotion_waits_for() {
-        use crate::registry::rollout::{CanarySpec, Promotion, reconcile};
+        use crate::rollout::{CanarySpec, Promotion, reconcile};
 
         let mut status = Status::default();
         status
@@ -889,7 +893,7 @@ mod tests {
         );
 
         rollout.failed = 1;
-        let moved = crate::registry::rollout::judge(&mut rollout, &spec, &"a".repeat(64), now.0);
+        let moved = crate::rollout::judge(&mut rollout, &spec, &"a".repeat(64), now.0);
         assert_eq!(moved.map(|m| m.reason), Some("CandidateFailed"));
         let rollouts = BTreeMap::from([(job("mcn", None), (spec, rollout))]);
         let observed = Observed {

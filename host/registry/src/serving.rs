@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::rollout::RolloutStatus;
-use crate::runtime::{GuestLimits, GuestModule};
+use mco_runtime::{GuestLimits, GuestModule};
 
 /// What the status endpoint shows for one job.
 #[derive(Debug, Clone, Serialize, Default)]

@@ -31,11 +31,9 @@ use kube::runtime::events::EventType;
 use kube::{Client, Resource};
 use tokio::sync::{mpsc, watch};
 
-use super::audit::{Answer, AuditState, Audits};
 use super::crd::{self, MachineConfigGuest};
 use super::fetch::{InFlight, fetch_all};
 use super::job::{Job, Jobs};
-use super::oci::Oci;
 use super::read::Reader;
 use super::rollout::{Move, RolloutSpec, RolloutStatus, Stage};
 use super::serving::Change;
@@ -45,9 +43,12 @@ use super::set::{
 };
 use super::slot::EntryKey;
 use super::table::{Location, Registry, RegistryError};
-use crate::cluster::events::{Events, Note};
+use crate::crd::AuditState;
+use crate::crd::audit::{Answer, Audits};
 use crate::metrics::{GuestInfoLabels, JobReasonLabels, Metrics, RolloutStageLabels};
-use crate::runtime::{GuestModule, Runtime};
+use mco_cluster::events::{Events, Note};
+use mco_fetch::oci::Oci;
+use mco_runtime::{GuestModule, Runtime};
 
 /// What the host needs to load and re-load its guests.
 pub struct Config {

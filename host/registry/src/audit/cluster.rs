@@ -12,9 +12,9 @@ use kube::api::{Api, DynamicObject, ListParams};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
-use crate::cluster::decode::Isolated;
-use crate::cluster::is_status;
-use crate::cluster::resources::ResourceType;
+use mco_cluster::decode::Isolated;
+use mco_cluster::is_status;
+use mco_cluster::resources::ResourceType;
 
 /// Objects asked for per list call.
 const PAGE: u32 = 500;
