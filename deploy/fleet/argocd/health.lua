@@ -1,5 +1,5 @@
 -- Argo CD health of a MachineConfigGuest (mco-wasm.io/v1alpha1), from the
--- status mco-host's lease holder writes (host/src/registry/crd.rs):
+-- status mco-host's lease holder writes (host/registry/src/crd/mod.rs):
 --   no status, or one about an older generation       Progressing
 --   status.rollout.stage RolledBack                   Degraded
 --   condition Degraded True (the spec does not serve) Degraded
