@@ -129,4 +129,28 @@ mod tests {
         }
         assert!(by_name("Nutanix").is_none());
     }
+
+    /// The registry `run` starts from when none is given serves every
+    /// platform of the table, and the MCN job, with the modules shipped
+    /// beside the host.
+    #[test]
+    fn the_installed_registry_names_every_platform_and_the_mcn_module() {
+        use mco_registry::entries::Source;
+        use mco_registry::table::Registry;
+        use mco_registry::{Job, JobKind as _};
+
+        let dir = std::path::Path::new("/g");
+        let registry = Registry::installed(dir, &crate::JOBS);
+        for platform in PLATFORMS {
+            let job = Job::keyed(&crate::bootimage::job::BootImage, platform.name());
+            let source = registry.get(&job).map(|e| e.module.source.clone());
+            let want = Source::Path(dir.join(platform.module()));
+            assert_eq!(source, Some(want), "{}", platform.name());
+        }
+        let mcn = Job::single(&crate::mcn::job::Mcn);
+        let installed = crate::mcn::job::Mcn.installed();
+        assert_eq!(installed.len(), 1, "{installed:?}");
+        let source = registry.get(&mcn).map(|e| e.module.source.clone());
+        assert_eq!(source, Some(Source::Path(dir.join(installed[0].1))));
+    }
 }
