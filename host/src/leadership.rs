@@ -26,6 +26,7 @@ use kube::Api;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use mco_cluster::metrics::registered;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -331,18 +332,18 @@ pub struct LeaseMetrics {
 impl LeaseMetrics {
     /// Registers the families in `registry` (already prefixed by the caller).
     pub fn register(registry: &mut Registry) -> LeaseMetrics {
-        let metrics = LeaseMetrics::default();
-        registry.register(
-            "leader",
-            "1 while this replica holds the lease and writes",
-            metrics.leader.clone(),
-        );
-        registry.register(
-            "lease_step_downs",
-            "Times this replica stopped holding the lease, by reason (lease_manager: the lease manager saw another holder or released it; renewal_overdue: no renewal seen within the lease duration; held_by_other: the Lease names another holder)",
-            metrics.lease_step_downs.clone(),
-        );
-        metrics
+        LeaseMetrics {
+            leader: registered(
+                registry,
+                "leader",
+                "1 while this replica holds the lease and writes",
+            ),
+            lease_step_downs: registered(
+                registry,
+                "lease_step_downs",
+                "Times this replica stopped holding the lease, by reason (lease_manager: the lease manager saw another holder or released it; renewal_overdue: no renewal seen within the lease duration; held_by_other: the Lease names another holder)",
+            ),
+        }
     }
 }
 

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
+use mco_cluster::metrics::registered;
 use mco_registry::compare::Summary;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
@@ -303,23 +304,23 @@ pub struct OwnershipMetrics {
 impl OwnershipMetrics {
     /// Registers the families in `registry` (already prefixed by the caller).
     pub fn register(registry: &mut Registry) -> OwnershipMetrics {
-        let metrics = OwnershipMetrics::default();
-        registry.register(
-            "ownership",
-            "1 for each job's ownership mode (observe, own) and state (starting, writing, refused: the Machine Config Operator writes the same objects, observing)",
-            metrics.state.clone(),
-        );
-        registry.register(
-            "observed",
-            "Observe mode: objects whose derived decision agrees or differs with what the cluster holds, by job and key (condition type or field), as of the last comparison",
-            metrics.observed.clone(),
-        );
-        registry.register(
-            "observed_difference",
-            "Observe mode: 1 for each difference in the bounded, sorted sample (by job, object and key)",
-            metrics.observed_sample.clone(),
-        );
-        metrics
+        OwnershipMetrics {
+            state: registered(
+                registry,
+                "ownership",
+                "1 for each job's ownership mode (observe, own) and state (starting, writing, refused: the Machine Config Operator writes the same objects, observing)",
+            ),
+            observed: registered(
+                registry,
+                "observed",
+                "Observe mode: objects whose derived decision agrees or differs with what the cluster holds, by job and key (condition type or field), as of the last comparison",
+            ),
+            observed_sample: registered(
+                registry,
+                "observed_difference",
+                "Observe mode: 1 for each difference in the bounded, sorted sample (by job, object and key)",
+            ),
+        }
     }
 }
 

@@ -6,7 +6,20 @@
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Metric, Registry};
+
+/// A new metric registered in `registry` as `name` with `help`: each
+/// component's `register` builds its struct from these, one family a
+/// field, so a family's name and help stand next to the field they fill.
+pub fn registered<M: Metric + Clone + Default>(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+) -> M {
+    let metric = M::default();
+    registry.register(name, help, metric.clone());
+    metric
+}
 
 /// An object kind, or a kind of write (`apply_status`, `delete`, `event`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -26,18 +39,18 @@ pub struct Metrics {
 impl Metrics {
     /// Registers the families in `registry` (already prefixed by the caller).
     pub fn register(registry: &mut Registry) -> Metrics {
-        let metrics = Metrics::default();
-        registry.register(
-            "api_writes",
-            "Writes to the Kubernetes API by kind",
-            metrics.api_writes.clone(),
-        );
-        registry.register(
-            "watch_decode_failures",
-            "Objects a watch skipped because they could not be decoded (nested too deep, fields of the wrong type), by kind",
-            metrics.watch_decode_failures.clone(),
-        );
-        metrics
+        Metrics {
+            api_writes: registered(
+                registry,
+                "api_writes",
+                "Writes to the Kubernetes API by kind",
+            ),
+            watch_decode_failures: registered(
+                registry,
+                "watch_decode_failures",
+                "Objects a watch skipped because they could not be decoded (nested too deep, fields of the wrong type), by kind",
+            ),
+        }
     }
 
     /// Counts one write of `kind` to the API server.

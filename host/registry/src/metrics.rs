@@ -6,7 +6,7 @@
 
 use std::sync::atomic::AtomicU64;
 
-use mco_cluster::metrics::KindLabels;
+use mco_cluster::metrics::{KindLabels, registered};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -111,81 +111,72 @@ pub struct Metrics {
 impl Metrics {
     /// Registers the families in `registry` (already prefixed by the caller).
     pub fn register(registry: &mut Registry) -> Metrics {
-        let metrics = Metrics {
-            evaluations: Family::default(),
-            evaluation_seconds: Histogram::new(exponential_buckets(10e-6, 4.0, 10)),
-            evaluation_cpu_seconds: Family::default(),
-            guest_failures: Family::default(),
-            guest_swaps: Family::default(),
-            guest_fetches: Family::default(),
-            guest_info: Family::default(),
-            shadow_evaluations: Family::default(),
-            guest_rollout_stage: Family::default(),
-            guest_rollbacks: Family::default(),
-            guest_audits: Family::default(),
-            guest_decisions: Family::default(),
-        };
-        registry.register(
+        let evaluations = registered(
+            registry,
             "evaluations",
             "Guest evaluations by job and result",
-            metrics.evaluations.clone(),
         );
+        // A histogram has no default buckets: registered by hand.
+        let evaluation_seconds = Histogram::new(exponential_buckets(10e-6, 4.0, 10));
         registry.register(
             "evaluation_duration_seconds",
             "Time of one guest evaluation (fresh instance and call)",
-            metrics.evaluation_seconds.clone(),
+            evaluation_seconds.clone(),
         );
-        registry.register(
-            "evaluation_cpu_seconds",
-            "CPU time spent in guest evaluations, by job and module (role active, or candidate)",
-            metrics.evaluation_cpu_seconds.clone(),
-        );
-        registry.register(
-            "guest_failures",
-            "Guest failures by kind (deadline, memory_limit, stack_overflow, trap, invalid_output)",
-            metrics.guest_failures.clone(),
-        );
-        registry.register(
-            "guest_swaps",
-            "Guest module changes by registry entry and result (loaded, swapped, removed, failed)",
-            metrics.guest_swaps.clone(),
-        );
-        registry.register(
-            "guest_fetches",
-            "OCI pulls of guest modules by registry entry and result (success, manifest_failure, download_failure, digest_mismatch, refused, secret_failure, signature_failure, key_failure, too_large, timeout)",
-            metrics.guest_fetches.clone(),
-        );
-        registry.register(
-            "guest_info",
-            "1 for the module serving (role active) or shadowing (role candidate) each registry entry",
-            metrics.guest_info.clone(),
-        );
-        registry.register(
-            "shadow_evaluations",
-            "Candidate evaluations compared with the active module's, by registry entry and result (agree, differ, failed)",
-            metrics.shadow_evaluations.clone(),
-        );
-        registry.register(
-            "guest_rollout_stage",
-            "1 for the stage (Shadow, Canary, Active, RolledBack) of each registry entry's candidate rollout (MachineConfigGuest spec.rollout)",
-            metrics.guest_rollout_stage.clone(),
-        );
-        registry.register(
-            "guest_rollbacks",
-            "Candidate rollouts rolled back, by registry entry and reason (CandidateFailed, TooManyDifferences)",
-            metrics.guest_rollbacks.clone(),
-        );
-        registry.register(
-            "guest_audits",
-            "Audits of a candidate the lease holder answered for MachineConfigGuest spec.audit, by registry entry and result (complete, failed)",
-            metrics.guest_audits.clone(),
-        );
-        registry.register(
-            "guest_decisions",
-            "Decisions a job took, by registry entry and the module that made them (role active, or candidate during a rollout's Canary and Active stages)",
-            metrics.guest_decisions.clone(),
-        );
-        metrics
+        Metrics {
+            evaluations,
+            evaluation_seconds,
+            evaluation_cpu_seconds: registered(
+                registry,
+                "evaluation_cpu_seconds",
+                "CPU time spent in guest evaluations, by job and module (role active, or candidate)",
+            ),
+            guest_failures: registered(
+                registry,
+                "guest_failures",
+                "Guest failures by kind (deadline, memory_limit, stack_overflow, trap, invalid_output)",
+            ),
+            guest_swaps: registered(
+                registry,
+                "guest_swaps",
+                "Guest module changes by registry entry and result (loaded, swapped, removed, failed)",
+            ),
+            guest_fetches: registered(
+                registry,
+                "guest_fetches",
+                "OCI pulls of guest modules by registry entry and result (success, manifest_failure, download_failure, digest_mismatch, refused, secret_failure, signature_failure, key_failure, too_large, timeout)",
+            ),
+            guest_info: registered(
+                registry,
+                "guest_info",
+                "1 for the module serving (role active) or shadowing (role candidate) each registry entry",
+            ),
+            shadow_evaluations: registered(
+                registry,
+                "shadow_evaluations",
+                "Candidate evaluations compared with the active module's, by registry entry and result (agree, differ, failed)",
+            ),
+            guest_rollout_stage: registered(
+                registry,
+                "guest_rollout_stage",
+                "1 for the stage (Shadow, Canary, Active, RolledBack) of each registry entry's candidate rollout (MachineConfigGuest spec.rollout)",
+            ),
+            guest_rollbacks: registered(
+                registry,
+                "guest_rollbacks",
+                "Candidate rollouts rolled back, by registry entry and reason (CandidateFailed, TooManyDifferences)",
+            ),
+            guest_audits: registered(
+                registry,
+                "guest_audits",
+                "Audits of a candidate the lease holder answered for MachineConfigGuest spec.audit, by registry entry and result (complete, failed)",
+            ),
+            guest_decisions: registered(
+                registry,
+                "guest_decisions",
+                "Decisions a job took, by registry entry and the module that made them (role active, or candidate during a rollout's Canary and Active stages)",
+            ),
+        }
     }
 
     pub fn count_guest_failure(&self, kind: &str) {

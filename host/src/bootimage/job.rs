@@ -37,7 +37,7 @@ impl JobKind for BootImage {
     fn installed(&self) -> Vec<(Option<&'static str>, &'static str)> {
         PLATFORMS
             .iter()
-            .map(|platform| (Some(platform.name()), platform.module()))
+            .map(|platform| (Some(platform.about().name), platform.about().module))
             .collect()
     }
 

@@ -3,6 +3,7 @@
 //! cluster plumbing's and the registry's, which the host registers once
 //! ([`Metrics`]).
 
+use mco_cluster::metrics::registered;
 use mco_registry::metrics::JobResultLabels;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -56,47 +57,47 @@ pub struct BootImageMetrics {
 impl BootImageMetrics {
     /// Registers the families in `registry` (already prefixed by the caller).
     pub fn register(registry: &mut Registry) -> BootImageMetrics {
-        let metrics = BootImageMetrics::default();
-        registry.register(
-            "bootimage_passes_stopped",
-            "Boot image passes stopped where they were (vCenter imports included) because this replica lost the lease",
-            metrics.passes_stopped.clone(),
-        );
-        registry.register(
-            "bootimage_machinesets",
-            "Enrolled MachineSets by the result of the last boot image pass (patched, current, skipped, degraded)",
-            metrics.machinesets.clone(),
-        );
-        registry.register(
-            "bootimage_patches",
-            "Boot image patches applied to MachineSets",
-            metrics.patches.clone(),
-        );
-        registry.register(
-            "bootimage_hot_loops",
-            "Boot image patches refused because another writer keeps reverting them",
-            metrics.hot_loops.clone(),
-        );
-        registry.register(
-            "bootimage_vcenter_reads",
-            "vCenter reads for vSphere MachineSets (the templates they may use), by job and result (read, failed)",
-            metrics.vcenter_reads.clone(),
-        );
-        registry.register(
-            "bootimage_ec2_reads",
-            "EC2 reads for AWS MachineSets (who owns the AMI; a marketplace product's AMIs), by job and result (read; unreachable: the static AMI lists decided)",
-            metrics.ec2_reads.clone(),
-        );
-        registry.register(
-            "bootimage_template_imports",
-            "vSphere template imports the writer ran, by job and result (imported; current: the folder's template already held the release, imported earlier in the pass for another MachineSet; failed)",
-            metrics.template_imports.clone(),
-        );
-        registry.register(
-            "bootimage_skew_enforcement_ocp_version",
-            "1 for the OCP version whose boot images the skew enforcement record (MachineConfiguration status.bootImageSkewEnforcementStatus.automatic) says the cluster uses, by outcome of the last pass (recorded, reset)",
-            metrics.skew.clone(),
-        );
-        metrics
+        BootImageMetrics {
+            passes_stopped: registered(
+                registry,
+                "bootimage_passes_stopped",
+                "Boot image passes stopped where they were (vCenter imports included) because this replica lost the lease",
+            ),
+            machinesets: registered(
+                registry,
+                "bootimage_machinesets",
+                "Enrolled MachineSets by the result of the last boot image pass (patched, current, skipped, degraded)",
+            ),
+            patches: registered(
+                registry,
+                "bootimage_patches",
+                "Boot image patches applied to MachineSets",
+            ),
+            hot_loops: registered(
+                registry,
+                "bootimage_hot_loops",
+                "Boot image patches refused because another writer keeps reverting them",
+            ),
+            vcenter_reads: registered(
+                registry,
+                "bootimage_vcenter_reads",
+                "vCenter reads for vSphere MachineSets (the templates they may use), by job and result (read, failed)",
+            ),
+            ec2_reads: registered(
+                registry,
+                "bootimage_ec2_reads",
+                "EC2 reads for AWS MachineSets (who owns the AMI; a marketplace product's AMIs), by job and result (read; unreachable: the static AMI lists decided)",
+            ),
+            template_imports: registered(
+                registry,
+                "bootimage_template_imports",
+                "vSphere template imports the writer ran, by job and result (imported; current: the folder's template already held the release, imported earlier in the pass for another MachineSet; failed)",
+            ),
+            skew: registered(
+                registry,
+                "bootimage_skew_enforcement_ocp_version",
+                "1 for the OCP version whose boot images the skew enforcement record (MachineConfiguration status.bootImageSkewEnforcementStatus.automatic) says the cluster uses, by outcome of the last pass (recorded, reset)",
+            ),
+        }
     }
 }

@@ -64,7 +64,7 @@ pub fn prepare(inputs: &MachineSetInputs<'_>) -> Result<Step, InputError> {
     // A platform team's guest for a platform whose ControlPlaneMachineSets
     // upstream does not update is not asked.
     if prepared.machineset.kind == MachineKind::ControlPlaneMachineSet
-        && !platform.is_some_and(|p| p.updates_control_plane_machine_sets())
+        && !platform.is_some_and(|p| p.about().updates_control_plane_machine_sets)
     {
         return Ok(Step::Decided(prepared.without_guest()));
     }
@@ -298,7 +298,8 @@ fn effective_selection<'a>(
     // platform (Azure Stack Hub runs no boot image controller at all and
     // never gets here); otherwise `None`, which enrolls nothing, so it is
     // given as no selection, with the rule as the reason.
-    let default_on = super::platform::by_name(platform).is_some_and(|p| p.enrolled_by_default());
+    let default_on =
+        super::platform::by_name(platform).is_some_and(|p| p.about().enrolled_by_default);
     let (selection, why) = match kind {
         MachineKind::MachineSet if default_on => (
             Some(Chosen::All),

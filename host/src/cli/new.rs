@@ -106,8 +106,8 @@ const COMMON: [Template; 4] = [
 fn patchable() -> impl Iterator<Item = &'static str> {
     let platforms = crate::bootimage::platform::PLATFORMS.iter();
     platforms
-        .filter(|p| !p.owned().is_empty())
-        .map(|p| p.name())
+        .filter(|p| !p.about().owned.is_empty())
+        .map(|p| p.about().name)
 }
 
 const LOCK: &str = include_str!("../../scaffold/Cargo.lock");

@@ -3,6 +3,7 @@
 //! cluster plumbing's and the registry's, which the host registers once
 //! ([`Metrics`]).
 
+use mco_cluster::metrics::registered;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -37,17 +38,17 @@ pub struct McnMetrics {
 impl McnMetrics {
     /// Registers the families in `registry` (already prefixed by the caller).
     pub fn register(registry: &mut Registry) -> McnMetrics {
-        let metrics = McnMetrics::default();
-        registry.register(
-            "reconcile_errors",
-            "Reconciles that failed and were requeued",
-            metrics.reconcile_errors.clone(),
-        );
-        registry.register(
-            "node_phase_seconds",
-            "Longest time a node of the pool has spent in its current update phase (Pending, Preparing, Cordoning, Draining, Applying, Rebooting, PostAction, Resuming, Uncordoning, Degraded)",
-            metrics.node_phase_seconds.clone(),
-        );
-        metrics
+        McnMetrics {
+            reconcile_errors: registered(
+                registry,
+                "reconcile_errors",
+                "Reconciles that failed and were requeued",
+            ),
+            node_phase_seconds: registered(
+                registry,
+                "node_phase_seconds",
+                "Longest time a node of the pool has spent in its current update phase (Pending, Preparing, Cordoning, Draining, Applying, Rebooting, PostAction, Resuming, Uncordoning, Degraded)",
+            ),
+        }
     }
 }

@@ -66,7 +66,7 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
     // A platform the host does not know owns no field and has no image
     // check.
     let platform = platform::by_name(job.platform);
-    if import.is_some() && !platform.is_some_and(|p| p.imports_templates()) {
+    if import.is_some() && !platform.is_some_and(|p| p.about().imports_templates) {
         return Err(Rule::ImportOffVsphere);
     }
     // An import alone leaves the MachineSet as it is: it already names the
@@ -88,7 +88,7 @@ fn rules(job: &JobInputs<'_>, decision: &Decision) -> Result<(), Rule> {
     if fragment.is_some() && import.is_none() && changes.is_empty() {
         return Err(Rule::ChangesNothing);
     }
-    let owned = platform.map_or(&[][..], |p| p.owned());
+    let owned = platform.map_or(&[][..], |p| p.about().owned);
     if let Some(platform) = platform {
         platform.check_shape(before, &after)?;
     }

@@ -14,7 +14,7 @@ use mco_bootimage::{ClusterFacts, Decision, Stream};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Platform, provider_spec};
+use super::{About, Platform, provider_spec};
 use crate::bootimage::objects::Infrastructure;
 use crate::bootimage::prepared::Prepared;
 use crate::bootimage::proposal::{May, Owned, Proposal, Rule, owned};
@@ -27,29 +27,58 @@ const OLD_AMI: &str = "ami-0c5a8e7f3b2d1e4f6";
 
 pub(crate) struct Aws;
 
+/// Its row of the platform table.
+const ABOUT: About = About::new(
+    NAME,
+    "bootimage-aws.wasm",
+    "AWSMachineProviderConfig",
+    OWNED,
+);
+
 impl Platform for Aws {
-    fn name(&self) -> &'static str {
-        NAME
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
-    fn module(&self) -> &'static str {
-        "bootimage-aws.wasm"
-    }
-
-    fn provider_spec_kind(&self) -> &'static str {
-        "AWSMachineProviderConfig"
-    }
-
-    fn owned(&self) -> &'static [Owned] {
-        OWNED
-    }
-
+    /// The AMI the patch sets, if the stream or EC2's marketplace answer
+    /// vouches for it.
     fn image(&self, proposal: &Proposal<'_>) -> Result<String, Rule> {
-        image(proposal)
-    }
-
-    fn updates_control_plane_machine_sets(&self) -> bool {
-        true
+        let (arch, after) = (proposal.arch, proposal.after);
+        let region = after.str_at("/placement/region").unwrap_or("");
+        let id = after.str_at("/ami/id").ok_or(Rule::AmiWithoutId)?;
+        let published = proposal.stream.aws_region_image(arch, region);
+        if let Ok(published) = published
+            && published.image == id
+        {
+            return Ok(id.to_owned());
+        }
+        if let Some(ec2) = proposal.ec2
+            && let Some(product) = marketplace_product(ec2)
+        {
+            return match listed(proposal, ec2, product, id) {
+                true => Ok(id.to_owned()),
+                false => Err(Rule::AwsNotVouched {
+                    id: id.to_owned(),
+                    arch: arch.to_owned(),
+                    region: region.to_owned(),
+                    product: product.to_owned(),
+                }),
+            };
+        }
+        match published {
+            Ok(published) => Err(Rule::AwsNotPublished {
+                id: id.to_owned(),
+                arch: arch.to_owned(),
+                region: region.to_owned(),
+                published: published.image.clone(),
+            }),
+            Err(e) => Err(Rule::AwsNothingPublished {
+                id: id.to_owned(),
+                arch: arch.to_owned(),
+                region: region.to_owned(),
+                reason: e.to_string(),
+            }),
+        }
     }
 
     /// EC2 is asked only for what the guest will look at: the common rules
@@ -116,47 +145,6 @@ struct Placement {
     region: Option<String>,
 }
 
-/// The AMI the patch sets, if the stream or EC2's marketplace answer
-/// vouches for it.
-fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
-    let (arch, after) = (proposal.arch, proposal.after);
-    let region = after.str_at("/placement/region").unwrap_or("");
-    let id = after.str_at("/ami/id").ok_or(Rule::AmiWithoutId)?;
-    let published = proposal.stream.aws_region_image(arch, region);
-    if let Ok(published) = published
-        && published.image == id
-    {
-        return Ok(id.to_owned());
-    }
-    if let Some(ec2) = proposal.ec2
-        && let Some(product) = marketplace_product(ec2)
-    {
-        return match listed(proposal, ec2, product, id) {
-            true => Ok(id.to_owned()),
-            false => Err(Rule::AwsNotVouched {
-                id: id.to_owned(),
-                arch: arch.to_owned(),
-                region: region.to_owned(),
-                product: product.to_owned(),
-            }),
-        };
-    }
-    match published {
-        Ok(published) => Err(Rule::AwsNotPublished {
-            id: id.to_owned(),
-            arch: arch.to_owned(),
-            region: region.to_owned(),
-            published: published.image.clone(),
-        }),
-        Err(e) => Err(Rule::AwsNothingPublished {
-            id: id.to_owned(),
-            arch: arch.to_owned(),
-            region: region.to_owned(),
-            reason: e.to_string(),
-        }),
-    }
-}
-
 /// The marketplace product of the MachineSet's AMI, as the host read it.
 fn marketplace_product(ec2: &Ec2Facts) -> Option<&str> {
     let image = ec2.image.as_ref()?;
@@ -221,7 +209,7 @@ mod tests {
             json!({"ami": {"id": "ami-current"}, "placement": {"region": "us-east-1"}});
         let patch = json!({"ami": {"id": to}});
         let after = crate::bootimage::proposal::Patched::new(&before, Some(&patch));
-        image(&Proposal {
+        Aws.image(&Proposal {
             stream: &stream,
             arch: "x86_64",
             before: &before,

@@ -6,34 +6,83 @@ use mco_bootimage::stream::AzureMarketplaceImage;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Platform, provider_spec};
+use super::{About, Platform, provider_spec};
 use crate::bootimage::proposal::{May, Owned, Proposal, Rule, owned};
 
 pub(crate) struct Azure;
 
+/// Its row of the platform table.
+const ABOUT: About = About::new(
+    "Azure",
+    "bootimage-azure.wasm",
+    "AzureMachineProviderSpec",
+    OWNED,
+);
+
 impl Platform for Azure {
-    fn name(&self) -> &'static str {
-        "Azure"
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
-    fn module(&self) -> &'static str {
-        "bootimage-azure.wasm"
-    }
-
-    fn provider_spec_kind(&self) -> &'static str {
-        "AzureMachineProviderSpec"
-    }
-
-    fn owned(&self) -> &'static [Owned] {
-        OWNED
-    }
-
+    /// The image the patch sets, if the stream publishes it for this
+    /// MachineSet.
     fn image(&self, proposal: &Proposal<'_>) -> Result<String, Rule> {
-        image(proposal)
-    }
-
-    fn updates_control_plane_machine_sets(&self) -> bool {
-        true
+        let &Proposal {
+            stream,
+            arch,
+            after,
+            ..
+        } = proposal;
+        let field = |key: &str| after.str_at(&format!("/image/{key}")).unwrap_or("");
+        let [publisher, offer, sku, version, resource_id, kind] =
+            ["publisher", "offer", "sku", "version", "resourceID", "type"].map(field);
+        let urn = format!("{publisher}:{offer}:{sku}:{version}");
+        let marketplace =
+            stream
+                .azure_marketplace(arch)
+                .ok_or_else(|| Rule::AzureNothingPublished {
+                    urn: urn.clone(),
+                    arch: arch.to_owned(),
+                })?;
+        let sets = [
+            (&marketplace.no_purchase_plan, "MarketplaceNoPlan"),
+            (&marketplace.ocp, "MarketplaceWithPlan"),
+            (&marketplace.opp, "MarketplaceWithPlan"),
+            (&marketplace.oke, "MarketplaceWithPlan"),
+            (&marketplace.ocp_emea, "MarketplaceWithPlan"),
+            (&marketplace.opp_emea, "MarketplaceWithPlan"),
+            (&marketplace.oke_emea, "MarketplaceWithPlan"),
+        ];
+        let same = |image: &Option<AzureMarketplaceImage>| {
+            image.as_ref().is_some_and(|i| {
+                !i.publisher.is_empty()
+                    && (
+                        i.publisher.as_str(),
+                        i.offer.as_str(),
+                        i.sku.as_str(),
+                        i.version.as_str(),
+                    ) == (publisher, offer, sku, version)
+            })
+        };
+        let published = sets.iter().find_map(|(set, wanted_type)| {
+            let set = set.as_ref()?;
+            (same(&set.hyper_v_gen1) || same(&set.hyper_v_gen2)).then_some(*wanted_type)
+        });
+        match published {
+            None => Err(Rule::AzureNotPublished {
+                urn,
+                arch: arch.to_owned(),
+            }),
+            Some(_) if !resource_id.is_empty() => Err(Rule::AzureResourceId {
+                resource_id: resource_id.to_owned(),
+            }),
+            Some(wanted) if kind != wanted => Err(Rule::AzureImageType {
+                kind: kind.to_owned(),
+                urn,
+                wanted,
+            }),
+            Some(_) => Ok(urn),
+        }
     }
 
     fn fixture(&self) -> Value {
@@ -88,65 +137,4 @@ struct AzureImage {
     version: Option<String>,
     #[serde(rename = "resourceID")]
     resource_id: Option<String>,
-}
-
-/// The image the patch sets, if the stream publishes it for this
-/// MachineSet.
-fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
-    let &Proposal {
-        stream,
-        arch,
-        after,
-        ..
-    } = proposal;
-    let field = |key: &str| after.str_at(&format!("/image/{key}")).unwrap_or("");
-    let [publisher, offer, sku, version, resource_id, kind] =
-        ["publisher", "offer", "sku", "version", "resourceID", "type"].map(field);
-    let urn = format!("{publisher}:{offer}:{sku}:{version}");
-    let marketplace =
-        stream
-            .azure_marketplace(arch)
-            .ok_or_else(|| Rule::AzureNothingPublished {
-                urn: urn.clone(),
-                arch: arch.to_owned(),
-            })?;
-    let sets = [
-        (&marketplace.no_purchase_plan, "MarketplaceNoPlan"),
-        (&marketplace.ocp, "MarketplaceWithPlan"),
-        (&marketplace.opp, "MarketplaceWithPlan"),
-        (&marketplace.oke, "MarketplaceWithPlan"),
-        (&marketplace.ocp_emea, "MarketplaceWithPlan"),
-        (&marketplace.opp_emea, "MarketplaceWithPlan"),
-        (&marketplace.oke_emea, "MarketplaceWithPlan"),
-    ];
-    let same = |image: &Option<AzureMarketplaceImage>| {
-        image.as_ref().is_some_and(|i| {
-            !i.publisher.is_empty()
-                && (
-                    i.publisher.as_str(),
-                    i.offer.as_str(),
-                    i.sku.as_str(),
-                    i.version.as_str(),
-                ) == (publisher, offer, sku, version)
-        })
-    };
-    let published = sets.iter().find_map(|(set, wanted_type)| {
-        let set = set.as_ref()?;
-        (same(&set.hyper_v_gen1) || same(&set.hyper_v_gen2)).then_some(*wanted_type)
-    });
-    match published {
-        None => Err(Rule::AzureNotPublished {
-            urn,
-            arch: arch.to_owned(),
-        }),
-        Some(_) if !resource_id.is_empty() => Err(Rule::AzureResourceId {
-            resource_id: resource_id.to_owned(),
-        }),
-        Some(wanted) if kind != wanted => Err(Rule::AzureImageType {
-            kind: kind.to_owned(),
-            urn,
-            wanted,
-        }),
-        Some(_) => Ok(urn),
-    }
 }

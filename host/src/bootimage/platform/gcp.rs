@@ -5,38 +5,61 @@ use mco_bootimage::Stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Platform, provider_spec};
+use super::{About, Platform, provider_spec};
 use crate::bootimage::proposal::{May, Owned, Patched, Proposal, Rule, owned};
 
 pub(crate) struct Gcp;
 
+/// Its row of the platform table.
+const ABOUT: About = About::new("GCP", "bootimage-gcp.wasm", "GCPMachineProviderSpec", OWNED);
+
 impl Platform for Gcp {
-    fn name(&self) -> &'static str {
-        "GCP"
-    }
-
-    fn module(&self) -> &'static str {
-        "bootimage-gcp.wasm"
-    }
-
-    fn provider_spec_kind(&self) -> &'static str {
-        "GCPMachineProviderSpec"
-    }
-
-    fn owned(&self) -> &'static [Owned] {
-        OWNED
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
     fn check_shape(&self, before: &Value, after: &Patched<'_>) -> Result<(), Rule> {
         disk_order(before, after)
     }
 
+    /// The image the patch sets, if the stream publishes it for this
+    /// MachineSet.
     fn image(&self, proposal: &Proposal<'_>) -> Result<String, Rule> {
-        image(proposal)
-    }
-
-    fn updates_control_plane_machine_sets(&self) -> bool {
-        true
+        let &Proposal {
+            stream,
+            arch,
+            changes,
+            before,
+            ..
+        } = proposal;
+        let published = stream
+            .gcp_image_path(arch)
+            .map_err(|e| Rule::GcpNothingPublished {
+                arch: arch.to_owned(),
+                reason: e.to_string(),
+            })?;
+        for change in changes {
+            let Some(index) = change.index() else {
+                continue;
+            };
+            let boot = before
+                .pointer(&format!("/disks/{index}/boot"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if !boot {
+                return Err(Rule::NotBootDisk { index });
+            }
+            let image = change.after.and_then(Value::as_str).unwrap_or("");
+            if image != published {
+                return Err(Rule::GcpNotPublished {
+                    index,
+                    image: image.to_owned(),
+                    arch: arch.to_owned(),
+                    published,
+                });
+            }
+        }
+        Ok(published)
     }
 
     fn fixture(&self) -> Value {
@@ -111,44 +134,4 @@ fn disk_order(before: &Value, after: &Patched<'_>) -> Result<(), Rule> {
         }
     }
     Ok(())
-}
-
-/// The image the patch sets, if the stream publishes it for this
-/// MachineSet.
-fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
-    let &Proposal {
-        stream,
-        arch,
-        changes,
-        before,
-        ..
-    } = proposal;
-    let published = stream
-        .gcp_image_path(arch)
-        .map_err(|e| Rule::GcpNothingPublished {
-            arch: arch.to_owned(),
-            reason: e.to_string(),
-        })?;
-    for change in changes {
-        let Some(index) = change.index() else {
-            continue;
-        };
-        let boot = before
-            .pointer(&format!("/disks/{index}/boot"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        if !boot {
-            return Err(Rule::NotBootDisk { index });
-        }
-        let image = change.after.and_then(Value::as_str).unwrap_or("");
-        if image != published {
-            return Err(Rule::GcpNotPublished {
-                index,
-                image: image.to_owned(),
-                arch: arch.to_owned(),
-                published,
-            });
-        }
-    }
-    Ok(published)
 }

@@ -32,7 +32,7 @@ pub(crate) static PLATFORMS: [&dyn Platform; 4] =
 /// `name`; `None` for a platform the host knows nothing of (its guest may
 /// change no field).
 pub(crate) fn by_name(name: &str) -> Option<&'static dyn Platform> {
-    PLATFORMS.iter().copied().find(|p| p.name() == name)
+    PLATFORMS.iter().copied().find(|p| p.about().name == name)
 }
 
 /// The platform of a providerSpec, by its `kind` (the status view reads
@@ -42,24 +42,59 @@ pub(crate) fn by_provider_spec(spec: &Value) -> Option<&'static dyn Platform> {
     PLATFORMS
         .iter()
         .copied()
-        .find(|p| p.provider_spec_kind() == kind)
+        .find(|p| p.about().provider_spec_kind == kind)
+}
+
+/// What the table says of a platform as plain data, its code being the
+/// rest of [`Platform`]: each platform's file builds it with
+/// [`About::new`] and states only where it differs from most platforms.
+pub(crate) struct About {
+    /// Infrastructure `status.platformStatus.type`.
+    pub(crate) name: &'static str,
+    /// The guest module the project ships for it, installed beside the host.
+    pub(crate) module: &'static str,
+    /// `providerSpec.value.kind` of its MachineSets.
+    pub(crate) provider_spec_kind: &'static str,
+    /// The `providerSpec.value` fields its decision may change, as
+    /// upstream's platform functions change them
+    /// (`pkg/controller/machine-set-boot-image`, `platform_helpers.go`).
+    pub(crate) owned: &'static [Owned],
+    /// Whether a decision may ask the host to import a template (vSphere).
+    pub(crate) imports_templates: bool,
+    /// Whether its ControlPlaneMachineSet gets boot image updates: upstream
+    /// updates them on AWS, GCP and Azure only
+    /// (`pkg/controller/machine-set-boot-image`, `syncControlPlaneMachineSets`).
+    pub(crate) updates_control_plane_machine_sets: bool,
+    /// Whether its MachineSets are enrolled when the admin says nothing
+    /// (`CheckBootImagePlatform`, default-on on MCO main).
+    pub(crate) enrolled_by_default: bool,
+}
+
+impl About {
+    /// A platform as most are: it imports no templates, its
+    /// ControlPlaneMachineSets are updated, it is enrolled by default.
+    pub(crate) const fn new(
+        name: &'static str,
+        module: &'static str,
+        provider_spec_kind: &'static str,
+        owned: &'static [Owned],
+    ) -> About {
+        About {
+            name,
+            module,
+            provider_spec_kind,
+            owned,
+            imports_templates: false,
+            updates_control_plane_machine_sets: true,
+            enrolled_by_default: true,
+        }
+    }
 }
 
 /// One boot image platform, as the host knows it.
 pub(crate) trait Platform: Sync {
-    /// Infrastructure `status.platformStatus.type`.
-    fn name(&self) -> &'static str;
-
-    /// The guest module the project ships for it, installed beside the host.
-    fn module(&self) -> &'static str;
-
-    /// `providerSpec.value.kind` of its MachineSets.
-    fn provider_spec_kind(&self) -> &'static str;
-
-    /// The `providerSpec.value` fields its decision may change, as
-    /// upstream's platform functions change them
-    /// (`pkg/controller/machine-set-boot-image`, `platform_helpers.go`).
-    fn owned(&self) -> &'static [Owned];
+    /// Its row of the table: name, module, owned fields and switches.
+    fn about(&self) -> &'static About;
 
     /// A check of the patch's shape before its fields are (GCP: the disks
     /// keep their order).
@@ -70,22 +105,6 @@ pub(crate) trait Platform: Sync {
     /// The image the proposal leaves the MachineSet on, if the stream (or
     /// what the host read for it) vouches for it.
     fn image(&self, proposal: &Proposal<'_>) -> Result<String, Rule>;
-
-    /// Whether a decision may ask the host to import a template (vSphere).
-    fn imports_templates(&self) -> bool {
-        false
-    }
-
-    /// Whether its ControlPlaneMachineSet gets boot image updates: upstream
-    /// updates them on AWS, GCP and Azure only
-    /// (`pkg/controller/machine-set-boot-image`, `syncControlPlaneMachineSets`).
-    fn updates_control_plane_machine_sets(&self) -> bool;
-
-    /// Whether its MachineSets are enrolled when the admin says nothing
-    /// (`CheckBootImagePlatform`, default-on on MCO main).
-    fn enrolled_by_default(&self) -> bool {
-        true
-    }
 
     /// What the host reads for `prepared` before the guest decides (vSphere:
     /// vCenter; AWS: EC2), set on it; `Some` when that already decides.
@@ -122,10 +141,13 @@ mod tests {
     #[test]
     fn each_platform_is_found_by_its_name_and_by_its_fixtures_kind() {
         for platform in PLATFORMS {
-            let name = Some(platform.name());
-            assert_eq!(by_name(platform.name()).map(|p| p.name()), name);
+            let name = platform.about().name;
+            assert_eq!(by_name(name).map(|p| p.about().name), Some(name));
             let fixture = platform.fixture();
-            assert_eq!(by_provider_spec(&fixture).map(|p| p.name()), name);
+            assert_eq!(
+                by_provider_spec(&fixture).map(|p| p.about().name),
+                Some(name)
+            );
         }
         assert!(by_name("Nutanix").is_none());
     }
@@ -142,10 +164,10 @@ mod tests {
         let dir = std::path::Path::new("/g");
         let registry = Registry::installed(dir, &crate::JOBS);
         for platform in PLATFORMS {
-            let job = Job::keyed(&crate::bootimage::job::BootImage, platform.name());
+            let job = Job::keyed(&crate::bootimage::job::BootImage, platform.about().name);
             let source = registry.get(&job).map(|e| e.module.source.clone());
-            let want = Source::Path(dir.join(platform.module()));
-            assert_eq!(source, Some(want), "{}", platform.name());
+            let want = Source::Path(dir.join(platform.about().module));
+            assert_eq!(source, Some(want), "{}", platform.about().name);
         }
         let mcn = Job::single(&crate::mcn::job::Mcn);
         let installed = crate::mcn::job::Mcn.installed();

@@ -15,7 +15,7 @@ use mco_bootimage::{ClusterFacts, Decision, Stream};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Platform, provider_spec};
+use super::{About, Platform, provider_spec};
 use crate::bootimage::objects::Infrastructure;
 use crate::bootimage::prepared::Prepared;
 use crate::bootimage::proposal::{May, Owned, Proposal, Rule, owned, str_at};
@@ -26,33 +26,107 @@ pub(crate) const NAME: &str = "VSphere";
 
 pub(crate) struct Vsphere;
 
+/// Its row of the platform table: it imports templates, and its
+/// ControlPlaneMachineSets are left alone.
+const ABOUT: About = About {
+    imports_templates: true,
+    updates_control_plane_machine_sets: false,
+    ..About::new(
+        NAME,
+        "bootimage-vsphere.wasm",
+        "VSphereMachineProviderSpec",
+        OWNED,
+    )
+};
+
 impl Platform for Vsphere {
-    fn name(&self) -> &'static str {
-        NAME
+    fn about(&self) -> &'static About {
+        &ABOUT
     }
 
-    fn module(&self) -> &'static str {
-        "bootimage-vsphere.wasm"
-    }
-
-    fn provider_spec_kind(&self) -> &'static str {
-        "VSphereMachineProviderSpec"
-    }
-
-    fn owned(&self) -> &'static [Owned] {
-        OWNED
-    }
-
+    /// The template the decision leaves the MachineSet on, if the decision
+    /// keeps within vSphere's rules.
     fn image(&self, proposal: &Proposal<'_>) -> Result<String, Rule> {
-        image(proposal)
-    }
-
-    fn imports_templates(&self) -> bool {
-        true
-    }
-
-    fn updates_control_plane_machine_sets(&self) -> bool {
-        false
+        let &Proposal {
+            stream,
+            arch,
+            before,
+            after,
+            import,
+            vcenter,
+            ..
+        } = proposal;
+        let facts = vcenter.ok_or(Rule::NoVcenterFacts)?;
+        let vmware = stream
+            .vmware(arch)
+            .map_err(|e| Rule::VsphereNothingPublished {
+                arch: arch.to_owned(),
+                reason: e.to_string(),
+            })?;
+        let workspace: Workspace = before
+            .get("workspace")
+            .cloned()
+            .and_then(|w| serde_json::from_value(w).ok())
+            .unwrap_or_default();
+        let named_before = str_at(before, "/template").unwrap_or("");
+        let named_after = after.str_at("/template").unwrap_or("");
+        let managed = facts.managed_template_name();
+        if named_after != named_before && named_after != managed {
+            return Err(Rule::TemplateNotManaged {
+                template: named_after.to_owned(),
+                managed,
+            });
+        }
+        let Some(import) = import else {
+            // Only a rename: to a template that already holds the release.
+            let current = facts
+                .in_folder(named_after, &workspace.folder)
+                .is_some_and(|vm| {
+                    vm.template && vm.release.as_deref() == Some(vmware.release.as_str())
+                });
+            if !current {
+                return Err(Rule::TemplateOutdated {
+                    template: named_after.to_owned(),
+                    release: vmware.release.clone(),
+                });
+            }
+            return Ok(named_after.to_owned());
+        };
+        check_import(
+            import,
+            facts,
+            &workspace,
+            &managed,
+            named_before,
+            &vmware.release,
+        )?;
+        if import.template != named_after {
+            return Err(Rule::ImportNotNamed {
+                template: import.template.clone(),
+                named: named_after.to_owned(),
+            });
+        }
+        let ova = stream
+            .vmware_ova(arch)
+            .map_err(|e| Rule::VsphereNothingPublished {
+                arch: arch.to_owned(),
+                reason: e.to_string(),
+            })?;
+        for (field, asked, published) in [
+            ("url", &import.url, &ova.location),
+            ("sha256", &import.sha256, &ova.sha256),
+            ("release", &import.release, &vmware.release),
+        ] {
+            if asked != published {
+                return Err(Rule::ImportNotPublished {
+                    field,
+                    value: asked.clone(),
+                    arch: arch.to_owned(),
+                    published: published.clone(),
+                });
+            }
+        }
+        Ok(import.template.clone())
     }
 
     /// The common rules first, as upstream runs them before it touches
@@ -124,91 +198,6 @@ const OWNED: &[Owned] = &[owned("template", May::SetImage)];
 #[derive(Deserialize)]
 struct TemplateName {
     template: Option<String>,
-}
-
-/// The template the decision leaves the MachineSet on, if the decision
-/// keeps within vSphere's rules.
-fn image(proposal: &Proposal<'_>) -> Result<String, Rule> {
-    let &Proposal {
-        stream,
-        arch,
-        before,
-        after,
-        import,
-        vcenter,
-        ..
-    } = proposal;
-    let facts = vcenter.ok_or(Rule::NoVcenterFacts)?;
-    let vmware = stream
-        .vmware(arch)
-        .map_err(|e| Rule::VsphereNothingPublished {
-            arch: arch.to_owned(),
-            reason: e.to_string(),
-        })?;
-    let workspace: Workspace = before
-        .get("workspace")
-        .cloned()
-        .and_then(|w| serde_json::from_value(w).ok())
-        .unwrap_or_default();
-    let named_before = str_at(before, "/template").unwrap_or("");
-    let named_after = after.str_at("/template").unwrap_or("");
-    let managed = facts.managed_template_name();
-    if named_after != named_before && named_after != managed {
-        return Err(Rule::TemplateNotManaged {
-            template: named_after.to_owned(),
-            managed,
-        });
-    }
-    let Some(import) = import else {
-        // Only a rename: to a template that already holds the release.
-        let current = facts
-            .in_folder(named_after, &workspace.folder)
-            .is_some_and(|vm| {
-                vm.template && vm.release.as_deref() == Some(vmware.release.as_str())
-            });
-        if !current {
-            return Err(Rule::TemplateOutdated {
-                template: named_after.to_owned(),
-                release: vmware.release.clone(),
-            });
-        }
-        return Ok(named_after.to_owned());
-    };
-    check_import(
-        import,
-        facts,
-        &workspace,
-        &managed,
-        named_before,
-        &vmware.release,
-    )?;
-    if import.template != named_after {
-        return Err(Rule::ImportNotNamed {
-            template: import.template.clone(),
-            named: named_after.to_owned(),
-        });
-    }
-    let ova = stream
-        .vmware_ova(arch)
-        .map_err(|e| Rule::VsphereNothingPublished {
-            arch: arch.to_owned(),
-            reason: e.to_string(),
-        })?;
-    for (field, asked, published) in [
-        ("url", &import.url, &ova.location),
-        ("sha256", &import.sha256, &ova.sha256),
-        ("release", &import.release, &vmware.release),
-    ] {
-        if asked != published {
-            return Err(Rule::ImportNotPublished {
-                field,
-                value: asked.clone(),
-                arch: arch.to_owned(),
-                published: published.clone(),
-            });
-        }
-    }
-    Ok(import.template.clone())
 }
 
 /// Where the import goes, over what, and with which disk type.
@@ -332,7 +321,7 @@ mod tests {
         };
         let (before, patch) = (spec(before), json!({"template": after}));
         let after = crate::bootimage::proposal::Patched::new(&before, Some(&patch));
-        image(&Proposal {
+        Vsphere.image(&Proposal {
             stream: &stream,
             arch: "x86_64",
             before: &before,

@@ -133,7 +133,7 @@ fn machineset_row(
         }
         _ => None,
     };
-    let platform_name = platform.map_or("", |(platform, _)| platform.name());
+    let platform_name = platform.map_or("", |(platform, _)| platform.about().name);
     let enrolled = inputs.machine_configuration.as_ref().is_some_and(|mc| {
         crate::bootimage::rules::enrollment_gate(mc, view, platform_name).is_none()
     });
@@ -230,6 +230,6 @@ mod tests {
             Some("OVA 9.8.1")
         );
         assert_eq!(vsphere.stream_image(&stream, &spec, "aarch64"), None);
-        assert_eq!(vsphere.name(), "VSphere");
+        assert_eq!(vsphere.about().name, "VSphere");
     }
 }
