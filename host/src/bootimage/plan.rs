@@ -743,6 +743,13 @@ mod tests {
         }
     }
 
+    /// What `action` failed with, as text; empty when it did not fail.
+    fn failure(action: &Action) -> String {
+        (action.outcome.as_ref().err())
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    }
+
     fn start(snapshot: &Snapshot, state: ControllerState) -> Pass {
         let enrolled = gates(snapshot).unwrap_or_else(|gate| panic!("stopped at {gate:?}"));
         Pass::new(snapshot, enrolled, state)
@@ -904,12 +911,7 @@ mod tests {
         pass.answer(request, Ok(patch("ami-new")));
         assert!(pass.secrets().is_empty());
         let plan = pass.finish();
-        let err = plan.actions[0]
-            .outcome
-            .as_ref()
-            .err()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let err = failure(&plan.actions[0]);
         assert!(
             err.starts_with("refusing to reconcile machineset a, hot loop detected"),
             "{err}"
@@ -969,12 +971,7 @@ mod tests {
             plan.actions[0].outcome.as_ref().map(Decision::action).ok(),
             Some("noop")
         );
-        let unreadable = plan.actions[1]
-            .outcome
-            .as_ref()
-            .err()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let unreadable = failure(&plan.actions[1]);
         assert!(
             unreadable.starts_with("unreadable MachineSet: "),
             "{unreadable}"
@@ -1109,12 +1106,7 @@ mod tests {
         }
         pass.give_secret(1, None);
         let plan = pass.finish();
-        let err = plan.actions[0]
-            .outcome
-            .as_ref()
-            .err()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let err = failure(&plan.actions[0]);
         assert!(
             err.starts_with(
                 "refusing to reconcile ControlPlaneMachineSet cluster, hot loop detected"

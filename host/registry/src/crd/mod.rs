@@ -742,6 +742,24 @@ mod tests {
         }
     }
 
+    /// What [`status_of`] reads, with no rollout and no audit under way.
+    fn observing<'a>(
+        status: &'a Status,
+        failures: &'a BTreeMap<String, String>,
+        metrics: &'a Metrics,
+    ) -> Observed<'a> {
+        const NO_ROLLOUTS: &BTreeMap<Job, (RolloutSpec, RolloutStatus)> = &BTreeMap::new();
+        const NO_AUDITS: &BTreeMap<String, AuditStatus> = &BTreeMap::new();
+        Observed {
+            jobs: &JOBS,
+            status,
+            failures,
+            metrics,
+            rollouts: NO_ROLLOUTS,
+            audits: NO_AUDITS,
+        }
+    }
+
     fn condition<'a>(status: &'a MachineConfigGuestStatus, type_: &str) -> (&'a str, &'a str) {
         status
             .conditions
@@ -769,14 +787,7 @@ mod tests {
             .get_or_create(&JobResultLabels::new("mcn", "differ"))
             .inc();
         let failures = BTreeMap::new();
-        let observed = Observed {
-            jobs: &JOBS,
-            status: &status,
-            failures: &failures,
-            metrics: &metrics,
-            rollouts: &BTreeMap::new(),
-            audits: &BTreeMap::new(),
-        };
+        let observed = observing(&status, &failures, &metrics);
         let now = Time(Timestamp::UNIX_EPOCH);
         let mut mcn = object("mcn", json!({"job": "mcn", "module": "m.wasm"}));
         let first = status_of(&mcn, &observed, &now).unwrap_or_else(|| panic!("no status"));
@@ -813,14 +824,7 @@ mod tests {
             ),
         );
         let failures = BTreeMap::from([("mcn".to_string(), "signature refused".to_string())]);
-        let observed = Observed {
-            jobs: &JOBS,
-            status: &status,
-            failures: &failures,
-            metrics: &metrics,
-            rollouts: &BTreeMap::new(),
-            audits: &BTreeMap::new(),
-        };
+        let observed = observing(&status, &failures, &metrics);
         mcn.status = Some(first.clone());
         let second = status_of(&mcn, &observed, &now).unwrap_or_else(|| panic!("no status"));
         assert_eq!(
@@ -859,12 +863,8 @@ mod tests {
         rollout.agree = 4;
         let rollouts = BTreeMap::from([(job("mcn", None), (spec.clone(), rollout.clone()))]);
         let observed = Observed {
-            jobs: &JOBS,
-            status: &status,
-            failures: &failures,
-            metrics: &metrics,
             rollouts: &rollouts,
-            audits: &BTreeMap::new(),
+            ..observing(&status, &failures, &metrics)
         };
         let mcn = object(
             "mcn",
@@ -928,14 +928,7 @@ mod tests {
         );
         let metrics = Metrics::register(&mut prometheus_client::registry::Registry::default());
         let failures = BTreeMap::new();
-        let observed = Observed {
-            jobs: &JOBS,
-            status: &status,
-            failures: &failures,
-            metrics: &metrics,
-            rollouts: &BTreeMap::new(),
-            audits: &BTreeMap::new(),
-        };
+        let observed = observing(&status, &failures, &metrics);
         let aws = object(
             "aws",
             json!({"job": "bootImage", "platform": "AWS", "oci": "r.io/aws:1"}),
@@ -946,14 +939,7 @@ mod tests {
 
         status.degraded.clear();
         status.registry_error = Some("registry machineconfigguests: cannot list them".into());
-        let observed = Observed {
-            jobs: &JOBS,
-            status: &status,
-            failures: &failures,
-            metrics: &metrics,
-            rollouts: &BTreeMap::new(),
-            audits: &BTreeMap::new(),
-        };
+        let observed = observing(&status, &failures, &metrics);
         let unreadable = status_of(&aws, &observed, &now).unwrap_or_else(|| panic!("no status"));
         assert_eq!(
             condition(&unreadable, "Degraded"),
