@@ -22,6 +22,7 @@
 
 pub mod audit;
 pub mod authority;
+mod bench;
 pub mod case;
 pub mod conditions;
 pub mod controller;
@@ -40,6 +41,7 @@ pub(crate) mod platform;
 pub mod prepared;
 pub mod proposal;
 pub mod rules;
+mod scaffold;
 pub mod skew;
 pub mod state;
 mod stream_cache;

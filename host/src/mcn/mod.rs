@@ -11,6 +11,7 @@
 
 pub mod audit;
 pub mod authority;
+mod bench;
 pub mod case;
 pub mod controller;
 pub mod crd;
@@ -26,6 +27,7 @@ pub mod phase;
 mod phase_gauge;
 pub mod policies;
 pub mod rules;
+mod scaffold;
 pub mod sweep;
 pub mod write;
 
