@@ -23,6 +23,7 @@ pub(super) struct NewArgs {
     /// The job the guest serves.
     #[arg(long, value_parser = jobs_with_a_scaffold())]
     job: String,
+    // Its help says which jobs take it, and what it names for each.
     #[arg(long, value_name = "NAME", help = platform_help())]
     platform: Option<String>,
     /// The crate's folder, new or empty; its name is the crate's.
@@ -37,6 +38,7 @@ fn jobs_with_a_scaffold() -> PossibleValuesParser {
     PossibleValuesParser::new(values)
 }
 
+/// The jobs of [`JOBS`] that have a crate template, with it.
 fn scaffolds() -> impl Iterator<Item = (&'static dyn Job, &'static dyn Scaffold)> {
     JOBS.iter().filter_map(|job| Some((job, job.scaffold()?)))
 }

@@ -6,8 +6,9 @@
 //! MCNs are written (`write`), the gauge of each pool's update phases
 //! (`phase_gauge`), when an MCN whose Node is gone is deleted
 //! (`sweep`), how a derived MCN compares with the stored
-//! one and who else writes MCNs (`observe`, for the ownership modes) and
-//! what `eval mcn` reads (`eval`).
+//! one and who else writes MCNs (`observe`, for the ownership modes),
+//! what `eval mcn` reads (`eval`), what `guests bench` times of a case
+//! (`bench`) and the crate `guests new` makes (`scaffold`).
 
 pub mod audit;
 pub mod authority;
