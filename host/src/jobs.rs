@@ -2,14 +2,19 @@
 //! needs ([`JobKind`]): each job implements [`Job`] in its own folder, and
 //! [`JOBS`](crate::JOBS) lists the jobs once, for the registry and for
 //! every command that loops over them (`eval`, the case runner of
-//! `guests test` and the golden tests).
+//! `guests test` and the golden tests, `guests bench` and `guests new`).
+
+pub mod bench;
+pub mod scaffold;
 
 use std::ops::Deref;
 use std::path::Path;
 
 use crate::case_check::{CaseFailure, Pass};
 use crate::runtime::{GuestError, LoadError, Runtime};
+use bench::{BenchCaseError, BenchModule, Timed};
 use mco_registry::{self, Fetched, JobKind, Served, Slot};
+use scaffold::Scaffold;
 
 /// What the command line needs of a job.
 pub trait Job: JobKind {
@@ -52,6 +57,29 @@ pub trait Job: JobKind {
     ) -> Result<serde_json::Value, EvalError> {
         let _ = (matches, modules);
         Err(EvalError::NoEval(self.name()))
+    }
+
+    // `guests bench` and `guests new`: a job's side of measuring a module
+    // on its cases and of making a guest crate for it.
+
+    /// `guests bench`: times `runs` decisions of the case in `dir` with
+    /// `module` as the guest of the entry the case reaches; `Ok(None)`:
+    /// the host rules decide the case alone. By default the job has
+    /// nothing to bench.
+    fn bench_case(
+        &self,
+        dir: &Path,
+        module: &mut BenchModule,
+        runs: u32,
+    ) -> Result<Option<Timed>, BenchCaseError> {
+        let _ = (dir, module, runs);
+        Err(BenchCaseError::NoBench(self.name()))
+    }
+
+    /// `guests new --job <name>`: the job's crate template; none: the job
+    /// has no `guests new`.
+    fn scaffold(&self) -> Option<&'static dyn Scaffold> {
+        None
     }
 }
 
@@ -259,6 +287,13 @@ mod tests {
             Some("skeleton")
         );
         assert!(Skeleton.eval_command().is_none() && Skeleton.case_files().is_empty());
+        assert!(Skeleton.scaffold().is_none());
+        let runtime = Runtime::new(Default::default()).unwrap_or_else(|e| panic!("{e}"));
+        let mut module = BenchModule::new("skeleton.wasm".into(), Vec::new(), runtime);
+        assert!(matches!(
+            Skeleton.bench_case(Path::new("."), &mut module, 1),
+            Err(BenchCaseError::NoBench("skeleton"))
+        ));
     }
 
     /// The case finder knows a case of every job by the job's own files.

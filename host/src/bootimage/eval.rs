@@ -541,3 +541,48 @@ impl BootImageInputs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mco_e2e::large::{BootImageBulk, OBJECT_BYTES, grown_aws_bootimage_case};
+
+    /// A MachineSet as large as the apiserver stores one (a providerSpec of
+    /// 10,000 tags, about 1.5 MiB) decodes through the typed read `eval
+    /// bootimage` uses, passes the host rules to its platform, and the
+    /// platform's rules decide it as the golden case it was grown from.
+    /// (The wasm guest needs more than the default memory for it: see
+    /// `host/tests/cli.rs`, issue 44.)
+    #[test]
+    fn a_machineset_at_the_apiservers_size_decodes_and_decides() {
+        let golden = crate::crate_dir().join("../tests/golden/bootimage/aws-patch-known-ami");
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        grown_aws_bootimage_case(&golden, dir.path(), BootImageBulk::MachineSet)
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        let size = std::fs::metadata(dir.path().join("machineset.yaml")).map_or(0, |m| m.len());
+        assert!(size > (OBJECT_BYTES - 1024) as u64, "{size} bytes");
+
+        let inputs = BootImageInputs::read_case(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let rules = inputs
+            .host_rules("x86_64")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let Step::Guest(prepared) = &rules.step else {
+            panic!("the host rules decided alone");
+        };
+        let stream = inputs.stream().unwrap_or_else(|e| panic!("{e}"));
+        let decision = mco_bootimage::decide_text(
+            &mco_bootimage_aws::Aws,
+            stream,
+            &prepared.machineset,
+            &prepared.cluster,
+            None,
+        );
+        let expected =
+            std::fs::read_to_string(golden.join("expected.json")).unwrap_or_else(|e| panic!("{e}"));
+        let expected: Value = serde_json::from_str(&expected).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            serde_json::to_value(&decision).unwrap_or_else(|e| panic!("{e}")),
+            expected
+        );
+    }
+}

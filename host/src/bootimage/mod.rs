@@ -8,7 +8,9 @@
 //! `triggers`), the one place its writes happen (`write`), the record it
 //! keeps in the cluster (`state`), the stream parsed once per version
 //! (`stream_cache`), its conditions (`conditions`), its
-//! errors (`error`) and what `eval bootimage` reads (`eval`). The
+//! errors (`error`), what `eval bootimage` reads (`eval`), what `guests
+//! bench` times of a case (`bench`) and the crate `guests new` makes
+//! (`scaffold`). The
 //! platforms it knows are listed once, one file each (`platform`). vSphere
 //! adds what the planner asks vCenter and how the answers reach the guest
 //! (`vcenter`, sans-IO) and the connections that answer (`vcenter::live`);
@@ -22,6 +24,7 @@
 
 pub mod audit;
 pub mod authority;
+mod bench;
 pub mod case;
 pub mod conditions;
 pub mod controller;
@@ -40,6 +43,7 @@ pub(crate) mod platform;
 pub mod prepared;
 pub mod proposal;
 pub mod rules;
+mod scaffold;
 pub mod skew;
 pub mod state;
 mod stream_cache;

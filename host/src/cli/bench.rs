@@ -5,26 +5,18 @@
 //! `run` gives every MachineConfigNode, and is timed whole: the host
 //! rules, instantiation, the guest call and the checks of its answer.
 
-use std::collections::{BTreeMap, btree_map};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
-use k8s_openapi::jiff::Timestamp;
 
-use super::eval::bootimage_decision;
 use super::{Failure, SandboxArgs, print};
-use crate::bootimage::BootImageGuest;
-use crate::bootimage::eval::BootImageInputs;
 use crate::cases::{self, Case};
-use crate::mcn::McnGuest;
-use crate::mcn::eval::McnInputs;
-use crate::mcn::guest::McnGuestExt as _;
-use crate::runtime::{Guest, GuestModule, LoadError, Runtime, RuntimeConfig, World};
-use crate::{bootimage, mcn};
+use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
+use crate::runtime::{LoadError, Runtime, RuntimeConfig};
 use mco_registry::Job;
-use mco_registry::JobKind as _;
 use mco_registry::table::Registry;
 
 /// The most a ConfigMap holds (data and binaryData together): a larger
@@ -55,6 +47,9 @@ pub(super) enum BenchError {
     NothingMeasured,
     #[error("{failed} of {total} jobs do not fit their limits")]
     DoesNotFit { failed: usize, total: usize },
+    /// A case that could not be measured ([`crate::jobs::Job::bench_case`]).
+    #[error(transparent)]
+    Case(#[from] BenchCaseError),
 }
 
 impl BenchError {
@@ -62,143 +57,62 @@ impl BenchError {
         match self {
             BenchError::NothingMeasured => 2,
             BenchError::DoesNotFit { .. } => 1,
+            BenchError::Case(
+                BenchCaseError::Input(_) | BenchCaseError::Load(LoadError::Read { .. }),
+            ) => 2,
+            BenchError::Case(BenchCaseError::Load(_) | BenchCaseError::Guest(_)) => 3,
+            BenchError::Case(BenchCaseError::Other(_) | BenchCaseError::NoBench(_)) => 1,
         }
     }
 }
 
-/// One job's measurements, with the guest that made them (its own, so
-/// its peak memory is this job's alone).
-struct Measured<G> {
-    guest: G,
-    stats: Stats,
-}
-
+/// One entry's measurements, over the cases that reached its guest.
 #[derive(Default)]
 struct Stats {
     cases: usize,
     times: Vec<Duration>,
     /// The first decision that failed, and why.
     failure: Option<String>,
+    peak_memory: usize,
 }
 
 impl Stats {
-    /// Times `runs` decisions of `case`; the first failure ends them.
-    fn time<T, E: std::fmt::Display>(
-        &mut self,
-        case: &Case,
-        runs: u32,
-        mut decide: impl FnMut() -> Result<T, E>,
-    ) {
+    /// Adds `case`'s timed decisions.
+    fn add(&mut self, case: &Case, timed: Timed) {
         self.cases += 1;
-        for _ in 0..runs {
-            let started = Instant::now();
-            let result = decide();
-            self.times.push(started.elapsed());
-            if let Err(e) = result {
-                self.failure
-                    .get_or_insert_with(|| format!("{}: {e}", case.dir.display()));
-                break;
-            }
+        self.times.extend(timed.times);
+        if let Some(e) = timed.failure {
+            self.failure
+                .get_or_insert_with(|| format!("{}: {e}", case.dir.display()));
         }
-    }
-}
-
-/// The module bytes, compiled once per world the cases need.
-struct Module {
-    name: String,
-    bytes: Vec<u8>,
-    runtime: Runtime,
-    compiled: BTreeMap<&'static str, GuestModule>,
-    /// How long validating and compiling took, the first time.
-    compile: Option<Duration>,
-}
-
-impl Module {
-    /// A guest of its own for one job; the module is compiled on first use.
-    fn guest<W: World>(&mut self) -> Result<Guest<W>, LoadError> {
-        let module = match self.compiled.get(W::INTERFACE) {
-            Some(module) => module.clone(),
-            None => {
-                let started = Instant::now();
-                let module =
-                    GuestModule::from_bytes(&self.runtime, &self.name, &self.bytes, W::INTERFACE)?;
-                self.compile.get_or_insert(started.elapsed());
-                self.compiled.insert(W::INTERFACE, module.clone());
-                module
-            }
-        };
-        Guest::new(&self.runtime, module)
+        self.peak_memory = self.peak_memory.max(timed.peak_memory);
     }
 }
 
 struct Bench {
-    module: Module,
+    module: BenchModule,
     runs: u32,
-    mcn: BTreeMap<Job, Measured<McnGuest>>,
-    bootimage: BTreeMap<Job, Measured<BootImageGuest>>,
+    /// By entry, in the registry's order (jobs, then keys).
+    measured: BTreeMap<Job, Stats>,
     /// Cases the host rules decided without the module.
     host_alone: usize,
 }
 
 impl Bench {
-    fn case(&mut self, case: &Case) -> Result<(), Failure> {
-        // Still one timing loop per job here: see the closing note of
-        // `jobs.rs` (bench is not yet a `Job` method).
-        if case.job.name() == mcn::job::Mcn.name() {
-            self.mcn_case(case)
-        } else {
-            self.bootimage_case(case)
+    fn case(&mut self, case: &Case) -> Result<(), BenchCaseError> {
+        match case
+            .job
+            .bench_case(&case.dir, &mut self.module, self.runs)?
+        {
+            Some(timed) => self
+                .measured
+                .entry(timed.entry.clone())
+                .or_default()
+                .add(case, timed),
+            None => self.host_alone += 1,
         }
-    }
-
-    fn mcn_case(&mut self, case: &Case) -> Result<(), Failure> {
-        let facts = McnInputs::read_case(&case.dir)?.facts();
-        let measured = measured(&mut self.mcn, &mut self.module, mcn::job::job())?;
-        let guest = &measured.guest;
-        measured
-            .stats
-            .time(case, self.runs, || guest.derive(&facts));
         Ok(())
     }
-
-    fn bootimage_case(&mut self, case: &Case) -> Result<(), Failure> {
-        let inputs = BootImageInputs::read_case(&case.dir)?;
-        // The stub's upgrade stamp is all the time changes; the epoch
-        // keeps every run identical.
-        let now = Timestamp::UNIX_EPOCH;
-        // Which platform's guest the host rules hand the case to, if any.
-        let mut platform = None;
-        bootimage_decision(&inputs, now, |p| {
-            platform = Some(p.to_owned());
-            Ok(None::<&BootImageGuest>)
-        })?;
-        let Some(platform) = platform else {
-            self.host_alone += 1;
-            return Ok(());
-        };
-        let job = bootimage::job::job(&platform);
-        let measured = measured(&mut self.bootimage, &mut self.module, job)?;
-        let guest = &measured.guest;
-        measured.stats.time(case, self.runs, || {
-            bootimage_decision(&inputs, now, |_| Ok(Some(guest)))
-        });
-        Ok(())
-    }
-}
-
-/// The job's measurements, started with a guest of its own on first use.
-fn measured<'m, W: World>(
-    jobs: &'m mut BTreeMap<Job, Measured<Guest<W>>>,
-    module: &mut Module,
-    job: Job,
-) -> Result<&'m mut Measured<Guest<W>>, LoadError> {
-    Ok(match jobs.entry(job) {
-        btree_map::Entry::Occupied(entry) => entry.into_mut(),
-        btree_map::Entry::Vacant(entry) => entry.insert(Measured {
-            guest: module.guest::<W>()?,
-            stats: Stats::default(),
-        }),
-    })
 }
 
 /// The limits `run` would give the job: its registry entry's, the host's
@@ -233,7 +147,8 @@ struct Row {
     fits: bool,
 }
 
-fn row(job: &Job, stats: &Stats, peak: usize, limits: &Limits) -> Row {
+fn row(job: &Job, stats: &Stats, limits: &Limits) -> Row {
+    let peak = stats.peak_memory;
     let mut sorted = stats.times.clone();
     sorted.sort();
     let (p50, p99) = (percentile(&sorted, 50), percentile(&sorted, 99));
@@ -374,35 +289,21 @@ pub(super) fn run(sandbox: &SandboxArgs, args: BenchArgs) -> Result<(), Failure>
     })?;
     let size = bytes.len();
     let mut bench = Bench {
-        module: Module {
-            name: name.clone(),
-            bytes,
-            runtime,
-            compiled: BTreeMap::new(),
-            compile: None,
-        },
+        module: BenchModule::new(name.clone(), bytes, runtime),
         runs: args.runs,
-        mcn: BTreeMap::new(),
-        bootimage: BTreeMap::new(),
+        measured: BTreeMap::new(),
         host_alone: 0,
     };
     for case in &found {
-        bench.case(case)?;
+        bench.case(case).map_err(BenchError::from)?;
     }
 
-    let mcn = bench
-        .mcn
+    let rows: Vec<Row> = bench
+        .measured
         .iter()
-        .map(|(job, m)| (job, &m.stats, m.guest.peak_memory()));
-    let bootimage = bench
-        .bootimage
-        .iter()
-        .map(|(job, m)| (job, &m.stats, m.guest.peak_memory()));
-    let rows: Vec<Row> = mcn
-        .chain(bootimage)
-        .map(|(job, stats, peak)| row(job, stats, peak, &limits(sandbox, &registry, job)))
+        .map(|(job, stats)| row(job, stats, &limits(sandbox, &registry, job)))
         .collect();
-    let Some(compile) = bench.module.compile.filter(|_| !rows.is_empty()) else {
+    let Some(compile) = bench.module.compile_time().filter(|_| !rows.is_empty()) else {
         return Err(BenchError::NothingMeasured.into());
     };
 

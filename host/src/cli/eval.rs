@@ -1,19 +1,14 @@
-//! `eval mcn`, `eval bootimage` and `guests`: the controllers' decisions
-//! from files, and a registry checked without a cluster.
+//! `eval <job>` and `guests`: the controllers' decisions from files, and
+//! a registry checked without a cluster.
 
-use std::borrow::Borrow;
 use std::path::PathBuf;
 
 use clap::error::ErrorKind;
 use clap::{ArgMatches, FromArgMatches, Subcommand};
-use k8s_openapi::jiff::Timestamp;
-use mco_bootimage::Decision;
 use serde_json::Value;
 
-use super::{Failure, SandboxArgs, host_stream_arch};
+use super::{Failure, SandboxArgs};
 use crate::JOBS;
-use crate::bootimage::BootImageGuest;
-use crate::bootimage::eval::BootImageInputs;
 use crate::jobs::{GUEST_ARG, Job, Modules, ModulesError};
 use crate::runtime::{Guest, Runtime, World};
 use mco_registry::entries::Entry;
@@ -135,16 +130,6 @@ pub(super) fn load_slot<W: World>(
 ) -> Result<Slot<Guest<W>>, Failure> {
     let fetched = mco_registry::fetch(job, entry, remote)?;
     Ok(mco_registry::load(runtime, &fetched)?)
-}
-
-/// The decision `eval bootimage` prints ([`BootImageInputs::decision`]),
-/// for this host's control plane architecture.
-pub(super) fn bootimage_decision<G: Borrow<BootImageGuest>>(
-    inputs: &BootImageInputs,
-    now: Timestamp,
-    guest_for: impl FnOnce(&str) -> Result<Option<G>, Failure>,
-) -> Result<Decision, Failure> {
-    inputs.decision(host_stream_arch()?, now, guest_for)
 }
 
 /// `mco-host guests`: the registry resolved and checked as `run` would at

@@ -323,8 +323,6 @@ enum Failure {
     #[error(transparent)]
     Input(#[from] InputError),
     #[error(transparent)]
-    BootImageInput(#[from] mco_bootimage::InputError),
-    #[error(transparent)]
     Registry(#[from] RegistryError),
     #[error(transparent)]
     Fetch(#[from] FetchError),
@@ -363,15 +361,6 @@ enum Failure {
     Other(String),
 }
 
-impl From<crate::bootimage::eval::EvalError> for Failure {
-    fn from(err: crate::bootimage::eval::EvalError) -> Failure {
-        match err {
-            crate::bootimage::eval::EvalError::Input(e) => Failure::BootImageInput(e),
-            crate::bootimage::eval::EvalError::Guest(e) => Failure::Guest(e),
-        }
-    }
-}
-
 impl From<jobs::EvalError> for Failure {
     fn from(err: jobs::EvalError) -> Failure {
         match err {
@@ -393,7 +382,6 @@ impl Failure {
     fn exit_code(&self) -> u8 {
         match self {
             Failure::Input(_)
-            | Failure::BootImageInput(_)
             | Failure::EvalInput(_)
             | Failure::Registry(_)
             | Failure::Fetch(_)

@@ -1,38 +1,66 @@
-//! `mco-host guests new --job mcn|bootImage [--platform NAME] DIR`: a Rust
-//! guest crate to start from. It builds a component against the WIT
-//! package this binary embeds (written by the same code as `guests wit`),
-//! depends on nothing of this repository (a user has only the binary),
-//! pins wit-bindgen and every other crate through its own `Cargo.lock`,
-//! and carries two cases its logic really decides, run by `make test`
-//! (`cargo build --release --target wasm32-wasip2`, then `guests test`).
-//! The templates are the files under `host/scaffold/`.
+//! `mco-host guests new --job JOB [--platform NAME] DIR`: a Rust guest
+//! crate to start from. It builds a component against the WIT package
+//! this binary embeds (written by the same code as `guests wit`), depends
+//! on nothing of this repository (a user has only the binary), pins
+//! wit-bindgen and every other crate through its own `Cargo.lock`, and
+//! carries two cases its logic really decides, run by `make test` (`cargo
+//! build --release --target wasm32-wasip2`, then `guests test`). The
+//! templates are the files under `host/scaffold/`: the ones every crate
+//! has here, each job's from its [`Scaffold`] ([`Job::scaffold`]).
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
+use clap::Args;
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use serde_json::{Value, json};
+
+use crate::JOBS;
+use crate::jobs::Job;
+use crate::jobs::scaffold::{Scaffold, Template};
 
 #[derive(Args)]
 pub(super) struct NewArgs {
     /// The job the guest serves.
-    #[arg(long, value_enum)]
-    job: NewJob,
-    /// For `--job bootImage`: the Infrastructure `status.platformStatus.type`
-    /// the guest serves (`GCP`, `AWS`, `Azure`, `Nutanix`, …).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_parser = jobs_with_a_scaffold())]
+    job: String,
+    // Its help says which jobs take it, and what it names for each.
+    #[arg(long, value_name = "NAME", help = platform_help())]
     platform: Option<String>,
     /// The crate's folder, new or empty; its name is the crate's.
     #[arg(value_name = "DIR")]
     dir: PathBuf,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum NewJob {
-    /// The MachineConfigNode job (world `node-state-reporter`).
-    Mcn,
-    /// The boot image job of one platform (world `boot-image-selector`).
-    #[value(name = "bootImage")]
-    BootImage,
+/// `--job`'s values: the jobs of [`JOBS`] that have a crate template.
+fn jobs_with_a_scaffold() -> PossibleValuesParser {
+    let values =
+        scaffolds().map(|(job, scaffold)| PossibleValue::new(job.name()).help(scaffold.help()));
+    PossibleValuesParser::new(values)
+}
+
+/// The jobs of [`JOBS`] that have a crate template, with it.
+fn scaffolds() -> impl Iterator<Item = (&'static dyn Job, &'static dyn Scaffold)> {
+    JOBS.iter().filter_map(|job| Some((job, job.scaffold()?)))
+}
+
+/// `--platform`'s help: what it names for each job that takes it.
+fn platform_help() -> String {
+    scaffolds()
+        .filter_map(|(job, scaffold)| {
+            let platform = scaffold.platform()?;
+            Some(format!("For `--job {}`: {}", job.name(), platform.help))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The jobs that take `--platform`, for the error that refuses it.
+fn jobs_with_platforms() -> String {
+    scaffolds()
+        .filter(|(_, scaffold)| scaffold.platform().is_some())
+        .map(|(job, _)| job.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Why no crate was made.
@@ -46,14 +74,23 @@ pub(super) enum NewError {
     )]
     Name { dir: PathBuf },
     #[error(
-        "--job bootImage needs --platform NAME, the Infrastructure status.platformStatus.type it serves ({})",
-        PLATFORMS.join(", ")
+        "--job {job} needs --platform NAME, the Infrastructure status.platformStatus.type it serves ({})",
+        names.join(", ")
     )]
-    NoPlatform,
-    #[error("--platform {given:?} is not an OpenShift platform type ({})", PLATFORMS.join(", "))]
-    Platform { given: String },
-    #[error("--platform is for --job bootImage; the mcn job has one guest for every platform")]
-    PlatformForMcn,
+    NoPlatform {
+        job: &'static str,
+        names: &'static [&'static str],
+    },
+    #[error("--platform {given:?} is not an OpenShift platform type ({})", names.join(", "))]
+    Platform {
+        given: String,
+        names: &'static [&'static str],
+    },
+    #[error(
+        "--platform is for --job {}; the {job} job has one guest for every platform",
+        jobs_with_platforms()
+    )]
+    PlatformNotTaken { job: &'static str },
     #[error("writing {}: {error}", path.display())]
     Write {
         path: PathBuf,
@@ -61,35 +98,14 @@ pub(super) enum NewError {
     },
     #[error(transparent)]
     Wit(#[from] super::guests::GuestsError),
+    /// `--job` names no job with a template: clap lets none through.
+    #[error("--job {0}: no such job")]
+    NoJob(String),
 }
-
-/// The values of Infrastructure `status.platformStatus.type`
-/// (openshift/api `config/v1/types_infrastructure.go`, `PlatformType`).
-const PLATFORMS: [&str; 16] = [
-    "AWS",
-    "Azure",
-    "BareMetal",
-    "GCP",
-    "Libvirt",
-    "OpenStack",
-    "None",
-    "VSphere",
-    "oVirt",
-    "IBMCloud",
-    "KubeVirt",
-    "EquinixMetal",
-    "PowerVS",
-    "AlibabaCloud",
-    "Nutanix",
-    "External",
-];
 
 /// The wit-bindgen the project's guests are built with: the scaffold's
 /// `Cargo.toml` pins it and its `Cargo.lock` holds it.
 const WIT_BINDGEN: &str = "0.61.1";
-
-/// A template: where it goes in the crate, and its text.
-type Template = (&'static str, &'static str);
 
 const COMMON: [Template; 4] = [
     ("Cargo.toml", include_str!("../../scaffold/Cargo.toml")),
@@ -100,126 +116,18 @@ const COMMON: [Template; 4] = [
 
 /// `Cargo.lock` for a crate named `{{name}}`, which `lock` moves to its
 /// sorted place.
-/// The platforms whose boot image fields the host lets a guest patch (the
-/// authority's field ownership); any other platform's guest may only
-/// decide `noop`, `skip` or `error`.
-fn patchable() -> impl Iterator<Item = &'static str> {
-    let platforms = crate::bootimage::platform::PLATFORMS.iter();
-    platforms
-        .filter(|p| !p.about().owned.is_empty())
-        .map(|p| p.about().name)
-}
-
 const LOCK: &str = include_str!("../../scaffold/Cargo.lock");
 
-const MCN: [Template; 8] = [
-    ("src/lib.rs", include_str!("../../scaffold/mcn/lib.rs")),
-    (
-        "cases/updated/node.yaml",
-        include_str!("../../scaffold/mcn/cases/updated/node.yaml"),
-    ),
-    (
-        "cases/updated/pools.yaml",
-        include_str!("../../scaffold/mcn/cases/updated/pools.yaml"),
-    ),
-    (
-        "cases/updated/expected.json",
-        include_str!("../../scaffold/mcn/cases/updated/expected.json"),
-    ),
-    (
-        "cases/updating/node.yaml",
-        include_str!("../../scaffold/mcn/cases/updating/node.yaml"),
-    ),
-    (
-        "cases/updating/pools.yaml",
-        include_str!("../../scaffold/mcn/cases/updating/pools.yaml"),
-    ),
-    (
-        "cases/updating/now.txt",
-        include_str!("../../scaffold/mcn/cases/updating/now.txt"),
-    ),
-    (
-        "cases/updating/expected.json",
-        include_str!("../../scaffold/mcn/cases/updating/expected.json"),
-    ),
-];
-
-/// The files of one boot image case, under `cases/<case>/`.
-macro_rules! boot_image_case {
-    ($case:literal) => {
-        [
-            (
-                concat!("cases/", $case, "/machineset.yaml"),
-                include_str!(concat!(
-                    "../../scaffold/bootimage/cases/",
-                    $case,
-                    "/machineset.yaml"
-                )),
-            ),
-            (
-                concat!("cases/", $case, "/configmap.yaml"),
-                include_str!(concat!(
-                    "../../scaffold/bootimage/cases/",
-                    $case,
-                    "/configmap.yaml"
-                )),
-            ),
-            (
-                concat!("cases/", $case, "/infrastructure.yaml"),
-                include_str!(concat!(
-                    "../../scaffold/bootimage/cases/",
-                    $case,
-                    "/infrastructure.yaml"
-                )),
-            ),
-            (
-                concat!("cases/", $case, "/machineconfiguration.yaml"),
-                include_str!(concat!(
-                    "../../scaffold/bootimage/cases/",
-                    $case,
-                    "/machineconfiguration.yaml"
-                )),
-            ),
-            (
-                concat!("cases/", $case, "/expected.json"),
-                include_str!(concat!(
-                    "../../scaffold/bootimage/cases/",
-                    $case,
-                    "/expected.json"
-                )),
-            ),
-        ]
-    };
-}
-
-const BOOT_IMAGE_LIB: Template = (
-    "src/lib.rs",
-    include_str!("../../scaffold/bootimage/lib.rs"),
-);
-const BOOT_IMAGE_CASES: [[Template; 5]; 2] = [
-    boot_image_case!("noop"),
-    boot_image_case!("skip-no-arm64-images"),
-];
-
 pub(super) fn run(args: NewArgs) -> Result<Value, NewError> {
-    let platform = match (args.job, args.platform) {
-        (NewJob::Mcn, None) => None,
-        (NewJob::Mcn, Some(_)) => return Err(NewError::PlatformForMcn),
-        (NewJob::BootImage, None) => return Err(NewError::NoPlatform),
-        (NewJob::BootImage, Some(p)) if PLATFORMS.contains(&p.as_str()) => Some(p),
-        (NewJob::BootImage, Some(given)) => return Err(NewError::Platform { given }),
-    };
+    let (job, scaffold) = scaffolds()
+        .find(|(job, _)| job.name() == args.job)
+        .ok_or_else(|| NewError::NoJob(args.job.clone()))?;
+    let platform = platform(job, scaffold, args.platform)?;
     let name = crate_name(&args.dir)?;
     refuse_non_empty(&args.dir)?;
-    let vars = Vars::new(&name, args.job, platform.as_deref());
-    let templates: Vec<Template> = match args.job {
-        NewJob::Mcn => MCN.to_vec(),
-        NewJob::BootImage => std::iter::once(BOOT_IMAGE_LIB)
-            .chain(BOOT_IMAGE_CASES.into_iter().flatten())
-            .collect(),
-    };
+    let vars = Vars::new(&name, job, scaffold, platform.as_deref());
     let mut files = Vec::new();
-    for (path, text) in COMMON.into_iter().chain(templates) {
+    for (path, text) in COMMON.into_iter().chain(scaffold.templates()) {
         files.push(write(&args.dir, path, &vars.fill(text))?);
     }
     files.push(write(&args.dir, "Cargo.lock", &lock(LOCK, &name))?);
@@ -228,13 +136,36 @@ pub(super) fn run(args: NewArgs) -> Result<Value, NewError> {
     Ok(json!({
         "crate": name,
         "dir": args.dir.display().to_string(),
-        "job": vars.job,
+        "job": job.name(),
         "platform": platform,
         "package": crate::wit::package(),
         "files": files,
         "wit": wit["files"],
         "test": format!("cd {} && make test MCO_HOST={}", args.dir.display(), host.display()),
     }))
+}
+
+/// `--platform` checked against what the job takes: needed, and one of
+/// its names, for a job whose guests serve one platform each; refused for
+/// the others.
+fn platform(
+    job: &dyn Job,
+    scaffold: &dyn Scaffold,
+    given: Option<String>,
+) -> Result<Option<String>, NewError> {
+    match (scaffold.platform(), given) {
+        (None, None) => Ok(None),
+        (None, Some(_)) => Err(NewError::PlatformNotTaken { job: job.name() }),
+        (Some(taken), None) => Err(NewError::NoPlatform {
+            job: job.name(),
+            names: taken.names,
+        }),
+        (Some(taken), Some(p)) if taken.names.contains(&p.as_str()) => Ok(Some(p)),
+        (Some(taken), Some(given)) => Err(NewError::Platform {
+            given,
+            names: taken.names,
+        }),
+    }
 }
 
 /// The folder's name, if it makes a crate name cargo takes.
@@ -283,66 +214,32 @@ fn write(dir: &Path, relative: &str, text: &str) -> Result<String, NewError> {
 
 /// What the templates' `{{…}}` stand for.
 struct Vars {
-    job: &'static str,
     pairs: Vec<(&'static str, String)>,
 }
 
 impl Vars {
-    fn new(name: &str, job: NewJob, platform: Option<&str>) -> Vars {
-        let (job_name, world, what, eval, entry) = match job {
-            NewJob::Mcn => (
-                "mcn",
-                "node-state-reporter",
-                "A MachineConfigNode guest for mco-host: it derives each node's \
-                 MachineConfigNode."
-                    .to_string(),
-                "mcn",
-                "`spec.job: mcn`".to_string(),
-            ),
-            NewJob::BootImage => {
-                let platform = platform.unwrap_or_default();
-                (
-                    "bootImage",
-                    "boot-image-selector",
-                    format!(
-                        "A boot image guest for mco-host on {platform}: it decides each \
-                         MachineSet's boot image update."
-                    ),
-                    "bootimage",
-                    format!("`spec.job: bootImage`, `spec.platform: {platform}`"),
-                )
-            }
-        };
-        let limits = match platform {
-            Some(p) if patchable().any(|known| known == p) => format!(
-                "For {p} a patch may change only the boot image fields the host lets \
-                 {p} change, to the image the stream publishes for the MachineSet's \
-                 architecture."
-            ),
-            Some(p) => format!(
-                "The host lets no guest patch a {p} MachineSet yet (it knows which \
-                 fields are a boot image only for {}): a {p} guest decides `noop`, \
-                 `skip` or `error`.",
-                patchable().collect::<Vec<_>>().join(", ")
-            ),
-            None => "Its pool, config names and condition types must be ones the \
-                     host passed or the MachineConfigNode CRD allows."
-                .to_string(),
+    fn new(name: &str, job: &dyn Job, scaffold: &dyn Scaffold, platform: Option<&str>) -> Vars {
+        let eval = job
+            .eval_command()
+            .map(|command| command.get_name().to_string())
+            .unwrap_or_default();
+        let entry = match platform {
+            Some(p) => format!("`spec.job: {}`, `spec.platform: {p}`", job.name()),
+            None => format!("`spec.job: {}`", job.name()),
         };
         Vars {
-            job: job_name,
             pairs: vec![
                 ("name", name.to_string()),
                 ("lib", name.replace('-', "_")),
-                ("job", job_name.to_string()),
-                ("world", world.to_string()),
+                ("job", job.name().to_string()),
+                ("world", job.world().to_string()),
                 ("package", crate::wit::package().to_string()),
                 ("platform", platform.unwrap_or_default().to_string()),
                 ("wit_bindgen", WIT_BINDGEN.to_string()),
-                ("what", what),
-                ("eval", eval.to_string()),
+                ("what", scaffold.what(platform)),
+                ("eval", eval),
                 ("entry", entry),
-                ("limits", limits),
+                ("limits", scaffold.limits(platform)),
             ],
         }
     }
@@ -453,18 +350,17 @@ mod tests {
         }
     }
 
+    /// Every job's crate, for a platform the host lets no guest patch
+    /// where the job takes one.
     #[test]
     fn templates_fill_every_placeholder() {
-        for (job, platform) in [(NewJob::Mcn, None), (NewJob::BootImage, Some("Nutanix"))] {
-            let vars = Vars::new("my-guest", job, platform);
-            for (path, text) in COMMON
-                .into_iter()
-                .chain(MCN)
-                .chain([BOOT_IMAGE_LIB])
-                .chain(BOOT_IMAGE_CASES.into_iter().flatten())
-            {
+        assert_eq!(scaffolds().count(), JOBS.iter().count());
+        for (job, scaffold) in scaffolds() {
+            let platform = scaffold.platform().map(|_| "Nutanix");
+            let vars = Vars::new("my-guest", job, scaffold, platform);
+            for (path, text) in COMMON.into_iter().chain(scaffold.templates()) {
                 let filled = vars.fill(text);
-                assert!(!filled.contains("{{"), "{path}: {filled}");
+                assert!(!filled.contains("{{"), "{}: {path}: {filled}", job.name());
             }
         }
     }

@@ -120,3 +120,40 @@ impl McnInputs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case_check::now;
+    use mco_e2e::large::OBJECT_BYTES;
+
+    /// A Node as large as the apiserver stores one (its annotations grown
+    /// to about 1.5 MiB) decodes through the typed read `eval mcn` uses and
+    /// decides as the golden case it was grown from.
+    #[test]
+    fn a_node_at_the_apiservers_size_decodes_and_decides() {
+        let golden = crate::crate_dir().join("../tests/golden/mcn/reboot-05-drained");
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        for entry in std::fs::read_dir(&golden).unwrap_or_else(|e| panic!("{e}")) {
+            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+            let to = dir.path().join(path.file_name().unwrap_or_default());
+            std::fs::copy(&path, to).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let text =
+            std::fs::read_to_string(golden.join("node.yaml")).unwrap_or_else(|e| panic!("{e}"));
+        let mut node: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let room = OBJECT_BYTES.saturating_sub(node.to_string().len() + 64);
+        node["metadata"]["annotations"]["example.com/bulk"] = Value::String("x".repeat(room));
+        let grown = node.to_string();
+        assert!(grown.len() > OBJECT_BYTES - 128 && grown.len() <= OBJECT_BYTES);
+        std::fs::write(dir.path().join("node.yaml"), grown).unwrap_or_else(|e| panic!("{e}"));
+
+        let inputs = McnInputs::read_case(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let decision = mco_mcn::derive(&inputs.facts());
+        let now = now(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let expected =
+            std::fs::read_to_string(golden.join("expected.json")).unwrap_or_else(|e| panic!("{e}"));
+        let expected: Value = serde_json::from_str(&expected).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(inputs.output(decision, now), expected);
+    }
+}

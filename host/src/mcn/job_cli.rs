@@ -1,6 +1,8 @@
 //! How the MachineConfigNode job describes itself to the command line
 //! ([`Job`](crate::jobs::Job)): its world, its case folders and their
-//! check (`case.rs`), its `eval` subcommand (`eval_command.rs`).
+//! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), what
+//! `guests bench` times of a case (`bench.rs`) and its `guests new` crate
+//! template (`scaffold.rs`).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -11,6 +13,8 @@ use super::McnGuest;
 use super::eval_command::McnArgs;
 use super::job::Mcn;
 use crate::case_check::{CaseFailure, Pass};
+use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
+use crate::jobs::scaffold::Scaffold;
 use crate::jobs::{EvalError, Modules, Role};
 use crate::runtime::{LoadError, Runtime};
 use mco_registry::{Fetched, Job, Served};
@@ -47,5 +51,18 @@ impl crate::jobs::Job for Mcn {
         modules: &mut dyn Modules,
     ) -> Result<serde_json::Value, EvalError> {
         super::eval_command::eval(matches, modules)
+    }
+
+    fn bench_case(
+        &self,
+        dir: &Path,
+        module: &mut BenchModule,
+        runs: u32,
+    ) -> Result<Option<Timed>, BenchCaseError> {
+        super::bench::case(dir, module, runs)
+    }
+
+    fn scaffold(&self) -> Option<&'static dyn Scaffold> {
+        Some(&super::scaffold::McnScaffold)
     }
 }

@@ -6,11 +6,13 @@
 //! MCNs are written (`write`), the gauge of each pool's update phases
 //! (`phase_gauge`), when an MCN whose Node is gone is deleted
 //! (`sweep`), how a derived MCN compares with the stored
-//! one and who else writes MCNs (`observe`, for the ownership modes) and
-//! what `eval mcn` reads (`eval`).
+//! one and who else writes MCNs (`observe`, for the ownership modes),
+//! what `eval mcn` reads (`eval`), what `guests bench` times of a case
+//! (`bench`) and the crate `guests new` makes (`scaffold`).
 
 pub mod audit;
 pub mod authority;
+mod bench;
 pub mod case;
 pub mod controller;
 pub mod crd;
@@ -26,6 +28,7 @@ pub mod phase;
 mod phase_gauge;
 pub mod policies;
 pub mod rules;
+mod scaffold;
 pub mod sweep;
 pub mod write;
 
