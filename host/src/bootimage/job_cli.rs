@@ -1,6 +1,7 @@
 //! How the boot image job describes itself to the command line
 //! ([`Job`](crate::jobs::Job)): its world, its case folders and their
-//! check (`case.rs`), its `eval` subcommand (`eval_command.rs`).
+//! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), its
+//! `run` flags and controller (`run_command.rs`).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -12,6 +13,7 @@ use super::eval_command::BootImageArgs;
 use super::job::BootImage;
 use crate::case_check::{CaseFailure, Pass};
 use crate::jobs::{EvalError, Modules, Role};
+use crate::run_context::{Runner, RunnerError};
 use crate::runtime::{LoadError, Runtime};
 use mco_registry::{Fetched, Job, Served};
 
@@ -49,5 +51,17 @@ impl crate::jobs::Job for BootImage {
         modules: &mut dyn Modules,
     ) -> Result<serde_json::Value, EvalError> {
         super::eval_command::eval(matches, modules)
+    }
+
+    fn run_args(&self, command: clap::Command) -> clap::Command {
+        super::run_command::BootImageRunArgs::augment_args(command)
+    }
+
+    fn runner(
+        &self,
+        matches: &clap::ArgMatches,
+        registry: &mut prometheus_client::registry::Registry,
+    ) -> Result<Option<Box<dyn Runner>>, RunnerError> {
+        super::run_command::runner(matches, registry)
     }
 }

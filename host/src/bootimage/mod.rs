@@ -40,6 +40,7 @@ pub(crate) mod platform;
 pub mod prepared;
 pub mod proposal;
 pub mod rules;
+mod run_command;
 pub mod skew;
 pub mod state;
 mod stream_cache;

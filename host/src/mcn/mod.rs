@@ -26,6 +26,7 @@ pub mod phase;
 mod phase_gauge;
 pub mod policies;
 pub mod rules;
+mod run_command;
 pub mod sweep;
 pub mod write;
 
