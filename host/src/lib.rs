@@ -5,9 +5,11 @@
 //! the wasmtime façade that knows no job (`runtime`), the manifest reader
 //! of the `eval` inputs (`manifests`), who writes what beside the Machine
 //! Config Operator (`ownership`, with `mco-registry`'s decision
-//! comparison), the cluster's feature gates (`feature_gates`), whether this
-//! replica still holds the lease (`leadership`), the series each of them
-//! counts (`metrics`), and the command line (`cli`).
+//! comparison), the cluster's feature gates (`feature_gates`) and the
+//! feature sets of CRDs (`crds`), whether this replica still holds the
+//! lease (`leadership`), the series each of them counts (`metrics`), the
+//! composition root of `run` and what it hands each job (`run`,
+//! `run_context`), and the command line (`cli`).
 pub mod admin;
 pub mod bootimage;
 pub mod case_check;
