@@ -10,7 +10,10 @@ pub mod scaffold;
 use std::ops::Deref;
 use std::path::Path;
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
 use crate::case_check::{CaseFailure, Pass};
+use crate::run_context::{Runner, RunnerError};
 use crate::runtime::{GuestError, LoadError, Runtime};
 use bench::{BenchCaseError, BenchModule, Timed};
 use mco_registry::{self, Fetched, JobKind, Served, Slot};
@@ -80,6 +83,32 @@ pub trait Job: JobKind {
     /// has no `guests new`.
     fn scaffold(&self) -> Option<&'static dyn Scaffold> {
         None
+    }
+
+    /// `run`: the job's flags added to the subcommand (its
+    /// `#[derive(Args)]` struct's `augment_args`); by default none.
+    fn run_args(&self, command: clap::Command) -> clap::Command {
+        command
+    }
+
+    /// `run`, before the host connects: registers the job's series in
+    /// `registry` (prefixed already) whether the job starts or not, so
+    /// `/metrics` describes the same families on every replica, and reads
+    /// its flags from `matches` (the `run` subcommand's, with every job's).
+    /// None: nothing to start.
+    fn runner(
+        &self,
+        matches: &clap::ArgMatches,
+        registry: &mut prometheus_client::registry::Registry,
+    ) -> Result<Option<Box<dyn Runner>>, RunnerError> {
+        let _ = (matches, registry);
+        Ok(None)
+    }
+
+    /// `crds`: the CustomResourceDefinitions the job writes to that the
+    /// host ships, each with the path under `deploy/` that keeps it.
+    fn crds(&self) -> Vec<(&'static str, CustomResourceDefinition)> {
+        Vec::new()
     }
 }
 
@@ -294,6 +323,24 @@ mod tests {
             Skeleton.bench_case(Path::new("."), &mut module, 1),
             Err(BenchCaseError::NoBench("skeleton"))
         ));
+    }
+
+    /// A job without a `run` side adds no flag to `run`, registers no
+    /// series, starts nothing and ships no CRD.
+    #[test]
+    fn a_job_without_a_run_side_adds_no_flag_and_starts_nothing() {
+        let run = Skeleton.run_args(clap::Command::new("run"));
+        assert_eq!(run.get_arguments().count(), 0);
+        let matches = run
+            .try_get_matches_from(["run"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut registry = prometheus_client::registry::Registry::default();
+        let runner = Skeleton
+            .runner(&matches, &mut registry)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(runner.is_none());
+        assert!(!format!("{registry:?}").contains("Descriptor"));
+        assert!(Skeleton.crds().is_empty());
     }
 
     /// The case finder knows a case of every job by the job's own files.

@@ -5,14 +5,17 @@
 //! the wasmtime façade that knows no job (`runtime`), the manifest reader
 //! of the `eval` inputs (`manifests`), who writes what beside the Machine
 //! Config Operator (`ownership`, with `mco-registry`'s decision
-//! comparison), the cluster's feature gates (`feature_gates`), whether this
-//! replica still holds the lease (`leadership`), the series each of them
-//! counts (`metrics`), and the command line (`cli`).
+//! comparison), the cluster's feature gates (`feature_gates`) and the
+//! feature sets of CRDs (`crds`), whether this replica still holds the
+//! lease (`leadership`), the series each of them counts (`metrics`), the
+//! composition root of `run` and what it hands each job (`run`,
+//! `run_context`), and the command line (`cli`).
 pub mod admin;
 pub mod bootimage;
 pub mod case_check;
 pub mod cases;
 pub mod cli;
+pub mod crds;
 pub use mco_cluster as cluster;
 pub use mco_cluster::typed_resource;
 pub mod feature_gates;
@@ -23,6 +26,7 @@ pub mod mcn;
 pub mod metrics;
 pub mod ownership;
 pub mod run;
+pub mod run_context;
 pub use mco_runtime as runtime;
 pub use mco_runtime::blob;
 mod telemetry;
@@ -49,26 +53,16 @@ pub use mco_fetch::install_crypto_provider;
 pub static JOBS: jobs::Jobs = jobs::jobs![mcn::job::Mcn, bootimage::job::BootImage];
 
 /// The CustomResourceDefinitions the host writes to, each with the path
-/// under `deploy/` that keeps it: MachineConfigGuest in the base's `crds/`;
-/// MachineConfigNode, which an OpenShift cluster owns, in a Kustomize
-/// component for plain Kubernetes per feature set.
+/// under `deploy/` that keeps it: every job's ([`jobs::Job::crds`]), then
+/// MachineConfigGuest in the base's `crds/`.
 pub fn crds() -> Vec<(
     &'static str,
     k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 )> {
-    use mcn::crd::{FeatureSet, machine_config_node_crd};
-    vec![
-        (
-            "components/machineconfignode-crd/machineconfignodes.yaml",
-            machine_config_node_crd(FeatureSet::Default),
-        ),
-        (
-            "components/machineconfignode-crd-techpreview/machineconfignodes.yaml",
-            machine_config_node_crd(FeatureSet::TechPreviewNoUpgrade),
-        ),
-        (
-            "crds/machineconfigguests.yaml",
-            mco_registry::crd::machine_config_guest_crd(&JOBS),
-        ),
-    ]
+    let mut crds: Vec<_> = JOBS.iter().flat_map(|job| job.crds()).collect();
+    crds.push((
+        "crds/machineconfigguests.yaml",
+        mco_registry::crd::machine_config_guest_crd(&JOBS),
+    ));
+    crds
 }

@@ -1,20 +1,25 @@
 //! Prometheus metrics: one registry, every series prefixed `mco_`. Each
 //! component registers its own families, the way linkerd's policy-controller
-//! does (`register(&mut Registry) -> Self`); this struct only composes
-//! them, and hands each job the series it writes to. Series about a job
-//! carry its registry entry name as `job` (`mcn`, `bootImage.<platform>`),
-//! the same everywhere.
+//! does (`register(&mut Registry) -> Self`); this struct composes the
+//! job-free ones, which every job writes to beside its own (each job
+//! registers those when `run` asks it what it starts,
+//! [`Job::runner`](crate::jobs::Job::runner)). Series about a job carry
+//! its registry entry name as `job` (`mcn`, `bootImage.<platform>`), the
+//! same everywhere.
 
 use prometheus_client::registry::Registry;
 
-use crate::bootimage::metrics::BootImageMetrics;
 use crate::feature_gates::GateMetrics;
 use crate::leadership::LeaseMetrics;
-use crate::mcn::metrics::McnMetrics;
 use crate::ownership::OwnershipMetrics;
-use crate::{bootimage, mcn};
 
-/// Every component's series, for the composition root to hand out.
+/// The registry every family of the host is registered in: `registry`'s,
+/// prefixed `mco`.
+pub fn prefixed(registry: &mut Registry) -> &mut Registry {
+    registry.sub_registry_with_prefix("mco")
+}
+
+/// The job-free components' series, for the composition root to hand out.
 #[derive(Clone, Debug)]
 pub struct Metrics {
     /// API writes, watch decode failures (`mco-cluster`).
@@ -28,41 +33,17 @@ pub struct Metrics {
     pub ownership: OwnershipMetrics,
     /// The feature gates the host follows (`feature_gates`).
     pub feature_gates: GateMetrics,
-    /// The MachineConfigNode job's own (`mcn`).
-    pub mcn: McnMetrics,
-    /// The boot image job's own (`bootimage`).
-    pub bootimage: BootImageMetrics,
 }
 
 impl Metrics {
+    /// Registers the families in `registry` ([`prefixed`] already).
     pub fn register(registry: &mut Registry) -> Metrics {
-        let sub = registry.sub_registry_with_prefix("mco");
         Metrics {
-            leadership: LeaseMetrics::register(sub),
-            bootimage: BootImageMetrics::register(sub),
-            registry: mco_registry::Metrics::register(sub),
-            cluster: mco_cluster::Metrics::register(sub),
-            mcn: McnMetrics::register(sub),
-            ownership: OwnershipMetrics::register(sub),
-            feature_gates: GateMetrics::register(sub),
-        }
-    }
-
-    /// The series the MachineConfigNode job writes to.
-    pub fn for_mcn(&self) -> mcn::metrics::Metrics {
-        mcn::metrics::Metrics {
-            cluster: self.cluster.clone(),
-            registry: self.registry.clone(),
-            mcn: self.mcn.clone(),
-        }
-    }
-
-    /// The series the boot image job writes to.
-    pub fn for_bootimage(&self) -> bootimage::metrics::Metrics {
-        bootimage::metrics::Metrics {
-            cluster: self.cluster.clone(),
-            registry: self.registry.clone(),
-            bootimage: self.bootimage.clone(),
+            leadership: LeaseMetrics::register(registry),
+            registry: mco_registry::Metrics::register(registry),
+            cluster: mco_cluster::Metrics::register(registry),
+            ownership: OwnershipMetrics::register(registry),
+            feature_gates: GateMetrics::register(registry),
         }
     }
 }
@@ -122,10 +103,19 @@ watch_decode_failures Objects a watch skipped because they could not be decoded 
         families
     }
 
+    /// The families `run` registers: the job-free ones and every job's,
+    /// through the hook `run` asks each job with (its flags at their
+    /// defaults).
     #[test]
     fn every_family_keeps_its_name_and_help() {
-        let mut registry = Registry::default();
-        Metrics::register(&mut registry);
+        let run = crate::JOBS
+            .iter()
+            .fold(clap::Command::new("run"), |run, job| job.run_args(run));
+        let matches = run
+            .try_get_matches_from(["run"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let prepared = crate::run::prepare(&matches).unwrap_or_else(|e| panic!("{e}"));
+        let registry = prepared.registry;
         assert!(format!("{registry:?}").contains("Prefix(\"mco\")"));
         let expected: Vec<&str> = FAMILIES.lines().collect();
         assert_eq!(families(&registry), expected);

@@ -1,5 +1,6 @@
 //! `mco-host run`: the composition root of the in-cluster host — client,
-//! admin server, lease, controllers — and a clean shutdown on SIGTERM.
+//! admin server, lease, the shared watches, each job's controller (started
+//! through [`Runner`], `run_context`) — and a clean shutdown on SIGTERM.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
+use clap::ArgMatches;
 use kube::Api;
 use kube_lease_manager::LeaseManagerBuilder;
 use prometheus_client::registry::Registry;
@@ -20,11 +22,11 @@ use crate::cluster::resources::{
 };
 use crate::cluster::watch::{Readiness, latest, latest_optional};
 use crate::cluster::{self, FIELD_MANAGER};
-use crate::feature_gates::{self, IMAGE_MODE_STATUS_REPORTING};
+use crate::feature_gates;
 use crate::leadership;
-use crate::metrics::Metrics;
-use crate::ownership::{Mode, Ownership};
-use crate::{bootimage, mcn};
+use crate::metrics::{self, Metrics};
+use crate::ownership::Ownership;
+use crate::run_context::{RunContext, Runner, RunnerError};
 use mco_registry::swap;
 
 /// The `/readyz` subject of the guests while they load.
@@ -42,27 +44,49 @@ pub struct RunOptions {
     pub resync: Duration,
     pub admin_addr: SocketAddr,
     pub admin_auth: admin::auth::AdminAuth,
-    /// The MCN job's ownership mode.
-    pub mcn_mode: Mode,
-    /// Run the managed boot image controller too.
-    pub boot_images: Option<BootImageOptions>,
 }
 
-pub struct BootImageOptions {
-    /// The boot image job's ownership mode.
-    pub mode: Mode,
-    pub state_configmap: String,
-    pub known_images_configmap: Option<String>,
-    pub machineconfiguration_wait: Duration,
-    pub control_plane_arch: String,
-    pub vsphere: bootimage::vcenter::live::Options,
-    pub ec2: bootimage::ec2::live::Options,
+/// What `run` registered and will start before it connects ([`prepare`]).
+pub struct Prepared {
+    /// Every family of the host: the job-free components' and each job's.
+    pub registry: Registry,
+    /// The job-free components' series.
+    pub metrics: Metrics,
+    /// The jobs to start, in [`JOBS`](crate::JOBS) order, by name.
+    pub jobs: Vec<(&'static str, Box<dyn Runner>)>,
 }
 
-pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()> {
-    let client = cluster::client::connect(options.kubeconfig.as_deref()).await?;
+/// Registers every family and reads each job's flags from `matches` (the
+/// `run` subcommand's): a flag a job cannot use stops the host before it
+/// connects.
+pub fn prepare(matches: &ArgMatches) -> Result<Prepared, RunnerError> {
     let mut registry = Registry::default();
-    let metrics = Metrics::register(&mut registry);
+    let prefixed = metrics::prefixed(&mut registry);
+    let metrics = Metrics::register(prefixed);
+    let mut jobs = Vec::new();
+    for job in crate::JOBS.iter() {
+        if let Some(runner) = job.runner(matches, prefixed)? {
+            jobs.push((job.name(), runner));
+        }
+    }
+    Ok(Prepared {
+        registry,
+        metrics,
+        jobs,
+    })
+}
+
+pub async fn run(
+    options: RunOptions,
+    prepared: Prepared,
+    guests: swap::Config,
+) -> anyhow::Result<()> {
+    let client = cluster::client::connect(options.kubeconfig.as_deref()).await?;
+    let Prepared {
+        registry,
+        metrics,
+        jobs,
+    } = prepared;
     let ns = &options.namespace;
     // The admin server answers /healthz while the guests load below (their
     // OCI pulls each within its deadline); /readyz waits for them and for
@@ -133,11 +157,11 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     };
     let forward_leader = tokio::spawn(forward_leader);
 
-    let shutdown = shutdown_signal().shared();
-    // Both controllers register their watches before the guests' problem
-    // clears, so /readyz is never ready before they listed.
-    // MachineConfiguration `cluster` is read by both jobs (node disruption
-    // policies; boot image enrollment): one watch, shared.
+    let shutdown = shutdown_signal().boxed().shared();
+    // Every job's controller registers its watches before the guests'
+    // problem clears, so /readyz is never ready before they listed.
+    // MachineConfiguration `cluster`, the operator's configuration, is
+    // read by every job: one watch, shared.
     // An object of any watch that cannot be decoded is reported by one
     // reporter, so an object two watches share is reported once.
     let failures = Failures::new(client.clone(), &options.identity, metrics.cluster.clone());
@@ -148,7 +172,7 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         failures.clone(),
     );
     let machineconfiguration_watch = tokio::spawn(watch_machineconfiguration);
-    // The feature gates, which both jobs follow. Plain Kubernetes serves
+    // The feature gates, which every job follows. Plain Kubernetes serves
     // neither kind: the Default feature set applies.
     let (featuregate, watch_featuregate) = latest_optional(
         Api::all_with(client.clone(), &FEATURE_GATE.api_resource()),
@@ -172,65 +196,31 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
         tokio::spawn(watch_clusterversion),
         tokio::spawn(follow_gates),
     ];
-    // Only a job that writes MCNs needs the served CRD to take them.
-    let crd_check = (options.mcn_mode == Mode::Own).then(|| {
-        let gates = gates.clone();
-        tokio::spawn(cluster::served_crd::follow(
-            client.clone(),
-            readiness.clone(),
-            mcn::write::CRD_NAME,
-            mcn::write::VERSION,
-            move || mcn::write::written_fields(gates.borrow().enabled(IMAGE_MODE_STATUS_REPORTING)),
-        ))
-    });
-    let mcn = mcn::controller::run(
-        client.clone(),
-        guests.clone(),
-        mcn::controller::Options {
-            resync: options.resync,
-            leader: leader.clone(),
-            metrics: metrics.for_mcn(),
-            readiness: readiness.clone(),
-            machineconfiguration: machineconfiguration.clone(),
-            gates: gates.clone(),
-            ownership: ownership.job("mcn", options.mcn_mode),
-            identity: options.identity.clone(),
-            failures: failures.clone(),
-        },
-        shutdown.clone(),
-    );
-    let boot_images = options.boot_images.map(|boot| {
-        let boot = bootimage::controller::Options {
-            namespace: options.namespace.clone(),
-            state_configmap: boot.state_configmap,
-            known_images_configmap: boot.known_images_configmap,
-            machineconfiguration_wait: boot.machineconfiguration_wait,
-            resync: options.resync,
-            control_plane_arch: boot.control_plane_arch,
-            identity: options.identity.clone(),
-            leadership: leadership.clone(),
-            metrics: metrics.for_bootimage(),
-            readiness: readiness.clone(),
-            machineconfiguration,
-            ownership: ownership.job("bootImage", boot.mode),
-            gates: gates.clone(),
-            vsphere: boot.vsphere,
-            ec2: boot.ec2,
-            failures,
-        };
-        tokio::spawn(bootimage::controller::run(
-            client.clone(),
-            guests.clone(),
-            boot,
-            shutdown.clone(),
-        ))
-    });
+    let context = RunContext {
+        client: client.clone(),
+        guests,
+        namespace: options.namespace.clone(),
+        identity: options.identity.clone(),
+        resync: options.resync,
+        leadership: leadership.clone(),
+        readiness: readiness.clone(),
+        machineconfiguration,
+        gates,
+        ownership,
+        failures,
+        metrics,
+        shutdown,
+    };
+    let started: Vec<_> = jobs
+        .into_iter()
+        .map(|(job, runner)| (job, tokio::spawn(runner.start(&context))))
+        .collect();
+    drop(context);
     readiness.set_problem(GUESTS_LOADING, None);
-    mcn.await;
-    if let Some(boot_images) = boot_images
-        && let Err(err) = boot_images.await
-    {
-        tracing::error!(error = %err, "the boot image controller stopped abnormally");
+    for (job, task) in started {
+        if let Err(err) = task.await {
+            tracing::error!(job, error = %err, "the job's controller stopped abnormally");
+        }
     }
     tracing::info!("controllers stopped");
     // The lease manager releases the lease once every receiver of its
@@ -251,9 +241,6 @@ pub async fn run(options: RunOptions, guests: swap::Config) -> anyhow::Result<()
     machineconfiguration_watch.abort();
     for task in gate_watches {
         task.abort();
-    }
-    if let Some(crd_check) = crd_check {
-        crd_check.abort();
     }
     admin.abort();
     Ok(())

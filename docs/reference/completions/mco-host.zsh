@@ -176,6 +176,8 @@ _arguments "${_arguments_options[@]}" : \
 '--admin-addr=[Address of /healthz, /readyz, /metrics, /guests and /ownership]:ADMIN_ADDR:_default' \
 '--admin-auth=[Who may read /metrics, /guests and /ownership\: \`cluster\`, a bearer token the cluster accepts (TokenReview) of a user RBAC lets \`get\` the path (SubjectAccessReview, \`nonResourceURLs\`); \`none\`, anyone who reaches the address. /healthz and /readyz answer anyone]:ADMIN_AUTH:((cluster\:"A bearer token the cluster accepts, of a user RBAC lets \`get\` the path (\`nonResourceURLs\`)"
 none\:"Not at all\: for a host whose admin address only trusted callers reach (loopback on a workstation)"))' \
+'(--registry)--registry-configmap=[Read the registry from key \`registry.yaml\` of this ConfigMap in the host'\''s namespace instead; relative module paths follow the guest directory]:NAME:_default' \
+'--registry-poll=[How often the registry and its modules are re-read to swap changed guests in]:REGISTRY_POLL:_default' \
 '--mcn-mode=[The MCN job'\''s ownership mode\: \`own\` writes MCNs, but refuses while the Machine Config Operator'\''s daemon writes their conditions; \`observe\` writes none, and compares what it derives with the stored MCNs (metrics, Events, \`/ownership\`)]:MCN_MODE:((observe\:"Derive and compare with the cluster; write nothing"
 own\:"Write, unless the operator'\''s equivalent writer is active"))' \
 '--boot-images-mode=[The boot image job'\''s ownership mode\: \`own\` patches MachineSets, but refuses while the operator'\''s boot image controller writes its conditions on MachineConfiguration \`cluster\`; \`observe\` patches nothing and compares its plan with the MachineSets]:BOOT_IMAGES_MODE:((observe\:"Derive and compare with the cluster; write nothing"
@@ -193,8 +195,6 @@ own\:"Write, unless the operator'\''s equivalent writer is active"))' \
 '--ec2-connect-timeout=[AWS\: how long connecting to EC2 may take]:EC2_CONNECT_TIMEOUT:_default' \
 '--ec2-read-timeout=[AWS\: how long an EC2 answer may stall between two reads]:EC2_READ_TIMEOUT:_default' \
 '--ec2-call-timeout=[AWS\: how long one EC2 call (one page of a listing) may take]:EC2_CALL_TIMEOUT:_default' \
-'(--registry)--registry-configmap=[Read the registry from key \`registry.yaml\` of this ConfigMap in the host'\''s namespace instead; relative module paths follow the guest directory]:NAME:_default' \
-'--registry-poll=[How often the registry and its modules are re-read to swap changed guests in]:REGISTRY_POLL:_default' \
 '--guest-deadline=[Wall-clock budget of one guest evaluation]:GUEST_DEADLINE:_default' \
 '--guest-memory-mib=[Linear-memory cap of one guest, in MiB]:GUEST_MEMORY_MIB:_default' \
 '--guest-memory-max-mib=[The most a registry entry'\''s \`memoryMiB\` may ask for, in MiB (default\: --guest-memory-mib). Raising it raises no guest'\''s cap\: it admits entries that set a larger one of their own]:MIB:_default' \
@@ -207,10 +207,10 @@ own\:"Write, unless the operator'\''s equivalent writer is active"))' \
 '--oci-read-timeout=[The longest an OCI registry may stay silent within an answer, its headers included, before the pull fails (default\: 30s)]:DURATION:_default' \
 '--oci-pull-timeout=[How long one OCI pull may take in all\: manifest, signatures, config and module layer (default\: 60s)]:DURATION:_default' \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
-'--boot-images[Also run the managed boot image controller (needs the RBAC in deploy/boot-images). MachineSets are touched only when enrolled in MachineConfiguration \`cluster\`]' \
-'(--vcenter-ca-file)--vcenter-insecure-skip-verify[vSphere\: do not check vCenter certificates at all, as upstream'\''s controller does not (anyone on the path can then read the password)]' \
 '--strict-start[Refuse to start when a registry entry cannot load, instead of serving the module that last served it (or the installed one) and reporting the entry degraded]' \
 '--registry-crd[Read the registry from the MachineConfigGuest objects instead\: one per job, jobs without one run the installed guests, and the lease holder writes what serves into their status. \`--registry\` and \`--registry-configmap\` take precedence]' \
+'--boot-images[Also run the managed boot image controller (needs the RBAC in deploy/boot-images). MachineSets are touched only when enrolled in MachineConfiguration \`cluster\`]' \
+'(--vcenter-ca-file)--vcenter-insecure-skip-verify[vSphere\: do not check vCenter certificates at all, as upstream'\''s controller does not (anyone on the path can then read the password)]' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
 '--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
 '-h[Print help (see more with '\''--help'\'')]' \

@@ -1,8 +1,9 @@
 //! How the boot image job describes itself to the command line
 //! ([`Job`](crate::jobs::Job)): its world, its case folders and their
 //! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), what
-//! `guests bench` times of a case (`bench.rs`) and its `guests new` crate
-//! template (`scaffold.rs`).
+//! `guests bench` times of a case (`bench.rs`), its `guests new` crate
+//! template (`scaffold.rs`), its `run` flags and controller
+//! (`run_command.rs`).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -16,6 +17,7 @@ use crate::case_check::{CaseFailure, Pass};
 use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
 use crate::jobs::scaffold::Scaffold;
 use crate::jobs::{EvalError, Modules, Role};
+use crate::run_context::{Runner, RunnerError};
 use crate::runtime::{LoadError, Runtime};
 use mco_registry::{Fetched, Job, Served};
 
@@ -66,5 +68,17 @@ impl crate::jobs::Job for BootImage {
 
     fn scaffold(&self) -> Option<&'static dyn Scaffold> {
         Some(&super::scaffold::BootImageScaffold)
+    }
+
+    fn run_args(&self, command: clap::Command) -> clap::Command {
+        super::run_command::BootImageRunArgs::augment_args(command)
+    }
+
+    fn runner(
+        &self,
+        matches: &clap::ArgMatches,
+        registry: &mut prometheus_client::registry::Registry,
+    ) -> Result<Option<Box<dyn Runner>>, RunnerError> {
+        super::run_command::runner(matches, registry)
     }
 }

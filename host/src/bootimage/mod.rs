@@ -43,6 +43,7 @@ pub(crate) mod platform;
 pub mod prepared;
 pub mod proposal;
 pub mod rules;
+mod run_command;
 mod scaffold;
 pub mod skew;
 pub mod state;

@@ -717,7 +717,7 @@ mod tests {
             client,
             namespace: "mco-system".into(),
             state_configmap: "state".into(),
-            metrics: metrics.for_bootimage(),
+            metrics: crate::bootimage::run_command::job_metrics(&metrics, Default::default()),
             leadership: Leadership::fixed(true),
             written: OwnWrites::default(),
             ownership,

@@ -11,6 +11,7 @@ mod new;
 mod offline;
 mod preflight;
 mod reference;
+mod run;
 pub mod status;
 mod test;
 mod verify;
@@ -23,9 +24,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::crds::{FeatureSet, is_for_feature_set};
 use crate::jobs;
 use crate::manifests::InputError;
-use crate::mcn::crd::{FeatureSet, is_for_feature_set};
 use crate::runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
 use mco_registry::table::{Location, Registry, RegistryError};
 use mco_registry::{FetchError, JobError, StartError};
@@ -49,7 +50,7 @@ enum Command {
     #[command(subcommand)]
     Eval(eval::EvalJob),
     /// Run the controllers in the cluster.
-    Run(Box<RunArgs>),
+    Run(Box<run::Run>),
     /// Print the CustomResourceDefinitions this host owns, as YAML.
     Crds(CrdsArgs),
     /// Without a subcommand: load every module the registry names with
@@ -88,148 +89,6 @@ struct CrdsArgs {
         conflicts_with = "out_dir"
     )]
     feature_set: FeatureSet,
-}
-
-#[derive(Args)]
-struct RunArgs {
-    /// Kubeconfig to use (default: in-cluster config, or $KUBECONFIG).
-    #[arg(long, value_name = "FILE")]
-    kubeconfig: Option<PathBuf>,
-    /// The host's ServiceAccount in its namespace: its `imagePullSecrets`
-    /// serve `oci:` registry entries that name no `pullSecret` (the
-    /// Deployment sets it from the Pod's `spec.serviceAccountName`).
-    #[arg(long, value_name = "NAME", env = "MCO_SERVICE_ACCOUNT")]
-    service_account: Option<String>,
-    /// Namespace of the leader-election Lease.
-    #[arg(long, env = "POD_NAMESPACE", default_value = "mco-system")]
-    namespace: String,
-    /// Name of the leader-election Lease.
-    #[arg(long, default_value = "mco-host")]
-    lease_name: String,
-    /// This replica's identity in the Lease (default: $POD_NAME or $HOSTNAME).
-    #[arg(long)]
-    identity: Option<String>,
-    /// How long a lease holder may be silent before a standby takes over.
-    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
-    lease_duration: Duration,
-    /// Period of the full re-check of every node.
-    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
-    resync: Duration,
-    /// Address of /healthz, /readyz, /metrics, /guests and /ownership.
-    #[arg(long, default_value = "0.0.0.0:8080")]
-    admin_addr: std::net::SocketAddr,
-    /// Who may read /metrics, /guests and /ownership: `cluster`, a bearer
-    /// token the cluster accepts (TokenReview) of a user RBAC lets `get`
-    /// the path (SubjectAccessReview, `nonResourceURLs`); `none`, anyone
-    /// who reaches the address. /healthz and /readyz answer anyone.
-    #[arg(long, value_enum, default_value = "cluster", env = "MCO_ADMIN_AUTH")]
-    admin_auth: crate::admin::auth::AdminAuth,
-    /// Also run the managed boot image controller (needs the RBAC in
-    /// deploy/boot-images). MachineSets are touched only when enrolled in
-    /// MachineConfiguration `cluster`.
-    #[arg(long, env = "MCO_BOOT_IMAGES")]
-    boot_images: bool,
-    /// The MCN job's ownership mode: `own` writes MCNs, but refuses while
-    /// the Machine Config Operator's daemon writes their conditions;
-    /// `observe` writes none, and compares what it derives with the
-    /// stored MCNs (metrics, Events, `/ownership`).
-    #[arg(long, value_enum, default_value = "own", env = "MCO_MCN_MODE")]
-    mcn_mode: crate::ownership::Mode,
-    /// The boot image job's ownership mode: `own` patches MachineSets, but
-    /// refuses while the operator's boot image controller writes its
-    /// conditions on MachineConfiguration `cluster`; `observe` patches
-    /// nothing and compares its plan with the MachineSets.
-    #[arg(long, value_enum, default_value = "own", env = "MCO_BOOT_IMAGES_MODE")]
-    boot_images_mode: crate::ownership::Mode,
-    /// ConfigMap (in --namespace) where the boot image controller keeps its
-    /// hot-loop record and the boot images it has seen.
-    #[arg(long, default_value = "mco-host-boot-images", value_name = "NAME")]
-    boot_image_state: String,
-    /// ConfigMap (in --namespace) listing more boot images that count as
-    /// RHCOS, one per line in any key.
-    #[arg(long, value_name = "NAME")]
-    known_images_configmap: Option<String>,
-    /// How long MachineConfiguration `cluster` may be missing or behind its
-    /// spec before boot image updates report Degraded.
-    #[arg(long, default_value = "2m", value_parser = humantime::parse_duration)]
-    machineconfiguration_wait: Duration,
-    /// vSphere: where RHCOS OVAs are kept, by digest, between imports (the
-    /// Deployment mounts an emptyDir here).
-    #[arg(
-        long,
-        default_value = "/var/cache/mco-host/ova",
-        env = "MCO_OVA_CACHE_DIR"
-    )]
-    ova_cache_dir: PathBuf,
-    /// vSphere: the OVA cache directory's size bound in MiB, the download
-    /// under way included (an RHCOS OVA is about 1.2 GiB; a larger one is
-    /// refused). At most the size of the volume it is on.
-    #[arg(
-        long,
-        default_value_t = crate::bootimage::vcenter::live::DEFAULT_OVA_CACHE_MAX_MIB,
-        env = "MCO_OVA_CACHE_MAX_MIB"
-    )]
-    ova_cache_max_mib: u64,
-    /// vSphere: a PEM bundle of the CAs vCenter certificates are checked
-    /// against (default: the system's roots).
-    #[arg(long, value_name = "FILE", env = "MCO_VCENTER_CA_FILE")]
-    vcenter_ca_file: Option<PathBuf>,
-    /// vSphere: do not check vCenter certificates at all, as upstream's
-    /// controller does not (anyone on the path can then read the password).
-    #[arg(
-        long,
-        conflicts_with = "vcenter_ca_file",
-        env = "MCO_VCENTER_INSECURE_SKIP_VERIFY"
-    )]
-    vcenter_insecure_skip_verify: bool,
-    /// vSphere: how long one vCenter call may take.
-    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
-    vcenter_call_timeout: Duration,
-    /// vSphere: how long one vCenter task (rename, destroy, an import lease
-    /// getting ready) may take.
-    #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
-    vcenter_task_timeout: Duration,
-    /// vSphere: how long one OVA download or disk upload may take.
-    #[arg(long, default_value = "60m", value_parser = humantime::parse_duration)]
-    vcenter_transfer_timeout: Duration,
-    /// AWS: the EC2 endpoint of every region (a VPC or private endpoint,
-    /// moto in the tests), instead of `https://ec2.<region>.amazonaws.com/`.
-    #[arg(long, value_name = "URL", env = "MCO_EC2_ENDPOINT")]
-    ec2_endpoint: Option<String>,
-    /// AWS: how long connecting to EC2 may take.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
-    ec2_connect_timeout: Duration,
-    /// AWS: how long an EC2 answer may stall between two reads.
-    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
-    ec2_read_timeout: Duration,
-    /// AWS: how long one EC2 call (one page of a listing) may take.
-    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
-    ec2_call_timeout: Duration,
-    /// Refuse to start when a registry entry cannot load, instead of
-    /// serving the module that last served it (or the installed one) and
-    /// reporting the entry degraded.
-    #[arg(long, env = "MCO_STRICT_START")]
-    strict_start: bool,
-    /// Read the registry from key `registry.yaml` of this ConfigMap in the
-    /// host's namespace instead; relative module paths follow the guest
-    /// directory.
-    #[arg(
-        long,
-        value_name = "NAME",
-        env = "MCO_REGISTRY_CONFIGMAP",
-        conflicts_with = "registry"
-    )]
-    registry_configmap: Option<String>,
-    /// Read the registry from the MachineConfigGuest objects instead: one
-    /// per job, jobs without one run the installed guests, and
-    /// the lease holder writes what serves into their status. `--registry`
-    /// and `--registry-configmap` take precedence.
-    #[arg(long, env = "MCO_REGISTRY_CRD")]
-    registry_crd: bool,
-    /// How often the registry and its modules are re-read to swap changed
-    /// guests in.
-    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration, env = "MCO_REGISTRY_POLL")]
-    registry_poll: Duration,
 }
 
 /// Limits every guest runs under, and where guests come from.
@@ -449,7 +308,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let output = match cli.command {
         Command::Crds(args) => return write_crds(args.out_dir.as_deref(), args.feature_set),
         Command::Eval(job) => eval::eval(&cli.sandbox, &job)?,
-        Command::Run(args) => return run_controllers(&cli.sandbox, *args),
+        Command::Run(args) => return run::run_controllers(&cli.sandbox, *args),
         Command::Guests(args) => match args.action {
             None => eval::check_guests(&cli.sandbox)?,
             Some(guests_command::GuestsAction::Test(args)) => return test::run(&cli.sandbox, args),
@@ -506,7 +365,7 @@ impl SandboxArgs {
     }
 
     /// The registry file, or the installed guests; `run` may read the
-    /// cluster's instead ([`RunArgs::location`]).
+    /// cluster's instead (`run.rs`).
     fn location(&self) -> Location {
         match &self.registry {
             Some(path) => Location::File(path.clone()),
@@ -560,97 +419,6 @@ fn write_crds(out_dir: Option<&Path>, feature_set: FeatureSet) -> Result<(), Fai
         Ok(())
     } else {
         print(&all)
-    }
-}
-
-fn run_controllers(sandbox: &SandboxArgs, args: RunArgs) -> Result<(), Failure> {
-    let guests = mco_registry::swap::Config {
-        runtime: sandbox.runtime()?,
-        jobs: &crate::JOBS,
-        location: args.location(sandbox),
-        poll: args.registry_poll,
-        oci: sandbox.oci(),
-        strict_start: args.strict_start,
-        installed: Registry::installed(&sandbox.guest_dir(), &crate::JOBS),
-        service_account: args.service_account.clone(),
-    };
-    let identity = args
-        .identity
-        .clone()
-        .or_else(|| std::env::var("POD_NAME").ok())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .ok_or_else(|| Failure::Other("no --identity, $POD_NAME or $HOSTNAME".into()))?;
-    let options = args.into_options(identity)?;
-    let tokio = tokio::runtime::Runtime::new().map_err(|e| Failure::Other(e.to_string()))?;
-    tokio
-        .block_on(crate::run::run(options, guests))
-        .map_err(|e| Failure::Other(format!("{e:#}")))
-}
-
-impl RunArgs {
-    fn location(&self, sandbox: &SandboxArgs) -> Location {
-        let guest_dir = sandbox.guest_dir();
-        match (&sandbox.registry, &self.registry_configmap) {
-            (Some(path), _) => Location::File(path.clone()),
-            (None, Some(name)) => Location::ConfigMap {
-                name: name.clone(),
-                guest_dir,
-            },
-            (None, None) if self.registry_crd => Location::Crd { guest_dir },
-            (None, None) => Location::Installed(guest_dir),
-        }
-    }
-
-    fn into_options(self, identity: String) -> Result<crate::run::RunOptions, Failure> {
-        let boot_images = if self.boot_images {
-            Some(crate::run::BootImageOptions {
-                mode: self.boot_images_mode,
-                state_configmap: self.boot_image_state,
-                known_images_configmap: self.known_images_configmap,
-                machineconfiguration_wait: self.machineconfiguration_wait,
-                control_plane_arch: host_stream_arch()?.to_owned(),
-                vsphere: crate::bootimage::vcenter::live::Options {
-                    ova_cache: self.ova_cache_dir,
-                    ova_cache_max_bytes: self.ova_cache_max_mib.saturating_mul(1 << 20),
-                    trust: match (&self.vcenter_ca_file, self.vcenter_insecure_skip_verify) {
-                        (Some(file), _) => {
-                            mco_vsphere::Trust::Pem(std::fs::read(file).map_err(|e| {
-                                Failure::Other(format!("--vcenter-ca-file {}: {e}", file.display()))
-                            })?)
-                        }
-                        (None, true) => mco_vsphere::Trust::InsecureSkipVerify,
-                        (None, false) => mco_vsphere::Trust::Public,
-                    },
-                    timeouts: mco_vsphere::Timeouts {
-                        call: self.vcenter_call_timeout,
-                        task: self.vcenter_task_timeout,
-                        transfer: self.vcenter_transfer_timeout,
-                    },
-                },
-                ec2: crate::bootimage::ec2::live::Options {
-                    endpoint: self.ec2_endpoint,
-                    timeouts: mco_ec2::Timeouts {
-                        connect: self.ec2_connect_timeout,
-                        read: self.ec2_read_timeout,
-                        call: self.ec2_call_timeout,
-                    },
-                },
-            })
-        } else {
-            None
-        };
-        Ok(crate::run::RunOptions {
-            kubeconfig: self.kubeconfig,
-            namespace: self.namespace,
-            lease_name: self.lease_name,
-            identity,
-            lease_duration: self.lease_duration,
-            resync: self.resync,
-            admin_addr: self.admin_addr,
-            admin_auth: self.admin_auth,
-            mcn_mode: self.mcn_mode,
-            boot_images,
-        })
     }
 }
 

@@ -12,6 +12,8 @@ use kube::{CustomResource, CustomResourceExt, KubeSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::crds::{FEATURE_SET_ANNOTATION, FeatureSet};
+
 /// The CEL rule upstream's MCN types put on every config and object name.
 const DNS1123_SUBDOMAIN: &str = "!format.dns1123Subdomain().validate(self).hasValue()";
 /// The message upstream's CRD gives with [`DNS1123_SUBDOMAIN`] (tools match
@@ -29,44 +31,15 @@ const IMAGE_DIGEST_MESSAGE: &str = "the OCI Image reference must end with a vali
 const CONFIG_IMAGE_NAME: &str = r"(self.split('@')[0].matches('^([a-zA-Z0-9-]+\\.)+[a-zA-Z0-9-]+(:[0-9]{2,5})?/([a-zA-Z0-9-_]{0,61}/)?[a-zA-Z0-9-_.]*?$'))";
 const CONFIG_IMAGE_NAME_MESSAGE: &str = "the OCI Image name should follow the host[:port][/namespace]/name format, resembling a valid URL without the scheme";
 
-/// The feature sets whose MachineConfigNode schemas differ. openshift/api
-/// generates one CRD per feature set
+/// Upstream marks both `configImage` fields
+/// `+openshift:enable:FeatureGate=ImageModeStatusReporting`, a gate of
+/// TechPreviewNoUpgrade only (openshift/api `features/features.go`):
+/// openshift/api generates one MCN CRD per feature set
 /// (`machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-SelfManagedHA-<set>.crd.yaml`),
-/// each without the fields of the gates its set leaves off, and the
-/// cluster-version operator installs the one of the cluster's set. The
-/// others upstream ships are copies of these two (OKD of Default;
-/// DevPreviewNoUpgrade and CustomNoUpgrade of TechPreviewNoUpgrade).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum FeatureSet {
-    /// Without `configImage` (`ImageModeStatusReporting` off).
-    #[value(name = "Default")]
-    Default,
-    /// With `configImage` in spec and status (`ImageModeStatusReporting` on).
-    #[value(name = "TechPreviewNoUpgrade")]
-    TechPreviewNoUpgrade,
+/// each without the fields of the gates its set leaves off.
+fn image_mode_status_reporting(set: FeatureSet) -> bool {
+    set == FeatureSet::TechPreviewNoUpgrade
 }
-
-impl FeatureSet {
-    pub const ALL: [Self; 2] = [Self::Default, Self::TechPreviewNoUpgrade];
-
-    /// The set as FeatureGate `spec.featureSet` and the CRD annotation spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Default => "Default",
-            Self::TechPreviewNoUpgrade => "TechPreviewNoUpgrade",
-        }
-    }
-
-    /// Upstream marks both `configImage` fields
-    /// `+openshift:enable:FeatureGate=ImageModeStatusReporting`, a gate of
-    /// TechPreviewNoUpgrade only (openshift/api `features/features.go`).
-    fn image_mode_status_reporting(self) -> bool {
-        self == Self::TechPreviewNoUpgrade
-    }
-}
-
-/// The annotation upstream's CRDs carry their feature set in.
-pub const FEATURE_SET_ANNOTATION: &str = "release.openshift.io/feature-set";
 
 /// Reports one node's MachineConfig update progress. Named after its node.
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
@@ -303,7 +276,7 @@ pub fn machine_config_node_crd(set: FeatureSet) -> CustomResourceDefinition {
         .filter_map(|v| v.schema.as_mut()?.open_api_v3_schema.as_mut());
     for schema in schemas {
         as_upstream(schema);
-        if !set.image_mode_status_reporting() {
+        if !image_mode_status_reporting(set) {
             for parent in ["spec", "status"] {
                 if let Some(fields) = properties(schema, parent) {
                     fields.remove("configImage");
@@ -314,14 +287,20 @@ pub fn machine_config_node_crd(set: FeatureSet) -> CustomResourceDefinition {
     crd
 }
 
-/// Whether `crd` is one for `set`: a CRD generated per feature set says
-/// which in [`FEATURE_SET_ANNOTATION`]; one without it is for every set.
-pub fn is_for_feature_set(crd: &CustomResourceDefinition, set: FeatureSet) -> bool {
-    crd.metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(FEATURE_SET_ANNOTATION))
-        .is_none_or(|s| s == set.name())
+/// The MCN CRD of each feature set, with the path under `deploy/` that
+/// keeps it: an OpenShift cluster owns it, so each is a Kustomize
+/// component for plain Kubernetes.
+pub fn crds() -> Vec<(&'static str, CustomResourceDefinition)> {
+    vec![
+        (
+            "components/machineconfignode-crd/machineconfignodes.yaml",
+            machine_config_node_crd(FeatureSet::Default),
+        ),
+        (
+            "components/machineconfignode-crd-techpreview/machineconfignodes.yaml",
+            machine_config_node_crd(FeatureSet::TechPreviewNoUpgrade),
+        ),
+    ]
 }
 
 fn properties<'a>(
@@ -370,6 +349,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::crds::is_for_feature_set;
 
     fn crd_of(set: FeatureSet) -> Value {
         serde_json::to_value(machine_config_node_crd(set)).unwrap_or_default()

@@ -1,13 +1,15 @@
 //! How the MachineConfigNode job describes itself to the command line
 //! ([`Job`](crate::jobs::Job)): its world, its case folders and their
 //! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), what
-//! `guests bench` times of a case (`bench.rs`) and its `guests new` crate
-//! template (`scaffold.rs`).
+//! `guests bench` times of a case (`bench.rs`), its `guests new` crate
+//! template (`scaffold.rs`), its `run` flag and controller
+//! (`run_command.rs`), its CRDs (`crd.rs`).
 
 use std::convert::Infallible;
 use std::path::Path;
 
 use clap::Args as _;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use super::McnGuest;
 use super::eval_command::McnArgs;
@@ -16,6 +18,7 @@ use crate::case_check::{CaseFailure, Pass};
 use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
 use crate::jobs::scaffold::Scaffold;
 use crate::jobs::{EvalError, Modules, Role};
+use crate::run_context::{Runner, RunnerError};
 use crate::runtime::{LoadError, Runtime};
 use mco_registry::{Fetched, Job, Served};
 
@@ -64,5 +67,21 @@ impl crate::jobs::Job for Mcn {
 
     fn scaffold(&self) -> Option<&'static dyn Scaffold> {
         Some(&super::scaffold::McnScaffold)
+    }
+
+    fn run_args(&self, command: clap::Command) -> clap::Command {
+        super::run_command::McnRunArgs::augment_args(command)
+    }
+
+    fn runner(
+        &self,
+        matches: &clap::ArgMatches,
+        registry: &mut prometheus_client::registry::Registry,
+    ) -> Result<Option<Box<dyn Runner>>, RunnerError> {
+        super::run_command::runner(matches, registry)
+    }
+
+    fn crds(&self) -> Vec<(&'static str, CustomResourceDefinition)> {
+        super::crd::crds()
     }
 }

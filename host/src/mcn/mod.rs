@@ -28,6 +28,7 @@ pub mod phase;
 mod phase_gauge;
 pub mod policies;
 pub mod rules;
+mod run_command;
 mod scaffold;
 pub mod sweep;
 pub mod write;
