@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::case_check::{CaseFailure, Pass};
 use crate::runtime::{GuestError, LoadError, Runtime};
+use crate::status_section::StatusSection;
 use mco_registry::{self, Fetched, JobKind, Served, Slot};
 
 /// What the command line needs of a job.
@@ -52,6 +53,14 @@ pub trait Job: JobKind {
     ) -> Result<serde_json::Value, EvalError> {
         let _ = (matches, modules);
         Err(EvalError::NoEval(self.name()))
+    }
+
+    /// `status`: the job's section of the view (what it reads, its part
+    /// of the summary, its text and JSON), which the view shows after the
+    /// sections of the jobs listed before it; none: the job shows nothing
+    /// there.
+    fn status(&self) -> Option<&'static dyn StatusSection> {
+        None
     }
 }
 
@@ -259,6 +268,7 @@ mod tests {
             Some("skeleton")
         );
         assert!(Skeleton.eval_command().is_none() && Skeleton.case_files().is_empty());
+        assert!(Skeleton.status().is_none());
     }
 
     /// The case finder knows a case of every job by the job's own files.

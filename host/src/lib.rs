@@ -23,6 +23,7 @@ pub mod mcn;
 pub mod metrics;
 pub mod ownership;
 pub mod run;
+pub mod status_section;
 pub use mco_runtime as runtime;
 pub use mco_runtime::blob;
 mod telemetry;

@@ -1,6 +1,7 @@
 //! How the boot image job describes itself to the command line
 //! ([`Job`](crate::jobs::Job)): its world, its case folders and their
-//! check (`case.rs`), its `eval` subcommand (`eval_command.rs`).
+//! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), its
+//! section of `status` (`status/`).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -49,5 +50,9 @@ impl crate::jobs::Job for BootImage {
         modules: &mut dyn Modules,
     ) -> Result<serde_json::Value, EvalError> {
         super::eval_command::eval(matches, modules)
+    }
+
+    fn status(&self) -> Option<&'static dyn crate::status_section::StatusSection> {
+        Some(&super::status::Section)
     }
 }

@@ -8,7 +8,8 @@
 //! `triggers`), the one place its writes happen (`write`), the record it
 //! keeps in the cluster (`state`), the stream parsed once per version
 //! (`stream_cache`), its conditions (`conditions`), its
-//! errors (`error`) and what `eval bootimage` reads (`eval`). The
+//! errors (`error`), what `eval bootimage` reads (`eval`) and its section
+//! of `mco-host status` (`status`). The
 //! platforms it knows are listed once, one file each (`platform`). vSphere
 //! adds what the planner asks vCenter and how the answers reach the guest
 //! (`vcenter`, sans-IO) and the connections that answer (`vcenter::live`);
@@ -42,6 +43,7 @@ pub mod proposal;
 pub mod rules;
 pub mod skew;
 pub mod state;
+pub mod status;
 mod stream_cache;
 mod triggers;
 pub mod vcenter;

@@ -6,8 +6,9 @@
 //! MCNs are written (`write`), the gauge of each pool's update phases
 //! (`phase_gauge`), when an MCN whose Node is gone is deleted
 //! (`sweep`), how a derived MCN compares with the stored
-//! one and who else writes MCNs (`observe`, for the ownership modes) and
-//! what `eval mcn` reads (`eval`).
+//! one and who else writes MCNs (`observe`, for the ownership modes),
+//! what `eval mcn` reads (`eval`) and its section of `mco-host status`
+//! (`status`).
 
 pub mod audit;
 pub mod authority;
@@ -26,6 +27,7 @@ pub mod phase;
 mod phase_gauge;
 pub mod policies;
 pub mod rules;
+pub mod status;
 pub mod sweep;
 pub mod write;
 
