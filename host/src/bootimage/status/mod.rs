@@ -202,3 +202,91 @@ fn config_map_data(cm: ConfigMap) -> ConfigMapData {
         data: cm.data.unwrap_or_default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use mco_e2e::large::{BootImageBulk, OBJECT_BYTES, grown_aws_bootimage_case};
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::cluster::mock::{self, Call};
+
+    /// A YAML (or JSON) file's one document.
+    fn read_doc(path: &Path) -> Value {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"))
+    }
+
+    fn list(items: Vec<Value>) -> Value {
+        json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items})
+    }
+
+    /// A MachineSet as large as the apiserver stores (its providerSpec
+    /// grown with tags, as `host/tests/cli.rs` grows it for `eval`) goes
+    /// through the section's live read, typed, and its summary.
+    #[tokio::test]
+    async fn a_machineset_at_the_apiservers_size_reads_and_summarizes() {
+        let case = crate::crate_dir().join("../tests/golden/bootimage/aws-patch-known-ami");
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        grown_aws_bootimage_case(&case, dir.path(), BootImageBulk::MachineSet)
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        let path = dir.path().join("machineset.yaml");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        let machineset: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let size = machineset.to_string().len();
+        assert!(size > OBJECT_BYTES - 1024, "{size} bytes");
+        let stream = read_doc(&case.join("configmap.yaml"));
+        let nodes = json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList",
+                           "metadata": {}, "items": []});
+        let (client, scenario) = mock::serve(vec![
+            Call::get(
+                "/apis/machine.openshift.io/v1beta1/namespaces/openshift-machine-api/machinesets",
+            )
+            .answer(list(vec![machineset])),
+            Call::get("/apis/operator.openshift.io/v1/machineconfigurations/cluster")
+                .refuse(404, "NotFound"),
+            Call::get(
+                "/api/v1/namespaces/openshift-machine-config-operator/configmaps/coreos-bootimages",
+            )
+            .answer(stream),
+            Call::get("/api/v1/namespaces/mco-system/configmaps/mco-host-boot-images")
+                .refuse(404, "NotFound"),
+            Call::get("/apis/events.k8s.io/v1/namespaces/openshift-machine-api/events")
+                .answer(list(Vec::new())),
+            Call::get("/api/v1/nodes").answer(nodes.clone()),
+            Call::get("/api/v1/nodes").answer(nodes),
+        ]);
+        let flags = Flags {
+            namespace: "mco-system".into(),
+            boot_image_state: "mco-host-boot-images".into(),
+        };
+        let objects = read(&client, &flags)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        scenario.done().await;
+        let summary = summary::summarize(&objects);
+        let rows: Vec<(&str, Option<&str>, Option<&str>, Option<&str>)> = summary
+            .machinesets
+            .iter()
+            .map(|row| {
+                (
+                    row.name.as_str(),
+                    row.arch.as_deref(),
+                    row.current_image.as_deref(),
+                    row.stream_image.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [(
+                "c1-x7k2p-worker-us-east-1a",
+                Some("x86_64"),
+                Some("ami-0c5a8e7f3b2d1e4f6"),
+                Some("ami-0fbc8be8796dc1df5")
+            )]
+        );
+    }
+}
