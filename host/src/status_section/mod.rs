@@ -37,7 +37,7 @@ pub trait StatusSection: Sync {
     /// list, the golden cases), each decoded as [`read`](Self::read)
     /// decodes it; other objects, and ones that do not decode, are left
     /// out.
-    fn from_objects(&self, objects: &[serde_json::Value]) -> Box<dyn SectionInputs>;
+    fn decode(&self, objects: &[serde_json::Value]) -> Box<dyn SectionInputs>;
 
     /// One watch per kind [`read`](Self::read) reads: `--watch` redraws
     /// when one of them reports a change.
@@ -105,7 +105,7 @@ pub struct ReadError {
 }
 
 /// What says which object a plain one is, for
-/// [`StatusSection::from_objects`].
+/// [`StatusSection::decode`].
 #[derive(Deserialize, Debug, Default)]
 #[serde(default)]
 pub struct Head {

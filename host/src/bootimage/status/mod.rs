@@ -58,7 +58,7 @@ impl StatusSection for Section {
         async move { Ok(Box::new(read(client, flags).await?) as Box<dyn SectionInputs>) }.boxed()
     }
 
-    fn from_objects(&self, objects: &[serde_json::Value]) -> Box<dyn SectionInputs> {
+    fn decode(&self, objects: &[serde_json::Value]) -> Box<dyn SectionInputs> {
         let mut found = Objects::default();
         for object in objects {
             let head = Head::of(object);
@@ -267,26 +267,22 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         scenario.done().await;
         let summary = summary::summarize(&objects);
-        let rows: Vec<(&str, Option<&str>, Option<&str>, Option<&str>)> = summary
-            .machinesets
-            .iter()
-            .map(|row| {
-                (
-                    row.name.as_str(),
-                    row.arch.as_deref(),
-                    row.current_image.as_deref(),
-                    row.stream_image.as_deref(),
-                )
-            })
-            .collect();
+        let [row] = &summary.machinesets[..] else {
+            panic!("one row per MachineSet: {:?}", summary.machinesets);
+        };
         assert_eq!(
-            rows,
-            [(
+            (
+                row.name.as_str(),
+                row.arch.as_deref(),
+                row.current_image.as_deref(),
+                row.stream_image.as_deref()
+            ),
+            (
                 "c1-x7k2p-worker-us-east-1a",
                 Some("x86_64"),
                 Some("ami-0c5a8e7f3b2d1e4f6"),
                 Some("ami-0fbc8be8796dc1df5")
-            )]
+            )
         );
     }
 }

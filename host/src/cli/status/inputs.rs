@@ -133,9 +133,7 @@ impl Inputs {
     pub fn from_objects(objects: impl IntoIterator<Item = serde_json::Value>) -> Inputs {
         let objects: Vec<serde_json::Value> = objects.into_iter().collect();
         Inputs {
-            sections: sections()
-                .map(|section| section.from_objects(&objects))
-                .collect(),
+            sections: sections().map(|section| section.decode(&objects)).collect(),
             guests: GuestSource::NotAsked,
             ownership: Vec::new(),
         }

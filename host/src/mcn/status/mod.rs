@@ -56,7 +56,7 @@ impl StatusSection for Section {
         .boxed()
     }
 
-    fn from_objects(&self, objects: &[serde_json::Value]) -> Box<dyn SectionInputs> {
+    fn decode(&self, objects: &[serde_json::Value]) -> Box<dyn SectionInputs> {
         let mut found = Objects::default();
         for object in objects {
             match Head::of(object).kind.as_str() {
