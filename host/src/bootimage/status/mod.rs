@@ -25,7 +25,7 @@ use super::objects::{
 };
 use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_SET};
 use crate::status_section::{
-    self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection,
+    self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style,
     Thresholds, dynamic, typed,
 };
 
@@ -106,6 +106,22 @@ impl StatusSection for Section {
 impl SectionInputs for Objects {
     fn summarize(&self, _: Timestamp, _: Thresholds) -> Box<dyn SectionSummary> {
         Box::new(summary::summarize(self))
+    }
+}
+
+/// The section: one key of the JSON document, `bootImages`.
+impl SectionSummary for summary::BootImages {
+    fn entries(&self) -> Vec<(&'static str, &dyn erased_serde::Serialize)> {
+        vec![("bootImages", self)]
+    }
+
+    fn render(&self, style: Style, out: &mut String) {
+        render::render(self, style, out);
+    }
+
+    /// Nothing in it changes with the clock.
+    fn without_clock(&self) -> Box<dyn SectionSummary> {
+        Box::new(self.clone())
     }
 }
 

@@ -12,7 +12,6 @@ use super::Objects;
 use crate::bootimage::objects::MachineConfiguration;
 use crate::bootimage::platform;
 use crate::bootimage::state::{ControllerState, HOT_LOOP_LIMIT};
-use crate::status_section::{SectionSummary, Style};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
@@ -22,22 +21,6 @@ pub struct BootImages {
     /// `BootImageUpdateDegraded`.
     pub degraded: Option<ConditionText>,
     pub machinesets: Vec<MachineSetRow>,
-}
-
-/// The section: one key of the JSON document, `bootImages`.
-impl SectionSummary for BootImages {
-    fn entries(&self) -> Vec<(&'static str, &dyn erased_serde::Serialize)> {
-        vec![("bootImages", self)]
-    }
-
-    fn render(&self, style: Style, out: &mut String) {
-        super::render::render(self, style, out);
-    }
-
-    /// Nothing in it changes with the clock.
-    fn without_clock(&self) -> Box<dyn SectionSummary> {
-        Box::new(self.clone())
-    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -19,7 +19,7 @@ use super::crd::MachineConfigNode;
 use crate::cluster::decode::Isolated;
 use crate::cluster::resources::MACHINE_CONFIG_POOL;
 use crate::status_section::{
-    self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection,
+    self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style,
     Thresholds, typed,
 };
 
@@ -87,6 +87,32 @@ impl SectionInputs for Objects {
         thresholds: Thresholds,
     ) -> Box<dyn SectionSummary> {
         Box::new(summary::summarize(self, now, thresholds))
+    }
+}
+
+/// The section's keys of the JSON document are its fields'.
+impl SectionSummary for summary::Nodes {
+    fn entries(&self) -> Vec<(&'static str, &dyn erased_serde::Serialize)> {
+        vec![
+            ("pools", &self.pools),
+            ("nodesInFlight", &self.nodes_in_flight),
+            ("degradedNodes", &self.degraded_nodes),
+        ]
+    }
+
+    fn render(&self, style: Style, out: &mut String) {
+        render::render(self, style, out);
+    }
+
+    fn without_clock(&self) -> Box<dyn SectionSummary> {
+        let mut key = self.clone();
+        for pool in &mut key.pools {
+            pool.eta_seconds = None;
+        }
+        for node in &mut key.nodes_in_flight {
+            node.seconds_in_phase = 0;
+        }
+        Box::new(key)
     }
 }
 

@@ -25,8 +25,8 @@ use serde::Serialize;
 use super::{Objects, Pool};
 use crate::mcn::crd::MachineConfigNode;
 use crate::mcn::phase::{self, Phase};
+use crate::status_section::Thresholds;
 use crate::status_section::text::rfc3339;
-use crate::status_section::{SectionSummary, Style, Thresholds};
 
 /// The section: its keys of the JSON document are its fields'.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,31 +74,6 @@ pub struct DegradedNode {
     pub since: String,
     pub reason: String,
     pub message: String,
-}
-
-impl SectionSummary for Nodes {
-    fn entries(&self) -> Vec<(&'static str, &dyn erased_serde::Serialize)> {
-        vec![
-            ("pools", &self.pools),
-            ("nodesInFlight", &self.nodes_in_flight),
-            ("degradedNodes", &self.degraded_nodes),
-        ]
-    }
-
-    fn render(&self, style: Style, out: &mut String) {
-        super::render::render(self, style, out);
-    }
-
-    fn without_clock(&self) -> Box<dyn SectionSummary> {
-        let mut key = self.clone();
-        for pool in &mut key.pools {
-            pool.eta_seconds = None;
-        }
-        for node in &mut key.nodes_in_flight {
-            node.seconds_in_phase = 0;
-        }
-        Box::new(key)
-    }
 }
 
 /// How long `phase` may last before it counts as stuck.
