@@ -15,6 +15,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use crate::case_check::{CaseFailure, Pass};
 use crate::run_context::{Runner, RunnerError};
 use crate::runtime::{GuestError, LoadError, Runtime};
+use crate::status_section::StatusSection;
 use bench::{BenchCaseError, BenchModule, Timed};
 use mco_registry::{self, Fetched, JobKind, Served, Slot};
 use scaffold::Scaffold;
@@ -109,6 +110,14 @@ pub trait Job: JobKind {
     /// host ships, each with the path under `deploy/` that keeps it.
     fn crds(&self) -> Vec<(&'static str, CustomResourceDefinition)> {
         Vec::new()
+    }
+
+    /// `status`: the job's section of the view (what it reads, its part
+    /// of the summary, its text and JSON), which the view shows after the
+    /// sections of the jobs listed before it; none: the job shows nothing
+    /// there.
+    fn status(&self) -> Option<&'static dyn StatusSection> {
+        None
     }
 }
 
@@ -316,7 +325,7 @@ mod tests {
             Some("skeleton")
         );
         assert!(Skeleton.eval_command().is_none() && Skeleton.case_files().is_empty());
-        assert!(Skeleton.scaffold().is_none());
+        assert!(Skeleton.scaffold().is_none() && Skeleton.status().is_none());
         let runtime = Runtime::new(Default::default()).unwrap_or_else(|e| panic!("{e}"));
         let mut module = BenchModule::new("skeleton.wasm".into(), Vec::new(), runtime);
         assert!(matches!(

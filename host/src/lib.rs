@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod ownership;
 pub mod run;
 pub mod run_context;
+pub mod status_section;
 pub use mco_runtime as runtime;
 pub use mco_runtime::blob;
 mod telemetry;

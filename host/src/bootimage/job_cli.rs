@@ -3,7 +3,7 @@
 //! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), what
 //! `guests bench` times of a case (`bench.rs`), its `guests new` crate
 //! template (`scaffold.rs`), its `run` flags and controller
-//! (`run_command.rs`).
+//! (`run_command.rs`), its section of `status` (`status/`).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -80,5 +80,9 @@ impl crate::jobs::Job for BootImage {
         registry: &mut prometheus_client::registry::Registry,
     ) -> Result<Option<Box<dyn Runner>>, RunnerError> {
         super::run_command::runner(matches, registry)
+    }
+
+    fn status(&self) -> Option<&'static dyn crate::status_section::StatusSection> {
+        Some(&super::status::Section)
     }
 }

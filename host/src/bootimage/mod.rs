@@ -9,8 +9,8 @@
 //! keeps in the cluster (`state`), the stream parsed once per version
 //! (`stream_cache`), its conditions (`conditions`), its
 //! errors (`error`), what `eval bootimage` reads (`eval`), what `guests
-//! bench` times of a case (`bench`) and the crate `guests new` makes
-//! (`scaffold`). The
+//! bench` times of a case (`bench`), the crate `guests new` makes
+//! (`scaffold`) and its section of `mco-host status` (`status`). The
 //! platforms it knows are listed once, one file each (`platform`). vSphere
 //! adds what the planner asks vCenter and how the answers reach the guest
 //! (`vcenter`, sans-IO) and the connections that answer (`vcenter::live`);
@@ -47,6 +47,7 @@ mod run_command;
 mod scaffold;
 pub mod skew;
 pub mod state;
+pub mod status;
 mod stream_cache;
 mod triggers;
 pub mod vcenter;

@@ -3,7 +3,7 @@
 //! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), what
 //! `guests bench` times of a case (`bench.rs`), its `guests new` crate
 //! template (`scaffold.rs`), its `run` flag and controller
-//! (`run_command.rs`), its CRDs (`crd.rs`).
+//! (`run_command.rs`), its CRDs (`crd.rs`), its section of `status` (`status/`).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -83,5 +83,9 @@ impl crate::jobs::Job for Mcn {
 
     fn crds(&self) -> Vec<(&'static str, CustomResourceDefinition)> {
         super::crd::crds()
+    }
+
+    fn status(&self) -> Option<&'static dyn crate::status_section::StatusSection> {
+        Some(&super::status::Section)
     }
 }

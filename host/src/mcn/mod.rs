@@ -8,7 +8,8 @@
 //! (`sweep`), how a derived MCN compares with the stored
 //! one and who else writes MCNs (`observe`, for the ownership modes),
 //! what `eval mcn` reads (`eval`), what `guests bench` times of a case
-//! (`bench`) and the crate `guests new` makes (`scaffold`).
+//! (`bench`), the crate `guests new` makes (`scaffold`) and its section of
+//! `mco-host status` (`status`).
 
 pub mod audit;
 pub mod authority;
@@ -30,6 +31,7 @@ pub mod policies;
 pub mod rules;
 mod run_command;
 mod scaffold;
+pub mod status;
 pub mod sweep;
 pub mod write;
 

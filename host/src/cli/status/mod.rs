@@ -1,14 +1,13 @@
-//! `mco-host status` (also `kubectl mco status`): the update, the boot
-//! images and the guests at a glance. This file reads the objects and runs
-//! the command; `model` computes the summary from plain objects (pure, so
-//! golden tests need no cluster), `boot_images` its boot images section,
-//! and `render` draws it.
+//! `mco-host status` (also `kubectl mco status`): every job's section
+//! (each job's `status_section`, in `JOBS` order) and the guests at a
+//! glance. This file reads what the view shows and runs the command;
+//! `model` computes the summary from what was read (pure, so golden tests
+//! need no cluster), and `render` draws it.
 //!
 //! `--watch` keeps kube watches open on everything the view reads and
 //! redraws when one of them reports a change (never by polling the API);
 //! a frame is printed only when its content differs from the last one.
 
-pub mod boot_images;
 mod inputs;
 pub mod model;
 pub mod render;
@@ -19,23 +18,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::{ConfigMap, Node};
-use k8s_openapi::api::events::v1::Event;
+use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DynamicObject, ListParams};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Client, ResourceExt};
-use mco_bootimage::MachineSetView;
+use kube::Client;
+use kube::runtime::watcher;
 
-use crate::bootimage::objects::{
-    ConfigMapData, Input as _, MACHINE_API_NAMESPACE, MachineConfiguration, STREAM_CONFIGMAP,
-    STREAM_NAMESPACE,
-};
-use crate::cluster::decode::Isolated;
-use crate::cluster::resources::{MACHINE_CONFIG_POOL, MACHINE_CONFIGURATION, MACHINE_SET};
-use crate::mcn::crd::MachineConfigNode;
-use inputs::Pool;
+use crate::status_section::{Flags, ReadError, absent};
+use inputs::sections;
 use model::{GuestSource, Inputs, Summary, Thresholds};
 use render::Style;
 
@@ -85,12 +74,8 @@ enum Format {
 pub enum StatusError {
     #[error("connecting to the cluster: {0:#}")]
     Connect(anyhow::Error),
-    #[error("reading {what}: {source}")]
-    Read {
-        what: &'static str,
-        #[source]
-        source: kube::Error,
-    },
+    #[error(transparent)]
+    Read(#[from] ReadError),
     #[error("watching the cluster: {0}")]
     Watch(#[from] watcher::Error),
     #[error("writing to stdout: {0}")]
@@ -141,7 +126,8 @@ struct Printer {
     style: Style,
     tty: bool,
     watch: bool,
-    last: Option<Summary>,
+    /// The last frame's [`Summary::change_key`].
+    last: Option<String>,
 }
 
 impl Printer {
@@ -166,7 +152,7 @@ impl Printer {
     }
 
     fn frame(&mut self, summary: &Summary) -> Result<(), StatusError> {
-        let key = change_key(summary);
+        let key = summary.change_key()?;
         if self.last.as_ref() == Some(&key) {
             return Ok(());
         }
@@ -194,26 +180,11 @@ impl Printer {
     }
 }
 
-/// The summary without what only the clock changes, so a redraw happens
-/// for a change in the cluster, not for every tick of the durations.
-fn change_key(summary: &Summary) -> Summary {
-    let mut key = summary.clone();
-    key.now = String::new();
-    for pool in &mut key.pools {
-        pool.eta_seconds = None;
-    }
-    for node in &mut key.nodes_in_flight {
-        node.seconds_in_phase = 0;
-    }
-    key
-}
-
-/// Reads what the view needs. Kinds whose CRD is absent (a cluster without
-/// the Machine API, say) read as empty.
+/// Reads what the view needs: each section its objects, the view the
+/// admin address.
 struct Reader {
     client: Client,
-    namespace: String,
-    record: String,
+    flags: Flags,
     http: reqwest::Client,
     /// Never printed: no Debug here.
     admin_token: Option<String>,
@@ -222,16 +193,14 @@ struct Reader {
 /// The environment variable holding the token sent to `--admin-url`.
 const ADMIN_TOKEN_ENV: &str = "MCO_ADMIN_TOKEN";
 
-fn absent(err: &kube::Error) -> bool {
-    matches!(err, kube::Error::Api(s) if s.code == 404)
-}
-
 impl Reader {
     fn new(client: Client, args: &StatusArgs) -> Reader {
         Reader {
             client,
-            namespace: args.namespace.clone(),
-            record: args.boot_image_state.clone(),
+            flags: Flags {
+                namespace: args.namespace.clone(),
+                boot_image_state: args.boot_image_state.clone(),
+            },
             http: reqwest::Client::new(),
             admin_token: std::env::var(ADMIN_TOKEN_ENV).ok(),
         }
@@ -246,129 +215,16 @@ impl Reader {
         }
     }
 
-    fn dynamic(
-        &self,
-        ns: Option<&str>,
-        rt: crate::cluster::resources::ResourceType,
-    ) -> Api<DynamicObject> {
-        let ar = rt.api_resource();
-        match ns {
-            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
-            None => Api::all_with(self.client.clone(), &ar),
-        }
-    }
-
-    async fn list<K>(&self, api: Api<K>, what: &'static str) -> Result<Vec<K>, StatusError>
-    where
-        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-    {
-        match api.list(&ListParams::default()).await {
-            Ok(list) => Ok(list.items),
-            Err(err) if absent(&err) => Ok(Vec::new()),
-            Err(source) => Err(StatusError::Read { what, source }),
-        }
-    }
-
-    async fn get<K>(
-        &self,
-        api: Api<K>,
-        name: &str,
-        what: &'static str,
-    ) -> Result<Option<K>, StatusError>
-    where
-        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-    {
-        match api.get_opt(name).await {
-            Ok(o) => Ok(o),
-            Err(err) if absent(&err) => Ok(None),
-            Err(source) => Err(StatusError::Read { what, source }),
-        }
-    }
-
     async fn inputs(&self) -> Result<Inputs, StatusError> {
-        let mcns = self
-            .list(
-                Api::<MachineConfigNode>::all(self.client.clone()),
-                "MachineConfigNodes",
-            )
-            .await?;
-        let pools = self
-            .list(
-                Api::<Isolated<Pool>>::all(self.client.clone()),
-                "MachineConfigPools",
-            )
-            .await?;
-        let machinesets = self
-            .list(
-                self.dynamic(Some(MACHINE_API_NAMESPACE), MACHINE_SET),
-                "MachineSets",
-            )
-            .await?;
-        let machine_configuration = self
-            .get(
-                self.dynamic(None, MACHINE_CONFIGURATION),
-                "cluster",
-                "MachineConfiguration cluster",
-            )
-            .await?;
-        let config_map = |ns: &str| Api::<ConfigMap>::namespaced(self.client.clone(), ns);
-        let stream = self
-            .get(
-                config_map(STREAM_NAMESPACE),
-                STREAM_CONFIGMAP,
-                "the CoreOS stream ConfigMap",
-            )
-            .await?;
-        let record = self
-            .get(
-                config_map(&self.namespace),
-                &self.record,
-                "the boot image record",
-            )
-            .await?;
-        let events = self
-            .list(
-                Api::<Event>::namespaced(self.client.clone(), MACHINE_API_NAMESPACE),
-                "Events",
-            )
-            .await?;
+        let mut read = Vec::new();
+        for section in sections() {
+            read.push(section.read(&self.client, &self.flags).await?);
+        }
         Ok(Inputs {
-            mcns,
-            pools: pools.into_iter().filter_map(|pool| pool.0.ok()).collect(),
-            machinesets: machinesets.iter().filter_map(machineset).collect(),
-            machine_configuration: machine_configuration
-                .as_ref()
-                .and_then(machine_configuration_of),
-            stream: stream.map(config_map_data),
-            record: record.map(config_map_data),
-            events,
-            control_plane_arch: self.control_plane_arch().await?,
+            sections: read,
             guests: GuestSource::NotAsked,
             ownership: Vec::new(),
         })
-    }
-
-    /// A control-plane node's architecture, in stream terms.
-    async fn control_plane_arch(&self) -> Result<Option<String>, StatusError> {
-        let nodes = Api::<Node>::all(self.client.clone());
-        for role in [
-            "node-role.kubernetes.io/master",
-            "node-role.kubernetes.io/control-plane",
-        ] {
-            let found = nodes
-                .list_metadata(&ListParams::default().labels(role).limit(1))
-                .await
-                .map_err(|source| StatusError::Read {
-                    what: "Nodes",
-                    source,
-                })?;
-            if let Some(node) = found.items.first()
-                && let Some(arch) = node.labels().get("kubernetes.io/arch")
-            {
-                return Ok(mco_bootimage::arch::stream_arch_from_kube(arch).map(str::to_owned));
-            }
-        }
-        Ok(None)
     }
 
     /// `/guests` and the shadow counts of `/metrics` from the admin URL.
@@ -439,39 +295,7 @@ impl Reader {
 
     /// One item per change reported by any of the watches.
     fn changes(&self) -> futures::stream::BoxStream<'static, Result<(), watcher::Error>> {
-        let config = watcher::Config::default;
-        let c = &self.client;
-        let streams = vec![
-            watcher(Api::<MachineConfigNode>::all(c.clone()), config())
-                .default_backoff()
-                .map_ok(|_| ())
-                .boxed(),
-            watcher(self.dynamic(None, MACHINE_CONFIG_POOL), config())
-                .default_backoff()
-                .map_ok(|_| ())
-                .boxed(),
-            watcher(
-                self.dynamic(Some(MACHINE_API_NAMESPACE), MACHINE_SET),
-                config(),
-            )
-            .default_backoff()
-            .map_ok(|_| ())
-            .boxed(),
-            watcher(
-                self.dynamic(None, MACHINE_CONFIGURATION),
-                config().fields("metadata.name=cluster"),
-            )
-            .default_backoff()
-            .map_ok(|_| ())
-            .boxed(),
-            watcher(
-                Api::<Event>::namespaced(c.clone(), MACHINE_API_NAMESPACE),
-                config(),
-            )
-            .default_backoff()
-            .map_ok(|_| ())
-            .boxed(),
-        ];
+        let streams = sections().flat_map(|section| section.changes(&self.client));
         // A kind whose CRD is missing makes its watch fail on every retry:
         // such errors are dropped, so the others keep the view live.
         futures::stream::select_all(streams)
@@ -481,25 +305,6 @@ impl Reader {
                 )
             })
             .boxed()
-    }
-}
-
-/// A MachineSet read as the boot image controller reads it (its
-/// providerSpec stays the JSON its guest owns); `None` when it does not
-/// decode.
-fn machineset(object: &DynamicObject) -> Option<MachineSetView> {
-    MachineSetView::from_object(&serde_json::to_value(object).ok()?).ok()
-}
-
-/// MachineConfiguration `cluster`, decoded as the boot image controller
-/// decodes it; `None` when it does not decode.
-fn machine_configuration_of(object: &DynamicObject) -> Option<MachineConfiguration> {
-    MachineConfiguration::decode(&serde_json::to_value(object).ok()?).ok()
-}
-
-fn config_map_data(cm: ConfigMap) -> ConfigMapData {
-    ConfigMapData {
-        data: cm.data.unwrap_or_default(),
     }
 }
 

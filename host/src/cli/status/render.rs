@@ -1,99 +1,14 @@
-//! The terminal text of a [`Summary`]: sections for pools, nodes in flight,
-//! degraded nodes, boot images and guests, cut to `width` columns. Colour
-//! is an option the caller sets only for a terminal, so the golden renders
-//! are plain text.
+//! The terminal text of a [`Summary`]: the time, each job's section (as
+//! the job draws it), then guests and ownership, cut to `width` columns.
+//! Colour is an option the caller sets only for a terminal, so the golden
+//! renders are plain text.
 
 use std::fmt::Write;
 
-use super::boot_images::Outcome;
 use super::inputs::Rollout;
 use super::model::Summary;
-
-/// How to draw.
-#[derive(Debug, Clone, Copy)]
-pub struct Style {
-    pub width: usize,
-    pub colour: bool,
-}
-
-impl Default for Style {
-    fn default() -> Self {
-        Style {
-            width: 120,
-            colour: false,
-        }
-    }
-}
-
-const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
-const YELLOW: &str = "\x1b[33m";
-const BOLD: &str = "\x1b[1m";
-const RESET: &str = "\x1b[0m";
-
-impl Style {
-    fn paint(&self, code: &str, text: &str) -> String {
-        if self.colour {
-            format!("{code}{text}{RESET}")
-        } else {
-            text.to_owned()
-        }
-    }
-}
-
-/// `1h02m`, `48m`, `30s`: precise enough to act on, short enough for a row.
-pub fn duration(seconds: u64) -> String {
-    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
-    match (h, m) {
-        (0, 0) => format!("{s}s"),
-        (0, _) => format!("{m}m{s:02}s"),
-        _ => format!("{h}h{m:02}m"),
-    }
-}
-
-/// Cuts `text` to `width` characters, marking the cut with `…`.
-fn fit(text: &str, width: usize) -> String {
-    let width = width.max(1);
-    if text.chars().count() <= width {
-        return text.to_owned();
-    }
-    let mut cut: String = text.chars().take(width - 1).collect();
-    cut.push('…');
-    cut
-}
-
-/// Pads every column of `rows` to its widest cell (by characters).
-fn table(rows: &[Vec<String>], indent: usize, width: usize) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let mut line = " ".repeat(indent);
-        for (i, cell) in row.iter().enumerate() {
-            line.push_str(cell);
-            if i + 1 < row.len() {
-                let pad = widths[i].saturating_sub(cell.chars().count()) + 2;
-                line.push_str(&" ".repeat(pad));
-            }
-        }
-        out.push_str(&fit(line.trim_end(), width));
-        out.push('\n');
-    }
-    out
-}
-
-fn bar(done: usize, total: usize, width: usize) -> String {
-    let filled = (done * width).checked_div(total).unwrap_or(width);
-    format!("[{}{}]", "#".repeat(filled), ".".repeat(width - filled))
-}
+pub use crate::status_section::Style;
+use crate::status_section::text::table;
 
 fn short_digest(sha: &str) -> String {
     sha.chars().take(12).collect()
@@ -101,142 +16,19 @@ fn short_digest(sha: &str) -> String {
 
 /// The whole view.
 pub fn render(summary: &Summary, style: Style) -> String {
-    let width = style.width.max(40);
-    let mut out = String::new();
-    let heading = |out: &mut String, text: &str| {
-        let _ = writeln!(out, "{}", style.paint(BOLD, text));
+    let style = Style {
+        width: style.width.max(40),
+        ..style
     };
+    let width = style.width;
+    let mut out = String::new();
     let _ = writeln!(out, "MachineConfig status at {}", summary.now);
-
-    out.push('\n');
-    heading(&mut out, "POOLS");
-    if summary.pools.is_empty() {
-        out.push_str("  (no MachineConfigPools)\n");
-    }
-    // What a pool row holds besides the bar takes up to about 96 columns.
-    let bar_width = width.saturating_sub(96).clamp(8, 30);
-    let rows: Vec<Vec<String>> = summary
-        .pools
-        .iter()
-        .map(|p| {
-            let eta = match (p.eta_seconds, p.updated == p.total) {
-                (_, true) => "done".to_owned(),
-                // Longer than the rollout's pace says it should take.
-                (Some(0), _) => "ETA overdue".to_owned(),
-                (Some(s), _) => format!("ETA {}", duration(s)),
-                (None, _) => "ETA unknown".to_owned(),
-            };
-            vec![
-                p.name.clone(),
-                p.target.clone().unwrap_or_else(|| "-".into()),
-                bar(p.updated, p.total, bar_width),
-                format!("{}/{} updated", p.updated, p.total),
-                format!("{} updating", p.updating),
-                format!("{} waiting", p.waiting),
-                format!("{} degraded", p.degraded),
-                eta,
-            ]
-        })
-        .collect();
-    out.push_str(&table(&rows, 2, width));
-
-    out.push('\n');
-    heading(&mut out, "NODES IN FLIGHT");
-    if summary.nodes_in_flight.is_empty() {
-        out.push_str("  (none)\n");
-    }
-    for n in &summary.nodes_in_flight {
-        let stuck = if n.stuck {
-            format!("  {}", style.paint(RED, "STUCK"))
-        } else {
-            String::new()
-        };
-        let line = format!(
-            "  {}  {}  {}  since {} ({}){}",
-            n.name,
-            n.pool,
-            style.paint(YELLOW, n.phase.as_str()),
-            n.since,
-            duration(n.seconds_in_phase),
-            stuck
-        );
-        // Colour codes are not columns: fit the plain form, then paint.
-        out.push_str(&line);
-        out.push('\n');
-        let why = format!("      {}: {}", n.condition, n.message);
-        out.push_str(&fit(&why, width));
-        out.push('\n');
-    }
-
-    if !summary.degraded_nodes.is_empty() {
-        out.push('\n');
-        heading(&mut out, "DEGRADED");
-        for d in &summary.degraded_nodes {
-            let line = format!(
-                "  {}  {}  since {}  {}: {}",
-                d.name, d.pool, d.since, d.reason, d.message
-            );
-            let _ = writeln!(out, "{}", style.paint(RED, &fit(&line, width)));
-        }
+    for section in &summary.sections.0 {
+        section.render(style, &mut out);
     }
 
     out.push('\n');
-    heading(&mut out, "BOOT IMAGES");
-    let b = &summary.boot_images;
-    for (label, c) in [("Progressing", &b.progressing), ("Degraded", &b.degraded)] {
-        if let Some(c) = c {
-            let line = format!("  {label}={}: {}", c.status, c.message);
-            out.push_str(&fit(&line, width));
-            out.push('\n');
-        }
-    }
-    if b.machinesets.is_empty() {
-        out.push_str("  (no MachineSets)\n");
-    } else {
-        let mut rows = vec![
-            [
-                "MACHINESET",
-                "ARCH",
-                "ENROLLED",
-                "LAST",
-                "CURRENT",
-                "STREAM",
-            ]
-            .map(str::to_owned)
-            .to_vec(),
-        ];
-        for m in &b.machinesets {
-            let same = m.current_image.is_some() && m.current_image == m.stream_image;
-            rows.push(vec![
-                m.name.clone(),
-                m.arch.clone().unwrap_or_else(|| "?".into()),
-                if m.enrolled { "yes" } else { "no" }.into(),
-                m.outcome.as_str().into(),
-                m.current_image.clone().unwrap_or_else(|| "-".into()),
-                if same {
-                    "(same)".into()
-                } else {
-                    m.stream_image.clone().unwrap_or_else(|| "-".into())
-                },
-            ]);
-        }
-        out.push_str(&table(&rows, 2, width));
-        for m in &b.machinesets {
-            if let Some(detail) = &m.detail {
-                let line = format!("    {} ({}): {}", m.name, m.outcome.as_str(), detail);
-                let line = fit(&line, width);
-                let painted = match m.outcome {
-                    Outcome::Failed | Outcome::HotLoop => style.paint(RED, &line),
-                    Outcome::Updated => style.paint(GREEN, &line),
-                    _ => line,
-                };
-                let _ = writeln!(out, "{painted}");
-            }
-        }
-    }
-
-    out.push('\n');
-    heading(&mut out, "GUESTS");
+    style.heading(&mut out, "GUESTS");
     let g = &summary.guests;
     if !g.known {
         let _ = writeln!(out, "  {}", g.source);
@@ -287,7 +79,7 @@ pub fn render(summary: &Summary, style: Style) -> String {
     }
     if !summary.ownership.is_empty() {
         out.push('\n');
-        heading(&mut out, "OWNERSHIP");
+        style.heading(&mut out, "OWNERSHIP");
         out.push_str(&ownership(&summary.ownership, width));
     }
     out
@@ -414,16 +206,5 @@ mod tests {
             json.get("ownership").is_none(),
             "no key without a report: {json}"
         );
-    }
-
-    #[test]
-    fn durations_and_fits() {
-        assert_eq!(
-            [duration(30), duration(300), duration(3 * 3600 + 120)],
-            ["30s", "5m00s", "3h02m"]
-        );
-        assert_eq!(fit("abcdef", 4), "abc…");
-        assert_eq!(bar(1, 4, 8), "[##......]");
-        assert_eq!(bar(0, 0, 4), "[####]");
     }
 }

@@ -1,4 +1,4 @@
-//! The boot images section of the status summary: the controller's
+//! The boot image section of the status summary: the controller's
 //! conditions on MachineConfiguration `cluster`, and per MachineSet its
 //! image, the stream's, whether it is enrolled, and the last thing the
 //! controller did with it (its Events, hot-loop record and conditions).
@@ -8,7 +8,7 @@ use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::MachineSetView;
 use serde::Serialize;
 
-use super::inputs::Inputs;
+use super::Objects;
 use crate::bootimage::objects::MachineConfiguration;
 use crate::bootimage::platform;
 use crate::bootimage::state::{ControllerState, HOT_LOOP_LIMIT};
@@ -78,30 +78,30 @@ fn condition_text(mc: Option<&MachineConfiguration>, type_: &str) -> Option<Cond
     })
 }
 
-pub(super) fn summarize(inputs: &Inputs) -> BootImages {
-    let stream = inputs
+pub fn summarize(objects: &Objects) -> BootImages {
+    let stream = objects
         .stream
         .as_ref()
         .and_then(|cm| cm.stream())
         .and_then(|text| mco_bootimage::Stream::parse(text).ok());
-    let record = inputs
+    let record = objects
         .record
         .as_ref()
         .and_then(|cm| ControllerState::from_data(&cm.data).ok())
         .unwrap_or_default();
     let degraded = condition_text(
-        inputs.machine_configuration.as_ref(),
+        objects.machine_configuration.as_ref(),
         crate::bootimage::conditions::DEGRADED,
     );
-    let mut machinesets: Vec<MachineSetRow> = inputs
+    let mut machinesets: Vec<MachineSetRow> = objects
         .machinesets
         .iter()
-        .map(|view| machineset_row(inputs, view, stream.as_ref(), &record, degraded.as_ref()))
+        .map(|view| machineset_row(objects, view, stream.as_ref(), &record, degraded.as_ref()))
         .collect();
     machinesets.sort_by(|a, b| a.name.cmp(&b.name));
     BootImages {
         progressing: condition_text(
-            inputs.machine_configuration.as_ref(),
+            objects.machine_configuration.as_ref(),
             crate::bootimage::conditions::PROGRESSING,
         ),
         degraded,
@@ -110,7 +110,7 @@ pub(super) fn summarize(inputs: &Inputs) -> BootImages {
 }
 
 fn machineset_row(
-    inputs: &Inputs,
+    objects: &Objects,
     view: &MachineSetView,
     stream: Option<&mco_bootimage::Stream>,
     record: &ControllerState,
@@ -118,7 +118,7 @@ fn machineset_row(
 ) -> MachineSetRow {
     let arch = mco_bootimage::arch::machineset_arch(
         view,
-        inputs.control_plane_arch.as_deref().unwrap_or("x86_64"),
+        objects.control_plane_arch.as_deref().unwrap_or("x86_64"),
         false,
     )
     .ok();
@@ -134,10 +134,10 @@ fn machineset_row(
         _ => None,
     };
     let platform_name = platform.map_or("", |(platform, _)| platform.about().name);
-    let enrolled = inputs.machine_configuration.as_ref().is_some_and(|mc| {
+    let enrolled = objects.machine_configuration.as_ref().is_some_and(|mc| {
         crate::bootimage::rules::enrollment_gate(mc, view, platform_name).is_none()
     });
-    let (mut outcome, mut detail) = last_event(&inputs.events, &view.name);
+    let (mut outcome, mut detail) = last_event(&objects.events, &view.name);
     if let Some(h) = record.hot_loops.get(&view.name)
         && h.count >= HOT_LOOP_LIMIT
         && matches!(outcome, Outcome::HotLoop | Outcome::Updated | Outcome::None)

@@ -1,0 +1,181 @@
+//! One job's part of `mco-host status`, as the view knows it: what the
+//! job reads, its part of the summary, its text and its keys of the JSON
+//! document. The view (`cli/status`) reads guests, ownership and shadow
+//! counts itself and asks each job of [`JOBS`](crate::JOBS) for its
+//! [`StatusSection`] ([`Job::status`](crate::jobs::Job::status)); the
+//! sections come in `JOBS` order, in the text as in the JSON.
+
+pub mod text;
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::cluster::resources::ResourceType;
+pub use text::Style;
+
+/// A job's section of the status view.
+pub trait StatusSection: Sync {
+    /// Reads the section's objects from the cluster. A kind whose CRD is
+    /// absent (a cluster without the Machine API, say) reads as empty.
+    fn read<'a>(
+        &'a self,
+        client: &'a Client,
+        flags: &'a Flags,
+    ) -> BoxFuture<'a, Result<Box<dyn SectionInputs>, ReadError>>;
+
+    /// The section's objects among plain ones (a `kubectl get -o json`
+    /// list, the golden cases), each decoded as [`read`](Self::read)
+    /// decodes it; other objects, and ones that do not decode, are left
+    /// out.
+    fn decode(&self, objects: &[serde_json::Value]) -> Box<dyn SectionInputs>;
+
+    /// One watch per kind [`read`](Self::read) reads: `--watch` redraws
+    /// when one of them reports a change.
+    fn changes(&self, client: &Client) -> Vec<Changes>;
+}
+
+/// A watch's reports, reduced to "something changed".
+pub type Changes = BoxStream<'static, Result<(), watcher::Error>>;
+
+/// What a section read, at one time.
+pub trait SectionInputs: Debug + Send + Sync {
+    /// The section's part of the summary at `now`.
+    fn summarize(&self, now: Timestamp, thresholds: Thresholds) -> Box<dyn SectionSummary>;
+}
+
+/// A section's part of the summary.
+pub trait SectionSummary: Debug + Send + Sync {
+    /// Its keys of the JSON document, in order (the document holds them
+    /// beside the view's own, not under a key of the section's).
+    fn entries(&self) -> Vec<(&'static str, &dyn erased_serde::Serialize)>;
+
+    /// Appends its text (headings included) to `out`.
+    fn render(&self, style: Style, out: &mut String);
+
+    /// The same without what only the clock changes (durations, ETAs), so
+    /// that `--watch` redraws for a change in the cluster, not for every
+    /// tick.
+    fn without_clock(&self) -> Box<dyn SectionSummary>;
+}
+
+/// The flags of `status` that sections read when reading the cluster.
+/// They stay among the command's own flags, so `status --help` keeps
+/// its order.
+#[derive(Debug, Clone)]
+pub struct Flags {
+    /// `--namespace`: mco-host's namespace.
+    pub namespace: String,
+    /// `--boot-image-state`: a record ConfigMap in that namespace.
+    pub boot_image_state: String,
+}
+
+/// When a phase counts as stuck (`--stuck-after-drain`, `--stuck-after`).
+#[derive(Debug, Clone, Copy)]
+pub struct Thresholds {
+    pub drain: Duration,
+    pub other: Duration,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            drain: Duration::from_secs(30 * 60),
+            other: Duration::from_secs(15 * 60),
+        }
+    }
+}
+
+/// An object or a list the view could not read.
+#[derive(Debug, thiserror::Error)]
+#[error("reading {what}: {source}")]
+pub struct ReadError {
+    pub what: &'static str,
+    #[source]
+    pub source: kube::Error,
+}
+
+/// What says which object a plain one is, for
+/// [`StatusSection::decode`].
+#[derive(Deserialize, Debug, Default)]
+#[serde(default)]
+pub struct Head {
+    pub kind: String,
+    pub metadata: Named,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(default)]
+pub struct Named {
+    pub name: String,
+}
+
+impl Head {
+    /// `object`'s kind and name; empty where it has none.
+    pub fn of(object: &serde_json::Value) -> Head {
+        Head::deserialize(object).unwrap_or_default()
+    }
+}
+
+/// `object` decoded as a `T`; `None` when it does not decode.
+pub fn typed<T: DeserializeOwned>(object: &serde_json::Value) -> Option<T> {
+    T::deserialize(object).ok()
+}
+
+/// Whether `err` says the kind is not served (its CRD is absent).
+pub fn absent(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::Api(s) if s.code == 404)
+}
+
+/// An `Api` of untyped objects of `rt`, in `ns` or cluster-wide.
+pub fn dynamic(client: &Client, ns: Option<&str>, rt: ResourceType) -> Api<DynamicObject> {
+    let ar = rt.api_resource();
+    match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    }
+}
+
+/// Every object of `api`; none when the kind is absent.
+pub async fn list<K>(api: Api<K>, what: &'static str) -> Result<Vec<K>, ReadError>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    match api.list(&ListParams::default()).await {
+        Ok(list) => Ok(list.items),
+        Err(err) if absent(&err) => Ok(Vec::new()),
+        Err(source) => Err(ReadError { what, source }),
+    }
+}
+
+/// The object `name` of `api`; none when it or its kind is absent.
+pub async fn get<K>(api: Api<K>, name: &str, what: &'static str) -> Result<Option<K>, ReadError>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    match api.get_opt(name).await {
+        Ok(o) => Ok(o),
+        Err(err) if absent(&err) => Ok(None),
+        Err(source) => Err(ReadError { what, source }),
+    }
+}
+
+/// A watch on `api`, backing off and resuming by itself.
+pub fn watch<K>(api: Api<K>, config: watcher::Config) -> Changes
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    watcher(api, config)
+        .default_backoff()
+        .map_ok(|_| ())
+        .boxed()
+}
