@@ -135,7 +135,8 @@ crds: host
 	$(CARGO_TARGET_DIR)/release/mco-host crds --out-dir deploy
 
 ## docs-ref: regenerate the references under docs/reference/ from the code:
-## the CLI (cli.md) and the shell completions (completions/).
+## the CLI (cli.md), the metric families (metric-families.md) and the shell
+## completions (completions/).
 docs-ref: host
 	$(CARGO_TARGET_DIR)/release/mco-host docs --out-dir docs/reference
 

@@ -76,6 +76,20 @@ pub fn prepare(matches: &ArgMatches) -> Result<Prepared, RunnerError> {
     })
 }
 
+/// The families [`prepare`] registers with every job's `run` flags at
+/// their defaults: what the metrics reference lists.
+pub fn registered_at_defaults() -> Result<Registry, String> {
+    let run = crate::JOBS
+        .iter()
+        .fold(clap::Command::new("run"), |run, job| job.run_args(run));
+    let matches = run
+        .try_get_matches_from(["run"])
+        .map_err(|e| format!("the jobs' run flags: {e}"))?;
+    prepare(&matches)
+        .map(|prepared| prepared.registry)
+        .map_err(|e| e.to_string())
+}
+
 pub async fn run(
     options: RunOptions,
     prepared: Prepared,

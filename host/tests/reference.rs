@@ -1,7 +1,8 @@
 //! The generated references under `docs/reference/` (the CLI, the shell
-//! completions) are what the built `mco-host` prints now, so the
-//! docs cannot drift from the code; and the bash completion completes in a
-//! real bash.
+//! completions, the metric families) are what the built `mco-host` prints
+//! now, so the docs cannot drift from the code; the hand-written metrics
+//! page covers every family and no other; and the bash completion
+//! completes in a real bash.
 
 mod common;
 
@@ -12,8 +13,9 @@ use std::process::Command;
 use common::cli::{run, stderr};
 
 /// Every file `mco-host docs --out-dir` writes, relative to `docs/reference/`.
-const GENERATED: [&str; 4] = [
+const GENERATED: [&str; 5] = [
     "cli.md",
+    "metric-families.md",
     "completions/mco-host.bash",
     "completions/mco-host.zsh",
     "completions/mco-host.fish",
@@ -61,6 +63,57 @@ fn the_checked_in_references_are_what_the_binary_generates() {
             "docs/reference/{file} is stale: run `make docs-ref`"
         );
     }
+}
+
+/// The families of the generated list, `mco_` prefixed.
+fn generated_families() -> BTreeSet<String> {
+    let list = read(&reference_dir().join("metric-families.md"));
+    list.lines()
+        .filter_map(|line| line.strip_prefix("| `")?.split_once('`'))
+        .map(|(family, _)| family.to_owned())
+        .collect()
+}
+
+/// What a series named on the metrics page belongs to: its family, the
+/// counter and histogram suffixes taken off.
+fn family_of(series: &str) -> &str {
+    ["_total", "_bucket", "_sum", "_count"]
+        .iter()
+        .find_map(|suffix| series.strip_suffix(suffix))
+        .unwrap_or(series)
+}
+
+/// The page that says what each series means and what to do about it is
+/// written by hand: it must name every family `run` registers, and no
+/// family it does not.
+#[test]
+fn the_metrics_page_explains_every_registered_family_and_no_other() {
+    let families = generated_families();
+    assert!(families.len() > 20, "{families:?}");
+    let page = read(&reference_dir().join("metrics.md"));
+    let named: BTreeSet<String> = page
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| word.starts_with("mco_") && word.len() > "mco_".len())
+        .map(|series| {
+            // A family whose name ends like a suffix is named as it is.
+            let family = if families.contains(series) {
+                series
+            } else {
+                family_of(series)
+            };
+            family.to_owned()
+        })
+        .collect();
+    let unexplained: Vec<&String> = families.difference(&named).collect();
+    assert!(
+        unexplained.is_empty(),
+        "docs/reference/metrics.md says nothing of {unexplained:?}"
+    );
+    let unknown: Vec<&String> = named.difference(&families).collect();
+    assert!(
+        unknown.is_empty(),
+        "docs/reference/metrics.md names series no family serves: {unknown:?}"
+    );
 }
 
 #[test]

@@ -462,7 +462,7 @@ complete -c mco-host -n "__fish_mco_host_using_subcommand completions" -l oci-ma
 complete -c mco-host -n "__fish_mco_host_using_subcommand completions" -l no-pooling -d 'Instantiate on demand instead of from the pooling allocator'
 complete -c mco-host -n "__fish_mco_host_using_subcommand completions" -l perf-map -d 'Write `/tmp/perf-<pid>.map`, so that `perf record` / `perf report` name the guest\'s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false'
 complete -c mco-host -n "__fish_mco_host_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c mco-host -n "__fish_mco_host_using_subcommand docs" -l out-dir -d 'Write `cli.md` and `completions/mco-host.{bash,zsh,fish}` under this directory (`make docs-ref` gives `docs/reference`)' -r -F
+complete -c mco-host -n "__fish_mco_host_using_subcommand docs" -l out-dir -d 'Write `cli.md`, `metric-families.md` and `completions/mco-host.{bash,zsh,fish}` under this directory (`make docs-ref` gives `docs/reference`)' -r -F
 complete -c mco-host -n "__fish_mco_host_using_subcommand docs" -l guest-deadline -d 'Wall-clock budget of one guest evaluation' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand docs" -l guest-memory-mib -d 'Linear-memory cap of one guest, in MiB' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand docs" -l guest-memory-max-mib -d 'The most a registry entry\'s `memoryMiB` may ask for, in MiB (default: --guest-memory-mib). Raising it raises no guest\'s cap: it admits entries that set a larger one of their own' -r

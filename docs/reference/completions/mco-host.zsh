@@ -640,7 +640,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (docs)
 _arguments "${_arguments_options[@]}" : \
-'--out-dir=[Write \`cli.md\` and \`completions/mco-host.{bash,zsh,fish}\` under this directory (\`make docs-ref\` gives \`docs/reference\`)]:DIR:_files' \
+'--out-dir=[Write \`cli.md\`, \`metric-families.md\` and \`completions/mco-host.{bash,zsh,fish}\` under this directory (\`make docs-ref\` gives \`docs/reference\`)]:DIR:_files' \
 '--guest-deadline=[Wall-clock budget of one guest evaluation]:GUEST_DEADLINE:_default' \
 '--guest-memory-mib=[Linear-memory cap of one guest, in MiB]:GUEST_MEMORY_MIB:_default' \
 '--guest-memory-max-mib=[The most a registry entry'\''s \`memoryMiB\` may ask for, in MiB (default\: --guest-memory-mib). Raising it raises no guest'\''s cap\: it admits entries that set a larger one of their own]:MIB:_default' \

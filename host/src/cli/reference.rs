@@ -1,13 +1,10 @@
 //! The references generated from the code, so they cannot drift from it:
 //! the command line in Markdown (clap-markdown, from the clap definitions,
-//! plus the environment variables they read) and the shell completions
-//! (clap_complete). `mco-host docs --out-dir docs/reference` writes them
-//! all (`make docs-ref`); a test compares the checked-in files with what
-//! the binary prints now.
-//!
-//! The metrics are not generated: prometheus-client encodes a family only
-//! once it has a series, and exposes no other way to list what was
-//! registered.
+//! plus the environment variables they read), the shell completions
+//! (clap_complete) and the metric families `run` registers.
+//! `mco-host docs --out-dir docs/reference` writes them all (`make
+//! docs-ref`); a test compares the checked-in files with what the binary
+//! prints now.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -32,8 +29,9 @@ pub struct CompletionsArgs {
 
 #[derive(Args)]
 pub struct DocsArgs {
-    /// Write `cli.md` and `completions/mco-host.{bash,zsh,fish}` under
-    /// this directory (`make docs-ref` gives `docs/reference`).
+    /// Write `cli.md`, `metric-families.md` and
+    /// `completions/mco-host.{bash,zsh,fish}` under this directory (`make
+    /// docs-ref` gives `docs/reference`).
     #[arg(long, value_name = "DIR")]
     out_dir: PathBuf,
 }
@@ -45,7 +43,10 @@ pub fn completions(args: &CompletionsArgs) -> Result<(), Failure> {
 
 /// `mco-host docs --out-dir DIR`: every generated reference, each in its file.
 pub fn docs(args: &DocsArgs) -> Result<(), Failure> {
-    let mut files = vec![(PathBuf::from("cli.md"), cli_markdown())];
+    let mut files = vec![
+        (PathBuf::from("cli.md"), cli_markdown()),
+        (PathBuf::from("metric-families.md"), metrics_markdown()?),
+    ];
     for shell in CHECKED_IN_SHELLS {
         let file = Path::new("completions").join(format!("{BIN}.{shell}"));
         files.push((file, completion(shell)?));
@@ -79,6 +80,26 @@ fn cli_markdown() -> String {
     text.push_str("\n\n");
     text.push_str(&environment_markdown(&command));
     text
+}
+
+/// Every family `run` registers, the job-free components' and each job's
+/// (its flags at their defaults), with its HELP text.
+fn metrics_markdown() -> Result<String, Failure> {
+    let registry = crate::run::registered_at_defaults().map_err(Failure::Other)?;
+    let mut text = String::from(
+        "# Metric families\n\n\
+         Every family `mco-host run` registers, with its HELP text, generated\n\
+         by `make docs-ref`. Each is served with the prefix `mco_`; a counter\n\
+         as `<name>_total`, a histogram as `<name>_bucket`, `_sum` and\n\
+         `_count`. [Metrics](metrics.md) says what the labels mean and what\n\
+         to do about each.\n\n\
+         | Family | HELP |\n|---|---|\n",
+    );
+    for family in crate::metrics::families(&registry) {
+        let help = family.help.replace('|', "\\|");
+        let _ = writeln!(text, "| `mco_{}` | {help} |", family.name);
+    }
+    Ok(text)
 }
 
 /// The table of environment variables: each with its flag and the commands
