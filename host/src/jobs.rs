@@ -7,7 +7,9 @@
 use std::ops::Deref;
 use std::path::Path;
 
+use crate::audit_files::FileAudit;
 use crate::case_check::{CaseFailure, Pass};
+use crate::preflight::Checks;
 use crate::runtime::{GuestError, LoadError, Runtime};
 use mco_registry::{self, Fetched, JobKind, Served, Slot};
 
@@ -52,6 +54,22 @@ pub trait Job: JobKind {
     ) -> Result<serde_json::Value, EvalError> {
         let _ = (matches, modules);
         Err(EvalError::NoEval(self.name()))
+    }
+
+    /// `preflight`: what this job checks of a cluster before the host is
+    /// installed there, for the host's ServiceAccount `user` (its
+    /// `preflight.rs`); none: it has nothing to check, and `preflight` does
+    /// not list it.
+    fn preflight<'a>(&'a self, client: &'a kube::Client, user: &'a str) -> Option<Checks<'a>> {
+        let _ = (client, user);
+        None
+    }
+
+    /// `guests audit --job <this job>` from files: the flags naming them
+    /// and the audit of what they hold (its `audit.rs`); none: the job is
+    /// audited on the cluster only ([`JobKind::audit`]).
+    fn file_audit(&self) -> Option<&'static dyn FileAudit> {
+        None
     }
 }
 
@@ -259,6 +277,19 @@ mod tests {
             Some("skeleton")
         );
         assert!(Skeleton.eval_command().is_none() && Skeleton.case_files().is_empty());
+        assert!(Skeleton.file_audit().is_none());
+    }
+
+    /// A job with nothing to check before an install is left out of
+    /// `preflight`.
+    #[tokio::test]
+    async fn the_skeleton_has_nothing_to_check_before_an_install() {
+        let url = "http://127.0.0.1:9"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let client =
+            kube::Client::try_from(kube::Config::new(url)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(Skeleton.preflight(&client, "nobody").is_none());
     }
 
     /// The case finder knows a case of every job by the job's own files.

@@ -9,6 +9,7 @@
 //! replica still holds the lease (`leadership`), the series each of them
 //! counts (`metrics`), and the command line (`cli`).
 pub mod admin;
+pub mod audit_files;
 pub mod bootimage;
 pub mod case_check;
 pub mod cases;
@@ -22,6 +23,7 @@ pub mod manifests;
 pub mod mcn;
 pub mod metrics;
 pub mod ownership;
+pub mod preflight;
 pub mod run;
 pub use mco_runtime as runtime;
 pub use mco_runtime::blob;

@@ -1,6 +1,8 @@
 //! How the MachineConfigNode job describes itself to the command line
 //! ([`Job`](crate::jobs::Job)): its world, its case folders and their
-//! check (`case.rs`), its `eval` subcommand (`eval_command.rs`).
+//! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), its
+//! `preflight` checks (`preflight.rs`) and its audit from files
+//! (`audit.rs`).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -10,8 +12,10 @@ use clap::Args as _;
 use super::McnGuest;
 use super::eval_command::McnArgs;
 use super::job::Mcn;
+use crate::audit_files::FileAudit;
 use crate::case_check::{CaseFailure, Pass};
 use crate::jobs::{EvalError, Modules, Role};
+use crate::preflight::Checks;
 use crate::runtime::{LoadError, Runtime};
 use mco_registry::{Fetched, Job, Served};
 
@@ -47,5 +51,13 @@ impl crate::jobs::Job for Mcn {
         modules: &mut dyn Modules,
     ) -> Result<serde_json::Value, EvalError> {
         super::eval_command::eval(matches, modules)
+    }
+
+    fn preflight<'a>(&'a self, client: &'a kube::Client, user: &'a str) -> Option<Checks<'a>> {
+        Some(Box::pin(super::preflight::checks(client, user)))
+    }
+
+    fn file_audit(&self) -> Option<&'static dyn FileAudit> {
+        Some(&super::audit::FromFiles)
     }
 }

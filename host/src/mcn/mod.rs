@@ -25,6 +25,7 @@ pub mod observe;
 pub mod phase;
 mod phase_gauge;
 pub mod policies;
+mod preflight;
 pub mod rules;
 pub mod sweep;
 pub mod write;
