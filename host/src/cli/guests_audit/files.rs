@@ -94,16 +94,17 @@ impl clap::Args for FileArgs {
                 Use::Objects => flags(job)
                     .iter()
                     .filter(|other| other.read == Use::Required)
-                    .fold(own(arg).conflicts_with("kubeconfig"), |arg, other| {
-                        arg.requires(other.name)
-                    }),
+                    .fold(own(arg), |arg, other| arg.requires(other.name)),
                 Use::Required | Use::Optional => {
                     own(arg).requires(objects(job).unwrap_or_default())
                 }
                 Use::Shared(_) => arg.help(shared_help(flag)),
             });
         }
-        cmd
+        // `--kubeconfig` (declared before these) reads the objects the
+        // files would give.
+        let objects: Vec<&str> = JOBS.iter().filter_map(objects).collect();
+        cmd.mut_arg("kubeconfig", |arg| arg.conflicts_with_all(objects))
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {
@@ -128,8 +129,8 @@ impl FromArgMatches for FileArgs {
     }
 }
 
-/// How the refusals name a job: `the mcn job`, or for a job with an entry
-/// per key `a bootImage job`.
+/// How a refusal names the job whose inputs were given: `the mcn job`,
+/// or `a bootImage job` for a job with an entry per key.
 fn a_job(job: &dyn Job) -> String {
     match job.key() {
         None => format!("the {} job", job.name()),
@@ -148,6 +149,7 @@ impl FileArgs {
             Some((other, flag)) => Err(AuditError::Usage(format!(
                 "--{flag} and its files are inputs of {}, not of {}",
                 a_job(other),
+                // The job audited: a single one by its bare name.
                 match job.key() {
                     None => job.name().to_owned(),
                     Some(_) => a_job(job),
