@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 
 use crate::manifests::InputError;
-use mco_registry::audit::Audit;
 use mco_registry::audit::cluster::ReadError;
+use mco_registry::audit::{self, Audit};
 use mco_registry::{Job, Served};
 
 /// How a job reads the file of one flag.
@@ -46,22 +46,19 @@ impl FileFlag {
 }
 
 /// A job's audit from files: the flags naming them, the objects flag
-/// first, and the audit of what they hold.
-pub trait FileAudit: Sync {
-    /// The flags, in the order `guests audit --help` lists them; the first
-    /// is the job's [`Use::Objects`].
-    fn flags(&self) -> &'static [FileFlag];
+/// first, in the order `guests audit --help` lists them, and the audit of
+/// what they hold: every object of `files` decided with the module and the
+/// candidate `served` holds for `job`, and compared, keeping `limit` of
+/// each sample.
+pub struct FileAudit {
+    pub flags: &'static [FileFlag],
+    pub audit:
+        fn(files: &Files, served: &Served, job: &Job, limit: usize) -> Result<Audit, FilesError>,
+}
 
-    /// Decides every object of `files` with the module and the candidate
-    /// `served` holds for `job`, and compares them, keeping `limit` of each
-    /// sample.
-    fn audit(
-        &self,
-        files: &Files,
-        served: &Served,
-        job: &Job,
-        limit: usize,
-    ) -> Result<Audit, FilesError>;
+/// The active module and the candidate `served` holds for `job`, as `G`.
+pub fn pair<'s, G: 'static>(served: &'s Served, job: &Job) -> Result<(&'s G, &'s G), ReadError> {
+    (served.get::<G>().and_then(audit::pair)).ok_or_else(|| ReadError::NoCandidate(job.to_string()))
 }
 
 /// The paths given for one job's flags (`-` is standard input).

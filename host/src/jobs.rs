@@ -68,7 +68,7 @@ pub trait Job: JobKind {
     /// `guests audit --job <this job>` from files: the flags naming them
     /// and the audit of what they hold (its `audit.rs`); none: the job is
     /// audited on the cluster only ([`JobKind::audit`]).
-    fn file_audit(&self) -> Option<&'static dyn FileAudit> {
+    fn file_audit(&self) -> Option<&'static FileAudit> {
         None
     }
 }

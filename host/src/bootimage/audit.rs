@@ -29,7 +29,7 @@ use super::objects::{
     STREAM_NAMESPACE, UserDataSecret,
 };
 use super::rules;
-use crate::audit_files::{FileAudit, FileFlag, Files, FilesError, Use};
+use crate::audit_files::{FileAudit, FileFlag, Files, FilesError, Use, pair};
 use crate::cluster::resources::{
     CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
 };
@@ -37,7 +37,7 @@ use crate::feature_gates;
 use crate::manifests::Names;
 use crate::manifests::{InputError, Reader};
 use mco_registry::audit::cluster::{ReadError, dynamic, get, pages};
-use mco_registry::audit::{self, Audit, Keyed};
+use mco_registry::audit::{Audit, Keyed};
 use mco_registry::{Job, Served};
 
 /// The key saying what a decision is (`noop`, `skip`, `error` with its
@@ -77,7 +77,10 @@ pub fn decision_fields(decision: &Decision) -> Vec<(String, String)> {
 /// `guests audit --job bootImage.<Platform>` from files: `eval
 /// bootimage`'s, with any number of MachineSets and user-data Secrets, and
 /// the ControlPlaneMachineSet beside them.
-pub struct FromFiles;
+pub const FROM_FILES: FileAudit = FileAudit {
+    flags: FLAGS,
+    audit: from_files,
+};
 
 const FLAGS: &[FileFlag] = &[
     FileFlag::new(
@@ -137,43 +140,36 @@ const FLAGS: &[FileFlag] = &[
     ),
 ];
 
-impl FileAudit for FromFiles {
-    fn flags(&self) -> &'static [FileFlag] {
-        FLAGS
+/// The audit of the objects of `files` ([`FileAudit::audit`]).
+fn from_files(
+    files: &Files,
+    served: &Served,
+    job: &Job,
+    limit: usize,
+) -> Result<Audit, FilesError> {
+    let guests = pair::<BootImageGuest>(served, job)?;
+    let arch = super::host_stream_arch().map_err(ReadError::Cluster)?;
+    let paths = BootImagePaths {
+        object: (MachineKind::MachineSet, files.objects()),
+        configmap: files.required("configmap")?,
+        infrastructure: files.required("infrastructure")?,
+        clusterversion: files.get("clusterversion"),
+        machineconfiguration: files.get("machineconfiguration"),
+        user_data_secret: files.get("user-data-secrets"),
+        known_images: files.get("known-images"),
+        featuregate: files.get("featuregate"),
+        vcenter: files.get("vcenter"),
+        install_config: files.get("install-config"),
+        // An audit has no `--ec2` (see `BootImageObjects::read`).
+        ec2: None,
+    };
+    let read = BootImageObjects::read(&paths, files.get("controlplanemachineset"))?;
+    check_cluster(&read.cluster, job.key().unwrap_or_default())?;
+    let mut audit = BootImageAudit::new(guests, &read.cluster, &read.secrets, arch, limit);
+    for machine in read.objects {
+        audit.add(machine);
     }
-
-    fn audit(
-        &self,
-        files: &Files,
-        served: &Served,
-        job: &Job,
-        limit: usize,
-    ) -> Result<Audit, FilesError> {
-        let guests = (served.get::<BootImageGuest>().and_then(audit::pair))
-            .ok_or_else(|| ReadError::NoCandidate(job.to_string()))?;
-        let arch = super::host_stream_arch().map_err(ReadError::Cluster)?;
-        let paths = BootImagePaths {
-            object: (MachineKind::MachineSet, files.objects()),
-            configmap: files.required("configmap")?,
-            infrastructure: files.required("infrastructure")?,
-            clusterversion: files.get("clusterversion"),
-            machineconfiguration: files.get("machineconfiguration"),
-            user_data_secret: files.get("user-data-secrets"),
-            known_images: files.get("known-images"),
-            featuregate: files.get("featuregate"),
-            vcenter: files.get("vcenter"),
-            install_config: files.get("install-config"),
-            // An audit has no `--ec2` (see `BootImageObjects::read`).
-            ec2: None,
-        };
-        let read = BootImageObjects::read(&paths, files.get("controlplanemachineset"))?;
-        check_cluster(&read.cluster, job.key().unwrap_or_default())?;
-        let mut audit = BootImageAudit::new(guests, &read.cluster, &read.secrets, arch, limit);
-        for machine in read.objects {
-            audit.add(machine);
-        }
-        Ok(audit.finish())
-    }
+    Ok(audit.finish())
 }
 
 /// The user-data Secrets an audit was given, by name.

@@ -25,7 +25,7 @@ use super::guest::McnGuestExt as _;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::policies;
 use super::{observe, rules};
-use crate::audit_files::{FileAudit, FileFlag, Files, FilesError, Use};
+use crate::audit_files::{FileAudit, FileFlag, Files, FilesError, Use, pair};
 use crate::cluster::decode::Isolated;
 use crate::cluster::managers::keep_operator_entries;
 use crate::cluster::resources::MACHINE_CONFIGURATION;
@@ -34,7 +34,7 @@ use crate::manifests::Names;
 use crate::manifests::{InputError, Reader};
 use crate::runtime::GuestError;
 use mco_registry::audit::cluster::{ReadError, dynamic, get, list, pages, readable};
-use mco_registry::audit::{self, Audit, Keyed};
+use mco_registry::audit::{Audit, Keyed};
 use mco_registry::{Job, Served};
 
 /// Nodes that share one instance of each module.
@@ -53,7 +53,10 @@ pub struct Cluster {
 
 /// `guests audit --job mcn` from files: `eval mcn`'s, with any number of
 /// Nodes and stored MCNs.
-pub struct FromFiles;
+pub const FROM_FILES: FileAudit = FileAudit {
+    flags: FLAGS,
+    audit: from_files,
+};
 
 const FLAGS: &[FileFlag] = &[
     FileFlag::new(
@@ -80,30 +83,23 @@ const FLAGS: &[FileFlag] = &[
     ),
 ];
 
-impl FileAudit for FromFiles {
-    fn flags(&self) -> &'static [FileFlag] {
-        FLAGS
-    }
-
-    fn audit(
-        &self,
-        files: &Files,
-        served: &Served,
-        job: &Job,
-        limit: usize,
-    ) -> Result<Audit, FilesError> {
-        let guests = (served.get::<McnGuest>().and_then(audit::pair))
-            .ok_or_else(|| ReadError::NoCandidate(job.to_string()))?;
-        let paths = McnPaths {
-            node: files.objects(),
-            pools: files.get("pools"),
-            machineconfigs: files.get("machineconfigs"),
-            machineconfiguration: files.get("machineconfiguration"),
-            previous: files.get("previous"),
-            featuregate: files.get("featuregate"),
-        };
-        Ok(audit_files(&paths, guests, limit)?)
-    }
+/// The audit of the objects of `files` ([`FileAudit::audit`]).
+fn from_files(
+    files: &Files,
+    served: &Served,
+    job: &Job,
+    limit: usize,
+) -> Result<Audit, FilesError> {
+    let guests = pair::<McnGuest>(served, job)?;
+    let paths = McnPaths {
+        node: files.objects(),
+        pools: files.get("pools"),
+        machineconfigs: files.get("machineconfigs"),
+        machineconfiguration: files.get("machineconfiguration"),
+        previous: files.get("previous"),
+        featuregate: files.get("featuregate"),
+    };
+    Ok(audit_files(&paths, guests, limit)?)
 }
 
 /// The audit of the Nodes of `files.node`, any number read one at a time

@@ -57,7 +57,7 @@ impl crate::jobs::Job for Mcn {
         Some(Box::pin(super::preflight::checks(client, user)))
     }
 
-    fn file_audit(&self) -> Option<&'static dyn FileAudit> {
-        Some(&super::audit::FromFiles)
+    fn file_audit(&self) -> Option<&'static FileAudit> {
+        Some(&super::audit::FROM_FILES)
     }
 }

@@ -21,7 +21,7 @@ pub(in crate::cli) struct FileArgs {
 
 /// The flags of `job`'s audit from files; none if it has none.
 fn flags(job: &dyn Job) -> &'static [FileFlag] {
-    job.file_audit().map_or(&[], |audit| audit.flags())
+    job.file_audit().map_or(&[], |audit| audit.flags)
 }
 
 /// The flag naming `job`'s objects, if it is audited from files.
@@ -165,7 +165,7 @@ impl FileArgs {
     pub(super) fn of(
         &self,
         job: &dyn Job,
-    ) -> Result<Option<(&'static dyn FileAudit, Files<'_>)>, AuditError> {
+    ) -> Result<Option<(&'static FileAudit, Files<'_>)>, AuditError> {
         let given = job.file_audit().and_then(|audit| {
             let flag = objects(job)?;
             let path = self.given.get(flag)?;

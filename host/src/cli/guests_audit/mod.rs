@@ -114,9 +114,9 @@ pub(super) fn run(sandbox: &SandboxArgs, args: AuditArgs) -> Result<(), Failure>
         .candidate()
         .ok_or_else(|| AuditError::NoCandidate(job.to_string()))?;
     let audit = match args.files.of(kind)? {
-        Some((from_files, files)) => from_files
-            .audit(&files, &served, &job, args.sample)
-            .map_err(AuditError::from)?,
+        Some((from_files, files)) => {
+            (from_files.audit)(&files, &served, &job, args.sample).map_err(AuditError::from)?
+        }
         None => on_cluster(args.kubeconfig.as_deref(), async |client| {
             job.kind().audit(client, &served, &job, args.sample).await
         })?,
