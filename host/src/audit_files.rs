@@ -45,6 +45,14 @@ impl FileFlag {
     }
 }
 
+/// `--featuregate`: what every job that follows the cluster's feature
+/// gates reads them from.
+pub const FEATUREGATE: FileFlag = FileFlag::new(
+    "featuregate",
+    Use::Shared(None),
+    "FeatureGate `cluster` (default: the Default feature set), as for `eval`",
+);
+
 /// A job's audit from files: the flags naming them, the objects flag
 /// first, in the order `guests audit --help` lists them, and the audit of
 /// what they hold: every object of `files` decided with the module and the

@@ -29,7 +29,7 @@ use super::objects::{
     STREAM_NAMESPACE, UserDataSecret,
 };
 use super::rules;
-use crate::audit_files::{FileAudit, FileFlag, Files, FilesError, Use, pair};
+use crate::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
 use crate::cluster::resources::{
     CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
 };
@@ -113,11 +113,7 @@ const FLAGS: &[FileFlag] = &[
         Use::Shared(Some("enrollment")),
         "MachineConfiguration `cluster`",
     ),
-    FileFlag::new(
-        "featuregate",
-        Use::Shared(None),
-        "FeatureGate `cluster` (default: the Default feature set), as for `eval`",
-    ),
+    FEATUREGATE,
     FileFlag::new(
         "user-data-secrets",
         Use::Optional,

@@ -25,7 +25,7 @@ use super::guest::McnGuestExt as _;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::policies;
 use super::{observe, rules};
-use crate::audit_files::{FileAudit, FileFlag, Files, FilesError, Use, pair};
+use crate::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
 use crate::cluster::decode::Isolated;
 use crate::cluster::managers::keep_operator_entries;
 use crate::cluster::resources::MACHINE_CONFIGURATION;
@@ -76,11 +76,7 @@ const FLAGS: &[FileFlag] = &[
         Use::Shared(Some("node disruption policies")),
         "MachineConfiguration `cluster`",
     ),
-    FileFlag::new(
-        "featuregate",
-        Use::Shared(None),
-        "FeatureGate `cluster` (default: the Default feature set), as for `eval`",
-    ),
+    FEATUREGATE,
 ];
 
 /// The audit of the objects of `files` ([`FileAudit::audit`]).
