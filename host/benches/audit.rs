@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context as _;
-use mco_host::mcn::audit::{McnFiles, audit_files};
+use mco_host::mcn::audit::audit_files;
+use mco_host::mcn::eval::McnPaths;
 use mco_host::mcn::{McnGuest, NODE_STATE_INTERFACE};
 use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
 use mco_registry::audit::{Module, SAMPLE_LIMIT};
@@ -58,11 +59,11 @@ fn main() -> anyhow::Result<()> {
         path("pools.yaml"),
         path("machineconfigs.yaml"),
     );
-    let files = McnFiles {
-        nodes: &nodes,
+    let files = McnPaths {
+        node: &nodes,
         pools: Some(&pools),
         machineconfigs: Some(&configs),
-        ..McnFiles::default()
+        ..McnPaths::default()
     };
     let report = audit_files(&files, (&active, &candidate), SAMPLE_LIMIT)?.report(
         "mcn".into(),

@@ -12,7 +12,9 @@ use std::path::Path;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+use crate::audit_files::FileAudit;
 use crate::case_check::{CaseFailure, Pass};
+use crate::preflight::Checks;
 use crate::run_context::{Runner, RunnerError};
 use crate::runtime::{GuestError, LoadError, Runtime};
 use crate::status_section::StatusSection;
@@ -117,6 +119,22 @@ pub trait Job: JobKind {
     /// sections of the jobs listed before it; none: the job shows nothing
     /// there.
     fn status(&self) -> Option<&'static dyn StatusSection> {
+        None
+    }
+
+    /// `preflight`: what this job checks of a cluster before the host is
+    /// installed there, for the host's ServiceAccount `user` (its
+    /// `preflight.rs`); none: it has nothing to check, and `preflight` does
+    /// not list it.
+    fn preflight<'a>(&'a self, client: &'a kube::Client, user: &'a str) -> Option<Checks<'a>> {
+        let _ = (client, user);
+        None
+    }
+
+    /// `guests audit --job <this job>` from files: the flags naming them
+    /// and the audit of what they hold (its `audit.rs`); none: the job is
+    /// audited on the cluster only ([`JobKind::audit`]).
+    fn file_audit(&self) -> Option<&'static FileAudit> {
         None
     }
 }
@@ -326,6 +344,7 @@ mod tests {
         );
         assert!(Skeleton.eval_command().is_none() && Skeleton.case_files().is_empty());
         assert!(Skeleton.scaffold().is_none() && Skeleton.status().is_none());
+        assert!(Skeleton.file_audit().is_none());
         let runtime = Runtime::new(Default::default()).unwrap_or_else(|e| panic!("{e}"));
         let mut module = BenchModule::new("skeleton.wasm".into(), Vec::new(), runtime);
         assert!(matches!(
@@ -350,6 +369,18 @@ mod tests {
         assert!(runner.is_none());
         assert!(!format!("{registry:?}").contains("Descriptor"));
         assert!(Skeleton.crds().is_empty());
+    }
+
+    /// A job with nothing to check before an install is left out of
+    /// `preflight`.
+    #[tokio::test]
+    async fn the_skeleton_has_nothing_to_check_before_an_install() {
+        let url = "http://127.0.0.1:9"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let client =
+            kube::Client::try_from(kube::Config::new(url)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(Skeleton.preflight(&client, "nobody").is_none());
     }
 
     /// The case finder knows a case of every job by the job's own files.

@@ -11,6 +11,7 @@
 //! composition root of `run` and what it hands each job (`run`,
 //! `run_context`), and the command line (`cli`).
 pub mod admin;
+pub mod audit_files;
 pub mod bootimage;
 pub mod case_check;
 pub mod cases;
@@ -25,6 +26,7 @@ pub mod manifests;
 pub mod mcn;
 pub mod metrics;
 pub mod ownership;
+pub mod preflight;
 pub mod run;
 pub mod run_context;
 pub mod status_section;

@@ -840,7 +840,7 @@ _mco__host() {
             return 0
             ;;
         mco__subcmd__host__subcmd__guests__subcmd__audit)
-            opts="-h --job --guest --active --kubeconfig --nodes --pools --machineconfigs --previous --machineconfiguration --featuregate --machinesets --controlplanemachineset --configmap --infrastructure --clusterversion --user-data-secrets --known-images --vcenter --install-config --sample --json --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
+            opts="-h --job --guest --active --nodes --pools --machineconfigs --previous --machineconfiguration --featuregate --machinesets --controlplanemachineset --configmap --infrastructure --clusterversion --user-data-secrets --known-images --vcenter --install-config --kubeconfig --sample --json --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -855,10 +855,6 @@ _mco__host() {
                     return 0
                     ;;
                 --active)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -919,6 +915,10 @@ _mco__host() {
                     return 0
                     ;;
                 --install-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

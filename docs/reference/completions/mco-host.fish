@@ -250,7 +250,6 @@ complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_see
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l job -d 'The registry entry audited: `mcn` or `bootImage.<Platform>` (the Infrastructure\'s platform type: `AWS`, `GCP`, `Azure`, …)' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l guest -d 'The candidate module (default: the registry entry\'s `candidate`)' -r -F
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l active -d 'The active module, instead of the registry entry\'s' -r -F
-complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l kubeconfig -d 'Read the objects from this cluster (default without input files: the in-cluster config, or $KUBECONFIG). Read-only: lists and gets' -r -F
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l nodes -d 'The Nodes to audit the mcn job on, any number (instead of the cluster\'s)' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l pools -d 'All MachineConfigPools' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l machineconfigs -d 'Rendered MachineConfigs' -r
@@ -266,6 +265,7 @@ complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_see
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l known-images -d 'Extra boot images that count as RHCOS (lines, or a ConfigMap)' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l vcenter -d 'vSphere: what the MachineSets\' vCenter holds (as `eval bootimage --vcenter`)' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l install-config -d 'vSphere: ConfigMap kube-system/cluster-config-v1 (as `eval bootimage --install-config`)' -r
+complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l kubeconfig -d 'Read the objects from this cluster (default without input files: the in-cluster config, or $KUBECONFIG). Read-only: lists and gets' -r -F
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l sample -d 'Differences (and failures) shown, the first by object name' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l guest-deadline -d 'Wall-clock budget of one guest evaluation' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_seen_subcommand_from audit" -l guest-memory-mib -d 'Linear-memory cap of one guest, in MiB' -r

@@ -319,7 +319,6 @@ _arguments "${_arguments_options[@]}" : \
 '--job=[The registry entry audited\: \`mcn\` or \`bootImage.<Platform>\` (the Infrastructure'\''s platform type\: \`AWS\`, \`GCP\`, \`Azure\`, …)]:JOB:_default' \
 '--guest=[The candidate module (default\: the registry entry'\''s \`candidate\`)]:FILE:_files' \
 '--active=[The active module, instead of the registry entry'\''s]:FILE:_files' \
-'(--nodes --machinesets)--kubeconfig=[Read the objects from this cluster (default without input files\: the in-cluster config, or \$KUBECONFIG). Read-only\: lists and gets]:FILE:_files' \
 '--nodes=[The Nodes to audit the mcn job on, any number (instead of the cluster'\''s)]:FILE:_default' \
 '--pools=[All MachineConfigPools]:FILE:_default' \
 '--machineconfigs=[Rendered MachineConfigs]:FILE:_default' \
@@ -335,6 +334,7 @@ _arguments "${_arguments_options[@]}" : \
 '--known-images=[Extra boot images that count as RHCOS (lines, or a ConfigMap)]:FILE:_default' \
 '--vcenter=[vSphere\: what the MachineSets'\'' vCenter holds (as \`eval bootimage --vcenter\`)]:FILE:_default' \
 '--install-config=[vSphere\: ConfigMap kube-system/cluster-config-v1 (as \`eval bootimage --install-config\`)]:FILE:_default' \
+'(--nodes --machinesets)--kubeconfig=[Read the objects from this cluster (default without input files\: the in-cluster config, or \$KUBECONFIG). Read-only\: lists and gets]:FILE:_files' \
 '--sample=[Differences (and failures) shown, the first by object name]:N:_default' \
 '--guest-deadline=[Wall-clock budget of one guest evaluation]:GUEST_DEADLINE:_default' \
 '--guest-memory-mib=[Linear-memory cap of one guest, in MiB]:GUEST_MEMORY_MIB:_default' \

@@ -21,12 +21,15 @@ use tracing::info_span;
 
 use super::BootImageGuest;
 use super::error::Subject;
-use super::eval::{BootImageInputs, ClusterObjects, EvalError, Machine, inventory, known_images};
+use super::eval::{
+    BootImageInputs, BootImagePaths, ClusterObjects, EvalError, Machine, inventory, known_images,
+};
 use super::objects::{
     CONTROL_PLANE_MACHINE_SET_NAME, Decoded, Input, MACHINE_API_NAMESPACE, STREAM_CONFIGMAP,
     STREAM_NAMESPACE, UserDataSecret,
 };
 use super::rules;
+use crate::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
 use crate::cluster::resources::{
     CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
 };
@@ -35,6 +38,7 @@ use crate::manifests::Names;
 use crate::manifests::{InputError, Reader};
 use mco_registry::audit::cluster::{ReadError, dynamic, get, pages};
 use mco_registry::audit::{Audit, Keyed};
+use mco_registry::{Job, Served};
 
 /// The key saying what a decision is (`noop`, `skip`, `error` with its
 /// text, or `patch` with the image it moves to).
@@ -70,22 +74,98 @@ pub fn decision_fields(decision: &Decision) -> Vec<(String, String)> {
     }
 }
 
-/// Paths of the files an audit of a boot image job reads (`-` is standard
-/// input): `eval bootimage`'s, with any number of MachineSets and
-/// user-data Secrets.
-#[derive(Default)]
-pub struct BootImageFiles<'a> {
-    pub machinesets: &'a str,
-    pub controlplanemachineset: Option<&'a str>,
-    pub configmap: &'a str,
-    pub infrastructure: &'a str,
-    pub clusterversion: Option<&'a str>,
-    pub machineconfiguration: Option<&'a str>,
-    pub user_data_secrets: Option<&'a str>,
-    pub known_images: Option<&'a str>,
-    pub featuregate: Option<&'a str>,
-    pub vcenter: Option<&'a str>,
-    pub install_config: Option<&'a str>,
+/// `guests audit --job bootImage.<Platform>` from files: `eval
+/// bootimage`'s, with any number of MachineSets and user-data Secrets, and
+/// the ControlPlaneMachineSet beside them.
+pub const FROM_FILES: FileAudit = FileAudit {
+    flags: FLAGS,
+    audit: from_files,
+};
+
+const FLAGS: &[FileFlag] = &[
+    FileFlag::new(
+        "machinesets",
+        Use::Objects,
+        "The MachineSets to audit a bootImage job on, any number (instead of the cluster's)",
+    ),
+    FileFlag::new(
+        "controlplanemachineset",
+        Use::Optional,
+        "The ControlPlaneMachineSet, audited beside the MachineSets",
+    ),
+    FileFlag::new(
+        "configmap",
+        Use::Required,
+        "The coreos-bootimages ConfigMap",
+    ),
+    FileFlag::new(
+        "infrastructure",
+        Use::Required,
+        "Infrastructure `cluster` (its platform must be the job's)",
+    ),
+    FileFlag::new(
+        "clusterversion",
+        Use::Optional,
+        "ClusterVersion `version` (stability gate, multi-arch)",
+    ),
+    FileFlag::new(
+        "machineconfiguration",
+        Use::Shared(Some("enrollment")),
+        "MachineConfiguration `cluster`",
+    ),
+    FEATUREGATE,
+    FileFlag::new(
+        "user-data-secrets",
+        Use::Optional,
+        "The MachineSets' user-data Secrets, any number, found by the name each MachineSet gives",
+    ),
+    FileFlag::new(
+        "known-images",
+        Use::Optional,
+        "Extra boot images that count as RHCOS (lines, or a ConfigMap)",
+    ),
+    FileFlag::new(
+        "vcenter",
+        Use::Optional,
+        "vSphere: what the MachineSets' vCenter holds (as `eval bootimage --vcenter`)",
+    ),
+    FileFlag::new(
+        "install-config",
+        Use::Optional,
+        "vSphere: ConfigMap kube-system/cluster-config-v1 (as `eval bootimage --install-config`)",
+    ),
+];
+
+/// The audit of the objects of `files` ([`FileAudit::audit`]).
+fn from_files(
+    files: &Files,
+    served: &Served,
+    job: &Job,
+    limit: usize,
+) -> Result<Audit, FilesError> {
+    let guests = pair::<BootImageGuest>(served, job)?;
+    let arch = super::host_stream_arch().map_err(ReadError::Cluster)?;
+    let paths = BootImagePaths {
+        object: (MachineKind::MachineSet, files.objects()),
+        configmap: files.required("configmap")?,
+        infrastructure: files.required("infrastructure")?,
+        clusterversion: files.get("clusterversion"),
+        machineconfiguration: files.get("machineconfiguration"),
+        user_data_secret: files.get("user-data-secrets"),
+        known_images: files.get("known-images"),
+        featuregate: files.get("featuregate"),
+        vcenter: files.get("vcenter"),
+        install_config: files.get("install-config"),
+        // An audit has no `--ec2` (see `BootImageObjects::read`).
+        ec2: None,
+    };
+    let read = BootImageObjects::read(&paths, files.get("controlplanemachineset"))?;
+    check_cluster(&read.cluster, job.key().unwrap_or_default())?;
+    let mut audit = BootImageAudit::new(guests, &read.cluster, &read.secrets, arch, limit);
+    for machine in read.objects {
+        audit.add(machine);
+    }
+    Ok(audit.finish())
 }
 
 /// The user-data Secrets an audit was given, by name.
@@ -101,19 +181,25 @@ pub struct BootImageObjects {
 }
 
 impl BootImageObjects {
-    pub fn read(files: &BootImageFiles) -> Result<BootImageObjects, InputError> {
+    /// Reads the MachineSets of `files.object`, any number, and the
+    /// ControlPlaneMachineSet of `controlplanemachineset`, with what they
+    /// share (`files.ec2` aside: the audit does not consult EC2).
+    pub fn read(
+        files: &BootImagePaths,
+        controlplanemachineset: Option<&str>,
+    ) -> Result<BootImageObjects, InputError> {
         let mut reader = Reader::default();
+        let (_, machinesets_path) = files.object;
         let machinesets: Vec<Machine> = reader
-            .objects(files.machinesets, "MachineSet")?
+            .objects(machinesets_path, "MachineSet")?
             .into_iter()
             .map(|object| Machine::read(MachineKind::MachineSet, object))
             .collect();
-        let mut names = Names::new(files.machinesets, "MachineSet");
+        let mut names = Names::new(machinesets_path, "MachineSet");
         for machine in &machinesets {
             names.check(machine.view.metadata.name.as_deref())?;
         }
-        let control_plane = files
-            .controlplanemachineset
+        let control_plane = controlplanemachineset
             .map(|path| reader.object(path, "ControlPlaneMachineSet"))
             .transpose()?
             .map(|object| Machine::read(MachineKind::ControlPlaneMachineSet, object));
@@ -132,7 +218,7 @@ impl BootImageObjects {
         let configmap = reader.object(files.configmap, "ConfigMap")?;
         let infrastructure = reader.object(files.infrastructure, "Infrastructure")?;
         let mut secrets = Secrets::new();
-        for object in reader.all(files.user_data_secrets, "Secret")? {
+        for object in reader.all(files.user_data_secret, "Secret")? {
             let secret = Decoded::<UserDataSecret>::of(&object);
             // The first of a name is the one found, as a lookup by name finds it.
             secrets.entry(secret.name().to_owned()).or_insert(secret);

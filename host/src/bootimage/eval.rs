@@ -100,7 +100,9 @@ impl Machine {
     }
 }
 
-/// Paths of the `eval bootimage` inputs (`-` is standard input).
+/// Paths of the `eval bootimage` inputs (`-` is standard input); the
+/// audit (`audit.rs`) reads them too, with any number of MachineSets in
+/// `object` and of user-data Secrets in `user_data_secret`.
 #[derive(Default)]
 pub struct BootImagePaths<'a> {
     /// The object decided for: `--machineset` or `--controlplanemachineset`.

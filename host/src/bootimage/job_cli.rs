@@ -3,7 +3,9 @@
 //! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), what
 //! `guests bench` times of a case (`bench.rs`), its `guests new` crate
 //! template (`scaffold.rs`), its `run` flags and controller
-//! (`run_command.rs`), its section of `status` (`status/`).
+//! (`run_command.rs`), its section of `status` (`status/`), its
+//! `preflight` checks (`preflight.rs`) and its audit from files
+//! (`audit.rs`).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -13,10 +15,12 @@ use clap::Args as _;
 use super::BootImageGuest;
 use super::eval_command::BootImageArgs;
 use super::job::BootImage;
+use crate::audit_files::FileAudit;
 use crate::case_check::{CaseFailure, Pass};
 use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
 use crate::jobs::scaffold::Scaffold;
 use crate::jobs::{EvalError, Modules, Role};
+use crate::preflight::Checks;
 use crate::run_context::{Runner, RunnerError};
 use crate::runtime::{LoadError, Runtime};
 use mco_registry::{Fetched, Job, Served};
@@ -84,5 +88,13 @@ impl crate::jobs::Job for BootImage {
 
     fn status(&self) -> Option<&'static dyn crate::status_section::StatusSection> {
         Some(&super::status::Section)
+    }
+
+    fn preflight<'a>(&'a self, client: &'a kube::Client, user: &'a str) -> Option<Checks<'a>> {
+        Some(Box::pin(super::preflight::checks(client, user)))
+    }
+
+    fn file_audit(&self) -> Option<&'static FileAudit> {
+        Some(&super::audit::FROM_FILES)
     }
 }

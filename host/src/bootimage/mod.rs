@@ -40,6 +40,7 @@ pub mod metrics;
 pub mod objects;
 pub mod plan;
 pub(crate) mod platform;
+mod preflight;
 pub mod prepared;
 pub mod proposal;
 pub mod rules;

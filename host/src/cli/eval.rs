@@ -10,9 +10,7 @@ use serde_json::Value;
 use super::{Failure, SandboxArgs};
 use crate::JOBS;
 use crate::jobs::{GUEST_ARG, Job, Modules, ModulesError};
-use crate::runtime::{Guest, Runtime, World};
 use mco_registry::entries::Entry;
-use mco_registry::slot::Slot;
 use mco_registry::{self, Remote, Served};
 
 /// `eval <job>`: one subcommand for each job of [`JOBS`] that has one
@@ -118,18 +116,6 @@ fn eval_entry(
     };
     let remote = super::offline::pull_offline(sandbox, &registry)?;
     Ok(Some((entry, remote)))
-}
-
-/// An entry's modules fetched and loaded with every check `run` makes
-/// before they serve.
-pub(super) fn load_slot<W: World>(
-    runtime: &Runtime,
-    job: &mco_registry::Job,
-    entry: &Entry,
-    remote: &Remote,
-) -> Result<Slot<Guest<W>>, Failure> {
-    let fetched = mco_registry::fetch(job, entry, remote)?;
-    Ok(mco_registry::load(runtime, &fetched)?)
 }
 
 /// `mco-host guests`: the registry resolved and checked as `run` would at

@@ -421,7 +421,3 @@ fn write_crds(out_dir: Option<&Path>, feature_set: FeatureSet) -> Result<(), Fai
         print(&all)
     }
 }
-
-fn host_stream_arch() -> Result<&'static str, Failure> {
-    crate::bootimage::host_stream_arch().map_err(Failure::Other)
-}

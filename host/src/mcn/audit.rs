@@ -20,10 +20,12 @@ use tracing::info_span;
 
 use super::McnGuest;
 use super::crd::MachineConfigNode;
+use super::eval::McnPaths;
 use super::guest::McnGuestExt as _;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::policies;
 use super::{observe, rules};
+use crate::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
 use crate::cluster::decode::Isolated;
 use crate::cluster::managers::keep_operator_entries;
 use crate::cluster::resources::MACHINE_CONFIGURATION;
@@ -33,6 +35,7 @@ use crate::manifests::{InputError, Reader};
 use crate::runtime::GuestError;
 use mco_registry::audit::cluster::{ReadError, dynamic, get, list, pages, readable};
 use mco_registry::audit::{Audit, Keyed};
+use mco_registry::{Job, Served};
 
 /// Nodes that share one instance of each module.
 pub const BATCH: usize = 100;
@@ -48,31 +51,67 @@ pub struct Cluster {
     pub gates: FeatureGates,
 }
 
-/// Paths of the files an audit of the MCN job reads (`-` is standard
-/// input): `eval mcn`'s, with any number of Nodes and stored MCNs.
-#[derive(Default)]
-pub struct McnFiles<'a> {
-    pub nodes: &'a str,
-    pub pools: Option<&'a str>,
-    pub machineconfigs: Option<&'a str>,
-    pub machineconfiguration: Option<&'a str>,
-    pub previous: Option<&'a str>,
-    pub featuregate: Option<&'a str>,
+/// `guests audit --job mcn` from files: `eval mcn`'s, with any number of
+/// Nodes and stored MCNs.
+pub const FROM_FILES: FileAudit = FileAudit {
+    flags: FLAGS,
+    audit: from_files,
+};
+
+const FLAGS: &[FileFlag] = &[
+    FileFlag::new(
+        "nodes",
+        Use::Objects,
+        "The Nodes to audit the mcn job on, any number (instead of the cluster's)",
+    ),
+    FileFlag::new("pools", Use::Optional, "All MachineConfigPools"),
+    FileFlag::new("machineconfigs", Use::Optional, "Rendered MachineConfigs"),
+    FileFlag::new(
+        "previous",
+        Use::Optional,
+        "The stored MachineConfigNodes, any number, matched to the Nodes by name",
+    ),
+    FileFlag::new(
+        "machineconfiguration",
+        Use::Shared(Some("node disruption policies")),
+        "MachineConfiguration `cluster`",
+    ),
+    FEATUREGATE,
+];
+
+/// The audit of the objects of `files` ([`FileAudit::audit`]).
+fn from_files(
+    files: &Files,
+    served: &Served,
+    job: &Job,
+    limit: usize,
+) -> Result<Audit, FilesError> {
+    let guests = pair::<McnGuest>(served, job)?;
+    let paths = McnPaths {
+        node: files.objects(),
+        pools: files.get("pools"),
+        machineconfigs: files.get("machineconfigs"),
+        machineconfiguration: files.get("machineconfiguration"),
+        previous: files.get("previous"),
+        featuregate: files.get("featuregate"),
+    };
+    Ok(audit_files(&paths, guests, limit)?)
 }
 
-/// The audit of the Nodes of `files.nodes`, read one at a time (a JSON
-/// file is streamed, see [`Reader::each`]), each named once and trimmed as
-/// the controller trims it, against the other files' objects.
+/// The audit of the Nodes of `files.node`, any number read one at a time
+/// (a JSON file is streamed, see [`Reader::each`]), each named once and
+/// trimmed as the controller trims it, against the other files' objects
+/// (`files.previous`: any number of stored MCNs).
 pub fn audit_files(
-    files: &McnFiles,
+    files: &McnPaths,
     (active, candidate): (&McnGuest, &McnGuest),
     limit: usize,
 ) -> Result<Audit, InputError> {
     let mut reader = Reader::default();
     let cluster = Cluster::read(&mut reader, files)?;
     let mut audit = McnAudit::new(active, candidate, &cluster, limit);
-    let mut names = Names::new(files.nodes, "Node");
-    reader.each(files.nodes, "Node", |mut node: Node| {
+    let mut names = Names::new(files.node, "Node");
+    reader.each(files.node, "Node", |mut node: Node| {
         names.check(node.metadata.name.as_deref())?;
         trim_node(&mut node);
         audit.add(node);
@@ -128,7 +167,7 @@ pub async fn on_cluster(
 
 impl Cluster {
     /// Reads what the Nodes of `files` share.
-    fn read(reader: &mut Reader, files: &McnFiles) -> Result<Cluster, InputError> {
+    fn read(reader: &mut Reader, files: &McnPaths) -> Result<Cluster, InputError> {
         let pools = reader.all(files.pools, "MachineConfigPool")?;
         let configs = reader.all(files.machineconfigs, "MachineConfig")?;
         let policies = policies::from_file(reader, files.machineconfiguration)?;

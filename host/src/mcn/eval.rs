@@ -29,7 +29,9 @@ pub struct McnInputs {
     pub gates: FeatureGates,
 }
 
-/// Paths of the `eval mcn` inputs (`-` is standard input).
+/// Paths of the `eval mcn` inputs (`-` is standard input); the audit
+/// (`audit.rs`) reads them too, with any number of Nodes in `node` and of
+/// stored MCNs in `previous`.
 #[derive(Default)]
 pub struct McnPaths<'a> {
     pub node: &'a str,

@@ -3,7 +3,9 @@
 //! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), what
 //! `guests bench` times of a case (`bench.rs`), its `guests new` crate
 //! template (`scaffold.rs`), its `run` flag and controller
-//! (`run_command.rs`), its CRDs (`crd.rs`), its section of `status` (`status/`).
+//! (`run_command.rs`), its CRDs (`crd.rs`), its section of `status` (`status/`), its
+//! `preflight` checks (`preflight.rs`) and its audit from files
+//! (`audit.rs`).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -14,10 +16,12 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use super::McnGuest;
 use super::eval_command::McnArgs;
 use super::job::Mcn;
+use crate::audit_files::FileAudit;
 use crate::case_check::{CaseFailure, Pass};
 use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
 use crate::jobs::scaffold::Scaffold;
 use crate::jobs::{EvalError, Modules, Role};
+use crate::preflight::Checks;
 use crate::run_context::{Runner, RunnerError};
 use crate::runtime::{LoadError, Runtime};
 use mco_registry::{Fetched, Job, Served};
@@ -87,5 +91,13 @@ impl crate::jobs::Job for Mcn {
 
     fn status(&self) -> Option<&'static dyn crate::status_section::StatusSection> {
         Some(&super::status::Section)
+    }
+
+    fn preflight<'a>(&'a self, client: &'a kube::Client, user: &'a str) -> Option<Checks<'a>> {
+        Some(Box::pin(super::preflight::checks(client, user)))
+    }
+
+    fn file_audit(&self) -> Option<&'static FileAudit> {
+        Some(&super::audit::FROM_FILES)
     }
 }

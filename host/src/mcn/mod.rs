@@ -28,6 +28,7 @@ pub mod observe;
 pub mod phase;
 mod phase_gauge;
 pub mod policies;
+mod preflight;
 pub mod rules;
 mod run_command;
 mod scaffold;

@@ -1,227 +1,217 @@
-//! `guests audit` from files: the flags naming the objects `eval` reads,
-//! with any number of Nodes (and their stored MCNs, matched by name) or
-//! MachineSets, read as `eval` reads them (YAML or JSON, one object, a
-//! `List`, several documents; `-` is standard input).
+//! `guests audit` from files: every job's input file flags (its
+//! [`FileAudit::flags`]), each shown once, under `Input files (<job>)`
+//! when the job alone reads it; and the paths given, checked against the
+//! job audited. The files are read as `eval` reads them (YAML or JSON, one
+//! object, a `List`, several documents; `-` is standard input).
 
-use clap::Args;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use clap::{Arg, ArgMatches, Command, FromArgMatches};
 
 use super::AuditError;
-use crate::bootimage::BootImageGuest;
-use crate::bootimage::audit::{BootImageAudit, BootImageFiles, BootImageObjects, check_cluster};
-use crate::cli::Failure;
-use crate::mcn::McnGuest;
-use crate::mcn::audit::{McnFiles, audit_files};
-use mco_registry::audit::Audit;
+use crate::JOBS;
+use crate::audit_files::{FileAudit, FileFlag, Files, Use};
+use crate::jobs::Job;
 
-#[derive(Args)]
+/// The paths given for the input file flags of every job.
 pub(in crate::cli) struct FileArgs {
-    /// The Nodes to audit the mcn job on, any number (instead of the
-    /// cluster's).
-    #[arg(long, value_name = "FILE", help_heading = "Input files (mcn)")]
-    pub nodes: Option<String>,
-    /// All MachineConfigPools.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "nodes",
-        help_heading = "Input files (mcn)"
-    )]
-    pools: Option<String>,
-    /// Rendered MachineConfigs.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "nodes",
-        help_heading = "Input files (mcn)"
-    )]
-    machineconfigs: Option<String>,
-    /// The stored MachineConfigNodes, any number, matched to the Nodes by
-    /// name.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "nodes",
-        help_heading = "Input files (mcn)"
-    )]
-    previous: Option<String>,
-    /// MachineConfiguration `cluster`: node disruption policies (mcn),
-    /// enrollment (bootImage).
-    #[arg(long, value_name = "FILE")]
-    machineconfiguration: Option<String>,
-    /// FeatureGate `cluster` (default: the Default feature set), as for
-    /// `eval`.
-    #[arg(long, value_name = "FILE")]
-    featuregate: Option<String>,
-    /// The MachineSets to audit a bootImage job on, any number (instead of
-    /// the cluster's).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires_all = ["configmap", "infrastructure"],
-        help_heading = "Input files (bootImage)"
-    )]
-    pub machinesets: Option<String>,
-    /// The ControlPlaneMachineSet, audited beside the MachineSets.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "machinesets",
-        help_heading = "Input files (bootImage)"
-    )]
-    controlplanemachineset: Option<String>,
-    /// The coreos-bootimages ConfigMap.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "machinesets",
-        help_heading = "Input files (bootImage)"
-    )]
-    configmap: Option<String>,
-    /// Infrastructure `cluster` (its platform must be the job's).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "machinesets",
-        help_heading = "Input files (bootImage)"
-    )]
-    infrastructure: Option<String>,
-    /// ClusterVersion `version` (stability gate, multi-arch).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "machinesets",
-        help_heading = "Input files (bootImage)"
-    )]
-    clusterversion: Option<String>,
-    /// The MachineSets' user-data Secrets, any number, found by the name
-    /// each MachineSet gives.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "machinesets",
-        help_heading = "Input files (bootImage)"
-    )]
-    user_data_secrets: Option<String>,
-    /// Extra boot images that count as RHCOS (lines, or a ConfigMap).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "machinesets",
-        help_heading = "Input files (bootImage)"
-    )]
-    known_images: Option<String>,
-    /// vSphere: what the MachineSets' vCenter holds (as `eval bootimage
-    /// --vcenter`).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "machinesets",
-        help_heading = "Input files (bootImage)"
-    )]
-    vcenter: Option<String>,
-    /// vSphere: ConfigMap kube-system/cluster-config-v1 (as `eval bootimage
-    /// --install-config`).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "machinesets",
-        help_heading = "Input files (bootImage)"
-    )]
-    install_config: Option<String>,
+    given: BTreeMap<&'static str, String>,
+}
+
+/// The flags of `job`'s audit from files; none if it has none.
+fn flags(job: &dyn Job) -> &'static [FileFlag] {
+    job.file_audit().map_or(&[], |audit| audit.flags)
+}
+
+/// The flag naming `job`'s objects, if it is audited from files.
+fn objects(job: &dyn Job) -> Option<&'static str> {
+    flags(job)
+        .iter()
+        .find(|flag| flag.read == Use::Objects)
+        .map(|flag| flag.name)
+}
+
+/// Every job's flags, each once, in the order of [`JOBS`].
+fn all_flags() -> impl Iterator<Item = (&'static dyn Job, &'static FileFlag)> {
+    let mut seen = Vec::new();
+    JOBS.iter()
+        .flat_map(|job| flags(job).iter().map(move |flag| (job, flag)))
+        .filter(move |(_, flag)| {
+            let first = !seen.contains(&flag.name);
+            seen.push(flag.name);
+            first
+        })
+}
+
+/// `Input files (<job>)`, the help heading of the flags `job` alone
+/// reads. Made once per job for the life of the process: clap keeps
+/// headings `'static`.
+fn heading(job: &dyn Job) -> &'static str {
+    static HEADINGS: OnceLock<Vec<(&'static str, &'static str)>> = OnceLock::new();
+    let headings = HEADINGS.get_or_init(|| {
+        JOBS.iter()
+            .map(|job| {
+                let heading = format!("Input files ({})", job.name());
+                (job.name(), &*Box::leak(heading.into_boxed_str()))
+            })
+            .collect()
+    });
+    headings
+        .iter()
+        .find(|(name, _)| *name == job.name())
+        .map_or("Input files", |(_, heading)| heading)
+}
+
+/// The help of a flag several jobs read: its help, then what each job
+/// that says reads it for (`help: what (job), …`).
+fn shared_help(flag: &FileFlag) -> String {
+    let uses: Vec<String> = JOBS
+        .iter()
+        .filter_map(|job| {
+            let same = flags(job).iter().find(|f| f.name == flag.name)?;
+            match same.read {
+                Use::Shared(Some(what)) => Some(format!("{what} ({})", job.name())),
+                _ => None,
+            }
+        })
+        .collect();
+    match uses.is_empty() {
+        true => flag.help.to_owned(),
+        false => format!("{}: {}", flag.help, uses.join(", ")),
+    }
+}
+
+impl clap::Args for FileArgs {
+    fn augment_args(mut cmd: Command) -> Command {
+        for (job, flag) in all_flags() {
+            let arg = Arg::new(flag.name)
+                .long(flag.name)
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(String));
+            let own = |arg: Arg| arg.help(flag.help).help_heading(heading(job));
+            cmd = cmd.arg(match flag.read {
+                Use::Objects => flags(job)
+                    .iter()
+                    .filter(|other| other.read == Use::Required)
+                    .fold(own(arg), |arg, other| arg.requires(other.name)),
+                Use::Required | Use::Optional => {
+                    own(arg).requires(objects(job).unwrap_or_default())
+                }
+                Use::Shared(_) => arg.help(shared_help(flag)),
+            });
+        }
+        // `--kubeconfig` (declared before these) reads the objects the
+        // files would give.
+        let objects: Vec<&str> = JOBS.iter().filter_map(objects).collect();
+        cmd.mut_arg("kubeconfig", |arg| arg.conflicts_with_all(objects))
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for FileArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let given = all_flags()
+            .filter_map(|(_, flag)| {
+                let path = matches.get_one::<String>(flag.name)?;
+                Some((flag.name, path.clone()))
+            })
+            .collect();
+        Ok(FileArgs { given })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = FileArgs::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+/// How a refusal names the job whose inputs were given: `the mcn job`,
+/// or `a bootImage job` for a job with an entry per key.
+fn a_job(job: &dyn Job) -> String {
+    match job.key() {
+        None => format!("the {} job", job.name()),
+        Some(_) => format!("a {} job", job.name()),
+    }
 }
 
 impl FileArgs {
-    pub(super) fn only_for_mcn(&self) -> Result<(), AuditError> {
-        match self.machinesets {
-            Some(_) => Err(AuditError::Usage(
-                "--machinesets and its files are inputs of a bootImage job, not of mcn".into(),
-            )),
+    /// Another job's objects are refused rather than ignored.
+    pub(super) fn only_for(&self, job: &dyn Job) -> Result<(), AuditError> {
+        let others = JOBS.iter().filter(|other| other.name() != job.name());
+        match others
+            .filter_map(|other| Some((other, objects(other)?)))
+            .find(|(_, flag)| self.given.contains_key(flag))
+        {
+            Some((other, flag)) => Err(AuditError::Usage(format!(
+                "--{flag} and its files are inputs of {}, not of {}",
+                a_job(other),
+                // The job audited: a single one by its bare name.
+                match job.key() {
+                    None => job.name().to_owned(),
+                    Some(_) => a_job(job),
+                }
+            ))),
             None => Ok(()),
         }
     }
 
-    pub(super) fn only_for_bootimage(&self) -> Result<(), AuditError> {
-        match self.nodes {
-            Some(_) => Err(AuditError::Usage(
-                "--nodes and its files are inputs of the mcn job, not of a bootImage job".into(),
-            )),
-            None => Ok(()),
+    /// The files given for `job`'s audit; none: its objects are read from
+    /// the cluster, and a file given beside it would be silently ignored,
+    /// so it is refused.
+    pub(super) fn of(
+        &self,
+        job: &dyn Job,
+    ) -> Result<Option<(&'static FileAudit, Files<'_>)>, AuditError> {
+        let given = job.file_audit().and_then(|audit| {
+            let flag = objects(job)?;
+            let path = self.given.get(flag)?;
+            Some((audit, Files::new((flag, path.as_str()), &self.given)))
+        });
+        let stray = all_flags().find(|(_, flag)| self.given.contains_key(flag.name));
+        if let (None, Some((_, flag))) = (&given, stray) {
+            let objects: Vec<String> = JOBS
+                .iter()
+                .filter_map(|job| Some(format!("--{}", objects(job)?)))
+                .collect();
+            return Err(AuditError::Usage(format!(
+                "--{} goes with {}; without them the cluster's objects are read",
+                flag.name,
+                objects.join(" or ")
+            )));
         }
-    }
-
-    /// Without the job's objects from a file the cluster is read, and a
-    /// file given beside it would be silently ignored.
-    pub(super) fn none_given(&self) -> Result<(), AuditError> {
-        match self.machineconfiguration {
-            Some(_) => Err(AuditError::Usage(
-                "--machineconfiguration goes with --nodes or --machinesets; without them the \
-                 cluster's objects are read"
-                    .into(),
-            )),
-            None => Ok(()),
-        }
+        Ok(given)
     }
 }
 
-/// The mcn job's audit on the Nodes of `nodes`.
-pub(super) fn mcn(
-    nodes: &str,
-    args: &FileArgs,
-    guests: (&McnGuest, &McnGuest),
-    limit: usize,
-) -> Result<Audit, Failure> {
-    let files = McnFiles {
-        nodes,
-        pools: args.pools.as_deref(),
-        machineconfigs: args.machineconfigs.as_deref(),
-        machineconfiguration: args.machineconfiguration.as_deref(),
-        previous: args.previous.as_deref(),
-        featuregate: args.featuregate.as_deref(),
-    };
-    Ok(audit_files(&files, guests, limit)?)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A bootImage job's audit on the MachineSets of `machinesets` (and the
-/// ControlPlaneMachineSet, if given).
-pub(super) fn bootimage(
-    machinesets: &str,
-    args: &FileArgs,
-    platform: &str,
-    guests: (&BootImageGuest, &BootImageGuest),
-    control_plane_arch: &str,
-    limit: usize,
-) -> Result<Audit, Failure> {
-    let required = |flag: &str, path: &Option<String>| {
-        path.clone()
-            .ok_or_else(|| AuditError::Usage(format!("--machinesets needs --{flag}")))
-    };
-    let (configmap, infrastructure) = (
-        required("configmap", &args.configmap)?,
-        required("infrastructure", &args.infrastructure)?,
-    );
-    let read = BootImageObjects::read(&BootImageFiles {
-        machinesets,
-        controlplanemachineset: args.controlplanemachineset.as_deref(),
-        configmap: &configmap,
-        infrastructure: &infrastructure,
-        clusterversion: args.clusterversion.as_deref(),
-        machineconfiguration: args.machineconfiguration.as_deref(),
-        user_data_secrets: args.user_data_secrets.as_deref(),
-        known_images: args.known_images.as_deref(),
-        featuregate: args.featuregate.as_deref(),
-        vcenter: args.vcenter.as_deref(),
-        install_config: args.install_config.as_deref(),
-    })?;
-    check_cluster(&read.cluster, platform).map_err(AuditError::from)?;
-    let mut audit = BootImageAudit::new(
-        guests,
-        &read.cluster,
-        &read.secrets,
-        control_plane_arch,
-        limit,
-    );
-    for machine in read.objects {
-        audit.add(machine);
+    /// Each job's audit from files names its objects first, and a flag
+    /// several jobs read is shared by each, with one help.
+    #[test]
+    fn every_jobs_files_start_with_its_objects_and_shared_flags_agree() {
+        for job in JOBS.iter().filter(|job| job.file_audit().is_some()) {
+            assert_eq!(flags(job).first().map(|f| f.read), Some(Use::Objects));
+            for flag in flags(job) {
+                for (other, same) in all_flags().filter(|(_, f)| f.name == flag.name) {
+                    let shared = matches!(flag.read, Use::Shared(_));
+                    assert!(
+                        other.name() == job.name()
+                            || (shared
+                                && matches!(same.read, Use::Shared(_))
+                                && same.help == flag.help),
+                        "--{} of {} and {}",
+                        flag.name,
+                        job.name(),
+                        other.name()
+                    );
+                }
+            }
+        }
     }
-    Ok(audit.finish())
 }

@@ -1,11 +1,12 @@
 //! `mco-host guests audit`: what a candidate module would decide
 //! differently from the active one, over every object of its job at once,
-//! from files (`files`) or the cluster's current objects (`cluster`). The
-//! two modules come from the registry (an entry and its `candidate`, or
-//! `--guest` in its candidate's place) or from files (`--active`), loaded
-//! with every check `eval` makes; each job's folder decides and keys the
-//! objects (its `audit.rs`), `mco_registry::audit` compares and counts, and
-//! `render` draws the report as a table.
+//! from files (`files`, each job's `FileAudit`) or the cluster's current
+//! objects (the job's `JobKind::audit`, as MachineConfigGuest `spec.audit`
+//! runs it). The two modules come from the registry (an entry and its
+//! `candidate`, or `--guest` in its candidate's place) or from files
+//! (`--active`), loaded with every check `eval` makes; each job's folder
+//! decides and keys the objects (its `audit.rs`), `mco_registry::audit`
+//! compares and counts, and `render` draws the report as a table.
 
 mod files;
 mod render;
@@ -14,15 +15,14 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::eval::load_slot;
-use super::{Failure, SandboxArgs, host_stream_arch, print};
-use crate::runtime::{Guest, World};
-use crate::{JOBS, bootimage, mcn};
+use super::{Failure, SandboxArgs, print};
+use crate::JOBS;
+use crate::audit_files::FilesError;
+use crate::manifests::InputError;
 use mco_registry::audit::cluster::ReadError;
 use mco_registry::audit::{self, Module, Report};
 use mco_registry::entries::{self, Entry};
-use mco_registry::slot::Slot;
-use mco_registry::{Job, Remote};
+use mco_registry::{Job, Remote, Served};
 
 #[derive(Args)]
 pub(super) struct AuditArgs {
@@ -38,7 +38,7 @@ pub(super) struct AuditArgs {
     active: Option<PathBuf>,
     /// Read the objects from this cluster (default without input files:
     /// the in-cluster config, or $KUBECONFIG). Read-only: lists and gets.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["nodes", "machinesets"])]
+    #[arg(long, value_name = "FILE")]
     kubeconfig: Option<PathBuf>,
     #[command(flatten)]
     files: files::FileArgs,
@@ -53,14 +53,16 @@ pub(super) struct AuditArgs {
 /// Why an audit could not start.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum AuditError {
-    #[error("--job {0}: not a job (give mcn or bootImage.<Platform>)")]
-    Job(String),
+    #[error("--job {given}: not a job (give {jobs})")]
+    Job { given: String, jobs: String },
     #[error("the registry has no entry {0}")]
     NoEntry(String),
     #[error("registry entry {0} has no candidate; give one with --guest FILE")]
     NoCandidate(String),
     #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
+    Input(#[from] InputError),
     #[error("connecting to the cluster: {0:#}")]
     Connect(anyhow::Error),
     #[error("reading {what} from the cluster: {source}")]
@@ -81,6 +83,16 @@ impl From<ReadError> for AuditError {
     }
 }
 
+impl From<FilesError> for AuditError {
+    fn from(err: FilesError) -> AuditError {
+        match err {
+            FilesError::Input(e) => AuditError::Input(e),
+            FilesError::Read(e) => AuditError::from(e),
+            FilesError::Missing { .. } => AuditError::Usage(err.to_string()),
+        }
+    }
+}
+
 impl AuditError {
     /// 2 for what the command was given, 1 for a cluster it cannot read.
     pub(super) fn exit_code(&self) -> u8 {
@@ -93,56 +105,23 @@ impl AuditError {
 
 pub(super) fn run(sandbox: &SandboxArgs, args: AuditArgs) -> Result<(), Failure> {
     let job = parse_job(&args.job)?;
+    let kind = JOBS.of(&job).ok_or_else(|| not_a_job(&args.job))?;
+    args.files.only_for(kind)?;
     let runtime = sandbox.runtime()?;
-    let report = if job.is(&mcn::job::Mcn) {
-        args.files.only_for_mcn()?;
-        let slot = modules(sandbox, &args, &job, &runtime)?;
-        let (active, candidate) = pair(&slot, &job)?;
-        let audit = match args.files.nodes.as_deref() {
-            Some(nodes) => files::mcn(nodes, &args.files, (active, candidate), args.sample)?,
-            None => {
-                args.files.none_given()?;
-                let client = args.kubeconfig.as_deref();
-                on_cluster(client, async |client| {
-                    mcn::audit::on_cluster(client, (active, candidate), args.sample).await
-                })?
-            }
-        };
-        audit.report(
-            job.to_string(),
-            Module::of(active.module()),
-            Module::of(candidate.module()),
-        )
-    } else {
-        args.files.only_for_bootimage()?;
-        let platform = job.key().unwrap_or_default();
-        let slot = modules(sandbox, &args, &job, &runtime)?;
-        let (active, candidate) = pair(&slot, &job)?;
-        let arch = host_stream_arch()?;
-        let audit = match args.files.machinesets.as_deref() {
-            Some(machinesets) => files::bootimage(
-                machinesets,
-                &args.files,
-                platform,
-                (active, candidate),
-                arch,
-                args.sample,
-            )?,
-            None => {
-                args.files.none_given()?;
-                let client = args.kubeconfig.as_deref();
-                on_cluster(client, async |client| {
-                    let guests = (active, candidate);
-                    bootimage::audit::on_cluster(client, platform, guests, arch, args.sample).await
-                })?
-            }
-        };
-        audit.report(
-            job.to_string(),
-            Module::of(active.module()),
-            Module::of(candidate.module()),
-        )
+    let served = modules(sandbox, &args, &job, kind, &runtime)?;
+    let (active, _) = served.active();
+    let candidate = served
+        .candidate()
+        .ok_or_else(|| AuditError::NoCandidate(job.to_string()))?;
+    let audit = match args.files.of(kind)? {
+        Some((from_files, files)) => {
+            (from_files.audit)(&files, &served, &job, args.sample).map_err(AuditError::from)?
+        }
+        None => on_cluster(args.kubeconfig.as_deref(), async |client| {
+            job.kind().audit(client, &served, &job, args.sample).await
+        })?,
     };
+    let report = audit.report(job.to_string(), Module::of(active), Module::of(candidate));
     output(&report, args.json)
 }
 
@@ -176,29 +155,40 @@ fn parse_job(text: &str) -> Result<Job, AuditError> {
         None => (text, None),
         Some((name, key)) => (name, Some(key)),
     };
-    let not_a_job = || AuditError::Job(text.to_owned());
-    let kind = JOBS.named(name).ok_or_else(not_a_job)?;
+    let kind = JOBS.named(name).ok_or_else(|| not_a_job(text))?;
     match (kind.key(), key) {
         (None, None) => Ok(Job::single(kind)),
         (Some(_), Some(key)) if !key.is_empty() => Ok(Job::keyed(kind, key)),
-        _ => Err(not_a_job()),
+        _ => Err(not_a_job(text)),
     }
 }
 
-/// The slot's active module and candidate.
-fn pair<'s, G>(slot: &'s Slot<G>, job: &Job) -> Result<(&'s G, &'s G), AuditError> {
-    audit::pair(slot).ok_or_else(|| AuditError::NoCandidate(job.to_string()))
+/// `--job` naming no job, with the jobs there are: each by its name, or
+/// as `<name>.<Platform>` for a job with an entry per platform.
+fn not_a_job(text: &str) -> AuditError {
+    let jobs: Vec<String> = JOBS
+        .iter()
+        .map(|kind| match kind.key() {
+            None => kind.name().to_owned(),
+            Some(_) => format!("{}.<Platform>", kind.name()),
+        })
+        .collect();
+    AuditError::Job {
+        given: text.to_owned(),
+        jobs: jobs.join(" or "),
+    }
 }
 
 /// The two modules, as one registry entry: `--active` and `--guest`; or
 /// the registry's entry, with `--guest` as its candidate if given. Loaded
 /// under the entry's limits with every check `eval` makes.
-fn modules<W: World>(
+fn modules(
     sandbox: &SandboxArgs,
     args: &AuditArgs,
     job: &Job,
+    kind: &dyn crate::jobs::Job,
     runtime: &crate::runtime::Runtime,
-) -> Result<Slot<Guest<W>>, Failure> {
+) -> Result<Served, Failure> {
     let module = |path: &PathBuf| entries::Module {
         source: entries::Source::Path(path.clone()),
         sha256: None,
@@ -225,5 +215,6 @@ fn modules<W: World>(
             (entry, remote)
         }
     };
-    load_slot(runtime, job, &entry, &remote)
+    let fetched = mco_registry::fetch(job, &entry, &remote)?;
+    Ok(kind.load_unchecked(runtime, &fetched)?)
 }
