@@ -27,19 +27,14 @@ use crate::manifests::{InputError, Reader};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::registry::Registry;
 
-/// MCN `configImage` and the per-phase image mode conditions (off in Default).
-pub const IMAGE_MODE_STATUS_REPORTING: &str = mco_mcn::IMAGE_MODE_STATUS_REPORTING;
-/// Boot images of the ControlPlaneMachineSet (on in Default).
-pub const MANAGED_BOOT_IMAGES_CPMS: &str = "ManagedBootImagesCPMS";
-/// Boot image skew enforcement (on in Default).
-pub const BOOT_IMAGE_SKEW_ENFORCEMENT: &str = "BootImageSkewEnforcement";
-
-/// The gates some job of the host follows, with their Default value.
-const MODELLED: [(&str, bool); 3] = [
-    (IMAGE_MODE_STATUS_REPORTING, false),
-    (MANAGED_BOOT_IMAGES_CPMS, true),
-    (BOOT_IMAGE_SKEW_ENFORCEMENT, true),
-];
+/// The gates some job of the host follows, with their Default value
+/// ([`Job::feature_gates`](crate::jobs::Job::feature_gates)), in
+/// [`JOBS`](crate::JOBS) order.
+fn modelled() -> impl Iterator<Item = (&'static str, bool)> {
+    crate::JOBS
+        .iter()
+        .flat_map(|job| job.feature_gates().iter().copied())
+}
 
 /// The gates in force, and where they came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,10 +48,9 @@ impl Default for FeatureGates {
     /// The Default feature set of the modelled release.
     fn default() -> Self {
         FeatureGates {
-            enabled: MODELLED
-                .iter()
+            enabled: modelled()
                 .filter(|(_, on)| *on)
-                .map(|(name, _)| (*name).to_string())
+                .map(|(name, _)| name.to_string())
                 .collect(),
             version: None,
         }
@@ -134,9 +128,8 @@ impl FeatureGates {
 
     /// The modelled gates and their values, for logs and the status view.
     pub fn modelled(&self) -> Vec<(&'static str, bool)> {
-        MODELLED
-            .iter()
-            .map(|(name, _)| (*name, self.enabled(name)))
+        modelled()
+            .map(|(name, _)| (name, self.enabled(name)))
             .collect()
     }
 }
@@ -316,6 +309,8 @@ impl GateMetrics {
 
 #[cfg(test)]
 mod tests {
+    use crate::bootimage::{BOOT_IMAGE_SKEW_ENFORCEMENT, MANAGED_BOOT_IMAGES_CPMS};
+    use mco_mcn::IMAGE_MODE_STATUS_REPORTING;
     use serde_json::json;
 
     use super::*;

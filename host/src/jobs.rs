@@ -137,6 +137,14 @@ pub trait Job: JobKind {
     fn file_audit(&self) -> Option<&'static FileAudit> {
         None
     }
+
+    /// The feature gates the job's decisions follow, each with its value in
+    /// the Default feature set of the release the project models
+    /// (openshift/api `features/features.go`): the host follows every
+    /// job's, reports them (`mco_feature_gate`) and hands them to guests.
+    fn feature_gates(&self) -> &'static [(&'static str, bool)] {
+        &[]
+    }
 }
 
 /// The argument id of an `eval` subcommand's `--guest FILE`, the module
@@ -344,7 +352,7 @@ mod tests {
         );
         assert!(Skeleton.eval_command().is_none() && Skeleton.case_files().is_empty());
         assert!(Skeleton.scaffold().is_none() && Skeleton.status().is_none());
-        assert!(Skeleton.file_audit().is_none());
+        assert!(Skeleton.file_audit().is_none() && Skeleton.feature_gates().is_empty());
         let runtime = Runtime::new(Default::default()).unwrap_or_else(|e| panic!("{e}"));
         let mut module = BenchModule::new("skeleton.wasm".into(), Vec::new(), runtime);
         assert!(matches!(

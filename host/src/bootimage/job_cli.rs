@@ -97,4 +97,11 @@ impl crate::jobs::Job for BootImage {
     fn file_audit(&self) -> Option<&'static FileAudit> {
         Some(&super::audit::FROM_FILES)
     }
+
+    fn feature_gates(&self) -> &'static [(&'static str, bool)] {
+        &[
+            (super::MANAGED_BOOT_IMAGES_CPMS, true),
+            (super::BOOT_IMAGE_SKEW_ENFORCEMENT, true),
+        ]
+    }
 }

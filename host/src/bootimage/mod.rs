@@ -58,6 +58,11 @@ pub use guest::{
     BOOT_IMAGE_INTERFACE, BatchItem, BootImageGuest, BootImageGuestExt, Session, StreamInput,
 };
 
+/// Feature gate: boot images of the ControlPlaneMachineSet (on in Default).
+pub const MANAGED_BOOT_IMAGES_CPMS: &str = "ManagedBootImagesCPMS";
+/// Feature gate: boot image skew enforcement (on in Default).
+pub const BOOT_IMAGE_SKEW_ENFORCEMENT: &str = "BootImageSkewEnforcement";
+
 /// The stream architecture of the control plane, taken to be the host's
 /// own: the host runs on a control-plane node. The controller, `eval`,
 /// `guests audit` and `spec.audit` all decide with it.

@@ -1057,7 +1057,7 @@ mod tests {
     fn without_the_cpms_gate_an_enrolled_control_plane_machine_set_is_not_in_the_pass() {
         let mut s = with_cpms_mode("All");
         s.gates = Arc::new(crate::bootimage::gates_without(&[
-            crate::feature_gates::MANAGED_BOOT_IMAGES_CPMS,
+            crate::bootimage::MANAGED_BOOT_IMAGES_CPMS,
         ]));
         let subjects: Vec<String> = gates(&s)
             .unwrap_or_default()

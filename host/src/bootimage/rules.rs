@@ -10,13 +10,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::{Selector, SelectorExt};
 use mco_bootimage::{ClusterFacts, Decision, InputError, MachineKind, MachineSetView};
 
+use super::MANAGED_BOOT_IMAGES_CPMS;
 use super::objects::{
     ClusterVersion, ConfigMapData, Infrastructure, Lenient, MachineConfiguration, MachineManager,
     Selection, Undecodable, UserDataSecret,
 };
 use super::platform;
 use super::prepared::Prepared;
-use crate::feature_gates::{FeatureGates, MANAGED_BOOT_IMAGES_CPMS};
+use crate::feature_gates::FeatureGates;
 
 /// What the host rules read for one MachineSet besides the cluster gates.
 #[derive(Debug, Clone, Copy)]
@@ -762,7 +763,7 @@ mod tests {
         assert!(in_pass(&off, MachineKind::MachineSet));
         assert_eq!(feature_gate(&off, &ms(&[])), None);
         let skew_off =
-            crate::bootimage::gates_without(&[crate::feature_gates::BOOT_IMAGE_SKEW_ENFORCEMENT]);
+            crate::bootimage::gates_without(&[crate::bootimage::BOOT_IMAGE_SKEW_ENFORCEMENT]);
         assert!(in_pass(&skew_off, MachineKind::ControlPlaneMachineSet));
     }
 

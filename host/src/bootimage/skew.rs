@@ -8,8 +8,9 @@
 
 use serde_json::{Value, json};
 
+use super::BOOT_IMAGE_SKEW_ENFORCEMENT;
 use super::objects::{ClusterVersion, ConfigMapData, MachineConfiguration};
-use crate::feature_gates::{BOOT_IMAGE_SKEW_ENFORCEMENT, FeatureGates};
+use crate::feature_gates::FeatureGates;
 
 /// What a pass came to, as far as the record is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

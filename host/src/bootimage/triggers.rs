@@ -26,6 +26,7 @@ use mco_bootimage::{InputError, MachineKind, MachineSetView};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::BOOT_IMAGE_SKEW_ENFORCEMENT;
 use super::objects::{
     ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration,
 };
@@ -36,7 +37,7 @@ use crate::cluster::resources::{
     MACHINE_CONFIGURATION_WATCH, MACHINE_SET,
 };
 use crate::cluster::watch::{self, Latest, Readiness};
-use crate::feature_gates::{BOOT_IMAGE_SKEW_ENFORCEMENT, FeatureGates, Gates};
+use crate::feature_gates::{FeatureGates, Gates};
 
 /// The kinds the controller reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -429,8 +430,8 @@ mod tests {
     use tokio::sync::watch as channel;
 
     use super::*;
+    use crate::bootimage::MANAGED_BOOT_IMAGES_CPMS;
     use crate::bootimage::objects::{Input, machine_decoder};
-    use crate::feature_gates::MANAGED_BOOT_IMAGES_CPMS;
     use crate::metrics::Metrics;
     use kube::Resource;
     use prometheus_client::registry::Registry;

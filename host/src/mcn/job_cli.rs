@@ -100,4 +100,8 @@ impl crate::jobs::Job for Mcn {
     fn file_audit(&self) -> Option<&'static FileAudit> {
         Some(&super::audit::FROM_FILES)
     }
+
+    fn feature_gates(&self) -> &'static [(&'static str, bool)] {
+        &[(mco_mcn::IMAGE_MODE_STATUS_REPORTING, false)]
+    }
 }

@@ -11,9 +11,9 @@ use super::job::Mcn;
 use super::metrics::{McnMetrics, Metrics};
 use super::{controller, write};
 use crate::cluster::served_crd;
-use crate::feature_gates::IMAGE_MODE_STATUS_REPORTING;
 use crate::ownership::Mode;
 use crate::run_context::{RunContext, Runner, RunnerError};
+use mco_mcn::IMAGE_MODE_STATUS_REPORTING;
 use mco_registry::JobKind as _;
 
 /// The MCN job's flags of `run`.
