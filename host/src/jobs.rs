@@ -119,6 +119,14 @@ pub trait Job: JobKind {
     fn status(&self) -> Option<&'static dyn StatusSection> {
         None
     }
+
+    /// `status`: the job's flags added to the subcommand (its
+    /// `#[derive(Args)]` struct's `augment_args`), after the view's own,
+    /// which its section reads from the subcommand's matches
+    /// ([`Flags`](crate::status_section::Flags)); by default none.
+    fn status_args(&self, command: clap::Command) -> clap::Command {
+        command
+    }
 }
 
 /// The argument id of an `eval` subcommand's `--guest FILE`, the module
@@ -350,6 +358,14 @@ mod tests {
         assert!(runner.is_none());
         assert!(!format!("{registry:?}").contains("Descriptor"));
         assert!(Skeleton.crds().is_empty());
+    }
+
+    /// A job without a section of `status` adds no flag to it.
+    #[test]
+    fn a_job_without_a_status_section_adds_no_status_flag() {
+        let status = Skeleton.status_args(clap::Command::new("status"));
+        assert_eq!(status.get_arguments().count(), 0);
+        assert!(Skeleton.status().is_none());
     }
 
     /// The case finder knows a case of every job by the job's own files.

@@ -85,4 +85,8 @@ impl crate::jobs::Job for BootImage {
     fn status(&self) -> Option<&'static dyn crate::status_section::StatusSection> {
         Some(&super::status::Section)
     }
+
+    fn status_args(&self, command: clap::Command) -> clap::Command {
+        super::status::RecordFlag::augment_args(command)
+    }
 }

@@ -88,4 +88,8 @@ impl crate::jobs::Job for Mcn {
     fn status(&self) -> Option<&'static dyn crate::status_section::StatusSection> {
         Some(&super::status::Section)
     }
+
+    fn status_args(&self, command: clap::Command) -> clap::Command {
+        super::status::summary::Thresholds::augment_args(command)
+    }
 }
