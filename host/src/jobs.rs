@@ -145,6 +145,14 @@ pub trait Job: JobKind {
     fn feature_gates(&self) -> &'static [(&'static str, bool)] {
         &[]
     }
+
+    /// `status`: the job's flags added to the subcommand (its
+    /// `#[derive(Args)]` struct's `augment_args`), after the view's own,
+    /// which its section reads from the subcommand's matches
+    /// ([`Flags`](crate::status_section::Flags)); by default none.
+    fn status_args(&self, command: clap::Command) -> clap::Command {
+        command
+    }
 }
 
 /// The argument id of an `eval` subcommand's `--guest FILE`, the module
@@ -389,6 +397,14 @@ mod tests {
         let client =
             kube::Client::try_from(kube::Config::new(url)).unwrap_or_else(|e| panic!("{e}"));
         assert!(Skeleton.preflight(&client, "nobody").is_none());
+    }
+
+    /// A job without a section of `status` adds no flag to it.
+    #[test]
+    fn a_job_without_a_status_section_adds_no_status_flag() {
+        let status = Skeleton.status_args(clap::Command::new("status"));
+        assert_eq!(status.get_arguments().count(), 0);
+        assert!(Skeleton.status().is_none());
     }
 
     /// The case finder knows a case of every job by the job's own files.

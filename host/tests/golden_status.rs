@@ -12,7 +12,8 @@ mod common;
 use std::path::PathBuf;
 
 use k8s_openapi::jiff::Timestamp;
-use mco_host::cli::status::model::{self, GuestSource, Inputs, Thresholds};
+use mco_host::cli::status::Status;
+use mco_host::cli::status::model::{self, GuestSource, Inputs};
 use mco_host::cli::status::render::{self, Style};
 use mco_host::cli::status::shadow_counts;
 use serde_json::Value;
@@ -38,7 +39,9 @@ fn objects(case: &str) -> Vec<Value> {
 }
 
 fn inputs(case: &str) -> Inputs {
-    let mut inputs = Inputs::from_objects(objects(case));
+    let flags = Status::default_flags().unwrap_or_else(|e| panic!("{e}"));
+    let mut inputs =
+        Inputs::from_objects(objects(case), &flags).unwrap_or_else(|e| panic!("{case}: {e}"));
     if let Ok(guests) = std::fs::read_to_string(dir(case).join("guests.json")) {
         let metrics = std::fs::read_to_string(dir(case).join("metrics.txt")).unwrap_or_default();
         inputs.guests = GuestSource::Read {
@@ -53,7 +56,7 @@ fn inputs(case: &str) -> Inputs {
 
 fn summary(case: &str) -> model::Summary {
     let now: Timestamp = NOW.parse().unwrap_or_else(|e| panic!("{e}"));
-    model::summarize(&inputs(case), now, Thresholds::default())
+    model::summarize(&inputs(case), now)
 }
 
 fn golden(case: &str, file: &str, actual: &str) {

@@ -2262,7 +2262,7 @@ _mco__host() {
             return 0
             ;;
         mco__subcmd__host__subcmd__status)
-            opts="-o -h --kubeconfig --output --watch --stuck-after-drain --stuck-after --admin-url --namespace --boot-image-state --now --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
+            opts="-o -h --kubeconfig --output --watch --admin-url --namespace --now --stuck-after-drain --stuck-after --boot-image-state --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2280,14 +2280,6 @@ _mco__host() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
-                --stuck-after-drain)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --stuck-after)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --admin-url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2296,11 +2288,19 @@ _mco__host() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --boot-image-state)
+                --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --now)
+                --stuck-after-drain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stuck-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --boot-image-state)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

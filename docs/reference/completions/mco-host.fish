@@ -406,12 +406,12 @@ complete -c mco-host -n "__fish_mco_host_using_subcommand guests; and __fish_see
 complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l kubeconfig -d 'Kubeconfig to use (default: in-cluster config, or $KUBECONFIG)' -r -F
 complete -c mco-host -n "__fish_mco_host_using_subcommand status" -s o -l output -d 'Output format' -r -f -a "text\t''
 json\t''"
-complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l stuck-after-drain -d 'A drain lasting longer than this is marked stuck' -r
-complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l stuck-after -d 'Any other phase lasting longer than this is marked stuck' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l admin-url -d 'The host\'s admin address (`http://HOST:PORT`), to show which guest serves each job (`/guests`) and shadow agreement (`/metrics`). The host guards both with the cluster\'s authentication: the bearer token in $MCO_ADMIN_TOKEN (e.g. `oc whoami -t`; an environment variable, to stay out of process listings) is sent, and its user must be allowed to `get` `/guests`, `/ownership` and `/metrics`' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l namespace -d 'Namespace of mco-host (where its boot image record lives)' -r
-complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l boot-image-state -d 'The boot image controller\'s record ConfigMap' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l now -d 'The time to compute durations against (RFC 3339; for tests)' -r
+complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l stuck-after-drain -d 'A drain lasting longer than this is marked stuck' -r
+complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l stuck-after -d 'Any other phase lasting longer than this is marked stuck' -r
+complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l boot-image-state -d 'The boot image controller\'s record ConfigMap' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l guest-deadline -d 'Wall-clock budget of one guest evaluation' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l guest-memory-mib -d 'Linear-memory cap of one guest, in MiB' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand status" -l guest-memory-max-mib -d 'The most a registry entry\'s `memoryMiB` may ask for, in MiB (default: --guest-memory-mib). Raising it raises no guest\'s cap: it admits entries that set a larger one of their own' -r

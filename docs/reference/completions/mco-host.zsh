@@ -568,12 +568,12 @@ _arguments "${_arguments_options[@]}" : \
 '--kubeconfig=[Kubeconfig to use (default\: in-cluster config, or \$KUBECONFIG)]:FILE:_files' \
 '-o+[Output format]:OUTPUT:(text json)' \
 '--output=[Output format]:OUTPUT:(text json)' \
-'--stuck-after-drain=[A drain lasting longer than this is marked stuck]:STUCK_AFTER_DRAIN:_default' \
-'--stuck-after=[Any other phase lasting longer than this is marked stuck]:STUCK_AFTER:_default' \
 '--admin-url=[The host'\''s admin address (\`http\://HOST\:PORT\`), to show which guest serves each job (\`/guests\`) and shadow agreement (\`/metrics\`). The host guards both with the cluster'\''s authentication\: the bearer token in \$MCO_ADMIN_TOKEN (e.g. \`oc whoami -t\`; an environment variable, to stay out of process listings) is sent, and its user must be allowed to \`get\` \`/guests\`, \`/ownership\` and \`/metrics\`]:URL:_default' \
 '--namespace=[Namespace of mco-host (where its boot image record lives)]:NAMESPACE:_default' \
-'--boot-image-state=[The boot image controller'\''s record ConfigMap]:NAME:_default' \
 '--now=[The time to compute durations against (RFC 3339; for tests)]:TIME:_default' \
+'--stuck-after-drain=[A drain lasting longer than this is marked stuck]:STUCK_AFTER_DRAIN:_default' \
+'--stuck-after=[Any other phase lasting longer than this is marked stuck]:STUCK_AFTER:_default' \
+'--boot-image-state=[The boot image controller'\''s record ConfigMap]:NAME:_default' \
 '--guest-deadline=[Wall-clock budget of one guest evaluation]:GUEST_DEADLINE:_default' \
 '--guest-memory-mib=[Linear-memory cap of one guest, in MiB]:GUEST_MEMORY_MIB:_default' \
 '--guest-memory-max-mib=[The most a registry entry'\''s \`memoryMiB\` may ask for, in MiB (default\: --guest-memory-mib). Raising it raises no guest'\''s cap\: it admits entries that set a larger one of their own]:MIB:_default' \

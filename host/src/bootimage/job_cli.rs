@@ -104,4 +104,8 @@ impl crate::jobs::Job for BootImage {
             (super::BOOT_IMAGE_SKEW_ENFORCEMENT, true),
         ]
     }
+
+    fn status_args(&self, command: clap::Command) -> clap::Command {
+        super::status::RecordFlag::augment_args(command)
+    }
 }

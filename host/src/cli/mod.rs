@@ -60,7 +60,7 @@ enum Command {
     Guests(guests_command::GuestsArgs),
     /// Show the update of every pool, the nodes in flight, boot images and
     /// guests at a glance (`kubectl mco status` as a kubectl plugin).
-    Status(status::StatusArgs),
+    Status(status::Status),
     /// Before installing: which ownership mode (observe, own) each job can
     /// run in on this cluster, and why (the MachineConfigNode CRD, the
     /// Machine Config Operator's writers seen, the host's RBAC).

@@ -104,4 +104,8 @@ impl crate::jobs::Job for Mcn {
     fn feature_gates(&self) -> &'static [(&'static str, bool)] {
         &[(mco_mcn::IMAGE_MODE_STATUS_REPORTING, false)]
     }
+
+    fn status_args(&self, command: clap::Command) -> clap::Command {
+        super::status::summary::Thresholds::augment_args(command)
+    }
 }

@@ -3,12 +3,12 @@
 //! document. The view (`cli/status`) reads guests, ownership and shadow
 //! counts itself and asks each job of [`JOBS`](crate::JOBS) for its
 //! [`StatusSection`] ([`Job::status`](crate::jobs::Job::status)); the
-//! sections come in `JOBS` order, in the text as in the JSON.
+//! sections come in `JOBS` order, in the text as in the JSON. A job's
+//! flags of `status` are its own
+//! ([`Job::status_args`](crate::jobs::Job::status_args)): its section
+//! reads them from the [`Flags`] it is given.
 
 pub mod text;
-
-use std::fmt::Debug;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
@@ -19,6 +19,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use std::fmt::Debug;
 
 use crate::cluster::resources::ResourceType;
 pub use text::Style;
@@ -37,7 +38,11 @@ pub trait StatusSection: Sync {
     /// list, the golden cases), each decoded as [`read`](Self::read)
     /// decodes it; other objects, and ones that do not decode, are left
     /// out.
-    fn decode(&self, objects: &[serde_json::Value]) -> Box<dyn SectionInputs>;
+    fn decode(
+        &self,
+        objects: &[serde_json::Value],
+        flags: &Flags,
+    ) -> Result<Box<dyn SectionInputs>, ReadError>;
 
     /// One watch per kind [`read`](Self::read) reads: `--watch` redraws
     /// when one of them reports a change.
@@ -50,7 +55,7 @@ pub type Changes = BoxStream<'static, Result<(), watcher::Error>>;
 /// What a section read, at one time.
 pub trait SectionInputs: Debug + Send + Sync {
     /// The section's part of the summary at `now`.
-    fn summarize(&self, now: Timestamp, thresholds: Thresholds) -> Box<dyn SectionSummary>;
+    fn summarize(&self, now: Timestamp) -> Box<dyn SectionSummary>;
 }
 
 /// A section's part of the summary.
@@ -68,40 +73,32 @@ pub trait SectionSummary: Debug + Send + Sync {
     fn without_clock(&self) -> Box<dyn SectionSummary>;
 }
 
-/// The flags of `status` that sections read when reading the cluster.
-/// They stay among the command's own flags, so `status --help` keeps
-/// its order.
+/// The flags of `status`, for the sections: the view's own they share,
+/// and the command's matches, from which each reads its job's
+/// (`from_arg_matches` on the struct of its
+/// [`Job::status_args`](crate::jobs::Job::status_args)).
 #[derive(Debug, Clone)]
 pub struct Flags {
     /// `--namespace`: mco-host's namespace.
     pub namespace: String,
-    /// `--boot-image-state`: a record ConfigMap in that namespace.
-    pub boot_image_state: String,
+    /// The `status` subcommand's matches, with every job's flags.
+    pub matches: clap::ArgMatches,
 }
 
-/// When a phase counts as stuck (`--stuck-after-drain`, `--stuck-after`).
-#[derive(Debug, Clone, Copy)]
-pub struct Thresholds {
-    pub drain: Duration,
-    pub other: Duration,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Thresholds {
-            drain: Duration::from_secs(30 * 60),
-            other: Duration::from_secs(15 * 60),
-        }
-    }
-}
-
-/// An object or a list the view could not read.
+/// What a section could not read: an object or a list, or its flags.
 #[derive(Debug, thiserror::Error)]
-#[error("reading {what}: {source}")]
-pub struct ReadError {
-    pub what: &'static str,
-    #[source]
-    pub source: kube::Error,
+pub enum ReadError {
+    #[error("reading {what}: {source}")]
+    Cluster {
+        what: &'static str,
+        #[source]
+        source: kube::Error,
+    },
+    /// Its flags are not among the matches (the job's
+    /// [`Job::status_args`](crate::jobs::Job::status_args) and the
+    /// section disagree).
+    #[error("reading the flags of status: {0}")]
+    Flags(#[from] clap::Error),
 }
 
 /// What says which object a plain one is, for
@@ -153,7 +150,7 @@ where
     match api.list(&ListParams::default()).await {
         Ok(list) => Ok(list.items),
         Err(err) if absent(&err) => Ok(Vec::new()),
-        Err(source) => Err(ReadError { what, source }),
+        Err(source) => Err(ReadError::Cluster { what, source }),
     }
 }
 
@@ -165,7 +162,7 @@ where
     match api.get_opt(name).await {
         Ok(o) => Ok(o),
         Err(err) if absent(&err) => Ok(None),
-        Err(source) => Err(ReadError { what, source }),
+        Err(source) => Err(ReadError::Cluster { what, source }),
     }
 }
 

@@ -9,6 +9,7 @@
 mod render;
 pub mod summary;
 
+use clap::{Args, FromArgMatches};
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use k8s_openapi::api::events::v1::Event;
@@ -26,11 +27,19 @@ use super::objects::{
 use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_SET};
 use crate::status_section::{
     self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style,
-    Thresholds, dynamic, typed,
+    dynamic, typed,
 };
 
 /// The section, for [`Job::status`](crate::jobs::Job::status).
 pub struct Section;
+
+/// The job's flag of `status`: where its record is.
+#[derive(Args, Debug)]
+pub struct RecordFlag {
+    /// The boot image controller's record ConfigMap.
+    #[arg(long, default_value = "mco-host-boot-images", value_name = "NAME")]
+    boot_image_state: String,
+}
 
 /// What the section is computed from.
 #[derive(Debug, Clone, Default)]
@@ -58,7 +67,14 @@ impl StatusSection for Section {
         async move { Ok(Box::new(read(client, flags).await?) as Box<dyn SectionInputs>) }.boxed()
     }
 
-    fn decode(&self, objects: &[serde_json::Value]) -> Box<dyn SectionInputs> {
+    /// Takes any ConfigMap but the stream's as the record: a list of
+    /// plain objects holds one (`--boot-image-state` names it in a
+    /// cluster).
+    fn decode(
+        &self,
+        objects: &[serde_json::Value],
+        _: &Flags,
+    ) -> Result<Box<dyn SectionInputs>, ReadError> {
         let mut found = Objects::default();
         for object in objects {
             let head = Head::of(object);
@@ -81,7 +97,7 @@ impl StatusSection for Section {
                 _ => {}
             }
         }
-        Box::new(found)
+        Ok(Box::new(found))
     }
 
     fn changes(&self, client: &Client) -> Vec<Changes> {
@@ -104,7 +120,7 @@ impl StatusSection for Section {
 }
 
 impl SectionInputs for Objects {
-    fn summarize(&self, _: Timestamp, _: Thresholds) -> Box<dyn SectionSummary> {
+    fn summarize(&self, _: Timestamp) -> Box<dyn SectionSummary> {
         Box::new(summary::summarize(self))
     }
 }
@@ -126,6 +142,7 @@ impl SectionSummary for summary::BootImages {
 }
 
 async fn read(client: &Client, flags: &Flags) -> Result<Objects, ReadError> {
+    let RecordFlag { boot_image_state } = RecordFlag::from_arg_matches(&flags.matches)?;
     let machinesets = status_section::list(
         dynamic(client, Some(MACHINE_API_NAMESPACE), MACHINE_SET),
         "MachineSets",
@@ -146,7 +163,7 @@ async fn read(client: &Client, flags: &Flags) -> Result<Objects, ReadError> {
     .await?;
     let record = status_section::get(
         config_map(&flags.namespace),
-        &flags.boot_image_state,
+        &boot_image_state,
         "the boot image record",
     )
     .await?;
@@ -177,7 +194,7 @@ async fn read_control_plane_arch(client: &Client) -> Result<Option<String>, Read
         let found = nodes
             .list_metadata(&ListParams::default().labels(role).limit(1))
             .await
-            .map_err(|source| ReadError {
+            .map_err(|source| ReadError::Cluster {
                 what: "Nodes",
                 source,
             })?;
@@ -276,7 +293,9 @@ mod tests {
         ]);
         let flags = Flags {
             namespace: "mco-system".into(),
-            boot_image_state: "mco-host-boot-images".into(),
+            matches: RecordFlag::augment_args(clap::Command::new("status"))
+                .try_get_matches_from(["status"])
+                .unwrap_or_else(|e| panic!("{e}")),
         };
         let objects = read(&client, &flags)
             .await

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::status_section::{SectionInputs, StatusSection};
+use crate::status_section::{Flags, ReadError, SectionInputs, StatusSection};
 
 /// Everything the summary is computed from.
 #[derive(Debug)]
@@ -19,13 +19,6 @@ pub struct Inputs {
     /// The host's `/ownership` (empty without an admin URL, or from a host
     /// that does not serve it).
     pub ownership: Vec<crate::ownership::JobReport>,
-}
-
-/// Nothing read: every section empty, no guests asked.
-impl Default for Inputs {
-    fn default() -> Self {
-        Inputs::from_objects([])
-    }
 }
 
 /// The sections of the jobs that have one, in `JOBS` order.
@@ -129,13 +122,19 @@ impl Inputs {
     /// Sorts objects by kind, as a `kubectl get -o json` list of
     /// everything would hold them (the golden cases are such lists), each
     /// section taking its own, decoded as the live reader decodes them.
-    /// Unknown kinds and objects that do not decode are left out.
-    pub fn from_objects(objects: impl IntoIterator<Item = serde_json::Value>) -> Inputs {
+    /// Unknown kinds and objects that do not decode are left out; each
+    /// section reads its flags from `flags`.
+    pub fn from_objects(
+        objects: impl IntoIterator<Item = serde_json::Value>,
+        flags: &Flags,
+    ) -> Result<Inputs, ReadError> {
         let objects: Vec<serde_json::Value> = objects.into_iter().collect();
-        Inputs {
-            sections: sections().map(|section| section.decode(&objects)).collect(),
+        Ok(Inputs {
+            sections: sections()
+                .map(|section| section.decode(&objects, flags))
+                .collect::<Result<_, _>>()?,
             guests: GuestSource::NotAsked,
             ownership: Vec::new(),
-        }
+        })
     }
 }

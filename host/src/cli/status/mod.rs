@@ -1,6 +1,7 @@
 //! `mco-host status` (also `kubectl mco status`): every job's section
 //! (each job's `status_section`, in `JOBS` order) and the guests at a
-//! glance. This file reads what the view shows and runs the command;
+//! glance. This file holds the view's own flags (each job adds its own,
+//! `Job::status_args`), reads what the view shows and runs the command;
 //! `model` computes the summary from what was read (pure, so golden tests
 //! need no cluster), and `render` draws it.
 //!
@@ -17,7 +18,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::{ArgMatches, Args, FromArgMatches, ValueEnum};
 use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
@@ -25,11 +26,67 @@ use kube::runtime::watcher;
 
 use crate::status_section::{Flags, ReadError, absent};
 use inputs::sections;
-use model::{GuestSource, Inputs, Summary, Thresholds};
+use model::{GuestSource, Inputs, Summary};
 use render::Style;
 
+/// `status`: the view's flags, and the matches each job's section reads
+/// its own from ([`Flags`]).
+#[derive(Debug)]
+pub struct Status {
+    args: StatusArgs,
+    matches: ArgMatches,
+}
+
+impl FromArgMatches for Status {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Status, clap::Error> {
+        Ok(Status {
+            args: StatusArgs::from_arg_matches(matches)?,
+            matches: matches.clone(),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Status::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for Status {
+    /// The view's flags, then each job's in [`JOBS`](crate::JOBS) order.
+    fn augment_args(command: clap::Command) -> clap::Command {
+        crate::JOBS
+            .iter()
+            .fold(StatusArgs::augment_args(command), |command, job| {
+                job.status_args(command)
+            })
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Status::augment_args(command)
+    }
+}
+
+impl Status {
+    /// The sections' flags of `status` given none (their defaults), for a
+    /// view computed from plain objects (the golden tests).
+    pub fn default_flags() -> Result<Flags, clap::Error> {
+        let matches =
+            Status::augment_args(clap::Command::new("status")).try_get_matches_from(["status"])?;
+        Ok(Status::from_arg_matches(&matches)?.flags())
+    }
+
+    /// What the sections read of the command line.
+    fn flags(&self) -> Flags {
+        Flags {
+            namespace: self.args.namespace.clone(),
+            matches: self.matches.clone(),
+        }
+    }
+}
+
+/// The view's own flags of `status`, the same whatever jobs it shows.
 #[derive(Args, Debug)]
-pub struct StatusArgs {
+struct StatusArgs {
     /// Kubeconfig to use (default: in-cluster config, or $KUBECONFIG).
     #[arg(long, value_name = "FILE")]
     kubeconfig: Option<PathBuf>,
@@ -39,12 +96,6 @@ pub struct StatusArgs {
     /// Keep watching and redraw on every change (JSON: one document a line).
     #[arg(long)]
     watch: bool,
-    /// A drain lasting longer than this is marked stuck.
-    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
-    stuck_after_drain: Duration,
-    /// Any other phase lasting longer than this is marked stuck.
-    #[arg(long, default_value = "15m", value_parser = humantime::parse_duration)]
-    stuck_after: Duration,
     /// The host's admin address (`http://HOST:PORT`), to show which guest
     /// serves each job (`/guests`) and shadow agreement (`/metrics`).
     /// The host guards both with the cluster's authentication: the bearer
@@ -56,9 +107,6 @@ pub struct StatusArgs {
     /// Namespace of mco-host (where its boot image record lives).
     #[arg(long, default_value = "mco-system")]
     namespace: String,
-    /// The boot image controller's record ConfigMap.
-    #[arg(long, default_value = "mco-host-boot-images", value_name = "NAME")]
-    boot_image_state: String,
     /// The time to compute durations against (RFC 3339; for tests).
     #[arg(long, value_name = "TIME")]
     now: Option<Timestamp>,
@@ -87,21 +135,22 @@ pub enum StatusError {
 }
 
 /// Runs the command to completion (for `--watch`, until interrupted).
-pub fn run(args: StatusArgs) -> Result<(), StatusError> {
+pub fn run(status: Status) -> Result<(), StatusError> {
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(StatusError::Runtime)?;
-    tokio.block_on(run_async(args))
+    tokio.block_on(run_async(status))
 }
 
-async fn run_async(args: StatusArgs) -> Result<(), StatusError> {
+async fn run_async(status: Status) -> Result<(), StatusError> {
+    let args = &status.args;
     let client = crate::cluster::client::connect(args.kubeconfig.as_deref())
         .await
         .map_err(StatusError::Connect)?;
-    let reader = Reader::new(client, &args);
-    let mut printer = Printer::new(&args);
-    printer.frame(&reader.summary(&args).await?)?;
+    let reader = Reader::new(client, status.flags());
+    let mut printer = Printer::new(args);
+    printer.frame(&reader.summary(args).await?)?;
     if !args.watch {
         return Ok(());
     }
@@ -115,7 +164,7 @@ async fn run_async(args: StatusArgs) -> Result<(), StatusError> {
         // Let a burst of events (one write touches several kinds) settle.
         tokio::time::sleep(Duration::from_millis(50)).await;
         while let Some(Some(_)) = futures::FutureExt::now_or_never(changes.next()) {}
-        printer.frame(&reader.summary(&args).await?)?;
+        printer.frame(&reader.summary(args).await?)?;
     }
     Ok(())
 }
@@ -194,13 +243,10 @@ struct Reader {
 const ADMIN_TOKEN_ENV: &str = "MCO_ADMIN_TOKEN";
 
 impl Reader {
-    fn new(client: Client, args: &StatusArgs) -> Reader {
+    fn new(client: Client, flags: Flags) -> Reader {
         Reader {
             client,
-            flags: Flags {
-                namespace: args.namespace.clone(),
-                boot_image_state: args.boot_image_state.clone(),
-            },
+            flags,
             http: reqwest::Client::new(),
             admin_token: std::env::var(ADMIN_TOKEN_ENV).ok(),
         }
@@ -282,14 +328,9 @@ impl Reader {
             inputs.guests = self.guests(url).await;
             inputs.ownership = self.ownership(url).await;
         }
-        let thresholds = Thresholds {
-            drain: args.stuck_after_drain,
-            other: args.stuck_after,
-        };
         Ok(model::summarize(
             &inputs,
             args.now.unwrap_or_else(Timestamp::now),
-            thresholds,
         ))
     }
 

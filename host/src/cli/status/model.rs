@@ -12,7 +12,6 @@ use serde::{Serialize, Serializer};
 use super::inputs::Rollout;
 pub use super::inputs::{GuestSource, Inputs};
 use crate::status_section::SectionSummary;
-pub use crate::status_section::Thresholds;
 use crate::status_section::text::rfc3339;
 
 #[derive(Debug, Serialize)]
@@ -82,14 +81,14 @@ pub struct GuestRow {
 }
 
 /// The whole summary at `now`.
-pub fn summarize(inputs: &Inputs, now: Timestamp, thresholds: Thresholds) -> Summary {
+pub fn summarize(inputs: &Inputs, now: Timestamp) -> Summary {
     Summary {
         now: rfc3339(now),
         sections: Sections(
             inputs
                 .sections
                 .iter()
-                .map(|section| section.summarize(now, thresholds))
+                .map(|section| section.summarize(now))
                 .collect(),
         ),
         guests: guests(&inputs.guests),

@@ -195,11 +195,13 @@ mod tests {
              \x20 bootImage  observe  observing: 1 of 2 objects differ (1 differences)\n\
              \x20   bootImage:  behind  MachineSet.bootImage  derived \"boot image b\", stored \"left as it is\"\n"
         );
-        let inputs = crate::cli::status::model::Inputs::default();
+        let flags = crate::cli::status::Status::default_flags().unwrap_or_else(|e| panic!("{e}"));
+        let inputs = crate::cli::status::model::Inputs::from_objects([], &flags)
+            .unwrap_or_else(|e| panic!("{e}"));
         let now = "2026-12-02T00:00:00Z"
             .parse()
             .unwrap_or_else(|e| panic!("{e}"));
-        let summary = crate::cli::status::model::summarize(&inputs, now, Default::default());
+        let summary = crate::cli::status::model::summarize(&inputs, now);
         assert!(!render(&summary, Style::default()).contains("OWNERSHIP"));
         let json = serde_json::to_value(&summary).unwrap_or_default();
         assert!(

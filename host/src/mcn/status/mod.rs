@@ -7,6 +7,7 @@
 mod render;
 pub mod summary;
 
+use clap::FromArgMatches;
 use futures::FutureExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
@@ -20,27 +21,42 @@ use crate::cluster::decode::Isolated;
 use crate::cluster::resources::MACHINE_CONFIG_POOL;
 use crate::status_section::{
     self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style,
-    Thresholds, typed,
+    typed,
 };
+use summary::Thresholds;
 
 /// The section, for [`Job::status`](crate::jobs::Job::status).
 pub struct Section;
 
 /// What the section is computed from.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Objects {
     pub mcns: Vec<MachineConfigNode>,
     pub pools: Vec<Pool>,
+    /// The job's flags of `status`.
+    pub thresholds: Thresholds,
+}
+
+impl Objects {
+    /// None yet, with the thresholds of `flags`.
+    fn new(flags: &Flags) -> Result<Objects, ReadError> {
+        Ok(Objects {
+            mcns: Vec::new(),
+            pools: Vec::new(),
+            thresholds: Thresholds::from_arg_matches(&flags.matches)?,
+        })
+    }
 }
 
 impl StatusSection for Section {
     fn read<'a>(
         &'a self,
         client: &'a Client,
-        _: &'a Flags,
+        flags: &'a Flags,
     ) -> futures::future::BoxFuture<'a, Result<Box<dyn SectionInputs>, ReadError>> {
         async move {
-            let mcns = status_section::list(
+            let mut found = Objects::new(flags)?;
+            found.mcns = status_section::list(
                 Api::<MachineConfigNode>::all(client.clone()),
                 "MachineConfigNodes",
             )
@@ -50,14 +66,18 @@ impl StatusSection for Section {
                 "MachineConfigPools",
             )
             .await?;
-            let pools = pools.into_iter().filter_map(|pool| pool.0.ok()).collect();
-            Ok(Box::new(Objects { mcns, pools }) as Box<dyn SectionInputs>)
+            found.pools = pools.into_iter().filter_map(|pool| pool.0.ok()).collect();
+            Ok(Box::new(found) as Box<dyn SectionInputs>)
         }
         .boxed()
     }
 
-    fn decode(&self, objects: &[serde_json::Value]) -> Box<dyn SectionInputs> {
-        let mut found = Objects::default();
+    fn decode(
+        &self,
+        objects: &[serde_json::Value],
+        flags: &Flags,
+    ) -> Result<Box<dyn SectionInputs>, ReadError> {
+        let mut found = Objects::new(flags)?;
         for object in objects {
             match Head::of(object).kind.as_str() {
                 "MachineConfigNode" => found.mcns.extend(typed(object)),
@@ -65,7 +85,7 @@ impl StatusSection for Section {
                 _ => {}
             }
         }
-        Box::new(found)
+        Ok(Box::new(found))
     }
 
     fn changes(&self, client: &Client) -> Vec<Changes> {
@@ -81,12 +101,8 @@ impl StatusSection for Section {
 }
 
 impl SectionInputs for Objects {
-    fn summarize(
-        &self,
-        now: k8s_openapi::jiff::Timestamp,
-        thresholds: Thresholds,
-    ) -> Box<dyn SectionSummary> {
-        Box::new(summary::summarize(self, now, thresholds))
+    fn summarize(&self, now: k8s_openapi::jiff::Timestamp) -> Box<dyn SectionSummary> {
+        Box::new(summary::summarize(self, now))
     }
 }
 

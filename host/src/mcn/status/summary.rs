@@ -19,14 +19,25 @@
 
 use std::time::Duration;
 
+use clap::Args;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use super::{Objects, Pool};
 use crate::mcn::crd::MachineConfigNode;
 use crate::mcn::phase::{self, Phase};
-use crate::status_section::Thresholds;
 use crate::status_section::text::rfc3339;
+
+/// The job's flags of `status`: when a phase counts as stuck.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct Thresholds {
+    /// A drain lasting longer than this is marked stuck.
+    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
+    pub stuck_after_drain: Duration,
+    /// Any other phase lasting longer than this is marked stuck.
+    #[arg(long, default_value = "15m", value_parser = humantime::parse_duration)]
+    pub stuck_after: Duration,
+}
 
 /// The section: its keys of the JSON document are its fields'.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,8 +90,8 @@ pub struct DegradedNode {
 /// How long `phase` may last before it counts as stuck.
 fn stuck_after(thresholds: Thresholds, phase: Phase) -> Duration {
     match phase {
-        Phase::Draining => thresholds.drain,
-        _ => thresholds.other,
+        Phase::Draining => thresholds.stuck_after_drain,
+        _ => thresholds.stuck_after,
     }
 }
 
@@ -100,7 +111,8 @@ fn condition<'a>(
 }
 
 /// The section at `now`.
-pub fn summarize(objects: &Objects, now: Timestamp, thresholds: Thresholds) -> Nodes {
+pub fn summarize(objects: &Objects, now: Timestamp) -> Nodes {
+    let thresholds = objects.thresholds;
     let mut mcns: Vec<&MachineConfigNode> = objects.mcns.iter().collect();
     mcns.sort_by_key(|m| m.metadata.name.clone());
     let mut nodes_in_flight = Vec::new();
