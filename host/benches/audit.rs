@@ -19,8 +19,8 @@ use anyhow::Context as _;
 use mco_host::mcn::audit::audit_files;
 use mco_host::mcn::eval::McnPaths;
 use mco_host::mcn::{McnGuest, NODE_STATE_INTERFACE};
-use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
 use mco_registry::audit::{Module, SAMPLE_LIMIT};
+use mco_runtime::{GuestModule, Runtime, RuntimeConfig};
 use serde_json::{Value, json};
 
 const NODES: usize = 5_000;

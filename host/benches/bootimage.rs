@@ -16,7 +16,7 @@ use mco_host::bootimage::authority::{self, JobInputs};
 use mco_host::bootimage::{
     BOOT_IMAGE_INTERFACE, BootImageGuest, BootImageGuestExt as _, StreamInput,
 };
-use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
+use mco_runtime::{GuestModule, Runtime, RuntimeConfig};
 use serde_json::{Value, json};
 
 const MACHINESETS: usize = 1_000;

@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use mco_host::mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
-use mco_host::runtime::{GuestModule, GuestState, Runtime, RuntimeConfig};
 use mco_mcn::{
     Condition, ConditionStatus, Decision, Facts, LabelSelector, Node, Pool, RenderedConfig,
 };
+use mco_runtime::{GuestModule, GuestState, Runtime, RuntimeConfig};
 
 const P: &str = "machineconfiguration.openshift.io/";
 const SAMPLES: usize = 5_000;

@@ -22,8 +22,8 @@ use tokio::sync::watch;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 
-use crate::cluster::watch::Latest;
 use crate::manifests::{InputError, Reader};
+use mco_cluster::watch::Latest;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::registry::Registry;
 
@@ -138,13 +138,13 @@ impl FeatureGates {
 /// `cluster` and ClusterVersion `version` as [`follow`] reads them; a kind
 /// the cluster does not serve counts as no object.
 pub async fn read_cluster(client: &kube::Client) -> Result<FeatureGates, String> {
-    use crate::cluster::resources::{CLUSTER_VERSION, FEATURE_GATE, ResourceType};
+    use mco_cluster::resources::{CLUSTER_VERSION, FEATURE_GATE, ResourceType};
     let get = async |kind: ResourceType, name: &str| {
         let api: kube::Api<kube::api::DynamicObject> =
             kube::Api::all_with(client.clone(), &kind.api_resource());
         match api.get_opt(name).await {
             Ok(object) => Ok(object),
-            Err(err) if crate::cluster::is_status(&err, 404) => Ok(None),
+            Err(err) if mco_cluster::is_status(&err, 404) => Ok(None),
             Err(err) => Err(format!("reading {} {name}: {err}", kind.kind)),
         }
     };

@@ -16,10 +16,10 @@ use crate::audit_files::FileAudit;
 use crate::case_check::{CaseFailure, Pass};
 use crate::preflight::Checks;
 use crate::run_context::{Runner, RunnerError};
-use crate::runtime::{GuestError, LoadError, Runtime};
 use crate::status_section::StatusSection;
 use bench::{BenchCaseError, BenchModule, Timed};
 use mco_registry::{self, Fetched, JobKind, Served, Slot};
+use mco_runtime::{GuestError, LoadError, Runtime};
 use scaffold::Scaffold;
 
 /// What the command line needs of a job.

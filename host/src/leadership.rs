@@ -357,7 +357,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::cluster::mock::{self, Call};
+    use mco_cluster::mock::{self, Call};
 
     const LEASE: &str = "/apis/coordination.k8s.io/v1/namespaces/mco-system/leases/mco-host";
 

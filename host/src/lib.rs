@@ -1,15 +1,19 @@
 //! `mco-host`: runs OpenShift Machine Config logic as sandboxed WebAssembly
-//! guests. One folder per job (`mcn`, `bootimage`: objects, rules, guest
-//! binding, controller, writes, eval inputs), the cluster plumbing both use
-//! (`cluster`), which module serves which job (the `mco-registry` crate),
-//! the wasmtime façade that knows no job (`runtime`), the manifest reader
-//! of the `eval` inputs (`manifests`), who writes what beside the Machine
-//! Config Operator (`ownership`, with `mco-registry`'s decision
-//! comparison), the cluster's feature gates (`feature_gates`) and the
-//! feature sets of CRDs (`crds`), whether this replica still holds the
-//! lease (`leadership`), the series each of them counts (`metrics`), the
-//! composition root of `run` and what it hands each job (`run`,
-//! `run_context`), and the command line (`cli`).
+//! guests. One folder per job (`mcn`, `bootimage`), each describing itself
+//! once to the registry and to the rest of the host ([`jobs::Job`]) and
+//! listed once in [`JOBS`]; what the jobs share comes from the workspace
+//! crates below (`mco-runtime`: the wasmtime façade; `mco-cluster`: the
+//! kube plumbing; `mco-fetch`: module bytes and trust; `mco-registry`:
+//! which module serves which job). Here: the composition root of `run` and
+//! what it hands each job (`run`, `run_context`), who writes what beside
+//! the Machine Config Operator (`ownership`), the cluster's feature gates
+//! (`feature_gates`) and the feature sets of CRDs (`crds`), whether this
+//! replica still holds the lease (`leadership`), the job-free series
+//! (`metrics`), the admin server (`admin`), what `status`, `preflight` and
+//! `guests audit` ask of a job (`status_section`, `preflight`,
+//! `audit_files`), the manifest reader of the offline commands
+//! (`manifests`), the case folders (`cases`, `case_check`), and the
+//! command line (`cli`).
 pub mod admin;
 pub mod audit_files;
 pub mod bootimage;
@@ -17,8 +21,6 @@ pub mod case_check;
 pub mod cases;
 pub mod cli;
 pub mod crds;
-pub use mco_cluster as cluster;
-pub use mco_cluster::typed_resource;
 pub mod feature_gates;
 pub mod jobs;
 pub mod leadership;
@@ -30,8 +32,6 @@ pub mod preflight;
 pub mod run;
 pub mod run_context;
 pub mod status_section;
-pub use mco_runtime as runtime;
-pub use mco_runtime::blob;
 mod telemetry;
 pub mod wit;
 

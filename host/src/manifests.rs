@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::cluster::decode::{Field, Isolated, Problem, Undecodable};
+use mco_cluster::decode::{Field, Isolated, Problem, Undecodable};
 
 /// Bad invocation or input: `eval` exits with status 2.
 #[derive(Debug, thiserror::Error)]
@@ -581,7 +581,7 @@ mod tests {
     /// alone or in a list, read whole or streamed, however deep.
     #[test]
     fn objects_nest_as_deep_as_the_host_decodes_them() {
-        use crate::cluster::decode::MAX_DEPTH;
+        use mco_cluster::decode::MAX_DEPTH;
         let fits = deep_node("fits", MAX_DEPTH - 1);
         assert_eq!(names(&fits, "Node").ok(), Some(vec!["fits".into()]));
         assert_eq!(each(&fits).ok(), Some(vec!["fits".into()]));

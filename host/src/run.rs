@@ -16,17 +16,17 @@ use prometheus_client::registry::Registry;
 use futures::FutureExt;
 
 use crate::admin::{self, AdminState};
-use crate::cluster::decode::Failures;
-use crate::cluster::resources::{
-    CLUSTER_VERSION, FEATURE_GATE, MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH,
-};
-use crate::cluster::watch::{Readiness, latest, latest_optional};
-use crate::cluster::{self, FIELD_MANAGER};
 use crate::feature_gates;
 use crate::leadership;
 use crate::metrics::{self, Metrics};
 use crate::ownership::Ownership;
 use crate::run_context::{RunContext, Runner, RunnerError};
+use mco_cluster::FIELD_MANAGER;
+use mco_cluster::decode::Failures;
+use mco_cluster::resources::{
+    CLUSTER_VERSION, FEATURE_GATE, MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH,
+};
+use mco_cluster::watch::{Readiness, latest, latest_optional};
 use mco_registry::swap;
 
 /// The `/readyz` subject of the guests while they load.
@@ -95,7 +95,7 @@ pub async fn run(
     prepared: Prepared,
     guests: swap::Config,
 ) -> anyhow::Result<()> {
-    let client = cluster::client::connect(options.kubeconfig.as_deref()).await?;
+    let client = mco_cluster::client::connect(options.kubeconfig.as_deref()).await?;
     let Prepared {
         registry,
         metrics,

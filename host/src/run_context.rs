@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use futures::future::{BoxFuture, Shared};
 
-use crate::cluster::decode::Failures;
-use crate::cluster::watch::{Latest, Readiness};
 use crate::feature_gates::Gates;
 use crate::leadership::Leadership;
 use crate::metrics::Metrics;
 use crate::ownership::Ownership;
+use mco_cluster::decode::Failures;
+use mco_cluster::watch::{Latest, Readiness};
 use mco_registry::Guests;
 
 /// Resolves on SIGTERM or Ctrl-C; every job's controller stops on it.

@@ -11,8 +11,8 @@ use std::process::Command;
 
 use mco_host::bootimage::eval::BootImageInputs;
 use mco_host::mcn::McnGuestExt as _;
-use mco_host::runtime::RuntimeConfig;
 use mco_mcn::{Decision, Facts, Node, Pool};
+use mco_runtime::RuntimeConfig;
 
 /// (hostile build, golden case it runs on, keep the case's user data, what
 /// the refusal must say).

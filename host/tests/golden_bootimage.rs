@@ -17,7 +17,7 @@ use mco_host::bootimage::{
     BOOT_IMAGE_INTERFACE, BootImageGuest, BootImageGuestExt as _, StreamInput,
 };
 use mco_host::cases::{CaseFailure, Pass};
-use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
+use mco_runtime::{GuestModule, Runtime, RuntimeConfig};
 
 /// The golden cases are written for an amd64 control plane.
 const CONTROL_PLANE_ARCH: &str = "x86_64";

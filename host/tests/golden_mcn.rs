@@ -11,7 +11,7 @@ use std::path::Path;
 
 use mco_host::cases;
 use mco_host::mcn::{McnGuest, McnGuestExt as _};
-use mco_host::runtime::RuntimeConfig;
+use mco_runtime::RuntimeConfig;
 
 #[test]
 fn native_and_wasm_agree_on_every_golden_case() {

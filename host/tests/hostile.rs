@@ -13,8 +13,8 @@ use mco_host::bootimage::prepared::Prepared;
 use mco_host::bootimage::rules::Step;
 use mco_host::bootimage::{BootImageGuest, BootImageGuestExt as _, StreamInput};
 use mco_host::mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
-use mco_host::runtime::{GuestError, GuestModule, Runtime, RuntimeConfig};
 use mco_mcn::{Decision, Facts, Node};
+use mco_runtime::{GuestError, GuestModule, Runtime, RuntimeConfig};
 
 /// What a fault must be classified as.
 type Expectation = fn(&GuestError) -> bool;

@@ -20,7 +20,7 @@ use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::{Platform, decide_text};
 use mco_host::bootimage::{BootImageGuest, BootImageGuestExt as _, StreamInput};
 use mco_host::mcn::McnGuestExt as _;
-use mco_host::runtime::RuntimeConfig;
+use mco_runtime::RuntimeConfig;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use proptest::{prop_assert, prop_assert_eq};
 use serde_json::json;

@@ -16,12 +16,12 @@ use std::time::Duration;
 
 use mco_fetch::oci::{Oci, PullError, PullLimits, RequestError};
 use mco_fetch::signature_policy::{Policy, Requirement};
-use mco_host::blob::digest;
-use mco_host::runtime::RuntimeConfig;
 use mco_host::{JOBS, mcn};
 use mco_registry::table::Location;
 use mco_registry::{Access, InFlight, Outcome, Remote};
 use mco_registry_formats::cosign::Key;
+use mco_runtime::RuntimeConfig;
+use mco_runtime::blob::digest;
 use oci_client::secrets::RegistryAuth;
 
 /// What the hostile answers send: 300 MiB, far past every bound.

@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 use common::wasm::with_custom_section;
 use mco_fetch::oci::PullError;
-use mco_host::blob::digest;
 use mco_host::mcn::McnGuest;
-use mco_host::runtime::{LoadError, Runtime, RuntimeConfig};
 use mco_host::{JOBS, bootimage, mcn};
 use mco_registry::table::{Location, Registry};
 use mco_registry::{self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, Slot};
+use mco_runtime::blob::digest;
+use mco_runtime::{LoadError, Runtime, RuntimeConfig};
 
 struct World {
     dir: tempfile::TempDir,

@@ -142,7 +142,7 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 
 impl Authorizer {
     async fn verdict(&self, token: &str, path: &str) -> Result<Verdict, ReviewError> {
-        let key = (crate::blob::digest(token.as_bytes()), path.to_owned());
+        let key = (mco_runtime::blob::digest(token.as_bytes()), path.to_owned());
         if let Some(verdict) = self.cached(&key) {
             return Ok(verdict);
         }
@@ -241,7 +241,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::cluster::mock::{self, Call};
+    use mco_cluster::mock::{self, Call};
 
     const TOKENS: &str = "/apis/authentication.k8s.io/v1/tokenreviews";
     const ACCESS: &str = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
@@ -318,7 +318,7 @@ mod tests {
                 .map(|v| v.keys().cloned().collect::<Vec<_>>())
         );
         assert!(
-            !keys.contains("\"t1\"") && keys.contains(&crate::blob::digest(b"t1")),
+            !keys.contains("\"t1\"") && keys.contains(&mco_runtime::blob::digest(b"t1")),
             "{keys}"
         );
     }

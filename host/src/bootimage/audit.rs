@@ -30,12 +30,12 @@ use super::objects::{
 };
 use super::rules;
 use crate::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
-use crate::cluster::resources::{
-    CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
-};
 use crate::feature_gates;
 use crate::manifests::Names;
 use crate::manifests::{InputError, Reader};
+use mco_cluster::resources::{
+    CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
+};
 use mco_registry::audit::cluster::{ReadError, dynamic, get, pages};
 use mco_registry::audit::{Audit, Keyed};
 use mco_registry::{Job, Served};

@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use mco_bootimage::MachineKind;
 use mco_k8s_rules::bounded;
 
-use crate::cluster::conditions::{self, MESSAGE_LIMIT, Transition};
+use mco_cluster::conditions::{self, MESSAGE_LIMIT, Transition};
 
 pub const PROGRESSING: &str = "BootImageUpdateProgressing";
 pub const DEGRADED: &str = "BootImageUpdateDegraded";

@@ -7,7 +7,7 @@ use std::fmt;
 
 use mco_bootimage::MachineKind;
 
-use crate::runtime::GuestError;
+use mco_runtime::GuestError;
 
 /// The object a pass decides for, named as upstream's messages name it:
 /// `machineset workers-a`, `ControlPlaneMachineSet cluster`.

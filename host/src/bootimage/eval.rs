@@ -28,7 +28,7 @@ use super::rules::{self, MachineSetInputs, Step};
 use super::vcenter::{self, Answer, Inventory};
 use crate::feature_gates::{self, FeatureGates};
 use crate::manifests::{self, InputError as FileError, Reader, case_file};
-use crate::runtime::GuestError;
+use mco_runtime::GuestError;
 
 /// Everything `eval bootimage` reads, decoded as the controller's watches
 /// decode it.

@@ -16,7 +16,7 @@ use wasmtime::Store;
 use wasmtime::component::ResourceAny;
 
 use super::authority::{self, JobInputs};
-use crate::runtime::{Guest, GuestError, GuestState, World};
+use mco_runtime::{Guest, GuestError, GuestState, World};
 
 mod wit_bindings {
     wasmtime::component::bindgen!({ world: "boot-image-selector", path: "../wit" });

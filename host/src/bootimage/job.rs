@@ -12,9 +12,9 @@ use serde_json::json;
 use super::guest::BootImageGuestExt as _;
 use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
 use super::platform::{self, PLATFORMS};
-use crate::runtime::{GuestError, LoadError, Runtime};
 use mco_registry::audit::{self, cluster::ReadError};
 use mco_registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
+use mco_runtime::{GuestError, LoadError, Runtime};
 
 /// The boot image job, as the composition root registers it.
 pub struct BootImage;

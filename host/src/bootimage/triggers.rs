@@ -31,13 +31,13 @@ use super::objects::{
     ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration,
 };
 use super::rules;
-use crate::cluster::decode::{Failures, Isolated};
-use crate::cluster::resources::{
+use crate::feature_gates::{FeatureGates, Gates};
+use mco_cluster::decode::{Failures, Isolated};
+use mco_cluster::resources::{
     CLUSTER_VERSION, CONFIG_MAP, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION,
     MACHINE_CONFIGURATION_WATCH, MACHINE_SET,
 };
-use crate::cluster::watch::{self, Latest, Readiness};
-use crate::feature_gates::{FeatureGates, Gates};
+use mco_cluster::watch::{self, Latest, Readiness};
 
 /// The kinds the controller reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

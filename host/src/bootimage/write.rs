@@ -30,14 +30,14 @@ use super::plan::{Action, Plan};
 use super::skew;
 use super::state::{ControllerState, decision_fingerprint};
 use super::vcenter::live::Vcenters;
-use crate::cluster::events::{Events, Note};
-use crate::cluster::own_writes::OwnWrites;
-use crate::cluster::resources::{
-    CONTROL_PLANE_MACHINE_SET, MACHINE_CONFIGURATION, MACHINE_SET, ResourceType,
-};
-use crate::cluster::{FIELD_MANAGER, is_status};
 use crate::leadership::Leadership;
 use crate::ownership::{JobOwnership, SAMPLE_LIMIT};
+use mco_cluster::events::{Events, Note};
+use mco_cluster::own_writes::OwnWrites;
+use mco_cluster::resources::{
+    CONTROL_PLANE_MACHINE_SET, MACHINE_CONFIGURATION, MACHINE_SET, ResourceType,
+};
+use mco_cluster::{FIELD_MANAGER, is_status};
 use mco_registry::compare::{Outcome, Summary};
 
 pub(super) struct Writer {
@@ -681,8 +681,8 @@ mod tests {
     use super::*;
     use crate::bootimage::error::Subject;
     use crate::bootimage::objects::machine_decoder;
-    use crate::cluster::mock::{self, Call};
     use mco_cluster::metrics::KindLabels;
+    use mco_cluster::mock::{self, Call};
 
     const MACHINESET: &str =
         "/apis/machine.openshift.io/v1beta1/namespaces/openshift-machine-api/machinesets/a";

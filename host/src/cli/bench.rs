@@ -15,9 +15,9 @@ use clap::Args;
 use super::{Failure, SandboxArgs, print};
 use crate::cases::{self, Case};
 use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
-use crate::runtime::{LoadError, Runtime, RuntimeConfig};
 use mco_registry::Job;
 use mco_registry::table::Registry;
+use mco_runtime::{LoadError, Runtime, RuntimeConfig};
 
 /// The most a ConfigMap holds (data and binaryData together): a larger
 /// module must travel by OCI.

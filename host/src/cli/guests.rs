@@ -13,8 +13,6 @@ use serde_json::{Value, json};
 use super::offline::{in_cluster_only, no_policies, runtime};
 use super::{Failure, SandboxArgs};
 use crate::JOBS;
-use crate::blob::digest;
-use crate::runtime::{GuestModule, LoadError, interfaces, same_interface};
 use mco_fetch::oci::{
     CREATED, ComponentInfo, CredentialsError, LookupError, WasmConfig, docker_auth, parse_reference,
 };
@@ -22,6 +20,8 @@ use mco_fetch::signature_policy::Policy;
 use mco_registry::entries::{KeySource, OciSource, Verify};
 use mco_registry::read_policy;
 use mco_registry_formats::cosign::Signature;
+use mco_runtime::blob::digest;
+use mco_runtime::{GuestModule, LoadError, interfaces, same_interface};
 
 /// Why `guests push|pull|inspect` failed around the registry call itself
 /// (a refused pull is a [`PullError`]).
@@ -306,7 +306,7 @@ fn registry_reference(target: &str) -> Option<&str> {
 /// exports, or, exporting none, against each job's, the clearest refusal
 /// first (a forbidden import or another version over "wrong world").
 fn run_refusal(
-    runtime: &crate::runtime::Runtime,
+    runtime: &mco_runtime::Runtime,
     name: &str,
     bytes: &[u8],
     world: Option<&str>,

@@ -27,9 +27,9 @@ use clap::{Args, Parser, Subcommand};
 use crate::crds::{FeatureSet, is_for_feature_set};
 use crate::jobs;
 use crate::manifests::InputError;
-use crate::runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
 use mco_registry::table::{Location, Registry, RegistryError};
 use mco_registry::{FetchError, JobError, StartError};
+use mco_runtime::{GuestError, LoadError, Runtime, RuntimeConfig};
 
 #[derive(Parser)]
 #[command(
@@ -101,7 +101,7 @@ struct SandboxArgs {
     #[arg(
         long,
         global = true,
-        default_value_t = crate::runtime::DEFAULT_MEMORY_MIB,
+        default_value_t = mco_runtime::DEFAULT_MEMORY_MIB,
         env = "MCO_GUEST_MEMORY_MIB"
     )]
     guest_memory_mib: usize,

@@ -46,7 +46,7 @@ pub fn run(args: PreflightArgs) -> Result<String, PreflightError> {
         .build()
         .map_err(PreflightError::Runtime)?;
     let jobs = tokio.block_on(async {
-        let client = crate::cluster::client::connect(args.kubeconfig.as_deref())
+        let client = mco_cluster::client::connect(args.kubeconfig.as_deref())
             .await
             .map_err(PreflightError::Connect)?;
         let user = format!(

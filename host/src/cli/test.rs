@@ -17,10 +17,10 @@ use super::{Failure, SandboxArgs, print};
 use crate::JOBS;
 use crate::cases::{self, Case, CaseFailure, Pass};
 use crate::jobs::{Modules, ModulesError, Role};
-use crate::runtime::Runtime;
 use mco_registry::entries::Entry;
 use mco_registry::table::Registry;
 use mco_registry::{self, Job, Remote, Served};
+use mco_runtime::Runtime;
 
 #[derive(Args)]
 pub(super) struct TestArgs {
@@ -163,7 +163,7 @@ pub(super) fn run(sandbox: &SandboxArgs, args: TestArgs) -> Result<(), Failure> 
         let xml = junit(&outcomes)
             .to_string()
             .map_err(|e| Failure::Other(format!("JUnit report: {e}")))?;
-        crate::blob::write_atomically(path, xml.as_bytes())
+        mco_runtime::blob::write_atomically(path, xml.as_bytes())
             .map_err(|e| Failure::Other(format!("writing {}: {e}", path.display())))?;
     }
     let failed = outcomes.iter().filter(|o| o.result.is_err()).count();

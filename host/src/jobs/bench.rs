@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::time::{Duration, Instant};
 
-use crate::runtime::{Guest, GuestError, GuestModule, LoadError, Runtime, World};
 use mco_registry::Job;
+use mco_runtime::{Guest, GuestError, GuestModule, LoadError, Runtime, World};
 
 /// The module under test, compiled once per world the cases need.
 pub struct BenchModule {

@@ -26,16 +26,16 @@ use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::policies;
 use super::{observe, rules};
 use crate::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
-use crate::cluster::decode::Isolated;
-use crate::cluster::managers::keep_operator_entries;
-use crate::cluster::resources::MACHINE_CONFIGURATION;
 use crate::feature_gates::{self, FeatureGates};
 use crate::manifests::Names;
 use crate::manifests::{InputError, Reader};
-use crate::runtime::GuestError;
+use mco_cluster::decode::Isolated;
+use mco_cluster::managers::keep_operator_entries;
+use mco_cluster::resources::MACHINE_CONFIGURATION;
 use mco_registry::audit::cluster::{ReadError, dynamic, get, list, pages, readable};
 use mco_registry::audit::{Audit, Keyed};
 use mco_registry::{Job, Served};
+use mco_runtime::GuestError;
 
 /// Nodes that share one instance of each module.
 pub const BATCH: usize = 100;

@@ -42,17 +42,17 @@ use super::phase_gauge;
 use super::rules;
 use super::sweep::{NodeList, Orphans};
 use super::write::Writer;
-use crate::cluster::decode::{Failures, Isolated};
-use crate::cluster::events::{Events, Note};
-use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
-use crate::cluster::watch::{Latest, Readiness, reflect};
 use crate::feature_gates::{self, Gates};
 use crate::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
-use crate::runtime::GuestError;
+use mco_cluster::decode::{Failures, Isolated};
+use mco_cluster::events::{Events, Note};
+use mco_cluster::resources::{MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH};
+use mco_cluster::watch::{Latest, Readiness, reflect};
 use mco_registry::Guests;
 use mco_registry::compare::{Outcome, Summary};
 use mco_registry::decide::Routing;
 use mco_registry::rollout::CanarySpec;
+use mco_runtime::GuestError;
 
 /// Nodes reconciled at once. A reconcile mostly waits on the apiserver, so
 /// this is sized for its I/O: at 5,000 nodes on a 2-core control plane, 8
@@ -177,7 +177,7 @@ impl Context {
         *self.leader.borrow()
     }
 
-    /// The newest MCN known for `name` (see [`crate::cluster::own_writes`]).
+    /// The newest MCN known for `name` (see [`mco_cluster::own_writes`]).
     fn previous(&self, name: &str) -> Option<Arc<MachineConfigNode>> {
         self.writer
             .written
@@ -677,7 +677,7 @@ pub fn run(
             all_nodes(nodes),
             MACHINE_CONFIGURATION.api_resource(),
         )
-        .trigger_backoff(crate::cluster::watch::no_trigger_backoff())
+        .trigger_backoff(mco_cluster::watch::no_trigger_backoff())
         .reconcile_all_on(futures::stream::select_all([
             became_leader.boxed(),
             became_allowed.boxed(),

@@ -4,7 +4,7 @@
 
 use mco_mcn as logic;
 
-use crate::runtime::{Guest, GuestError, GuestState, World};
+use mco_runtime::{Guest, GuestError, GuestState, World};
 
 mod wit_bindings {
     wasmtime::component::bindgen!({

@@ -9,9 +9,9 @@ use mco_mcn as logic;
 
 use super::guest::McnGuestExt as _;
 use super::guest::{McnGuest, NODE_STATE_INTERFACE};
-use crate::runtime::{GuestError, LoadError, Runtime};
 use mco_registry::audit::{self, cluster::ReadError};
 use mco_registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
+use mco_runtime::{GuestError, LoadError, Runtime};
 
 /// Why the host cannot serve without this job's entry.
 pub const MISSING: &str = "the registry names no MachineConfigNode (mcn) guest";

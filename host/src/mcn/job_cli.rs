@@ -23,8 +23,8 @@ use crate::jobs::scaffold::Scaffold;
 use crate::jobs::{EvalError, Modules, Role};
 use crate::preflight::Checks;
 use crate::run_context::{Runner, RunnerError};
-use crate::runtime::{LoadError, Runtime};
 use mco_registry::{Fetched, Job, Served};
+use mco_runtime::{LoadError, Runtime};
 
 impl crate::jobs::Job for Mcn {
     fn world(&self) -> &'static str {

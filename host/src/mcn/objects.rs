@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::core::ClusterResourceScope;
 use serde::Deserialize;
 
-use crate::cluster::resources::{MACHINE_CONFIG, MACHINE_CONFIG_POOL};
+use mco_cluster::resources::{MACHINE_CONFIG, MACHINE_CONFIG_POOL};
 
 /// A MachineConfigPool: which nodes it selects and its target config.
 #[derive(Deserialize, Clone, Debug, Default)]
@@ -83,8 +83,8 @@ pub fn trim_node(node: &mut Node) {
     });
 }
 
-crate::typed_resource!(MachineConfigPool, MACHINE_CONFIG_POOL, ClusterResourceScope);
-crate::typed_resource!(MachineConfig, MACHINE_CONFIG, ClusterResourceScope);
+mco_cluster::typed_resource!(MachineConfigPool, MACHINE_CONFIG_POOL, ClusterResourceScope);
+mco_cluster::typed_resource!(MachineConfig, MACHINE_CONFIG, ClusterResourceScope);
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,7 @@ use mco_mcn as logic;
 
 use super::crd::MachineConfigNode;
 use super::rules;
-use crate::cluster::managers;
+use mco_cluster::managers;
 use mco_registry::compare::{Outcome, keyed};
 
 /// Where the daemon's condition writes land in an MCN's field set.

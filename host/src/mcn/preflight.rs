@@ -10,9 +10,9 @@ use kube::api::{Api, ListParams};
 
 use super::crd::MachineConfigNode;
 use super::{observe, write};
-use crate::cluster::served_crd;
 use crate::feature_gates::{self, FeatureGates};
 use crate::preflight::{BOTH, Check, OWN, can};
+use mco_cluster::served_crd;
 use mco_mcn::IMAGE_MODE_STATUS_REPORTING;
 
 /// The checks, in the order `preflight` shows them.

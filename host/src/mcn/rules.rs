@@ -9,8 +9,8 @@ use mco_mcn::{self as logic, ANNOTATION_PREFIX};
 
 use super::crd;
 use super::objects::{MachineConfig, MachineConfigPool};
-use crate::cluster::conditions::{self, Transition};
 use crate::feature_gates::FeatureGates;
+use mco_cluster::conditions::{self, Transition};
 
 /// The rendered configs the guest may need for `node`: those its
 /// annotations name, and the one its stored MCN last saw it on (so the plan

@@ -10,9 +10,9 @@ use prometheus_client::registry::Registry;
 use super::job::Mcn;
 use super::metrics::{McnMetrics, Metrics};
 use super::{controller, write};
-use crate::cluster::served_crd;
 use crate::ownership::Mode;
 use crate::run_context::{RunContext, Runner, RunnerError};
+use mco_cluster::served_crd;
 use mco_mcn::IMAGE_MODE_STATUS_REPORTING;
 use mco_registry::JobKind as _;
 

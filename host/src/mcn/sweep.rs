@@ -125,7 +125,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::cluster::mock::{self, Call};
+    use mco_cluster::mock::{self, Call};
 
     const MCNS: &str = "/apis/machineconfiguration.openshift.io/v1/machineconfignodes";
 

@@ -11,8 +11,8 @@ use serde_json::json;
 
 use super::crd::{MachineConfigNode, MachineConfigNodeStatus};
 use super::metrics::Metrics;
-use crate::cluster::own_writes::OwnWrites;
-use crate::cluster::{FIELD_MANAGER, is_status};
+use mco_cluster::own_writes::OwnWrites;
+use mco_cluster::{FIELD_MANAGER, is_status};
 
 /// The MachineConfigNode version every write is made in.
 pub const VERSION: &str = "v1";
@@ -191,7 +191,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::cluster::mock::{self, Call};
+    use mco_cluster::mock::{self, Call};
 
     const PATH: &str = "/apis/machineconfiguration.openshift.io/v1/machineconfignodes/worker-0";
     const APPLY: &str = "fieldManager=mco-host&force=true&fieldValidation=Ignore";

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 
-use crate::cluster::resources::ResourceType;
+use mco_cluster::resources::ResourceType;
 pub use text::Style;
 
 /// A job's section of the status view.

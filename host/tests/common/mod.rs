@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
 use mco_host::mcn::{McnGuest, NODE_STATE_INTERFACE};
-use mco_host::runtime::{GuestModule, Runtime, RuntimeConfig};
+use mco_runtime::{GuestModule, Runtime, RuntimeConfig};
 
 /// The cargo target directory this test binary was built in.
 pub fn target_dir() -> PathBuf {

@@ -24,11 +24,11 @@ use super::objects::{
     ConfigMapData, Input as _, MACHINE_API_NAMESPACE, MachineConfiguration, STREAM_CONFIGMAP,
     STREAM_NAMESPACE,
 };
-use crate::cluster::resources::{MACHINE_CONFIGURATION, MACHINE_SET};
 use crate::status_section::{
     self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style,
     dynamic, typed,
 };
+use mco_cluster::resources::{MACHINE_CONFIGURATION, MACHINE_SET};
 
 /// The section, for [`Job::status`](crate::jobs::Job::status).
 pub struct Section;
@@ -244,7 +244,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::cluster::mock::{self, Call};
+    use mco_cluster::mock::{self, Call};
 
     /// A YAML (or JSON) file's one document.
     fn read_doc(path: &Path) -> Value {

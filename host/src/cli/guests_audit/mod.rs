@@ -141,7 +141,7 @@ fn on_cluster<T>(
     audit: impl AsyncFnOnce(&kube::Client) -> Result<T, ReadError>,
 ) -> Result<T, Failure> {
     super::offline::runtime()?.block_on(async {
-        let client = crate::cluster::client::connect(kubeconfig)
+        let client = mco_cluster::client::connect(kubeconfig)
             .await
             .map_err(AuditError::Connect)?;
         Ok(audit(&client).await.map_err(AuditError::from)?)
@@ -187,7 +187,7 @@ fn modules(
     args: &AuditArgs,
     job: &Job,
     kind: &dyn crate::jobs::Job,
-    runtime: &crate::runtime::Runtime,
+    runtime: &mco_runtime::Runtime,
 ) -> Result<Served, Failure> {
     let module = |path: &PathBuf| entries::Module {
         source: entries::Source::Path(path.clone()),

@@ -145,7 +145,7 @@ pub fn run(status: Status) -> Result<(), StatusError> {
 
 async fn run_async(status: Status) -> Result<(), StatusError> {
     let args = &status.args;
-    let client = crate::cluster::client::connect(args.kubeconfig.as_deref())
+    let client = mco_cluster::client::connect(args.kubeconfig.as_deref())
         .await
         .map_err(StatusError::Connect)?;
     let reader = Reader::new(client, status.flags());

@@ -17,12 +17,12 @@ use kube::runtime::watcher;
 use serde::Deserialize;
 
 use super::crd::MachineConfigNode;
-use crate::cluster::decode::Isolated;
-use crate::cluster::resources::MACHINE_CONFIG_POOL;
 use crate::status_section::{
     self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style,
     typed,
 };
+use mco_cluster::decode::Isolated;
+use mco_cluster::resources::MACHINE_CONFIG_POOL;
 use summary::Thresholds;
 
 /// The section, for [`Job::status`](crate::jobs::Job::status).
@@ -170,7 +170,7 @@ pub struct PoolCondition {
     pub last_transition_time: Option<String>,
 }
 
-crate::typed_resource!(Pool, MACHINE_CONFIG_POOL, ClusterResourceScope);
+mco_cluster::typed_resource!(Pool, MACHINE_CONFIG_POOL, ClusterResourceScope);
 
 impl Pool {
     pub fn name(&self) -> &str {
