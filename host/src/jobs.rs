@@ -122,6 +122,14 @@ pub trait Job: JobKind {
         None
     }
 
+    /// `status`: the job's flags added to the subcommand (its
+    /// `#[derive(Args)]` struct's `augment_args`), after the view's own,
+    /// which its section reads from the subcommand's matches
+    /// ([`Flags`](crate::status_section::Flags)); by default none.
+    fn status_args(&self, command: clap::Command) -> clap::Command {
+        command
+    }
+
     /// `preflight`: what this job checks of a cluster before the host is
     /// installed there, for the host's ServiceAccount `user` (its
     /// `preflight.rs`); none: it has nothing to check, and `preflight` does
@@ -144,14 +152,6 @@ pub trait Job: JobKind {
     /// job's, reports them (`mco_feature_gate`) and hands them to guests.
     fn feature_gates(&self) -> &'static [(&'static str, bool)] {
         &[]
-    }
-
-    /// `status`: the job's flags added to the subcommand (its
-    /// `#[derive(Args)]` struct's `augment_args`), after the view's own,
-    /// which its section reads from the subcommand's matches
-    /// ([`Flags`](crate::status_section::Flags)); by default none.
-    fn status_args(&self, command: clap::Command) -> clap::Command {
-        command
     }
 }
 

@@ -14,6 +14,7 @@ use kube_lease_manager::LeaseManagerBuilder;
 use prometheus_client::registry::Registry;
 
 use futures::FutureExt;
+use tokio::sync::Notify;
 
 use crate::admin::{self, AdminState};
 use crate::feature_gates;
@@ -171,7 +172,20 @@ pub async fn run(
     };
     let forward_leader = tokio::spawn(forward_leader);
 
-    let shutdown = shutdown_signal().boxed().shared();
+    // A job whose controller stops abnormally (a panic) stops the host, so
+    // the Pod restarts with every job rather than run on without one.
+    let job_failed = Arc::new(Notify::new());
+    let shutdown = {
+        let job_failed = job_failed.clone();
+        async move {
+            tokio::select! {
+                () = shutdown_signal() => {}
+                () = job_failed.notified() => tracing::error!("shutting down: a job's controller stopped"),
+            }
+        }
+        .boxed()
+        .shared()
+    };
     // Every job's controller registers its watches before the guests'
     // problem clears, so /readyz is never ready before they listed.
     // MachineConfiguration `cluster`, the operator's configuration, is
@@ -231,11 +245,7 @@ pub async fn run(
         .collect();
     drop(context);
     readiness.set_problem(GUESTS_LOADING, None);
-    for (job, task) in started {
-        if let Err(err) = task.await {
-            tracing::error!(job, error = %err, "the job's controller stopped abnormally");
-        }
-    }
+    let failed = wait_for_jobs(started, &job_failed).await;
     tracing::info!("controllers stopped");
     // The lease manager releases the lease once every receiver of its
     // channel is gone, so a successor takes over now, not when the lease
@@ -257,7 +267,30 @@ pub async fn run(
         task.abort();
     }
     admin.abort();
-    Ok(())
+    match failed {
+        Some(job) => anyhow::bail!("the {job} job's controller stopped abnormally"),
+        None => Ok(()),
+    }
+}
+
+/// Waits for every job's controller. The first to stop abnormally (a
+/// panic) wakes `job_failed`, which the shutdown the others follow
+/// listens to; its name is returned.
+async fn wait_for_jobs(
+    started: Vec<(&'static str, tokio::task::JoinHandle<()>)>,
+    job_failed: &Notify,
+) -> Option<&'static str> {
+    let stopped = started.into_iter().map(|(job, task)| async move {
+        let err = task.await.err()?;
+        tracing::error!(job, error = %err, "the job's controller stopped abnormally");
+        job_failed.notify_one();
+        Some(job)
+    });
+    futures::future::join_all(stopped)
+        .await
+        .into_iter()
+        .flatten()
+        .next()
 }
 
 /// SIGTERM (Kubernetes) or Ctrl-C.
@@ -278,4 +311,45 @@ async fn shutdown_signal() {
         _ = tokio::signal::ctrl_c() => {}
     }
     tracing::info!("shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bound on each test, so a controller that is never stopped fails
+    /// the test instead of hanging it.
+    const HANG: Duration = Duration::from_secs(30);
+
+    /// A controller that panics wakes the shutdown the others follow, so
+    /// they stop too, and is named as the reason the host exits.
+    #[tokio::test]
+    async fn a_panicking_controller_stops_the_others_and_is_named() {
+        let job_failed = Arc::new(Notify::new());
+        let shutdown = {
+            let job_failed = job_failed.clone();
+            async move { job_failed.notified().await }.boxed().shared()
+        };
+        let started = vec![
+            ("follows-shutdown", tokio::spawn(shutdown)),
+            (
+                "panics",
+                tokio::spawn(async { panic!("the controller fails") }),
+            ),
+        ];
+        let failed = tokio::time::timeout(HANG, wait_for_jobs(started, &job_failed)).await;
+        assert_eq!(failed.ok().flatten(), Some("panics"));
+    }
+
+    /// Controllers that return (after a shutdown) name no failure.
+    #[tokio::test]
+    async fn controllers_that_return_name_no_failure() {
+        let job_failed = Notify::new();
+        let started = vec![
+            ("one", tokio::spawn(async {})),
+            ("two", tokio::spawn(async {})),
+        ];
+        let failed = tokio::time::timeout(HANG, wait_for_jobs(started, &job_failed)).await;
+        assert_eq!(failed.ok(), Some(None));
+    }
 }

@@ -90,6 +90,10 @@ impl crate::jobs::Job for BootImage {
         Some(&super::status::Section)
     }
 
+    fn status_args(&self, command: clap::Command) -> clap::Command {
+        super::status::RecordFlag::augment_args(command)
+    }
+
     fn preflight<'a>(&'a self, client: &'a kube::Client, user: &'a str) -> Option<Checks<'a>> {
         Some(Box::pin(super::preflight::checks(client, user)))
     }
@@ -103,9 +107,5 @@ impl crate::jobs::Job for BootImage {
             (super::MANAGED_BOOT_IMAGES_CPMS, true),
             (super::BOOT_IMAGE_SKEW_ENFORCEMENT, true),
         ]
-    }
-
-    fn status_args(&self, command: clap::Command) -> clap::Command {
-        super::status::RecordFlag::augment_args(command)
     }
 }

@@ -93,6 +93,10 @@ impl crate::jobs::Job for Mcn {
         Some(&super::status::Section)
     }
 
+    fn status_args(&self, command: clap::Command) -> clap::Command {
+        super::status::summary::Thresholds::augment_args(command)
+    }
+
     fn preflight<'a>(&'a self, client: &'a kube::Client, user: &'a str) -> Option<Checks<'a>> {
         Some(Box::pin(super::preflight::checks(client, user)))
     }
@@ -103,9 +107,5 @@ impl crate::jobs::Job for Mcn {
 
     fn feature_gates(&self) -> &'static [(&'static str, bool)] {
         &[(mco_mcn::IMAGE_MODE_STATUS_REPORTING, false)]
-    }
-
-    fn status_args(&self, command: clap::Command) -> clap::Command {
-        super::status::summary::Thresholds::augment_args(command)
     }
 }
