@@ -14,7 +14,8 @@ use mco_cluster::decode::Failures;
 use mco_cluster::watch::{Latest, Readiness};
 use mco_registry::Guests;
 
-/// Resolves on SIGTERM or Ctrl-C; every job's controller stops on it.
+/// Resolves on SIGTERM or Ctrl-C, or once a job's controller stopped
+/// abnormally; every job's controller stops on it.
 pub type Shutdown = Shared<BoxFuture<'static, ()>>;
 
 /// What every job gets from `run`, whatever it does with it.
