@@ -239,6 +239,13 @@ struct Reader {
     admin_token: Option<String>,
 }
 
+/// How long one answer of `--admin-url` may take, its body included.
+const ADMIN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// The largest answer of `--admin-url` read: a host's `/guests`,
+/// `/ownership` and `/metrics` run to kilobytes.
+const ADMIN_ANSWER_MAX: usize = 8 << 20;
+
 /// The environment variable holding the token sent to `--admin-url`.
 const ADMIN_TOKEN_ENV: &str = "MCO_ADMIN_TOKEN";
 
@@ -252,13 +259,29 @@ impl Reader {
         }
     }
 
-    /// `GET url`, with the admin token when there is one.
-    fn admin_get(&self, url: String) -> reqwest::RequestBuilder {
-        let request = self.http.get(url).timeout(Duration::from_secs(5));
-        match &self.admin_token {
+    /// `GET url`'s body, with the admin token when there is one, within
+    /// [`ADMIN_DEADLINE`] and [`ADMIN_ANSWER_MAX`] bytes, counted as they
+    /// arrive (a URL that is not a host's may answer anything).
+    async fn admin_text(&self, url: &str) -> Result<String, String> {
+        let request = self.http.get(url).timeout(ADMIN_DEADLINE);
+        let request = match &self.admin_token {
             Some(token) => request.bearer_auth(token),
             None => request,
+        };
+        let mut response = (request.send().await)
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| e.to_string())?;
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+            if body.len() + chunk.len() > ADMIN_ANSWER_MAX {
+                return Err(format!(
+                    "the answer is over {} MiB, more than a host sends",
+                    ADMIN_ANSWER_MAX >> 20
+                ));
+            }
+            body.extend_from_slice(&chunk);
         }
+        String::from_utf8(body).map_err(|e| e.to_string())
     }
 
     async fn inputs(&self) -> Result<Inputs, StatusError> {
@@ -276,21 +299,15 @@ impl Reader {
     /// `/guests` and the shadow counts of `/metrics` from the admin URL.
     async fn guests(&self, url: &str) -> GuestSource {
         let base = url.trim_end_matches('/');
-        let fetch = |path: &str| {
-            let request = self.admin_get(format!("{base}{path}"));
-            async move {
-                let response = request.send().await?.error_for_status()?;
-                response.text().await
-            }
-        };
-        let guests = match fetch("/guests").await {
+        let guests = match self.admin_text(&format!("{base}/guests")).await {
             Ok(text) => match serde_json::from_str(&text) {
                 Ok(v) => v,
                 Err(e) => return GuestSource::Unreachable(format!("{base}/guests: {e}")),
             },
             Err(e) => return GuestSource::Unreachable(format!("{base}/guests: {e}")),
         };
-        let shadow = fetch("/metrics")
+        let shadow = self
+            .admin_text(&format!("{base}/metrics"))
             .await
             .map(|text| shadow_counts(&text))
             .unwrap_or_default();
@@ -305,12 +322,7 @@ impl Reader {
     /// (an older host), which the view then leaves out.
     async fn ownership(&self, url: &str) -> Vec<crate::ownership::JobReport> {
         let url = format!("{}/ownership", url.trim_end_matches('/'));
-        let request = self.admin_get(url.clone());
-        let text = async move {
-            let response = request.send().await?.error_for_status()?;
-            response.text().await
-        };
-        match text.await {
+        match self.admin_text(&url).await {
             Ok(text) => serde_json::from_str(&text).unwrap_or_else(|err| {
                 tracing::warn!(%url, error = %err, "ignoring an unreadable /ownership");
                 Vec::new()
@@ -373,4 +385,54 @@ pub fn shadow_counts(text: &str) -> BTreeMap<(String, String), f64> {
         }
     }
     counts
+}
+
+#[cfg(test)]
+mod admin_tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// An admin URL that answers with a body larger than any host's,
+    /// declared by no length (the connection's close ends it).
+    async fn oversized_admin() -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let address = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        tokio::spawn(async move {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let _ = socket
+                .write_all(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n")
+                .await;
+            let chunk = vec![b'x'; 1 << 20];
+            for _ in 0..(ADMIN_ANSWER_MAX >> 20) + 4 {
+                if socket.write_all(&chunk).await.is_err() {
+                    return;
+                }
+            }
+        });
+        format!("http://{address}")
+    }
+
+    #[tokio::test]
+    async fn an_admin_answer_over_the_bound_is_refused_as_it_arrives() {
+        let url = oversized_admin().await;
+        let client = kube::Client::try_from(kube::Config::new(
+            "http://127.0.0.1:9"
+                .parse()
+                .unwrap_or_else(|e| panic!("{e}")),
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let flags = Status::default_flags().unwrap_or_else(|e| panic!("{e}"));
+        let reader = Reader::new(client, flags);
+        let refused = reader.admin_text(&format!("{url}/guests")).await;
+        assert_eq!(
+            refused,
+            Err("the answer is over 8 MiB, more than a host sends".to_owned())
+        );
+    }
 }
