@@ -38,7 +38,9 @@ use x509_cert::der::asn1::{Ia5String, UtcTime, Utf8StringRef};
 use x509_cert::der::{Decode as _, Encode, EncodePem as _, Length, Writer};
 use x509_cert::ext::AsExtension;
 use x509_cert::ext::pkix::name::GeneralName;
-use x509_cert::ext::pkix::{ExtendedKeyUsage, SubjectAltName};
+use x509_cert::ext::pkix::{
+    BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, SubjectAltName,
+};
 use x509_cert::name::Name;
 use x509_cert::serial_number::SerialNumber;
 use x509_cert::spki::{ObjectIdentifier, SubjectPublicKeyInfoOwned};
@@ -152,12 +154,21 @@ impl Ca {
             Some(cn) => Name::from_str(&format!("CN={cn}")).unwrap_or_else(|e| panic!("name: {e}")),
             None => Name::default(),
         };
-        let mut builder = CertificateBuilder::new(
+        // A leaf with a CA's powers is made by hand: the leaf profile
+        // writes CA:false and no keyCertSign.
+        let profile = if spec.basic_ca || spec.key_cert_sign {
+            Profile::Manual {
+                issuer: Some(self.name.clone()),
+            }
+        } else {
             Profile::Leaf {
                 issuer: self.name.clone(),
                 enable_key_agreement: false,
                 enable_key_encipherment: false,
-            },
+            }
+        };
+        let mut builder = CertificateBuilder::new(
+            profile,
             serial(),
             Validity {
                 not_before: utc(spec.not_before),
@@ -178,10 +189,22 @@ impl Ca {
                     .iter()
                     .map(|u| GeneralName::UniformResourceIdentifier(ia5(u))),
             )
+            .chain(spec.dns_names.iter().map(|d| GeneralName::DnsName(ia5(d))))
             .collect();
         let extension = |added: Result<(), x509_cert::builder::Error>| {
             added.unwrap_or_else(|e| panic!("extension: {e}"));
         };
+        if spec.basic_ca || spec.key_cert_sign {
+            extension(builder.add_extension(&BasicConstraints {
+                ca: spec.basic_ca,
+                path_len_constraint: None,
+            }));
+            let mut usage = KeyUsages::DigitalSignature.into();
+            if spec.key_cert_sign {
+                usage |= KeyUsages::KeyCertSign;
+            }
+            extension(builder.add_extension(&KeyUsage(usage)));
+        }
         if !names.is_empty() {
             extension(builder.add_extension(&SubjectAltName(names)));
         }
@@ -273,12 +296,17 @@ pub struct LeafSpec {
     pub common_name: Option<String>,
     pub emails: Vec<String>,
     pub uris: Vec<String>,
+    pub dns_names: Vec<String>,
     /// Fulcio's OIDC issuer extension (1.3.6.1.4.1.57264.1.8).
     pub issuer: Option<String>,
     /// The deprecated issuer extension (1.3.6.1.4.1.57264.1.1).
     pub legacy_issuer: Option<String>,
     /// The code-signing extended key usage.
     pub code_signing: bool,
+    /// Basic constraints CA:true: a CA's certificate offered as a signer's.
+    pub basic_ca: bool,
+    /// The keyCertSign key usage: a key that may issue certificates.
+    pub key_cert_sign: bool,
     /// Validity, Unix seconds.
     pub not_before: u64,
     pub not_after: u64,
@@ -292,9 +320,12 @@ impl LeafSpec {
             common_name: None,
             emails: vec![email.into()],
             uris: Vec::new(),
+            dns_names: Vec::new(),
             issuer: None,
             legacy_issuer: None,
             code_signing: true,
+            basic_ca: false,
+            key_cert_sign: false,
             not_before: now() - 600,
             not_after: now() + 600,
         }
@@ -307,6 +338,23 @@ impl LeafSpec {
             uris: vec![uri.into()],
             ..LeafSpec::email("")
         }
+    }
+
+    /// A code-signing certificate for a DNS name.
+    pub fn dns(name: &str) -> LeafSpec {
+        LeafSpec {
+            emails: Vec::new(),
+            dns_names: vec![name.into()],
+            ..LeafSpec::email("")
+        }
+    }
+
+    /// A leaf with a CA's powers: basic constraints CA:true, and or the
+    /// keyCertSign key usage.
+    pub fn with_ca_powers(mut self, basic_ca: bool, key_cert_sign: bool) -> LeafSpec {
+        self.basic_ca = basic_ca;
+        self.key_cert_sign = key_cert_sign;
+        self
     }
 
     pub fn issuer(mut self, issuer: &str) -> LeafSpec {
@@ -359,6 +407,14 @@ impl Leaf {
         signature.as_bytes().to_vec()
     }
 
+    /// The public key, PEM (cosign's `cosign.pub` for this key).
+    pub fn public_key_pem(&self) -> String {
+        self.key
+            .verifying_key()
+            .to_public_key_pem(LineEnding::LF)
+            .unwrap_or_else(|e| panic!("public key: {e}"))
+    }
+
     /// An ECDSA signature over a SHA-256 `digest` (cosign sign-blob's
     /// message signature), ASN.1 DER.
     pub fn sign_prehash(&self, digest: &[u8]) -> Vec<u8> {
@@ -368,6 +424,25 @@ impl Leaf {
             .unwrap_or_else(|e| panic!("sign: {e}"));
         signature.to_der().as_bytes().to_vec()
     }
+}
+
+/// Every encoding of one ECDSA P-256 signature (ASN.1 `der`) that a
+/// verifier accepting both forms and both S values takes: DER and raw
+/// `r||s`, each with the low and the high S. They are one signature; an
+/// attacker who can push makes the others from the one.
+pub fn signature_encodings(der: &[u8]) -> [(&'static str, Vec<u8>); 4] {
+    let low = p256::ecdsa::Signature::from_der(der)
+        .map(|s| s.normalize_s().unwrap_or(s))
+        .unwrap_or_else(|e| panic!("signature: {e}"));
+    let (r, s) = low.split_scalars();
+    let high = p256::ecdsa::Signature::from_scalars(r.to_bytes(), (-*s).to_bytes())
+        .unwrap_or_else(|e| panic!("high S: {e}"));
+    [
+        ("DER, low S", low.to_der().as_bytes().to_vec()),
+        ("raw, low S", low.to_bytes().to_vec()),
+        ("DER, high S", high.to_der().as_bytes().to_vec()),
+        ("raw, high S", high.to_bytes().to_vec()),
+    ]
 }
 
 /// A Rekor-style transparency log: a key, an origin, and its leaves. Each
@@ -401,6 +476,17 @@ impl Log {
             key: fresh_key(),
             origin: origin.into(),
             leaves: (0u8..5).map(|i| leaf_hash(&[i])).collect(),
+        }
+    }
+
+    /// This log's key and entries under another origin: one key signing
+    /// for two logs (or shards), whose checkpoints only the origin tells
+    /// apart.
+    pub fn with_origin(&self, origin: &str) -> Log {
+        Log {
+            key: self.key.clone(),
+            origin: origin.into(),
+            leaves: self.leaves.clone(),
         }
     }
 
@@ -650,13 +736,28 @@ pub fn simple_signing_payload(reference: &str, manifest_digest: &str) -> Vec<u8>
 
 /// The in-toto statement cosign v3 signs into a bundle's DSSE envelope.
 pub fn in_toto_statement(reference: &str, manifest_digest: &str) -> Vec<u8> {
+    in_toto_attestation(
+        reference,
+        manifest_digest,
+        "https://sigstore.dev/cosign/sign/v1",
+    )
+}
+
+/// An in-toto statement of `predicate_type` about `manifest_digest`: an
+/// attestation (`cosign attest`: SLSA provenance, an SBOM, ...), or with
+/// cosign's signing predicate type, a signature.
+pub fn in_toto_attestation(
+    reference: &str,
+    manifest_digest: &str,
+    predicate_type: &str,
+) -> Vec<u8> {
     serde_json::json!({
         "_type": "https://in-toto.io/Statement/v1",
         "subject": [{
             "name": reference,
             "digest": {"sha256": manifest_digest.trim_start_matches("sha256:")},
         }],
-        "predicateType": "https://sigstore.dev/cosign/sign/v1",
+        "predicateType": predicate_type,
         "predicate": {},
     })
     .to_string()

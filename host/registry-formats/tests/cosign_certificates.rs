@@ -12,7 +12,7 @@ use mco_registry_formats::cosign::{
     SIGNATURE_ANNOTATION, Signature,
 };
 use mco_registry_formats::sigstore::{
-    CertRefusal, Identity, LogRequirement, Signer, SubjectMatch, TrustRoot, verify_certificate,
+    CertRefusal, Identity, LogRequirement, San, Signer, SubjectMatch, TrustRoot, verify_certificate,
 };
 
 const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
@@ -81,7 +81,17 @@ impl World {
     /// A Sigstore bundle signed by `leaf` over a statement naming
     /// `digest`, with a dsse log entry made at `time`.
     fn bundle(&mut self, leaf: &Leaf, digest: &str, time: u64) -> (Signature, Entry) {
-        let statement = pki::in_toto_statement(REFERENCE, digest);
+        self.statement_bundle(leaf, pki::in_toto_statement(REFERENCE, digest), time)
+    }
+
+    /// A Sigstore bundle signed by `leaf` over `statement`, with a dsse
+    /// log entry made at `time`.
+    fn statement_bundle(
+        &mut self,
+        leaf: &Leaf,
+        statement: Vec<u8>,
+        time: u64,
+    ) -> (Signature, Entry) {
         let signature = leaf.sign(&pki::dsse_pae(&statement));
         let body = self.log.dsse(
             &pki::dsse_envelope(&statement, &signature),
@@ -155,7 +165,7 @@ fn both_forms_verify_under_each_kind_of_trust_and_name_the_signer() {
         ] {
             let signer = verify_certificate(&signature, &trust, DIGEST, LogRequirement::Required)
                 .unwrap_or_else(|e| panic!("{form} under {name}: {e}"));
-            assert_eq!(signer.subjects, [EMAIL]);
+            assert_eq!(signer.subjects, [San::Email(EMAIL.into())]);
             assert_eq!(signer.issuer.as_deref(), Some(ISSUER));
             assert_eq!(signer.signed_at, signed_at);
             let log = signer.log.unwrap_or_else(|| panic!("no log entry"));
@@ -228,7 +238,7 @@ fn a_uri_subject_and_the_deprecated_issuer_extension_are_read() {
         LogRequirement::Required,
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(signer.subjects, [workflow]);
+    assert_eq!(signer.subjects, [San::Uri(workflow.into())]);
     assert_eq!(
         signer.issuer.as_deref(),
         Some("https://token.actions.example")
@@ -238,6 +248,188 @@ fn a_uri_subject_and_the_deprecated_issuer_extension_are_read() {
         issuer: Some("https://token.actions.example".into()),
     };
     assert_eq!(prefix.matches(&signer), Ok(()));
+}
+
+/// The attack: an attestation about the module (SLSA provenance, an
+/// SBOM, a vulnerability scan), by the very identity and logged, offered
+/// as its signature.
+#[test]
+fn an_attestation_by_the_identity_is_refused_as_no_signature() {
+    let mut world = World::new();
+    let leaf = world.leaf();
+    for predicate_type in [
+        "https://slsa.dev/provenance/v1",
+        "https://spdx.dev/Document",
+        "https://cyclonedx.org/bom",
+        "https://cosign.sigstore.dev/attestation/vuln/v1",
+    ] {
+        let statement = pki::in_toto_attestation(REFERENCE, DIGEST, predicate_type);
+        let (attestation, _) = world.statement_bundle(&leaf, statement, pki::now());
+        for trust in [world.trusted_root(), world.fulcio()] {
+            let err = refusal(verify_certificate(
+                &attestation,
+                &trust,
+                DIGEST,
+                LogRequirement::Required,
+            ));
+            assert_eq!(
+                err,
+                format!(
+                    "an attestation (predicateType {predicate_type:?}), not a signature: a cosign signature's predicateType is https://sigstore.dev/cosign/sign/v1"
+                )
+            );
+        }
+    }
+}
+
+/// One signature in every encoding the verifier accepts (each logged, as
+/// anyone may log it) is one signing: the same signer and message as the
+/// original, and the same as a key signer's view of it.
+#[test]
+fn every_encoding_of_a_signature_is_one_signing() {
+    let mut world = World::new();
+    let leaf = world.leaf();
+    let payload = pki::simple_signing_payload(REFERENCE, DIGEST);
+    let der = leaf.sign(&payload);
+    let key =
+        mco_registry_formats::cosign::Key::from_pem("ci.pub", leaf.public_key_pem().as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+    let mut signings = Vec::new();
+    for (encoding, bytes) in pki::signature_encodings(&der) {
+        let entry = world.log.append(
+            world.log.hashedrekord(&payload, &bytes, &leaf.pem()),
+            pki::now(),
+        );
+        let copy = simple_signing(&leaf, &world.ca, payload.clone(), &bytes, Some(&entry));
+        let signer = verify_certificate(&copy, &world.fulcio(), DIGEST, LogRequirement::Required)
+            .unwrap_or_else(|e| panic!("{encoding}: {e}"));
+        let (_, by_key) = copy
+            .verify(DIGEST, std::slice::from_ref(&key))
+            .unwrap_or_else(|e| panic!("{encoding}: {e}"));
+        assert_eq!(signer.signing, by_key, "{encoding}");
+        signings.push(signer.signing);
+    }
+    assert!(signings.windows(2).all(|w| w[0] == w[1]), "{signings:?}");
+    // Another signature by another key of the same identity is another.
+    let (other, _) = world.simple(&world.leaf(), DIGEST, pki::now());
+    let signer = verify_certificate(&other, &world.fulcio(), DIGEST, LogRequirement::Required)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(signer.signing, signings[0]);
+}
+
+/// The attack: a certificate from the trusted CA with a CA's powers
+/// (CA:true, or keyCertSign) signing as a signer, which could as well
+/// issue a certificate for anyone.
+#[test]
+fn a_leaf_with_a_cas_powers_is_refused_as_a_signer() {
+    let mut world = World::new();
+    for (basic_ca, key_cert_sign) in [(true, false), (false, true), (true, true)] {
+        let leaf = world.ca.leaf(
+            &LeafSpec::email(EMAIL)
+                .issuer(ISSUER)
+                .with_ca_powers(basic_ca, key_cert_sign),
+        );
+        for (signature, _) in [
+            world.simple(&leaf, DIGEST, pki::now()),
+            world.bundle(&leaf, DIGEST, pki::now()),
+        ] {
+            let err = refusal(verify_certificate(
+                &signature,
+                &world.fulcio(),
+                DIGEST,
+                LogRequirement::Required,
+            ));
+            assert_eq!(
+                err,
+                format!(
+                    "the certificate for {EMAIL} is a CA's (basic constraints CA:true or key usage keyCertSign), not a signer's"
+                ),
+                "CA:{basic_ca} keyCertSign:{key_cert_sign}"
+            );
+        }
+    }
+}
+
+/// The attack: a certificate from the trusted CA whose URI or DNS SAN is
+/// spelled as the email a policy requires.
+#[test]
+fn a_uri_or_dns_san_spelled_as_the_email_is_no_email() {
+    let mut world = World::new();
+    let email = Identity {
+        subject: SubjectMatch::Email(EMAIL.into()),
+        issuer: Some(ISSUER.into()),
+    };
+    let equal = Identity {
+        subject: SubjectMatch::Equal(EMAIL.into()),
+        issuer: Some(ISSUER.into()),
+    };
+    for spec in [LeafSpec::uri(EMAIL), LeafSpec::dns(EMAIL)] {
+        let leaf = world.ca.leaf(&spec.issuer(ISSUER));
+        let (signature, _) = world.simple(&leaf, DIGEST, pki::now());
+        let signer = verify_certificate(
+            &signature,
+            &world.fulcio(),
+            DIGEST,
+            LogRequirement::Required,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!matches!(signer.subjects[..], [San::Email(_)]));
+        for identity in [&email, &equal] {
+            let wrong = identity.matches(&signer).map_err(|e| e.to_string());
+            assert!(
+                wrong
+                    .as_ref()
+                    .is_err_and(|e| e.starts_with("wrong identity")),
+                "{:?}: {wrong:?}",
+                signer.subjects
+            );
+        }
+    }
+    let (signature, _) = world.simple(&world.leaf(), DIGEST, pki::now());
+    let signer = verify_certificate(
+        &signature,
+        &world.fulcio(),
+        DIGEST,
+        LogRequirement::Required,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (email.matches(&signer), equal.matches(&signer)),
+        (Ok(()), Ok(()))
+    );
+}
+
+/// The attack: a checkpoint the log's key signed for another log (a
+/// shard, a second log under one key) offered as this log's.
+#[test]
+fn a_checkpoint_of_another_log_is_no_inclusion_proof() {
+    let mut world = World::new();
+    let leaf = world.leaf();
+    let mut twin = world.log.with_origin("rekor.elsewhere");
+    let (bundle, entry) = world.bundle(&leaf, DIGEST, pki::now());
+    let other = twin.append(entry.body.clone(), entry.integrated_time);
+    assert_eq!(other.root_hash, entry.root_hash);
+    let forged = edited(&bundle, |b| {
+        b["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]["checkpoint"]["envelope"] =
+            other.checkpoint.clone().into();
+    });
+    let err = refusal(verify_certificate(
+        &forged,
+        &world.trusted_root(),
+        DIGEST,
+        LogRequirement::Required,
+    ));
+    assert_eq!(
+        err,
+        "the inclusion proof does not hold: the checkpoint is of log \"rekor.elsewhere - 1\", not \"rekor.e2e\""
+    );
+    verify_certificate(
+        &bundle,
+        &world.trusted_root(),
+        DIGEST,
+        LogRequirement::Required,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]

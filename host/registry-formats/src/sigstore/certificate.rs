@@ -7,10 +7,10 @@ use der::{Decode as _, Encode as _};
 use p256::ecdsa::signature::hazmat::PrehashVerifier as _;
 use sha2::{Digest as _, Sha256, Sha384};
 use x509_cert::ext::pkix::name::GeneralName;
-use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, SubjectAltName};
+use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAltName};
 use x509_cert::spki::{ObjectIdentifier, SubjectPublicKeyInfoOwned};
 
-use super::{CertRefusal, time};
+use super::{CertRefusal, San, time};
 use crate::cosign::MAX_SIGNATURE_BYTES;
 
 const ID_EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
@@ -20,6 +20,7 @@ const ECDSA_WITH_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.84
 const ECDSA_WITH_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
 const SUBJECT_ALT_NAME: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.17");
 const BASIC_CONSTRAINTS: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.19");
+const KEY_USAGE: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.15");
 const EXTENDED_KEY_USAGE: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.37");
 const CODE_SIGNING: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.3");
 /// Fulcio's OIDC issuer, a DER UTF8String.
@@ -76,6 +77,20 @@ impl PublicKey {
                 .map(PublicKey::P384)
                 .map_err(malformed),
             other => Err(CertRefusal::Unsupported(format!("curve {other}"))),
+        }
+    }
+
+    /// The key's fingerprint, as [`crate::cosign::Key::fingerprint`]
+    /// writes a key's: a signature under a certificate and under a
+    /// configured key are one signer's when their points are one.
+    pub(crate) fn fingerprint(&self) -> String {
+        match self {
+            PublicKey::P256(key) => {
+                crate::cosign::key_fingerprint(key.to_encoded_point(true).as_bytes())
+            }
+            PublicKey::P384(key) => {
+                crate::cosign::key_fingerprint(key.to_encoded_point(true).as_bytes())
+            }
         }
     }
 
@@ -188,7 +203,9 @@ impl Certificate {
             return subject;
         }
         match self.subjects() {
-            Ok(sans) if !sans.is_empty() => sans.join(", "),
+            Ok(sans) if !sans.is_empty() => {
+                sans.iter().map(San::value).collect::<Vec<_>>().join(", ")
+            }
             _ => format!("serial {}", self.cert.tbs_certificate.serial_number),
         }
     }
@@ -267,13 +284,29 @@ impl Certificate {
         }
     }
 
+    /// Refused where the certificate could issue certificates (basic
+    /// constraints `cA`, or the keyCertSign key usage): a CA's key signs
+    /// certificates, and a leaf that is one could vouch for any signer.
+    pub(crate) fn require_not_ca(&self) -> Result<(), CertRefusal> {
+        let cert_sign = self
+            .extension(KEY_USAGE)?
+            .map(KeyUsage::from_der)
+            .transpose()
+            .map_err(|e| self.malformed_extension("key usage", e))?
+            .is_some_and(|usage| usage.key_cert_sign());
+        if cert_sign || self.is_ca()? {
+            return Err(CertRefusal::CaAsSigner(self.describe()));
+        }
+        Ok(())
+    }
+
     /// Whether `signature` is this certificate's key's over `digest`.
     pub(crate) fn verifies_prehash(&self, digest: &[u8], signature: &[u8]) -> bool {
         self.key.verifies_prehash(digest, signature)
     }
 
-    /// The email, URI and DNS subject alternative names.
-    pub(crate) fn subjects(&self) -> Result<Vec<String>, CertRefusal> {
+    /// The email, URI and DNS subject alternative names, each with its kind.
+    pub(crate) fn subjects(&self) -> Result<Vec<San>, CertRefusal> {
         let Some(value) = self.extension(SUBJECT_ALT_NAME)? else {
             return Ok(Vec::new());
         };
@@ -283,8 +316,9 @@ impl Certificate {
             .0
             .iter()
             .filter_map(|name| match name {
-                GeneralName::Rfc822Name(s) | GeneralName::DnsName(s) => Some(s.to_string()),
-                GeneralName::UniformResourceIdentifier(s) => Some(s.to_string()),
+                GeneralName::Rfc822Name(s) => Some(San::Email(s.to_string())),
+                GeneralName::UniformResourceIdentifier(s) => Some(San::Uri(s.to_string())),
+                GeneralName::DnsName(s) => Some(San::Dns(s.to_string())),
                 _ => None,
             })
             .collect())

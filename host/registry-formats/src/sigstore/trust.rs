@@ -71,6 +71,10 @@ pub(crate) struct Log {
     /// trusted root refuses only the entries it vouches for).
     key: Result<PublicKey, CertRefusal>,
     valid: Window,
+    /// The origin its checkpoints name: its `baseUrl` without the scheme
+    /// (`rekor.sigstore.dev`); unknown for a `FulcioCAWithRekor` policy,
+    /// which gives only the key.
+    pub(crate) origin: Option<String>,
 }
 
 impl Log {
@@ -115,6 +119,8 @@ impl TrustRoot {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Tlog {
+            #[serde(default)]
+            base_url: Option<String>,
             public_key: Key,
             log_id: LogId,
         }
@@ -212,6 +218,7 @@ impl TrustRoot {
                 id: decode(format!("tlogs[{i}].logId"), &tlog.log_id.key_id)?,
                 key: PublicKey::from_spki_der(&der),
                 valid: window(tlog.public_key.valid_for)?,
+                origin: tlog.base_url.as_deref().map(origin_of),
             });
         }
         TrustRoot { authorities, logs }.checked()
@@ -280,6 +287,7 @@ impl TrustRoot {
                 id: Sha256::digest(&der).to_vec(),
                 key: Ok(key),
                 valid: Window::ALWAYS,
+                origin: None,
             }],
         }
         .checked()
@@ -365,6 +373,15 @@ impl TrustRoot {
         }
         Err(foreign(reasons.join("; ")))
     }
+}
+
+/// The checkpoint origin of a log at `base_url`: the URL without its
+/// scheme and trailing slash, as Rekor names its checkpoints.
+fn origin_of(base_url: &str) -> String {
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    rest.trim_end_matches('/').to_string()
 }
 
 /// The first of `anchors` that issued `cert`.
