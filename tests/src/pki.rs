@@ -37,9 +37,10 @@ use x509_cert::builder::{Builder as _, CertificateBuilder, Profile};
 use x509_cert::der::asn1::{Ia5String, UtcTime, Utf8StringRef};
 use x509_cert::der::{Decode as _, Encode, EncodePem as _, Length, Writer};
 use x509_cert::ext::AsExtension;
+use x509_cert::ext::pkix::constraints::name::GeneralSubtree;
 use x509_cert::ext::pkix::name::GeneralName;
 use x509_cert::ext::pkix::{
-    BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, SubjectAltName,
+    BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, NameConstraints, SubjectAltName,
 };
 use x509_cert::name::Name;
 use x509_cert::serial_number::SerialNumber;
@@ -124,6 +125,11 @@ impl Ca {
 
     /// An intermediate CA this one issues, valid as long as a root.
     pub fn intermediate(&self, common_name: &str) -> Ca {
+        self.intermediate_with(common_name, &CaSpec::default())
+    }
+
+    /// An intermediate CA this one issues with the constraints of `spec`.
+    pub fn intermediate_with(&self, common_name: &str, spec: &CaSpec) -> Ca {
         let key = fresh_key();
         let name = Name::from_str(&format!("CN={common_name},O=mco-e2e"))
             .unwrap_or_else(|e| panic!("name: {e}"));
@@ -131,10 +137,10 @@ impl Ca {
             not_before: utc(now() - 86_400),
             not_after: utc(now() + 10 * 365 * 86_400),
         };
-        let builder = CertificateBuilder::new(
+        let mut builder = CertificateBuilder::new(
             Profile::SubCA {
                 issuer: self.name.clone(),
-                path_len_constraint: None,
+                path_len_constraint: spec.path_len,
             },
             serial(),
             validity,
@@ -143,6 +149,37 @@ impl Ca {
             &self.key,
         )
         .unwrap_or_else(|e| panic!("intermediate: {e}"));
+        let extension = |added: Result<(), x509_cert::builder::Error>| {
+            added.unwrap_or_else(|e| panic!("extension: {e}"));
+        };
+        let ia5 = |s: &String| Ia5String::new(s).unwrap_or_else(|e| panic!("name {s}: {e}"));
+        let permitted: Vec<GeneralSubtree> = spec
+            .permitted_dns
+            .iter()
+            .map(|d| GeneralName::DnsName(ia5(d)))
+            .chain(
+                spec.permitted_emails
+                    .iter()
+                    .map(|e| GeneralName::Rfc822Name(ia5(e))),
+            )
+            .map(|base| GeneralSubtree {
+                base,
+                minimum: 0,
+                maximum: None,
+            })
+            .collect();
+        if !permitted.is_empty() {
+            extension(builder.add_extension(&NameConstraints {
+                permitted_subtrees: Some(permitted),
+                excluded_subtrees: None,
+            }));
+        }
+        if !spec.extended_key_usage.is_empty() {
+            extension(builder.add_extension(&ExtendedKeyUsage(spec.extended_key_usage.clone())));
+        }
+        if spec.unknown_critical {
+            extension(builder.add_extension(&RawExtension::unknown_critical()));
+        }
         let der = built(builder);
         Ca { name, key, der }
     }
@@ -218,13 +255,18 @@ impl Ca {
             extension(builder.add_extension(&RawExtension {
                 oid: FULCIO_ISSUER_V2,
                 value,
+                critical: false,
             }));
         }
         if let Some(issuer) = &spec.legacy_issuer {
             extension(builder.add_extension(&RawExtension {
                 oid: FULCIO_ISSUER_V1,
                 value: issuer.as_bytes().to_vec(),
+                critical: false,
             }));
+        }
+        if spec.unknown_critical {
+            extension(builder.add_extension(&RawExtension::unknown_critical()));
         }
         Leaf {
             der: built(builder),
@@ -245,15 +287,50 @@ fn built(builder: CertificateBuilder<'_, SigningKey>) -> Vec<u8> {
         .unwrap_or_else(|e| panic!("certificate: {e}"))
 }
 
-const CODE_SIGNING: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.3");
+/// The code-signing extended key usage.
+pub const CODE_SIGNING: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.3");
+/// The TLS server extended key usage.
+pub const SERVER_AUTH: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.1");
+/// An extension no verifier knows (a private enterprise arc).
+const UNKNOWN_EXTENSION: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1.55555.1");
+
+/// What an intermediate CA's certificate says beyond a plain CA's: the
+/// constraints a verifier must enforce on every path through it.
+#[derive(Debug, Clone, Default)]
+pub struct CaSpec {
+    /// Basic constraints' pathLenConstraint: how many CAs may follow.
+    pub path_len: Option<u8>,
+    /// Name constraints: the DNS names permitted below.
+    pub permitted_dns: Vec<String>,
+    /// Name constraints: the email names (or domains) permitted below.
+    pub permitted_emails: Vec<String>,
+    /// The extended key usages; none leaves the extension out.
+    pub extended_key_usage: Vec<ObjectIdentifier>,
+    /// An extension no verifier knows, marked critical.
+    pub unknown_critical: bool,
+}
 const FULCIO_ISSUER_V2: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1.57264.1.8");
 const FULCIO_ISSUER_V1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1.57264.1.1");
 
 /// An extension whose value is given as bytes (Fulcio's issuer: a DER
-/// UTF8String in the current OID, the bare string in the deprecated one).
+/// UTF8String in the current OID, the bare string in the deprecated one;
+/// an extension no verifier knows).
 struct RawExtension {
     oid: ObjectIdentifier,
     value: Vec<u8>,
+    critical: bool,
+}
+
+impl RawExtension {
+    /// An unknown extension (a DER NULL) marked critical: a verifier that
+    /// does not understand it must refuse the certificate.
+    fn unknown_critical() -> RawExtension {
+        RawExtension {
+            oid: UNKNOWN_EXTENSION,
+            value: vec![0x05, 0x00],
+            critical: true,
+        }
+    }
 }
 
 impl x509_cert::der::oid::AssociatedOid for RawExtension {
@@ -274,7 +351,7 @@ impl Encode for RawExtension {
 
 impl AsExtension for RawExtension {
     fn critical(&self, _: &Name, _: &[x509_cert::ext::Extension]) -> bool {
-        false
+        self.critical
     }
 
     fn to_extension(
@@ -284,7 +361,7 @@ impl AsExtension for RawExtension {
     ) -> Result<x509_cert::ext::Extension, x509_cert::der::Error> {
         Ok(x509_cert::ext::Extension {
             extn_id: self.oid,
-            critical: false,
+            critical: self.critical,
             extn_value: x509_cert::der::asn1::OctetString::new(self.value.clone())?,
         })
     }
@@ -307,6 +384,8 @@ pub struct LeafSpec {
     pub basic_ca: bool,
     /// The keyCertSign key usage: a key that may issue certificates.
     pub key_cert_sign: bool,
+    /// An extension no verifier knows, marked critical.
+    pub unknown_critical: bool,
     /// Validity, Unix seconds.
     pub not_before: u64,
     pub not_after: u64,
@@ -326,6 +405,7 @@ impl LeafSpec {
             code_signing: true,
             basic_ca: false,
             key_cert_sign: false,
+            unknown_critical: false,
             not_before: now() - 600,
             not_after: now() + 600,
         }
@@ -354,6 +434,12 @@ impl LeafSpec {
     pub fn with_ca_powers(mut self, basic_ca: bool, key_cert_sign: bool) -> LeafSpec {
         self.basic_ca = basic_ca;
         self.key_cert_sign = key_cert_sign;
+        self
+    }
+
+    /// A leaf with an extension no verifier knows, marked critical.
+    pub fn with_unknown_critical_extension(mut self) -> LeafSpec {
+        self.unknown_critical = true;
         self
     }
 

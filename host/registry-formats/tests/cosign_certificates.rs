@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use mco_e2e::pki::{self, Ca, Entry, Leaf, LeafSpec, Log};
+use mco_e2e::pki::{self, Ca, CaSpec, Entry, Leaf, LeafSpec, Log};
 use mco_registry_formats::cosign::{
     CERTIFICATE_ANNOTATION, CHAIN_ANNOTATION, CertificateAnnotations, REKOR_BUNDLE_ANNOTATION,
     SIGNATURE_ANNOTATION, Signature,
@@ -430,6 +430,162 @@ fn a_checkpoint_of_another_log_is_no_inclusion_proof() {
         LogRequirement::Required,
     )
     .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A `.sig` signature of [`DIGEST`] by `leaf` presenting `chain` (PEM,
+/// leaf-most first), with no log entry.
+fn chained(leaf: &Leaf, chain: &[&Ca]) -> Signature {
+    let payload = pki::simple_signing_payload(REFERENCE, DIGEST);
+    let signature = leaf.sign(&payload);
+    Signature::SimpleSigning {
+        payload,
+        signature: Some(b64(&signature)),
+        certificate: CertificateAnnotations {
+            certificate: Some(leaf.pem()),
+            chain: Some(chain.iter().map(|ca| ca.pem()).collect()),
+            rekor_bundle: None,
+        },
+    }
+}
+
+/// `signature` checked against a PKI policy anchored at `root`, no log.
+fn under_pki(signature: &Signature, root: &Ca) -> Result<Signer, CertRefusal> {
+    let trust = TrustRoot::from_pki(root.pem().as_bytes(), b"").unwrap_or_else(|e| panic!("{e}"));
+    verify_certificate(
+        signature,
+        &trust,
+        DIGEST,
+        LogRequirement::Optional { now: pki::now() },
+    )
+}
+
+/// Refused, the reason containing `why`.
+fn refused_for(result: Result<Signer, CertRefusal>, why: &str) {
+    let err = refusal(result);
+    assert!(
+        err.contains("does not chain to a trusted root") && err.contains(why),
+        "{why:?} not in {err:?}"
+    );
+}
+
+/// The attack: a sub-CA allowed no CA below it (pathLenConstraint 0)
+/// issues a CA anyway, which signs for anyone.
+#[test]
+fn a_path_longer_than_a_cas_path_length_is_refused() {
+    let root = Ca::root("constrained root");
+    let zero = CaSpec {
+        path_len: Some(0),
+        ..CaSpec::default()
+    };
+    let last = root.intermediate_with("last CA", &zero);
+    let rogue = last.intermediate("rogue CA");
+    let leaf = rogue.leaf(&LeafSpec::email(EMAIL));
+    refused_for(
+        under_pki(&chained(&leaf, &[&rogue, &last]), &root),
+        "path length constraint",
+    );
+    let leaf = last.leaf(&LeafSpec::email(EMAIL));
+    under_pki(&chained(&leaf, &[&last]), &root).unwrap_or_else(|e| panic!("{e}"));
+    let one = root.intermediate_with(
+        "one below",
+        &CaSpec {
+            path_len: Some(1),
+            ..CaSpec::default()
+        },
+    );
+    let below = one.intermediate("below");
+    let leaf = below.leaf(&LeafSpec::email(EMAIL));
+    under_pki(&chained(&leaf, &[&below, &one]), &root).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The attack: a sub-CA constrained to some names issues a certificate
+/// for a name outside them.
+#[test]
+fn a_name_outside_a_cas_name_constraints_is_refused() {
+    let root = Ca::root("constrained root");
+    let dns = root.intermediate_with(
+        "ci.example.com CA",
+        &CaSpec {
+            permitted_dns: vec!["ci.example.com".into()],
+            ..CaSpec::default()
+        },
+    );
+    let outside = dns.leaf(&LeafSpec::dns("build.evil.example"));
+    refused_for(
+        under_pki(&chained(&outside, &[&dns]), &root),
+        "outside a CA's name constraints",
+    );
+    let inside = dns.leaf(&LeafSpec::dns("build.ci.example.com"));
+    under_pki(&chained(&inside, &[&dns]), &root).unwrap_or_else(|e| panic!("{e}"));
+    // Email constraints are not processed by the validator: every email
+    // below such a CA is refused, inside or not (docs/concepts/trust.md).
+    let email = root.intermediate_with(
+        "example.com mail CA",
+        &CaSpec {
+            permitted_emails: vec!["example.com".into()],
+            ..CaSpec::default()
+        },
+    );
+    for address in ["ci@evil.example", EMAIL] {
+        let leaf = email.leaf(&LeafSpec::email(address));
+        refused_for(
+            under_pki(&chained(&leaf, &[&email]), &root),
+            "outside a CA's name constraints",
+        );
+    }
+}
+
+/// The attack: a sub-CA for TLS servers only (its extended key usage)
+/// issues a code-signing certificate.
+#[test]
+fn a_leaf_below_a_ca_not_for_code_signing_is_refused() {
+    let root = Ca::root("constrained root");
+    let tls = root.intermediate_with(
+        "TLS CA",
+        &CaSpec {
+            extended_key_usage: vec![pki::SERVER_AUTH],
+            ..CaSpec::default()
+        },
+    );
+    let leaf = tls.leaf(&LeafSpec::email(EMAIL));
+    refused_for(
+        under_pki(&chained(&leaf, &[&tls]), &root),
+        "not for code signing",
+    );
+    let signing = root.intermediate_with(
+        "code-signing CA",
+        &CaSpec {
+            extended_key_usage: vec![pki::CODE_SIGNING],
+            ..CaSpec::default()
+        },
+    );
+    let leaf = signing.leaf(&LeafSpec::email(EMAIL));
+    under_pki(&chained(&leaf, &[&signing]), &root).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The attack: a certificate on the path carries a critical extension
+/// that restricts it in a way this verifier does not understand.
+#[test]
+fn an_unknown_critical_extension_on_the_path_is_refused() {
+    let root = Ca::root("constrained root");
+    let odd = root.intermediate_with(
+        "odd CA",
+        &CaSpec {
+            unknown_critical: true,
+            ..CaSpec::default()
+        },
+    );
+    let leaf = odd.leaf(&LeafSpec::email(EMAIL));
+    refused_for(
+        under_pki(&chained(&leaf, &[&odd]), &root),
+        "critical extension that is not understood",
+    );
+    let ca = root.intermediate("plain CA");
+    let leaf = ca.leaf(&LeafSpec::email(EMAIL).with_unknown_critical_extension());
+    refused_for(
+        under_pki(&chained(&leaf, &[&ca]), &root),
+        "critical extension that is not understood",
+    );
 }
 
 #[test]

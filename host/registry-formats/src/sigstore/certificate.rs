@@ -1,11 +1,11 @@
 //! X.509 certificates as signature verification needs them: their keys
-//! (ECDSA P-256 or P-384), whether one issued another, validity, the
-//! code-signing usage, the SAN subjects and Fulcio's OIDC issuer.
+//! (ECDSA P-256 or P-384), validity, the code-signing usage, whether they
+//! have a CA's powers, the SAN subjects and Fulcio's OIDC issuer. Whether
+//! one issued another is for the path validator (trust.rs).
 
 use der::asn1::Utf8StringRef;
 use der::{Decode as _, Encode as _};
 use p256::ecdsa::signature::hazmat::PrehashVerifier as _;
-use sha2::{Digest as _, Sha256, Sha384};
 use x509_cert::ext::pkix::name::GeneralName;
 use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAltName};
 use x509_cert::spki::{ObjectIdentifier, SubjectPublicKeyInfoOwned};
@@ -16,8 +16,6 @@ use crate::cosign::MAX_SIGNATURE_BYTES;
 const ID_EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
 const SECP256R1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
 const SECP384R1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.132.0.34");
-const ECDSA_WITH_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
-const ECDSA_WITH_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
 const SUBJECT_ALT_NAME: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.17");
 const BASIC_CONSTRAINTS: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.19");
 const KEY_USAGE: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.15");
@@ -27,22 +25,6 @@ const CODE_SIGNING: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5
 const FULCIO_ISSUER_V2: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1.57264.1.8");
 /// Fulcio's deprecated OIDC issuer, the raw string.
 const FULCIO_ISSUER_V1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1.57264.1.1");
-
-/// A hash a signature is made over.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Hash {
-    Sha256,
-    Sha384,
-}
-
-impl Hash {
-    pub(crate) fn digest(self, message: &[u8]) -> Vec<u8> {
-        match self {
-            Hash::Sha256 => Sha256::digest(message).to_vec(),
-            Hash::Sha384 => Sha384::digest(message).to_vec(),
-        }
-    }
-}
 
 /// An ECDSA public key: a certificate's, or a transparency log's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,35 +194,6 @@ impl Certificate {
 
     pub(crate) fn is_self_issued(&self) -> bool {
         self.cert.tbs_certificate.issuer == self.cert.tbs_certificate.subject
-    }
-
-    /// Whether this certificate signed `child`: its subject is the child's
-    /// issuer and its key verifies the child's signature.
-    pub(crate) fn issued(&self, child: &Certificate) -> Result<bool, CertRefusal> {
-        if self.cert.tbs_certificate.subject != child.cert.tbs_certificate.issuer {
-            return Ok(false);
-        }
-        let hash = match child.cert.signature_algorithm.oid {
-            ECDSA_WITH_SHA256 => Hash::Sha256,
-            ECDSA_WITH_SHA384 => Hash::Sha384,
-            other => {
-                return Err(CertRefusal::Unsupported(format!(
-                    "certificate signature algorithm {other}"
-                )));
-            }
-        };
-        let tbs = child
-            .cert
-            .tbs_certificate
-            .to_der()
-            .map_err(|e| CertRefusal::Malformed {
-                what: "certificate",
-                why: e.to_string(),
-            })?;
-        let Some(signature) = child.cert.signature.as_bytes() else {
-            return Ok(false);
-        };
-        Ok(self.key.verifies_prehash(&hash.digest(&tbs), signature))
     }
 
     /// Whether the certificate is a CA's (basic constraints `cA`).

@@ -27,7 +27,10 @@
 //!
 //! The leaf certificate chains (through intermediates the trust root or
 //! the signature carries) to one of the trust root's roots, every
-//! certificate on the path valid at the signing time, the leaf with the
+//! certificate on the path valid at the signing time and the path checked
+//! as Go's x509 checks one (rustls-webpki: path length, name constraints,
+//! the intermediates' extended key usage, critical extensions; see
+//! `TrustRoot::verify_chain`), the leaf with the
 //! code-signing extended key usage and no CA's powers (basic constraints
 //! CA:true, key usage keyCertSign); the signature names the manifest
 //! digest the host pulled and verifies under the leaf's key. The signing
@@ -207,9 +210,9 @@ pub fn verify_certificate(
         .iter()
         .map(|der| certificate::Certificate::from_der(der))
         .collect::<Result<Vec<_>, _>>()?;
-    trust.verify_chain(&leaf, &intermediates, signed_at)?;
     leaf.require_code_signing()?;
     leaf.require_not_ca()?;
+    trust.verify_chain(&leaf, &intermediates, signed_at)?;
     if !leaf.verifies_prehash(&evidence.signed.sha256(), &evidence.signature) {
         return Err(CertRefusal::BadSignature);
     }
