@@ -202,6 +202,8 @@ impl Ca {
                 issuer: self.name.clone(),
                 enable_key_agreement: false,
                 enable_key_encipherment: false,
+                // What the profile writes without `hazmat`.
+                include_subject_key_identifier: true,
             }
         };
         let mut builder = CertificateBuilder::new(

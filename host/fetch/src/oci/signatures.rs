@@ -369,6 +369,30 @@ mod tests {
     }
 
     #[test]
+    fn a_signature_found_twice_is_kept_once() {
+        let layer = |payload: &[u8]| Signature::SimpleSigning {
+            payload: payload.to_vec(),
+            signature: Some("MEUC".into()),
+            certificate: CertificateAnnotations::default(),
+        };
+        let mut found = Vec::new();
+        for signature in [
+            layer(b"a"),
+            Signature::Bundle(b"{}".to_vec()),
+            layer(b"a"),
+            layer(b"b"),
+            Signature::Bundle(b"{}".to_vec()),
+        ] {
+            found.push(signature);
+            dedup_last(&mut found);
+        }
+        assert_eq!(
+            found,
+            [layer(b"a"), Signature::Bundle(b"{}".to_vec()), layer(b"b")]
+        );
+    }
+
+    #[test]
     fn signature_manifests_are_read_within_their_limits() {
         let says = |e: LookupError, what: &str| e.to_string().contains(what);
         let simple = cosign::SIMPLE_SIGNING_MEDIA_TYPE;
