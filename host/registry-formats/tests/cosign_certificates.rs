@@ -130,6 +130,12 @@ fn simple_signing(
     }
 }
 
+/// `signature` of [`DIGEST`] checked against `trust`, a log entry
+/// required.
+fn logged(signature: &Signature, trust: &TrustRoot) -> Result<Signer, CertRefusal> {
+    verify_certificate(signature, trust, DIGEST, LogRequirement::Required)
+}
+
 fn refusal(result: Result<Signer, CertRefusal>) -> String {
     match result {
         Ok(signer) => panic!("verified: {signer:?}"),
@@ -163,8 +169,8 @@ fn both_forms_verify_under_each_kind_of_trust_and_name_the_signer() {
             (world.trusted_root(), "trusted root"),
             (world.fulcio(), "fulcio"),
         ] {
-            let signer = verify_certificate(&signature, &trust, DIGEST, LogRequirement::Required)
-                .unwrap_or_else(|e| panic!("{form} under {name}: {e}"));
+            let signer =
+                logged(&signature, &trust).unwrap_or_else(|e| panic!("{form} under {name}: {e}"));
             assert_eq!(signer.subjects, [San::Email(EMAIL.into())]);
             assert_eq!(signer.issuer.as_deref(), Some(ISSUER));
             assert_eq!(signer.signed_at, signed_at);
@@ -195,13 +201,7 @@ fn identities_name_the_subject_or_issuer_that_differs() {
     let mut world = World::new();
     let leaf = world.leaf();
     let (signature, _) = world.simple(&leaf, DIGEST, pki::now());
-    let signer = verify_certificate(
-        &signature,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let signer = logged(&signature, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
     let identity = |subject: &str, issuer: &str| Identity {
         subject: SubjectMatch::Equal(subject.into()),
         issuer: Some(issuer.into()),
@@ -231,13 +231,7 @@ fn a_uri_subject_and_the_deprecated_issuer_extension_are_read() {
         .ca
         .leaf(&LeafSpec::uri(workflow).legacy_issuer("https://token.actions.example"));
     let (signature, _) = world.bundle(&leaf, DIGEST, pki::now());
-    let signer = verify_certificate(
-        &signature,
-        &world.trusted_root(),
-        DIGEST,
-        LogRequirement::Required,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let signer = logged(&signature, &world.trusted_root()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(signer.subjects, [San::Uri(workflow.into())]);
     assert_eq!(
         signer.issuer.as_deref(),
@@ -266,12 +260,7 @@ fn an_attestation_by_the_identity_is_refused_as_no_signature() {
         let statement = pki::in_toto_attestation(REFERENCE, DIGEST, predicate_type);
         let (attestation, _) = world.statement_bundle(&leaf, statement, pki::now());
         for trust in [world.trusted_root(), world.fulcio()] {
-            let err = refusal(verify_certificate(
-                &attestation,
-                &trust,
-                DIGEST,
-                LogRequirement::Required,
-            ));
+            let err = refusal(logged(&attestation, &trust));
             assert_eq!(
                 err,
                 format!(
@@ -301,8 +290,7 @@ fn every_encoding_of_a_signature_is_one_signing() {
             pki::now(),
         );
         let copy = simple_signing(&leaf, &world.ca, payload.clone(), &bytes, Some(&entry));
-        let signer = verify_certificate(&copy, &world.fulcio(), DIGEST, LogRequirement::Required)
-            .unwrap_or_else(|e| panic!("{encoding}: {e}"));
+        let signer = logged(&copy, &world.fulcio()).unwrap_or_else(|e| panic!("{encoding}: {e}"));
         let (_, by_key) = copy
             .verify(DIGEST, std::slice::from_ref(&key))
             .unwrap_or_else(|e| panic!("{encoding}: {e}"));
@@ -312,8 +300,7 @@ fn every_encoding_of_a_signature_is_one_signing() {
     assert!(signings.windows(2).all(|w| w[0] == w[1]), "{signings:?}");
     // Another signature by another key of the same identity is another.
     let (other, _) = world.simple(&world.leaf(), DIGEST, pki::now());
-    let signer = verify_certificate(&other, &world.fulcio(), DIGEST, LogRequirement::Required)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let signer = logged(&other, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
     assert_ne!(signer.signing, signings[0]);
 }
 
@@ -333,12 +320,7 @@ fn a_leaf_with_a_cas_powers_is_refused_as_a_signer() {
             world.simple(&leaf, DIGEST, pki::now()),
             world.bundle(&leaf, DIGEST, pki::now()),
         ] {
-            let err = refusal(verify_certificate(
-                &signature,
-                &world.fulcio(),
-                DIGEST,
-                LogRequirement::Required,
-            ));
+            let err = refusal(logged(&signature, &world.fulcio()));
             assert_eq!(
                 err,
                 format!(
@@ -366,13 +348,7 @@ fn a_uri_or_dns_san_spelled_as_the_email_is_no_email() {
     for spec in [LeafSpec::uri(EMAIL), LeafSpec::dns(EMAIL)] {
         let leaf = world.ca.leaf(&spec.issuer(ISSUER));
         let (signature, _) = world.simple(&leaf, DIGEST, pki::now());
-        let signer = verify_certificate(
-            &signature,
-            &world.fulcio(),
-            DIGEST,
-            LogRequirement::Required,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let signer = logged(&signature, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
         assert!(!matches!(signer.subjects[..], [San::Email(_)]));
         for identity in [&email, &equal] {
             let wrong = identity.matches(&signer).map_err(|e| e.to_string());
@@ -386,13 +362,7 @@ fn a_uri_or_dns_san_spelled_as_the_email_is_no_email() {
         }
     }
     let (signature, _) = world.simple(&world.leaf(), DIGEST, pki::now());
-    let signer = verify_certificate(
-        &signature,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let signer = logged(&signature, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         (email.matches(&signer), equal.matches(&signer)),
         (Ok(()), Ok(()))
@@ -413,23 +383,12 @@ fn a_checkpoint_of_another_log_is_no_inclusion_proof() {
         b["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]["checkpoint"]["envelope"] =
             other.checkpoint.clone().into();
     });
-    let err = refusal(verify_certificate(
-        &forged,
-        &world.trusted_root(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&forged, &world.trusted_root()));
     assert_eq!(
         err,
         "the inclusion proof does not hold: the checkpoint is of log \"rekor.elsewhere - 1\", not \"rekor.e2e\""
     );
-    verify_certificate(
-        &bundle,
-        &world.trusted_root(),
-        DIGEST,
-        LogRequirement::Required,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    logged(&bundle, &world.trusted_root()).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// A `.sig` signature of [`DIGEST`] by `leaf` presenting `chain` (PEM,
@@ -601,12 +560,7 @@ fn a_certificate_from_another_ca_is_refused() {
     );
     let foreign = simple_signing(&leaf, &stranger, payload, &signature, Some(&entry));
     for trust in [world.trusted_root(), world.fulcio()] {
-        let err = refusal(verify_certificate(
-            &foreign,
-            &trust,
-            DIGEST,
-            LogRequirement::Required,
-        ));
+        let err = refusal(logged(&foreign, &trust));
         assert!(
             err.starts_with(&format!(
                 "the certificate for {EMAIL} does not chain to a trusted root"
@@ -628,23 +582,12 @@ fn validity_is_judged_at_the_logs_signed_time_not_the_clock() {
         world.simple(&expired, DIGEST, now),
         world.bundle(&expired, DIGEST, now),
     ] {
-        let err = refusal(verify_certificate(
-            &signature,
-            &world.fulcio(),
-            DIGEST,
-            LogRequirement::Required,
-        ));
+        let err = refusal(logged(&signature, &world.fulcio()));
         assert!(err.contains("not at the signing time"), "{err}");
     }
     // Expired now, but valid when the log recorded it: the log's time counts.
     let (signature, _) = world.simple(&expired, DIGEST, now - 5000);
-    let signer = verify_certificate(
-        &signature,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let signer = logged(&signature, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(signer.signed_at, now - 5000);
     // Without a log (PKI), the clock is the only time: expired is refused.
     let err = refusal(verify_certificate(
@@ -661,23 +604,13 @@ fn a_signature_of_another_manifest_is_refused() {
     let mut world = World::new();
     let leaf = world.leaf();
     let simple = world.simple(&leaf, OTHER, pki::now()).0;
-    let err = refusal(verify_certificate(
-        &simple,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&simple, &world.fulcio()));
     assert_eq!(
         err,
         format!("the signature names {OTHER}, not the manifest pulled, {DIGEST}")
     );
     let bundle = world.bundle(&leaf, OTHER, pki::now()).0;
-    let err = refusal(verify_certificate(
-        &bundle,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&bundle, &world.fulcio()));
     assert!(
         err.contains(&format!("not the manifest pulled, {DIGEST}")),
         "{err}"
@@ -695,12 +628,7 @@ fn log_entries_must_come_from_a_known_log_and_carry_a_signed_time() {
         log: Log::new("rekor.elsewhere"),
     };
     let (signature, _) = elsewhere.simple(&leaf, DIGEST, pki::now());
-    let err = refusal(verify_certificate(
-        &signature,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&signature, &world.fulcio()));
     assert_eq!(
         err,
         format!(
@@ -712,12 +640,7 @@ fn log_entries_must_come_from_a_known_log_and_carry_a_signed_time() {
     let payload = pki::simple_signing_payload(REFERENCE, DIGEST);
     let signature = leaf.sign(&payload);
     let unlogged = simple_signing(&leaf, &world.ca, payload, &signature, None);
-    let err = refusal(verify_certificate(
-        &unlogged,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&unlogged, &world.fulcio()));
     assert_eq!(err, "no transparency log entry; the policy requires one");
     // A bundle entry without its inclusion promise has no signed time.
     let (bundle, _) = world.bundle(&leaf, DIGEST, pki::now());
@@ -726,12 +649,7 @@ fn log_entries_must_come_from_a_known_log_and_carry_a_signed_time() {
             .as_object_mut()
             .map(|e| e.remove("inclusionPromise"));
     });
-    let err = refusal(verify_certificate(
-        &unpromised,
-        &world.trusted_root(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&unpromised, &world.trusted_root()));
     assert_eq!(
         err,
         "the log entry has no inclusion promise (signed entry timestamp), so no signed time"
@@ -744,14 +662,7 @@ fn log_claims_that_do_not_hold_are_refused() {
     let leaf = world.leaf();
     let (bundle, entry) = world.bundle(&leaf, DIGEST, pki::now());
     let trust = world.trusted_root();
-    let verify = |signature: &Signature| {
-        refusal(verify_certificate(
-            signature,
-            &trust,
-            DIGEST,
-            LogRequirement::Required,
-        ))
-    };
+    let verify = |signature: &Signature| refusal(logged(signature, &trust));
     // Another integrated time than the log signed.
     let later = edited(&bundle, |b| {
         b["verificationMaterial"]["tlogEntries"][0]["integratedTime"] =
@@ -800,12 +711,7 @@ fn the_leaf_must_be_for_code_signing_and_its_key_must_verify() {
         .ca
         .leaf(&LeafSpec::email(EMAIL).without_code_signing());
     let (signature, _) = world.simple(&tls, DIGEST, pki::now());
-    let err = refusal(verify_certificate(
-        &signature,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&signature, &world.fulcio()));
     assert_eq!(
         err,
         format!(
@@ -856,8 +762,7 @@ fn a_message_signature_bundle_over_the_manifest_digest_verifies() {
     });
     let signature = Signature::Bundle(bundle.to_string().into_bytes());
     let trust = world.trusted_root();
-    verify_certificate(&signature, &trust, DIGEST, LogRequirement::Required)
-        .unwrap_or_else(|e| panic!("{e}"));
+    logged(&signature, &trust).unwrap_or_else(|e| panic!("{e}"));
     let err = refusal(verify_certificate(
         &signature,
         &trust,
@@ -986,12 +891,7 @@ fn hostile_evidence_is_refused_with_a_reason() {
         ),
     ];
     for (signature, reason) in cases {
-        let err = refusal(verify_certificate(
-            &signature,
-            &trust,
-            DIGEST,
-            LogRequirement::Required,
-        ));
+        let err = refusal(logged(&signature, &trust));
         assert!(err.contains(reason), "{reason:?} not in {err:?}");
     }
 }
