@@ -831,6 +831,14 @@ fn image_mode_without_an_os_change_writes_only_the_files() {
     assert_eq!(walk.condition("AppliedOSImage").reason, "NotYetOccurred");
 }
 
+/// One step of a walk: the annotations the daemon or the drain controller
+/// writes, whether the node is cordoned, the conditions not False then.
+type Step<'a> = (
+    &'a [(&'a str, &'a str)],
+    bool,
+    Vec<(&'a str, ConditionStatus)>,
+);
+
 const IMAGE_1: &str = "quay.io/openshift/os-layered@sha256:1111111111111111111111111111111111111111111111111111111111111111";
 const IMAGE_2: &str = "quay.io/openshift/os-layered@sha256:2222222222222222222222222222222222222222222222222222222222222222";
 
@@ -884,9 +892,7 @@ fn an_image_only_update_drains_and_reboots() {
     ];
     let rebooted = [applied.as_slice(), &[("RebootedNode", True)]].concat();
     let resumed = [rebooted.as_slice(), &[("Resumed", True)]].concat();
-    // Each step: the annotations the daemon or the drain controller
-    // writes, whether the node is cordoned, the conditions not False then.
-    let steps: [(&[(&str, &str)], bool, Vec<(&str, ConditionStatus)>); 8] = [
+    let steps: [Step; 8] = [
         // The applied `uncordon-<config>` is the last update's.
         (&[("state", "Working")], false, vec![prepared]),
         // Not cordoned yet: the drain has not yet occurred.
