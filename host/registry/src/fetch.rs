@@ -383,7 +383,8 @@ mod tests {
 
     use super::*;
     use crate::entries::Verify;
-    use mco_fetch::image_policy::{PolicySelector, TEST_KEY_PEM, test_policy};
+    use mco_fetch::image_policy::{ImagePolicy, PolicySelector, TEST_KEY_PEM, test_policy};
+    use mco_registry_formats::sigstore::{Identity, SubjectMatch};
 
     /// The names of the keys `verify` gives an `oci:` module, or the error.
     async fn key_names(verify: Verify, policies: &Listed) -> Result<Vec<String>, String> {
@@ -446,5 +447,92 @@ mod tests {
                 Err(format!("{prefix}{why}"))
             );
         }
+    }
+
+    /// The largest object the apiserver stores (etcd's default request
+    /// limit, 1.5 MiB; a ConfigMap's data stops at 1 MiB): the most a
+    /// hostile policy or ConfigMap can hold.
+    const APISERVER_OBJECT: usize = 3 << 19;
+
+    /// `n` bytes of base64 text, what fills the objects.
+    fn filler(n: usize) -> String {
+        "QUJD".repeat(n / 4)
+    }
+
+    #[tokio::test]
+    async fn an_apiserver_size_trusted_root_is_refused_by_name_unquoted() {
+        let source = OciSource {
+            verify: Some(Verify {
+                trusted_root: Some(KeySource::ConfigMap {
+                    name: "sigstore".into(),
+                    key: "trusted_root.json".into(),
+                }),
+                identities: vec![Identity {
+                    subject: SubjectMatch::Email("ci@example.com".into()),
+                    issuer: None,
+                }],
+                ..Verify::keys(Vec::new())
+            }),
+            ..OciSource::anonymous("quay.io/team/mcn:v1")
+        };
+        // A trusted_root.json whose size is a padding field's, as the
+        // ConfigMap's data read whole from the apiserver.
+        let json = format!(
+            r#"{{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1","padding":"{}"}}"#,
+            filler(APISERVER_OBJECT)
+        );
+        let read = |_: KeySource| {
+            let json = json.clone().into_bytes();
+            async move { Ok::<_, String>(json) }
+        };
+        let refused = read_policy(&source, read, &Ok(Vec::new()))
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            refused,
+            Err(format!(
+                "oci:quay.io/team/mcn:v1: verify key trustedRoot configmap/sigstore[trusted_root.json]: \
+                 {} bytes is more than a trust root's 262144",
+                json.len()
+            ))
+        );
+    }
+
+    #[tokio::test]
+    async fn an_apiserver_size_policy_ca_bundle_is_refused_by_name_unquoted() {
+        // A PKI policy whose CA bundles fill the object: many copies of a
+        // CERTIFICATE block, base64 as the CRD keeps them.
+        let block = format!(
+            "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+            filler(1024)
+        );
+        let pem = block.repeat(APISERVER_OBJECT / 2 / block.len() * 3 / 4);
+        let bundle = base64::engine::general_purpose::STANDARD.encode(&pem);
+        let spec = serde_json::json!({
+            "scopes": ["quay.io/team"],
+            "policy": {"rootOfTrust": {
+                "policyType": "PKI",
+                "pki": {
+                    "caRootsData": bundle,
+                    "caIntermediatesData": bundle,
+                    "pkiCertificateSubject": {"email": "ci@example.com"},
+                },
+            }},
+        });
+        assert!(spec.to_string().len() > APISERVER_OBJECT * 9 / 10);
+        let listed: Listed = Ok(vec![ImagePolicy::decode("team", &spec)]);
+        let verify = Verify {
+            cluster_image_policies: Some(PolicySelector::All),
+            ..Verify::keys(Vec::new())
+        };
+        assert_eq!(
+            key_names(verify, &listed).await,
+            Err(format!(
+                "oci:quay.io/team/mcn:v1: verify key clusterImagePolicies: clusterimagepolicy/team: \
+                 pki: caIntermediatesData: malformed PEM certificates: {} bytes",
+                pem.len()
+            ))
+        );
     }
 }

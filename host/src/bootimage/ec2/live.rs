@@ -31,6 +31,10 @@ const ACCESS_KEY_ID: &str = "aws_access_key_id";
 const SECRET_ACCESS_KEY: &str = "aws_secret_access_key";
 const ROLE_ARN: &str = "role_arn";
 const WEB_IDENTITY_TOKEN_FILE: &str = "web_identity_token_file";
+/// The longest value read from the Secret: IAM's limit on an access key
+/// ID (a secret access key is 40 characters). The Secret can hold up to
+/// 1 MiB, and a longer value would only be sent to EC2 to be refused.
+const MAX_VALUE_BYTES: usize = 128;
 
 /// How EC2 is reached.
 #[derive(Debug, Clone, Default)]
@@ -98,6 +102,11 @@ pub fn credentials(secret: &Secret) -> Result<Credentials, String> {
         let text = std::str::from_utf8(&bytes.0)
             .map_err(|_| format!("{name}: key {key} is not UTF-8"))?
             .trim();
+        if text.len() > MAX_VALUE_BYTES {
+            return Err(format!(
+                "{name}: key {key} is longer than {MAX_VALUE_BYTES} bytes"
+            ));
+        }
         Ok((!text.is_empty()).then(|| text.to_owned()))
     };
     match (value(ACCESS_KEY_ID)?, value(SECRET_ACCESS_KEY)?) {
@@ -280,6 +289,34 @@ mod tests {
             err.contains("openshift-machine-api/aws-cloud-credentials"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn an_apiserver_size_secret_is_read_or_refused_by_name_unquoted() {
+        // The most a Secret holds (the apiserver's 1 MiB of data).
+        let full = "s3cr3t-value".repeat((1 << 20) / 12);
+        // Filled by a key the controller does not read: read as usual.
+        let c = credentials(&secret(&[
+            (ACCESS_KEY_ID, b"AKIDEXAMPLE"),
+            (SECRET_ACCESS_KEY, b"s3cr3t-value"),
+            ("padding", full.as_bytes()),
+        ]))
+        .unwrap();
+        assert_eq!(c.access_key_id(), "AKIDEXAMPLE");
+        // Filled by a key it reads: refused before anything reaches EC2.
+        for (key, other) in [
+            (ACCESS_KEY_ID, SECRET_ACCESS_KEY),
+            (SECRET_ACCESS_KEY, ACCESS_KEY_ID),
+        ] {
+            let err = credentials(&secret(&[(key, full.as_bytes()), (other, b"AKIDEXAMPLE")]))
+                .unwrap_err();
+            assert_eq!(
+                err,
+                format!(
+                    "Secret openshift-machine-api/aws-cloud-credentials: key {key} is longer than 128 bytes"
+                )
+            );
+        }
     }
 
     /// A pass reader whose credentials are already read: its job's kube
