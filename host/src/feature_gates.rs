@@ -23,7 +23,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 
 use crate::manifests::{InputError, Reader};
-use mco_cluster::watch::Latest;
+use mco_cluster::watch::{Latest, Listed, Readiness};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::registry::Registry;
 
@@ -214,24 +214,29 @@ impl fmt::Display for FeatureGates {
     }
 }
 
-/// The readiness name of the FeatureGate watch `run` starts for [`follow`]:
-/// a job that must not act under the Default set by mistake waits for it.
+/// The readiness name of the gates in force: [`follow`] marks it once it
+/// has published the gates resolved from what both watches listed, so a
+/// job that waits for it never acts under the Default set by mistake.
 pub const WATCH: &str = "featuregates";
-/// The readiness name of the ClusterVersion watch `run` starts for
-/// [`follow`] (named apart from the boot image job's own).
-pub const VERSION_WATCH: &str = "clusterversion-for-feature-gates";
+/// The readiness names of the FeatureGate and ClusterVersion watches `run`
+/// starts for [`follow`] (the latter named apart from the boot image
+/// job's own).
+pub const SOURCES: [&str; 2] = ["featuregate-cluster", "clusterversion-for-feature-gates"];
 
 /// The gates in force, for every job that reads them; changes when the
 /// resolved gates change, not on every edit of the two objects.
 pub type Gates = watch::Receiver<Arc<FeatureGates>>;
 
 /// Follows FeatureGate `cluster` and ClusterVersion `version` into
-/// [`Gates`]; the returned future must be spawned. A FeatureGate that does
-/// not resolve keeps the gates in force, with an error logged, so a broken
-/// edit never flips a job's behaviour.
+/// [`Gates`]; the returned future must be spawned. Once the watches of
+/// [`SOURCES`] have listed in `readiness`, the gates are resolved and
+/// published, and only then is `listed` ([`WATCH`]) marked. A FeatureGate
+/// that does not resolve keeps the gates in force, with an error logged,
+/// so a broken edit never flips a job's behaviour.
 pub fn follow(
     featuregate: Latest,
     clusterversion: Latest,
+    (readiness, listed): (Readiness, Listed),
     gauge: Family<GateLabels, Gauge>,
 ) -> (Gates, impl Future<Output = ()> + Send + 'static) {
     let export = move |gates: &FeatureGates| {
@@ -245,6 +250,9 @@ pub fn follow(
     export(&FeatureGates::default());
     let (tx, rx) = watch::channel(Arc::new(FeatureGates::default()));
     let run = async move {
+        // Each watch publishes its object before it counts as listed.
+        readiness.listed(&SOURCES).await;
+        let mut listed = Some(listed);
         let changes = futures::stream::select(
             tokio_stream::wrappers::WatchStream::new(featuregate.clone()).map(|_| ()),
             tokio_stream::wrappers::WatchStream::new(clusterversion.clone()).map(|_| ()),
@@ -272,6 +280,11 @@ pub fn follow(
                     error = %err,
                     "the FeatureGate does not resolve; keeping the feature gates in force"
                 ),
+            }
+            // The first round (a watch stream yields its current value
+            // first) resolved what the watches listed.
+            if let Some(listed) = listed.take() {
+                listed.mark();
             }
             if tx.is_closed() {
                 break;
@@ -359,6 +372,33 @@ mod tests {
             let first = FeatureGates::resolve(&fg, version).unwrap_or_default();
             assert!(first.enabled(IMAGE_MODE_STATUS_REPORTING), "{version:?}");
         }
+    }
+
+    /// The gates count as listed once the ones resolved from what the
+    /// watches listed are published, not when the watches list: a job
+    /// that waited for them reads the cluster's gates, never the Default
+    /// set.
+    #[tokio::test]
+    async fn the_gates_count_as_listed_once_published() {
+        let readiness = Readiness::default();
+        let sources = SOURCES.map(|name| readiness.watch(name));
+        let (featuregate_tx, featuregate) = watch::channel(None);
+        let (_clusterversion_tx, clusterversion) = watch::channel(None);
+        let listed = (readiness.clone(), readiness.watch(WATCH));
+        let (gates, run) = follow(featuregate, clusterversion, listed, Family::default());
+        let run = tokio::spawn(run);
+        // As the watches list: their objects published, then marked.
+        let fg =
+            object(json!([{"version": "4.22.1", "enabled": names(&["ImageModeStatusReporting"])}]));
+        let fg: DynamicObject = serde_json::from_value(fg).unwrap_or_else(|e| panic!("{e}"));
+        featuregate_tx.send_replace(Some(Arc::new(fg)));
+        assert_eq!(readiness.pending(), [SOURCES[1], SOURCES[0], WATCH]);
+        for source in &sources {
+            source.mark();
+        }
+        readiness.listed(&[WATCH]).await;
+        assert!(gates.borrow().enabled(IMAGE_MODE_STATUS_REPORTING));
+        run.abort();
     }
 
     #[test]

@@ -205,18 +205,19 @@ pub async fn run(
     let (featuregate, watch_featuregate) = latest_optional(
         Api::all_with(client.clone(), &FEATURE_GATE.api_resource()),
         "cluster",
-        readiness.watch(feature_gates::WATCH),
+        readiness.watch(feature_gates::SOURCES[0]),
         failures.clone(),
     );
     let (clusterversion, watch_clusterversion) = latest_optional(
         Api::all_with(client.clone(), &CLUSTER_VERSION.api_resource()),
         "version",
-        readiness.watch(feature_gates::VERSION_WATCH),
+        readiness.watch(feature_gates::SOURCES[1]),
         failures.clone(),
     );
     let (gates, follow_gates) = feature_gates::follow(
         featuregate,
         clusterversion,
+        (readiness.clone(), readiness.watch(feature_gates::WATCH)),
         metrics.feature_gates.feature_gate.clone(),
     );
     let gate_watches = [

@@ -321,7 +321,9 @@ impl Listed {
         }
     }
 
-    fn mark(&self) {
+    /// Counts the watch as listed: done by the watch itself on its first
+    /// list, or by hand for what is derived from other watches once it is.
+    pub fn mark(&self) {
         let first = self
             .readiness
             .with(|watches| watches.insert(self.name.clone(), true) == Some(false));

@@ -85,17 +85,16 @@ const NODES: &str = "nodes";
 /// node would be put under `not-yet-set`, then moved to its pool: two spec
 /// writes and a wrong one between; before the MachineConfigs, the
 /// MachineConfiguration (node disruption policies) and the feature gates
-/// (FeatureGate and the ClusterVersion that picks its entry; both count as
-/// listed where the cluster serves no such kind), it would be derived from
-/// defaults; before the MCNs, from no stored status, its condition
-/// history lost.
-const INPUTS: [&str; 6] = [
+/// (resolved from FeatureGate and the ClusterVersion that picks its entry,
+/// and published; the Default set where the cluster serves no such kind),
+/// it would be derived from defaults; before the MCNs, from no stored
+/// status, its condition history lost.
+const INPUTS: [&str; 5] = [
     POOLS,
     CONFIGS,
     MCNS,
     MACHINE_CONFIGURATION_WATCH,
     feature_gates::WATCH,
-    feature_gates::VERSION_WATCH,
 ];
 
 #[derive(Debug, thiserror::Error)]
