@@ -236,40 +236,72 @@ fn undecodable(path: &str, source: Undecodable) -> InputError {
     }
 }
 
-/// The objects of a file. JSON is read one object at a time, as the host's
-/// watches read them: an object nested deeper than they decode is refused
-/// by name.
+/// The objects of a file, each checked as the host's watches read them:
+/// an object nested deeper than they decode is refused by name. JSON is
+/// read one object at a time; YAML is parsed whole first, within
+/// [`yaml_options`], then each document is read as JSON would be.
 fn parse(path: &str, text: &str) -> Result<Vec<Value>, InputError> {
-    let parse_error = |detail: String| InputError::Parse {
-        path: path.into(),
-        detail,
+    let mut objects = Vec::new();
+    let mut refused = None;
+    let mut collect = |object| match object {
+        Ok(value) => {
+            objects.push(value);
+            true
+        }
+        Err(failure) => {
+            refused = Some(failure);
+            false
+        }
     };
     let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        let mut objects = Vec::new();
-        let mut refused = None;
-        let mut collect = |object| match object {
-            Ok(value) => {
-                objects.push(value);
-                true
-            }
-            Err(failure) => {
-                refused = Some(failure);
-                false
-            }
-        };
+    let parsed = if trimmed.starts_with('{') || trimmed.starts_with('[') {
         let mut json = serde_json::Deserializer::from_str(trimmed);
-        let parsed = Stream { each: &mut collect }
+        Stream { each: &mut collect }
             .deserialize(&mut json)
-            .and_then(|()| json.end());
-        if let Some(failure) = refused {
-            return Err(undecodable(path, failure));
-        }
-        parsed.map_err(|e| parse_error(e.to_string()))?;
-        Ok(objects)
+            .and_then(|()| json.end())
+            .map_err(|e| e.to_string())
     } else {
-        serde_saphyr::from_multiple::<Value>(text).map_err(|e| parse_error(e.to_string()))
+        serde_saphyr::from_multiple_with_options::<Value>(text, yaml_options())
+            .map_err(|e| e.to_string())
+            .and_then(|documents| {
+                documents
+                    .into_iter()
+                    .try_for_each(|document| match document {
+                        Value::Object(_) | Value::Array(_) => Stream { each: &mut collect }
+                            .deserialize(document)
+                            .map_err(|e| e.to_string()),
+                        // Not an object: `typed` says what it is instead.
+                        other => {
+                            collect(Ok(other));
+                            Ok(())
+                        }
+                    })
+            })
+    };
+    if let Some(failure) = refused {
+        return Err(undecodable(path, failure));
     }
+    parsed.map_err(|detail| InputError::Parse {
+        path: path.into(),
+        detail,
+    })?;
+    Ok(objects)
+}
+
+/// How YAML is parsed: serde-saphyr's budget (which bounds aliases,
+/// anchors, nodes and documents, so a billion-laughs file is refused),
+/// with nesting up to twice what the host decodes, so that an object
+/// nested past that, alone or in a `List`, is refused by name, and a file
+/// nested far deeper before it is built. Errors give the line and column,
+/// without the snippet of the file serde-saphyr would quote (the file may
+/// hold a Secret).
+fn yaml_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = 2 * mco_cluster::decode::MAX_DEPTH;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options.with_snippet = false;
+    options
 }
 
 /// One object of a file as a `T`, if it is of `kind`.
@@ -601,6 +633,62 @@ mod tests {
                         "{message}"
                     );
                 }
+            }
+        }
+    }
+
+    /// YAML is held to the same depth, refused by name; a file nested far
+    /// deeper, or whose aliases expand past the budget (billion laughs),
+    /// is refused naming the file, before it is built.
+    #[test]
+    fn yaml_nests_as_deep_as_json_and_no_more() {
+        use mco_cluster::decode::MAX_DEPTH;
+        let yaml = |json: String| format!("---\n{json}\n");
+        let fits = yaml(deep_node("fits", MAX_DEPTH - 1));
+        assert_eq!(names(&fits, "Node").ok(), Some(vec!["fits".into()]));
+        assert_eq!(each(&fits).ok(), Some(vec!["fits".into()]));
+        let deep = yaml(deep_node("deep", MAX_DEPTH));
+        let list = yaml(format!(
+            r#"{{"kind":"NodeList","items":[{},{}]}}"#,
+            deep_node("fits", MAX_DEPTH - 1),
+            deep_node("deep", MAX_DEPTH)
+        ));
+        for text in [&deep, &list] {
+            for result in [names(text, "Node"), each(text)] {
+                let message = match result {
+                    Err(error @ InputError::Undecodable { .. }) => error.to_string(),
+                    other => panic!("{other:?}"),
+                };
+                assert!(
+                    message.ends_with(&format!(
+                        ": Node deep is nested more than {MAX_DEPTH} levels deep"
+                    )),
+                    "{message}"
+                );
+            }
+        }
+        let block = (0..MAX_DEPTH * 3).fold("kind: Node\nspec:\n".to_owned(), |text, level| {
+            text + &" ".repeat(2 * level + 2) + "a:\n"
+        });
+        let laughs = (1..10).fold(
+            "kind: Node\nmetadata: {name: lol}\nl0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+                .to_owned(),
+            |text, level| {
+                let up = format!("*l{}", level - 1);
+                text + &format!("l{level}: &l{level} [{}]\n", vec![up; 10].join(", "))
+            },
+        );
+        for text in [yaml(deep_node("far", 10_000)), block, laughs] {
+            let f = file(&text);
+            let path = f.path().display().to_string();
+            match Reader::default().objects::<Value>(&path, "Node") {
+                Err(error @ InputError::Parse { .. }) => {
+                    let message = error.to_string();
+                    assert!(message.starts_with(&format!("{path}: ")), "{message}");
+                    assert!(message.len() < 300, "{message}");
+                }
+                Err(other) => panic!("{other}"),
+                Ok(objects) => panic!("{} objects read", objects.len()),
             }
         }
     }

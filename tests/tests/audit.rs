@@ -11,10 +11,10 @@
 )]
 mod support;
 
-use anyhow::{Context, Result, ensure};
-use serde_json::{Value, json};
+use anyhow::{Result, ensure};
+use serde_json::json;
 
-use support::controller::{host_binary, installed_guest};
+use support::controller::{audit_cluster, installed_guest};
 use support::fixture::Fixture;
 use support::wasm::with_text_replaced;
 
@@ -44,25 +44,9 @@ async fn audit_the_cluster(fx: &mut Fixture) -> Result<()> {
         let update = [("desiredConfig", "rendered-worker-b"), ("state", "Working")];
         fx.patch_node(&name, &update, None).await?;
     }
-    let dir = tempfile::tempdir()?;
-    let candidate = dir.path().join("candidate.wasm");
     let installed = installed_guest("mcn.wasm")?;
-    std::fs::write(
-        &candidate,
-        with_text_replaced(&installed, " needs an update", " needs a refresh"),
-    )?;
-    let output = tokio::process::Command::new(host_binary()?)
-        .args(["guests", "audit", "--job", "mcn", "--json", "--kubeconfig"])
-        .arg(fx.admin_kubeconfig()?)
-        .arg("--guest")
-        .arg(&candidate)
-        .output()
-        .await
-        .context("running mco-host guests audit")?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    ensure!(output.status.success(), "guests audit failed: {stderr}");
-    let report: Value = serde_json::from_slice(&output.stdout)
-        .with_context(|| format!("not JSON: {}", String::from_utf8_lossy(&output.stdout)))?;
+    let candidate = with_text_replaced(&installed, " needs an update", " needs a refresh");
+    let report = audit_cluster(&fx.admin_kubeconfig()?, "mcn", &candidate).await?;
     let counts = ["objects", "agree", "differ", "failed"].map(|k| report[k].clone());
     ensure!(
         counts == [json!(5), json!(3), json!(2), json!(0)],

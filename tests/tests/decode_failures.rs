@@ -4,7 +4,8 @@
 //! apiserver; the host still becomes ready, both jobs still decide and
 //! write for the good objects, and each deep one is reported by name (a
 //! Warning Event on it, `mco_watch_decode_failures_total`, and for the
-//! MachineSet the boot image job's Degraded condition).
+//! MachineSet the boot image job's Degraded condition); the boot image
+//! audit of the cluster compares the good MachineSet alone.
 
 #[allow(
     dead_code,
@@ -22,6 +23,7 @@ use serde_json::{Value, json};
 use tokio::time::sleep;
 
 use support::bootimages::{CONVERGE, Cluster, MAPI, MachineSetSpec, NEW, Platform};
+use support::controller::{audit_cluster, installed_guest};
 
 const POLL: Duration = Duration::from_millis(200);
 /// Past serde_json's 128 levels from the list's root, and the host's 100
@@ -168,6 +170,15 @@ async fn a_deep_machineset_and_machineconfig_are_reported_and_the_rest_goes_on()
                     .as_str()
                     .is_some_and(|m| m.contains("deep is nested more than 100 levels deep")),
             "the Degraded condition does not name the deep MachineSet: {degraded}"
+        );
+        // The boot image audit lists the MachineSets as the watch does:
+        // the deep one is left out, the good one audited.
+        let kubeconfig = cluster.fx.admin_kubeconfig()?;
+        let module = installed_guest("bootimage-aws.wasm")?;
+        let report = audit_cluster(&kubeconfig, "bootImage.AWS", &module).await?;
+        ensure!(
+            report["objects"] == 1 && report["agree"] == 1,
+            "the audit must compare the good MachineSet alone: {report:#}"
         );
         Ok(())
     }

@@ -12,7 +12,7 @@ use std::fmt::Debug;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::Api;
+use kube::api::{Api, DynamicObject};
 use kube::{Client, Resource};
 use mco_bootimage::{Decision, MachineKind};
 use serde::Serialize;
@@ -33,10 +33,11 @@ use crate::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Us
 use crate::feature_gates;
 use crate::manifests::Names;
 use crate::manifests::{InputError, Reader};
+use mco_cluster::decode::Isolated;
 use mco_cluster::resources::{
     CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
 };
-use mco_registry::audit::cluster::{ReadError, dynamic, get, pages};
+use mco_registry::audit::cluster::{ReadError, dynamic, get, pages, readable};
 use mco_registry::audit::{Audit, Keyed};
 use mco_registry::{Job, Served};
 
@@ -297,9 +298,15 @@ pub async fn on_cluster(
     };
     check_cluster(&cluster, platform)?;
     let mut machines = Vec::new();
-    let machinesets = dynamic(client, Some(MACHINE_API_NAMESPACE), MACHINE_SET);
+    // Each MachineSet decoded on its own, as the controller's watch
+    // decodes it: one nested too deep is left out, not the whole list.
+    let machinesets = Api::<Isolated<DynamicObject>>::namespaced_with(
+        client.clone(),
+        MACHINE_API_NAMESPACE,
+        &MACHINE_SET.api_resource(),
+    );
     pages(&machinesets, "MachineSets", |page| {
-        machines.extend(page.into_iter().filter_map(|object| {
+        machines.extend(readable(page).filter_map(|object| {
             let object = serde_json::to_value(object).ok()?;
             Some(Machine::read(MachineKind::MachineSet, object))
         }))

@@ -57,6 +57,31 @@ pub fn installed_guest(name: &str) -> Result<Vec<u8>> {
     std::fs::read(&path).with_context(|| format!("reading {}", path.display()))
 }
 
+/// `mco-host guests audit --job JOB --json` of the cluster `kubeconfig`
+/// reaches, with `candidate` (a module's bytes) against the job's active
+/// module: the report, once the audit ran.
+pub async fn audit_cluster(
+    kubeconfig: &Path,
+    job: &str,
+    candidate: &[u8],
+) -> Result<serde_json::Value> {
+    let dir = tempfile::tempdir()?;
+    let module = dir.path().join("candidate.wasm");
+    std::fs::write(&module, candidate)?;
+    let output = tokio::process::Command::new(host_binary()?)
+        .args(["guests", "audit", "--job", job, "--json", "--kubeconfig"])
+        .arg(kubeconfig)
+        .arg("--guest")
+        .arg(&module)
+        .output()
+        .await
+        .context("running mco-host guests audit")?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    ensure!(output.status.success(), "guests audit failed: {stderr}");
+    serde_json::from_slice(&output.stdout)
+        .with_context(|| format!("not JSON: {}", String::from_utf8_lossy(&output.stdout)))
+}
+
 /// A module `guests/build.sh --test` built for the host tests (`name`, e.g.
 /// `hostile-sleeper.wasm`): beside the host binary's guests (where a
 /// private copy puts it, see `MCO_HOST_BIN`), or in `<target>/test-guests`.
