@@ -321,7 +321,7 @@ async fn mcn_beside_the_daemon(fx: &mut Fixture) -> Result<()> {
     );
 
     // ---- preflight says the same, before any host runs ----
-    let preflight = preflight(fx).await?;
+    let preflight = fx.preflight(&[]).await?;
     let mcn = preflight
         .iter()
         .find(|j| j["job"] == "mcn")
@@ -490,24 +490,6 @@ async fn agrees_after_writes(fx: &mut Fixture, c: usize, case: &str, mcn: &Value
     Ok(())
 }
 
-/// `mco-host preflight --json` as the admin, about the ServiceAccount.
-async fn preflight(fx: &Fixture) -> Result<Vec<Value>> {
-    let out = tokio::process::Command::new(support::controller::host_binary()?)
-        .arg("preflight")
-        .arg("--kubeconfig")
-        .arg(fx.admin_kubeconfig()?)
-        .arg("--json")
-        .output()
-        .await
-        .context("running mco-host preflight")?;
-    ensure!(
-        out.status.success(),
-        "preflight failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(serde_json::from_slice(&out.stdout)?)
-}
-
 /// MachineConfiguration `cluster`'s boot image conditions as upstream's
 /// controller writes them: UpdateStatus as `machine-config-controller`.
 async fn controller_writes_conditions(c: &Cluster) -> Result<()> {
@@ -644,7 +626,7 @@ async fn boot_images_beside_upstream(c: &mut Cluster) -> Result<()> {
     );
     let m = c.metrics(owner).await?;
     ensure!(m.sum("mco_bootimage_patches_total", &[]) == 0.0);
-    let preflight = preflight(&c.fx).await?;
+    let preflight = c.fx.preflight(&[]).await?;
     let boot = preflight
         .iter()
         .find(|j| j["job"] == "bootImage")

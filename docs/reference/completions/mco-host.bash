@@ -2022,7 +2022,7 @@ _mco_host() {
             return 0
             ;;
         mco_host__subcmd__preflight)
-            opts="-h --kubeconfig --namespace --service-account --json --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
+            opts="-h --kubeconfig --namespace --service-account --admin-auth --json --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2038,6 +2038,10 @@ _mco_host() {
                     ;;
                 --service-account)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --admin-auth)
+                    COMPREPLY=($(compgen -W "cluster none" -- "${cur}"))
                     return 0
                     ;;
                 --guest-deadline)

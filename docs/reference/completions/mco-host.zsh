@@ -598,6 +598,8 @@ _arguments "${_arguments_options[@]}" : \
 '--kubeconfig=[Kubeconfig to use (default\: in-cluster config, or \$KUBECONFIG)]:FILE:_files' \
 '--namespace=[Namespace of the host'\''s ServiceAccount]:NAMESPACE:_default' \
 '--service-account=[The host'\''s ServiceAccount, whose permissions are checked]:NAME:_default' \
+'--admin-auth=[How the host will guard its admin endpoints (its \`run --admin-auth\`)\: with \`cluster\`, whether its account may create the TokenReviews and SubjectAccessReviews that takes (the \`admin\` row)]:ADMIN_AUTH:((cluster\:"A bearer token the cluster accepts, of a user RBAC lets \`get\` the path (\`nonResourceURLs\`)"
+none\:"Not at all\: for a host whose admin address only trusted callers reach (loopback on a workstation)"))' \
 '--guest-deadline=[Wall-clock budget of one guest evaluation]:GUEST_DEADLINE:_default' \
 '--guest-memory-mib=[Linear-memory cap of one guest, in MiB]:GUEST_MEMORY_MIB:_default' \
 '--guest-memory-max-mib=[The most a registry entry'\''s \`memoryMiB\` may ask for, in MiB (default\: --guest-memory-mib). Raising it raises no guest'\''s cap\: it admits entries that set a larger one of their own]:MIB:_default' \
@@ -613,8 +615,8 @@ _arguments "${_arguments_options[@]}" : \
 '--json[Print JSON instead of a table]' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
 '--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
 (completions)
@@ -792,7 +794,7 @@ _mco-host_commands() {
 'crds:Print the CustomResourceDefinitions this host owns, as YAML' \
 'guests:Write, test, time, compare, verify and publish guests, or check the registry'\''s' \
 'status:Show the update of every pool, the nodes in flight, boot images and guests at a glance (\`kubectl mco status\` as a kubectl plugin)' \
-'preflight:Before installing\: which ownership mode (observe, own) each job can run in on this cluster, and why (the MachineConfigNode CRD, the Machine Config Operator'\''s writers seen, the host'\''s RBAC)' \
+'preflight:Before installing\: which ownership mode (observe, own) each job can run in on this cluster, and why (the MachineConfigNode CRD, the Machine Config Operator'\''s writers seen, the host'\''s RBAC), and whether the host may create the reviews \`--admin-auth cluster\` needs' \
 'completions:Print the shell completion script for SHELL (e.g. \`source <(mco-host completions bash)\`)' \
 'docs:Write the generated references (CLI, completions) under a directory\: \`make docs-ref\`' \
 'help:Print this message or the help of the given subcommand(s)' \
@@ -992,7 +994,7 @@ _mco-host__subcmd__help_commands() {
 'crds:Print the CustomResourceDefinitions this host owns, as YAML' \
 'guests:Write, test, time, compare, verify and publish guests, or check the registry'\''s' \
 'status:Show the update of every pool, the nodes in flight, boot images and guests at a glance (\`kubectl mco status\` as a kubectl plugin)' \
-'preflight:Before installing\: which ownership mode (observe, own) each job can run in on this cluster, and why (the MachineConfigNode CRD, the Machine Config Operator'\''s writers seen, the host'\''s RBAC)' \
+'preflight:Before installing\: which ownership mode (observe, own) each job can run in on this cluster, and why (the MachineConfigNode CRD, the Machine Config Operator'\''s writers seen, the host'\''s RBAC), and whether the host may create the reviews \`--admin-auth cluster\` needs' \
 'completions:Print the shell completion script for SHELL (e.g. \`source <(mco-host completions bash)\`)' \
 'docs:Write the generated references (CLI, completions) under a directory\: \`make docs-ref\`' \
 'help:Print this message or the help of the given subcommand(s)' \

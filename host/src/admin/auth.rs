@@ -20,6 +20,8 @@ use k8s_openapi::api::authorization::v1::{
 use kube::api::{Api, PostParams};
 use tokio::sync::Semaphore;
 
+use crate::preflight::{BOTH, Check, can};
+
 /// How the admin endpoints beyond `/healthz` and `/readyz` are guarded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum AdminAuth {
@@ -89,6 +91,20 @@ impl AdminAuth {
             AdminAuth::None => None,
         }
     }
+}
+
+/// What `mco-host preflight` checks for `--admin-auth cluster`: that the
+/// host's account (`user`) may create both reviews. Without either, every
+/// request to the guarded endpoints is answered 503, in either mode.
+pub async fn preflight(client: &kube::Client, user: &str) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for (group, resource) in [
+        ("authentication.k8s.io", "tokenreviews"),
+        ("authorization.k8s.io", "subjectaccessreviews"),
+    ] {
+        checks.push(can(client, user, BOTH, (group, resource, "", "create", None)).await);
+    }
+    checks
 }
 
 /// The guard: 401 without a token the cluster accepts, 403 for a user who

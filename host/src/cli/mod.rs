@@ -69,7 +69,8 @@ enum Command {
     Status(status::Status),
     /// Before installing: which ownership mode (observe, own) each job can
     /// run in on this cluster, and why (the MachineConfigNode CRD, the
-    /// Machine Config Operator's writers seen, the host's RBAC).
+    /// Machine Config Operator's writers seen, the host's RBAC), and
+    /// whether the host may create the reviews `--admin-auth cluster` needs.
     Preflight(preflight::PreflightArgs),
     /// Print the shell completion script for SHELL (e.g. `source <(mco-host
     /// completions bash)`).

@@ -2,7 +2,8 @@
 //! can run in on this cluster, and why: each job of [`JOBS`] that has
 //! something to check says what its writes need (the CRDs served, the
 //! Machine Config Operator's writers seen, what the host's ServiceAccount
-//! may do, asked with SubjectAccessReviews; see `crate::preflight`). A
+//! may do, asked with SubjectAccessReviews; see `crate::preflight`), and
+//! the admin endpoints under `--admin-auth cluster` (`admin::auth`). A
 //! command of its own rather than a section of `status`: it is run before
 //! the host exists, about the host's account rather than the viewer's, and
 //! needs no admin URL.
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::JOBS;
+use crate::admin::auth::{self, AdminAuth};
 use crate::preflight::{JobPreflight, Verdict, report};
 
 #[derive(Args, Debug)]
@@ -25,6 +27,11 @@ pub struct PreflightArgs {
     /// The host's ServiceAccount, whose permissions are checked.
     #[arg(long, default_value = "mco-host", value_name = "NAME")]
     service_account: String,
+    /// How the host will guard its admin endpoints (its `run
+    /// --admin-auth`): with `cluster`, whether its account may create the
+    /// TokenReviews and SubjectAccessReviews that takes (the `admin` row).
+    #[arg(long, value_enum, default_value = "cluster", env = "MCO_ADMIN_AUTH")]
+    admin_auth: AdminAuth,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -58,6 +65,9 @@ pub fn run(args: PreflightArgs) -> Result<String, PreflightError> {
             if let Some(checks) = job.preflight(&client, &user) {
                 jobs.push(report(job.name(), checks.await));
             }
+        }
+        if args.admin_auth == AdminAuth::Cluster {
+            jobs.push(report("admin", auth::preflight(&client, &user).await));
         }
         Ok::<_, PreflightError>(jobs)
     })?;

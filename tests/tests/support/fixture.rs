@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail, ensure};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
@@ -247,6 +247,14 @@ impl Fixture {
     /// ClusterRole (the rest of its rules stay), and waits until the
     /// apiserver refuses it a list. [`Self::restore_rbac`] gives them back.
     pub async fn withhold(&self, resource: &ApiResource, verbs: &[&str]) -> Result<()> {
+        self.take_away(resource, verbs).await?;
+        self.wait_list_allowed(resource, false).await
+    }
+
+    /// [`Self::withhold`] without the wait, for a resource that is never
+    /// listed (a review): the caller waits its own way, as RBAC changes
+    /// take effect soon, not at once.
+    pub async fn take_away(&self, resource: &ApiResource, verbs: &[&str]) -> Result<()> {
         let roles: Api<ClusterRole> = Api::all(self.admin.clone());
         let mut role = roles.get(CLUSTER_ROLE).await?;
         let mut rules = Vec::new();
@@ -295,7 +303,7 @@ impl Fixture {
             .replace(CLUSTER_ROLE, &PostParams::default(), &role)
             .await
             .with_context(|| format!("withholding {verbs:?} on {}", resource.plural))?;
-        self.wait_list_allowed(resource, false).await
+        Ok(())
     }
 
     /// Applies deploy/rbac.yaml again (after [`Self::withhold`]), and waits
@@ -357,6 +365,26 @@ impl Fixture {
             .env("COLUMNS", "120")
             .kill_on_drop(true);
         Ok(command)
+    }
+
+    /// `mco-host preflight --json ARGS` as the admin, about the
+    /// ServiceAccount: one entry per job (and `admin`).
+    pub async fn preflight(&self, args: &[&str]) -> Result<Vec<Value>> {
+        let out = tokio::process::Command::new(&self.bin)
+            .arg("preflight")
+            .arg("--kubeconfig")
+            .arg(self.admin_kubeconfig()?)
+            .arg("--json")
+            .args(args)
+            .output()
+            .await
+            .context("running mco-host preflight")?;
+        ensure!(
+            out.status.success(),
+            "preflight failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(serde_json::from_slice(&out.stdout)?)
     }
 
     /// Runs `mco-host status ARGS` once and returns its stdout.
