@@ -431,7 +431,7 @@ complete -c mco-host -n "__fish_mco_host_using_subcommand status" -s h -l help -
 complete -c mco-host -n "__fish_mco_host_using_subcommand preflight" -l kubeconfig -d 'Kubeconfig to use (default: in-cluster config, or $KUBECONFIG)' -r -F
 complete -c mco-host -n "__fish_mco_host_using_subcommand preflight" -l namespace -d 'Namespace of the host\'s ServiceAccount' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand preflight" -l service-account -d 'The host\'s ServiceAccount, whose permissions are checked' -r
-complete -c mco-host -n "__fish_mco_host_using_subcommand preflight" -l admin-auth -d 'How the host will guard its admin endpoints (its `run --admin-auth`): with `cluster`, whether its account may create the TokenReviews and SubjectAccessReviews that takes (the `admin` row)' -r -f -a "cluster\t'A bearer token the cluster accepts, of a user RBAC lets `get` the path (`nonResourceURLs`)'
+complete -c mco-host -n "__fish_mco_host_using_subcommand preflight" -l admin-auth -d 'How the host will guard its admin endpoints (its `run --admin-auth`): with `cluster`, whether its account may create the TokenReviews and SubjectAccessReviews that mode needs (the `admin` row)' -r -f -a "cluster\t'A bearer token the cluster accepts, of a user RBAC lets `get` the path (`nonResourceURLs`)'
 none\t'Not at all: for a host whose admin address only trusted callers reach (loopback on a workstation)'"
 complete -c mco-host -n "__fish_mco_host_using_subcommand preflight" -l guest-deadline -d 'Wall-clock budget of one guest evaluation' -r
 complete -c mco-host -n "__fish_mco_host_using_subcommand preflight" -l guest-memory-mib -d 'Linear-memory cap of one guest, in MiB' -r

@@ -598,7 +598,7 @@ _arguments "${_arguments_options[@]}" : \
 '--kubeconfig=[Kubeconfig to use (default\: in-cluster config, or \$KUBECONFIG)]:FILE:_files' \
 '--namespace=[Namespace of the host'\''s ServiceAccount]:NAMESPACE:_default' \
 '--service-account=[The host'\''s ServiceAccount, whose permissions are checked]:NAME:_default' \
-'--admin-auth=[How the host will guard its admin endpoints (its \`run --admin-auth\`)\: with \`cluster\`, whether its account may create the TokenReviews and SubjectAccessReviews that takes (the \`admin\` row)]:ADMIN_AUTH:((cluster\:"A bearer token the cluster accepts, of a user RBAC lets \`get\` the path (\`nonResourceURLs\`)"
+'--admin-auth=[How the host will guard its admin endpoints (its \`run --admin-auth\`)\: with \`cluster\`, whether its account may create the TokenReviews and SubjectAccessReviews that mode needs (the \`admin\` row)]:ADMIN_AUTH:((cluster\:"A bearer token the cluster accepts, of a user RBAC lets \`get\` the path (\`nonResourceURLs\`)"
 none\:"Not at all\: for a host whose admin address only trusted callers reach (loopback on a workstation)"))' \
 '--guest-deadline=[Wall-clock budget of one guest evaluation]:GUEST_DEADLINE:_default' \
 '--guest-memory-mib=[Linear-memory cap of one guest, in MiB]:GUEST_MEMORY_MIB:_default' \

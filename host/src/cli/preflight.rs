@@ -29,7 +29,7 @@ pub struct PreflightArgs {
     service_account: String,
     /// How the host will guard its admin endpoints (its `run
     /// --admin-auth`): with `cluster`, whether its account may create the
-    /// TokenReviews and SubjectAccessReviews that takes (the `admin` row).
+    /// TokenReviews and SubjectAccessReviews that mode needs (the `admin` row).
     #[arg(long, value_enum, default_value = "cluster", env = "MCO_ADMIN_AUTH")]
     admin_auth: AdminAuth,
     /// Print JSON instead of a table.
