@@ -520,7 +520,7 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
         for (key, pulled) in round {
             match pulled {
                 Some(pulled) => {
-                    remote.pulls.insert(key, pulled.map_err(|e| e.to_string()));
+                    remote.pulls.insert(key, pulled.map_err(Arc::new));
                 }
                 None => {
                     remote.pulling.insert(key);

@@ -38,9 +38,13 @@ pub enum FetchError {
         module: Box<Source>,
         detail: String,
     },
-    /// The pull's own message, which names the reference.
+    /// The pull's own error, which names the reference; its
+    /// [`PullError::kind`] tells a timeout from a refused signature.
     #[error("{0}")]
-    Oci(String),
+    Oci(Arc<PullError>),
+    /// An `oci:` module outside `mco-host run`, which no command pulled.
+    #[error("{0}: OCI modules are pulled by mco-host run; try mco-host guests pull")]
+    NotPulled(Box<Source>),
     /// The pull goes on past this pass; the entry keeps its module.
     #[error("{0}: still being pulled")]
     Pulling(Box<Source>),
@@ -58,8 +62,9 @@ pub struct ConfigMapError {
 }
 
 /// OCI modules pulled for a pass, by the job they were pulled for (its
-/// world is checked before the download) and source.
-pub type Pulls = BTreeMap<(Job, OciSource), Result<Pulled, String>>;
+/// world is checked before the download) and source. The errors are
+/// shared: every entry naming the module reads the same one.
+pub type Pulls = BTreeMap<(Job, OciSource), Result<Pulled, Arc<PullError>>>;
 
 /// Everything a pass read over the network before loading.
 #[derive(Debug, Default)]
@@ -125,11 +130,15 @@ impl Access {
 /// serves as soon as it can.
 #[derive(Default)]
 pub struct InFlight {
-    pulls: BTreeMap<(Job, OciSource), (JoinHandle<Result<Pulled, PullError>>, String)>,
+    /// Each with the fingerprint of its access.
+    pulls: BTreeMap<(Job, OciSource), (Pull, String)>,
     fresh: BTreeMap<(Job, OciSource), Fresh>,
     /// Zero (the default): every pass pulls.
     refresh: Duration,
 }
+
+/// A pull going on.
+type Pull = JoinHandle<Result<Pulled, PullError>>;
 
 /// A module pulled well: what was pulled, with which access
 /// ([`Access::fingerprint`]), and when.
@@ -390,10 +399,7 @@ fn read_module(job: &Job, module: &Module, remote: &Remote) -> Result<Arc<Vec<u8
             None if remote.pulling.contains(&(job.clone(), oci.clone())) => {
                 Err(FetchError::Pulling(Box::new(module.source.clone())))
             }
-            None => Err(FetchError::Oci(format!(
-                "{}: OCI modules are pulled by mco-host run; try mco-host guests pull",
-                module.source
-            ))),
+            None => Err(FetchError::NotPulled(Box::new(module.source.clone()))),
         },
         Source::Path(path) => {
             std::fs::read(path)
