@@ -520,7 +520,7 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
         for (key, pulled) in round {
             match pulled {
                 Some(pulled) => {
-                    remote.pulls.insert(key, pulled.map_err(|e| e.to_string()));
+                    remote.pulls.insert(key, pulled.map_err(Arc::new));
                 }
                 None => {
                     remote.pulling.insert(key);
@@ -555,4 +555,119 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
         matches!(&pulled, Some(Err(e)) if e.kind() == "timeout"),
         "{pulled:?}"
     );
+}
+
+/// The manifest of a Kubewarden-layout module whose layer is `layer`.
+fn module_manifest(layer: &[u8]) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": CONFIG_DIGEST, "size": 2},
+        "layers": [{"mediaType": "application/vnd.wasm.content.layer.v1+wasm",
+                    "digest": format!("sha256:{}", digest(layer)), "size": layer.len()}],
+    }))
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Polls of an unchanged entry ask its registry for the manifest once per
+/// refresh (`--oci-refresh`), where every poll (`--registry-poll`, 2 s)
+/// asked before; a tag moved to another module is noticed once the refresh
+/// has passed; other credentials, and a failed pull, are asked at once.
+#[tokio::test]
+async fn polls_ask_the_registry_once_per_refresh_not_once_per_poll() {
+    let (one, two) = (b"\0asm one".to_vec(), b"\0asm two".to_vec());
+    let moved = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let registry = {
+        let (one, two, moved) = (one.clone(), two.clone(), moved.clone());
+        Registry::start(move |path| {
+            let layer = if moved.load(std::sync::atomic::Ordering::SeqCst) {
+                &two
+            } else {
+                &one
+            };
+            if path.ends_with("/manifests/v1") {
+                Answer::Bytes(module_manifest(layer))
+            } else if path.ends_with(&format!("/blobs/sha256:{}", digest(layer))) {
+                Answer::Bytes(layer.clone())
+            } else {
+                Answer::NotFound
+            }
+        })
+    };
+    let gone = Registry::start(|_| Answer::NotFound);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let table = |registry: &Registry| {
+        let path = dir.path().join("registry.yaml");
+        std::fs::write(&path, format!("mcn:\n  oci: {}\n", registry.reference()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        mco_registry::read_local(&Location::File(path), &JOBS).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let manifest_reads = |registry: &Registry| {
+        let requests = registry.requests();
+        requests
+            .iter()
+            .filter(|p| p.contains("/manifests/"))
+            .count()
+    };
+    let poll = async |registry: &Registry, in_flight: &mut InFlight, auth: &RegistryAuth| {
+        let access = |_| async {
+            Ok::<_, PullError>(Access {
+                auth: auth.clone(),
+                policy: None,
+            })
+        };
+        let round =
+            mco_registry::pull_all(&registry.oci(), &table(registry), access, in_flight, None)
+                .await;
+        match round.into_values().next() {
+            Some(Some(pulled)) => pulled,
+            other => panic!("{other:?}"),
+        }
+    };
+    let anonymous = RegistryAuth::Anonymous;
+    let layer = |pulled: Result<mco_fetch::oci::Pulled, PullError>| {
+        let pulled = pulled.unwrap_or_else(|e| panic!("{e}"));
+        (pulled.bytes.to_vec(), pulled.cached)
+    };
+
+    let mut in_flight = InFlight::refreshed_every(Duration::from_millis(500));
+    assert_eq!(
+        layer(poll(&registry, &mut in_flight, &anonymous).await),
+        (one.clone(), false)
+    );
+    for _ in 0..5 {
+        // Served again, as taken from a cache: not counted as a download.
+        assert_eq!(
+            layer(poll(&registry, &mut in_flight, &anonymous).await),
+            (one.clone(), true)
+        );
+    }
+    assert_eq!(manifest_reads(&registry), 1);
+    // The tag moves: noticed once the refresh has passed, not before.
+    moved.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (still, _) = layer(poll(&registry, &mut in_flight, &anonymous).await);
+    assert_eq!((still, manifest_reads(&registry)), (one.clone(), 1));
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        layer(poll(&registry, &mut in_flight, &anonymous).await),
+        (two.clone(), false)
+    );
+    assert_eq!(manifest_reads(&registry), 2);
+    // Other credentials pull at once.
+    let basic = RegistryAuth::Basic("team".into(), "rotated".into());
+    layer(poll(&registry, &mut in_flight, &basic).await);
+    assert_eq!(manifest_reads(&registry), 3);
+    // A zero refresh asks every poll.
+    let mut every = InFlight::refreshed_every(Duration::ZERO);
+    for _ in 0..3 {
+        layer(poll(&registry, &mut every, &anonymous).await);
+    }
+    assert_eq!(manifest_reads(&registry), 6);
+    // A failed pull is tried again at the next poll.
+    let mut failing = InFlight::refreshed_every(Duration::from_secs(3600));
+    for _ in 0..3 {
+        let err = poll(&gone, &mut failing, &anonymous).await.unwrap_err();
+        assert_eq!(err.kind(), "manifest_failure", "{err}");
+    }
+    assert_eq!(manifest_reads(&gone), 3);
 }

@@ -473,14 +473,23 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
         detail: "no cosign signature found".into(),
     };
     assert_eq!(refusal.kind(), "signature_failure");
+    let refusal = Arc::new(refusal);
     let remote = Remote {
         pulls: mco_registry::oci_sources(&registry)
             .into_iter()
-            .map(|source| (source, Err(refusal.to_string())))
+            .map(|source| (source, Err(refusal.clone())))
             .collect(),
         ..Remote::default()
     };
     let fetched = mco_registry::fetch_all(&registry, &remote);
+    // The pull's error reaches the entry typed: its kind, and its words.
+    match fetched.get(&mcn::job::job()) {
+        Some(Err(mco_registry::FetchError::Oci(err))) => {
+            assert_eq!(err.kind(), "signature_failure");
+            assert_eq!(err.to_string(), refusal.to_string());
+        }
+        other => panic!("{other:?}"),
+    }
     let built = mco_registry::build(
         &world.runtime,
         &JOBS,
@@ -497,6 +506,7 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
                     && message.contains("no valid cosign signature"),
                 "{message}"
             );
+            assert_eq!(message, refusal.to_string());
         }
         other => panic!("{other:?}"),
     }

@@ -121,6 +121,41 @@ impl Moto {
         self.proc.stop_blocking().map(drop)
     }
 
+    /// From now on moto checks every request's credentials, as EC2 does:
+    /// keys it was never given (every key, as the tests create no IAM
+    /// user) are refused with `AuthFailure` (moto `iam/access_control.py`,
+    /// through its `/moto-api/reset-auth` endpoint).
+    pub fn refuse_credentials(&self) -> Result<()> {
+        self.reset_auth("0")
+    }
+
+    /// From now on moto checks no credentials again (its default).
+    pub fn accept_any_credentials(&self) -> Result<()> {
+        self.reset_auth("inf")
+    }
+
+    /// POSTs `count` (requests let through unchecked) to moto's
+    /// `/moto-api/reset-auth`.
+    fn reset_auth(&self, count: &str) -> Result<()> {
+        let addr = self.addr;
+        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        stream.write_all(
+            format!(
+                "POST /moto-api/reset-auth HTTP/1.0\r\nHost: {addr}\r\nContent-Length: {}\r\n\r\n{count}",
+                count.len()
+            )
+            .as_bytes(),
+        )?;
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer)?;
+        ensure!(
+            answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"),
+            "moto's reset-auth answered: {answer}"
+        );
+        Ok(())
+    }
+
     /// `127.0.0.1:<port>`.
     pub fn addr(&self) -> SocketAddr {
         self.addr

@@ -9,7 +9,8 @@
 //! Where moto falls short of EC2, and how that is bridged (see
 //! `mco_e2e::moto`): it gives seeded AMIs the owner alias `amazon`, so the
 //! marketplace is asked by its account ID (as the controller always does);
-//! it checks no credentials, so the Secret's keys are read but not proven.
+//! it checks no credentials until told to, and then refuses every key (it
+//! knows none), which shows credentials EC2 refuses.
 
 #[allow(
     dead_code,
@@ -195,6 +196,26 @@ async fn wait_ami(c: &Cluster, name: &str, want: &str) -> Result<()> {
     }
 }
 
+/// Waits for `BootImageUpdateProgressing`'s message to contain all of
+/// `fragments`, and returns it.
+async fn wait_progressing(c: &Cluster, fragments: &[&str]) -> Result<String> {
+    let started = Instant::now();
+    loop {
+        let conditions = c.conditions().await?;
+        let message = conditions["BootImageUpdateProgressing"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if fragments.iter().all(|f| message.contains(f)) {
+            return Ok(message);
+        }
+        if started.elapsed() > CONVERGE {
+            bail!("Progressing never said {fragments:?}: {message}");
+        }
+        sleep(POLL).await;
+    }
+}
+
 /// Waits for an Event about MachineSet `name` containing all of `fragments`.
 async fn wait_event(c: &Cluster, name: &str, fragments: &[&str]) -> Result<String> {
     let started = Instant::now();
@@ -280,6 +301,46 @@ async fn scenario(c: &mut Cluster) -> Result<()> {
     let progressing = conditions["BootImageUpdateProgressing"]["message"].to_string();
     ensure!(!progressing.contains("EC2"), "Progressing: {progressing}");
 
+    // ---- EC2 refuses the credentials ---------------------------------------
+    moto.refuse_credentials()?;
+    c.apply(
+        &openshift::machine_set(),
+        Some(MAPI),
+        machineset("refused", RED_HAT_LATER),
+    )
+    .await?;
+    // (c') Said apart from an unreachable EC2, quoting EC2's code, and the
+    // static lists decide: an AMI only EC2 could vouch for stays.
+    let progressing = wait_progressing(
+        c,
+        &[
+            "EC2 refused the credentials of Secret openshift-machine-api/aws-cloud-credentials, the static AMI lists decided for: ",
+            "machineset refused: EC2 DescribeImages: HTTP 401: AuthFailure",
+        ],
+    )
+    .await?;
+    eprintln!("bootimage_aws_ec2: Progressing: {progressing}");
+    ensure!(
+        !progressing.contains(SECRET_KEY) && !progressing.contains("could not be reached"),
+        "Progressing: {progressing}"
+    );
+    wait_event(
+        c,
+        "refused",
+        &["EC2 refused the credentials", "AuthFailure"],
+    )
+    .await?;
+    ensure!(ami_id(c, "refused").await? == RED_HAT_LATER);
+    let metrics = c.metrics(controller).await?;
+    ensure!(
+        metrics.sum("mco_bootimage_ec2_reads_total", &[("result", "denied")]) >= 1.0,
+        "EC2 reads: {}",
+        metrics.sum("mco_bootimage_ec2_reads_total", &[])
+    );
+    // Accepted again: EC2 decides, and the AMI moves.
+    moto.accept_any_credentials()?;
+    wait_ami(c, "refused", STREAM_AMI).await?;
+
     // ---- EC2 cannot be reached ---------------------------------------------
     moto.stop()?;
     for (name, id) in [("red-hat-later", RED_HAT_LATER), ("listed", LISTED_AMI)] {
@@ -290,21 +351,7 @@ async fn scenario(c: &mut Cluster) -> Result<()> {
     // (which only EC2 could vouch for) stays, and Progressing says EC2
     // was not consulted.
     wait_ami(c, "listed", STREAM_AMI).await?;
-    let started = Instant::now();
-    let progressing = loop {
-        let conditions = c.conditions().await?;
-        let message = conditions["BootImageUpdateProgressing"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        if message.contains("EC2 could not be reached") && message.contains("red-hat-later") {
-            break message;
-        }
-        if started.elapsed() > CONVERGE {
-            bail!("Progressing never said EC2 could not be reached: {message}");
-        }
-        sleep(POLL).await;
-    };
+    let progressing = wait_progressing(c, &["EC2 could not be reached", "red-hat-later"]).await?;
     eprintln!("bootimage_aws_ec2: Progressing: {progressing}");
     ensure!(
         !progressing.contains(SECRET_KEY),

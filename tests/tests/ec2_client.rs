@@ -1,9 +1,9 @@
 //! `mco-ec2` against a real EC2 API: moto's server on loopback
 //! ([`mco_e2e::moto`]), seeded with Red Hat-owned, marketplace and other
 //! AMIs. What moto cannot show is covered by the crate's own fault tests
-//! (`host/ec2/tests/ec2_faults.rs`): moto pages no DescribeImages answer
-//! and checks no credentials, so neither paging nor a refused signature is
-//! exercised here.
+//! (`host/ec2/tests/ec2_faults.rs`): moto pages no DescribeImages answer,
+//! and refuses keys it does not know with `AuthFailure` (once told to
+//! check them) but never gives `UnauthorizedOperation`.
 
 use std::time::Duration;
 
@@ -129,5 +129,28 @@ async fn a_stopped_ec2_is_unreachable() -> anyhow::Result<()> {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unreachable, "{err}");
     assert!(err.to_string().starts_with("EC2 DescribeImages: "), "{err}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn credentials_ec2_refuses_are_denied_not_unreachable() -> anyhow::Result<()> {
+    let moto = Moto::start(&[])?;
+    let ec2 = client(&moto);
+    assert_eq!(ec2.describe_image("ami-0fffffffffffffff0").await?, None);
+    moto.refuse_credentials()?;
+    let err = ec2
+        .describe_image("ami-0fffffffffffffff0")
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Denied, "{err}");
+    assert_eq!(err.code(), Some("AuthFailure"), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("EC2 DescribeImages: HTTP 401: AuthFailure: "),
+        "{text}"
+    );
+    assert!(!text.contains("wJalrXUtnFEMI"), "{text}");
+    moto.accept_any_credentials()?;
+    assert_eq!(ec2.describe_image("ami-0fffffffffffffff0").await?, None);
     Ok(())
 }

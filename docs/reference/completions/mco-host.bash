@@ -2100,7 +2100,7 @@ _mco_host() {
             return 0
             ;;
         mco_host__subcmd__run)
-            opts="-h --kubeconfig --service-account --namespace --lease-name --identity --lease-duration --resync --admin-addr --admin-auth --strict-start --registry-configmap --registry-crd --registry-poll --mcn-mode --boot-images --boot-images-mode --boot-image-state --known-images-configmap --machineconfiguration-wait --ova-cache-dir --ova-cache-max-mib --vcenter-ca-file --vcenter-insecure-skip-verify --vcenter-call-timeout --vcenter-task-timeout --vcenter-transfer-timeout --ec2-endpoint --ec2-connect-timeout --ec2-read-timeout --ec2-call-timeout --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
+            opts="-h --kubeconfig --service-account --namespace --lease-name --identity --lease-duration --resync --admin-addr --admin-auth --strict-start --registry-configmap --registry-crd --registry-poll --oci-refresh --mcn-mode --boot-images --boot-images-mode --boot-image-state --known-images-configmap --machineconfiguration-wait --ova-cache-dir --ova-cache-max-mib --vcenter-ca-file --vcenter-insecure-skip-verify --vcenter-call-timeout --vcenter-task-timeout --vcenter-transfer-timeout --ec2-endpoint --ec2-connect-timeout --ec2-read-timeout --ec2-call-timeout --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2147,6 +2147,10 @@ _mco_host() {
                     return 0
                     ;;
                 --registry-poll)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --oci-refresh)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -178,6 +178,7 @@ _arguments "${_arguments_options[@]}" : \
 none\:"Not at all\: for a host whose admin address only trusted callers reach (loopback on a workstation)"))' \
 '(--registry)--registry-configmap=[Read the registry from key \`registry.yaml\` of this ConfigMap in the host'\''s namespace instead; relative module paths follow the guest directory]:NAME:_default' \
 '--registry-poll=[How often the registry and its modules are re-read to swap changed guests in]:REGISTRY_POLL:_default' \
+'--oci-refresh=[How long an \`oci\:\` module pulled well serves without its registry being asked again\: a tag moved to another module is noticed within this and one --registry-poll. A changed entry, other credentials or keys, and a failed pull are pulled at the next poll]:OCI_REFRESH:_default' \
 '--mcn-mode=[The MCN job'\''s ownership mode\: \`own\` writes MCNs, but refuses while the Machine Config Operator'\''s daemon writes their conditions; \`observe\` writes none, and compares what it derives with the stored MCNs (metrics, Events, \`/ownership\`)]:MCN_MODE:((observe\:"Derive and compare with the cluster; write nothing"
 own\:"Write, unless the operator'\''s equivalent writer is active"))' \
 '--boot-images-mode=[The boot image job'\''s ownership mode\: \`own\` patches MachineSets, but refuses while the operator'\''s boot image controller writes its conditions on MachineConfiguration \`cluster\`; \`observe\` patches nothing and compares its plan with the MachineSets]:BOOT_IMAGES_MODE:((observe\:"Derive and compare with the cluster; write nothing"

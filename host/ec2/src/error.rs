@@ -49,6 +49,13 @@ pub enum Error {
     Invalid(String),
 }
 
+/// The error codes by which EC2 refuses the caller rather than the
+/// request: keys it does not know or whose signature does not check
+/// (`AuthFailure`), and a caller whose IAM policy does not allow the action
+/// (`UnauthorizedOperation`). Asking again does not help; other keys or
+/// another policy do.
+const DENIED: [&str; 2] = ["AuthFailure", "UnauthorizedOperation"];
+
 /// What kind of failure an [`Error`] is, for callers that act on it (a
 /// caller falls back to what it knows without EC2 on `Unreachable` and
 /// `Timeout`, and reports the rest).
@@ -56,6 +63,10 @@ pub enum Error {
 pub enum ErrorKind {
     Unreachable,
     Timeout,
+    /// [`Error::Refused`] with a code that refuses the credentials
+    /// (`AuthFailure`, `UnauthorizedOperation`).
+    Denied,
+    /// [`Error::Refused`] with any other code.
     Refused,
     Malformed,
     TooLarge,
@@ -67,6 +78,7 @@ impl Error {
         match self {
             Error::Unreachable { .. } => ErrorKind::Unreachable,
             Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::Refused { code, .. } if DENIED.contains(&code.as_str()) => ErrorKind::Denied,
             Error::Refused { .. } => ErrorKind::Refused,
             Error::Malformed { .. } => ErrorKind::Malformed,
             Error::TooLarge { .. } => ErrorKind::TooLarge,
@@ -124,8 +136,22 @@ mod tests {
             e.to_string(),
             "EC2 DescribeImages: HTTP 401: AuthFailure: AWS was not able to validate the provided access credentials"
         );
-        assert_eq!(e.kind(), ErrorKind::Refused);
+        assert_eq!(e.kind(), ErrorKind::Denied);
         assert_eq!(e.code(), Some("AuthFailure"));
+        let refusal = |code: &str| Error::Refused {
+            action: "DescribeImages",
+            status: 400,
+            code: code.into(),
+            message: String::new(),
+        };
+        assert_eq!(refusal("UnauthorizedOperation").kind(), ErrorKind::Denied);
+        for code in [
+            "InvalidAMIID.Malformed",
+            "RequestLimitExceeded",
+            "authfailure",
+        ] {
+            assert_eq!(refusal(code).kind(), ErrorKind::Refused, "{code}");
+        }
         let t = Error::Timeout {
             action: "DescribeImages",
             after: Duration::from_secs(2),

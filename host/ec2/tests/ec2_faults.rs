@@ -431,6 +431,29 @@ async fn a_closed_port_is_unreachable() {
     check(&err, ErrorKind::Unreachable, "EC2 DescribeImages: ");
 }
 
+/// EC2's `UnauthorizedOperation` (keys it knows, an IAM policy without
+/// `ec2:DescribeImages`), which moto does not give: denied, as
+/// `AuthFailure` is, and the message says what EC2 said.
+#[tokio::test]
+async fn a_policy_without_the_action_is_denied() {
+    let (url, _) = serve(Arc::new(|_, _| {
+        http(
+            "403 Forbidden",
+            &refusal(
+                "UnauthorizedOperation",
+                "You are not authorized to perform this operation.",
+            ),
+        )
+    }))
+    .await;
+    let err = client(&url).describe_image("ami-1").await.unwrap_err();
+    check(
+        &err,
+        ErrorKind::Denied,
+        "EC2 DescribeImages: HTTP 403: UnauthorizedOperation: You are not authorized",
+    );
+}
+
 #[tokio::test]
 async fn a_refusal_echoing_the_request_leaks_no_secret() {
     // A hostile endpoint quotes back everything it was sent, the signature

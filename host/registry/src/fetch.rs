@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use oci_client::secrets::RegistryAuth;
@@ -19,7 +19,7 @@ use super::job::Job;
 use super::slot::Fetched;
 use super::table::Registry;
 use mco_fetch::image_policy::{self, Listed};
-use mco_fetch::oci::{Oci, PullError, Pulled, parse_reference};
+use mco_fetch::oci::{Oci, PullError, Pulled, credential_key, parse_reference};
 use mco_fetch::signature_policy::{Policy, Requirement};
 use mco_registry_formats::cosign::{self, Key};
 
@@ -38,9 +38,13 @@ pub enum FetchError {
         module: Box<Source>,
         detail: String,
     },
-    /// The pull's own message, which names the reference.
+    /// The pull's own error, which names the reference; its
+    /// [`PullError::kind`] tells a timeout from a refused signature.
     #[error("{0}")]
-    Oci(String),
+    Oci(Arc<PullError>),
+    /// An `oci:` module outside `mco-host run`, which no command pulled.
+    #[error("{0}: OCI modules are pulled by mco-host run; try mco-host guests pull")]
+    NotPulled(Box<Source>),
     /// The pull goes on past this pass; the entry keeps its module.
     #[error("{0}: still being pulled")]
     Pulling(Box<Source>),
@@ -58,8 +62,9 @@ pub struct ConfigMapError {
 }
 
 /// OCI modules pulled for a pass, by the job they were pulled for (its
-/// world is checked before the download) and source.
-pub type Pulls = BTreeMap<(Job, OciSource), Result<Pulled, String>>;
+/// world is checked before the download) and source. The errors are
+/// shared: every entry naming the module reads the same one.
+pub type Pulls = BTreeMap<(Job, OciSource), Result<Pulled, Arc<PullError>>>;
 
 /// Everything a pass read over the network before loading.
 #[derive(Debug, Default)]
@@ -95,12 +100,73 @@ pub struct Access {
     pub policy: Option<Policy>,
 }
 
-/// Pulls that outlast the pass that started them. Each pull has its own
-/// deadline (`--oci-pull-timeout`), and a pass waits for them only so
-/// long: a slow registry holds up its own entries, which keep their module
-/// until the pull ends, and no other.
+impl Access {
+    /// Which credential and which signers, without a secret in the clear:
+    /// a module pulled with other ones is pulled again.
+    fn fingerprint(&self) -> String {
+        let policy = self.policy.as_ref().map(Policy::fingerprint);
+        format!(
+            "{} {}",
+            credential_key(&self.auth),
+            policy.unwrap_or_default()
+        )
+    }
+}
+
+/// Pulls that outlast the pass that started them, and the last good pull
+/// of each module.
+///
+/// Each pull has its own deadline (`--oci-pull-timeout`), and a pass waits
+/// for them only so long: a slow registry holds up its own entries, which
+/// keep their module until the pull ends, and no other.
+///
+/// A module pulled well is served again, without asking the registry,
+/// until `refresh` (`--oci-refresh`) has passed since, as long as its entry
+/// names the same source (reference, pull secret, `verify`) and the
+/// credentials and signers read for it are the same: polls of an unchanged
+/// registry cost the registry nothing, and a tag moved to another module
+/// is noticed within `refresh` and one poll. A pull that failed is tried
+/// again at the next poll, so a module pushed late, or a registry back,
+/// serves as soon as it can.
 #[derive(Default)]
-pub struct InFlight(BTreeMap<(Job, OciSource), JoinHandle<Result<Pulled, PullError>>>);
+pub struct InFlight {
+    /// Each with the fingerprint of its access.
+    pulls: BTreeMap<(Job, OciSource), (Pull, String)>,
+    fresh: BTreeMap<(Job, OciSource), Fresh>,
+    /// Zero (the default): every pass pulls.
+    refresh: Duration,
+}
+
+/// A pull going on.
+type Pull = JoinHandle<Result<Pulled, PullError>>;
+
+/// A module pulled well: what was pulled, with which access
+/// ([`Access::fingerprint`]), and when.
+struct Fresh {
+    pulled: Pulled,
+    access: String,
+    at: Instant,
+}
+
+impl InFlight {
+    /// Pulls whose good results are served again for `refresh`.
+    pub fn refreshed_every(refresh: Duration) -> InFlight {
+        InFlight {
+            refresh,
+            ..InFlight::default()
+        }
+    }
+
+    /// The module pulled for `key` with `access`, when still fresh, as
+    /// taken from the cache (it was not downloaded again).
+    fn fresh(&self, key: &(Job, OciSource), access: &str) -> Option<Pulled> {
+        let fresh = self.fresh.get(key)?;
+        (fresh.access == access && fresh.at.elapsed() < self.refresh).then(|| Pulled {
+            cached: true,
+            ..fresh.pulled.clone()
+        })
+    }
+}
 
 /// One pass's pulls, by job and source: `None` while still pulling.
 pub type Round = BTreeMap<(Job, OciSource), Option<Result<Pulled, PullError>>>;
@@ -122,36 +188,45 @@ where
 {
     let sources = oci_sources(registry);
     // The pulls of modules the registry no longer names are dropped.
-    in_flight.0.retain(|key, pull| {
+    in_flight.pulls.retain(|key, (pull, _)| {
         let named = sources.contains(key);
         if !named {
             pull.abort();
         }
         named
     });
+    in_flight.fresh.retain(|key, _| sources.contains(key));
     let mut round = Round::new();
-    for (job, source) in sources {
-        if in_flight.0.contains_key(&(job.clone(), source.clone())) {
+    for key in sources {
+        if in_flight.pulls.contains_key(&key) {
             continue;
         }
-        match access(source.clone()).await {
+        match access(key.1.clone()).await {
             Ok(access) => {
-                let (oci, reference) = (oci.clone(), source.reference.clone());
-                let export = job.interface();
+                let fingerprint = access.fingerprint();
+                if let Some(pulled) = in_flight.fresh(&key, &fingerprint) {
+                    round.insert(key, Some(Ok(pulled)));
+                    continue;
+                }
+                let (oci, reference) = (oci.clone(), key.1.reference.clone());
+                let export = key.0.interface();
                 let pull = async move {
                     let policy = access.policy.as_ref();
                     oci.pull(&reference, &access.auth, policy, Some(export))
                         .await
                 };
-                in_flight.0.insert((job, source), tokio::spawn(pull));
+                in_flight
+                    .pulls
+                    .insert(key, (tokio::spawn(pull), fingerprint));
             }
             Err(err) => {
-                round.insert((job, source), Some(Err(err)));
+                in_flight.fresh.remove(&key);
+                round.insert(key, Some(Err(err)));
             }
         }
     }
     let until = wait.map(|wait| tokio::time::Instant::now() + wait);
-    for (key, pull) in &mut in_flight.0 {
+    for (key, (pull, access)) in &mut in_flight.pulls {
         let joined = match until {
             Some(until) => match tokio::time::timeout_at(until, pull).await {
                 Ok(joined) => joined,
@@ -168,10 +243,23 @@ where
                 detail: e.to_string(),
             })
         });
+        match &pulled {
+            Ok(pulled) => {
+                let fresh = Fresh {
+                    pulled: pulled.clone(),
+                    access: std::mem::take(access),
+                    at: Instant::now(),
+                };
+                in_flight.fresh.insert(key.clone(), fresh);
+            }
+            Err(_) => {
+                in_flight.fresh.remove(key);
+            }
+        }
         round.insert(key.clone(), Some(pulled));
     }
     in_flight
-        .0
+        .pulls
         .retain(|key, _| matches!(round.get(key), Some(None)));
     round
 }
@@ -311,10 +399,7 @@ fn read_module(job: &Job, module: &Module, remote: &Remote) -> Result<Arc<Vec<u8
             None if remote.pulling.contains(&(job.clone(), oci.clone())) => {
                 Err(FetchError::Pulling(Box::new(module.source.clone())))
             }
-            None => Err(FetchError::Oci(format!(
-                "{}: OCI modules are pulled by mco-host run; try mco-host guests pull",
-                module.source
-            ))),
+            None => Err(FetchError::NotPulled(Box::new(module.source.clone()))),
         },
         Source::Path(path) => {
             std::fs::read(path)

@@ -6,6 +6,7 @@
 //! entry asks for them).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
@@ -211,7 +212,7 @@ impl Reader {
                 if let Some(result) = result {
                     crate::metrics::count(&metrics.guest_fetches, &job.to_string(), result);
                 }
-                ((job, source), pulled.map_err(|e| e.to_string()))
+                ((job, source), pulled.map_err(Arc::new))
             })
             .collect();
         Remote {

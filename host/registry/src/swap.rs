@@ -13,7 +13,9 @@
 //! Polling rather than watching: a file on a ConfigMap volume changes by a
 //! symlink swap that inotify reports unreliably, and one code path for file
 //! and ConfigMap registries is easier to trust. Unchanged polls cost a read
-//! and a sha256 of each module.
+//! and a sha256 of each module; an `oci:` module is asked of its registry
+//! again only once `--oci-refresh` has passed since its last good pull, or
+//! at once when its entry changed (`fetch::InFlight`).
 //!
 //! A change is reported where an administrator looks: a log line naming the
 //! registry entry, `mco_guest_swaps_total{job,result}`, `mco_guest_info`,
@@ -58,6 +60,9 @@ pub struct Config {
     pub location: Location,
     /// How often the registry and its modules are re-read.
     pub poll: Duration,
+    /// How long a module pulled well is served again without asking its
+    /// registry (`fetch::InFlight`).
+    pub oci_refresh: Duration,
     /// Pulls `oci:` modules, and keeps the last good module of each job.
     pub oci: Oci,
     /// `--strict-start`: an entry that cannot load at start stops the host
@@ -91,7 +96,7 @@ pub async fn start(
     let (registry, registry_cm) = reader.registry(&config.location, &objects).await?;
     // Every pull is waited for (each within its deadline): the guests load
     // before this replica competes for the lease.
-    let mut pulls = InFlight::default();
+    let mut pulls = InFlight::refreshed_every(config.oci_refresh);
     let modules = reader
         .remote(&config.oci, &registry, metrics, &mut pulls, None)
         .await;

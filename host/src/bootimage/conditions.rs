@@ -10,6 +10,8 @@ use mco_k8s_rules::bounded;
 
 use mco_cluster::conditions::{self, MESSAGE_LIMIT, Transition};
 
+use super::ec2::Unconsulted;
+
 pub const PROGRESSING: &str = "BootImageUpdateProgressing";
 pub const DEGRADED: &str = "BootImageUpdateDegraded";
 
@@ -63,12 +65,28 @@ pub struct Tally {
     /// static AMI lists decided for: Progressing says so, as a marketplace
     /// or ROSA MachineSet is then left alone until EC2 answers again.
     pub ec2_unconsulted: Vec<String>,
+    /// As `ec2_unconsulted`, where EC2 refused the credentials
+    /// ([`Unconsulted::Denied`]): a segment of its own, as the fix is in
+    /// the Secret or its IAM policy, and waiting does not help.
+    pub ec2_denied: Vec<String>,
 }
 
-/// What an Event on an AWS object adds when EC2 could not be reached for
-/// it: the decision came from the static AMI lists, not EC2's owner rule.
-pub fn ec2_unconsulted_note(why: &str) -> String {
-    format!("EC2 could not be reached ({why}), so the static AMI lists decided")
+const EC2_UNREACHABLE: &str = "EC2 could not be reached";
+
+const EC2_DENIED: &str =
+    "EC2 refused the credentials of Secret openshift-machine-api/aws-cloud-credentials";
+
+/// What an Event on an AWS object adds when EC2 was not consulted for it:
+/// the decision came from the static AMI lists, not EC2's owner rule.
+pub fn ec2_unconsulted_note(unconsulted: &Unconsulted) -> String {
+    let head = match unconsulted {
+        Unconsulted::Unreachable(_) => EC2_UNREACHABLE,
+        Unconsulted::Denied(_) => EC2_DENIED,
+    };
+    format!(
+        "{head} ({}), so the static AMI lists decided",
+        unconsulted.why()
+    )
 }
 
 /// A condition as this host wants it; reason and time are filled in when
@@ -101,21 +119,30 @@ impl Tally {
                     .as_ref()
                     .map(|rule| format!(" | Enrollment {rule}"))
                     .unwrap_or_default()
-            ) + &self.ec2_segment(),
+            ) + &self.ec2_segments(),
         }
     }
 
-    /// ` | EC2 not consulted, the static AMI lists decided: <objects>`,
-    /// bounded as Degraded's error list is; nothing when EC2 answered.
-    fn ec2_segment(&self) -> String {
-        if self.ec2_unconsulted.is_empty() {
-            return String::new();
-        }
-        let head = " | EC2 could not be reached, the static AMI lists decided for: ";
-        format!(
-            "{head}{}",
-            aggregate(&self.ec2_unconsulted, EC2_SEGMENT_LIMIT - head.len())
-        )
+    /// ` | EC2 could not be reached, the static AMI lists decided for:
+    /// <objects>` and ` | EC2 refused the credentials of …, the static AMI
+    /// lists decided for: <objects>`, bounded as Degraded's error list is
+    /// (both together within one bound); nothing when EC2 answered.
+    fn ec2_segments(&self) -> String {
+        let segments = [
+            (EC2_UNREACHABLE, &self.ec2_unconsulted),
+            (EC2_DENIED, &self.ec2_denied),
+        ];
+        let shown = segments.iter().filter(|(_, l)| !l.is_empty()).count();
+        let room = EC2_SEGMENT_LIMIT / shown.max(1);
+        segments
+            .iter()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(what, list)| {
+                let head = format!(" | {what}, the static AMI lists decided for: ");
+                let objects = aggregate(list, room.saturating_sub(head.len()));
+                head + &objects
+            })
+            .collect()
     }
 
     /// One Degraded for both kinds (the project's choice; upstream
@@ -265,9 +292,44 @@ mod tests {
         assert!(message.len() <= MESSAGE_LIMIT, "{}", message.len());
         assert!(message.ends_with("more]"), "{message}");
         assert_eq!(
-            ec2_unconsulted_note("no credentials"),
+            ec2_unconsulted_note(&Unconsulted::Unreachable("no credentials".into())),
             "EC2 could not be reached (no credentials), so the static AMI lists decided"
         );
+    }
+
+    #[test]
+    fn credentials_ec2_refused_have_a_segment_of_their_own() {
+        let mut tally = machinesets(Count {
+            total: 2,
+            reconciled: 2,
+            ..Count::default()
+        });
+        let denied = "EC2 DescribeImages: HTTP 401: AuthFailure: AWS was not able to validate the provided access credentials";
+        tally.ec2_denied = vec![format!("machineset a: {denied}")];
+        tally.ec2_unconsulted = vec!["machineset b: DescribeImages timed out".into()];
+        assert_eq!(
+            tally.progressing().message,
+            format!(
+                "Reconciled 2 of 2 MAPI MachineSets | Reconciled 0 of 0 ControlPlaneMachineSets | Reconciled 0 of 0 CAPI MachineSets | Reconciled 0 of 0 CAPI MachineDeployments | EC2 could not be reached, the static AMI lists decided for: machineset b: DescribeImages timed out | EC2 refused the credentials of Secret openshift-machine-api/aws-cloud-credentials, the static AMI lists decided for: machineset a: {denied}"
+            )
+        );
+        assert_eq!(
+            ec2_unconsulted_note(&Unconsulted::Denied(denied.into())),
+            format!(
+                "EC2 refused the credentials of Secret openshift-machine-api/aws-cloud-credentials ({denied}), so the static AMI lists decided"
+            )
+        );
+        // Both long lists together stay within the bound.
+        let long = |prefix: &str| -> Vec<String> {
+            (0..10_000)
+                .map(|i| format!("machineset {prefix}{i}: {}", "x".repeat(100)))
+                .collect()
+        };
+        tally.ec2_unconsulted = long("u");
+        tally.ec2_denied = long("d");
+        let message = tally.progressing().message;
+        assert!(message.len() <= MESSAGE_LIMIT, "{}", message.len());
+        assert!(message.contains("machineset u0") && message.contains("machineset d0"));
     }
 
     #[test]
@@ -285,6 +347,7 @@ mod tests {
             },
             enrollment: None,
             ec2_unconsulted: Vec::new(),
+            ec2_denied: Vec::new(),
         };
         assert_eq!(
             tally.progressing().message,
@@ -305,6 +368,7 @@ mod tests {
             },
             enrollment: None,
             ec2_unconsulted: Vec::new(),
+            ec2_denied: Vec::new(),
         };
         let degraded = failing.degraded();
         assert!(degraded.status);
@@ -328,6 +392,7 @@ mod tests {
         let tally = Tally {
             enrollment: Some("computed from spec.managedBootImages, as the operator would publish it: no machinesets entry, and AWS MachineSets are enrolled by default".into()),
             ec2_unconsulted: Vec::new(),
+            ec2_denied: Vec::new(),
             ..Tally::default()
         };
         assert_eq!(

@@ -413,6 +413,7 @@ impl Worker {
                     let answer = ec2.answer(&read.read).await;
                     let result = match answer {
                         super::ec2::Ec2Answer::Unreachable(_) => "unreachable",
+                        super::ec2::Ec2Answer::Denied(_) => "denied",
                         _ => "read",
                     };
                     let job = super::job::job(super::platform::aws::NAME).to_string();

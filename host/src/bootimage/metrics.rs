@@ -86,7 +86,7 @@ impl BootImageMetrics {
             ec2_reads: registered(
                 registry,
                 "bootimage_ec2_reads",
-                "EC2 reads for AWS MachineSets (who owns the AMI; a marketplace product's AMIs), by job and result (read; unreachable: the static AMI lists decided)",
+                "EC2 reads for AWS MachineSets (who owns the AMI; a marketplace product's AMIs), by job and result (read; unreachable, or denied: EC2 refused the credentials; both: the static AMI lists decided)",
             ),
             template_imports: registered(
                 registry,

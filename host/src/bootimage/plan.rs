@@ -16,7 +16,7 @@ use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::ignition::ANNOTATION_UPGRADED_AT;
 use mco_bootimage::{Decision, MachineKind, MachineSetView};
 
-use super::ec2::{Ec2Answer, Ec2Progress, Ec2Read};
+use super::ec2::{Ec2Answer, Ec2Progress, Ec2Read, Unconsulted};
 use super::error::{PassError, Subject};
 use super::guest::{BatchItem, StreamInput};
 use super::objects::{
@@ -292,7 +292,7 @@ pub struct Action {
     pub vcenter: Option<Arc<Lookup>>,
     /// AWS: why EC2 was not consulted, when the guest decided without it
     /// (the static AMI lists decided).
-    pub ec2_unconsulted: Option<String>,
+    pub ec2_unconsulted: Option<Unconsulted>,
 }
 
 /// What to write, in order: the state (when `save_state`), then either the
@@ -1240,7 +1240,12 @@ mod tests {
         let unconsulted: Vec<(&str, Option<&str>)> = plan
             .actions
             .iter()
-            .map(|a| (a.subject.name.as_str(), a.ec2_unconsulted.as_deref()))
+            .map(|a| {
+                (
+                    a.subject.name.as_str(),
+                    a.ec2_unconsulted.as_ref().map(Unconsulted::why),
+                )
+            })
             .collect();
         assert_eq!(
             unconsulted,

@@ -22,6 +22,7 @@ use mco_vsphere::Imported;
 use serde_json::{Value, json};
 
 use super::conditions::{self, Tally, Wanted};
+use super::ec2::Unconsulted;
 use super::error::{PassError, StateError, Subject};
 use super::metrics::Metrics;
 use super::metrics::{ResultLabels, SkewLabels};
@@ -202,13 +203,15 @@ impl Writer {
             };
             // Decided by the static AMI lists: the Event and Progressing
             // say that EC2 was not consulted, and why.
-            if let Some(why) = &action.ec2_unconsulted {
-                tally
-                    .ec2_unconsulted
-                    .push(format!("{}: {why}", action.subject));
+            if let Some(unconsulted) = &action.ec2_unconsulted {
+                let objects = match unconsulted {
+                    Unconsulted::Unreachable(_) => &mut tally.ec2_unconsulted,
+                    Unconsulted::Denied(_) => &mut tally.ec2_denied,
+                };
+                objects.push(format!("{}: {}", action.subject, unconsulted.why()));
                 if let Some((_, _, note)) = &mut event {
                     note.push_str("; ");
-                    note.push_str(&super::conditions::ec2_unconsulted_note(why));
+                    note.push_str(&super::conditions::ec2_unconsulted_note(unconsulted));
                 }
             }
             // The gauge is about MachineSets, as its name says.

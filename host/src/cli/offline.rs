@@ -3,6 +3,8 @@
 //! roots from files only (pull Secrets, key ConfigMaps and
 //! ClusterImagePolicies live in the cluster).
 
+use std::sync::Arc;
+
 use oci_client::secrets::RegistryAuth;
 
 use super::{Failure, SandboxArgs};
@@ -36,7 +38,7 @@ pub(super) fn pull_offline(sandbox: &SandboxArgs, registry: &Registry) -> Result
     Ok(Remote {
         pulls: pulls
             .into_iter()
-            .filter_map(|(key, pulled)| Some((key, pulled?.map_err(|e| e.to_string()))))
+            .filter_map(|(key, pulled)| Some((key, pulled?.map_err(Arc::new))))
             .collect(),
         ..Remote::default()
     })

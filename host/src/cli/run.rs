@@ -105,6 +105,12 @@ struct RunArgs {
     /// guests in.
     #[arg(long, default_value = "2s", value_parser = humantime::parse_duration, env = "MCO_REGISTRY_POLL")]
     registry_poll: Duration,
+    /// How long an `oci:` module pulled well serves without its registry
+    /// being asked again: a tag moved to another module is noticed within
+    /// this and one --registry-poll. A changed entry, other credentials or
+    /// keys, and a failed pull are pulled at the next poll.
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration, env = "MCO_OCI_REFRESH")]
+    oci_refresh: Duration,
 }
 
 /// Reads every flag (each job's too), then runs the host until SIGTERM.
@@ -115,6 +121,7 @@ pub(super) fn run_controllers(sandbox: &SandboxArgs, run: Run) -> Result<(), Fai
         jobs: &crate::JOBS,
         location: args.location(sandbox),
         poll: args.registry_poll,
+        oci_refresh: args.oci_refresh,
         oci: sandbox.oci(),
         strict_start: args.strict_start,
         installed: Registry::installed(&sandbox.guest_dir(), &crate::JOBS),

@@ -173,8 +173,10 @@ impl Oci {
     }
 }
 
-/// Which credential `auth` is, without keeping its secret in the clear.
-fn credential_key(auth: &RegistryAuth) -> String {
+/// Which credential `auth` is, without keeping its secret in the clear:
+/// the key of its client here, and of the pulls `mco-registry` serves
+/// again until they are due (a pull with another credential is new).
+pub fn credential_key(auth: &RegistryAuth) -> String {
     match auth {
         RegistryAuth::Anonymous => "anonymous".into(),
         RegistryAuth::Basic(user, password) => {

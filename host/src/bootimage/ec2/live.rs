@@ -2,18 +2,24 @@
 //! planner asks (`ec2`, sans-IO). The credentials (Secret
 //! `openshift-machine-api/aws-cloud-credentials`, keys `aws_access_key_id`
 //! and `aws_secret_access_key`, as upstream's `aws_helpers.go` reads them),
-//! and the answers to the planner's [`Ec2Read`]s: one client per region
-//! and pass, every answer kept for the rest of the pass (MachineSets share
-//! AMIs and products), and a region that did not answer is not asked again
-//! in the same pass (each try would wait for the timeouts).
+//! and the answers to the planner's [`Ec2Read`]s: the Secret read once a
+//! pass, one client per region kept across passes while the Secret's
+//! `resourceVersion` stays the same (upstream `getAWSEC2Client` keeps its
+//! clients so; here making one loads the system's TLS roots), every answer
+//! kept for the rest of the pass (MachineSets share AMIs and products), and
+//! a region that did not answer is not asked again in the same pass (each
+//! try would wait for the timeouts).
 //!
-//! Any failure, from a missing Secret to a refusal by EC2, is an
-//! [`Ec2Answer::Unreachable`] whose reason names the step: the guest then
-//! decides from the static AMI lists, and the MachineSet's decision says
-//! why EC2 was not consulted. No reason carries a secret (`mco-ec2`
-//! masks them, and the Secret's values are never quoted).
+//! EC2 refusing the credentials (`AuthFailure`, `UnauthorizedOperation`)
+//! is an [`Ec2Answer::Denied`]; any other failure, from a missing Secret to
+//! a timeout, is an [`Ec2Answer::Unreachable`]. Either reason names the
+//! step: the guest then decides from the static AMI lists, and the
+//! MachineSet's decision says why EC2 was not consulted. No reason carries
+//! a secret (`mco-ec2` masks them, and the Secret's values are never
+//! quoted).
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
@@ -45,15 +51,40 @@ pub struct Options {
     pub timeouts: Timeouts,
 }
 
+/// The most regions whose clients are kept; past it (MachineSets naming
+/// more regions than AWS has) the cache starts again.
+const MAX_REGIONS: usize = 64;
+
 /// The job's EC2 reader; [`Ec2::pass`] makes the reader of one pass.
 pub struct Ec2 {
     client: kube::Client,
     options: Options,
+    clients: Mutex<Clients>,
+}
+
+/// The EC2 clients made with the credentials Secret at one
+/// `resourceVersion`, by region.
+#[derive(Default)]
+struct Clients {
+    resource_version: Option<String>,
+    by_region: BTreeMap<String, Arc<Client>>,
+}
+
+/// The credentials Secret as one pass read it.
+#[derive(Clone)]
+struct Read {
+    /// `None` for a Secret without one: its clients are not kept.
+    resource_version: Option<String>,
+    credentials: Credentials,
 }
 
 impl Ec2 {
     pub fn new(client: kube::Client, options: Options) -> Ec2 {
-        Ec2 { client, options }
+        Ec2 {
+            client,
+            options,
+            clients: Mutex::default(),
+        }
     }
 
     /// A reader for one pass: the Secret is read (once) when the first
@@ -62,17 +93,50 @@ impl Ec2 {
         Ec2Pass {
             ec2: self,
             credentials: None,
-            clients: BTreeMap::new(),
             answers: BTreeMap::new(),
             down: BTreeMap::new(),
         }
     }
 
-    async fn credentials(&self) -> Result<Credentials, String> {
+    /// The client of `region` for the credentials `read`: the one kept,
+    /// unless the Secret changed since it was made.
+    fn client(&self, region: &str, read: &Read) -> Result<Arc<Client>, String> {
+        // The cache holds no invariant a panic elsewhere could break.
+        let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        let version = read.resource_version.as_deref();
+        if version.is_none()
+            || clients.resource_version.as_deref() != version
+            || clients.by_region.len() >= MAX_REGIONS
+        {
+            clients.by_region.clear();
+            clients.resource_version = read.resource_version.clone();
+        }
+        if let Some(client) = clients.by_region.get(region) {
+            return Ok(client.clone());
+        }
+        let client = Client::new(
+            region,
+            self.options.endpoint.as_deref(),
+            read.credentials.clone(),
+            self.options.timeouts,
+        )
+        .map(Arc::new)
+        .map_err(|e| e.to_string())?;
+        tracing::debug!(region, "made an EC2 client");
+        if version.is_some() {
+            clients.by_region.insert(region.to_owned(), client.clone());
+        }
+        Ok(client)
+    }
+
+    async fn credentials(&self) -> Result<Read, String> {
         let secrets: Api<Secret> = Api::namespaced(self.client.clone(), CREDENTIALS_NAMESPACE);
         let name = format!("Secret {CREDENTIALS_NAMESPACE}/{CREDENTIALS_SECRET}");
         match secrets.get_opt(CREDENTIALS_SECRET).await {
-            Ok(Some(secret)) => credentials(&secret),
+            Ok(Some(secret)) => Ok(Read {
+                credentials: credentials(&secret)?,
+                resource_version: secret.metadata.resource_version,
+            }),
             Ok(None) => Err(format!("{name} does not exist")),
             // The apiserver's own words (Forbidden: …), not the whole
             // status object.
@@ -128,11 +192,11 @@ pub fn credentials(secret: &Secret) -> Result<Credentials, String> {
 /// The EC2 reader of one pass.
 pub struct Ec2Pass<'a> {
     ec2: &'a Ec2,
-    credentials: Option<Result<Credentials, String>>,
-    clients: BTreeMap<String, Result<Client, String>>,
+    credentials: Option<Result<Read, String>>,
     answers: BTreeMap<Ec2Read, Ec2Answer>,
-    /// Regions whose endpoint could not be reached in this pass, and why.
-    down: BTreeMap<String, String>,
+    /// Regions whose endpoint could not be reached in this pass, or that
+    /// refused the credentials, and the answer every read there gets.
+    down: BTreeMap<String, Ec2Answer>,
 }
 
 impl Ec2Pass<'_> {
@@ -149,12 +213,16 @@ impl Ec2Pass<'_> {
 
     async fn ask(&mut self, read: &Ec2Read) -> Ec2Answer {
         let region = read.region().to_owned();
-        if let Some(why) = self.down.get(&region) {
-            return Ec2Answer::Unreachable(why.clone());
+        if let Some(answer) = self.down.get(&region) {
+            return answer.clone();
         }
         let client = match self.client(&region).await {
             Ok(client) => client,
-            Err(why) => return Ec2Answer::Unreachable(why),
+            Err(why) => {
+                let answer = Ec2Answer::Unreachable(why);
+                self.down.insert(region, answer.clone());
+                return answer;
+            }
         };
         let result = match read {
             Ec2Read::Image { image_id, .. } => client
@@ -170,40 +238,31 @@ impl Ec2Pass<'_> {
             Ok(answer) => answer,
             Err(err) => {
                 let why = err.to_string();
-                tracing::warn!(error = %why, "EC2 did not answer; the static AMI lists decide");
-                if matches!(err.kind(), ErrorKind::Unreachable | ErrorKind::Timeout) {
-                    self.down.insert(region, why.clone());
+                let kind = err.kind();
+                if kind == ErrorKind::Denied {
+                    tracing::warn!(error = %why, "EC2 refused the credentials; the static AMI lists decide");
+                    let answer = Ec2Answer::Denied(why);
+                    self.down.insert(region, answer.clone());
+                    return answer;
                 }
-                Ec2Answer::Unreachable(why)
+                tracing::warn!(error = %why, "EC2 did not answer; the static AMI lists decide");
+                let answer = Ec2Answer::Unreachable(why);
+                if matches!(kind, ErrorKind::Unreachable | ErrorKind::Timeout) {
+                    self.down.insert(region, answer.clone());
+                }
+                answer
             }
         }
     }
 
-    /// The client of `region`, made once per pass with the Secret read
-    /// once per pass.
-    async fn client(&mut self, region: &str) -> Result<&Client, String> {
-        if !self.clients.contains_key(region) {
-            if self.credentials.is_none() {
-                self.credentials = Some(self.ec2.credentials().await);
-            }
-            let client = match &self.credentials {
-                Some(Ok(credentials)) => Client::new(
-                    region,
-                    self.ec2.options.endpoint.as_deref(),
-                    credentials.clone(),
-                    self.ec2.options.timeouts,
-                )
-                .map_err(|e| e.to_string()),
-                Some(Err(why)) => Err(why.clone()),
-                None => Err("no credentials were read".to_owned()),
-            };
-            self.clients.insert(region.to_owned(), client);
-        }
-        match self.clients.get(region) {
-            Some(Ok(client)) => Ok(client),
-            Some(Err(why)) => Err(why.clone()),
-            None => Err(format!("no EC2 client for {region}")),
-        }
+    /// The client of `region`, with the Secret read once per pass.
+    async fn client(&mut self, region: &str) -> Result<Arc<Client>, String> {
+        let read = match &self.credentials {
+            Some(read) => read,
+            None => self.credentials.insert(self.ec2.credentials().await),
+        };
+        self.ec2
+            .client(region, read.as_ref().map_err(String::clone)?)
     }
 }
 
@@ -322,8 +381,16 @@ mod tests {
     /// A pass reader whose credentials are already read: its job's kube
     /// client points nowhere (the Secret is never read).
     fn pass_for(ec2: &Ec2) -> Ec2Pass<'_> {
+        pass_at(ec2, Some("1"))
+    }
+
+    /// As [`pass_for`], the Secret read at `resource_version`.
+    fn pass_at<'a>(ec2: &'a Ec2, resource_version: Option<&str>) -> Ec2Pass<'a> {
         let mut pass = ec2.pass();
-        pass.credentials = Some(Ok(Credentials::new("AKIDEXAMPLE", "s3cr3t-value", None)));
+        pass.credentials = Some(Ok(Read {
+            resource_version: resource_version.map(str::to_owned),
+            credentials: Credentials::new("AKIDEXAMPLE", "s3cr3t-value", None),
+        }));
         pass
     }
 
@@ -347,6 +414,14 @@ mod tests {
     /// A loopback server answering every request with `body` (HTTP 200),
     /// counting the requests.
     async fn serve(body: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        serve_status("200 OK", body).await
+    }
+
+    /// [`serve`] with another status.
+    async fn serve_status(
+        status: &'static str,
+        body: &'static str,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -359,7 +434,7 @@ mod tests {
                 let _ = sock.read(&mut buf).await;
                 seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let response = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
                 );
                 let _ = sock.write_all(response.as_bytes()).await;
@@ -418,6 +493,65 @@ mod tests {
             Ec2Answer::Unreachable(first)
         );
         assert!(!pass.down.is_empty());
+    }
+
+    #[tokio::test]
+    async fn clients_are_kept_while_the_secret_is_unchanged() {
+        let ec2 = ec2_at("http://127.0.0.1:9/".into());
+        let client = async |version: Option<&str>, region: &str| {
+            pass_at(&ec2, version).client(region).await.unwrap()
+        };
+        let first = client(Some("1"), "us-east-1").await;
+        // Another pass, the same Secret: the same client.
+        assert!(Arc::ptr_eq(&first, &client(Some("1"), "us-east-1").await));
+        let other_region = client(Some("1"), "eu-west-1").await;
+        assert!(!Arc::ptr_eq(&first, &other_region));
+        assert!(Arc::ptr_eq(
+            &other_region,
+            &client(Some("1"), "eu-west-1").await
+        ));
+        // A changed Secret (rotated keys): new clients, kept in turn.
+        let rotated = client(Some("2"), "us-east-1").await;
+        assert!(!Arc::ptr_eq(&first, &rotated));
+        assert!(Arc::ptr_eq(&rotated, &client(Some("2"), "us-east-1").await));
+        // A Secret without a resourceVersion: never kept.
+        let unversioned = client(None, "us-east-1").await;
+        assert!(!Arc::ptr_eq(&unversioned, &client(None, "us-east-1").await));
+        assert!(!Arc::ptr_eq(
+            &rotated,
+            &client(Some("2"), "us-east-1").await
+        ));
+        // Past the bound of regions, the cache starts again.
+        let kept = client(Some("3"), "us-east-1").await;
+        for i in 0..MAX_REGIONS {
+            client(Some("3"), &format!("xx-test-{i}")).await;
+        }
+        assert!(!Arc::ptr_eq(&kept, &client(Some("3"), "us-east-1").await));
+    }
+
+    #[tokio::test]
+    async fn refused_credentials_are_denied_once_a_pass_per_region() {
+        let (url, count) = serve_status(
+            "401 Unauthorized",
+            "<Response><Errors><Error><Code>AuthFailure</Code><Message>AWS was not able to validate the provided access credentials</Message></Error></Errors></Response>",
+        )
+        .await;
+        let ec2 = ec2_at(url);
+        let mut pass = pass_for(&ec2);
+        let answer = pass.answer(&image_read("us-east-1")).await;
+        let Ec2Answer::Denied(why) = &answer else {
+            panic!("{answer:?}");
+        };
+        assert_eq!(
+            why,
+            "EC2 DescribeImages: HTTP 401: AuthFailure: AWS was not able to validate the provided access credentials"
+        );
+        let marketplace = Ec2Read::Marketplace {
+            region: "us-east-1".into(),
+            product_id: "59ead7de-2540-4653-a8b0-fa7926d5c845".into(),
+        };
+        assert_eq!(pass.answer(&marketplace).await, answer);
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     #[tokio::test]

@@ -11,9 +11,10 @@
 //! A read is made in rounds: first [`Ec2Read::Image`] for every AWS
 //! MachineSet whose `ami.id` is set; then, for an image the marketplace
 //! owns whose name ends in a product ID, [`Ec2Read::Marketplace`].
-//! [`Ec2Answer::Unreachable`] in either round means EC2 was not consulted
-//! for that MachineSet: the guest decides from the static lists, and the
-//! MachineSet's decision says so.
+//! [`Ec2Answer::Unreachable`] or [`Ec2Answer::Denied`] in either round
+//! means EC2 was not consulted for that MachineSet ([`Unconsulted`]): the
+//! guest decides from the static lists, and the MachineSet's decision says
+//! so, and why.
 
 use mco_bootimage::MachineSetView;
 pub use mco_bootimage::ec2::{Ec2Facts, Ec2Image, MARKETPLACE_OWNER, product_id};
@@ -82,6 +83,30 @@ pub enum Ec2Answer {
     /// deadline or byte bound hit. The reason is shown in the MachineSet's
     /// decision and Event, so it never carries a secret.
     Unreachable(String),
+    /// EC2 answered, and refused the credentials (`AuthFailure`,
+    /// `UnauthorizedOperation`): not consulted either, for a reason an
+    /// administrator fixes in the Secret or its IAM policy, not by waiting.
+    Denied(String),
+}
+
+/// Why EC2 was not consulted for a MachineSet, so that the static AMI
+/// lists decided: Progressing and the MachineSet's Event say which, in
+/// words of their own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unconsulted {
+    /// [`Ec2Answer::Unreachable`].
+    Unreachable(String),
+    /// [`Ec2Answer::Denied`].
+    Denied(String),
+}
+
+impl Unconsulted {
+    /// What went wrong, as the step that failed said it.
+    pub fn why(&self) -> &str {
+        match self {
+            Unconsulted::Unreachable(why) | Unconsulted::Denied(why) => why,
+        }
+    }
 }
 
 /// Where the EC2 rounds of one MachineSet stand.
@@ -91,9 +116,9 @@ pub enum Ec2Progress {
     Image(Ec2Read),
     /// The image is described; the marketplace read is wanted.
     Marketplace { image: Ec2Image, read: Ec2Read },
-    /// Both rounds done: the guest decides with these facts (`None`: EC2
-    /// was not consulted, and why).
-    Done(Result<Ec2Facts, String>),
+    /// Both rounds done: the guest decides with these facts, or without
+    /// EC2, for this reason.
+    Done(Result<Ec2Facts, Unconsulted>),
 }
 
 impl Ec2Progress {
@@ -110,7 +135,10 @@ impl Ec2Progress {
     /// the static lists decide rather than a half-read picture.
     pub fn next(self, answer: Ec2Answer) -> Ec2Progress {
         match (self, answer) {
-            (_, Ec2Answer::Unreachable(why)) => Ec2Progress::Done(Err(why)),
+            (_, Ec2Answer::Unreachable(why)) => {
+                Ec2Progress::Done(Err(Unconsulted::Unreachable(why)))
+            }
+            (_, Ec2Answer::Denied(why)) => Ec2Progress::Done(Err(Unconsulted::Denied(why))),
             (Ec2Progress::Image(Ec2Read::Image { region, .. }), Ec2Answer::Image(image)) => {
                 match image {
                     Some(image) if image.owner_id == MARKETPLACE_OWNER => {
@@ -140,10 +168,10 @@ impl Ec2Progress {
                     marketplace: images,
                 }))
             }
-            (progress, answer) => Ec2Progress::Done(Err(format!(
+            (progress, answer) => Ec2Progress::Done(Err(Unconsulted::Unreachable(format!(
                 "internal error: {answer:?} does not answer {:?}",
                 progress.read()
-            ))),
+            )))),
         }
     }
 }
@@ -276,11 +304,17 @@ mod tests {
             progress
                 .clone()
                 .next(Ec2Answer::Unreachable("no credentials".into())),
-            Ec2Progress::Done(Err("no credentials".into()))
+            Ec2Progress::Done(Err(Unconsulted::Unreachable("no credentials".into())))
+        );
+        assert_eq!(
+            progress
+                .clone()
+                .next(Ec2Answer::Denied("AuthFailure".into())),
+            Ec2Progress::Done(Err(Unconsulted::Denied("AuthFailure".into())))
         );
         assert!(matches!(
             progress.next(Ec2Answer::Marketplace(Vec::new())),
-            Ec2Progress::Done(Err(why)) if why.starts_with("internal error")
+            Ec2Progress::Done(Err(Unconsulted::Unreachable(why))) if why.starts_with("internal error")
         ));
     }
 
