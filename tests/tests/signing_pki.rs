@@ -19,7 +19,9 @@
 //!
 //! Passing modules serve; a wrong identity, a bundle whose certificate
 //! was swapped for the policy's signer's (the signature left as dev@
-//! made it), a signature no log recorded and one of two required
+//! made it), a signature copied from another repository with its module
+//! (the PKI policy's `signedIdentity` is `MatchRepository`), a signature
+//! no log recorded and one of two required
 //! signatures missing each leave the MachineConfigGuest Degraded with its
 //! own reason, the module before serving. `guests verify` prints what each signature proved and refuses
 //! what the controller refuses.
@@ -280,6 +282,25 @@ fn record_in_log(
     Ok(())
 }
 
+/// Copies the module `reference` (pinned) and its `.sig` tag to
+/// `repository` of the same registry with `oras cp`; the copy, pinned.
+fn copy_with_signature(tools: &Tools, reference: &str, repository: &str) -> Result<String> {
+    let (from, digest) = reference.split_once('@').context("not pinned")?;
+    let registry = from.split_once('/').context("no registry")?.0;
+    let to = format!("{registry}/{repository}");
+    let sig = |repository: &str| format!("{repository}:{}.sig", digest.replace(':', "-"));
+    for (source, target) in [
+        (reference.to_string(), format!("{to}@{digest}")),
+        (sig(from), sig(&to)),
+    ] {
+        ok(Command::new(&tools.oras)
+            .args(["cp", "--from-plain-http", "--to-plain-http"])
+            .arg(&source)
+            .arg(&target))?;
+    }
+    Ok(format!("{to}@{digest}"))
+}
+
 /// Pushes a variant of the installed MCN guest (its custom section names
 /// it) as `REPOSITORY:v1`; the reference pinned by digest and the
 /// module's sha256.
@@ -328,6 +349,28 @@ fn guests_verify(registry: &Registry, args: &[&str]) -> Result<Result<Value, Str
     Ok(Ok(serde_json::from_slice(&out.stdout)?))
 }
 
+/// Points the MachineConfigGuest at `module` (pinned reference, sha256)
+/// and waits until it serves.
+async fn swap_to(fx: &mut Fixture, module: &(String, String), serving: &str) -> Result<()> {
+    let patch = json!({"spec": {"oci": module.0}});
+    patch_guest_object(fx, "mcn", &patch).await?;
+    wait_guest_object(fx, "mcn", serving, SWAP_TIMEOUT, serves(&module.1)).await?;
+    Ok(())
+}
+
+/// `guests verify` of `module` under the ClusterImagePolicy file
+/// `policy` refuses it, saying each of `why`.
+fn verify_refused(registry: &Registry, module: &str, policy: &str, why: &[&str]) -> Result<()> {
+    let refused = guests_verify(registry, &[module, "--cluster-image-policy", policy])?;
+    ensure!(
+        refused
+            .as_ref()
+            .is_err_and(|e| why.iter().all(|w| e.contains(w))),
+        "{refused:?}"
+    );
+    Ok(())
+}
+
 async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     let mcn = installed_guest("mcn.wasm")?;
     let tools = support::oci::tools()?;
@@ -338,76 +381,43 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     let signers = Signers::new();
     let chain = signers.chain();
     let mut log = Log::new("rekor.mco-e2e");
+    let sign = |signer: (&str, &Leaf), form: Form, reference: &str| {
+        sign_with_certificate(&tools, dir, signer, &chain, form, reference)
+    };
 
     // PKI: one module signed by ci@, one by dev@ (the wrong identity).
     let pki_good = push(&registry, dir, "pki/good", &mcn)?;
     let pki_wrong = push(&registry, dir, "pki/wrong", &mcn)?;
-    sign_with_certificate(
-        &tools,
-        dir,
-        ("ci", &signers.ci),
-        &chain,
-        Form::Legacy,
-        &pki_good.0,
-    )?;
-    sign_with_certificate(
-        &tools,
-        dir,
-        ("dev", &signers.dev),
-        &chain,
-        Form::Legacy,
-        &pki_wrong.0,
-    )?;
+    sign(("ci", &signers.ci), Form::Legacy, &pki_good.0)?;
+    sign(("dev", &signers.dev), Form::Legacy, &pki_wrong.0)?;
     // The same policy in cosign 3's own form, a Sigstore bundle: one by
     // ci@, and one by dev@ whose bundle then claims ci@'s certificate.
     let pki_bundle = push(&registry, dir, "pki/bundle", &mcn)?;
     let pki_forged = push(&registry, dir, "pki/forged", &mcn)?;
-    sign_with_certificate(
-        &tools,
-        dir,
-        ("ci", &signers.ci),
-        &chain,
-        Form::Bundle,
-        &pki_bundle.0,
-    )?;
-    sign_with_certificate(
-        &tools,
-        dir,
-        ("dev", &signers.dev),
-        &chain,
-        Form::Bundle,
-        &pki_forged.0,
-    )?;
+    sign(("ci", &signers.ci), Form::Bundle, &pki_bundle.0)?;
+    sign(("dev", &signers.dev), Form::Bundle, &pki_forged.0)?;
     swap_bundle_certificate(&tools, &registry, dir, &pki_forged.0, &signers.ci)?;
+    // A module signed by ci@ in pki/elsewhere, copied with its signature
+    // to pki/copy (the same digest): the signature claims the other
+    // repository, which the policy's signedIdentity refuses.
+    let elsewhere = push(&registry, dir, "pki/elsewhere", &mcn)?;
+    sign(("ci", &signers.ci), Form::Legacy, &elsewhere.0)?;
+    let copy = copy_with_signature(&tools, &elsewhere.0, "pki/copy")?;
     // Fulcio and Rekor: one signature recorded in the log, one not.
     let logged = push(&registry, dir, "fulcio/logged", &mcn)?;
     let unlogged = push(&registry, dir, "fulcio/unlogged", &mcn)?;
     for (module, record) in [(&logged, true), (&unlogged, false)] {
-        sign_with_certificate(
-            &tools,
-            dir,
-            ("ci", &signers.ci),
-            &chain,
-            Form::Legacy,
-            &module.0,
-        )?;
+        sign(("ci", &signers.ci), Form::Legacy, &module.0)?;
         if record {
             record_in_log(&tools, &registry, dir, &mut log, &module.0)?;
         }
     }
     // The quorum: signed by ci@ (recorded) only, for now.
     let quorum = push(&registry, dir, "quorum/mcn", &mcn)?;
-    sign_with_certificate(
-        &tools,
-        dir,
-        ("ci", &signers.ci),
-        &chain,
-        Form::Legacy,
-        &quorum.0,
-    )?;
+    sign(("ci", &signers.ci), Form::Legacy, &quorum.0)?;
     record_in_log(&tools, &registry, dir, &mut log, &quorum.0)?;
 
-    let pki_policy = policy(
+    let mut pki_policy = policy(
         "pki",
         &format!("{addr}/pki"),
         json!({"policyType": "PKI", "pki": {
@@ -416,6 +426,7 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
             "pkiCertificateSubject": {"email": "ci@example.com"},
         }}),
     );
+    pki_policy["spec"]["policy"]["signedIdentity"] = json!({"matchPolicy": "MatchRepository"});
     let fulcio_policy = policy(
         "fulcio",
         &format!("{addr}/fulcio"),
@@ -458,14 +469,7 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
             && signature["met"][0]["subjects"] == json!(["ci@example.com"]),
         "{shown}"
     );
-    let forged = guests_verify(
-        &registry,
-        &[&pki_forged.0, "--cluster-image-policy", &pki_arg],
-    )?;
-    ensure!(
-        forged.as_ref().is_err_and(|e| e.contains(BAD_SIGNATURE)),
-        "{forged:?}"
-    );
+    verify_refused(&registry, &pki_forged.0, &pki_arg, &[BAD_SIGNATURE])?;
     let shown = guests_verify(
         &registry,
         &[&logged.0, "--cluster-image-policy", &fulcio_arg],
@@ -478,16 +482,12 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
             && met["signedAt"].is_string(),
         "{shown}"
     );
-    let refused = guests_verify(
+    verify_refused(
         &registry,
-        &[&pki_wrong.0, "--cluster-image-policy", &pki_arg],
+        &pki_wrong.0,
+        &pki_arg,
+        &["wrong identity", "dev@example.com"],
     )?;
-    ensure!(
-        refused
-            .as_ref()
-            .is_err_and(|e| e.contains("wrong identity") && e.contains("dev@example.com")),
-        "{refused:?}"
-    );
 
     // The cluster: both policies, and the MachineConfigGuest.
     let policies: Api<DynamicObject> = Api::all_with(
@@ -536,30 +536,19 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     .await?;
 
     // cosign 3's bundle serves; the forged one is refused, it serving.
-    let patch = json!({"spec": {"oci": pki_bundle.0}});
-    patch_guest_object(fx, "mcn", &patch).await?;
-    wait_guest_object(
-        fx,
-        "mcn",
-        "the bundle-signed module serving",
-        SWAP_TIMEOUT,
-        serves(&pki_bundle.1),
-    )
-    .await?;
+    swap_to(fx, &pki_bundle, "the bundle-signed module serving").await?;
     let patch = json!({"spec": {"oci": pki_forged.0}});
     let forged = ("signature_failure", BAD_SIGNATURE);
     refused_while_serving(fx, c, &patch, forged, &pki_bundle.1).await?;
+    let patch = json!({"spec": {"oci": copy}});
+    let claims_elsewhere = format!(
+        "simple-signing: signed identity: the signature claims {addr}/pki/elsewhere, not repository \
+         {addr}/pki/copy (signedIdentity MatchRepository)"
+    );
+    let claimed = ("signature_failure", claims_elsewhere.as_str());
+    refused_while_serving(fx, c, &patch, claimed, &pki_bundle.1).await?;
 
-    let patch = json!({"spec": {"oci": logged.0}});
-    patch_guest_object(fx, "mcn", &patch).await?;
-    wait_guest_object(
-        fx,
-        "mcn",
-        "the logged module serving",
-        SWAP_TIMEOUT,
-        serves(&logged.1),
-    )
-    .await?;
+    swap_to(fx, &logged, "the logged module serving").await?;
     let not_in_log = "(clusterimagepolicy/fulcio): simple-signing: no transparency log entry";
     let patch = json!({"spec": {"oci": unlogged.0}});
     refused_while_serving(fx, c, &patch, ("signature_failure", not_in_log), &logged.1).await?;
@@ -589,14 +578,7 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     );
     refused_while_serving(fx, c, &patch, ("signature_failure", &one_of_two), &logged.1).await?;
     // The reviewer signs too: both signatures count, the module serves.
-    sign_with_certificate(
-        &tools,
-        dir,
-        ("review", &signers.review),
-        &chain,
-        Form::Legacy,
-        &quorum.0,
-    )?;
+    sign(("review", &signers.review), Form::Legacy, &quorum.0)?;
     record_in_log(&tools, &registry, dir, &mut log, &quorum.0)?;
     wait_guest_object(
         fx,
@@ -608,9 +590,11 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     .await?;
     eprintln!(
         "certificate policies: PKI (legacy .sig and cosign 3's Sigstore bundle) and \
-         FulcioCAWithRekor modules served, 4 refusals (wrong identity, a bundle claiming another \
-         signer's certificate, not in the log, 1 of 2 required signatures) with the module before \
-         serving, the quorum met once the reviewer signed; no Rekor server: the test's own log recorded cosign's signatures"
+         FulcioCAWithRekor modules served, 5 refusals (wrong identity, a bundle claiming \
+         another signer's certificate, a signature claiming another repository, not in the \
+         log, 1 of 2 required signatures) with the module before serving, the quorum met \
+         once the reviewer signed; no Rekor server: the test's own log recorded cosign's \
+         signatures"
     );
     Ok(())
 }
