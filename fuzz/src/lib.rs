@@ -45,6 +45,7 @@ pub fn cluster() -> ClusterFacts {
         multi_arch: false,
         known_images: BTreeSet::from(["ami-0c5a8e7f3b2d1e4f6".to_owned()]),
         vcenter: None,
+        ec2: None,
     }
 }
 
@@ -73,15 +74,33 @@ QTHqLxqeTayeT0UzG4MFscuTu4Y1WtW2Ojow7tmrCeHXHsq/SSDjqk1+9g==
 /// The manifest digest the signature corpora name.
 pub const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
 
-/// Verifies `signature` of [`DIGEST`] under a key nobody can sign with:
-/// the parsers and checks must be total, and acceptance is a bug.
+/// A 2048-bit RSA public key whose private half was thrown away when it
+/// was made.
+const NOBODYS_RSA_KEY: &str = "-----BEGIN PUBLIC KEY-----
+MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAzIyhNgod6sqX6oy8MHez
++WKqOb97pmIopFp8IToVyw8tQ6eDrmaSc4V26+Si/QVXlE7RC0kJNZclhshcf9q6
+ZYdfqEItIs0Fl77kaDkoWqPRTX0rZ+VQsz5icBow8Y47y3FHaAmHfq3tcd1Do7wx
+RQSbeG01fbIFmWIycXkSOrJ7/cLhgBfJ0TdhM7nk/3YJvls1m87fnR/4jRWaxK1A
+a3NOdc63C0A+Pa8Q5+cWvIeHX9/vb9kdQgmapzTPk592XMUv5hTzvXO7aKZ7aTMn
+4y2TqkRehlBS5CnbcusdBolz9Nf9gE9TjPw2nGxwPzFkMCRAf/AFzK1AomB54nmY
+zwIDAQAB
+-----END PUBLIC KEY-----
+";
+
+/// Verifies `signature` of [`DIGEST`] under keys nobody can sign with (an
+/// ECDSA and an RSA one): the parsers and checks must be total, and
+/// acceptance is a bug.
 pub fn never_verifies(signature: &Signature) {
-    let keys = match Key::from_pem("nobody.pub", NOBODYS_KEY.as_bytes()) {
-        Ok(key) => [key],
-        Err(e) => panic!("the fixed key does not parse: {e}"),
+    let key = |name: &str, pem: &str| {
+        Key::from_pem(name, pem.as_bytes())
+            .unwrap_or_else(|e| panic!("the fixed key {name} does not parse: {e}"))
     };
+    let keys = [
+        key("nobody.pub", NOBODYS_KEY),
+        key("nobody-rsa.pub", NOBODYS_RSA_KEY),
+    ];
     match signature.verify(DIGEST, &keys) {
-        Ok(key) => panic!("{signature:?} verified under {}", key.name),
+        Ok((key, _)) => panic!("{signature:?} verified under {}", key.name),
         Err(why) => {
             let _ = why.to_string();
         }
@@ -103,11 +122,34 @@ Xng=
 -----END CERTIFICATE-----
 ";
 
+/// A self-signed RSA root of that key.
+const NOBODYS_RSA_ROOT: &str = "-----BEGIN CERTIFICATE-----
+MIIDPzCCAiegAwIBAgIUM2OUT3JS4VHVqVMK00XHhmDAlPgwDQYJKoZIhvcNAQEL
+BQAwJzEQMA4GA1UECgwHbWNvLWUyZTETMBEGA1UEAwwKbm9ib2R5IFJTQTAeFw0y
+NjEyMDYxMDM2MjBaFw0zNjEyMDMxMDM2MjBaMCcxEDAOBgNVBAoMB21jby1lMmUx
+EzARBgNVBAMMCm5vYm9keSBSU0EwggEiMA0GCSqGSIb3DQEBAQUAA4IBDwAwggEK
+AoIBAQDMjKE2Ch3qypfqjLwwd7P5Yqo5v3umYiikWnwhOhXLDy1Dp4OuZpJzhXbr
+5KL9BVeUTtELSQk1lyWGyFx/2rplh1+oQi0izQWXvuRoOShao9FNfStn5VCzPmJw
+GjDxjjvLcUdoCYd+re1x3UOjvDFFBJt4bTV9sgWZYjJxeRI6snv9wuGAF8nRN2Ez
+ueT/dgm+WzWbzt+dH/iNFZrErUBrc051zrcLQD49rxDn5xa8h4df3+9v2R1CCZqn
+NM+Tn3ZcxS/mFPO9c7topntpMyfjLZOqRF6GUFLkKdty6x0GiXP01/2AT1OM/Dac
+bHA/MWQwJEB/8AXMrUCiYHnieZjPAgMBAAGjYzBhMB0GA1UdDgQWBBTm0/4hRVr2
+c7g2z6UcwGknIrVJtDAfBgNVHSMEGDAWgBTm0/4hRVr2c7g2z6UcwGknIrVJtDAP
+BgNVHRMBAf8EBTADAQH/MA4GA1UdDwEB/wQEAwICBDANBgkqhkiG9w0BAQsFAAOC
+AQEAFidnzZo0wWsfjWiZLLZOOJk12ZpqJf0qtN4/2X4K5jL+nQVEmuA6EHGakvZf
+m2lMusQ3bopDjTGmc9xkFfuITYqTk6AoNhXBEQMlfJ9cn3tmyhTUwX53pDVhfcsV
+IfXqc6lmbyc7vklshnKjD9w5PQgvN1omiRn7xTeXag74KvoKlwNPKcg4CEcEftJv
+x9X34+4hU7u40qByoCpvZVIISmzD/iZ17IVL9QNAYLzFSbvYZgjUpthiWqVtz1Z+
+wyZy19SeqA10kdPDPJpKQX6RX77AyNpYXHKkcdp2SLR7VG5TP52f6BqW+5q4Shln
+eBM/higM3sZtmLHvqiAZwHW55Q==
+-----END CERTIFICATE-----
+";
+
 /// Verifies certificate-based `signature` of [`DIGEST`] against trust
 /// nobody can sign under: a Fulcio policy whose CA and log are nobody's
-/// (the log checks run first), and a PKI policy without a log (the
-/// certificate chain checks run). Parsing and checks must be total, and
-/// acceptance is a bug.
+/// (the log checks run first), and PKI policies without a log, of an
+/// ECDSA and an RSA root (the certificate chain checks run). Parsing and
+/// checks must be total, and acceptance is a bug.
 pub fn never_verifies_certificate(signature: &Signature) {
     let trusts = [
         (
@@ -117,6 +159,10 @@ pub fn never_verifies_certificate(signature: &Signature) {
         (
             TrustRoot::from_pki(NOBODYS_ROOT.as_bytes(), b""),
             LogRequirement::Optional { now: 1_800_000_000 },
+        ),
+        (
+            TrustRoot::from_pki(NOBODYS_RSA_ROOT.as_bytes(), b""),
+            LogRequirement::Optional { now: 1_811_808_000 },
         ),
     ];
     for (trust, log) in trusts {

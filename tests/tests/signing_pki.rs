@@ -13,10 +13,17 @@
 //! entry timestamp) into the `.sig` layer's `dev.sigstore.cosign/bundle`
 //! annotation, pushed back with `oras`.
 //!
-//! Passing modules serve; a wrong identity, a signature no log recorded
-//! and one of two required signatures missing each leave the
-//! MachineConfigGuest Degraded with its own reason, the module before
-//! serving. `guests verify` prints what each signature proved and refuses
+//! The PKI policy is met in both forms cosign writes: the legacy `.sig`
+//! layer and cosign 3's default, a Sigstore bundle referrer (which holds
+//! the leaf only; the intermediates come from the policy).
+//!
+//! Passing modules serve; a wrong identity, a bundle whose certificate
+//! was swapped for the policy's signer's (the signature left as dev@
+//! made it), a signature copied from another repository with its module
+//! (the PKI policy's `signedIdentity` is `MatchRepository`), a signature
+//! no log recorded and one of two required
+//! signatures missing each leave the MachineConfigGuest Degraded with its
+//! own reason, the module before serving. `guests verify` prints what each signature proved and refuses
 //! what the controller refuses.
 
 #[allow(
@@ -47,6 +54,12 @@ use support::wasm::with_custom_section;
 
 const ISSUER: &str = "https://issuer.example.com";
 const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+const BUNDLE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+/// Why a bundle whose certificate is not its signer's is refused.
+const BAD_SIGNATURE: &str =
+    "sigstore-bundle: the signature does not verify under the certificate's key";
+const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+const INDEX: &str = "application/vnd.oci.image.index.v1+json";
 
 /// ClusterImagePolicy PKI and FulcioCAWithRekor, and an entry's trusted
 /// root with `allOf`, on the real apiserver with signatures the real
@@ -92,15 +105,24 @@ impl Signers {
     }
 }
 
+/// The form cosign writes a signature in.
+#[derive(Clone, Copy)]
+enum Form {
+    /// The `.sig` tag's simple-signing layer (`--new-bundle-format=false`).
+    Legacy,
+    /// A Sigstore bundle referrer: what cosign 3 writes by default.
+    Bundle,
+}
+
 /// Signs `reference` (by digest) with `leaf`'s key, attaching the leaf
-/// and `chain`, in the legacy `.sig` form and with no log: the key is
-/// imported into cosign's format first (`cosign import-key-pair`).
+/// and `chain`, in `form` and with no log: the key is imported into
+/// cosign's format first (`cosign import-key-pair`).
 fn sign_with_certificate(
     tools: &Tools,
     dir: &Path,
-    name: &str,
-    leaf: &Leaf,
+    (name, leaf): (&str, &Leaf),
     chain: &str,
+    form: Form,
     reference: &str,
 ) -> Result<()> {
     let (key, certificate, chain_file) = (
@@ -116,8 +138,8 @@ fn sign_with_certificate(
             .args(["import-key-pair", "--output-key-prefix", name, "--key"])
             .arg(&key))?;
     }
-    ok(cosign(tools, dir)
-        .args(["sign", "-y", "--key", &format!("{name}.key")])
+    let mut sign = cosign(tools, dir);
+    sign.args(["sign", "-y", "--key", &format!("{name}.key")])
         .arg("--certificate")
         .arg(&certificate)
         .arg("--certificate-chain")
@@ -125,11 +147,87 @@ fn sign_with_certificate(
         .args([
             "--allow-http-registry",
             "--allow-insecure-registry",
-            "--new-bundle-format=false",
             "--use-signing-config=false",
             "--tlog-upload=false",
-        ])
-        .arg(reference))?;
+        ]);
+    if matches!(form, Form::Legacy) {
+        sign.arg("--new-bundle-format=false");
+    }
+    ok(sign.arg(reference))?;
+    Ok(())
+}
+
+/// Swaps the certificate in the Sigstore bundle cosign wrote for
+/// `reference` for `leaf`'s, the signature left as it is, and pushes the
+/// bundle back where the registry lists it (the registry has no referrers
+/// API, so cosign keeps an index at the `sha256-<hex>` tag): someone who
+/// can push claims another signer's identity for their own signature.
+fn swap_bundle_certificate(
+    tools: &Tools,
+    registry: &Registry,
+    dir: &Path,
+    reference: &str,
+    leaf: &Leaf,
+) -> Result<()> {
+    let (repository, digest) = reference.split_once('@').context("not pinned")?;
+    let index_tag = format!("{repository}:{}", digest.replace(':', "-"));
+    let fetch = |reference: &str| {
+        ok_json(
+            Command::new(&tools.oras)
+                .args(["manifest", "fetch", "--plain-http"])
+                .arg(reference),
+        )
+    };
+    // Pushes `bytes` as `name` and returns the digest they are pushed by.
+    let push = |name: &str, command: &[&str], bytes: &[u8], reference: &dyn Fn(&str) -> String| {
+        let file = dir.join(format!("swapped-{name}.json"));
+        std::fs::write(&file, bytes)?;
+        let digest = format!("sha256:{}", sha256(bytes));
+        ok(Command::new(&tools.oras)
+            .args(command)
+            .arg("--plain-http")
+            .arg(reference(&digest))
+            .arg(&file))?;
+        anyhow::Ok(json!({"digest": digest, "size": bytes.len()}))
+    };
+    let mut index = fetch(&index_tag)?;
+    let entry = &mut index["manifests"][0];
+    ensure!(entry["artifactType"] == BUNDLE, "not a bundle: {index}");
+    let manifest_digest = entry["digest"].as_str().context("no digest")?;
+    let mut manifest = fetch(&format!("{repository}@{manifest_digest}"))?;
+    let layer = &mut manifest["layers"][0];
+    let mut bundle: Value = serde_json::from_slice(&std::fs::read(
+        registry.blob(layer["digest"].as_str().context("a layer without digest")?),
+    )?)?;
+    let certificate = &mut bundle["verificationMaterial"]["x509CertificateChain"]["certificates"];
+    ensure!(
+        certificate.is_array(),
+        "cosign wrote no certificate: {bundle}"
+    );
+    *certificate =
+        json!([{"rawBytes": base64::engine::general_purpose::STANDARD.encode(&leaf.der)}]);
+    let pushed = push(
+        "bundle",
+        &["blob", "push"],
+        &serde_json::to_vec(&bundle)?,
+        &|digest| format!("{repository}@{digest}"),
+    )?;
+    layer["digest"] = pushed["digest"].clone();
+    layer["size"] = pushed["size"].clone();
+    let pushed = push(
+        "manifest",
+        &["manifest", "push", "--media-type", MANIFEST],
+        &serde_json::to_vec(&manifest)?,
+        &|digest| format!("{repository}@{digest}"),
+    )?;
+    entry["digest"] = pushed["digest"].clone();
+    entry["size"] = pushed["size"].clone();
+    push(
+        "index",
+        &["manifest", "push", "--media-type", INDEX],
+        &serde_json::to_vec(&index)?,
+        &|_| index_tag.clone(),
+    )?;
     Ok(())
 }
 
@@ -178,11 +276,29 @@ fn record_in_log(
     let file = dir.join("sig-manifest.json");
     std::fs::write(&file, serde_json::to_vec(&manifest)?)?;
     ok(Command::new(&tools.oras)
-        .args(["manifest", "push", "--plain-http", "--media-type"])
-        .arg("application/vnd.oci.image.manifest.v1+json")
+        .args(["manifest", "push", "--plain-http", "--media-type", MANIFEST])
         .arg(&sig_tag)
         .arg(&file))?;
     Ok(())
+}
+
+/// Copies the module `reference` (pinned) and its `.sig` tag to
+/// `repository` of the same registry with `oras cp`; the copy, pinned.
+fn copy_with_signature(tools: &Tools, reference: &str, repository: &str) -> Result<String> {
+    let (from, digest) = reference.split_once('@').context("not pinned")?;
+    let registry = from.split_once('/').context("no registry")?.0;
+    let to = format!("{registry}/{repository}");
+    let sig = |repository: &str| format!("{repository}:{}.sig", digest.replace(':', "-"));
+    for (source, target) in [
+        (reference.to_string(), format!("{to}@{digest}")),
+        (sig(from), sig(&to)),
+    ] {
+        ok(Command::new(&tools.oras)
+            .args(["cp", "--from-plain-http", "--to-plain-http"])
+            .arg(&source)
+            .arg(&target))?;
+    }
+    Ok(format!("{to}@{digest}"))
 }
 
 /// Pushes a variant of the installed MCN guest (its custom section names
@@ -233,6 +349,28 @@ fn guests_verify(registry: &Registry, args: &[&str]) -> Result<Result<Value, Str
     Ok(Ok(serde_json::from_slice(&out.stdout)?))
 }
 
+/// Points the MachineConfigGuest at `module` (pinned reference, sha256)
+/// and waits until it serves.
+async fn swap_to(fx: &mut Fixture, module: &(String, String), serving: &str) -> Result<()> {
+    let patch = json!({"spec": {"oci": module.0}});
+    patch_guest_object(fx, "mcn", &patch).await?;
+    wait_guest_object(fx, "mcn", serving, SWAP_TIMEOUT, serves(&module.1)).await?;
+    Ok(())
+}
+
+/// `guests verify` of `module` under the ClusterImagePolicy file
+/// `policy` refuses it, saying each of `why`.
+fn verify_refused(registry: &Registry, module: &str, policy: &str, why: &[&str]) -> Result<()> {
+    let refused = guests_verify(registry, &[module, "--cluster-image-policy", policy])?;
+    ensure!(
+        refused
+            .as_ref()
+            .is_err_and(|e| why.iter().all(|w| e.contains(w))),
+        "{refused:?}"
+    );
+    Ok(())
+}
+
 async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     let mcn = installed_guest("mcn.wasm")?;
     let tools = support::oci::tools()?;
@@ -243,27 +381,43 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     let signers = Signers::new();
     let chain = signers.chain();
     let mut log = Log::new("rekor.mco-e2e");
+    let sign = |signer: (&str, &Leaf), form: Form, reference: &str| {
+        sign_with_certificate(&tools, dir, signer, &chain, form, reference)
+    };
 
     // PKI: one module signed by ci@, one by dev@ (the wrong identity).
     let pki_good = push(&registry, dir, "pki/good", &mcn)?;
     let pki_wrong = push(&registry, dir, "pki/wrong", &mcn)?;
-    sign_with_certificate(&tools, dir, "ci", &signers.ci, &chain, &pki_good.0)?;
-    sign_with_certificate(&tools, dir, "dev", &signers.dev, &chain, &pki_wrong.0)?;
+    sign(("ci", &signers.ci), Form::Legacy, &pki_good.0)?;
+    sign(("dev", &signers.dev), Form::Legacy, &pki_wrong.0)?;
+    // The same policy in cosign 3's own form, a Sigstore bundle: one by
+    // ci@, and one by dev@ whose bundle then claims ci@'s certificate.
+    let pki_bundle = push(&registry, dir, "pki/bundle", &mcn)?;
+    let pki_forged = push(&registry, dir, "pki/forged", &mcn)?;
+    sign(("ci", &signers.ci), Form::Bundle, &pki_bundle.0)?;
+    sign(("dev", &signers.dev), Form::Bundle, &pki_forged.0)?;
+    swap_bundle_certificate(&tools, &registry, dir, &pki_forged.0, &signers.ci)?;
+    // A module signed by ci@ in pki/elsewhere, copied with its signature
+    // to pki/copy (the same digest): the signature claims the other
+    // repository, which the policy's signedIdentity refuses.
+    let elsewhere = push(&registry, dir, "pki/elsewhere", &mcn)?;
+    sign(("ci", &signers.ci), Form::Legacy, &elsewhere.0)?;
+    let copy = copy_with_signature(&tools, &elsewhere.0, "pki/copy")?;
     // Fulcio and Rekor: one signature recorded in the log, one not.
     let logged = push(&registry, dir, "fulcio/logged", &mcn)?;
     let unlogged = push(&registry, dir, "fulcio/unlogged", &mcn)?;
     for (module, record) in [(&logged, true), (&unlogged, false)] {
-        sign_with_certificate(&tools, dir, "ci", &signers.ci, &chain, &module.0)?;
+        sign(("ci", &signers.ci), Form::Legacy, &module.0)?;
         if record {
             record_in_log(&tools, &registry, dir, &mut log, &module.0)?;
         }
     }
     // The quorum: signed by ci@ (recorded) only, for now.
     let quorum = push(&registry, dir, "quorum/mcn", &mcn)?;
-    sign_with_certificate(&tools, dir, "ci", &signers.ci, &chain, &quorum.0)?;
+    sign(("ci", &signers.ci), Form::Legacy, &quorum.0)?;
     record_in_log(&tools, &registry, dir, &mut log, &quorum.0)?;
 
-    let pki_policy = policy(
+    let mut pki_policy = policy(
         "pki",
         &format!("{addr}/pki"),
         json!({"policyType": "PKI", "pki": {
@@ -272,6 +426,7 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
             "pkiCertificateSubject": {"email": "ci@example.com"},
         }}),
     );
+    pki_policy["spec"]["policy"]["signedIdentity"] = json!({"matchPolicy": "MatchRepository"});
     let fulcio_policy = policy(
         "fulcio",
         &format!("{addr}/fulcio"),
@@ -304,6 +459,19 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     );
     let shown = guests_verify(
         &registry,
+        &[&pki_bundle.0, "--cluster-image-policy", &pki_arg],
+    )?
+    .map_err(anyhow::Error::msg)?;
+    let signature = &shown["signatures"][0];
+    ensure!(
+        signature["form"] == "sigstore-bundle"
+            && signature["met"][0]["requirement"] == "clusterimagepolicy/pki"
+            && signature["met"][0]["subjects"] == json!(["ci@example.com"]),
+        "{shown}"
+    );
+    verify_refused(&registry, &pki_forged.0, &pki_arg, &[BAD_SIGNATURE])?;
+    let shown = guests_verify(
+        &registry,
         &[&logged.0, "--cluster-image-policy", &fulcio_arg],
     )?
     .map_err(anyhow::Error::msg)?;
@@ -314,16 +482,12 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
             && met["signedAt"].is_string(),
         "{shown}"
     );
-    let refused = guests_verify(
+    verify_refused(
         &registry,
-        &[&pki_wrong.0, "--cluster-image-policy", &pki_arg],
+        &pki_wrong.0,
+        &pki_arg,
+        &["wrong identity", "dev@example.com"],
     )?;
-    ensure!(
-        refused
-            .as_ref()
-            .is_err_and(|e| e.contains("wrong identity") && e.contains("dev@example.com")),
-        "{refused:?}"
-    );
 
     // The cluster: both policies, and the MachineConfigGuest.
     let policies: Api<DynamicObject> = Api::all_with(
@@ -371,16 +535,20 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     )
     .await?;
 
-    let patch = json!({"spec": {"oci": logged.0}});
-    patch_guest_object(fx, "mcn", &patch).await?;
-    wait_guest_object(
-        fx,
-        "mcn",
-        "the logged module serving",
-        SWAP_TIMEOUT,
-        serves(&logged.1),
-    )
-    .await?;
+    // cosign 3's bundle serves; the forged one is refused, it serving.
+    swap_to(fx, &pki_bundle, "the bundle-signed module serving").await?;
+    let patch = json!({"spec": {"oci": pki_forged.0}});
+    let forged = ("signature_failure", BAD_SIGNATURE);
+    refused_while_serving(fx, c, &patch, forged, &pki_bundle.1).await?;
+    let patch = json!({"spec": {"oci": copy}});
+    let claims_elsewhere = format!(
+        "simple-signing: signed identity: the signature claims {addr}/pki/elsewhere, not repository \
+         {addr}/pki/copy (signedIdentity MatchRepository)"
+    );
+    let claimed = ("signature_failure", claims_elsewhere.as_str());
+    refused_while_serving(fx, c, &patch, claimed, &pki_bundle.1).await?;
+
+    swap_to(fx, &logged, "the logged module serving").await?;
     let not_in_log = "(clusterimagepolicy/fulcio): simple-signing: no transparency log entry";
     let patch = json!({"spec": {"oci": unlogged.0}});
     refused_while_serving(fx, c, &patch, ("signature_failure", not_in_log), &logged.1).await?;
@@ -410,7 +578,7 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     );
     refused_while_serving(fx, c, &patch, ("signature_failure", &one_of_two), &logged.1).await?;
     // The reviewer signs too: both signatures count, the module serves.
-    sign_with_certificate(&tools, dir, "review", &signers.review, &chain, &quorum.0)?;
+    sign(("review", &signers.review), Form::Legacy, &quorum.0)?;
     record_in_log(&tools, &registry, dir, &mut log, &quorum.0)?;
     wait_guest_object(
         fx,
@@ -421,9 +589,12 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     )
     .await?;
     eprintln!(
-        "certificate policies: PKI and FulcioCAWithRekor modules served, 3 refusals (wrong identity, \
-         not in the log, 1 of 2 required signatures) with the module before serving, the quorum met \
-         once the reviewer signed; no Rekor server: the test's own log recorded cosign's signatures"
+        "certificate policies: PKI (legacy .sig and cosign 3's Sigstore bundle) and \
+         FulcioCAWithRekor modules served, 5 refusals (wrong identity, a bundle claiming \
+         another signer's certificate, a signature claiming another repository, not in the \
+         log, 1 of 2 required signatures) with the module before serving, the quorum met \
+         once the reviewer signed; no Rekor server: the test's own log recorded cosign's \
+         signatures"
     );
     Ok(())
 }

@@ -25,6 +25,23 @@
 //!   an email SAN and `oidcIssuer` as Fulcio's issuer extension, in the Rekor log
 //!   of `rekorKeyData`, whose signed time the certificate was valid at.
 //!
+//! `policy.signedIdentity` says which image a signature must claim to be
+//! of, as containers/image's `signedIdentity` reads it for the cluster
+//! (the claim is the simple-signing payload's
+//! `critical.identity.docker-reference`):
+//!
+//! - `MatchRepoDigestOrExact`, the default: for a module pulled by digest,
+//!   the claim's repository is the module's; by tag, the claim is the
+//!   module's repository and tag exactly (cosign claims the repository
+//!   only, so sign by digest or choose `MatchRepository`);
+//! - `MatchRepository`: the claim's repository is the module's;
+//! - `ExactRepository`: the claim's repository is
+//!   `exactRepository.repository`.
+//!
+//! `RemapIdentity` (and any other) refuses the module, naming it. A
+//! Sigstore bundle claims no image (its statement names the digest only),
+//! so it meets every `signedIdentity` by the digest it signs.
+//!
 //! A policy of another type, or one whose data does not parse, refuses the
 //! module, so a requirement is never dropped.
 //!
@@ -32,12 +49,12 @@
 //! for them, so an edited policy applies on the next poll.
 
 use base64::Engine as _;
-use mco_registry_formats::sigstore::{Identity, SubjectMatch, TrustRoot};
+use mco_registry_formats::sigstore::{Identity, IssuerMatch, SubjectMatch, TrustRoot};
 use oci_client::Reference;
 use serde::Deserialize;
 
 use crate::signature_policy::Requirement;
-use mco_registry_formats::cosign::Key;
+use mco_registry_formats::cosign::{self, Key, Signature};
 
 /// `verify.clusterImagePolicies`: `true` takes every policy that covers
 /// the module; a list takes the named ones, each of which must cover it.
@@ -76,6 +93,81 @@ struct Spec {
 #[serde(rename_all = "camelCase")]
 struct Policy {
     root_of_trust: RootOfTrust,
+    #[serde(default)]
+    signed_identity: Option<SignedIdentitySpec>,
+}
+
+/// `policy.signedIdentity`, as upstream's `PolicyIdentity`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SignedIdentitySpec {
+    match_policy: String,
+    #[serde(default)]
+    exact_repository: Option<ExactRepository>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExactRepository {
+    repository: String,
+}
+
+/// The `matchPolicy` values, as upstream spells them.
+const MATCH_REPO_DIGEST_OR_EXACT: &str = "MatchRepoDigestOrExact";
+const MATCH_REPOSITORY: &str = "MatchRepository";
+const EXACT_REPOSITORY: &str = "ExactRepository";
+
+/// Which image a signature must claim to be of: see the module doc.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedIdentity {
+    /// The `matchPolicy` it comes from, for refusals.
+    match_policy: &'static str,
+    /// The claim's repository (`registry/path`) must be this, or (a module
+    /// pulled by tag under `MatchRepoDigestOrExact`) the claim must be this
+    /// `registry/path:tag` exactly.
+    expected: Expected,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Expected {
+    Repository(String),
+    Exact(String),
+}
+
+impl SignedIdentity {
+    /// Whether `signature` claims the image this identity expects; a
+    /// bundle claims none and names the digest only, which is checked.
+    pub fn check(&self, signature: &Signature) -> Result<(), String> {
+        let Signature::SimpleSigning { payload, .. } = signature else {
+            return Ok(());
+        };
+        let refused = |claim: &str| {
+            let expected = match &self.expected {
+                Expected::Repository(r) => format!("repository {r}"),
+                Expected::Exact(r) => r.clone(),
+            };
+            Err(format!(
+                "signed identity: the signature claims {claim}, not {expected} (signedIdentity {})",
+                self.match_policy
+            ))
+        };
+        let Some(claim) = cosign::docker_reference(payload) else {
+            return refused("no image (no critical.identity.docker-reference)");
+        };
+        let Ok(claimed) = Reference::try_from(claim.as_str()) else {
+            return refused(&format!("{claim:?}, no image reference"));
+        };
+        let met = match &self.expected {
+            Expected::Repository(expected) => &repository(&claimed) == expected,
+            Expected::Exact(expected) => {
+                claimed.digest().is_none()
+                    && claimed
+                        .tag()
+                        .is_some_and(|tag| &format!("{}:{tag}", repository(&claimed)) == expected)
+            }
+        };
+        if met { Ok(()) } else { refused(&claim) }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -181,11 +273,29 @@ impl ImagePolicy {
     /// The policy's signer, named `clusterimagepolicy/NAME`.
     fn signer(&self, reference: &Reference) -> Result<Requirement, PolicyError> {
         let name = format!("clusterimagepolicy/{}", self.name);
-        let unreadable = |detail: String| PolicyError::Unreadable {
+        let unreadable = |detail: String| self.unreadable(detail);
+        let spec = self.spec.as_ref().map_err(|e| unreadable(e.clone()))?;
+        let identity =
+            signed_identity(spec.policy.signed_identity.as_ref(), reference).map_err(unreadable)?;
+        self.root_signer(name, spec, reference)
+            .map(|requirement| requirement.with_signed_identity(identity))
+    }
+
+    fn unreadable(&self, detail: String) -> PolicyError {
+        PolicyError::Unreadable {
             name: self.name.clone(),
             detail,
-        };
-        let spec = self.spec.as_ref().map_err(|e| unreadable(e.clone()))?;
+        }
+    }
+
+    /// The signer of the policy's `rootOfTrust`.
+    fn root_signer(
+        &self,
+        name: String,
+        spec: &Spec,
+        reference: &Reference,
+    ) -> Result<Requirement, PolicyError> {
+        let unreadable = |detail: String| self.unreadable(detail);
         let trust = &spec.policy.root_of_trust;
         let missing =
             |field: &str| unreadable(format!("a {} policy without {field}", trust.policy_type));
@@ -250,7 +360,7 @@ impl ImagePolicy {
                 let subject = &fulcio.fulcio_subject;
                 let identity = Identity {
                     subject: SubjectMatch::Email(subject.signed_email.clone()),
-                    issuer: Some(subject.oidc_issuer.clone()),
+                    issuer: Some(IssuerMatch::Equal(subject.oidc_issuer.clone())),
                 };
                 Ok(Requirement::certificate(
                     name,
@@ -313,6 +423,47 @@ pub fn signers_for(
 /// `registry/repository`, as scopes and errors name it.
 fn repository(reference: &Reference) -> String {
     format!("{}/{}", reference.registry(), reference.repository())
+}
+
+/// What `signedIdentity` (omitted: `MatchRepoDigestOrExact`) asks of the
+/// signatures of `reference`, or why it cannot be verified.
+fn signed_identity(
+    spec: Option<&SignedIdentitySpec>,
+    reference: &Reference,
+) -> Result<SignedIdentity, String> {
+    let match_policy = spec.map_or(MATCH_REPO_DIGEST_OR_EXACT, |s| s.match_policy.as_str());
+    let (match_policy, expected) = match match_policy {
+        MATCH_REPO_DIGEST_OR_EXACT => {
+            let expected = match (reference.digest(), reference.tag()) {
+                (None, Some(tag)) => Expected::Exact(format!("{}:{tag}", repository(reference))),
+                _ => Expected::Repository(repository(reference)),
+            };
+            (MATCH_REPO_DIGEST_OR_EXACT, expected)
+        }
+        MATCH_REPOSITORY => (
+            MATCH_REPOSITORY,
+            Expected::Repository(repository(reference)),
+        ),
+        EXACT_REPOSITORY => {
+            let given = spec
+                .and_then(|s| s.exact_repository.as_ref())
+                .map(|e| e.repository.as_str())
+                .ok_or("signedIdentity ExactRepository without exactRepository.repository")?;
+            let parsed = Reference::try_from(given)
+                .map_err(|e| format!("signedIdentity.exactRepository.repository {given:?}: {e}"))?;
+            (EXACT_REPOSITORY, Expected::Repository(repository(&parsed)))
+        }
+        other => {
+            return Err(format!(
+                "signedIdentity.matchPolicy {other} is not verified; mco-host verifies \
+                 {MATCH_REPO_DIGEST_OR_EXACT}, {MATCH_REPOSITORY} and {EXACT_REPOSITORY}"
+            ));
+        }
+    };
+    Ok(SignedIdentity {
+        match_policy,
+        expected,
+    })
 }
 
 /// Every scope that covers `reference`, most specific first: the
@@ -554,9 +705,10 @@ mod tests {
         let junk_der = b64("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n");
         for data in [junk_der, b64("hello")] {
             let not_a_key = policy("p", &["quay.io"], PUBLIC_KEY, &data);
-            assert!(refusal(all(), &[not_a_key]).starts_with(
-                "clusterimagepolicy/p: publicKey.keyData: not a PEM ECDSA P-256 public key"
-            ));
+            assert!(
+                refusal(all(), &[not_a_key])
+                    .starts_with("clusterimagepolicy/p: publicKey.keyData: not a PEM public key")
+            );
         }
         let no_key = ImagePolicy::decode(
             "p",
@@ -578,5 +730,143 @@ mod tests {
                     .starts_with("clusterimagepolicy/broken: the spec does not parse")
             );
         }
+    }
+
+    /// A simple-signing signature claiming `claim` (not verified: the
+    /// signed identity is checked after the signer).
+    fn claiming(claim: &str) -> Signature {
+        let payload = json!({"critical": {"identity": {"docker-reference": claim},
+            "image": {"docker-manifest-digest": "sha256:1"}, "type": "cosign container image signature"}});
+        Signature::SimpleSigning {
+            payload: payload.to_string().into_bytes(),
+            signature: None,
+            certificate: Default::default(),
+        }
+    }
+
+    /// The attacks: a signature made for another repository's image (of
+    /// the same bytes, so the digest matches), for another tag, or naming
+    /// no image, offered for a module whose policy says which image its
+    /// signatures must claim.
+    #[test]
+    fn signed_identity_is_read_as_the_cluster_reads_it() {
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let pinned = reference(&format!("quay.io/team/mcn@{digest}"));
+        let tagged = reference("quay.io/team/mcn:v1");
+        let spec = |value: serde_json::Value| -> Option<SignedIdentitySpec> {
+            Some(serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}")))
+        };
+        let repository = spec(json!({"matchPolicy": "MatchRepository"}));
+        let exact = spec(json!({"matchPolicy": "ExactRepository",
+            "exactRepository": {"repository": "quay.io/release/mcn"}}));
+        let cases: &[(&Option<SignedIdentitySpec>, &Reference, &str, Option<&str>)] = &[
+            // The default: by digest, the repository; by tag, exactly.
+            (&None, &pinned, "quay.io/team/mcn", None),
+            (&None, &pinned, "quay.io/team/mcn:v9", None),
+            (
+                &None,
+                &pinned,
+                "quay.io/evil/mcn",
+                Some(
+                    "claims quay.io/evil/mcn, not repository quay.io/team/mcn (signedIdentity MatchRepoDigestOrExact)",
+                ),
+            ),
+            (&None, &tagged, "quay.io/team/mcn:v1", None),
+            (
+                &None,
+                &tagged,
+                "quay.io/team/mcn",
+                Some("claims quay.io/team/mcn, not quay.io/team/mcn:v1"),
+            ),
+            (
+                &None,
+                &tagged,
+                "quay.io/team/mcn:v2",
+                Some("not quay.io/team/mcn:v1"),
+            ),
+            (&repository, &tagged, "quay.io/team/mcn", None),
+            (&repository, &tagged, "quay.io/team/mcn:v2", None),
+            (
+                &repository,
+                &pinned,
+                "quay.io/team/mcn2",
+                Some("not repository quay.io/team/mcn"),
+            ),
+            (
+                &repository,
+                &pinned,
+                "quay.io/team",
+                Some("not repository quay.io/team/mcn"),
+            ),
+            (&exact, &pinned, "quay.io/release/mcn", None),
+            (
+                &exact,
+                &pinned,
+                "quay.io/team/mcn",
+                Some("not repository quay.io/release/mcn (signedIdentity ExactRepository)"),
+            ),
+            (
+                &repository,
+                &pinned,
+                "",
+                Some("claims \"\", no image reference"),
+            ),
+        ];
+        for (spec, reference, claim, refused) in cases {
+            let identity =
+                signed_identity(spec.as_ref(), reference).unwrap_or_else(|e| panic!("{e}"));
+            let result = identity.check(&claiming(claim));
+            match refused {
+                None => assert_eq!(result, Ok(()), "{spec:?} {reference} {claim}"),
+                Some(why) => assert!(
+                    result.as_ref().is_err_and(|e| e.contains(why)),
+                    "{spec:?} {reference} {claim}: {result:?}"
+                ),
+            }
+        }
+        // A payload naming no image, and a bundle, which names none.
+        let identity = signed_identity(None, &pinned).unwrap_or_else(|e| panic!("{e}"));
+        let nameless = Signature::SimpleSigning {
+            payload: b"{}".to_vec(),
+            signature: None,
+            certificate: Default::default(),
+        };
+        assert!(
+            identity
+                .check(&nameless)
+                .is_err_and(|e| e.contains("claims no image"))
+        );
+        assert_eq!(identity.check(&Signature::Bundle(b"{}".to_vec())), Ok(()));
+    }
+
+    #[test]
+    fn a_signed_identity_not_verified_refuses_the_module() {
+        let image = reference("quay.io/team/mcn:v1");
+        let with_identity = |identity: serde_json::Value| {
+            ImagePolicy::decode(
+                "p",
+                &json!({"scopes": ["quay.io"], "policy": {"rootOfTrust": {"policyType": PUBLIC_KEY,
+                    "publicKey": {"keyData": key_data()}}, "signedIdentity": identity}}),
+            )
+        };
+        let cases = [
+            (
+                json!({"matchPolicy": "RemapIdentity", "remapIdentity": {"prefix": "quay.io", "signedPrefix": "evil.io"}}),
+                "clusterimagepolicy/p: signedIdentity.matchPolicy RemapIdentity is not verified; mco-host \
+                 verifies MatchRepoDigestOrExact, MatchRepository and ExactRepository",
+            ),
+            (
+                json!({"matchPolicy": "ExactRepository"}),
+                "clusterimagepolicy/p: signedIdentity ExactRepository without exactRepository.repository",
+            ),
+        ];
+        for (identity, why) in cases {
+            match signers_for(&PolicySelector::All, &[with_identity(identity)], &image) {
+                Ok(signers) => panic!("{} signers", signers.len()),
+                Err(e) => assert!(e.to_string().starts_with(why), "{e}"),
+            }
+        }
+        let fine = with_identity(json!({"matchPolicy": "MatchRepository"}));
+        assert!(signers_for(&PolicySelector::All, &[fine], &image).is_ok());
     }
 }

@@ -35,6 +35,8 @@ use sha2::{Digest as _, Sha256};
 
 use mco_registry_formats::cosign::{Key, Signature, Signing};
 
+use crate::image_policy::SignedIdentity;
+
 /// One signer a policy names, ready to check signatures.
 #[derive(Clone)]
 pub struct Requirement {
@@ -43,6 +45,9 @@ pub struct Requirement {
     /// `clusterimagepolicy/NAME`.
     pub name: String,
     check: Check,
+    /// Which image its signatures must claim (a ClusterImagePolicy's
+    /// `signedIdentity`).
+    signed_identity: Option<SignedIdentity>,
 }
 
 #[derive(Clone)]
@@ -76,6 +81,7 @@ impl Requirement {
         Requirement {
             name: key.name.clone(),
             check: Check::Key(key),
+            signed_identity: None,
         }
     }
 
@@ -103,13 +109,26 @@ impl Requirement {
                 log_required,
                 fingerprint: format!("{:x}", hash.finalize()),
             })),
+            signed_identity: None,
+        }
+    }
+
+    /// This signer, its signatures also required to claim `identity`.
+    pub fn with_signed_identity(self, identity: SignedIdentity) -> Requirement {
+        Requirement {
+            signed_identity: Some(identity),
+            ..self
         }
     }
 
     fn fingerprint(&self) -> String {
-        match &self.check {
+        let signer = match &self.check {
             Check::Key(key) => format!("key:{}", key.fingerprint()),
             Check::Certificate(c) => format!("certificate:{}", c.fingerprint),
+        };
+        match &self.signed_identity {
+            Some(identity) => format!("{signer}|{identity:?}"),
+            None => signer,
         }
     }
 
@@ -118,6 +137,15 @@ impl Requirement {
     /// is the signing time of a certificate no log vouches for, where
     /// none is required.
     fn check(&self, signature: &Signature, manifest_digest: &str, now: u64) -> Checked {
+        let checked = self.check_signer(signature, manifest_digest, now)?;
+        if let Some(identity) = &self.signed_identity {
+            identity.check(signature)?;
+        }
+        Ok(checked)
+    }
+
+    /// [`Requirement::check`] without the signed identity.
+    fn check_signer(&self, signature: &Signature, manifest_digest: &str, now: u64) -> Checked {
         match &self.check {
             Check::Key(key) => signature
                 .verify(manifest_digest, std::slice::from_ref(key))
@@ -524,7 +552,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let identity = Identity {
             subject: SubjectMatch::Equal(email.into()),
-            issuer: issuer.map(Into::into),
+            issuer: issuer.map(|i| sigstore::IssuerMatch::Equal(i.into())),
         };
         let name = format!("identity {email}");
         Requirement::certificate(name, trust, vec![identity], true, &[pki.json.as_bytes()])

@@ -13,8 +13,9 @@
 //!   `application/vnd.dev.sigstore.bundle.v0.3+json` bundle: a DSSE envelope
 //!   around an in-toto statement whose subject is the manifest digest.
 //!
-//! Both sign with ECDSA P-256 over SHA-256, the key `cosign generate-key-pair`
-//! makes. A module passes when one signature names its manifest digest and
+//! Both sign over SHA-256: with ECDSA P-256 (the key `cosign
+//! generate-key-pair` makes) or P-384, or with RSA in PKCS#1 v1.5 (a key
+//! `cosign import-key-pair` took in), of 2048 bits or more. A module passes when one signature names its manifest digest and
 //! verifies under one of the keys: a list of keys is for rotation, not a
 //! quorum. The manifest digest covers the config and layer digests, and the
 //! layer is checked against its digest when downloaded, so the signature
@@ -34,10 +35,12 @@
 use std::fmt;
 
 use base64::Engine as _;
-use p256::ecdsa::signature::Verifier as _;
-use p256::ecdsa::{DerSignature, Signature as EcdsaSignature, VerifyingKey};
-use p256::pkcs8::DecodePublicKey as _;
+use der::DecodePem as _;
 use serde::Deserialize;
+use x509_cert::spki::SubjectPublicKeyInfoOwned;
+
+use crate::sigstore::CertRefusal;
+use crate::sigstore::certificate::PublicKey;
 use sha2::{Digest as _, Sha256};
 
 /// The media type of a simple-signing payload layer.
@@ -73,8 +76,10 @@ pub enum KeyError {
     Size(usize),
     #[error("not PEM text")]
     NotText,
-    #[error("not a PEM ECDSA P-256 public key (cosign generate-key-pair writes one): {0}")]
-    NotP256(p256::pkcs8::spki::Error),
+    #[error("not a PEM public key (cosign generate-key-pair writes one): {0}")]
+    NotPublicKey(der::Error),
+    #[error(transparent)]
+    Unsupported(CertRefusal),
     #[error(transparent)]
     Read(std::io::Error),
     #[error("more than {MAX_SIGNATURE_BYTES} bytes")]
@@ -122,8 +127,6 @@ pub enum SignatureError {
 pub enum Mismatch {
     #[error("the signature is not base64: {0}")]
     NotBase64(base64::DecodeError),
-    #[error("the signature is no ECDSA P-256 signature")]
-    NotEcdsa,
     #[error("not signed by {0}")]
     OtherKey(String),
 }
@@ -162,18 +165,12 @@ pub struct Signing {
     pub message: String,
 }
 
-/// The fingerprint of a public key: the SHA-256 of its compressed SEC1
-/// point, hex.
-pub(crate) fn key_fingerprint(compressed_point: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(compressed_point))
-}
-
 /// A cosign public key, with the name errors report it by (where it was
 /// read from).
 #[derive(Clone)]
 pub struct Key {
     pub name: String,
-    key: VerifyingKey,
+    key: PublicKey,
 }
 
 impl fmt::Debug for Key {
@@ -183,41 +180,41 @@ impl fmt::Debug for Key {
 }
 
 impl Key {
-    /// A PEM `PUBLIC KEY` (SubjectPublicKeyInfo) of an ECDSA P-256 key, as
-    /// `cosign generate-key-pair` writes `cosign.pub`.
+    /// A PEM `PUBLIC KEY` (SubjectPublicKeyInfo), as `cosign
+    /// generate-key-pair` writes `cosign.pub`: ECDSA P-256 or P-384, or
+    /// RSA of 2048 to 8192 bits. An Ed25519 key or a short RSA key is
+    /// refused here, not at the first signature.
     pub fn from_pem(name: &str, pem: &[u8]) -> Result<Key, KeyError> {
         if pem.len() > MAX_SIGNATURE_BYTES {
             return Err(KeyError::Size(pem.len()));
         }
         let text = std::str::from_utf8(pem).map_err(|_| KeyError::NotText)?;
-        let key = VerifyingKey::from_public_key_pem(text.trim()).map_err(KeyError::NotP256)?;
+        let spki = SubjectPublicKeyInfoOwned::from_pem(text.trim().as_bytes())
+            .map_err(KeyError::NotPublicKey)?;
         Ok(Key {
             name: name.to_string(),
-            key,
+            key: PublicKey::from_spki(&spki).map_err(KeyError::Unsupported)?,
         })
     }
 
-    /// The key's point, which tells two keys apart whatever they are named.
+    /// The key's point (an RSA key's modulus and exponent), which tells
+    /// two keys apart whatever they are named.
     pub fn fingerprint(&self) -> String {
-        key_fingerprint(self.key.to_encoded_point(true).as_bytes())
+        self.key.fingerprint()
     }
 
-    /// Whether base64 `signature` (ASN.1 DER, or the raw 64-byte form) is
-    /// this key's over `message`. Both S forms are accepted, as cosign's Go
-    /// verifier does.
+    /// Whether base64 `signature` is this key's over `message`. ECDSA
+    /// signatures in ASN.1 DER or the raw form and both S forms are
+    /// accepted, as cosign's Go verifier does.
     fn verifies(&self, message: &[u8], signature: &str) -> Result<(), Mismatch> {
         let raw = base64::engine::general_purpose::STANDARD
             .decode(signature.trim())
             .map_err(Mismatch::NotBase64)?;
-        let parsed = DerSignature::from_bytes(&raw)
-            .ok()
-            .and_then(|der| EcdsaSignature::try_from(der).ok())
-            .or_else(|| EcdsaSignature::from_slice(&raw).ok())
-            .ok_or(Mismatch::NotEcdsa)?;
-        let parsed = parsed.normalize_s().unwrap_or(parsed);
-        self.key
-            .verify(message, &parsed)
-            .map_err(|_| Mismatch::OtherKey(self.name.clone()))
+        if self.key.verifies(message, &raw) {
+            Ok(())
+        } else {
+            Err(Mismatch::OtherKey(self.name.clone()))
+        }
     }
 }
 
@@ -380,6 +377,15 @@ pub(crate) fn check_simple_signing(
         });
     }
     Ok(())
+}
+
+/// The image a simple-signing payload claims to sign
+/// (`critical.identity.docker-reference`), if it names one.
+pub fn docker_reference(payload: &[u8]) -> Option<String> {
+    let payload: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    payload["critical"]["identity"]["docker-reference"]
+        .as_str()
+        .map(str::to_string)
 }
 
 /// A Sigstore bundle, as far as cosign's signatures use it.
@@ -599,8 +605,8 @@ pub(crate) fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use p256::ecdsa::SigningKey;
     use p256::ecdsa::signature::Signer as _;
+    use p256::ecdsa::{DerSignature, SigningKey};
     use p256::pkcs8::{EncodePublicKey as _, LineEnding};
 
     const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
@@ -745,7 +751,7 @@ mod tests {
                     payload: good.clone(),
                     signature: Some(b64(b"short")),
                 },
-                "no ECDSA P-256 signature",
+                "not signed by team.pub",
             ),
             (
                 Signature::SimpleSigning {
@@ -813,13 +819,99 @@ mod tests {
         assert!(verify(&[signature], DIGEST, &keys).is_err());
     }
 
+    /// Made once with openssl (no private key kept): an RSA root, leaves
+    /// of 2048 and 1024 bits under it, their public keys, and signatures of
+    /// [`RSA_PAYLOAD`] in PKCS#1 v1.5 (what cosign writes with an RSA
+    /// key, in both forms) and in PSS.
+    macro_rules! rsa_data {
+        ($file:literal) => {
+            include_str!(concat!("../tests/data/rsa/", $file))
+        };
+    }
+    const RSA_PAYLOAD: &str = rsa_data!("payload.json");
+
+    fn rsa_simple(signature: &str) -> Signature {
+        Signature::SimpleSigning {
+            payload: RSA_PAYLOAD.as_bytes().to_vec(),
+            signature: Some(signature.to_string()),
+            certificate: CertificateAnnotations::default(),
+        }
+    }
+
     #[test]
-    fn only_pem_p256_public_keys_are_keys() {
-        // An Ed25519 SubjectPublicKeyInfo: the wrong key type.
-        let ed25519 = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n";
-        let cases: [(&[u8], &str); 4] = [
-            (b"garbage", "not a PEM ECDSA P-256 public key"),
-            (ed25519.as_bytes(), "not a PEM ECDSA P-256 public key"),
+    fn an_rsa_key_verifies_pkcs1_v15_signatures_as_cosign_writes_them() {
+        let rsa = Key::from_pem("rsa.pub", rsa_data!("rsa2048.pub.pem").as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let signature = rsa_simple(rsa_data!("payload.rsa2048.sig"));
+        let keys = [rsa.clone()];
+        let found = verify(std::slice::from_ref(&signature), DIGEST, &keys);
+        assert_eq!(found.map(|k| k.name.clone()).ok(), Some("rsa.pub".into()));
+        // One signing whatever the key is named, and not an ECDSA key's.
+        let (_, signing) = signature
+            .verify(DIGEST, std::slice::from_ref(&rsa))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(signing.signer, rsa.fingerprint());
+        assert_ne!(rsa.fingerprint(), key("a", 1).fingerprint());
+    }
+
+    /// The attacks: a signature by another key type offered to each key
+    /// (an ECDSA signature to an RSA key, an RSA one to an ECDSA key), a
+    /// PSS signature where cosign's verifier takes PKCS#1 v1.5 only, and
+    /// the payload changed under a good RSA signature.
+    #[test]
+    fn rsa_signatures_by_the_wrong_key_type_or_scheme_are_refused() {
+        let rsa = Key::from_pem("rsa.pub", rsa_data!("rsa2048.pub.pem").as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ecdsa = key("ec.pub", 7);
+        let cases = [
+            (simple(7, DIGEST), &rsa, "not signed by rsa.pub"),
+            (
+                rsa_simple(rsa_data!("payload.rsa2048.sig")),
+                &ecdsa,
+                "not signed by ec.pub",
+            ),
+            (
+                rsa_simple(rsa_data!("payload.rsa2048-pss.sig")),
+                &rsa,
+                "not signed by rsa.pub",
+            ),
+            (
+                Signature::SimpleSigning {
+                    payload: RSA_PAYLOAD.replace("null", "{}").into_bytes(),
+                    signature: Some(rsa_data!("payload.rsa2048.sig").into()),
+                    certificate: CertificateAnnotations::default(),
+                },
+                &rsa,
+                "not signed by rsa.pub",
+            ),
+        ];
+        for (signature, key, reason) in cases {
+            match verify(
+                std::slice::from_ref(&signature),
+                DIGEST,
+                std::slice::from_ref(key),
+            ) {
+                Err(e) => assert!(e.to_string().contains(reason), "{signature:?}: {e}"),
+                Ok(k) => panic!("{signature:?} verified under {k:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn only_supported_pem_public_keys_are_keys() {
+        let cases: [(&[u8], &str); 6] = [
+            (b"garbage", "not a PEM public key"),
+            // The attack: a 1024-bit RSA key, which can be factored.
+            (
+                rsa_data!("rsa1024.pub.pem").as_bytes(),
+                "unsupported RSA key of 1024 bits",
+            ),
+            (
+                rsa_data!("ed25519.pub.pem").as_bytes(),
+                "unsupported Ed25519 key (cosign signs with Ed25519ph, which is not verified)",
+            ),
+            // A certificate is no public key.
+            (rsa_data!("root.pem").as_bytes(), "not a PEM public key"),
             (&[0xff, 0xfe, 0x00], "not PEM text"),
             (&[b'a'; MAX_SIGNATURE_BYTES + 1], "is no public key"),
         ];

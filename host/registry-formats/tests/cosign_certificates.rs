@@ -12,7 +12,8 @@ use mco_registry_formats::cosign::{
     SIGNATURE_ANNOTATION, Signature,
 };
 use mco_registry_formats::sigstore::{
-    CertRefusal, Identity, LogRequirement, San, Signer, SubjectMatch, TrustRoot, verify_certificate,
+    CertRefusal, Identity, IssuerMatch, LogRequirement, San, Signer, SubjectMatch, TrustRoot,
+    verify_certificate,
 };
 
 const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
@@ -204,7 +205,7 @@ fn identities_name_the_subject_or_issuer_that_differs() {
     let signer = logged(&signature, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
     let identity = |subject: &str, issuer: &str| Identity {
         subject: SubjectMatch::Equal(subject.into()),
-        issuer: Some(issuer.into()),
+        issuer: Some(IssuerMatch::Equal(issuer.into())),
     };
     assert_eq!(identity(EMAIL, ISSUER).matches(&signer), Ok(()));
     let wrong = identity("someone@example.com", ISSUER).matches(&signer);
@@ -239,7 +240,7 @@ fn a_uri_subject_and_the_deprecated_issuer_extension_are_read() {
     );
     let prefix = Identity {
         subject: SubjectMatch::UrlPrefix("https://github.com/org".into()),
-        issuer: Some("https://token.actions.example".into()),
+        issuer: Some(IssuerMatch::Equal("https://token.actions.example".into())),
     };
     assert_eq!(prefix.matches(&signer), Ok(()));
 }
@@ -339,11 +340,11 @@ fn a_uri_or_dns_san_spelled_as_the_email_is_no_email() {
     let mut world = World::new();
     let email = Identity {
         subject: SubjectMatch::Email(EMAIL.into()),
-        issuer: Some(ISSUER.into()),
+        issuer: Some(IssuerMatch::Equal(ISSUER.into())),
     };
     let equal = Identity {
         subject: SubjectMatch::Equal(EMAIL.into()),
-        issuer: Some(ISSUER.into()),
+        issuer: Some(IssuerMatch::Equal(ISSUER.into())),
     };
     for spec in [LeafSpec::uri(EMAIL), LeafSpec::dns(EMAIL)] {
         let leaf = world.ca.leaf(&spec.issuer(ISSUER));
@@ -955,7 +956,7 @@ fn hostile_trust_material_is_refused_with_a_reason() {
         (root.as_bytes(), "not PUBLIC KEY"),
         (
             b"-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n",
-            "unsupported public key algorithm 1.3.101.112",
+            "rekorKeyData: unsupported Ed25519 key",
         ),
     ];
     for (key, reason) in key_cases {
@@ -963,5 +964,92 @@ fn hostile_trust_material_is_refused_with_a_reason() {
             Ok(_) => panic!("{reason}: accepted"),
             Err(e) => assert!(e.to_string().contains(reason), "{reason:?} not in {e}"),
         }
+    }
+}
+
+/// An RSA PKI made once with openssl (no private key kept): a 3072-bit
+/// root, leaves of 2048 and 1024 bits for [`EMAIL`] (code signing, valid
+/// from 2026-12-06 for eight years), and signatures of a simple-signing
+/// payload of [`DIGEST`] in PKCS#1 v1.5 (cosign's RSA scheme) and PSS.
+macro_rules! rsa_data {
+    ($file:literal) => {
+        include_str!(concat!("data/rsa/", $file))
+    };
+}
+
+/// 2027-06-01, within every RSA certificate's validity.
+const RSA_NOW: u64 = 1_811_808_000;
+
+/// The RSA payload signed with `signature` by the leaf `certificate`.
+fn rsa_signed(certificate: &str, signature: &str) -> Signature {
+    Signature::SimpleSigning {
+        payload: rsa_data!("payload.json").as_bytes().to_vec(),
+        signature: Some(signature.to_string()),
+        certificate: CertificateAnnotations {
+            certificate: Some(certificate.to_string()),
+            chain: None,
+            rekor_bundle: None,
+        },
+    }
+}
+
+fn under_rsa_pki(signature: &Signature) -> Result<Signer, CertRefusal> {
+    let trust = TrustRoot::from_pki(rsa_data!("root.pem").as_bytes(), b"")
+        .unwrap_or_else(|e| panic!("{e}"));
+    verify_certificate(
+        signature,
+        &trust,
+        DIGEST,
+        LogRequirement::Optional { now: RSA_NOW },
+    )
+}
+
+#[test]
+fn an_rsa_leaf_under_an_rsa_root_verifies() {
+    let signed = rsa_signed(rsa_data!("leaf2048.pem"), rsa_data!("payload.rsa2048.sig"));
+    let signer = under_rsa_pki(&signed).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(signer.subjects, [San::Email(EMAIL.into())]);
+    assert_eq!(signer.signed_at, RSA_NOW);
+}
+
+/// The attacks: a 1024-bit leaf (factorable: anyone signs as its owner),
+/// a PSS signature where cosign verifies PKCS#1 v1.5 only, an RSA leaf
+/// presented with an ECDSA leaf's signature, and the 2048-bit leaf's
+/// signature offered with the 1024-bit leaf.
+#[test]
+fn a_short_rsa_leaf_or_another_scheme_is_refused() {
+    let world = World::new();
+    let ecdsa = chained(&world.leaf(), &[&world.ca]);
+    let Signature::SimpleSigning {
+        signature: Some(ecdsa_signature),
+        ..
+    } = &ecdsa
+    else {
+        panic!("not simple signing")
+    };
+    let cases = [
+        (
+            rsa_signed(rsa_data!("leaf1024.pem"), rsa_data!("payload.rsa1024.sig")),
+            "unsupported RSA key of 1024 bits",
+        ),
+        (
+            rsa_signed(rsa_data!("leaf1024.pem"), rsa_data!("payload.rsa2048.sig")),
+            "unsupported RSA key of 1024 bits",
+        ),
+        (
+            rsa_signed(
+                rsa_data!("leaf2048.pem"),
+                rsa_data!("payload.rsa2048-pss.sig"),
+            ),
+            "does not verify under the certificate's key",
+        ),
+        (
+            rsa_signed(rsa_data!("leaf2048.pem"), ecdsa_signature),
+            "does not verify under the certificate's key",
+        ),
+    ];
+    for (signature, why) in cases {
+        let err = refusal(under_rsa_pki(&signature));
+        assert!(err.contains(why), "{why:?} not in {err:?}");
     }
 }

@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
 
-pub use mco_registry_formats::sigstore::{Identity, SubjectMatch};
+pub use mco_registry_formats::sigstore::{
+    Identity, IssuerMatch, Pattern, PatternError, SubjectMatch,
+};
 
 use mco_fetch::image_policy::PolicySelector;
 
@@ -102,14 +104,19 @@ pub struct Quorum {
 }
 
 /// How errors, logs and `guests verify` name an identity: `identity
-/// SUBJECT[ from ISSUER]`, a URL prefix ending in `*`.
+/// SUBJECT[ from ISSUER]`, a URL prefix ending in `*`, a regular
+/// expression between slashes.
 pub fn identity_name(identity: &Identity) -> String {
     let subject = match &identity.subject {
         SubjectMatch::UrlPrefix(prefix) => format!("{prefix}*"),
+        SubjectMatch::RegExp(pattern) => format!("/{}/", pattern.as_str()),
         exact => exact.value().to_string(),
     };
     match &identity.issuer {
-        Some(issuer) => format!("identity {subject} from {issuer}"),
+        Some(IssuerMatch::Equal(issuer)) => format!("identity {subject} from {issuer}"),
+        Some(IssuerMatch::RegExp(pattern)) => {
+            format!("identity {subject} from /{}/", pattern.as_str())
+        }
         None => format!("identity {subject}"),
     }
 }
@@ -316,7 +323,8 @@ pub struct RawVerify {
     pub any_of: Option<RawAnyOf>,
 }
 
-/// A certificate identity: `{issuer, subject: {equal | urlPrefix}}`.
+/// A certificate identity: `{issuer | issuerRegExp, subject: {equal |
+/// urlPrefix} | subjectRegExp}`.
 #[derive(Deserialize, Serialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RawIdentity {
@@ -325,7 +333,18 @@ pub struct RawIdentity {
     /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issuer: Option<String>,
-    pub subject: RawSubject,
+    /// Instead of `issuer`: a regular expression (Rust `regex` syntax, at
+    /// most 1024 bytes) the whole OIDC issuer must match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer_reg_exp: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<RawSubject>,
+    /// Instead of `subject`: a regular expression (Rust `regex` syntax, at
+    /// most 1024 bytes) one whole SAN (email, URI or DNS name) must match;
+    /// anchored at both ends, unlike cosign's
+    /// `--certificate-identity-regexp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject_reg_exp: Option<String>,
 }
 
 /// `{equal: …}` or `{urlPrefix: …}`.
@@ -472,8 +491,16 @@ enum Problem {
     UnusedTrustedRoot,
     #[error("{0}: give one of key and identity")]
     SignerKind(String),
-    #[error("{0}: subject: give one of equal and urlPrefix, not empty")]
+    #[error("{0}: give one of subject (equal or urlPrefix, not empty) and subjectRegExp")]
     SubjectMatch(String),
+    #[error("{0}: give one of issuer and issuerRegExp")]
+    IssuerMatch(String),
+    #[error("{at}.{field}: {error}")]
+    Pattern {
+        at: String,
+        field: &'static str,
+        error: PatternError,
+    },
     #[error("{0}: issuer is empty")]
     EmptyIssuer(String),
     #[error("anyOf lists no signature")]
@@ -613,18 +640,32 @@ impl RawKey {
 impl RawIdentity {
     /// The identity, `at` naming it in errors.
     fn resolve(self, at: &str) -> Result<Identity, Problem> {
-        let subject = match (self.subject.equal, self.subject.url_prefix) {
-            (Some(equal), None) if !equal.is_empty() => SubjectMatch::Equal(equal),
-            (None, Some(prefix)) if !prefix.is_empty() => SubjectMatch::UrlPrefix(prefix),
+        let pattern = |field, source: &str| {
+            Pattern::new(source).map_err(|error| Problem::Pattern {
+                at: at.to_string(),
+                field,
+                error,
+            })
+        };
+        let subject = match (self.subject, self.subject_reg_exp) {
+            (Some(subject), None) => match (subject.equal, subject.url_prefix) {
+                (Some(equal), None) if !equal.is_empty() => SubjectMatch::Equal(equal),
+                (None, Some(prefix)) if !prefix.is_empty() => SubjectMatch::UrlPrefix(prefix),
+                _ => return Err(Problem::SubjectMatch(at.to_string())),
+            },
+            (None, Some(source)) => SubjectMatch::RegExp(pattern("subjectRegExp", &source)?),
             _ => return Err(Problem::SubjectMatch(at.to_string())),
         };
-        if self.issuer.as_deref() == Some("") {
-            return Err(Problem::EmptyIssuer(at.to_string()));
-        }
-        Ok(Identity {
-            issuer: self.issuer,
-            subject,
-        })
+        let issuer = match (self.issuer, self.issuer_reg_exp) {
+            (Some(issuer), None) if issuer.is_empty() => {
+                return Err(Problem::EmptyIssuer(at.to_string()));
+            }
+            (Some(issuer), None) => Some(IssuerMatch::Equal(issuer)),
+            (None, Some(source)) => Some(IssuerMatch::RegExp(pattern("issuerRegExp", &source)?)),
+            (None, None) => None,
+            (Some(_), Some(_)) => return Err(Problem::IssuerMatch(at.to_string())),
+        };
+        Ok(Identity { issuer, subject })
     }
 }
 
@@ -793,7 +834,8 @@ mod tests {
              \x20   signatures:\n\
              \x20     - key: {secret: {name: a, key: cosign.pub}}\n\
              \x20     - key: {configMap: {name: b, key: cosign.pub}}\n\
-             \x20     - identity: {issuer: https://issuer, subject: {equal: c@example.com}}\n",
+             \x20     - identity: {issuer: https://issuer, subject: {equal: c@example.com}}\n\
+             \x20     - identity: {issuerRegExp: 'https://(a|b)\\.example', subjectRegExp: '.+@example\\.com'}\n",
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
@@ -812,7 +854,14 @@ mod tests {
         );
         let any_of = read.any_of.unwrap_or_else(|| panic!("no anyOf"));
         assert_eq!(any_of.minimum, 2);
-        assert_eq!(any_of.signers.len(), 3);
+        let any_of: Vec<String> = any_of.signers.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            any_of[2..],
+            [
+                "identity c@example.com from https://issuer",
+                r"identity /.+@example\.com/ from /https://(a|b)\.example/"
+            ]
+        );
         // minimumMatches defaults to one.
         let one = verify("  anyOf: {signatures: [{key: {file: a.pub}}]}\n");
         assert_eq!(one.map(|v| v.any_of.map(|q| q.minimum)), Ok(Some(1)));
@@ -842,19 +891,35 @@ mod tests {
             ),
             (
                 format!("{root}  identities: [{{subject: {{}}}}]\n"),
-                "identities[0]: subject: give one of equal and urlPrefix",
+                "identities[0]: give one of subject (equal or urlPrefix, not empty) and subjectRegExp",
             ),
             (
                 format!("{root}  identities: [{{subject: {{equal: a, urlPrefix: b}}}}]\n"),
-                "identities[0]: subject: give one of equal and urlPrefix",
+                "identities[0]: give one of subject (equal or urlPrefix, not empty) and subjectRegExp",
             ),
             (
                 format!("{root}  identities: [{{subject: {{equal: ''}}}}]\n"),
-                "identities[0]: subject: give one of equal and urlPrefix",
+                "identities[0]: give one of subject (equal or urlPrefix, not empty) and subjectRegExp",
             ),
             (
                 format!("{root}  identities: [{{issuer: '', subject: {{equal: a}}}}]\n"),
                 "identities[0]: issuer is empty",
+            ),
+            (
+                format!("{root}  identities: [{{subject: {{equal: a}}, subjectRegExp: a}}]\n"),
+                "identities[0]: give one of subject (equal or urlPrefix, not empty) and subjectRegExp",
+            ),
+            (
+                format!("{root}  identities: [{{issuer: i, issuerRegExp: i, subjectRegExp: a}}]\n"),
+                "identities[0]: give one of issuer and issuerRegExp",
+            ),
+            (
+                format!("{root}  identities: [{{subjectRegExp: 'a)|(.*'}}]\n"),
+                "identities[0].subjectRegExp: not a regular expression the host takes",
+            ),
+            (
+                format!("{root}  allOf: [{{identity: {{issuerRegExp: '', subjectRegExp: a}}}}]\n"),
+                "allOf[0].issuerRegExp: an empty regular expression would admit anyone",
             ),
             (
                 "  allOf: [{}]\n".to_string(),

@@ -23,7 +23,7 @@ use mco_fetch::image_policy::{ImagePolicy, Listed, PolicySelector};
 use mco_fetch::signature_policy::{Evidence, Policy, Verdict};
 use mco_registry::crd::MachineConfigGuestSpec;
 use mco_registry::entries::{
-    Identity, KeySource, OciSource, RawFull, Source, SubjectMatch, Verify,
+    Identity, IssuerMatch, KeySource, OciSource, RawFull, Source, SubjectMatch, Verify,
 };
 use mco_registry::read_policy;
 
@@ -113,7 +113,7 @@ impl VerifyArgs {
             trusted_root: self.trusted_root.clone().map(KeySource::File),
             identities: subjects
                 .map(|subject| Identity {
-                    issuer: self.issuer.clone(),
+                    issuer: self.issuer.clone().map(IssuerMatch::Equal),
                     subject,
                 })
                 .collect(),

@@ -45,14 +45,16 @@
 //! fuzzed (fuzz/: `certificate_signature`, `trust_root`); the tests that
 //! sign with certificates made at test time are tests/cosign_certificates.rs.
 
-mod certificate;
+pub(crate) mod certificate;
 mod evidence;
 mod identity;
 mod rekor;
 mod time;
 mod trust;
 
-pub use identity::{Identity, IdentityMismatch, SubjectMatch};
+pub use identity::{
+    Identity, IdentityMismatch, IssuerMatch, MAX_PATTERN_BYTES, Pattern, PatternError, SubjectMatch,
+};
 pub use trust::{MAX_TRUST_ROOT_BYTES, TrustRoot, TrustRootError};
 
 use crate::cosign::{Signature, Signing};
@@ -142,7 +144,9 @@ pub enum CertRefusal {
     NoCertificate,
     #[error("malformed {what}: {why}")]
     Malformed { what: &'static str, why: String },
-    #[error("unsupported {0}; ECDSA P-256 or P-384 with SHA-256 or SHA-384 is verified")]
+    #[error(
+        "unsupported {0}; ECDSA P-256 or P-384 and RSA of 2048 to 8192 bits (PKCS#1 v1.5) are verified"
+    )]
     Unsupported(String),
     #[error("the certificate for {subject} does not chain to a trusted root: {why}")]
     ForeignCa { subject: String, why: String },
@@ -213,7 +217,18 @@ pub fn verify_certificate(
     leaf.require_code_signing()?;
     leaf.require_not_ca()?;
     trust.verify_chain(&leaf, &intermediates, signed_at)?;
-    if !leaf.verifies_prehash(&evidence.signed.sha256(), &evidence.signature) {
+    let verified = match &evidence.signed {
+        evidence::Signed::Payload(message) | evidence::Signed::Dsse { pae: message, .. } => {
+            leaf.key.verifies(message, &evidence.signature)
+        }
+        evidence::Signed::Digest(digest) => leaf
+            .key
+            .verifies_prehash(digest, &evidence.signature)
+            .ok_or_else(|| {
+                CertRefusal::Unsupported("RSA message signature (cosign signs with DSSE)".into())
+            })?,
+    };
+    if !verified {
         return Err(CertRefusal::BadSignature);
     }
     Ok(Signer {

@@ -36,7 +36,7 @@ pub(crate) fn verify_entry(
         .promise
         .as_deref()
         .ok_or(CertRefusal::NoInclusionPromise)?;
-    if !key.verifies_prehash(&Sha256::digest(set_payload(tlog)), promise) {
+    if !key.verifies(&set_payload(tlog), promise) {
         return Err(CertRefusal::BadInclusionPromise(log.hex_id()));
     }
     if let Some(proof) = &tlog.proof {
@@ -308,11 +308,10 @@ impl<'a> Checkpoint<'a> {
     /// Whether a signature whose key hint is the log ID's first four
     /// bytes (Rekor's hint: the key's SHA-256) verifies under `key`.
     fn signed_by(&self, key: &PublicKey, log_id: &[u8]) -> bool {
-        let digest = Sha256::digest(self.text.as_bytes());
         self.signatures.iter().any(|signature| {
             signature.len() > 4
                 && log_id.get(..4) == Some(&signature[..4])
-                && key.verifies_prehash(&digest, &signature[4..])
+                && key.verifies(self.text.as_bytes(), &signature[4..])
         })
     }
 }

@@ -403,12 +403,16 @@ impl TrustRoot {
 }
 
 /// The signature algorithms a chain may use: ECDSA on P-256 or P-384 with
-/// SHA-256 or SHA-384, what Fulcio and cosign's PKIs issue.
+/// SHA-256 or SHA-384, what Fulcio and cosign's PKIs issue, and RSA PKCS#1
+/// v1.5 with a key of 2048 to 8192 bits, what private PKIs often issue.
 const ALGORITHMS: &[&dyn SignatureVerificationAlgorithm] = &[
     webpki::ring::ECDSA_P256_SHA256,
     webpki::ring::ECDSA_P256_SHA384,
     webpki::ring::ECDSA_P384_SHA256,
     webpki::ring::ECDSA_P384_SHA384,
+    webpki::ring::RSA_PKCS1_2048_8192_SHA256,
+    webpki::ring::RSA_PKCS1_2048_8192_SHA384,
+    webpki::ring::RSA_PKCS1_2048_8192_SHA512,
 ];
 
 /// The code-signing key purpose (1.3.6.1.5.5.7.3.3), its DER value.
