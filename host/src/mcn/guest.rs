@@ -1,10 +1,16 @@
 //! The node-state guest: the WIT binding of world `node-state-reporter`,
-//! the conversions between WIT and the guest library's types, and the one
-//! place where what a guest returns is checked before anyone acts on it.
+//! the conversions between WIT and the guest library's types, the handles
+//! lent for a call (`inputs`), and the one place where what a guest
+//! returns is checked before anyone acts on it.
 
 use mco_mcn as logic;
 
 use mco_runtime::{Guest, GuestError, GuestState, World};
+use wasmtime::Store;
+use wasmtime::component::{HasSelf, Linker, Resource};
+use wasmtime_wasi::WasiView as _;
+
+use super::inputs::Lent;
 
 mod wit_bindings {
     wasmtime::component::bindgen!({
@@ -13,20 +19,30 @@ mod wit_bindings {
         // The facts are lowered straight from the host's own strings: no
         // copy of them is made for a call (`with_wit`).
         ownership: Borrowing { duplicate_if_necessary: true },
+        // A lookup past its budget traps the guest (`inputs::charge`).
+        imports: { default: trappable },
+        with: {
+            "mco:machine-config/node-inputs.node-labels": crate::mcn::inputs::NodeLabels,
+            "mco:machine-config/node-inputs.rendered-configs": crate::mcn::inputs::RenderedConfigs,
+        },
     });
 }
 
-use wit_bindings::NodeStateReporterPre;
 use wit_bindings::exports::mco::machine_config::node_state as wit;
+pub(super) use wit_bindings::mco::machine_config::node_inputs as wit_inputs;
 use wit_bindings::mco::machine_config::types as wit_types;
+use wit_bindings::{NodeStateReporter, NodeStateReporterPre};
 
 /// The interface a node-state guest must export.
-pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.5.0";
+pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.6.0";
 
 impl World for NodeStateReporterPre<GuestState> {
     const INTERFACE: &'static str = NODE_STATE_INTERFACE;
     fn bind(pre: wasmtime::component::InstancePre<GuestState>) -> wasmtime::Result<Self> {
         NodeStateReporterPre::new(pre)
+    }
+    fn link(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+        wit_inputs::add_to_linker::<_, HasSelf<_>>(linker, |state| state)
     }
 }
 
@@ -49,13 +65,10 @@ impl McnGuestExt for McnGuest {
     /// failure, never something to write.
     fn derive(&self, facts: &logic::Facts) -> Result<logic::Decision, GuestError> {
         let mut store = self.store();
-        let result = self.bindings().instantiate(&mut store).and_then(|guest| {
-            with_wit(facts, |input| {
-                guest
-                    .mco_machine_config_node_state()
-                    .call_derive(&mut store, input)
-            })
-        });
+        let result = self
+            .bindings()
+            .instantiate(&mut store)
+            .and_then(|guest| call(&guest, &mut store, facts));
         let decision = from_wit(self.finish(&store, result)?);
         checked(self, facts, decision)
     }
@@ -72,12 +85,7 @@ impl McnGuestExt for McnGuest {
         let mut results = Vec::with_capacity(batch.len());
         for (done, facts) in batch.iter().enumerate() {
             self.rearm(&mut store);
-            let call = with_wit(facts, |input| {
-                instance
-                    .mco_machine_config_node_state()
-                    .call_derive(&mut store, input)
-            });
-            match call {
+            match call(&instance, &mut store, facts) {
                 Ok(decision) => results.push(checked(self, facts, from_wit(decision))),
                 Err(_) => {
                     results.extend(batch[done..].iter().map(|facts| self.derive(facts)));
@@ -88,6 +96,26 @@ impl McnGuestExt for McnGuest {
         store.data().log_stderr(&self.module().name);
         results
     }
+}
+
+/// One `derive` call: `facts`' labels and configs are lent as handles for
+/// the call, the rest lowered as WIT values.
+fn call(
+    guest: &NodeStateReporter,
+    store: &mut Store<GuestState>,
+    facts: &logic::Facts,
+) -> wasmtime::Result<wit::Decision> {
+    let lent = Lent::new(store.data_mut().ctx().table, facts)?;
+    let labels = Resource::new_borrow(lent.labels.rep());
+    let configs = Resource::new_borrow(lent.configs.rep());
+    // A failed call leaves them in the table: its store is not used again.
+    let decision = with_wit(facts, |input| {
+        guest
+            .mco_machine_config_node_state()
+            .call_derive(&mut *store, labels, configs, input)
+    })?;
+    lent.reclaim(store.data_mut().ctx().table)?;
+    Ok(decision)
 }
 
 /// The one place MCN output is checked: what the CRD accepts
@@ -115,13 +143,14 @@ struct SelectorLists<'f> {
     values: Vec<Vec<&'f str>>,
 }
 
-/// Calls `call` with `facts` as the WIT facts, every string borrowed from
+/// Calls `call` with `facts` (but for the labels and configs, which are
+/// lent as handles) as the WIT facts, every string borrowed from
 /// `facts`: only the lists that hold the references are built, each before
 /// what points at it (the selectors' lists before their pools, the actions
 /// before their policies).
 fn with_wit<R>(facts: &logic::Facts, call: impl FnOnce(wit::Facts<'_>) -> R) -> R {
     let node = &facts.node;
-    let (labels, annotations) = (pairs(&node.labels), pairs(&node.annotations));
+    let annotations = pairs(&node.annotations);
     let selector_lists: Vec<Option<SelectorLists<'_>>> = facts
         .pools
         .iter()
@@ -167,14 +196,6 @@ fn with_wit<R>(facts: &logic::Facts, call: impl FnOnce(wit::Facts<'_>) -> R) -> 
             target_config: &pool.target_config,
         })
         .collect();
-    let configs: Vec<wit::RenderedConfig<'_>> = facts
-        .configs
-        .iter()
-        .map(|c| wit::RenderedConfig {
-            name: &c.name,
-            spec: &c.spec,
-        })
-        .collect();
     let policies = &facts.policies;
     let file_actions: Vec<Vec<wit::DisruptionAction<'_>>> =
         policies.files.iter().map(|f| actions(&f.actions)).collect();
@@ -215,11 +236,9 @@ fn with_wit<R>(facts: &logic::Facts, call: impl FnOnce(wit::Facts<'_>) -> R) -> 
             name: &node.name,
             phase: &node.phase,
             unschedulable: node.unschedulable,
-            labels: &labels,
             annotations: &annotations,
         },
         pools: &pools,
-        configs: &configs,
         policies: wit::DisruptionPolicies {
             files: &files,
             units: &units,
