@@ -1,7 +1,7 @@
-//! The node-state guest: the WIT binding of world `node-state-reporter`,
-//! the conversions between WIT and the guest library's types, the handles
-//! lent for a call (`inputs`), and the one place where what a guest
-//! returns is checked before anyone acts on it.
+//! The node-state guest: the conversions between WIT (world
+//! `node-state-reporter`, bound in `inputs` beside the handles lent for a
+//! call) and the guest library's types, and the one place where what a
+//! guest returns is checked before anyone acts on it.
 
 use mco_mcn as logic;
 
@@ -11,27 +11,10 @@ use wasmtime::component::{HasSelf, Linker, Resource};
 use wasmtime_wasi::WasiView as _;
 
 use super::inputs::Lent;
-
-mod wit_bindings {
-    wasmtime::component::bindgen!({
-        world: "node-state-reporter",
-        path: "../wit",
-        // The facts are lowered straight from the host's own strings: no
-        // copy of them is made for a call (`with_wit`).
-        ownership: Borrowing { duplicate_if_necessary: true },
-        // A lookup past its budget traps the guest (`inputs::charge`).
-        imports: { default: trappable },
-        with: {
-            "mco:machine-config/node-inputs.node-labels": crate::mcn::inputs::NodeLabels,
-            "mco:machine-config/node-inputs.rendered-configs": crate::mcn::inputs::RenderedConfigs,
-        },
-    });
-}
-
-use wit_bindings::exports::mco::machine_config::node_state as wit;
-pub(super) use wit_bindings::mco::machine_config::node_inputs as wit_inputs;
-use wit_bindings::mco::machine_config::types as wit_types;
-use wit_bindings::{NodeStateReporter, NodeStateReporterPre};
+use super::inputs::wit_bindings::exports::mco::machine_config::node_state as wit;
+use super::inputs::wit_bindings::mco::machine_config::types as wit_types;
+use super::inputs::wit_bindings::{NodeStateReporter, NodeStateReporterPre};
+use super::inputs::wit_inputs;
 
 /// The interface a node-state guest must export.
 pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.6.0";

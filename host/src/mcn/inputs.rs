@@ -18,7 +18,26 @@ use mco_runtime::GuestState;
 use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::WasiView as _;
 
-use super::guest::wit_inputs as wit;
+/// The WIT binding of world `node-state-reporter`, here because its
+/// handles are the types below.
+pub(super) mod wit_bindings {
+    wasmtime::component::bindgen!({
+        world: "node-state-reporter",
+        path: "../wit",
+        // The facts are lowered straight from the host's own strings: no
+        // copy of them is made for a call (`guest::with_wit`).
+        ownership: Borrowing { duplicate_if_necessary: true },
+        // A lookup past its budget traps the guest (`charge`).
+        imports: { default: trappable },
+        with: {
+            "mco:machine-config/node-inputs.node-labels": super::NodeLabels,
+            "mco:machine-config/node-inputs.rendered-configs": super::RenderedConfigs,
+        },
+    });
+}
+
+pub(super) use wit_bindings::mco::machine_config::node_inputs as wit_inputs;
+use wit_inputs as wit;
 
 /// Lookups one handle answers in one call. The MCN guest makes one per
 /// label a pool's selector names, and two per rendered config (at most
