@@ -899,3 +899,47 @@ fn guests_verify_refuses_a_policy_it_cannot_read_before_any_registry_call() {
         assert!(output.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// A reader that stops early (`mco-host completions zsh | head`) ends the
+/// command quietly: exit status 0, nothing on stderr. The pipe's reading
+/// end is closed before the command starts, so its first write fails.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    let (reader, writer) = std::io::pipe().unwrap_or_else(|e| panic!("{e}"));
+    drop(reader);
+    let output = common::cli::host()
+        .args(["completions", "zsh"])
+        .stdout(writer)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(output.stderr.is_empty(), "{}", stderr(&output));
+}
+
+/// Without a cluster the kubeconfig error says each thing once, although
+/// kube's errors quote the ones they wrap.
+#[test]
+fn a_missing_kubeconfig_is_reported_without_repeats() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let missing = dir.path().join("kubeconfig");
+    for command in ["status", "preflight"] {
+        let output = common::cli::host()
+            .arg(command)
+            .env("KUBECONFIG", &missing)
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .env_remove("KUBERNETES_SERVICE_PORT")
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{command}: {message}");
+        assert!(
+            message.starts_with("mco-host: connecting to the cluster: "),
+            "{command}: {message}"
+        );
+        assert_eq!(
+            message.matches("No such file or directory").count(),
+            1,
+            "{command}: {message}"
+        );
+    }
+}

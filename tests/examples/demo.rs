@@ -2,14 +2,18 @@
 //! simulated cluster (pools, rendered configs, nodes), `mco-host run` as its
 //! own ServiceAccount, and a rolling update across the workers, one node at a
 //! time, the way the Machine Config Daemon and drain controller annotate
-//! nodes. After every step it prints the MachineConfigNodes (pool, configs,
-//! and the update conditions that are True in one column). Then a new
-//! release's CoreOS stream lands and the managed boot image controller moves
-//! the enrolled AWS MachineSets to its images, leaving a custom-image and a
-//! Windows MachineSet alone (and saying why), and the demo prints the MachineSets, the
-//! conditions on MachineConfiguration `cluster` and the events. It prints
-//! `mco-host status` once mid-rollout and once at the end. Everything it
-//! started is stopped when it ends.
+//! nodes. It prints the MachineConfigNodes (pool, configs, and the update
+//! conditions that are True in one column) before and after, and the first
+//! worker's after each step of its update (the others take the same ones).
+//! Then a new release's CoreOS stream lands and the managed boot image
+//! controller moves the enrolled AWS MachineSets to its images, leaving a
+//! custom-image and a Windows MachineSet alone (and saying why), and the
+//! demo prints the MachineSets, the conditions on MachineConfiguration
+//! `cluster` and the events. It prints `mco-host status` once mid-rollout
+//! and once at the end. Everything it started is stopped when it ends.
+//!
+//! The harness's progress lines go to stderr, which `make demo` keeps in a
+//! log and prints only when the demo fails; the demo itself prints to stdout.
 
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code, reason = "the demo uses part of the test support")]
@@ -120,9 +124,13 @@ async fn rolling_update(fx: &mut Fixture) -> anyhow::Result<()> {
     print_table(fx, "the cluster is up to date on rendered-worker-a").await?;
 
     fx.apply_pool("worker", "rendered-worker-b").await?;
-    println!("pool worker now targets rendered-worker-b: rolling it out one node at a time\n");
+    println!(
+        "pool worker now targets rendered-worker-b: the workers update one at a time, \
+         annotated as the Machine Config Daemon annotates a node\n"
+    );
     let steps = reboot_steps()?;
     for (worker, uid) in WORKERS.iter().zip(&uids) {
+        let mut rows = Vec::new();
         for step in &steps {
             let (annotations, unschedulable) = golden::node_state(step)?;
             let annotations: Vec<(&str, &str)> = annotations
@@ -135,14 +143,30 @@ async fn rolling_update(fx: &mut Fixture) -> anyhow::Result<()> {
                 .await
                 .with_context(|| format!("{worker}, step {step}"))?;
             let label = step.trim_start_matches("reboot-").get(3..).unwrap_or(step);
-            print_table(fx, &format!("{worker}: {label}")).await?;
+            let mcn = fx.mcns().get(worker).await?;
+            rows.push(step_row(label, &serde_json::to_value(&mcn)?));
             if *worker == "worker-1" && step == "reboot-05-drained" {
-                println!("# mco-host status, mid-rollout\n");
+                println!("# mco-host status, worker-1 drained mid-update\n");
                 println!("{}", fx.status(&[]).await?);
             }
         }
+        // Every worker takes the same steps: the first one's are shown.
+        if *worker == WORKERS[0] {
+            let header = std::iter::once("STEP").chain(COLUMNS.iter().skip(1).map(|(h, _)| *h));
+            print_rows(
+                &format!("{worker}'s MachineConfigNode after each step"),
+                header,
+                &rows,
+            );
+        } else {
+            println!("{worker} took the same {} steps\n", rows.len());
+        }
     }
-    println!("rolling update complete\n");
+    print_table(
+        fx,
+        "rolling update complete: every worker on rendered-worker-b",
+    )
+    .await?;
     Ok(())
 }
 
@@ -169,9 +193,10 @@ async fn boot_images(cluster: &Cluster) -> anyhow::Result<()> {
     println!(
         "worker-golden-image keeps its custom AMI: it is no RHCOS image the controller knows, so \
          upgrading it could replace a team's own image (skipped).\n\
-         worker-windows keeps its image: its machines are labelled \
-         machine.openshift.io/os-id=Windows, and RHCOS boot images never apply to Windows \
-         nodes, as upstream rules (counted reconciled, a noop).\n"
+         worker-windows keeps its image: its machines run Windows (template label \
+         machine.openshift.io/os-id=Windows), and an RHCOS boot image is no image for them. \
+         Upstream leaves such a MachineSet alone whatever the stream holds and counts it \
+         reconciled (a noop), so the status view shows it no stream image.\n"
     );
     println!("# MachineConfiguration cluster");
     for condition in conditions.values() {
@@ -238,21 +263,33 @@ async fn print_table(fx: &Fixture, title: &str) -> anyhow::Result<()> {
         .iter()
         .map(|m| row(&serde_json::to_value(m).unwrap_or_default()))
         .collect();
-    let header: Vec<String> = std::iter::once("NAME")
-        .chain(COLUMNS.iter().map(|(h, _)| *h))
-        .map(String::from)
-        .collect();
+    let header = std::iter::once("NAME").chain(COLUMNS.iter().map(|(h, _)| *h));
+    print_rows(title, header, &rows);
+    Ok(())
+}
+
+/// One node's MachineConfigNode at a step of its update: the step, then
+/// the columns after NAME and POOL (the same node and pool throughout).
+fn step_row(step: &str, mcn: &Value) -> Vec<String> {
+    std::iter::once(step.to_owned())
+        .chain(row(mcn).into_iter().skip(2))
+        .collect()
+}
+
+/// `rows` under `title` and `header`, each column as wide as its widest cell.
+fn print_rows<'a>(title: &str, header: impl Iterator<Item = &'a str>, rows: &[Vec<String>]) {
+    let header: Vec<String> = header.map(String::from).collect();
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             std::iter::once(&header)
-                .chain(&rows)
+                .chain(rows)
                 .map(|r| r[i].len())
                 .max()
                 .unwrap_or(0)
         })
         .collect();
     println!("# {title}");
-    for cells in std::iter::once(&header).chain(&rows) {
+    for cells in std::iter::once(&header).chain(rows) {
         let line: Vec<String> = cells
             .iter()
             .zip(&widths)
@@ -261,7 +298,6 @@ async fn print_table(fx: &Fixture, title: &str) -> anyhow::Result<()> {
         println!("{}", line.join("   ").trim_end());
     }
     println!();
-    Ok(())
 }
 
 fn row(mcn: &Value) -> Vec<String> {

@@ -37,8 +37,11 @@ use x509_cert::builder::{Builder as _, CertificateBuilder, Profile};
 use x509_cert::der::asn1::{Ia5String, UtcTime, Utf8StringRef};
 use x509_cert::der::{Decode as _, Encode, EncodePem as _, Length, Writer};
 use x509_cert::ext::AsExtension;
+use x509_cert::ext::pkix::constraints::name::GeneralSubtree;
 use x509_cert::ext::pkix::name::GeneralName;
-use x509_cert::ext::pkix::{ExtendedKeyUsage, SubjectAltName};
+use x509_cert::ext::pkix::{
+    BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, NameConstraints, SubjectAltName,
+};
 use x509_cert::name::Name;
 use x509_cert::serial_number::SerialNumber;
 use x509_cert::spki::{ObjectIdentifier, SubjectPublicKeyInfoOwned};
@@ -122,6 +125,11 @@ impl Ca {
 
     /// An intermediate CA this one issues, valid as long as a root.
     pub fn intermediate(&self, common_name: &str) -> Ca {
+        self.intermediate_with(common_name, &CaSpec::default())
+    }
+
+    /// An intermediate CA this one issues with the constraints of `spec`.
+    pub fn intermediate_with(&self, common_name: &str, spec: &CaSpec) -> Ca {
         let key = fresh_key();
         let name = Name::from_str(&format!("CN={common_name},O=mco-e2e"))
             .unwrap_or_else(|e| panic!("name: {e}"));
@@ -129,10 +137,10 @@ impl Ca {
             not_before: utc(now() - 86_400),
             not_after: utc(now() + 10 * 365 * 86_400),
         };
-        let builder = CertificateBuilder::new(
+        let mut builder = CertificateBuilder::new(
             Profile::SubCA {
                 issuer: self.name.clone(),
-                path_len_constraint: None,
+                path_len_constraint: spec.path_len,
             },
             serial(),
             validity,
@@ -141,6 +149,37 @@ impl Ca {
             &self.key,
         )
         .unwrap_or_else(|e| panic!("intermediate: {e}"));
+        let extension = |added: Result<(), x509_cert::builder::Error>| {
+            added.unwrap_or_else(|e| panic!("extension: {e}"));
+        };
+        let ia5 = |s: &String| Ia5String::new(s).unwrap_or_else(|e| panic!("name {s}: {e}"));
+        let permitted: Vec<GeneralSubtree> = spec
+            .permitted_dns
+            .iter()
+            .map(|d| GeneralName::DnsName(ia5(d)))
+            .chain(
+                spec.permitted_emails
+                    .iter()
+                    .map(|e| GeneralName::Rfc822Name(ia5(e))),
+            )
+            .map(|base| GeneralSubtree {
+                base,
+                minimum: 0,
+                maximum: None,
+            })
+            .collect();
+        if !permitted.is_empty() {
+            extension(builder.add_extension(&NameConstraints {
+                permitted_subtrees: Some(permitted),
+                excluded_subtrees: None,
+            }));
+        }
+        if !spec.extended_key_usage.is_empty() {
+            extension(builder.add_extension(&ExtendedKeyUsage(spec.extended_key_usage.clone())));
+        }
+        if spec.unknown_critical {
+            extension(builder.add_extension(&RawExtension::unknown_critical()));
+        }
         let der = built(builder);
         Ca { name, key, der }
     }
@@ -152,12 +191,23 @@ impl Ca {
             Some(cn) => Name::from_str(&format!("CN={cn}")).unwrap_or_else(|e| panic!("name: {e}")),
             None => Name::default(),
         };
-        let mut builder = CertificateBuilder::new(
+        // A leaf with a CA's powers is made by hand: the leaf profile
+        // writes CA:false and no keyCertSign.
+        let profile = if spec.basic_ca || spec.key_cert_sign {
+            Profile::Manual {
+                issuer: Some(self.name.clone()),
+            }
+        } else {
             Profile::Leaf {
                 issuer: self.name.clone(),
                 enable_key_agreement: false,
                 enable_key_encipherment: false,
-            },
+                // What the profile writes without `hazmat`.
+                include_subject_key_identifier: true,
+            }
+        };
+        let mut builder = CertificateBuilder::new(
+            profile,
             serial(),
             Validity {
                 not_before: utc(spec.not_before),
@@ -178,10 +228,22 @@ impl Ca {
                     .iter()
                     .map(|u| GeneralName::UniformResourceIdentifier(ia5(u))),
             )
+            .chain(spec.dns_names.iter().map(|d| GeneralName::DnsName(ia5(d))))
             .collect();
         let extension = |added: Result<(), x509_cert::builder::Error>| {
             added.unwrap_or_else(|e| panic!("extension: {e}"));
         };
+        if spec.basic_ca || spec.key_cert_sign {
+            extension(builder.add_extension(&BasicConstraints {
+                ca: spec.basic_ca,
+                path_len_constraint: None,
+            }));
+            let mut usage = KeyUsages::DigitalSignature.into();
+            if spec.key_cert_sign {
+                usage |= KeyUsages::KeyCertSign;
+            }
+            extension(builder.add_extension(&KeyUsage(usage)));
+        }
         if !names.is_empty() {
             extension(builder.add_extension(&SubjectAltName(names)));
         }
@@ -195,13 +257,18 @@ impl Ca {
             extension(builder.add_extension(&RawExtension {
                 oid: FULCIO_ISSUER_V2,
                 value,
+                critical: false,
             }));
         }
         if let Some(issuer) = &spec.legacy_issuer {
             extension(builder.add_extension(&RawExtension {
                 oid: FULCIO_ISSUER_V1,
                 value: issuer.as_bytes().to_vec(),
+                critical: false,
             }));
+        }
+        if spec.unknown_critical {
+            extension(builder.add_extension(&RawExtension::unknown_critical()));
         }
         Leaf {
             der: built(builder),
@@ -222,15 +289,50 @@ fn built(builder: CertificateBuilder<'_, SigningKey>) -> Vec<u8> {
         .unwrap_or_else(|e| panic!("certificate: {e}"))
 }
 
-const CODE_SIGNING: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.3");
+/// The code-signing extended key usage.
+pub const CODE_SIGNING: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.3");
+/// The TLS server extended key usage.
+pub const SERVER_AUTH: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.1");
+/// An extension no verifier knows (a private enterprise arc).
+const UNKNOWN_EXTENSION: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1.55555.1");
+
+/// What an intermediate CA's certificate says beyond a plain CA's: the
+/// constraints a verifier must enforce on every path through it.
+#[derive(Debug, Clone, Default)]
+pub struct CaSpec {
+    /// Basic constraints' pathLenConstraint: how many CAs may follow.
+    pub path_len: Option<u8>,
+    /// Name constraints: the DNS names permitted below.
+    pub permitted_dns: Vec<String>,
+    /// Name constraints: the email names (or domains) permitted below.
+    pub permitted_emails: Vec<String>,
+    /// The extended key usages; none leaves the extension out.
+    pub extended_key_usage: Vec<ObjectIdentifier>,
+    /// An extension no verifier knows, marked critical.
+    pub unknown_critical: bool,
+}
 const FULCIO_ISSUER_V2: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1.57264.1.8");
 const FULCIO_ISSUER_V1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1.57264.1.1");
 
 /// An extension whose value is given as bytes (Fulcio's issuer: a DER
-/// UTF8String in the current OID, the bare string in the deprecated one).
+/// UTF8String in the current OID, the bare string in the deprecated one;
+/// an extension no verifier knows).
 struct RawExtension {
     oid: ObjectIdentifier,
     value: Vec<u8>,
+    critical: bool,
+}
+
+impl RawExtension {
+    /// An unknown extension (a DER NULL) marked critical: a verifier that
+    /// does not understand it must refuse the certificate.
+    fn unknown_critical() -> RawExtension {
+        RawExtension {
+            oid: UNKNOWN_EXTENSION,
+            value: vec![0x05, 0x00],
+            critical: true,
+        }
+    }
 }
 
 impl x509_cert::der::oid::AssociatedOid for RawExtension {
@@ -251,7 +353,7 @@ impl Encode for RawExtension {
 
 impl AsExtension for RawExtension {
     fn critical(&self, _: &Name, _: &[x509_cert::ext::Extension]) -> bool {
-        false
+        self.critical
     }
 
     fn to_extension(
@@ -261,7 +363,7 @@ impl AsExtension for RawExtension {
     ) -> Result<x509_cert::ext::Extension, x509_cert::der::Error> {
         Ok(x509_cert::ext::Extension {
             extn_id: self.oid,
-            critical: false,
+            critical: self.critical,
             extn_value: x509_cert::der::asn1::OctetString::new(self.value.clone())?,
         })
     }
@@ -273,12 +375,19 @@ pub struct LeafSpec {
     pub common_name: Option<String>,
     pub emails: Vec<String>,
     pub uris: Vec<String>,
+    pub dns_names: Vec<String>,
     /// Fulcio's OIDC issuer extension (1.3.6.1.4.1.57264.1.8).
     pub issuer: Option<String>,
     /// The deprecated issuer extension (1.3.6.1.4.1.57264.1.1).
     pub legacy_issuer: Option<String>,
     /// The code-signing extended key usage.
     pub code_signing: bool,
+    /// Basic constraints CA:true: a CA's certificate offered as a signer's.
+    pub basic_ca: bool,
+    /// The keyCertSign key usage: a key that may issue certificates.
+    pub key_cert_sign: bool,
+    /// An extension no verifier knows, marked critical.
+    pub unknown_critical: bool,
     /// Validity, Unix seconds.
     pub not_before: u64,
     pub not_after: u64,
@@ -292,9 +401,13 @@ impl LeafSpec {
             common_name: None,
             emails: vec![email.into()],
             uris: Vec::new(),
+            dns_names: Vec::new(),
             issuer: None,
             legacy_issuer: None,
             code_signing: true,
+            basic_ca: false,
+            key_cert_sign: false,
+            unknown_critical: false,
             not_before: now() - 600,
             not_after: now() + 600,
         }
@@ -307,6 +420,29 @@ impl LeafSpec {
             uris: vec![uri.into()],
             ..LeafSpec::email("")
         }
+    }
+
+    /// A code-signing certificate for a DNS name.
+    pub fn dns(name: &str) -> LeafSpec {
+        LeafSpec {
+            emails: Vec::new(),
+            dns_names: vec![name.into()],
+            ..LeafSpec::email("")
+        }
+    }
+
+    /// A leaf with a CA's powers: basic constraints CA:true, and or the
+    /// keyCertSign key usage.
+    pub fn with_ca_powers(mut self, basic_ca: bool, key_cert_sign: bool) -> LeafSpec {
+        self.basic_ca = basic_ca;
+        self.key_cert_sign = key_cert_sign;
+        self
+    }
+
+    /// A leaf with an extension no verifier knows, marked critical.
+    pub fn with_unknown_critical_extension(mut self) -> LeafSpec {
+        self.unknown_critical = true;
+        self
     }
 
     pub fn issuer(mut self, issuer: &str) -> LeafSpec {
@@ -359,6 +495,14 @@ impl Leaf {
         signature.as_bytes().to_vec()
     }
 
+    /// The public key, PEM (cosign's `cosign.pub` for this key).
+    pub fn public_key_pem(&self) -> String {
+        self.key
+            .verifying_key()
+            .to_public_key_pem(LineEnding::LF)
+            .unwrap_or_else(|e| panic!("public key: {e}"))
+    }
+
     /// An ECDSA signature over a SHA-256 `digest` (cosign sign-blob's
     /// message signature), ASN.1 DER.
     pub fn sign_prehash(&self, digest: &[u8]) -> Vec<u8> {
@@ -368,6 +512,25 @@ impl Leaf {
             .unwrap_or_else(|e| panic!("sign: {e}"));
         signature.to_der().as_bytes().to_vec()
     }
+}
+
+/// Every encoding of one ECDSA P-256 signature (ASN.1 `der`) that a
+/// verifier accepting both forms and both S values takes: DER and raw
+/// `r||s`, each with the low and the high S. They are one signature; an
+/// attacker who can push makes the others from the one.
+pub fn signature_encodings(der: &[u8]) -> [(&'static str, Vec<u8>); 4] {
+    let low = p256::ecdsa::Signature::from_der(der)
+        .map(|s| s.normalize_s().unwrap_or(s))
+        .unwrap_or_else(|e| panic!("signature: {e}"));
+    let (r, s) = low.split_scalars();
+    let high = p256::ecdsa::Signature::from_scalars(r.to_bytes(), (-*s).to_bytes())
+        .unwrap_or_else(|e| panic!("high S: {e}"));
+    [
+        ("DER, low S", low.to_der().as_bytes().to_vec()),
+        ("raw, low S", low.to_bytes().to_vec()),
+        ("DER, high S", high.to_der().as_bytes().to_vec()),
+        ("raw, high S", high.to_bytes().to_vec()),
+    ]
 }
 
 /// A Rekor-style transparency log: a key, an origin, and its leaves. Each
@@ -401,6 +564,17 @@ impl Log {
             key: fresh_key(),
             origin: origin.into(),
             leaves: (0u8..5).map(|i| leaf_hash(&[i])).collect(),
+        }
+    }
+
+    /// This log's key and entries under another origin: one key signing
+    /// for two logs (or shards), whose checkpoints only the origin tells
+    /// apart.
+    pub fn with_origin(&self, origin: &str) -> Log {
+        Log {
+            key: self.key.clone(),
+            origin: origin.into(),
+            leaves: self.leaves.clone(),
         }
     }
 
@@ -650,13 +824,28 @@ pub fn simple_signing_payload(reference: &str, manifest_digest: &str) -> Vec<u8>
 
 /// The in-toto statement cosign v3 signs into a bundle's DSSE envelope.
 pub fn in_toto_statement(reference: &str, manifest_digest: &str) -> Vec<u8> {
+    in_toto_attestation(
+        reference,
+        manifest_digest,
+        "https://sigstore.dev/cosign/sign/v1",
+    )
+}
+
+/// An in-toto statement of `predicate_type` about `manifest_digest`: an
+/// attestation (`cosign attest`: SLSA provenance, an SBOM, ...), or with
+/// cosign's signing predicate type, a signature.
+pub fn in_toto_attestation(
+    reference: &str,
+    manifest_digest: &str,
+    predicate_type: &str,
+) -> Vec<u8> {
     serde_json::json!({
         "_type": "https://in-toto.io/Statement/v1",
         "subject": [{
             "name": reference,
             "digest": {"sha256": manifest_digest.trim_start_matches("sha256:")},
         }],
-        "predicateType": "https://sigstore.dev/cosign/sign/v1",
+        "predicateType": predicate_type,
         "predicate": {},
     })
     .to_string()

@@ -20,7 +20,6 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::time::sleep;
 
@@ -29,7 +28,7 @@ use support::fixture::Fixture;
 const POLL: Duration = Duration::from_millis(200);
 const CONVERGE: Duration = Duration::from_secs(30);
 const CONFIG: &str = "rendered-worker-a";
-const IMAGE_MODE: &str = "ImageModeStatusReporting";
+const IMAGE_MODE: &str = support::fixture::IMAGE_MODE;
 const GATE_OFF_TYPES: [&str; 14] = [
     "UpdatePrepared",
     "UpdateExecuted",
@@ -50,37 +49,6 @@ const GATE_ON_ONLY: [&str; 3] = ["AppliedFiles", "AppliedOSImage", "ImagePulledF
 
 fn image() -> String {
     format!("quay.io/openshift/os-layered@sha256:{}", "ab".repeat(32))
-}
-
-/// Writes FeatureGate `cluster` as the cluster-config operator publishes
-/// it: one entry, for version 4.22.0, with the MCN gate on or off.
-async fn set_image_mode(fx: &Fixture, on: bool) -> Result<()> {
-    let api: Api<DynamicObject> =
-        Api::all_with(fx.admin.clone(), &mco_e2e::openshift::feature_gate());
-    let apply = PatchParams::apply("test-cluster-config-operator").force();
-    let object = json!({
-        "apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
-        "metadata": {"name": "cluster"},
-        "spec": {"featureSet": if on { "TechPreviewNoUpgrade" } else { "" }},
-    });
-    api.patch("cluster", &apply, &Patch::Apply(&object))
-        .await
-        .context("applying FeatureGate cluster")?;
-    let named = |names: &[&str]| names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>();
-    let (enabled, disabled) = if on {
-        (named(&[IMAGE_MODE, "ManagedBootImagesCPMS"]), named(&[]))
-    } else {
-        (named(&["ManagedBootImagesCPMS"]), named(&[IMAGE_MODE]))
-    };
-    let status = json!({
-        "apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
-        "metadata": {"name": "cluster"},
-        "status": {"featureGates": [{"version": "4.22.0", "enabled": enabled, "disabled": disabled}]},
-    });
-    api.patch_status("cluster", &apply, &Patch::Apply(&status))
-        .await
-        .context("writing FeatureGate cluster's status")?;
-    Ok(())
 }
 
 /// A node done on [`CONFIG`], in image mode on [`image`].
@@ -196,7 +164,7 @@ async fn gate_metric(fx: &Fixture, c: usize) -> Result<f64> {
 #[tokio::test]
 async fn image_mode_status_reporting_follows_the_feature_gate() -> Result<()> {
     Fixture::run(async |fx: &mut Fixture| {
-        set_image_mode(fx, false).await?;
+        fx.set_image_mode(false).await?;
         fx.apply_pool("worker", CONFIG).await?;
         fx.apply_machineconfig(CONFIG).await?;
         image_mode_node(fx, "worker-0").await?;
@@ -210,7 +178,7 @@ async fn image_mode_status_reporting_follows_the_feature_gate() -> Result<()> {
             "mco_feature_gate is not 0"
         );
 
-        set_image_mode(fx, true).await?;
+        fx.set_image_mode(true).await?;
         let after = wait_mcn(fx, "worker-0", gate_on_shape).await?;
         // The migration keeps what was there: the other conditions, with
         // their transition times.

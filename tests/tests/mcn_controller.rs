@@ -30,7 +30,10 @@ use serde_json::{Value, json};
 use tokio::time::sleep;
 
 use support::fixture::{self, Fixture, api_code};
-use support::golden::{self, B, Expected, REBOOT_WALK, REBOOTLESS_WALK, RESTART_WALK, Step, steps};
+use support::golden::{
+    self, B, Expected, IMAGE_1, IMAGE_ONLY_WALK, REBOOT_WALK, REBOOTLESS_WALK, RESTART_WALK, Step,
+    steps,
+};
 use support::guests::{
     SWAP_TIMEOUT, apply_as_test, apply_configmap, apply_guest_object, condition, guest_events,
     kubectl, patch_guest_object, put_configmap, refused_while_serving, serves, serving, sha256,
@@ -153,6 +156,16 @@ async fn trusts_the_keys_of_cluster_image_policies() -> Result<()> {
 #[tokio::test]
 async fn reports_an_update_between_configs_at_the_apiservers_size() -> Result<()> {
     Fixture::run(configs_at_the_apiservers_size).await
+}
+
+/// Gate `ImageModeStatusReporting` on, a node in image mode whose OS image
+/// alone changes (the config stays): every step of upstream's drain and
+/// reboot reaches its golden MCN, `configImage` included, and the columns
+/// of `kubectl get machineconfignodes -o wide` show the update in progress until the node
+/// is Done (no post-config action, the uncordon only once it happened).
+#[tokio::test]
+async fn reports_an_image_only_update_in_progress_until_done() -> Result<()> {
+    Fixture::run(image_only_update).await
 }
 
 // ---- scenarios -----------------------------------------------------------------------------------
@@ -490,15 +503,7 @@ async fn policies_and_other_writers(fx: &mut Fixture) -> Result<()> {
         "another writer's irreconcilableChanges must survive our status writes: {}",
         mcn["status"]
     );
-    let errors = fx.controllers[c]
-        .metrics()
-        .await?
-        .sum("mco_reconcile_errors_total", &[]);
-    ensure!(
-        errors == 0.0,
-        "{errors} reconcile errors (see the controller log)"
-    );
-    Ok(())
+    no_reconcile_errors(fx, c).await
 }
 
 async fn failover(fx: &mut Fixture) -> Result<()> {
@@ -1872,13 +1877,126 @@ async fn configs_at_the_apiservers_size(fx: &mut Fixture) -> Result<()> {
         REBOOTLESS_WALK,
     )
     .await?;
-    let metrics = fx.controllers[c].metrics().await?;
-    let errors = metrics.sum("mco_reconcile_errors_total", &[]);
+    no_reconcile_errors(fx, c).await
+}
+
+async fn image_only_update(fx: &mut Fixture) -> Result<()> {
+    let (node, config) = ("worker-0", "rendered-worker-a");
+    fx.set_image_mode(true).await?;
+    fx.apply_pool("worker", config).await?;
+    fx.apply_golden_machineconfigs("image-only-00-updated-on-a")
+        .await?;
+    let uid = fx.create_node(node, &["worker"], &[], config).await?;
+    fx.patch_node(
+        node,
+        &[("currentImage", IMAGE_1), ("desiredImage", IMAGE_1)],
+        None,
+    )
+    .await?;
+    let c = fx
+        .start_controller("mco-host-0", &["--resync", "2s"])
+        .await?;
+    fx.wait_mcn(
+        &Expected::load("image-only-00-updated-on-a", node)?,
+        &uid,
+        STEP_TIMEOUT,
+    )
+    .await
+    .context("worker-0 at rest in image mode")?;
+    for step in IMAGE_ONLY_WALK {
+        let expected = golden::step(fx, node, &uid, step, STEP_TIMEOUT).await?;
+        let row = mcn_wide(fx, node).await?;
+        let column = |name: &str| row.get(name).map_or("", String::as_str);
+        for (name, type_) in WIDE_CONDITION_COLUMNS {
+            let want = expected.conditions.get(type_).map(|c| c.status.as_str());
+            ensure!(
+                Some(column(name)) == want,
+                "{}: kubectl's {name} column says {:?}, the MCN's {type_} {want:?}",
+                step.case,
+                column(name)
+            );
+        }
+        let done = step.case.ends_with("-done");
+        let uncordoned = step.case.ends_with("-uncordoned");
+        for (name, want) in [
+            ("DESIREDCONFIG", config),
+            ("CURRENTCONFIG", config),
+            ("UPDATED", if done { "True" } else { "False" }),
+            ("UPDATEPOSTACTIONCOMPLETE", "False"),
+            ("UPDATECOMPLETE", if uncordoned { "True" } else { "False" }),
+            ("UNCORDONEDNODE", if uncordoned { "True" } else { "False" }),
+        ] {
+            ensure!(
+                column(name) == want,
+                "{}: kubectl get machineconfignodes -o wide shows {name} {:?}, expected {want:?} (an image update reboots, and is in progress until Done): {row:?}",
+                step.case,
+                column(name)
+            );
+        }
+    }
+    no_reconcile_errors(fx, c).await
+}
+
+/// Fails when controller `c` counted a failed reconcile.
+async fn no_reconcile_errors(fx: &Fixture, c: usize) -> Result<()> {
+    let errors = fx.controllers[c]
+        .metrics()
+        .await?
+        .sum("mco_reconcile_errors_total", &[]);
     ensure!(
         errors == 0.0,
         "{errors} reconcile errors (see the controller log)"
     );
     Ok(())
+}
+
+/// The condition columns of `kubectl get machineconfignodes -o wide` (the CRD's printer
+/// columns) and the condition each shows.
+const WIDE_CONDITION_COLUMNS: [(&str, &str); 10] = [
+    ("UPDATED", "Updated"),
+    ("UPDATEPREPARED", "UpdatePrepared"),
+    ("UPDATEEXECUTED", "UpdateExecuted"),
+    ("UPDATEPOSTACTIONCOMPLETE", "UpdatePostActionComplete"),
+    ("UPDATECOMPLETE", "UpdateComplete"),
+    ("RESUMED", "Resumed"),
+    ("CORDONEDNODE", "Cordoned"),
+    ("DRAINEDNODE", "Drained"),
+    ("REBOOTEDNODE", "RebootedNode"),
+    ("UNCORDONEDNODE", "Uncordoned"),
+];
+
+/// One MCN as `kubectl get machineconfignodes -o wide` prints it (the CRD
+/// declares no short name): column header → value, cut where the header's
+/// columns start, since kubectl aligns each value under its header and
+/// leaves an empty column blank (`UPDATEDFILESANDOS` with the gate on).
+async fn mcn_wide(fx: &Fixture, name: &str) -> Result<BTreeMap<String, String>> {
+    let out = kubectl(fx, &["get", "machineconfignodes", name, "-o", "wide"], None).await?;
+    let lines: Vec<&str> = out.lines().collect();
+    let [header, row] = lines.as_slice() else {
+        bail!(
+            "kubectl get machineconfignodes {name} -o wide: expected a header and one row, got {out:?}"
+        );
+    };
+    let starts: Vec<usize> = header
+        .char_indices()
+        .filter(|&(i, c)| c != ' ' && (i == 0 || header.as_bytes()[i - 1] == b' '))
+        .map(|(i, _)| i)
+        .collect();
+    let cut = |line: &str, from: usize, to: Option<usize>| {
+        let to = to.unwrap_or(line.len()).min(line.len());
+        line.get(from.min(to)..to)
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
+    Ok(starts
+        .iter()
+        .enumerate()
+        .map(|(i, &from)| {
+            let to = starts.get(i + 1).copied();
+            (cut(header, from, to), cut(row, from, to))
+        })
+        .collect())
 }
 
 /// One update walk: wait for the starting state `start`, replay the steps,

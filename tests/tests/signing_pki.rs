@@ -360,7 +360,7 @@ async fn certificate_policies(fx: &mut Fixture) -> Result<()> {
     .await?;
 
     let wrong_identity = "by any of the keys tried (clusterimagepolicy/pki): simple-signing: wrong identity: \
-                          the certificate's subjects [dev@example.com] do not match \"ci@example.com\"";
+                          the certificate's subjects [dev@example.com] do not match email \"ci@example.com\"";
     let patch = json!({"spec": {"oci": pki_wrong.0}});
     refused_while_serving(
         fx,

@@ -35,7 +35,7 @@ const FRAME_BOUND: Duration = Duration::from_secs(20);
 const WALK: &[(&str, Option<&str>)] = &[
     ("reboot-01-desired-config-set", Some("Pending")),
     ("reboot-02-working", Some("Cordoning")),
-    ("reboot-03-drain-requested", Some("Draining")),
+    ("reboot-03-drain-requested", Some("Cordoning")),
     ("reboot-04-cordoned", Some("Draining")),
     ("reboot-05-drained", Some("Applying")),
     ("reboot-06-rebooting", Some("Rebooting")),

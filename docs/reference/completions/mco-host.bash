@@ -1,4 +1,4 @@
-_mco__host() {
+_mco_host() {
     local i cur prev opts cmd
     COMPREPLY=()
     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -14,172 +14,172 @@ _mco__host() {
     do
         case "${cmd},${i}" in
             ",$1")
-                cmd="mco__host"
+                cmd="mco_host"
                 ;;
-            mco__host,completions)
-                cmd="mco__host__subcmd__completions"
+            mco_host,completions)
+                cmd="mco_host__subcmd__completions"
                 ;;
-            mco__host,crds)
-                cmd="mco__host__subcmd__crds"
+            mco_host,crds)
+                cmd="mco_host__subcmd__crds"
                 ;;
-            mco__host,docs)
-                cmd="mco__host__subcmd__docs"
+            mco_host,docs)
+                cmd="mco_host__subcmd__docs"
                 ;;
-            mco__host,eval)
-                cmd="mco__host__subcmd__eval"
+            mco_host,eval)
+                cmd="mco_host__subcmd__eval"
                 ;;
-            mco__host,guests)
-                cmd="mco__host__subcmd__guests"
+            mco_host,guests)
+                cmd="mco_host__subcmd__guests"
                 ;;
-            mco__host,help)
-                cmd="mco__host__subcmd__help"
+            mco_host,help)
+                cmd="mco_host__subcmd__help"
                 ;;
-            mco__host,preflight)
-                cmd="mco__host__subcmd__preflight"
+            mco_host,preflight)
+                cmd="mco_host__subcmd__preflight"
                 ;;
-            mco__host,run)
-                cmd="mco__host__subcmd__run"
+            mco_host,run)
+                cmd="mco_host__subcmd__run"
                 ;;
-            mco__host,status)
-                cmd="mco__host__subcmd__status"
+            mco_host,status)
+                cmd="mco_host__subcmd__status"
                 ;;
-            mco__host__subcmd__eval,bootimage)
-                cmd="mco__host__subcmd__eval__subcmd__bootimage"
+            mco_host__subcmd__eval,bootimage)
+                cmd="mco_host__subcmd__eval__subcmd__bootimage"
                 ;;
-            mco__host__subcmd__eval,help)
-                cmd="mco__host__subcmd__eval__subcmd__help"
+            mco_host__subcmd__eval,help)
+                cmd="mco_host__subcmd__eval__subcmd__help"
                 ;;
-            mco__host__subcmd__eval,mcn)
-                cmd="mco__host__subcmd__eval__subcmd__mcn"
+            mco_host__subcmd__eval,mcn)
+                cmd="mco_host__subcmd__eval__subcmd__mcn"
                 ;;
-            mco__host__subcmd__eval__subcmd__help,bootimage)
-                cmd="mco__host__subcmd__eval__subcmd__help__subcmd__bootimage"
+            mco_host__subcmd__eval__subcmd__help,bootimage)
+                cmd="mco_host__subcmd__eval__subcmd__help__subcmd__bootimage"
                 ;;
-            mco__host__subcmd__eval__subcmd__help,help)
-                cmd="mco__host__subcmd__eval__subcmd__help__subcmd__help"
+            mco_host__subcmd__eval__subcmd__help,help)
+                cmd="mco_host__subcmd__eval__subcmd__help__subcmd__help"
                 ;;
-            mco__host__subcmd__eval__subcmd__help,mcn)
-                cmd="mco__host__subcmd__eval__subcmd__help__subcmd__mcn"
+            mco_host__subcmd__eval__subcmd__help,mcn)
+                cmd="mco_host__subcmd__eval__subcmd__help__subcmd__mcn"
                 ;;
-            mco__host__subcmd__guests,audit)
-                cmd="mco__host__subcmd__guests__subcmd__audit"
+            mco_host__subcmd__guests,audit)
+                cmd="mco_host__subcmd__guests__subcmd__audit"
                 ;;
-            mco__host__subcmd__guests,bench)
-                cmd="mco__host__subcmd__guests__subcmd__bench"
+            mco_host__subcmd__guests,bench)
+                cmd="mco_host__subcmd__guests__subcmd__bench"
                 ;;
-            mco__host__subcmd__guests,help)
-                cmd="mco__host__subcmd__guests__subcmd__help"
+            mco_host__subcmd__guests,help)
+                cmd="mco_host__subcmd__guests__subcmd__help"
                 ;;
-            mco__host__subcmd__guests,inspect)
-                cmd="mco__host__subcmd__guests__subcmd__inspect"
+            mco_host__subcmd__guests,inspect)
+                cmd="mco_host__subcmd__guests__subcmd__inspect"
                 ;;
-            mco__host__subcmd__guests,new)
-                cmd="mco__host__subcmd__guests__subcmd__new"
+            mco_host__subcmd__guests,new)
+                cmd="mco_host__subcmd__guests__subcmd__new"
                 ;;
-            mco__host__subcmd__guests,pull)
-                cmd="mco__host__subcmd__guests__subcmd__pull"
+            mco_host__subcmd__guests,pull)
+                cmd="mco_host__subcmd__guests__subcmd__pull"
                 ;;
-            mco__host__subcmd__guests,push)
-                cmd="mco__host__subcmd__guests__subcmd__push"
+            mco_host__subcmd__guests,push)
+                cmd="mco_host__subcmd__guests__subcmd__push"
                 ;;
-            mco__host__subcmd__guests,test)
-                cmd="mco__host__subcmd__guests__subcmd__test"
+            mco_host__subcmd__guests,test)
+                cmd="mco_host__subcmd__guests__subcmd__test"
                 ;;
-            mco__host__subcmd__guests,verify)
-                cmd="mco__host__subcmd__guests__subcmd__verify"
+            mco_host__subcmd__guests,verify)
+                cmd="mco_host__subcmd__guests__subcmd__verify"
                 ;;
-            mco__host__subcmd__guests,wit)
-                cmd="mco__host__subcmd__guests__subcmd__wit"
+            mco_host__subcmd__guests,wit)
+                cmd="mco_host__subcmd__guests__subcmd__wit"
                 ;;
-            mco__host__subcmd__guests__subcmd__help,audit)
-                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__audit"
+            mco_host__subcmd__guests__subcmd__help,audit)
+                cmd="mco_host__subcmd__guests__subcmd__help__subcmd__audit"
                 ;;
-            mco__host__subcmd__guests__subcmd__help,bench)
-                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__bench"
+            mco_host__subcmd__guests__subcmd__help,bench)
+                cmd="mco_host__subcmd__guests__subcmd__help__subcmd__bench"
                 ;;
-            mco__host__subcmd__guests__subcmd__help,help)
-                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__help"
+            mco_host__subcmd__guests__subcmd__help,help)
+                cmd="mco_host__subcmd__guests__subcmd__help__subcmd__help"
                 ;;
-            mco__host__subcmd__guests__subcmd__help,inspect)
-                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__inspect"
+            mco_host__subcmd__guests__subcmd__help,inspect)
+                cmd="mco_host__subcmd__guests__subcmd__help__subcmd__inspect"
                 ;;
-            mco__host__subcmd__guests__subcmd__help,new)
-                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__new"
+            mco_host__subcmd__guests__subcmd__help,new)
+                cmd="mco_host__subcmd__guests__subcmd__help__subcmd__new"
                 ;;
-            mco__host__subcmd__guests__subcmd__help,pull)
-                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__pull"
+            mco_host__subcmd__guests__subcmd__help,pull)
+                cmd="mco_host__subcmd__guests__subcmd__help__subcmd__pull"
                 ;;
-            mco__host__subcmd__guests__subcmd__help,push)
-                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__push"
+            mco_host__subcmd__guests__subcmd__help,push)
+                cmd="mco_host__subcmd__guests__subcmd__help__subcmd__push"
                 ;;
-            mco__host__subcmd__guests__subcmd__help,test)
-                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__test"
+            mco_host__subcmd__guests__subcmd__help,test)
+                cmd="mco_host__subcmd__guests__subcmd__help__subcmd__test"
                 ;;
-            mco__host__subcmd__guests__subcmd__help,verify)
-                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__verify"
+            mco_host__subcmd__guests__subcmd__help,verify)
+                cmd="mco_host__subcmd__guests__subcmd__help__subcmd__verify"
                 ;;
-            mco__host__subcmd__guests__subcmd__help,wit)
-                cmd="mco__host__subcmd__guests__subcmd__help__subcmd__wit"
+            mco_host__subcmd__guests__subcmd__help,wit)
+                cmd="mco_host__subcmd__guests__subcmd__help__subcmd__wit"
                 ;;
-            mco__host__subcmd__help,completions)
-                cmd="mco__host__subcmd__help__subcmd__completions"
+            mco_host__subcmd__help,completions)
+                cmd="mco_host__subcmd__help__subcmd__completions"
                 ;;
-            mco__host__subcmd__help,crds)
-                cmd="mco__host__subcmd__help__subcmd__crds"
+            mco_host__subcmd__help,crds)
+                cmd="mco_host__subcmd__help__subcmd__crds"
                 ;;
-            mco__host__subcmd__help,docs)
-                cmd="mco__host__subcmd__help__subcmd__docs"
+            mco_host__subcmd__help,docs)
+                cmd="mco_host__subcmd__help__subcmd__docs"
                 ;;
-            mco__host__subcmd__help,eval)
-                cmd="mco__host__subcmd__help__subcmd__eval"
+            mco_host__subcmd__help,eval)
+                cmd="mco_host__subcmd__help__subcmd__eval"
                 ;;
-            mco__host__subcmd__help,guests)
-                cmd="mco__host__subcmd__help__subcmd__guests"
+            mco_host__subcmd__help,guests)
+                cmd="mco_host__subcmd__help__subcmd__guests"
                 ;;
-            mco__host__subcmd__help,help)
-                cmd="mco__host__subcmd__help__subcmd__help"
+            mco_host__subcmd__help,help)
+                cmd="mco_host__subcmd__help__subcmd__help"
                 ;;
-            mco__host__subcmd__help,preflight)
-                cmd="mco__host__subcmd__help__subcmd__preflight"
+            mco_host__subcmd__help,preflight)
+                cmd="mco_host__subcmd__help__subcmd__preflight"
                 ;;
-            mco__host__subcmd__help,run)
-                cmd="mco__host__subcmd__help__subcmd__run"
+            mco_host__subcmd__help,run)
+                cmd="mco_host__subcmd__help__subcmd__run"
                 ;;
-            mco__host__subcmd__help,status)
-                cmd="mco__host__subcmd__help__subcmd__status"
+            mco_host__subcmd__help,status)
+                cmd="mco_host__subcmd__help__subcmd__status"
                 ;;
-            mco__host__subcmd__help__subcmd__eval,bootimage)
-                cmd="mco__host__subcmd__help__subcmd__eval__subcmd__bootimage"
+            mco_host__subcmd__help__subcmd__eval,bootimage)
+                cmd="mco_host__subcmd__help__subcmd__eval__subcmd__bootimage"
                 ;;
-            mco__host__subcmd__help__subcmd__eval,mcn)
-                cmd="mco__host__subcmd__help__subcmd__eval__subcmd__mcn"
+            mco_host__subcmd__help__subcmd__eval,mcn)
+                cmd="mco_host__subcmd__help__subcmd__eval__subcmd__mcn"
                 ;;
-            mco__host__subcmd__help__subcmd__guests,audit)
-                cmd="mco__host__subcmd__help__subcmd__guests__subcmd__audit"
+            mco_host__subcmd__help__subcmd__guests,audit)
+                cmd="mco_host__subcmd__help__subcmd__guests__subcmd__audit"
                 ;;
-            mco__host__subcmd__help__subcmd__guests,bench)
-                cmd="mco__host__subcmd__help__subcmd__guests__subcmd__bench"
+            mco_host__subcmd__help__subcmd__guests,bench)
+                cmd="mco_host__subcmd__help__subcmd__guests__subcmd__bench"
                 ;;
-            mco__host__subcmd__help__subcmd__guests,inspect)
-                cmd="mco__host__subcmd__help__subcmd__guests__subcmd__inspect"
+            mco_host__subcmd__help__subcmd__guests,inspect)
+                cmd="mco_host__subcmd__help__subcmd__guests__subcmd__inspect"
                 ;;
-            mco__host__subcmd__help__subcmd__guests,new)
-                cmd="mco__host__subcmd__help__subcmd__guests__subcmd__new"
+            mco_host__subcmd__help__subcmd__guests,new)
+                cmd="mco_host__subcmd__help__subcmd__guests__subcmd__new"
                 ;;
-            mco__host__subcmd__help__subcmd__guests,pull)
-                cmd="mco__host__subcmd__help__subcmd__guests__subcmd__pull"
+            mco_host__subcmd__help__subcmd__guests,pull)
+                cmd="mco_host__subcmd__help__subcmd__guests__subcmd__pull"
                 ;;
-            mco__host__subcmd__help__subcmd__guests,push)
-                cmd="mco__host__subcmd__help__subcmd__guests__subcmd__push"
+            mco_host__subcmd__help__subcmd__guests,push)
+                cmd="mco_host__subcmd__help__subcmd__guests__subcmd__push"
                 ;;
-            mco__host__subcmd__help__subcmd__guests,test)
-                cmd="mco__host__subcmd__help__subcmd__guests__subcmd__test"
+            mco_host__subcmd__help__subcmd__guests,test)
+                cmd="mco_host__subcmd__help__subcmd__guests__subcmd__test"
                 ;;
-            mco__host__subcmd__help__subcmd__guests,verify)
-                cmd="mco__host__subcmd__help__subcmd__guests__subcmd__verify"
+            mco_host__subcmd__help__subcmd__guests,verify)
+                cmd="mco_host__subcmd__help__subcmd__guests__subcmd__verify"
                 ;;
-            mco__host__subcmd__help__subcmd__guests,wit)
-                cmd="mco__host__subcmd__help__subcmd__guests__subcmd__wit"
+            mco_host__subcmd__help__subcmd__guests,wit)
+                cmd="mco_host__subcmd__help__subcmd__guests__subcmd__wit"
                 ;;
             *)
                 ;;
@@ -187,7 +187,7 @@ _mco__host() {
     done
 
     case "${cmd}" in
-        mco__host)
+        mco_host)
             opts="-h -V --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help --version eval run crds guests status preflight completions docs help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -249,7 +249,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__completions)
+        mco_host__subcmd__completions)
             opts="-h --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -311,7 +311,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__crds)
+        mco_host__subcmd__crds)
             opts="-h --out-dir --feature-set --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -381,7 +381,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__docs)
+        mco_host__subcmd__docs)
             opts="-h --out-dir --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -447,7 +447,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__eval)
+        mco_host__subcmd__eval)
             opts="-h --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help mcn bootimage help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -509,7 +509,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__eval__subcmd__bootimage)
+        mco_host__subcmd__eval__subcmd__bootimage)
             opts="-h --machineset --controlplanemachineset --configmap --infrastructure --clusterversion --machineconfiguration --user-data-secret --known-images --featuregate --vcenter --install-config --ec2 --guest --now --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -627,7 +627,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__eval__subcmd__help)
+        mco_host__subcmd__eval__subcmd__help)
             opts="mcn bootimage help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -641,7 +641,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__eval__subcmd__help__subcmd__bootimage)
+        mco_host__subcmd__eval__subcmd__help__subcmd__bootimage)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -655,7 +655,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__eval__subcmd__help__subcmd__help)
+        mco_host__subcmd__eval__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -669,7 +669,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__eval__subcmd__help__subcmd__mcn)
+        mco_host__subcmd__eval__subcmd__help__subcmd__mcn)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -683,7 +683,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__eval__subcmd__mcn)
+        mco_host__subcmd__eval__subcmd__mcn)
             opts="-h --node --pools --machineconfigs --machineconfiguration --previous --featuregate --guest --now --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -777,7 +777,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests)
+        mco_host__subcmd__guests)
             opts="-h --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help test bench audit wit new verify push pull inspect help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -839,7 +839,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__audit)
+        mco_host__subcmd__guests__subcmd__audit)
             opts="-h --job --guest --active --nodes --pools --machineconfigs --previous --machineconfiguration --featuregate --machinesets --controlplanemachineset --configmap --infrastructure --clusterversion --user-data-secrets --known-images --vcenter --install-config --kubeconfig --sample --json --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -981,7 +981,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__bench)
+        mco_host__subcmd__guests__subcmd__bench)
             opts="-h --cases --runs --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1051,7 +1051,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help)
+        mco_host__subcmd__guests__subcmd__help)
             opts="test bench audit wit new verify push pull inspect help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1065,7 +1065,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__audit)
+        mco_host__subcmd__guests__subcmd__help__subcmd__audit)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1079,7 +1079,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__bench)
+        mco_host__subcmd__guests__subcmd__help__subcmd__bench)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1093,7 +1093,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__help)
+        mco_host__subcmd__guests__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1107,7 +1107,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__inspect)
+        mco_host__subcmd__guests__subcmd__help__subcmd__inspect)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1121,7 +1121,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__new)
+        mco_host__subcmd__guests__subcmd__help__subcmd__new)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1135,7 +1135,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__pull)
+        mco_host__subcmd__guests__subcmd__help__subcmd__pull)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1149,7 +1149,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__push)
+        mco_host__subcmd__guests__subcmd__help__subcmd__push)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1163,7 +1163,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__test)
+        mco_host__subcmd__guests__subcmd__help__subcmd__test)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1177,7 +1177,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__verify)
+        mco_host__subcmd__guests__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1191,7 +1191,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__help__subcmd__wit)
+        mco_host__subcmd__guests__subcmd__help__subcmd__wit)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1205,7 +1205,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__inspect)
+        mco_host__subcmd__guests__subcmd__inspect)
             opts="-h --key --auth-file --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1275,7 +1275,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__new)
+        mco_host__subcmd__guests__subcmd__new)
             opts="-h --job --platform --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1345,7 +1345,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__pull)
+        mco_host__subcmd__guests__subcmd__pull)
             opts="-o -h --key --output --auth-file --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1423,7 +1423,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__push)
+        mco_host__subcmd__guests__subcmd__push)
             opts="-h --auth-file --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1489,7 +1489,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__test)
+        mco_host__subcmd__guests__subcmd__test)
             opts="-h --guest --junit --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1559,7 +1559,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__verify)
+        mco_host__subcmd__guests__subcmd__verify)
             opts="-h --entry --guest --key --trusted-root --identity --identity-prefix --issuer --cluster-image-policy --auth-file --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1657,7 +1657,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__guests__subcmd__wit)
+        mco_host__subcmd__guests__subcmd__wit)
             opts="-h --push --auth-file --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1727,7 +1727,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help)
+        mco_host__subcmd__help)
             opts="eval run crds guests status preflight completions docs help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1741,7 +1741,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__completions)
+        mco_host__subcmd__help__subcmd__completions)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1755,7 +1755,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__crds)
+        mco_host__subcmd__help__subcmd__crds)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1769,7 +1769,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__docs)
+        mco_host__subcmd__help__subcmd__docs)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1783,7 +1783,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__eval)
+        mco_host__subcmd__help__subcmd__eval)
             opts="mcn bootimage"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1797,7 +1797,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__eval__subcmd__bootimage)
+        mco_host__subcmd__help__subcmd__eval__subcmd__bootimage)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1811,7 +1811,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__eval__subcmd__mcn)
+        mco_host__subcmd__help__subcmd__eval__subcmd__mcn)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1825,7 +1825,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__guests)
+        mco_host__subcmd__help__subcmd__guests)
             opts="test bench audit wit new verify push pull inspect"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1839,7 +1839,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__audit)
+        mco_host__subcmd__help__subcmd__guests__subcmd__audit)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1853,7 +1853,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__bench)
+        mco_host__subcmd__help__subcmd__guests__subcmd__bench)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1867,7 +1867,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__inspect)
+        mco_host__subcmd__help__subcmd__guests__subcmd__inspect)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1881,7 +1881,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__new)
+        mco_host__subcmd__help__subcmd__guests__subcmd__new)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1895,7 +1895,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__pull)
+        mco_host__subcmd__help__subcmd__guests__subcmd__pull)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1909,7 +1909,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__push)
+        mco_host__subcmd__help__subcmd__guests__subcmd__push)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1923,7 +1923,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__test)
+        mco_host__subcmd__help__subcmd__guests__subcmd__test)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1937,7 +1937,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__verify)
+        mco_host__subcmd__help__subcmd__guests__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1951,7 +1951,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__guests__subcmd__wit)
+        mco_host__subcmd__help__subcmd__guests__subcmd__wit)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1965,7 +1965,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__help)
+        mco_host__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1979,7 +1979,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__preflight)
+        mco_host__subcmd__help__subcmd__preflight)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1993,7 +1993,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__run)
+        mco_host__subcmd__help__subcmd__run)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2007,7 +2007,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__help__subcmd__status)
+        mco_host__subcmd__help__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2021,7 +2021,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__preflight)
+        mco_host__subcmd__preflight)
             opts="-h --kubeconfig --namespace --service-account --json --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2095,7 +2095,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__run)
+        mco_host__subcmd__run)
             opts="-h --kubeconfig --service-account --namespace --lease-name --identity --lease-duration --resync --admin-addr --admin-auth --strict-start --registry-configmap --registry-crd --registry-poll --mcn-mode --boot-images --boot-images-mode --boot-image-state --known-images-configmap --machineconfiguration-wait --ova-cache-dir --ova-cache-max-mib --vcenter-ca-file --vcenter-insecure-skip-verify --vcenter-call-timeout --vcenter-task-timeout --vcenter-transfer-timeout --ec2-endpoint --ec2-connect-timeout --ec2-read-timeout --ec2-call-timeout --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2261,7 +2261,7 @@ _mco__host() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mco__subcmd__host__subcmd__status)
+        mco_host__subcmd__status)
             opts="-o -h --kubeconfig --output --watch --admin-url --namespace --now --stuck-after-drain --stuck-after --boot-image-state --guest-deadline --guest-memory-mib --guest-memory-max-mib --no-pooling --perf-map --guest-dir --registry --cache-dir --oci-cache-dir --plain-http-registry --oci-connect-timeout --oci-read-timeout --oci-pull-timeout --oci-max-module-mib --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2363,7 +2363,7 @@ _mco__host() {
 }
 
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
-    complete -F _mco__host -o nosort -o bashdefault -o default mco-host
+    complete -F _mco_host -o nosort -o bashdefault -o default mco-host
 else
-    complete -F _mco__host -o bashdefault -o default mco-host
+    complete -F _mco_host -o bashdefault -o default mco-host
 fi

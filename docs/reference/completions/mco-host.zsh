@@ -256,8 +256,8 @@ _arguments "${_arguments_options[@]}" : \
 '--oci-max-module-mib=[The largest module layer pulled from an OCI registry, in MiB; a larger one is refused, and one that sends more than it declares is cut off (default\: 32)]:MIB:_default' \
 '--no-pooling[Instantiate on demand instead of from the pooling allocator]' \
 '--perf-map[Write \`/tmp/perf-<pid>.map\`, so that \`perf record\` / \`perf report\` name the guest'\''s functions (docs/dev/benchmarks.md). The variable takes 1 or 0 as the benches do, as well as true or false]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ":: :_mco-host__subcmd__guests_commands" \
 "*::: :->guests" \
 && ret=0
@@ -790,7 +790,7 @@ _mco-host_commands() {
 'eval:Run one guest on objects read from files, without a cluster' \
 'run:Run the controllers in the cluster' \
 'crds:Print the CustomResourceDefinitions this host owns, as YAML' \
-'guests:Without a subcommand\: load every module the registry names with every check \`run\` makes (digest, world, imports, limits, smoke evaluations) and print what would serve each entry, as JSON. File registries only. With one\: publish and fetch guests as OCI artifacts' \
+'guests:Write, test, time, compare, verify and publish guests, or check the registry'\''s' \
 'status:Show the update of every pool, the nodes in flight, boot images and guests at a glance (\`kubectl mco status\` as a kubectl plugin)' \
 'preflight:Before installing\: which ownership mode (observe, own) each job can run in on this cluster, and why (the MachineConfigNode CRD, the Machine Config Operator'\''s writers seen, the host'\''s RBAC)' \
 'completions:Print the shell completion script for SHELL (e.g. \`source <(mco-host completions bash)\`)' \
@@ -990,7 +990,7 @@ _mco-host__subcmd__help_commands() {
 'eval:Run one guest on objects read from files, without a cluster' \
 'run:Run the controllers in the cluster' \
 'crds:Print the CustomResourceDefinitions this host owns, as YAML' \
-'guests:Without a subcommand\: load every module the registry names with every check \`run\` makes (digest, world, imports, limits, smoke evaluations) and print what would serve each entry, as JSON. File registries only. With one\: publish and fetch guests as OCI artifacts' \
+'guests:Write, test, time, compare, verify and publish guests, or check the registry'\''s' \
 'status:Show the update of every pool, the nodes in flight, boot images and guests at a glance (\`kubectl mco status\` as a kubectl plugin)' \
 'preflight:Before installing\: which ownership mode (observe, own) each job can run in on this cluster, and why (the MachineConfigNode CRD, the Machine Config Operator'\''s writers seen, the host'\''s RBAC)' \
 'completions:Print the shell completion script for SHELL (e.g. \`source <(mco-host completions bash)\`)' \

@@ -24,15 +24,30 @@ pub enum ArchError {
     NoAnnotation(String),
 }
 
+/// The four architectures RHCOS ships, as Kubernetes names them and as
+/// the stream does.
+const KUBE_AND_STREAM: [(&str, &str); 4] = [
+    ("amd64", "x86_64"),
+    ("arm64", "aarch64"),
+    ("ppc64le", "ppc64le"),
+    ("s390x", "s390x"),
+];
+
 /// `amd64` → `x86_64` etc., for the four architectures RHCOS ships.
 pub fn stream_arch_from_kube(kube_arch: &str) -> Option<&'static str> {
-    match kube_arch {
-        "amd64" => Some("x86_64"),
-        "arm64" => Some("aarch64"),
-        "ppc64le" => Some("ppc64le"),
-        "s390x" => Some("s390x"),
-        _ => None,
-    }
+    KUBE_AND_STREAM
+        .iter()
+        .find(|(kube, _)| *kube == kube_arch)
+        .map(|(_, stream)| *stream)
+}
+
+/// `x86_64` → `amd64` etc.: the name `oc` and the `kubernetes.io/arch`
+/// label show an admin, for views that speak to one.
+pub fn kube_arch_from_stream(stream_arch: &str) -> Option<&'static str> {
+    KUBE_AND_STREAM
+        .iter()
+        .find(|(_, stream)| *stream == stream_arch)
+        .map(|(kube, _)| *kube)
 }
 
 /// The stream architecture of a host as Rust names it
@@ -168,5 +183,15 @@ mod tests {
         assert_eq!(stream_arch_from_rust("x86_64"), Some("x86_64"));
         assert_eq!(stream_arch_from_rust("powerpc64"), Some("ppc64le"));
         assert_eq!(stream_arch_from_rust("wasm32"), None);
+    }
+
+    #[test]
+    fn kube_and_stream_names_map_both_ways() {
+        for kube in ["amd64", "arm64", "ppc64le", "s390x"] {
+            let stream = stream_arch_from_kube(kube).unwrap_or_else(|| panic!("{kube}"));
+            assert_eq!(kube_arch_from_stream(stream), Some(kube));
+        }
+        assert_eq!(kube_arch_from_stream("aarch64"), Some("arm64"));
+        assert_eq!(kube_arch_from_stream("arm64"), None);
     }
 }

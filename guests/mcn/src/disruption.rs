@@ -94,6 +94,20 @@ impl Plan {
     pub fn reboots(&self) -> bool {
         self.actions.contains(&DisruptionAction::Reboot)
     }
+
+    /// An update between two images of the same rendered config. Once
+    /// either side has an image, upstream's `newMachineConfigDiff` takes
+    /// the OS update from the images alone (or the force file), nothing
+    /// else differs, and `calculatePostConfigChangeNodeDisruptionAction`
+    /// reboots on an OS update, so the node drains and reboots.
+    pub fn os_image_only() -> Plan {
+        Plan {
+            actions: vec![DisruptionAction::Reboot],
+            drain: true,
+            os: true,
+            files_or_passwd: false,
+        }
+    }
 }
 
 /// Compares two MachineConfig specs by their summaries. `image_changes` is

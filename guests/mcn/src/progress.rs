@@ -110,16 +110,26 @@ impl<'a> NodeAnnotations<'a> {
         self.desired_image
     }
 
+    /// The node's OS image changes (image mode, or leaving it).
+    fn image_changes(&self) -> bool {
+        self.current_image != self.desired_image
+    }
+
+    /// The node is not on its desired config or image.
+    fn update_pending(&self) -> bool {
+        !self.desired.is_empty() && (self.current != self.desired || self.image_changes())
+    }
+
+    /// Only the OS image changes: the daemon runs an update to the config
+    /// the node is on, so its drain requests carry the name the last
+    /// update's did.
+    fn image_only(&self) -> bool {
+        self.current == self.desired && self.image_changes()
+    }
+
     /// MCO's `IsNodeDone`: on its desired config and image, state Done.
     fn done(&self) -> bool {
-        let image_done = match (self.current_image, self.desired_image) {
-            (None, None) => true,
-            (current, desired) => current.is_some() && current == desired,
-        };
-        !self.desired.is_empty()
-            && self.current == self.desired
-            && self.state == "Done"
-            && image_done
+        !self.desired.is_empty() && !self.update_pending() && self.state == "Done"
     }
 }
 
@@ -176,7 +186,7 @@ fn stage(a: &NodeAnnotations, pool_target: &str, previous: &ConditionSet) -> Sta
     if a.done() && (pool_target.is_empty() || pool_target == a.desired) {
         return Stage::Done;
     }
-    let update = !a.desired.is_empty() && a.current != a.desired;
+    let update = a.update_pending();
     match a.state {
         // Drift on the current config is no update; an unreconcilable
         // update never gets past its validation.
@@ -191,16 +201,16 @@ fn stage(a: &NodeAnnotations, pool_target: &str, previous: &ConditionSet) -> Sta
 /// The phase of the update the annotations show, if one is under way.
 fn phase(a: &NodeAnnotations, previous: &ConditionSet) -> Option<Phase> {
     let drain = a.drain_request();
-    let uncordon = a.uncordon_request();
     let dd = a.desired_drain;
     let drained = !dd.is_empty() && a.last_applied_drain == dd;
+    let uncordon = dd == a.uncordon_request() && !(drained && leftover_uncordon(a, previous));
     let working = matches!(a.state, "Working" | "Degraded");
     // W17 follows a reboot whatever the drain annotations say: a
     // single-node cluster reboots without ever asking for a drain.
     let rebooted = previous.has_started(REBOOTED_NODE);
-    let phase = if a.current != a.desired && a.state == "Done" && dd != drain {
+    let phase = if a.update_pending() && a.state == "Done" && dd != drain {
         Phase::Requested
-    } else if working && !a.rebooting() && dd != drain && dd != uncordon {
+    } else if working && !a.rebooting() && dd != drain && !uncordon {
         if rebooted {
             Phase::Rebooted
         } else {
@@ -216,14 +226,28 @@ fn phase(a: &NodeAnnotations, previous: &ConditionSet) -> Option<Phase> {
         }
     } else if a.rebooting() {
         Phase::Rebooting
-    } else if dd == uncordon && !drained {
+    } else if uncordon && !drained {
         Phase::Resuming
-    } else if dd == uncordon && (a.state != "Done" || a.current != a.desired) {
+    } else if uncordon && a.state != "Done" {
         Phase::Uncordoned
     } else {
         return None;
     };
     Some(phase)
+}
+
+/// Whether an applied `uncordon-<config>` request may be the last
+/// update's. An image-only update asks for `drain-<config>` and then
+/// `uncordon-<config>` (MCO `pkg/daemon/drain.go` `performDrain`,
+/// `pkg/daemon/daemon.go` `completeUpdate`), the names the last update
+/// left, so the request is this update's only once this update's drain or
+/// reboot was seen. A single-node cluster never drains: there the request
+/// never changes and the drain controller never uncordons.
+fn leftover_uncordon(a: &NodeAnnotations, previous: &ConditionSet) -> bool {
+    let drained_or_rebooted = [CORDONED, DRAINED, REBOOTED_NODE]
+        .iter()
+        .any(|type_| previous.has_started(type_));
+    a.image_only() && (a.single_node || !drained_or_rebooted)
 }
 
 /// What is known about the pending update from the rendered configs and
@@ -244,7 +268,7 @@ enum Plan {
 /// status still names the config it was on (`status.configVersion.current`).
 /// Empty when neither tells.
 fn update_source<'a>(facts: &'a Facts, a: &NodeAnnotations<'a>) -> &'a str {
-    if a.current == a.desired {
+    if a.current == a.desired && !a.image_changes() {
         let stored = facts
             .stored
             .as_ref()
@@ -263,18 +287,27 @@ impl Plan {
     /// check), an update the check refuses is `Unreconcilable`, as the
     /// daemon runs the check before it plans.
     fn for_update(facts: &Facts, a: &NodeAnnotations, from: &str, validating: bool) -> Plan {
-        if from.is_empty() || a.desired.is_empty() || from == a.desired {
+        if from.is_empty() || a.desired.is_empty() {
             return Plan::Unknown;
         }
+        if from == a.desired {
+            // An update that keeps the config changes the OS image (or is
+            // forced, which reboots too): no config to read.
+            return Plan::Known(disruption::Plan::os_image_only());
+        }
         let find = |name: &str| facts.configs.iter().find(|c| c.name == name);
-        let image_changes = a.current_image != a.desired_image;
         let (Some(current), Some(desired)) = (find(from), find(a.desired)) else {
             return Plan::Unknown;
         };
         if validating && let Err(err) = reconcile::check(current, desired) {
             return Plan::Unreconcilable(err);
         }
-        match disruption::plan(&current.spec, &desired.spec, &facts.policies, image_changes) {
+        match disruption::plan(
+            &current.spec,
+            &desired.spec,
+            &facts.policies,
+            a.image_changes(),
+        ) {
             Ok(plan) => Plan::Known(plan),
             Err(err) => Plan::Broken(err),
         }
@@ -301,7 +334,6 @@ pub fn report(facts: &Facts, pool: Option<&Pool>, a: &NodeAnnotations) -> Machin
         Stage::Updating(Phase::Preparing) | Stage::Failed(Some(Phase::Preparing))
     );
     let plan = Plan::for_update(facts, a, from, validating);
-    let mut desired_known = true;
     {
         let mut update = Update::new(
             a,
@@ -315,7 +347,7 @@ pub fn report(facts: &Facts, pool: Option<&Pool>, a: &NodeAnnotations) -> Machin
             Stage::Idle => {}
             Stage::Done => update.finish(),
             Stage::Failed(phase) => update.failed(phase),
-            Stage::Updating(phase) => desired_known = update.replay(phase),
+            Stage::Updating(phase) => update.replay(phase),
         }
     }
     let desired = a.desired_or_placeholder();
@@ -335,7 +367,9 @@ pub fn report(facts: &Facts, pool: Option<&Pool>, a: &NodeAnnotations) -> Machin
         observed_generation: observed_generation(facts, &mcn),
         config_version: ConfigVersion {
             current: (!a.current.is_empty()).then(|| a.current.to_string()),
-            desired: if desired_known { desired } else { NOT_YET_SET }.to_string(),
+            // W3 and W4 set the placeholder, but the W16 deferred before
+            // them always follows and writes the annotation back.
+            desired: desired.to_string(),
         },
         config_image,
         conditions: set.into_vec(),
@@ -393,6 +427,11 @@ struct Update<'a> {
     drain_known: bool,
     /// Whether this update reboots the node, from what was seen or planned.
     reboots: bool,
+    /// Whether the drain controller uncordons at the end (W20). Not on a
+    /// single-node cluster when the update keeps its config: the uncordon
+    /// request names what was already applied, so the controller has
+    /// nothing to do (`syncNode` returns when desired and applied match).
+    uncordons: bool,
 }
 
 impl<'a> Update<'a> {
@@ -414,6 +453,7 @@ impl<'a> Update<'a> {
         let drain_known = drain_seen || (!a.single_node && planned.is_some_and(|p| p.drain));
         let reboot_seen = a.rebooting() || set.has_started(REBOOTED_NODE);
         let reboots = reboot_seen || planned.is_some_and(disruption::Plan::reboots);
+        let uncordons = !(a.single_node && from == a.desired);
         Update {
             a,
             from,
@@ -424,14 +464,16 @@ impl<'a> Update<'a> {
             drains,
             drain_known,
             reboots,
+            uncordons,
         }
     }
 
-    /// Where `Updated` resets point: the desired config, or the image when
-    /// image mode is changing. Upstream compares the MCN's own
-    /// `configImage`, which only the gate writes: without it, the config.
-    fn reset_target(&self) -> &str {
-        if self.image_mode && self.a.desired_image != self.a.current_image {
+    /// Where `Updated` resets point (`generateAndApplyMachineConfigNodes`):
+    /// the desired image when `image_changes`, else the desired config.
+    /// Upstream compares the MCN's own `configImage`, which only the gate
+    /// writes: without it, the config.
+    fn reset_target(&self, image_changes: bool) -> &str {
+        if self.image_mode && image_changes {
             self.a.desired_image.unwrap_or("disable image mode")
         } else {
             self.a.desired
@@ -447,40 +489,30 @@ impl<'a> Update<'a> {
     fn begin(&mut self) {
         let message = self.needs_update_message();
         if !self.set.has_value(UPDATED, False, &message) {
-            let target = self.reset_target().to_string();
+            let target = self.reset_target(self.a.image_changes()).to_string();
             self.set.reset(&target);
             self.set.put(UPDATED, False, UPDATED, message);
         }
     }
 
-    /// Replays the cycle up to `phase`; false when the update failed
-    /// validation (status.configVersion.desired then stays `not-yet-set`).
-    fn replay(&mut self, phase: Phase) -> bool {
+    /// Replays the cycle up to `phase`.
+    fn replay(&mut self, phase: Phase) {
         use Phase::*;
         self.begin();
-        let mut desired_known = true;
-        if let (Preparing, Plan::Unreconcilable(err)) = (phase, self.plan) {
-            // W3, then the W16 deferred before the check, which writes
-            // status.configVersion.desired back from the annotation.
-            self.not_compatible(err);
-            let wrapped = format!(
-                "can't reconcile config {} with {}: {err}",
-                self.a.current, self.a.desired
-            );
-            self.failure(&wrapped);
-            return true;
+        if phase == Preparing && self.refused() {
+            return;
         }
         if phase >= Preparing {
-            desired_known = self.prepared() || phase > Preparing;
+            self.prepared();
             if !self.drains {
                 self.no_drain();
             }
         }
         if self.drains {
-            if phase == Draining {
-                if self.unschedulable {
-                    self.cordoned();
-                }
+            // The drain controller cordons first and writes W7 and W8 only
+            // then (`drainNode`): a request not yet cordoned shows nothing.
+            if phase == Draining && self.unschedulable {
+                self.cordoned();
                 self.draining();
             }
             if phase >= ApplyingFiles && self.drain_known {
@@ -508,10 +540,33 @@ impl<'a> Update<'a> {
         if phase >= Resuming {
             self.resumed();
         }
-        if phase >= Uncordoned {
+        if phase >= Uncordoned && self.uncordons {
             self.uncordoned();
         }
-        desired_known
+    }
+
+    /// The daemon's checks before it prepares the update (MCO
+    /// `pkg/daemon/update.go`, `update`): W3 when the configs are not
+    /// reconcilable, W4 when the post-config actions cannot be computed,
+    /// then the W16 deferred before both, with the error `update` returns.
+    /// True when the update stops there.
+    fn refused(&mut self) -> bool {
+        let err = match self.plan {
+            Plan::Unreconcilable(err) => {
+                self.not_compatible(err);
+                format!(
+                    "can't reconcile config {} with {}: {err}",
+                    self.a.current, self.a.desired
+                )
+            }
+            Plan::Broken(err) => {
+                self.not_available(err);
+                err.clone()
+            }
+            Plan::Known(_) | Plan::Unknown => return false,
+        };
+        self.failure(&err);
+        true
     }
 
     /// The node is Done on its desired config (W2). If the stored status
@@ -546,7 +601,15 @@ impl<'a> Update<'a> {
                 self.succeeded();
             }
         }
-        let target = self.reset_target().to_string();
+        // Upstream's W2 compares the desired image with the image its
+        // stored status still holds: the node's image until `SetDone`,
+        // as every earlier write read the Node before it. Once either side
+        // has an image the OS is the image (`newMachineConfigDiff`), so an
+        // update that applied a new OS on a node with a desired image
+        // changed the image.
+        let image_changed =
+            self.a.desired_image.is_some() && self.set.has_started(APPLIED_OS_IMAGE);
+        let target = self.reset_target(image_changed).to_string();
         self.set.reset(&target);
         self.set.put(UPDATED, True, UPDATED, done);
     }
@@ -586,8 +649,20 @@ impl<'a> Update<'a> {
 
     /// W3.
     fn not_compatible(&mut self, err: &str) {
+        self.validation_failed(&format!("not compatible. Err: {err}"));
+    }
+
+    /// W4.
+    fn not_available(&mut self, err: &str) {
+        self.validation_failed(&format!(
+            "not available for update. Error calculating post config change actions: {err}"
+        ));
+    }
+
+    /// W3 and W4: the two configs `are <problem>`.
+    fn validation_failed(&mut self, problem: &str) {
         let message = format!(
-            "Update Failed compatibility validation. MachineConfigs {} and {} are not compatible. Err: {err}",
+            "Update Failed compatibility validation. MachineConfigs {} and {} are {problem}",
             self.a.current, self.a.desired
         );
         self.set
@@ -604,7 +679,7 @@ impl<'a> Update<'a> {
     /// the daemon's legacy action list is always empty (`[]`); the drain
     /// flag is the plan's, or true when the node was asked to drain or the
     /// plan is unknown (upstream's fallback, a reboot, drains).
-    fn prepared(&mut self) -> bool {
+    fn prepared(&mut self) {
         let drain_requested = self.a.desired_drain == self.a.drain_request();
         let drain = match self.plan {
             Plan::Known(plan) => plan.drain || drain_requested,
@@ -612,13 +687,8 @@ impl<'a> Update<'a> {
             // replay stops before this.
             Plan::Unknown | Plan::Unreconcilable(_) => true,
             Plan::Broken(err) => {
-                let message = format!(
-                    "Update Failed compatibility validation. MachineConfigs {} and {} are not available for update. Error calculating post config change actions: {err}",
-                    self.a.current, self.a.desired
-                );
-                self.set
-                    .advance(UPDATE_PREPARED, Unknown, UPDATE_PREPARED, message);
-                return false;
+                self.not_available(err);
+                return;
             }
         };
         let message = format!("Update Compatible. Post Cfg Actions: [] Drain Required: {drain}");
@@ -631,7 +701,6 @@ impl<'a> Update<'a> {
             self.set
                 .advance(UPDATE_PREPARED, True, UPDATE_PREPARED, message);
         }
-        true
     }
 
     /// W6.

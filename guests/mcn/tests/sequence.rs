@@ -174,6 +174,16 @@ impl Walk {
     fn message(&self, type_: &str) -> String {
         self.condition(type_).message
     }
+
+    /// A finished node, evaluated again unchanged, derives the same MCN.
+    fn derives_the_same_again(&mut self) {
+        let done = self.last.clone();
+        self.step(&[]);
+        assert_eq!(
+            self.last, done,
+            "a finished node derives the same MCN again"
+        );
+    }
 }
 
 fn set(annotations: &mut BTreeMap<String, String>, changes: &[(&str, &str)]) {
@@ -218,16 +228,11 @@ fn reboot_update_follows_upstream_step_by_step() {
         "Update Compatible. Post Cfg Actions: [] Drain Required: true"
     );
 
+    // Asked, not yet cordoned: the drain controller cordons before it
+    // writes anything (`drainNode`), so the drain has not yet occurred.
     walk.step(&[("desiredDrain", "drain-rendered-worker-b")]);
-    walk.expect(&[
-        ("UpdatePrepared", True),
-        ("UpdateExecuted", Unknown),
-        ("Drained", Unknown),
-    ]);
-    assert_eq!(
-        walk.message("UpdateExecuted"),
-        "Draining Node as part of update executed phase"
-    );
+    walk.expect(&[("UpdatePrepared", True)]);
+    assert_eq!(walk.condition("Drained").reason, "NotYetOccurred");
 
     walk.facts.node.unschedulable = true;
     walk.step(&[]);
@@ -238,6 +243,10 @@ fn reboot_update_follows_upstream_step_by_step() {
         ("Cordoned", True),
     ]);
     assert_eq!(walk.condition("Cordoned").reason, "UpdateExecutedCordoned");
+    assert_eq!(
+        walk.message("UpdateExecuted"),
+        "Draining Node as part of update executed phase"
+    );
 
     walk.step(&[("lastAppliedDrain", "drain-rendered-worker-b")]);
     walk.expect(&[
@@ -313,12 +322,7 @@ fn reboot_update_follows_upstream_step_by_step() {
         walk.condition("UpdatePostActionComplete").reason,
         "NotYetOccurred"
     );
-    let done = walk.last.clone();
-    walk.step(&[]);
-    assert_eq!(
-        walk.last, done,
-        "a finished node derives the same MCN again"
-    );
+    walk.derives_the_same_again();
 }
 
 #[test]
@@ -538,6 +542,7 @@ fn a_degraded_retry_that_reboots_reports_success() {
 fn degraded_keeps_progress_and_recovers() {
     let mut walk = requested("os-b", "key-a");
     walk.step(&[("state", "Working")]);
+    walk.facts.node.unschedulable = true;
     walk.step(&[("desiredDrain", "drain-rendered-worker-b")]);
     walk.step(&[
         ("state", "Degraded"),
@@ -547,6 +552,7 @@ fn degraded_keeps_progress_and_recovers() {
         ("UpdatePrepared", True),
         ("UpdateExecuted", Unknown),
         ("Drained", Unknown),
+        ("Cordoned", True),
         ("NodeDegraded", True),
     ]);
     assert_eq!(
@@ -819,6 +825,209 @@ fn image_mode_without_an_os_change_writes_only_the_files() {
     assert_eq!(walk.condition("AppliedOSImage").reason, "NotYetOccurred");
 }
 
+/// One step of a walk: the annotations the daemon or the drain controller
+/// writes, whether the node is cordoned, the conditions not False then.
+type Step<'a> = (
+    &'a [(&'a str, &'a str)],
+    bool,
+    Vec<(&'a str, ConditionStatus)>,
+);
+
+const IMAGE_1: &str = "quay.io/openshift/os-layered@sha256:1111111111111111111111111111111111111111111111111111111111111111";
+const IMAGE_2: &str = "quay.io/openshift/os-layered@sha256:2222222222222222222222222222222222222222222222222222222222222222";
+
+/// A node in image mode, done on rendered config A and [`IMAGE_1`], whose
+/// desired image moves to [`IMAGE_2`] (the config stays): the first step
+/// of an image-only update.
+fn image_only_requested(gate: bool) -> Walk {
+    let mut walk = Walk::new("os-b", "key-a");
+    if gate {
+        image_mode_on(&mut walk);
+    }
+    walk.step(&[("currentImage", IMAGE_1), ("desiredImage", IMAGE_1)]);
+    walk.expect(&[("Updated", True)]);
+    walk.step(&[("desiredImage", IMAGE_2)]);
+    walk.expect(&[]);
+    assert_eq!(walk.message("Updated"), "Node worker-0 needs an update");
+    walk
+}
+
+/// An update of the OS image alone, gate on, step by step. Upstream's
+/// daemon sees an OS update (`newMachineConfigDiff` compares the images),
+/// so it reboots (`calculatePostConfigChangeNodeDisruptionAction`) and
+/// drains: `UpdatePostActionComplete` is never written. Its drain requests
+/// carry the config's name, as the last update's did, so the applied
+/// `uncordon-<config>` the node starts with is not this update's uncordon.
+#[test]
+fn an_image_only_update_drains_and_reboots() {
+    let mut walk = image_only_requested(true);
+    let image = status(walk.last.as_ref().unwrap_or_else(|| panic!("no MCN")))
+        .config_image
+        .clone()
+        .unwrap_or_default();
+    assert_eq!(
+        (
+            image.current_image.as_deref(),
+            image.desired_image.as_deref()
+        ),
+        (Some(IMAGE_1), Some(IMAGE_2))
+    );
+
+    let (drain, uncordon) = ("drain-rendered-worker-a", "uncordon-rendered-worker-a");
+    let prepared = ("UpdatePrepared", True);
+    let cordoned = [prepared, ("UpdateExecuted", Unknown), ("Cordoned", True)];
+    let drained = [cordoned.as_slice(), &[("Drained", True)]].concat();
+    let applied = [
+        prepared,
+        ("UpdateExecuted", True),
+        ("Cordoned", True),
+        ("Drained", True),
+        ("AppliedOSImage", True),
+    ];
+    let rebooted = [applied.as_slice(), &[("RebootedNode", True)]].concat();
+    let resumed = [rebooted.as_slice(), &[("Resumed", True)]].concat();
+    let steps: [Step; 8] = [
+        // The applied `uncordon-<config>` is the last update's.
+        (&[("state", "Working")], false, vec![prepared]),
+        // Not cordoned yet: the drain has not yet occurred.
+        (&[("desiredDrain", drain)], false, vec![prepared]),
+        (
+            &[],
+            true,
+            [cordoned.as_slice(), &[("Drained", Unknown)]].concat(),
+        ),
+        (
+            &[("lastAppliedDrain", drain)],
+            true,
+            [drained.as_slice(), &[("AppliedOSImage", Unknown)]].concat(),
+        ),
+        (
+            &[("post-config-action", "Rebooting")],
+            true,
+            [applied.as_slice(), &[("RebootedNode", Unknown)]].concat(),
+        ),
+        (&[("post-config-action", "")], true, rebooted),
+        (&[("desiredDrain", uncordon)], true, resumed.clone()),
+        (
+            &[("lastAppliedDrain", uncordon)],
+            false,
+            [
+                resumed.as_slice(),
+                &[("UpdateComplete", True), ("Uncordoned", True)],
+            ]
+            .concat(),
+        ),
+    ];
+    for (changes, unschedulable, expected) in steps {
+        walk.facts.node.unschedulable = unschedulable;
+        walk.step(changes);
+        walk.expect(&expected);
+    }
+    assert_eq!(
+        walk.message("UpdatePrepared"),
+        "Update Compatible. Post Cfg Actions: [] Drain Required: true"
+    );
+    assert_eq!(
+        walk.message("UpdateExecuted"),
+        "Updated the OS on disk as a part of the in progress phase"
+    );
+
+    let mcn = walk
+        .step(&[("state", "Done"), ("currentImage", IMAGE_2)])
+        .clone();
+    walk.expect(&[("Updated", True)]);
+    // W2's reset names the desired image: upstream compares it with the
+    // image its stored status still holds, the one before the update.
+    assert_eq!(
+        walk.message("RebootedNode"),
+        format!("Action during update to {IMAGE_2}: Node has rebooted")
+    );
+    assert_eq!(
+        walk.message("Resumed"),
+        format!(
+            "Action during update to {IMAGE_2}: In desired config rendered-worker-a. Resumed normal operations."
+        )
+    );
+    assert_eq!(
+        walk.condition("UpdatePostActionComplete").reason,
+        "NotYetOccurred"
+    );
+    assert_eq!(status(&mcn).config_version.desired, "rendered-worker-a");
+    walk.derives_the_same_again();
+}
+
+/// Gate off, the same update: the OS update is the daemon's all the same,
+/// but the MCN has no `configImage`, so resets name the config.
+#[test]
+fn an_image_only_update_without_the_gate_names_the_config() {
+    let mut walk = image_only_requested(false);
+    assert_eq!(
+        status(walk.last.as_ref().unwrap_or_else(|| panic!("no MCN"))).config_image,
+        None
+    );
+    walk.step(&[("state", "Working")]);
+    walk.expect(&[("UpdatePrepared", True)]);
+    walk.facts.node.unschedulable = true;
+    walk.step(&[
+        ("desiredDrain", "drain-rendered-worker-a"),
+        ("lastAppliedDrain", "drain-rendered-worker-a"),
+    ]);
+    assert_eq!(
+        walk.message("AppliedFilesAndOS"),
+        "Applying files and new OS config to node. OS will  need an update. SSH Keys will not need an update"
+    );
+    walk.step(&[("post-config-action", "Rebooting")]);
+    walk.step(&[("post-config-action", "")]);
+    walk.facts.node.unschedulable = false;
+    walk.step(&[
+        ("desiredDrain", "uncordon-rendered-worker-a"),
+        ("lastAppliedDrain", "uncordon-rendered-worker-a"),
+    ]);
+    assert_eq!(walk.condition("Uncordoned").status, True);
+    walk.step(&[("state", "Done"), ("currentImage", IMAGE_2)]);
+    walk.expect(&[("Updated", True)]);
+    assert_eq!(
+        walk.message("RebootedNode"),
+        "Action during update to rendered-worker-a: Node has rebooted"
+    );
+}
+
+/// On a single-node cluster an image-only update never changes the drain
+/// annotations: the daemon skips the drain, and its uncordon request
+/// names what was already applied, so the drain controller never writes
+/// W20. After the reboot the node shows the reboot, never an uncordon.
+#[test]
+fn an_image_only_update_on_a_single_node_cluster_never_uncordons() {
+    let mut walk = image_only_requested(true);
+    walk.step(&[
+        ("state", "Working"),
+        ("controlPlaneTopology", "SingleReplica"),
+    ]);
+    walk.expect(&[("UpdatePrepared", True), ("UpdateExecuted", Unknown)]);
+    assert_eq!(
+        walk.message("Drained"),
+        "Node Drain Not required for this update."
+    );
+    walk.step(&[("post-config-action", "Rebooting")]);
+    walk.step(&[("post-config-action", "")]);
+    let rebooted = [
+        ("UpdatePrepared", True),
+        ("UpdateExecuted", True),
+        ("AppliedOSImage", True),
+        ("RebootedNode", True),
+    ];
+    walk.expect(&rebooted);
+    walk.step(&[("state", "Done"), ("currentImage", IMAGE_2)]);
+    walk.expect(&[("Updated", True)]);
+    assert_eq!(walk.condition("Uncordoned").reason, "NotYetOccurred");
+    assert_eq!(
+        walk.message("Resumed"),
+        format!(
+            "Action during update to {IMAGE_2}: In desired config rendered-worker-a. Resumed normal operations."
+        )
+    );
+}
+
 #[test]
 fn broken_annotations_and_configs_are_errors_not_panics() {
     let mut walk = Walk::new("os-b", "key-a");
@@ -840,12 +1049,18 @@ fn broken_annotations_and_configs_are_errors_not_panics() {
     walk.facts.configs[1].spec =
         mco_mcn::Summary::read("{\"config\": {\"storage\": {\"files\": 3}}}").into();
     let mcn = walk.step(&[("state", "Working")]).clone();
-    assert_eq!(walk.condition("UpdatePrepared").status, Unknown);
-    assert!(
-        walk.message("UpdatePrepared")
-            .contains("Error calculating post config change actions")
+    // W4, then the W16 deferred before it, which fails the update with the
+    // same error and writes the desired config back: no W5 or W6.
+    walk.expect(&[("UpdatePrepared", Unknown), ("NodeDegraded", True)]);
+    let prepared = walk.message("UpdatePrepared");
+    let (_, err) = prepared
+        .split_once("Error calculating post config change actions: ")
+        .unwrap_or_else(|| panic!("not W4: {prepared}"));
+    assert_eq!(
+        walk.message("NodeDegraded"),
+        format!("Node worker-0 upgrade failure. {err}")
     );
-    assert_eq!(status(&mcn).config_version.desired, "not-yet-set");
+    assert_eq!(status(&mcn).config_version.desired, "rendered-worker-b");
 
     let mut walk = requested("os-b", "key-a");
     walk.facts

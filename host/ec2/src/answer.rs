@@ -38,7 +38,7 @@ pub(crate) struct Ec2Error {
 }
 
 /// The fields an image item may carry that are kept.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Field {
     ImageId,
     OwnerId,
@@ -62,6 +62,10 @@ impl Field {
 
 #[derive(Default)]
 struct Item {
+    /// The kept fields opened so far: each may appear once, since one
+    /// element's text arrives in pieces that are joined, and two elements'
+    /// would be joined too (two `<imageOwnerId>` read as one owner).
+    opened: Vec<Field>,
     image_id: Option<String>,
     owner_id: Option<String>,
     name: Option<String>,
@@ -118,7 +122,20 @@ pub(crate) fn images(text: &str) -> Result<Page, String> {
             }
             Ok(match path {
                 [set, it, field] if *set == b"imagesSet" && *it == b"item" => {
-                    Field::of(field).map_or(Slot::Skip, Slot::Item)
+                    match (Field::of(field), item.as_mut()) {
+                        (Some(kept), Some(open)) => {
+                            if open.opened.contains(&kept) {
+                                return Err(format!(
+                                    "image {} has more than one <{}>",
+                                    page.images.len(),
+                                    String::from_utf8_lossy(field)
+                                ));
+                            }
+                            open.opened.push(kept);
+                            Slot::Item(kept)
+                        }
+                        _ => Slot::Skip,
+                    }
                 }
                 [token] if *token == b"nextToken" => Slot::NextToken,
                 _ => Slot::Skip,
@@ -423,6 +440,20 @@ mod tests {
             (
                 item("<imageId>ami-1</imageId><imageOwnerId> </imageOwnerId>"),
                 "no imageOwnerId",
+            ),
+            // The attack: a second owner element, which joined to the
+            // first would read as another owner ID.
+            (
+                item(
+                    "<imageId>ami-1</imageId><imageOwnerId>53141</imageOwnerId><imageOwnerId>5883065</imageOwnerId>",
+                ),
+                "image 0 has more than one <imageOwnerId>",
+            ),
+            (
+                item(
+                    "<imageId>ami-1</imageId><imageId>ami-2</imageId><imageOwnerId>1</imageOwnerId>",
+                ),
+                "image 0 has more than one <imageId>",
             ),
             (item("<imageId>&xxe;</imageId>"), "unknown entity"),
             (

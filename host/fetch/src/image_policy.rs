@@ -18,10 +18,11 @@
 //! - `PKI`: a certificate chaining to `pki.caRootsData` (through
 //!   `caIntermediatesData` or the signature's own chain), issued to
 //!   `pkiCertificateSubject`'s email and hostname (each given must be a SAN
-//!   of the certificate, exactly), valid when signed; no log is required;
+//!   of the certificate, exactly: the email an email SAN, the hostname a
+//!   DNS SAN), valid when signed; no log is required;
 //! - `FulcioCAWithRekor`: a certificate chaining to
 //!   `fulcioCAWithRekor.fulcioCAData`, with `fulcioSubject.signedEmail` as
-//!   a SAN and `oidcIssuer` as Fulcio's issuer extension, in the Rekor log
+//!   an email SAN and `oidcIssuer` as Fulcio's issuer extension, in the Rekor log
 //!   of `rekorKeyData`, whose signed time the certificate was valid at.
 //!
 //! A policy of another type, or one whose data does not parse, refuses the
@@ -207,11 +208,15 @@ impl ImagePolicy {
             PKI => {
                 let pki = trust.pki.as_ref().ok_or_else(|| missing("pki"))?;
                 let subject = &pki.pki_certificate_subject;
-                let identities: Vec<Identity> = [&subject.email, &subject.hostname]
+                // The email meets email SANs only, the hostname DNS SANs
+                // only, as the cluster's verifier checks them.
+                let email = subject.email.clone().map(SubjectMatch::Email);
+                let hostname = subject.hostname.clone().map(SubjectMatch::Hostname);
+                let identities: Vec<Identity> = [email, hostname]
                     .into_iter()
                     .flatten()
-                    .map(|required| Identity {
-                        subject: SubjectMatch::Equal(required.clone()),
+                    .map(|subject| Identity {
+                        subject,
                         issuer: None,
                     })
                     .collect();
@@ -244,7 +249,7 @@ impl ImagePolicy {
                     .map_err(|e| unreadable(format!("fulcioCAWithRekor: {e}")))?;
                 let subject = &fulcio.fulcio_subject;
                 let identity = Identity {
-                    subject: SubjectMatch::Equal(subject.signed_email.clone()),
+                    subject: SubjectMatch::Email(subject.signed_email.clone()),
                     issuer: Some(subject.oidc_issuer.clone()),
                 };
                 Ok(Requirement::certificate(

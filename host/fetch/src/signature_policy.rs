@@ -13,7 +13,10 @@
 //!
 //! In `allOf` and `anyOf` each signer needs a signature of its own: one
 //! signature cannot count twice, even where its certificate matches two
-//! identities, so "two signatures" means two signatures.
+//! identities, so "two signatures" means two signatures. Signatures are
+//! counted as signings (`cosign::Signing`: the signer's key and the bytes
+//! signed), never by their position or bytes: one signature repeated in
+//! the registry, or re-encoded (DER or raw, high or low S), is one.
 //!
 //! A key signer is met by a cosign signature under that key (cosign.rs); a
 //! certificate signer by a signature whose certificate chains to its trust
@@ -30,7 +33,7 @@ use std::sync::Arc;
 use mco_registry_formats::sigstore::{self, Identity, LogRequirement, TrustRoot};
 use sha2::{Digest as _, Sha256};
 
-use mco_registry_formats::cosign::{Key, Signature};
+use mco_registry_formats::cosign::{Key, Signature, Signing};
 
 /// One signer a policy names, ready to check signatures.
 #[derive(Clone)]
@@ -110,19 +113,15 @@ impl Requirement {
         }
     }
 
-    /// What `signature` of `manifest_digest` proves for this signer, or
-    /// why it proves nothing. `now` (Unix seconds) is the signing time of
-    /// a certificate no log vouches for, where none is required.
-    fn check(
-        &self,
-        signature: &Signature,
-        manifest_digest: &str,
-        now: u64,
-    ) -> Result<Evidence, String> {
+    /// What `signature` of `manifest_digest` proves for this signer, and
+    /// the signing it is, or why it proves nothing. `now` (Unix seconds)
+    /// is the signing time of a certificate no log vouches for, where
+    /// none is required.
+    fn check(&self, signature: &Signature, manifest_digest: &str, now: u64) -> Checked {
         match &self.check {
             Check::Key(key) => signature
                 .verify(manifest_digest, std::slice::from_ref(key))
-                .map(|_| Evidence::Key)
+                .map(|(_, signing)| (Evidence::Key, signing))
                 .map_err(|e| e.to_string()),
             Check::Certificate(certified) => {
                 let log = if certified.log_required {
@@ -136,11 +135,16 @@ impl Requirement {
                 for identity in &certified.identities {
                     identity.matches(&signer).map_err(|e| e.to_string())?;
                 }
-                Ok(Evidence::Certificate(signer))
+                let signing = signer.signing.clone();
+                Ok((Evidence::Certificate(signer), signing))
             }
         }
     }
 }
+
+/// One signature checked for one signer: what it proved and the signing
+/// it is, or why it proved nothing.
+type Checked = Result<(Evidence, Signing), String>;
 
 /// What a signature proved for the signer it met.
 #[derive(Debug, Clone)]
@@ -261,7 +265,7 @@ impl Policy {
         manifest_digest: &str,
         now: u64,
     ) -> Result<Verdict, Refusal> {
-        let table = |requirements: &[Requirement]| -> Vec<Vec<Result<Evidence, String>>> {
+        let table = |requirements: &[Requirement]| -> Vec<Vec<Checked>> {
             requirements
                 .iter()
                 .map(|r| {
@@ -283,7 +287,7 @@ impl Policy {
                     .map(|s| (r, s, row[s].clone()))
             });
             match found {
-                Some((r, s, Ok(evidence))) => met.push(Met {
+                Some((r, s, Ok((evidence, _)))) => met.push(Met {
                     group: Group::AnyOne,
                     requirement: self.any_one[r].name.clone(),
                     signature: s,
@@ -314,7 +318,7 @@ impl Policy {
             let pairs = matching(&checks);
             if pairs.len() >= required {
                 met.extend(pairs.into_iter().filter_map(|(r, s)| {
-                    let evidence = checks[r][s].as_ref().ok()?.clone();
+                    let (evidence, _) = checks[r][s].as_ref().ok()?.clone();
                     Some(Met {
                         group,
                         requirement: requirements[r].name.clone(),
@@ -356,7 +360,7 @@ impl Policy {
 /// the requirement's name when `named`.
 fn reasons(
     requirements: &[Requirement],
-    checks: &[Vec<Result<Evidence, String>>],
+    checks: &[Vec<Checked>],
     signatures: &[Signature],
     named: bool,
 ) -> String {
@@ -367,7 +371,7 @@ fn reasons(
             let why = if signatures.is_empty() {
                 NO_SIGNATURE.to_string()
             } else if row.iter().any(Result::is_ok) {
-                "the signatures it matches count for other signers already".to_string()
+                "the signatures it matches count for other signers already (one signing counts once, however often it is stored or encoded)".to_string()
             } else {
                 row.iter()
                     .zip(signatures)
@@ -387,42 +391,63 @@ fn reasons(
         .join("; ")
 }
 
-/// The most requirements matched to distinct signatures (augmenting
-/// paths; a policy lists a few signers, a module at most 16 signatures):
-/// `(requirement, signature)` pairs.
-fn matching(checks: &[Vec<Result<Evidence, String>>]) -> Vec<(usize, usize)> {
-    let signatures = checks.first().map_or(0, Vec::len);
-    let mut owner: Vec<Option<usize>> = vec![None; signatures];
+/// The most requirements matched to distinct signings (augmenting paths;
+/// a policy lists a few signers, a module at most 16 signatures):
+/// `(requirement, signature)` pairs, the signature being the first found
+/// of its signing. Signatures that are one signing (the same signer over
+/// the same bytes, repeated or re-encoded) are one node of the graph, so
+/// they meet one requirement between them.
+fn matching(checks: &[Vec<Checked>]) -> Vec<(usize, usize)> {
+    // Each signing, with the first signature that is it; and per
+    // requirement, the signings that meet it.
+    let mut signings: Vec<(&Signing, usize)> = Vec::new();
+    let mut edges: Vec<Vec<usize>> = Vec::with_capacity(checks.len());
+    for row in checks {
+        let mut meeting = Vec::new();
+        for (s, check) in row.iter().enumerate() {
+            let Ok((_, signing)) = check else { continue };
+            let node = match signings.iter().position(|(known, _)| *known == signing) {
+                Some(node) => node,
+                None => {
+                    signings.push((signing, s));
+                    signings.len() - 1
+                }
+            };
+            meeting.push(node);
+        }
+        edges.push(meeting);
+    }
     fn augment(
         r: usize,
-        checks: &[Vec<Result<Evidence, String>>],
+        edges: &[Vec<usize>],
         owner: &mut [Option<usize>],
         seen: &mut [bool],
     ) -> bool {
-        for s in 0..owner.len() {
-            if checks[r][s].is_err() || seen[s] {
+        for &node in &edges[r] {
+            if seen[node] {
                 continue;
             }
-            seen[s] = true;
-            let free = match owner[s] {
+            seen[node] = true;
+            let free = match owner[node] {
                 None => true,
-                Some(other) => augment(other, checks, owner, seen),
+                Some(other) => augment(other, edges, owner, seen),
             };
             if free {
-                owner[s] = Some(r);
+                owner[node] = Some(r);
                 return true;
             }
         }
         false
     }
-    for r in 0..checks.len() {
-        let mut seen = vec![false; signatures];
-        augment(r, checks, &mut owner, &mut seen);
+    let mut owner: Vec<Option<usize>> = vec![None; signings.len()];
+    for r in 0..edges.len() {
+        let mut seen = vec![false; signings.len()];
+        augment(r, &edges, &mut owner, &mut seen);
     }
     let mut pairs: Vec<(usize, usize)> = owner
         .iter()
-        .enumerate()
-        .filter_map(|(s, r)| r.map(|r| (r, s)))
+        .zip(&signings)
+        .filter_map(|(r, (_, s))| r.map(|r| (r, *s)))
         .collect();
     pairs.sort_unstable();
     pairs
@@ -431,7 +456,10 @@ fn matching(checks: &[Vec<Result<Evidence, String>>]) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use base64::Engine as _;
-    use mco_e2e::pki::{Ca, LeafSpec, Log, now, simple_signing_payload, trusted_root_json};
+    use mco_e2e::pki::{
+        Ca, Leaf, LeafSpec, Log, now, signature_encodings, simple_signing_payload,
+        trusted_root_json,
+    };
     use mco_registry_formats::cosign::CertificateAnnotations;
     use mco_registry_formats::sigstore::SubjectMatch;
 
@@ -462,13 +490,25 @@ mod tests {
         let leaf = pki.ca.leaf(&LeafSpec::email(email).issuer(ISSUER));
         let payload = simple_signing_payload("r/g/mcn", DIGEST);
         let signature = leaf.sign(&payload);
+        signed_by(pki, &leaf, payload, &signature, log)
+    }
+
+    /// A `.sig` signature: `signature` over `payload` by `leaf`, recorded
+    /// in `log` when given.
+    fn signed_by(
+        pki: &Pki,
+        leaf: &Leaf,
+        payload: Vec<u8>,
+        signature: &[u8],
+        log: Option<&mut Log>,
+    ) -> Signature {
         let rekor_bundle = log.map(|log| {
-            let body = log.hashedrekord(&payload, &signature, &leaf.pem());
+            let body = log.hashedrekord(&payload, signature, &leaf.pem());
             log.append(body, now()).cosign_bundle_annotation()
         });
         Signature::SimpleSigning {
             payload,
-            signature: Some(base64::engine::general_purpose::STANDARD.encode(&signature)),
+            signature: Some(base64::engine::general_purpose::STANDARD.encode(signature)),
             certificate: CertificateAnnotations {
                 certificate: Some(leaf.pem()),
                 chain: Some(format!("{}{}", pki.ca.pem(), pki.root.pem())),
@@ -587,6 +627,89 @@ mod tests {
         assert!(refusal(&other_issuer, &[review]).contains(
             "wrong issuer: the certificate's OIDC issuer is https://issuer.example.com, not https://other"
         ));
+    }
+
+    /// The attack: anyone who can push repeats one signer's signature (as
+    /// another `.sig` layer, in each encoding the verifier accepts, each
+    /// logged) to meet a quorum of two, by key or by identity.
+    #[test]
+    fn one_signature_repeated_or_re_encoded_does_not_meet_a_quorum_of_two() {
+        let (pki, mut log) = pki();
+        let leaf = pki
+            .ca
+            .leaf(&LeafSpec::email("ci@example.com").issuer(ISSUER));
+        let payload = simple_signing_payload("r/g/mcn", DIGEST);
+        let der = leaf.sign(&payload);
+        let copies: Vec<(&str, Signature)> = signature_encodings(&der)
+            .into_iter()
+            .map(|(encoding, bytes)| {
+                let copy = signed_by(&pki, &leaf, payload.clone(), &bytes, Some(&mut log));
+                (encoding, copy)
+            })
+            .collect();
+        let key = || {
+            let pem = leaf.public_key_pem();
+            Key::from_pem("ci.pub", pem.as_bytes()).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let quorums = [
+            Policy {
+                all_of: vec![
+                    identity(&pki, "ci@example.com", Some(ISSUER)),
+                    identity(&pki, "ci@example.com", None),
+                ],
+                ..Policy::default()
+            },
+            Policy {
+                any_of: Some((2, vec![Requirement::key(key()), Requirement::key(key())])),
+                ..Policy::default()
+            },
+            Policy {
+                any_of: Some((
+                    2,
+                    vec![
+                        Requirement::key(key()),
+                        identity(&pki, "ci@example.com", Some(ISSUER)),
+                    ],
+                )),
+                ..Policy::default()
+            },
+        ];
+        let (first, _) = &copies[0];
+        for (encoding, copy) in &copies {
+            // Each encoding alone is a good signature...
+            for policy in &quorums {
+                let one = Policy {
+                    any_one: policy
+                        .all_of
+                        .iter()
+                        .chain(policy.any_of.iter().flat_map(|(_, rs)| rs))
+                        .cloned()
+                        .collect(),
+                    ..Policy::default()
+                };
+                assert_eq!(met(&one, std::slice::from_ref(copy)).len(), 1, "{encoding}");
+            }
+            // ...but with the first, however stored, it is still one.
+            let pair = [copies[0].1.clone(), copy.clone()];
+            let twice = [copy.clone(), copy.clone()];
+            for policy in &quorums {
+                for signatures in [&pair[..], &twice[..]] {
+                    let why = refusal(policy, signatures);
+                    assert!(
+                        why.contains("1 of 2 required signatures")
+                            && why.contains("one signing counts once"),
+                        "{first} and {encoding}: {why}"
+                    );
+                }
+            }
+        }
+        let every: Vec<Signature> = copies.into_iter().map(|(_, copy)| copy).collect();
+        for policy in &quorums {
+            assert!(refusal(policy, &every).contains("1 of 2 required signatures"));
+        }
+        // A second signer's own signature does meet the quorum.
+        let other = signed(&pki, "ci@example.com", Some(&mut log));
+        assert_eq!(met(&quorums[0], &[every[0].clone(), other]).len(), 2);
     }
 
     #[test]

@@ -52,6 +52,11 @@ pub const CHAIN_ANNOTATION: &str = "dev.sigstore.cosign/chain";
 pub const REKOR_BUNDLE_ANNOTATION: &str = "dev.sigstore.cosign/bundle";
 /// The artifact and layer media type of a Sigstore bundle.
 pub const BUNDLE_MEDIA_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+/// The in-toto predicate type of a cosign image signature (`cosign sign`
+/// with the new bundle format); an attestation about the same image
+/// (`cosign attest`: SLSA provenance, an SBOM, a vulnerability scan) has
+/// its own, and says something else than "I vouch for this image".
+pub const SIGNATURE_PREDICATE_TYPE: &str = "https://sigstore.dev/cosign/sign/v1";
 /// The DSSE payload type of an in-toto statement.
 pub(crate) const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 
@@ -101,6 +106,10 @@ pub enum SignatureError {
     EnvelopeBase64(base64::DecodeError),
     #[error("the DSSE payload is not an in-toto statement: {0}")]
     NotStatement(serde_json::Error),
+    #[error(
+        "an attestation (predicateType {0:?}), not a signature: a cosign signature's predicateType is {SIGNATURE_PREDICATE_TYPE}"
+    )]
+    Attestation(String),
     #[error("the statement's subject is not {0}")]
     Subject(String),
     /// Each key's reason, in the order given.
@@ -138,6 +147,27 @@ fn joined(reasons: &[impl fmt::Display]) -> String {
         .join("; ")
 }
 
+/// What one signature counts as toward a quorum: who signed which bytes.
+/// One ECDSA signature has several encodings (ASN.1 DER or raw `r||s`,
+/// high or low S, all accepted as cosign's verifier accepts them) and can
+/// be repeated in the registry by anyone who can push; each of those is
+/// the same signing, so `allOf` and `anyOf` count signings, not layers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Signing {
+    /// The signer's public key, as [`Key::fingerprint`] writes it.
+    pub signer: String,
+    /// The SHA-256 of the bytes signed (the simple-signing payload, or
+    /// the DSSE pre-authentication encoding, or the manifest itself for a
+    /// bundle's message signature), hex.
+    pub message: String,
+}
+
+/// The fingerprint of a public key: the SHA-256 of its compressed SEC1
+/// point, hex.
+pub(crate) fn key_fingerprint(compressed_point: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(compressed_point))
+}
+
 /// A cosign public key, with the name errors report it by (where it was
 /// read from).
 #[derive(Clone)]
@@ -169,10 +199,7 @@ impl Key {
 
     /// The key's point, which tells two keys apart whatever they are named.
     pub fn fingerprint(&self) -> String {
-        format!(
-            "{:x}",
-            Sha256::digest(self.key.to_encoded_point(true).as_bytes())
-        )
+        key_fingerprint(self.key.to_encoded_point(true).as_bytes())
     }
 
     /// Whether base64 `signature` (ASN.1 DER, or the raw 64-byte form) is
@@ -218,12 +245,12 @@ impl Signature {
     }
 
     /// The key among `keys` this signature of `manifest_digest` verifies
-    /// under; otherwise why not.
+    /// under, and the signing it is; otherwise why not.
     pub fn verify<'k>(
         &self,
         manifest_digest: &str,
         keys: &'k [Key],
-    ) -> Result<&'k Key, SignatureError> {
+    ) -> Result<(&'k Key, Signing), SignatureError> {
         let (message, signature) = match self {
             Signature::SimpleSigning {
                 payload, signature, ..
@@ -237,7 +264,13 @@ impl Signature {
         let mut why = Vec::new();
         for key in keys {
             match key.verifies(&message, &signature) {
-                Ok(()) => return Ok(key),
+                Ok(()) => {
+                    let signing = Signing {
+                        signer: key.fingerprint(),
+                        message: format!("{:x}", Sha256::digest(&message)),
+                    };
+                    return Ok((key, signing));
+                }
                 Err(e) => why.push(e),
             }
         }
@@ -284,7 +317,7 @@ pub fn verify<'k>(
     let mut why = Vec::new();
     for signature in signatures {
         match signature.verify(manifest_digest, keys) {
-            Ok(key) => return Ok(key),
+            Ok((key, _)) => return Ok(key),
             Err(e) => why.push((signature.form(), e)),
         }
     }
@@ -503,15 +536,18 @@ fn bundle_message(json: &[u8], manifest_digest: &str) -> Result<(Vec<u8>, String
     Ok((message.pae, message.signature))
 }
 
-/// An in-toto DSSE envelope's message, refused unless its statement's
-/// subject is `manifest_digest`.
+/// An in-toto DSSE envelope's message, refused unless its statement is a
+/// cosign signature (not an attestation) whose subject is
+/// `manifest_digest`.
 pub(crate) fn dsse_message(
     envelope: &Envelope,
     manifest_digest: &str,
 ) -> Result<DsseMessage, SignatureError> {
     #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
     struct Statement {
         subject: Vec<Subject>,
+        predicate_type: String,
     }
     #[derive(Deserialize)]
     struct Subject {
@@ -530,6 +566,9 @@ pub(crate) fn dsse_message(
         .map_err(SignatureError::EnvelopeBase64)?;
     let statement: Statement =
         serde_json::from_slice(&payload).map_err(SignatureError::NotStatement)?;
+    if statement.predicate_type != SIGNATURE_PREDICATE_TYPE {
+        return Err(SignatureError::Attestation(statement.predicate_type));
+    }
     let hex = manifest_digest.strip_prefix("sha256:").unwrap_or("");
     if !statement
         .subject
@@ -604,9 +643,14 @@ mod tests {
     }
 
     fn bundle(seed: u8, digest: &str) -> Signature {
+        statement_bundle(seed, digest, SIGNATURE_PREDICATE_TYPE)
+    }
+
+    /// A bundle of an in-toto statement of `predicate_type` about `digest`.
+    fn statement_bundle(seed: u8, digest: &str, predicate_type: &str) -> Signature {
         let hex = digest.trim_start_matches("sha256:");
         let statement = format!(
-            r#"{{"_type":"https://in-toto.io/Statement/v1","subject":[{{"name":"r/g/mcn","digest":{{"sha256":"{hex}"}}}}],"predicateType":"https://sigstore.dev/cosign/sign/v1","predicate":{{}}}}"#
+            r#"{{"_type":"https://in-toto.io/Statement/v1","subject":[{{"name":"r/g/mcn","digest":{{"sha256":"{hex}"}}}}],"predicateType":"{predicate_type}","predicate":{{}}}}"#
         );
         let sig = sign(seed, &pae(IN_TOTO_PAYLOAD_TYPE, statement.as_bytes()));
         Signature::Bundle(
@@ -655,6 +699,31 @@ mod tests {
             .map(|k| k.name.clone())
             .map_err(|e| e.to_string());
         assert!(err.is_err_and(|e| e.contains("no cosign signature found")));
+    }
+
+    /// The attack: an attestation about the module (`cosign attest` by
+    /// the same key) offered as its signature.
+    #[test]
+    fn an_attestation_under_the_key_is_refused_as_no_signature() {
+        let keys = [key("team.pub", 7)];
+        for predicate_type in [
+            "https://slsa.dev/provenance/v1",
+            "https://spdx.dev/Document",
+            "https://cyclonedx.org/bom",
+            "https://cosign.sigstore.dev/attestation/vuln/v1",
+            "",
+        ] {
+            let attestation = statement_bundle(7, DIGEST, predicate_type);
+            match verify(&[attestation], DIGEST, &keys) {
+                Err(e) => assert!(
+                    e.to_string().contains(&format!(
+                        "an attestation (predicateType {predicate_type:?}), not a signature"
+                    )),
+                    "{e}"
+                ),
+                Ok(k) => panic!("{predicate_type} verified under {k:?}"),
+            }
+        }
     }
 
     #[test]

@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use mco_e2e::pki::{self, Ca, Entry, Leaf, LeafSpec, Log};
+use mco_e2e::pki::{self, Ca, CaSpec, Entry, Leaf, LeafSpec, Log};
 use mco_registry_formats::cosign::{
     CERTIFICATE_ANNOTATION, CHAIN_ANNOTATION, CertificateAnnotations, REKOR_BUNDLE_ANNOTATION,
     SIGNATURE_ANNOTATION, Signature,
 };
 use mco_registry_formats::sigstore::{
-    CertRefusal, Identity, LogRequirement, Signer, SubjectMatch, TrustRoot, verify_certificate,
+    CertRefusal, Identity, LogRequirement, San, Signer, SubjectMatch, TrustRoot, verify_certificate,
 };
 
 const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
@@ -81,7 +81,17 @@ impl World {
     /// A Sigstore bundle signed by `leaf` over a statement naming
     /// `digest`, with a dsse log entry made at `time`.
     fn bundle(&mut self, leaf: &Leaf, digest: &str, time: u64) -> (Signature, Entry) {
-        let statement = pki::in_toto_statement(REFERENCE, digest);
+        self.statement_bundle(leaf, pki::in_toto_statement(REFERENCE, digest), time)
+    }
+
+    /// A Sigstore bundle signed by `leaf` over `statement`, with a dsse
+    /// log entry made at `time`.
+    fn statement_bundle(
+        &mut self,
+        leaf: &Leaf,
+        statement: Vec<u8>,
+        time: u64,
+    ) -> (Signature, Entry) {
         let signature = leaf.sign(&pki::dsse_pae(&statement));
         let body = self.log.dsse(
             &pki::dsse_envelope(&statement, &signature),
@@ -120,6 +130,12 @@ fn simple_signing(
     }
 }
 
+/// `signature` of [`DIGEST`] checked against `trust`, a log entry
+/// required.
+fn logged(signature: &Signature, trust: &TrustRoot) -> Result<Signer, CertRefusal> {
+    verify_certificate(signature, trust, DIGEST, LogRequirement::Required)
+}
+
 fn refusal(result: Result<Signer, CertRefusal>) -> String {
     match result {
         Ok(signer) => panic!("verified: {signer:?}"),
@@ -153,9 +169,9 @@ fn both_forms_verify_under_each_kind_of_trust_and_name_the_signer() {
             (world.trusted_root(), "trusted root"),
             (world.fulcio(), "fulcio"),
         ] {
-            let signer = verify_certificate(&signature, &trust, DIGEST, LogRequirement::Required)
-                .unwrap_or_else(|e| panic!("{form} under {name}: {e}"));
-            assert_eq!(signer.subjects, [EMAIL]);
+            let signer =
+                logged(&signature, &trust).unwrap_or_else(|e| panic!("{form} under {name}: {e}"));
+            assert_eq!(signer.subjects, [San::Email(EMAIL.into())]);
             assert_eq!(signer.issuer.as_deref(), Some(ISSUER));
             assert_eq!(signer.signed_at, signed_at);
             let log = signer.log.unwrap_or_else(|| panic!("no log entry"));
@@ -185,13 +201,7 @@ fn identities_name_the_subject_or_issuer_that_differs() {
     let mut world = World::new();
     let leaf = world.leaf();
     let (signature, _) = world.simple(&leaf, DIGEST, pki::now());
-    let signer = verify_certificate(
-        &signature,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let signer = logged(&signature, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
     let identity = |subject: &str, issuer: &str| Identity {
         subject: SubjectMatch::Equal(subject.into()),
         issuer: Some(issuer.into()),
@@ -221,14 +231,8 @@ fn a_uri_subject_and_the_deprecated_issuer_extension_are_read() {
         .ca
         .leaf(&LeafSpec::uri(workflow).legacy_issuer("https://token.actions.example"));
     let (signature, _) = world.bundle(&leaf, DIGEST, pki::now());
-    let signer = verify_certificate(
-        &signature,
-        &world.trusted_root(),
-        DIGEST,
-        LogRequirement::Required,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(signer.subjects, [workflow]);
+    let signer = logged(&signature, &world.trusted_root()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(signer.subjects, [San::Uri(workflow.into())]);
     assert_eq!(
         signer.issuer.as_deref(),
         Some("https://token.actions.example")
@@ -238,6 +242,309 @@ fn a_uri_subject_and_the_deprecated_issuer_extension_are_read() {
         issuer: Some("https://token.actions.example".into()),
     };
     assert_eq!(prefix.matches(&signer), Ok(()));
+}
+
+/// The attack: an attestation about the module (SLSA provenance, an
+/// SBOM, a vulnerability scan), by the very identity and logged, offered
+/// as its signature.
+#[test]
+fn an_attestation_by_the_identity_is_refused_as_no_signature() {
+    let mut world = World::new();
+    let leaf = world.leaf();
+    for predicate_type in [
+        "https://slsa.dev/provenance/v1",
+        "https://spdx.dev/Document",
+        "https://cyclonedx.org/bom",
+        "https://cosign.sigstore.dev/attestation/vuln/v1",
+    ] {
+        let statement = pki::in_toto_attestation(REFERENCE, DIGEST, predicate_type);
+        let (attestation, _) = world.statement_bundle(&leaf, statement, pki::now());
+        for trust in [world.trusted_root(), world.fulcio()] {
+            let err = refusal(logged(&attestation, &trust));
+            assert_eq!(
+                err,
+                format!(
+                    "an attestation (predicateType {predicate_type:?}), not a signature: a cosign signature's predicateType is https://sigstore.dev/cosign/sign/v1"
+                )
+            );
+        }
+    }
+}
+
+/// One signature in every encoding the verifier accepts (each logged, as
+/// anyone may log it) is one signing: the same signer and message as the
+/// original, and the same as a key signer's view of it.
+#[test]
+fn every_encoding_of_a_signature_is_one_signing() {
+    let mut world = World::new();
+    let leaf = world.leaf();
+    let payload = pki::simple_signing_payload(REFERENCE, DIGEST);
+    let der = leaf.sign(&payload);
+    let key =
+        mco_registry_formats::cosign::Key::from_pem("ci.pub", leaf.public_key_pem().as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+    let mut signings = Vec::new();
+    for (encoding, bytes) in pki::signature_encodings(&der) {
+        let entry = world.log.append(
+            world.log.hashedrekord(&payload, &bytes, &leaf.pem()),
+            pki::now(),
+        );
+        let copy = simple_signing(&leaf, &world.ca, payload.clone(), &bytes, Some(&entry));
+        let signer = logged(&copy, &world.fulcio()).unwrap_or_else(|e| panic!("{encoding}: {e}"));
+        let (_, by_key) = copy
+            .verify(DIGEST, std::slice::from_ref(&key))
+            .unwrap_or_else(|e| panic!("{encoding}: {e}"));
+        assert_eq!(signer.signing, by_key, "{encoding}");
+        signings.push(signer.signing);
+    }
+    assert!(signings.windows(2).all(|w| w[0] == w[1]), "{signings:?}");
+    // Another signature by another key of the same identity is another.
+    let (other, _) = world.simple(&world.leaf(), DIGEST, pki::now());
+    let signer = logged(&other, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(signer.signing, signings[0]);
+}
+
+/// The attack: a certificate from the trusted CA with a CA's powers
+/// (CA:true, or keyCertSign) signing as a signer, which could as well
+/// issue a certificate for anyone.
+#[test]
+fn a_leaf_with_a_cas_powers_is_refused_as_a_signer() {
+    let mut world = World::new();
+    for (basic_ca, key_cert_sign) in [(true, false), (false, true), (true, true)] {
+        let leaf = world.ca.leaf(
+            &LeafSpec::email(EMAIL)
+                .issuer(ISSUER)
+                .with_ca_powers(basic_ca, key_cert_sign),
+        );
+        for (signature, _) in [
+            world.simple(&leaf, DIGEST, pki::now()),
+            world.bundle(&leaf, DIGEST, pki::now()),
+        ] {
+            let err = refusal(logged(&signature, &world.fulcio()));
+            assert_eq!(
+                err,
+                format!(
+                    "the certificate for {EMAIL} is a CA's (basic constraints CA:true or key usage keyCertSign), not a signer's"
+                ),
+                "CA:{basic_ca} keyCertSign:{key_cert_sign}"
+            );
+        }
+    }
+}
+
+/// The attack: a certificate from the trusted CA whose URI or DNS SAN is
+/// spelled as the email a policy requires.
+#[test]
+fn a_uri_or_dns_san_spelled_as_the_email_is_no_email() {
+    let mut world = World::new();
+    let email = Identity {
+        subject: SubjectMatch::Email(EMAIL.into()),
+        issuer: Some(ISSUER.into()),
+    };
+    let equal = Identity {
+        subject: SubjectMatch::Equal(EMAIL.into()),
+        issuer: Some(ISSUER.into()),
+    };
+    for spec in [LeafSpec::uri(EMAIL), LeafSpec::dns(EMAIL)] {
+        let leaf = world.ca.leaf(&spec.issuer(ISSUER));
+        let (signature, _) = world.simple(&leaf, DIGEST, pki::now());
+        let signer = logged(&signature, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!matches!(signer.subjects[..], [San::Email(_)]));
+        for identity in [&email, &equal] {
+            let wrong = identity.matches(&signer).map_err(|e| e.to_string());
+            assert!(
+                wrong
+                    .as_ref()
+                    .is_err_and(|e| e.starts_with("wrong identity")),
+                "{:?}: {wrong:?}",
+                signer.subjects
+            );
+        }
+    }
+    let (signature, _) = world.simple(&world.leaf(), DIGEST, pki::now());
+    let signer = logged(&signature, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (email.matches(&signer), equal.matches(&signer)),
+        (Ok(()), Ok(()))
+    );
+}
+
+/// The attack: a checkpoint the log's key signed for another log (a
+/// shard, a second log under one key) offered as this log's.
+#[test]
+fn a_checkpoint_of_another_log_is_no_inclusion_proof() {
+    let mut world = World::new();
+    let leaf = world.leaf();
+    let mut twin = world.log.with_origin("rekor.elsewhere");
+    let (bundle, entry) = world.bundle(&leaf, DIGEST, pki::now());
+    let other = twin.append(entry.body.clone(), entry.integrated_time);
+    assert_eq!(other.root_hash, entry.root_hash);
+    let forged = edited(&bundle, |b| {
+        b["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]["checkpoint"]["envelope"] =
+            other.checkpoint.clone().into();
+    });
+    let err = refusal(logged(&forged, &world.trusted_root()));
+    assert_eq!(
+        err,
+        "the inclusion proof does not hold: the checkpoint is of log \"rekor.elsewhere - 1\", not \"rekor.e2e\""
+    );
+    logged(&bundle, &world.trusted_root()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A `.sig` signature of [`DIGEST`] by `leaf` presenting `chain` (PEM,
+/// leaf-most first), with no log entry.
+fn chained(leaf: &Leaf, chain: &[&Ca]) -> Signature {
+    let payload = pki::simple_signing_payload(REFERENCE, DIGEST);
+    let signature = leaf.sign(&payload);
+    Signature::SimpleSigning {
+        payload,
+        signature: Some(b64(&signature)),
+        certificate: CertificateAnnotations {
+            certificate: Some(leaf.pem()),
+            chain: Some(chain.iter().map(|ca| ca.pem()).collect()),
+            rekor_bundle: None,
+        },
+    }
+}
+
+/// `signature` checked against a PKI policy anchored at `root`, no log.
+fn under_pki(signature: &Signature, root: &Ca) -> Result<Signer, CertRefusal> {
+    let trust = TrustRoot::from_pki(root.pem().as_bytes(), b"").unwrap_or_else(|e| panic!("{e}"));
+    verify_certificate(
+        signature,
+        &trust,
+        DIGEST,
+        LogRequirement::Optional { now: pki::now() },
+    )
+}
+
+/// Refused, the reason containing `why`.
+fn refused_for(result: Result<Signer, CertRefusal>, why: &str) {
+    let err = refusal(result);
+    assert!(
+        err.contains("does not chain to a trusted root") && err.contains(why),
+        "{why:?} not in {err:?}"
+    );
+}
+
+/// The attack: a sub-CA allowed no CA below it (pathLenConstraint 0)
+/// issues a CA anyway, which signs for anyone.
+#[test]
+fn a_path_longer_than_a_cas_path_length_is_refused() {
+    let root = Ca::root("constrained root");
+    let zero = CaSpec {
+        path_len: Some(0),
+        ..CaSpec::default()
+    };
+    let last = root.intermediate_with("last CA", &zero);
+    let rogue = last.intermediate("rogue CA");
+    let leaf = rogue.leaf(&LeafSpec::email(EMAIL));
+    refused_for(
+        under_pki(&chained(&leaf, &[&rogue, &last]), &root),
+        "path length constraint",
+    );
+    let leaf = last.leaf(&LeafSpec::email(EMAIL));
+    under_pki(&chained(&leaf, &[&last]), &root).unwrap_or_else(|e| panic!("{e}"));
+    let one = root.intermediate_with(
+        "one below",
+        &CaSpec {
+            path_len: Some(1),
+            ..CaSpec::default()
+        },
+    );
+    let below = one.intermediate("below");
+    let leaf = below.leaf(&LeafSpec::email(EMAIL));
+    under_pki(&chained(&leaf, &[&below, &one]), &root).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The attack: a sub-CA constrained to some names issues a certificate
+/// for a name outside them.
+#[test]
+fn a_name_outside_a_cas_name_constraints_is_refused() {
+    let root = Ca::root("constrained root");
+    let dns = root.intermediate_with(
+        "ci.example.com CA",
+        &CaSpec {
+            permitted_dns: vec!["ci.example.com".into()],
+            ..CaSpec::default()
+        },
+    );
+    let outside = dns.leaf(&LeafSpec::dns("build.evil.example"));
+    refused_for(
+        under_pki(&chained(&outside, &[&dns]), &root),
+        "outside a CA's name constraints",
+    );
+    let inside = dns.leaf(&LeafSpec::dns("build.ci.example.com"));
+    under_pki(&chained(&inside, &[&dns]), &root).unwrap_or_else(|e| panic!("{e}"));
+    // Email constraints are not processed by the validator: every email
+    // below such a CA is refused, inside or not (docs/concepts/trust.md).
+    let email = root.intermediate_with(
+        "example.com mail CA",
+        &CaSpec {
+            permitted_emails: vec!["example.com".into()],
+            ..CaSpec::default()
+        },
+    );
+    for address in ["ci@evil.example", EMAIL] {
+        let leaf = email.leaf(&LeafSpec::email(address));
+        refused_for(
+            under_pki(&chained(&leaf, &[&email]), &root),
+            "outside a CA's name constraints",
+        );
+    }
+}
+
+/// The attack: a sub-CA for TLS servers only (its extended key usage)
+/// issues a code-signing certificate.
+#[test]
+fn a_leaf_below_a_ca_not_for_code_signing_is_refused() {
+    let root = Ca::root("constrained root");
+    let tls = root.intermediate_with(
+        "TLS CA",
+        &CaSpec {
+            extended_key_usage: vec![pki::SERVER_AUTH],
+            ..CaSpec::default()
+        },
+    );
+    let leaf = tls.leaf(&LeafSpec::email(EMAIL));
+    refused_for(
+        under_pki(&chained(&leaf, &[&tls]), &root),
+        "not for code signing",
+    );
+    let signing = root.intermediate_with(
+        "code-signing CA",
+        &CaSpec {
+            extended_key_usage: vec![pki::CODE_SIGNING],
+            ..CaSpec::default()
+        },
+    );
+    let leaf = signing.leaf(&LeafSpec::email(EMAIL));
+    under_pki(&chained(&leaf, &[&signing]), &root).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The attack: a certificate on the path carries a critical extension
+/// that restricts it in a way this verifier does not understand.
+#[test]
+fn an_unknown_critical_extension_on_the_path_is_refused() {
+    let root = Ca::root("constrained root");
+    let odd = root.intermediate_with(
+        "odd CA",
+        &CaSpec {
+            unknown_critical: true,
+            ..CaSpec::default()
+        },
+    );
+    let leaf = odd.leaf(&LeafSpec::email(EMAIL));
+    refused_for(
+        under_pki(&chained(&leaf, &[&odd]), &root),
+        "critical extension that is not understood",
+    );
+    let ca = root.intermediate("plain CA");
+    let leaf = ca.leaf(&LeafSpec::email(EMAIL).with_unknown_critical_extension());
+    refused_for(
+        under_pki(&chained(&leaf, &[&ca]), &root),
+        "critical extension that is not understood",
+    );
 }
 
 #[test]
@@ -253,12 +560,7 @@ fn a_certificate_from_another_ca_is_refused() {
     );
     let foreign = simple_signing(&leaf, &stranger, payload, &signature, Some(&entry));
     for trust in [world.trusted_root(), world.fulcio()] {
-        let err = refusal(verify_certificate(
-            &foreign,
-            &trust,
-            DIGEST,
-            LogRequirement::Required,
-        ));
+        let err = refusal(logged(&foreign, &trust));
         assert!(
             err.starts_with(&format!(
                 "the certificate for {EMAIL} does not chain to a trusted root"
@@ -280,23 +582,12 @@ fn validity_is_judged_at_the_logs_signed_time_not_the_clock() {
         world.simple(&expired, DIGEST, now),
         world.bundle(&expired, DIGEST, now),
     ] {
-        let err = refusal(verify_certificate(
-            &signature,
-            &world.fulcio(),
-            DIGEST,
-            LogRequirement::Required,
-        ));
+        let err = refusal(logged(&signature, &world.fulcio()));
         assert!(err.contains("not at the signing time"), "{err}");
     }
     // Expired now, but valid when the log recorded it: the log's time counts.
     let (signature, _) = world.simple(&expired, DIGEST, now - 5000);
-    let signer = verify_certificate(
-        &signature,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let signer = logged(&signature, &world.fulcio()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(signer.signed_at, now - 5000);
     // Without a log (PKI), the clock is the only time: expired is refused.
     let err = refusal(verify_certificate(
@@ -313,23 +604,13 @@ fn a_signature_of_another_manifest_is_refused() {
     let mut world = World::new();
     let leaf = world.leaf();
     let simple = world.simple(&leaf, OTHER, pki::now()).0;
-    let err = refusal(verify_certificate(
-        &simple,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&simple, &world.fulcio()));
     assert_eq!(
         err,
         format!("the signature names {OTHER}, not the manifest pulled, {DIGEST}")
     );
     let bundle = world.bundle(&leaf, OTHER, pki::now()).0;
-    let err = refusal(verify_certificate(
-        &bundle,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&bundle, &world.fulcio()));
     assert!(
         err.contains(&format!("not the manifest pulled, {DIGEST}")),
         "{err}"
@@ -347,12 +628,7 @@ fn log_entries_must_come_from_a_known_log_and_carry_a_signed_time() {
         log: Log::new("rekor.elsewhere"),
     };
     let (signature, _) = elsewhere.simple(&leaf, DIGEST, pki::now());
-    let err = refusal(verify_certificate(
-        &signature,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&signature, &world.fulcio()));
     assert_eq!(
         err,
         format!(
@@ -364,12 +640,7 @@ fn log_entries_must_come_from_a_known_log_and_carry_a_signed_time() {
     let payload = pki::simple_signing_payload(REFERENCE, DIGEST);
     let signature = leaf.sign(&payload);
     let unlogged = simple_signing(&leaf, &world.ca, payload, &signature, None);
-    let err = refusal(verify_certificate(
-        &unlogged,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&unlogged, &world.fulcio()));
     assert_eq!(err, "no transparency log entry; the policy requires one");
     // A bundle entry without its inclusion promise has no signed time.
     let (bundle, _) = world.bundle(&leaf, DIGEST, pki::now());
@@ -378,12 +649,7 @@ fn log_entries_must_come_from_a_known_log_and_carry_a_signed_time() {
             .as_object_mut()
             .map(|e| e.remove("inclusionPromise"));
     });
-    let err = refusal(verify_certificate(
-        &unpromised,
-        &world.trusted_root(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&unpromised, &world.trusted_root()));
     assert_eq!(
         err,
         "the log entry has no inclusion promise (signed entry timestamp), so no signed time"
@@ -396,14 +662,7 @@ fn log_claims_that_do_not_hold_are_refused() {
     let leaf = world.leaf();
     let (bundle, entry) = world.bundle(&leaf, DIGEST, pki::now());
     let trust = world.trusted_root();
-    let verify = |signature: &Signature| {
-        refusal(verify_certificate(
-            signature,
-            &trust,
-            DIGEST,
-            LogRequirement::Required,
-        ))
-    };
+    let verify = |signature: &Signature| refusal(logged(signature, &trust));
     // Another integrated time than the log signed.
     let later = edited(&bundle, |b| {
         b["verificationMaterial"]["tlogEntries"][0]["integratedTime"] =
@@ -452,12 +711,7 @@ fn the_leaf_must_be_for_code_signing_and_its_key_must_verify() {
         .ca
         .leaf(&LeafSpec::email(EMAIL).without_code_signing());
     let (signature, _) = world.simple(&tls, DIGEST, pki::now());
-    let err = refusal(verify_certificate(
-        &signature,
-        &world.fulcio(),
-        DIGEST,
-        LogRequirement::Required,
-    ));
+    let err = refusal(logged(&signature, &world.fulcio()));
     assert_eq!(
         err,
         format!(
@@ -508,8 +762,7 @@ fn a_message_signature_bundle_over_the_manifest_digest_verifies() {
     });
     let signature = Signature::Bundle(bundle.to_string().into_bytes());
     let trust = world.trusted_root();
-    verify_certificate(&signature, &trust, DIGEST, LogRequirement::Required)
-        .unwrap_or_else(|e| panic!("{e}"));
+    logged(&signature, &trust).unwrap_or_else(|e| panic!("{e}"));
     let err = refusal(verify_certificate(
         &signature,
         &trust,
@@ -638,12 +891,7 @@ fn hostile_evidence_is_refused_with_a_reason() {
         ),
     ];
     for (signature, reason) in cases {
-        let err = refusal(verify_certificate(
-            &signature,
-            &trust,
-            DIGEST,
-            LogRequirement::Required,
-        ));
+        let err = refusal(logged(&signature, &trust));
         assert!(err.contains(reason), "{reason:?} not in {err:?}");
     }
 }

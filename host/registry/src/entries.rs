@@ -105,8 +105,8 @@ pub struct Quorum {
 /// SUBJECT[ from ISSUER]`, a URL prefix ending in `*`.
 pub fn identity_name(identity: &Identity) -> String {
     let subject = match &identity.subject {
-        SubjectMatch::Equal(subject) => subject.clone(),
         SubjectMatch::UrlPrefix(prefix) => format!("{prefix}*"),
+        exact => exact.value().to_string(),
     };
     match &identity.issuer {
         Some(issuer) => format!("identity {subject} from {issuer}"),

@@ -53,10 +53,16 @@ enum Command {
     Run(Box<run::Run>),
     /// Print the CustomResourceDefinitions this host owns, as YAML.
     Crds(CrdsArgs),
+    /// Write, test, time, compare, verify and publish guests, or check the
+    /// registry's.
+    ///
     /// Without a subcommand: load every module the registry names with
     /// every check `run` makes (digest, world, imports, limits, smoke
-    /// evaluations) and print what would serve each entry, as JSON. File
-    /// registries only. With one: publish and fetch guests as OCI artifacts.
+    /// evaluations) and print what would serve each entry, as JSON (file
+    /// registries only). With one: scaffold a guest (`new`), write its WIT
+    /// (`wit`), run cases against it (`test`), time it (`bench`), compare
+    /// it with the active one (`audit`), check its signatures (`verify`),
+    /// publish or fetch it as an OCI artifact (`push`, `pull`, `inspect`).
     Guests(guests_command::GuestsArgs),
     /// Show the update of every pool, the nodes in flight, boot images and
     /// guests at a glance (`kubectl mco status` as a kubectl plugin).
@@ -91,8 +97,52 @@ struct CrdsArgs {
     feature_set: FeatureSet,
 }
 
-/// Limits every guest runs under, and where guests come from.
+/// The help headings of [`SandboxArgs`]: the guests' limits and sources,
+/// and the OCI registries modules are pulled from.
+const GUEST_OPTIONS: &str = "Guest options";
+const OCI_OPTIONS: &str = "OCI registry options";
+
+/// The commands that neither run nor pull a guest, by their path below
+/// `mco-host`: they accept the global [`SandboxArgs`] (which change
+/// nothing there) but leave them out of their help.
+const WITHOUT_GUESTS: [&[&str]; 5] = [
+    &["crds"],
+    &["status"],
+    &["preflight"],
+    &["completions"],
+    &["guests", "new"],
+];
+
+/// The command line as parsed, shown in help and completed: the global
+/// guest and OCI options hidden from the help of the commands they do
+/// nothing for. `bin_name` is the name it is run (and completed) as.
+fn command(bin_name: &str) -> clap::Command {
+    let mut command = <Cli as clap::CommandFactory>::command().bin_name(bin_name);
+    // The global options reach the subcommands when the command is built.
+    command.build();
+    let sandbox = SandboxArgs::augment_args(clap::Command::new(""));
+    let ids: Vec<&clap::Id> = sandbox.get_arguments().map(clap::Arg::get_id).collect();
+    for path in WITHOUT_GUESTS {
+        let found = path.iter().try_fold(&mut command, |command, name| {
+            command.find_subcommand_mut(name)
+        });
+        if let Some(sub) = found {
+            // In place: a built command indexes its arguments by position.
+            *sub = std::mem::take(sub).mut_args(|arg| {
+                let hide = ids.contains(&arg.get_id());
+                if hide { arg.hide(true) } else { arg }
+            });
+        }
+    }
+    command
+}
+
+/// Limits every guest runs under, and where guests come from. Global, so
+/// they may stand before or after the subcommand; the commands that run
+/// and pull no guest accept them but leave them out of their help
+/// ([`WITHOUT_GUESTS`]).
 #[derive(Args)]
+#[command(next_help_heading = GUEST_OPTIONS)]
 struct SandboxArgs {
     /// Wall-clock budget of one guest evaluation.
     #[arg(long, global = true, default_value = "1s", value_parser = humantime::parse_duration, env = "MCO_GUEST_DEADLINE")]
@@ -137,13 +187,14 @@ struct SandboxArgs {
     /// Where modules pulled from OCI registries are kept, by digest: a
     /// module pinned by digest and cached here loads without its registry
     /// (default: no cache).
-    #[arg(long, global = true, value_name = "DIR", env = "MCO_OCI_CACHE_DIR")]
+    #[arg(long, global = true, help_heading = OCI_OPTIONS, value_name = "DIR", env = "MCO_OCI_CACHE_DIR")]
     oci_cache_dir: Option<PathBuf>,
     /// An OCI registry (`host:port`) reached over plain HTTP, such as one on
     /// loopback; repeat for more, or separate them with commas.
     #[arg(
         long,
         global = true,
+        help_heading = OCI_OPTIONS,
         value_name = "HOST",
         env = "MCO_PLAIN_HTTP_REGISTRIES",
         value_delimiter = ','
@@ -151,17 +202,17 @@ struct SandboxArgs {
     plain_http_registry: Vec<String>,
     /// How long connecting to an OCI registry may take, TLS included
     /// (default: 10s).
-    #[arg(long, global = true, value_name = "DURATION", env = "MCO_OCI_CONNECT_TIMEOUT",
+    #[arg(long, global = true, help_heading = OCI_OPTIONS, value_name = "DURATION", env = "MCO_OCI_CONNECT_TIMEOUT",
           value_parser = humantime::parse_duration)]
     oci_connect_timeout: Option<Duration>,
     /// The longest an OCI registry may stay silent within an answer, its
     /// headers included, before the pull fails (default: 30s).
-    #[arg(long, global = true, value_name = "DURATION", env = "MCO_OCI_READ_TIMEOUT",
+    #[arg(long, global = true, help_heading = OCI_OPTIONS, value_name = "DURATION", env = "MCO_OCI_READ_TIMEOUT",
           value_parser = humantime::parse_duration)]
     oci_read_timeout: Option<Duration>,
     /// How long one OCI pull may take in all: manifest, signatures, config
     /// and module layer (default: 60s).
-    #[arg(long, global = true, value_name = "DURATION", env = "MCO_OCI_PULL_TIMEOUT",
+    #[arg(long, global = true, help_heading = OCI_OPTIONS, value_name = "DURATION", env = "MCO_OCI_PULL_TIMEOUT",
           value_parser = humantime::parse_duration)]
     oci_pull_timeout: Option<Duration>,
     /// The largest module layer pulled from an OCI registry, in MiB; a
@@ -170,10 +221,34 @@ struct SandboxArgs {
     #[arg(
         long,
         global = true,
+        help_heading = OCI_OPTIONS,
         value_name = "MIB",
         env = "MCO_OCI_MAX_MODULE_MIB"
     )]
     oci_max_module_mib: Option<usize>,
+}
+
+/// An error and its sources joined by ": ", as anyhow's `{:#}` does, but
+/// without a source whose text the one shown before it already contains:
+/// kube's errors quote their sources, so the kubeconfig error would
+/// otherwise repeat the same chain two or three times.
+pub(crate) struct Chain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown = self.0.to_string();
+        f.write_str(&shown)?;
+        let mut source = self.0.source();
+        while let Some(error) = source {
+            let text = error.to_string();
+            if !shown.contains(&text) {
+                write!(f, ": {text}")?;
+                shown = text;
+            }
+            source = error.source();
+        }
+        Ok(())
+    }
 }
 
 /// Why a command failed, mapped to the exit statuses of the eval contract.
@@ -216,6 +291,8 @@ enum Failure {
     CasesFailed { failed: usize, total: usize },
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
+    #[error("writing to stdout: {0}")]
+    Stdout(std::io::Error),
     #[error("{0}")]
     Other(String),
 }
@@ -267,8 +344,18 @@ impl Failure {
             | Failure::Guests(_)
             | Failure::CasesFailed { .. }
             | Failure::Runtime(_)
+            | Failure::Stdout(_)
             | Failure::Other(_) => 1,
         }
+    }
+
+    /// Whatever read stdout closed it before the output was all written.
+    fn is_closed_stdout(&self) -> bool {
+        let error = match self {
+            Failure::Stdout(e) | Failure::Status(status::StatusError::Output(e)) => e,
+            _ => return false,
+        };
+        error.kind() == std::io::ErrorKind::BrokenPipe
     }
 }
 
@@ -277,6 +364,9 @@ impl Failure {
 /// only the name shown in help and errors changes.
 const KUBECTL_PLUGIN: &str = "kubectl-mco";
 
+/// The binary's name, as help shows it and completions complete it.
+const BIN: &str = "mco-host";
+
 pub fn main() -> ExitCode {
     crate::install_crypto_provider();
     let as_plugin = std::env::args_os()
@@ -284,10 +374,7 @@ pub fn main() -> ExitCode {
         .map(PathBuf::from)
         .and_then(|p| p.file_name().map(|n| n == KUBECTL_PLUGIN))
         .unwrap_or(false);
-    let mut command = <Cli as clap::CommandFactory>::command();
-    if as_plugin {
-        command = command.bin_name("kubectl mco");
-    }
+    let command = command(if as_plugin { "kubectl mco" } else { BIN });
     let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&command.get_matches()) {
         Ok(cli) => cli,
         Err(err) => err.exit(),
@@ -297,6 +384,9 @@ pub fn main() -> ExitCode {
     crate::telemetry::init(matches!(cli.command, Command::Run(_)));
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`mco-host completions zsh | head`): it has
+        // all it wanted, and there is no one left to tell.
+        Err(failure) if failure.is_closed_stdout() => ExitCode::SUCCESS,
         Err(failure) => {
             eprintln!("mco-host: {failure}");
             ExitCode::from(failure.exit_code())
@@ -334,7 +424,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
 fn print(text: &str) -> Result<(), Failure> {
     std::io::stdout()
         .write_all(text.as_bytes())
-        .map_err(|e| Failure::Other(format!("writing to stdout: {e}")))
+        .map_err(Failure::Stdout)
 }
 
 impl SandboxArgs {
@@ -419,5 +509,74 @@ fn write_crds(out_dir: Option<&Path>, feature_set: FeatureSet) -> Result<(), Fai
         Ok(())
     } else {
         print(&all)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn help(path: &[&str]) -> String {
+        let mut command = command(BIN);
+        let mut sub = &mut command;
+        for name in path {
+            sub = sub
+                .find_subcommand_mut(name)
+                .unwrap_or_else(|| panic!("no {name}"));
+        }
+        sub.render_help().to_string()
+    }
+
+    #[test]
+    fn the_guest_and_oci_options_have_headings_of_their_own() {
+        let text = help(&["guests", "test"]);
+        // Each heading above its own flags.
+        let order = [
+            "Guest options:",
+            "--guest-deadline",
+            "OCI registry options:",
+            "--oci-pull-timeout",
+        ]
+        .map(|needle| {
+            text.find(needle)
+                .unwrap_or_else(|| panic!("{needle}: {text}"))
+        });
+        assert!(order.is_sorted(), "{text}");
+    }
+
+    /// Hidden where they do nothing, and still accepted there: they are
+    /// global, so a script may give them before any subcommand.
+    #[test]
+    fn commands_without_guests_leave_their_options_out_of_help_only() {
+        for path in WITHOUT_GUESTS {
+            let text = help(path);
+            assert!(!text.contains("--guest-deadline"), "{path:?}: {text}");
+            assert!(!text.contains("--oci-pull-timeout"), "{path:?}: {text}");
+        }
+        let new = help(&["guests", "new"]);
+        assert!(new.contains("--job") && new.contains("--platform"), "{new}");
+        let args = ["mco-host", "status", "--guest-deadline", "2s", "-o", "json"];
+        let matches = command(BIN)
+            .try_get_matches_from(args)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cli.sandbox.guest_deadline, Duration::from_secs(2));
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("failed to read kubeconfig: {0}")]
+    struct Quoting(#[source] std::io::Error);
+
+    #[test]
+    fn a_chain_shows_no_message_its_predecessor_already_quotes() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = anyhow::Error::new(Quoting(io)).context("no in-cluster config");
+        assert_eq!(
+            Chain(error.as_ref()).to_string(),
+            "no in-cluster config: failed to read kubeconfig: no such file"
+        );
+        let plain = anyhow::anyhow!("the end").context("the start");
+        assert_eq!(Chain(plain.as_ref()).to_string(), "the start: the end");
     }
 }

@@ -32,7 +32,7 @@ pub struct PreflightArgs {
 
 #[derive(Debug, thiserror::Error)]
 pub enum PreflightError {
-    #[error("connecting to the cluster: {0:#}")]
+    #[error("connecting to the cluster: {}", super::Chain(.0.as_ref()))]
     Connect(anyhow::Error),
     #[error("encoding JSON: {0}")]
     Json(#[from] serde_json::Error),

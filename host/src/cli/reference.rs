@@ -10,12 +10,17 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{Cli, Failure};
+use super::{BIN, Cli, Failure};
 use clap::{Args, Command, CommandFactory};
 use clap_complete::Shell;
 
-/// The name completions complete and the reference documents.
-const BIN: &str = "mco-host";
+/// The name the bash script is generated for. clap_complete 4.6 turns the
+/// `-` of a binary's name into `__` where its bash script names the states
+/// of the subcommands and into `__subcmd__` where it matches them
+/// (clap-rs/clap#6421), so for `mco-host` nothing below the first word
+/// would complete. A name without one gives matching states; the script
+/// then registers its function for [`BIN`].
+const BASH_NAME: &str = "mco_host";
 
 /// The shells whose completions are checked in.
 const CHECKED_IN_SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
@@ -62,10 +67,38 @@ pub fn docs(args: &DocsArgs) -> Result<(), Failure> {
 }
 
 fn completion(shell: Shell) -> Result<String, Failure> {
+    let name = if shell == Shell::Bash { BASH_NAME } else { BIN };
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), BIN, &mut script);
-    String::from_utf8(script)
-        .map_err(|e| Failure::Other(format!("the {shell} completion is not UTF-8: {e}")))
+    clap_complete::generate(shell, &mut super::command(name), name, &mut script);
+    let script = String::from_utf8(script)
+        .map_err(|e| Failure::Other(format!("the {shell} completion is not UTF-8: {e}")))?;
+    if shell == Shell::Bash {
+        register_bash_for_bin(&script)
+    } else {
+        Ok(script)
+    }
+}
+
+/// The bash script generated for [`BASH_NAME`], its `complete` lines (the
+/// only ones that end with the name) registering it for [`BIN`] instead.
+fn register_bash_for_bin(script: &str) -> Result<String, Failure> {
+    let mut registered = String::with_capacity(script.len());
+    let mut registrations = 0;
+    for line in script.split_inclusive('\n') {
+        match line.trim_end().strip_suffix(&format!(" {BASH_NAME}")) {
+            Some(start) if line.trim_start().starts_with("complete ") => {
+                registrations += 1;
+                registered.push_str(&format!("{start} {BIN}\n"));
+            }
+            _ => registered.push_str(line),
+        }
+    }
+    if registrations == 0 {
+        return Err(Failure::Other(format!(
+            "the bash completion has no `complete … {BASH_NAME}` line to register for {BIN}"
+        )));
+    }
+    Ok(registered)
 }
 
 /// Every command, flag and default as Markdown, then the environment

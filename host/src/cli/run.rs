@@ -140,7 +140,7 @@ pub(super) fn run_controllers(sandbox: &SandboxArgs, run: Run) -> Result<(), Fai
     let tokio = tokio::runtime::Runtime::new().map_err(|e| Failure::Other(e.to_string()))?;
     tokio
         .block_on(crate::run::run(options, prepared, guests))
-        .map_err(|e| Failure::Other(format!("{e:#}")))
+        .map_err(|e| Failure::Other(super::Chain(e.as_ref()).to_string()))
 }
 
 impl RunArgs {

@@ -187,8 +187,9 @@ mod tests {
             ("reboot-01-desired-config-set", Some(Phase::Pending)),
             // Prepared, the drain not yet requested: cordoning is next.
             ("reboot-02-working", Some(Phase::Cordoning)),
-            // The drain controller cordons as part of the drain.
-            ("reboot-03-drain-requested", Some(Phase::Draining)),
+            // Asked for, not yet cordoned: the drain controller writes
+            // nothing before its cordon, so cordoning is still next.
+            ("reboot-03-drain-requested", Some(Phase::Cordoning)),
             ("reboot-04-cordoned", Some(Phase::Draining)),
             ("reboot-05-drained", Some(Phase::Applying)),
             ("reboot-06-rebooting", Some(Phase::Rebooting)),

@@ -70,10 +70,32 @@ pub fn fit(text: &str, width: usize) -> String {
     cut
 }
 
-/// Pads every column of `rows` to its widest cell (by characters).
-pub fn table(rows: &[Vec<String>], indent: usize, width: usize) -> String {
+/// Cuts `text` to `width` characters at its start, marking the cut with
+/// `…`: a path keeps its file name.
+pub fn fit_start(text: &str, width: usize) -> String {
+    let width = width.max(1);
+    let count = text.chars().count();
+    if count <= width {
+        return text.to_owned();
+    }
+    let mut cut = String::from('…');
+    cut.extend(text.chars().skip(count - (width - 1)));
+    cut
+}
+
+/// The columns left for the last cell of each of `rows` once [`table`]
+/// has padded the others (indent `indent`, `width` in all).
+pub fn last_column_room(rows: &[Vec<String>], indent: usize, width: usize) -> usize {
+    let mut widths = column_widths(rows);
+    widths.pop();
+    let before: usize = widths.iter().map(|w| w + 2).sum();
+    width.saturating_sub(indent + before)
+}
+
+/// The widest cell of each column of `rows` (by characters).
+fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
+    (0..columns)
         .map(|i| {
             rows.iter()
                 .filter_map(|r| r.get(i))
@@ -81,7 +103,12 @@ pub fn table(rows: &[Vec<String>], indent: usize, width: usize) -> String {
                 .max()
                 .unwrap_or(0)
         })
-        .collect();
+        .collect()
+}
+
+/// Pads every column of `rows` to its widest cell (by characters).
+pub fn table(rows: &[Vec<String>], indent: usize, width: usize) -> String {
+    let widths = column_widths(rows);
     let mut out = String::new();
     for row in rows {
         let mut line = " ".repeat(indent);
@@ -115,6 +142,20 @@ mod tests {
             ["30s", "5m00s", "3h02m"]
         );
         assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit_start("/a/guests/mcn.wasm", 10), "…/mcn.wasm");
+        assert_eq!(fit_start("mcn.wasm", 10), "mcn.wasm");
+    }
+
+    #[test]
+    fn the_last_column_gets_what_the_others_leave() {
+        let rows = [
+            vec!["JOB".to_owned(), "MODULE".to_owned()],
+            vec!["bootImage.AWS".to_owned(), "/a/b.wasm".to_owned()],
+        ];
+        // Indent 2, then "bootImage.AWS" (13) and two spaces.
+        assert_eq!(last_column_room(&rows, 2, 40), 40 - 2 - 15);
+        let line = table(&rows, 2, 40);
+        assert!(line.lines().all(|l| l.chars().count() <= 40), "{line}");
         assert_eq!(bar(1, 4, 8), "[##......]");
         assert_eq!(bar(0, 0, 4), "[####]");
     }

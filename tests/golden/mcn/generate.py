@@ -183,8 +183,9 @@ def stored(output, generation):
     return dict(output, metadata=dict(output["metadata"], generation=generation))
 
 
-def walk(prefix, configs, steps, mc=None, gates=None, start=DONE_ON_A):
-    """One node through an update; steps are (label, annotation changes, unschedulable)."""
+def walk(prefix, configs, steps, mc=None, gates=None, start=DONE_ON_A, pools=POOLS):
+    """One node through an update; steps are (label, annotation changes, unschedulable);
+    `pools` are those of the steps (the first case's pool targets rendered-worker-a)."""
     annotations = dict(start)
     previous = case(f"{prefix}-00-updated-on-a", node(annotations), pools=[pool("worker", "rendered-worker-a")], configs=configs,
                     mc=mc, gates=gates)
@@ -192,12 +193,31 @@ def walk(prefix, configs, steps, mc=None, gates=None, start=DONE_ON_A):
     for index, (label, changes, unschedulable) in enumerate(steps, start=1):
         annotations.update(changes)
         now = START + timedelta(minutes=index)
-        output = case(f"{prefix}-{index:02d}-{label}", node(annotations, unschedulable=unschedulable), configs=configs,
-                      previous=stored(previous, generation), now=now, mc=mc, gates=gates)
+        output = case(f"{prefix}-{index:02d}-{label}", node(annotations, unschedulable=unschedulable), pools=pools,
+                      configs=configs, previous=stored(previous, generation), now=now, mc=mc, gates=gates)
         if output is not None and previous is not None and output["spec"] != previous["spec"]:
             generation += 1
         previous = output
     return previous
+
+
+def reboot_steps(config, request, done):
+    """A reboot update to `config` step by step: `request` (the node
+    controller's step), then the daemon's and the drain controller's
+    annotations; `done` is what the daemon sets besides the state at the end."""
+    return [
+        request,
+        ("working", {"state": "Working"}, False),
+        # Asked for, not yet cordoned: the drain controller cordons first.
+        ("drain-requested", {"desiredDrain": f"drain-{config}"}, False),
+        ("cordoned", {}, True),
+        ("drained", {"lastAppliedDrain": f"drain-{config}"}, True),
+        ("rebooting", {"post-config-action": "Rebooting"}, True),
+        ("rebooted", {"post-config-action": ""}, True),
+        ("uncordon-requested", {"desiredDrain": f"uncordon-{config}"}, True),
+        ("uncordoned", {"lastAppliedDrain": f"uncordon-{config}"}, False),
+        ("done", {"state": "Done", **done}, False),
+    ]
 
 
 def policy_case(name, files_a=(), files_b=(), units_a=(), units_b=(), key_b="key-a", mc=None):
@@ -217,19 +237,8 @@ def main():
         if stale.is_dir():
             shutil.rmtree(stale)
     b = "rendered-worker-b"
-    walk("reboot", ("a", "b"), [
-        ("desired-config-set", {"desiredConfig": b}, False),
-        ("working", {"state": "Working"}, False),
-        ("drain-requested", {"desiredDrain": f"drain-{b}"}, False),
-        ("cordoned", {}, True),
-        ("drained", {"lastAppliedDrain": f"drain-{b}"}, True),
-        ("rebooting", {"post-config-action": "Rebooting"}, True),
-        ("rebooted", {"post-config-action": ""}, True),
-        ("uncordon-requested", {"desiredDrain": f"uncordon-{b}"}, True),
-        ("uncordoned", {"lastAppliedDrain": f"uncordon-{b}"}, False),
-        ("done", {"state": "Done", "currentConfig": b}, False),
-        ("resync", {}, False),
-    ])
+    walk("reboot", ("a", "b"), reboot_steps(b, ("desired-config-set", {"desiredConfig": b}, False), {"currentConfig": b})
+         + [("resync", {}, False)])
     walk("rebootless", ("a", "ssh"), [
         ("desired-config-set", {"desiredConfig": b}, False),
         ("working-no-drain", {"state": "Working"}, False),
@@ -360,6 +369,21 @@ def main():
     done_on_b = dict(DONE_ON_A, currentConfig=b, desiredConfig=b, desiredDrain=f"uncordon-{b}", lastAppliedDrain=f"uncordon-{b}")
     case("image-mode-gate-turned-on-migrates", node(done_on_b), configs=("a", "b"),
          previous=stored(gate_off_done, 3), now=START + timedelta(hours=1), gates=IMAGE_MODE_ON)
+    # Gate on, only the OS image changes (the config stays): the daemon
+    # drains and reboots, and its drain requests carry the config's name,
+    # as the last update's did. Not cordoned yet, the drain shows nothing.
+    a = "rendered-worker-a"
+    image_2 = "quay.io/openshift/os-layered@sha256:" + "cd" * 32
+    walk("image-only", ("a",), reboot_steps(a, ("desired-image-set", {"desiredImage": image_2}, False), {"currentImage": image_2}),
+         gates=IMAGE_MODE_ON, start=on_image, pools=[pool("worker", a)])
+    # The same on a single-node cluster: no drain, and the uncordon request
+    # names what was already applied, so the drain controller never writes.
+    walk("image-only-single-node", ("a",), [
+        ("working", {"desiredImage": image_2, "state": "Working", "controlPlaneTopology": "SingleReplica"}, False),
+        ("rebooting", {"post-config-action": "Rebooting"}, False),
+        ("rebooted", {"post-config-action": ""}, False),
+        ("done", {"state": "Done", "currentImage": image_2}, False),
+    ], gates=IMAGE_MODE_ON, start=on_image, pools=[pool("worker", a)])
     case("invalid-desired-config-is-an-error", node(dict(DONE_ON_A, desiredConfig="Rendered_Worker!")))
     case("invalid-desired-image-is-an-error", node(dict(DONE_ON_A, desiredImage="quay.io/os:latest")))
     # Pinned by digest, but the CRD's rule wants a dot-qualified host.

@@ -81,6 +81,10 @@ pub struct Fixture {
     t0: Instant,
 }
 
+/// The feature gate of the MCN's `configImage` and its per-phase image
+/// mode conditions.
+pub const IMAGE_MODE: &str = "ImageModeStatusReporting";
+
 impl Fixture {
     /// Runs `test` in a fixture of its own, one test of the binary at a time,
     /// and [`Fixture::finish`]es it: a failure comes with the log tails.
@@ -627,6 +631,36 @@ impl Fixture {
         let api: Api<Node> = Api::all(self.admin.clone());
         let dp = DeleteParams::default();
         retry(&format!("delete node {name}"), || api.delete(name, &dp)).await?;
+        Ok(())
+    }
+
+    /// Writes FeatureGate `cluster` as the cluster-config operator publishes
+    /// it: one entry, for version 4.22.0, with the MCN gate on or off.
+    pub async fn set_image_mode(&self, on: bool) -> Result<()> {
+        let api: Api<DynamicObject> = Api::all_with(self.admin.clone(), &openshift::feature_gate());
+        let apply = PatchParams::apply("test-cluster-config-operator").force();
+        let object = json!({
+            "apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
+            "metadata": {"name": "cluster"},
+            "spec": {"featureSet": if on { "TechPreviewNoUpgrade" } else { "" }},
+        });
+        api.patch("cluster", &apply, &Patch::Apply(&object))
+            .await
+            .context("applying FeatureGate cluster")?;
+        let named = |names: &[&str]| names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>();
+        let (enabled, disabled) = if on {
+            (named(&[IMAGE_MODE, "ManagedBootImagesCPMS"]), named(&[]))
+        } else {
+            (named(&["ManagedBootImagesCPMS"]), named(&[IMAGE_MODE]))
+        };
+        let status = json!({
+            "apiVersion": "config.openshift.io/v1", "kind": "FeatureGate",
+            "metadata": {"name": "cluster"},
+            "status": {"featureGates": [{"version": "4.22.0", "enabled": enabled, "disabled": disabled}]},
+        });
+        api.patch_status("cluster", &apply, &Patch::Apply(&status))
+            .await
+            .context("writing FeatureGate cluster's status")?;
         Ok(())
     }
 

@@ -44,6 +44,8 @@ pub struct Expected {
     pub pool: String,
     pub spec_desired: String,
     pub status_config_version: Value,
+    /// `spec.configImage` and `status.configImage` (null with the gate off).
+    pub config_image: (Value, Value),
     pub conditions: BTreeMap<String, Cond>,
 }
 
@@ -78,6 +80,10 @@ impl Expected {
             pool: str_at(mcn, "/spec/pool/name")?,
             spec_desired: str_at(mcn, "/spec/configVersion/desired")?,
             status_config_version: mcn["status"]["configVersion"].clone(),
+            config_image: (
+                mcn["spec"]["configImage"].clone(),
+                mcn["status"]["configImage"].clone(),
+            ),
             conditions,
         })
     }
@@ -129,6 +135,16 @@ impl Expected {
             "status.configVersion",
             &mcn["status"]["configVersion"],
             &self.status_config_version,
+        );
+        want(
+            "spec.configImage",
+            &mcn["spec"]["configImage"],
+            &self.config_image.0,
+        );
+        want(
+            "status.configImage",
+            &mcn["status"]["configImage"],
+            &self.config_image.1,
         );
         let owners = mcn["metadata"]["ownerReferences"]
             .as_array()
@@ -342,8 +358,68 @@ pub const RESTART_WALK: &[Step] = &[
     },
 ];
 
-/// Replays steps on `node`, each checked against its golden node state first
-/// (so the replay cannot drift from generate.py), then waits for the MCN.
+/// The OS image of the golden image-mode nodes before an image update, and
+/// the one the image-only walk moves to (`generate.py`'s `image`, `image_2`).
+pub const IMAGE_1: &str = "quay.io/openshift/os-layered@sha256:abababababababababababababababababababababababababababababababab";
+pub const IMAGE_2: &str = "quay.io/openshift/os-layered@sha256:cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd";
+
+/// An update of the OS image alone (gate `ImageModeStatusReporting` on):
+/// the config stays, so the drain requests carry its name, as
+/// `generate.py`'s image-only walk replays it.
+pub const IMAGE_ONLY_WALK: &[Step] = &[
+    Step {
+        case: "image-only-01-desired-image-set",
+        set: &[("desiredImage", IMAGE_2)],
+        unschedulable: false,
+    },
+    Step {
+        case: "image-only-02-working",
+        set: &[("state", "Working")],
+        unschedulable: false,
+    },
+    Step {
+        case: "image-only-03-drain-requested",
+        set: &[("desiredDrain", "drain-rendered-worker-a")],
+        unschedulable: false,
+    },
+    Step {
+        case: "image-only-04-cordoned",
+        set: &[],
+        unschedulable: true,
+    },
+    Step {
+        case: "image-only-05-drained",
+        set: &[("lastAppliedDrain", "drain-rendered-worker-a")],
+        unschedulable: true,
+    },
+    Step {
+        case: "image-only-06-rebooting",
+        set: &[("post-config-action", "Rebooting")],
+        unschedulable: true,
+    },
+    Step {
+        case: "image-only-07-rebooted",
+        set: &[("post-config-action", "")],
+        unschedulable: true,
+    },
+    Step {
+        case: "image-only-08-uncordon-requested",
+        set: &[("desiredDrain", "uncordon-rendered-worker-a")],
+        unschedulable: true,
+    },
+    Step {
+        case: "image-only-09-uncordoned",
+        set: &[("lastAppliedDrain", "uncordon-rendered-worker-a")],
+        unschedulable: false,
+    },
+    Step {
+        case: "image-only-10-done",
+        set: &[("state", "Done"), ("currentImage", IMAGE_2)],
+        unschedulable: false,
+    },
+];
+
+/// Replays steps on `node` (see [`step`]).
 pub async fn steps(
     fx: &mut Fixture,
     node: &str,
@@ -351,22 +427,37 @@ pub async fn steps(
     walk: &[Step],
     limit: Duration,
 ) -> Result<()> {
-    for step in walk {
-        let patched = fx
-            .patch_node(node, step.set, Some(step.unschedulable))
-            .await?;
-        let (want_annotations, want_unschedulable) = node_state(step.case)?;
-        let (got_annotations, got_unschedulable) = mco_state(&patched);
-        ensure!(
-            got_annotations == want_annotations && got_unschedulable == want_unschedulable,
-            "replaying {} on {node}: node state differs from the golden node.yaml:\n got {got_annotations:?} unschedulable={got_unschedulable}\nwant {want_annotations:?} unschedulable={want_unschedulable}",
-            step.case
-        );
-        let (took, _) = fx
-            .wait_mcn(&Expected::load(step.case, node)?, uid, limit)
-            .await
-            .with_context(|| format!("{node}, step {}", step.case))?;
-        eprintln!("  {node} {}: converged in {took:.2?}", step.case);
+    for one in walk {
+        step(fx, node, uid, one, limit).await?;
     }
     Ok(())
+}
+
+/// Replays one step on `node`, checked against its golden node state first
+/// (so the replay cannot drift from generate.py), then waits for the MCN;
+/// returns what it expected.
+pub async fn step(
+    fx: &mut Fixture,
+    node: &str,
+    uid: &str,
+    step: &Step,
+    limit: Duration,
+) -> Result<Expected> {
+    let patched = fx
+        .patch_node(node, step.set, Some(step.unschedulable))
+        .await?;
+    let (want_annotations, want_unschedulable) = node_state(step.case)?;
+    let (got_annotations, got_unschedulable) = mco_state(&patched);
+    ensure!(
+        got_annotations == want_annotations && got_unschedulable == want_unschedulable,
+        "replaying {} on {node}: node state differs from the golden node.yaml:\n got {got_annotations:?} unschedulable={got_unschedulable}\nwant {want_annotations:?} unschedulable={want_unschedulable}",
+        step.case
+    );
+    let expected = Expected::load(step.case, node)?;
+    let (took, _) = fx
+        .wait_mcn(&expected, uid, limit)
+        .await
+        .with_context(|| format!("{node}, step {}", step.case))?;
+    eprintln!("  {node} {}: converged in {took:.2?}", step.case);
+    Ok(expected)
 }

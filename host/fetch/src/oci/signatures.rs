@@ -137,6 +137,7 @@ impl Oci {
                     signature,
                     certificate,
                 });
+                dedup_last(&mut found);
             }
         }
         let referrers = self
@@ -158,6 +159,7 @@ impl Oci {
                 found.push(Signature::Bundle(
                     self.signature_blob(&referrer, auth, &layer).await?,
                 ));
+                dedup_last(&mut found);
             }
         }
         Ok(found)
@@ -308,6 +310,18 @@ fn simple_signing_layers(bytes: &[u8]) -> Result<Vec<SimpleSigningLayer>, Lookup
 /// A simple-signing layer, its signature and its certificate annotations.
 type SimpleSigningLayer = (OciDescriptor, Option<String>, CertificateAnnotations);
 
+/// Drops the signature just found where it repeats one found before: a
+/// layer or referrer pushed twice is checked once. (The policy counts
+/// signings, not signatures, so this saves work; it is not what keeps a
+/// repeated signature from counting twice.)
+fn dedup_last(found: &mut Vec<Signature>) {
+    if let Some((last, before)) = found.split_last()
+        && before.contains(last)
+    {
+        found.pop();
+    }
+}
+
 /// The current Unix time: the signing time of a certificate no log
 /// vouches for, where the policy needs none (a PKI policy).
 fn unix_now() -> u64 {
@@ -352,6 +366,30 @@ mod tests {
             "layers": layers,
         }))
         .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_signature_found_twice_is_kept_once() {
+        let layer = |payload: &[u8]| Signature::SimpleSigning {
+            payload: payload.to_vec(),
+            signature: Some("MEUC".into()),
+            certificate: CertificateAnnotations::default(),
+        };
+        let mut found = Vec::new();
+        for signature in [
+            layer(b"a"),
+            Signature::Bundle(b"{}".to_vec()),
+            layer(b"a"),
+            layer(b"b"),
+            Signature::Bundle(b"{}".to_vec()),
+        ] {
+            found.push(signature);
+            dedup_last(&mut found);
+        }
+        assert_eq!(
+            found,
+            [layer(b"a"), Signature::Bundle(b"{}".to_vec()), layer(b"b")]
+        );
     }
 
     #[test]

@@ -1,47 +1,30 @@
 //! X.509 certificates as signature verification needs them: their keys
-//! (ECDSA P-256 or P-384), whether one issued another, validity, the
-//! code-signing usage, the SAN subjects and Fulcio's OIDC issuer.
+//! (ECDSA P-256 or P-384), validity, the code-signing usage, whether they
+//! have a CA's powers, the SAN subjects and Fulcio's OIDC issuer. Whether
+//! one issued another is for the path validator (trust.rs).
 
 use der::asn1::Utf8StringRef;
 use der::{Decode as _, Encode as _};
 use p256::ecdsa::signature::hazmat::PrehashVerifier as _;
-use sha2::{Digest as _, Sha256, Sha384};
 use x509_cert::ext::pkix::name::GeneralName;
-use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, SubjectAltName};
+use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAltName};
 use x509_cert::spki::{ObjectIdentifier, SubjectPublicKeyInfoOwned};
 
-use super::{CertRefusal, time};
+use super::{CertRefusal, San, time};
 use crate::cosign::MAX_SIGNATURE_BYTES;
 
 const ID_EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
 const SECP256R1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
 const SECP384R1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.132.0.34");
-const ECDSA_WITH_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
-const ECDSA_WITH_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
 const SUBJECT_ALT_NAME: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.17");
 const BASIC_CONSTRAINTS: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.19");
+const KEY_USAGE: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.15");
 const EXTENDED_KEY_USAGE: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.37");
 const CODE_SIGNING: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.3");
 /// Fulcio's OIDC issuer, a DER UTF8String.
 const FULCIO_ISSUER_V2: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1.57264.1.8");
 /// Fulcio's deprecated OIDC issuer, the raw string.
 const FULCIO_ISSUER_V1: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.4.1.57264.1.1");
-
-/// A hash a signature is made over.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Hash {
-    Sha256,
-    Sha384,
-}
-
-impl Hash {
-    pub(crate) fn digest(self, message: &[u8]) -> Vec<u8> {
-        match self {
-            Hash::Sha256 => Sha256::digest(message).to_vec(),
-            Hash::Sha384 => Sha384::digest(message).to_vec(),
-        }
-    }
-}
 
 /// An ECDSA public key: a certificate's, or a transparency log's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +59,20 @@ impl PublicKey {
                 .map(PublicKey::P384)
                 .map_err(malformed),
             other => Err(CertRefusal::Unsupported(format!("curve {other}"))),
+        }
+    }
+
+    /// The key's fingerprint, as [`crate::cosign::Key::fingerprint`]
+    /// writes a key's: a signature under a certificate and under a
+    /// configured key are one signer's when their points are one.
+    pub(crate) fn fingerprint(&self) -> String {
+        match self {
+            PublicKey::P256(key) => {
+                crate::cosign::key_fingerprint(key.to_encoded_point(true).as_bytes())
+            }
+            PublicKey::P384(key) => {
+                crate::cosign::key_fingerprint(key.to_encoded_point(true).as_bytes())
+            }
         }
     }
 
@@ -188,42 +185,15 @@ impl Certificate {
             return subject;
         }
         match self.subjects() {
-            Ok(sans) if !sans.is_empty() => sans.join(", "),
+            Ok(sans) if !sans.is_empty() => {
+                sans.iter().map(San::value).collect::<Vec<_>>().join(", ")
+            }
             _ => format!("serial {}", self.cert.tbs_certificate.serial_number),
         }
     }
 
     pub(crate) fn is_self_issued(&self) -> bool {
         self.cert.tbs_certificate.issuer == self.cert.tbs_certificate.subject
-    }
-
-    /// Whether this certificate signed `child`: its subject is the child's
-    /// issuer and its key verifies the child's signature.
-    pub(crate) fn issued(&self, child: &Certificate) -> Result<bool, CertRefusal> {
-        if self.cert.tbs_certificate.subject != child.cert.tbs_certificate.issuer {
-            return Ok(false);
-        }
-        let hash = match child.cert.signature_algorithm.oid {
-            ECDSA_WITH_SHA256 => Hash::Sha256,
-            ECDSA_WITH_SHA384 => Hash::Sha384,
-            other => {
-                return Err(CertRefusal::Unsupported(format!(
-                    "certificate signature algorithm {other}"
-                )));
-            }
-        };
-        let tbs = child
-            .cert
-            .tbs_certificate
-            .to_der()
-            .map_err(|e| CertRefusal::Malformed {
-                what: "certificate",
-                why: e.to_string(),
-            })?;
-        let Some(signature) = child.cert.signature.as_bytes() else {
-            return Ok(false);
-        };
-        Ok(self.key.verifies_prehash(&hash.digest(&tbs), signature))
     }
 
     /// Whether the certificate is a CA's (basic constraints `cA`).
@@ -267,13 +237,29 @@ impl Certificate {
         }
     }
 
+    /// Refused where the certificate could issue certificates (basic
+    /// constraints `cA`, or the keyCertSign key usage): a CA's key signs
+    /// certificates, and a leaf that is one could vouch for any signer.
+    pub(crate) fn require_not_ca(&self) -> Result<(), CertRefusal> {
+        let cert_sign = self
+            .extension(KEY_USAGE)?
+            .map(KeyUsage::from_der)
+            .transpose()
+            .map_err(|e| self.malformed_extension("key usage", e))?
+            .is_some_and(|usage| usage.key_cert_sign());
+        if cert_sign || self.is_ca()? {
+            return Err(CertRefusal::CaAsSigner(self.describe()));
+        }
+        Ok(())
+    }
+
     /// Whether `signature` is this certificate's key's over `digest`.
     pub(crate) fn verifies_prehash(&self, digest: &[u8], signature: &[u8]) -> bool {
         self.key.verifies_prehash(digest, signature)
     }
 
-    /// The email, URI and DNS subject alternative names.
-    pub(crate) fn subjects(&self) -> Result<Vec<String>, CertRefusal> {
+    /// The email, URI and DNS subject alternative names, each with its kind.
+    pub(crate) fn subjects(&self) -> Result<Vec<San>, CertRefusal> {
         let Some(value) = self.extension(SUBJECT_ALT_NAME)? else {
             return Ok(Vec::new());
         };
@@ -283,8 +269,9 @@ impl Certificate {
             .0
             .iter()
             .filter_map(|name| match name {
-                GeneralName::Rfc822Name(s) | GeneralName::DnsName(s) => Some(s.to_string()),
-                GeneralName::UniformResourceIdentifier(s) => Some(s.to_string()),
+                GeneralName::Rfc822Name(s) => Some(San::Email(s.to_string())),
+                GeneralName::UniformResourceIdentifier(s) => Some(San::Uri(s.to_string())),
+                GeneralName::DnsName(s) => Some(San::Dns(s.to_string())),
                 _ => None,
             })
             .collect())

@@ -85,7 +85,8 @@ fn base64(what: &'static str, text: &str) -> Result<Vec<u8>, CertRefusal> {
 }
 
 /// A cosign payload or bundle error as a refusal: naming another manifest
-/// is a digest mismatch, anything else a malformed signature.
+/// is a digest mismatch, an attestation is no signature, anything else a
+/// malformed signature.
 fn refusal(e: SignatureError) -> CertRefusal {
     match e {
         SignatureError::OtherImage { signed, expected } => {
@@ -95,6 +96,9 @@ fn refusal(e: SignatureError) -> CertRefusal {
             signed: "another subject".into(),
             expected,
         },
+        attestation @ SignatureError::Attestation(_) => {
+            CertRefusal::NotSignature(attestation.to_string())
+        }
         other => malformed("signature", other),
     }
 }

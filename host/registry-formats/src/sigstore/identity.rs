@@ -1,29 +1,66 @@
 //! Who must have signed: a policy's subject (a SAN: email, URI or DNS
-//! name) and, for keyless signatures, the OIDC issuer Fulcio recorded.
+//! name, each matched only by a SAN of its kind) and, for keyless
+//! signatures, the OIDC issuer Fulcio recorded.
 
-use super::Signer;
+use super::{San, Signer};
 
-/// How a signer's subject must match.
+/// How a signer's subject must match. Each kind of identity is met by its
+/// kind of SAN only: a URI or DNS SAN that reads like an email is no email.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SubjectMatch {
-    /// One SAN equals this exactly (ClusterImagePolicy `signedEmail`,
-    /// `pkiCertificateSubject` email or hostname; Kubewarden `equal`).
+    /// One email SAN equals this (ClusterImagePolicy `signedEmail`,
+    /// `pkiCertificateSubject.email`).
+    Email(String),
+    /// One DNS SAN equals this (ClusterImagePolicy
+    /// `pkiCertificateSubject.hostname`).
+    Hostname(String),
+    /// One SAN equals this exactly (Kubewarden `equal`, `guests verify
+    /// --identity`): a URI SAN where this has a scheme (`https:`, `urn:`,
+    /// a colon no email has), an email SAN otherwise.
     Equal(String),
-    /// One SAN starts with this URL at a path boundary: the prefix itself,
-    /// or the prefix followed by `/` (Kubewarden `urlPrefix`), so
+    /// One URI SAN starts with this URL at a path boundary: the prefix
+    /// itself, or the prefix followed by `/` (Kubewarden `urlPrefix`), so
     /// `https://github.com/org` does not admit `https://github.com/org-evil`.
     UrlPrefix(String),
 }
 
 impl SubjectMatch {
-    fn admits(&self, subject: &str) -> bool {
-        match self {
-            SubjectMatch::Equal(expected) => subject == expected,
-            SubjectMatch::UrlPrefix(prefix) => {
-                subject.strip_prefix(prefix.as_str()).is_some_and(|rest| {
+    fn admits(&self, subject: &San) -> bool {
+        match (self, subject) {
+            (SubjectMatch::Email(expected), San::Email(name))
+            | (SubjectMatch::Hostname(expected), San::Dns(name)) => name == expected,
+            (SubjectMatch::Equal(expected), San::Uri(name)) if expected.contains(':') => {
+                name == expected
+            }
+            (SubjectMatch::Equal(expected), San::Email(name)) if !expected.contains(':') => {
+                name == expected
+            }
+            (SubjectMatch::UrlPrefix(prefix), San::Uri(name)) => {
+                name.strip_prefix(prefix.as_str()).is_some_and(|rest| {
                     rest.is_empty() || prefix.ends_with('/') || rest.starts_with('/')
                 })
             }
+            _ => false,
+        }
+    }
+
+    /// How refusals name the requirement.
+    fn describe(&self) -> String {
+        match self {
+            SubjectMatch::Email(s) => format!("email {s:?}"),
+            SubjectMatch::Hostname(s) => format!("hostname {s:?}"),
+            SubjectMatch::Equal(s) => format!("{s:?}"),
+            SubjectMatch::UrlPrefix(p) => format!("URL prefix {p:?}"),
+        }
+    }
+
+    /// The name or prefix required.
+    pub fn value(&self) -> &str {
+        match self {
+            SubjectMatch::Email(s)
+            | SubjectMatch::Hostname(s)
+            | SubjectMatch::Equal(s)
+            | SubjectMatch::UrlPrefix(s) => s,
         }
     }
 }
@@ -50,11 +87,13 @@ impl Identity {
     pub fn matches(&self, signer: &Signer) -> Result<(), IdentityMismatch> {
         if !signer.subjects.iter().any(|s| self.subject.admits(s)) {
             return Err(IdentityMismatch::Subject {
-                found: signer.subjects.join(", "),
-                required: match &self.subject {
-                    SubjectMatch::Equal(s) => format!("{s:?}"),
-                    SubjectMatch::UrlPrefix(p) => format!("URL prefix {p:?}"),
-                },
+                found: signer
+                    .subjects
+                    .iter()
+                    .map(San::value)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                required: self.subject.describe(),
             });
         }
         match &self.issuer {
@@ -73,12 +112,29 @@ impl Identity {
 mod tests {
     use super::*;
 
+    /// A signer with these SANs: URIs where they have a scheme, emails
+    /// otherwise.
     fn signer(subjects: &[&str], issuer: Option<&str>) -> Signer {
+        let san = |s: &&str| {
+            if s.contains(':') {
+                San::Uri(s.to_string())
+            } else {
+                San::Email(s.to_string())
+            }
+        };
+        signer_of(subjects.iter().map(san).collect(), issuer)
+    }
+
+    fn signer_of(subjects: Vec<San>, issuer: Option<&str>) -> Signer {
         Signer {
-            subjects: subjects.iter().map(ToString::to_string).collect(),
+            subjects,
             issuer: issuer.map(Into::into),
             signed_at: 0,
             log: None,
+            signing: crate::cosign::Signing {
+                signer: String::new(),
+                message: String::new(),
+            },
         }
     }
 
@@ -107,5 +163,64 @@ mod tests {
             == "wrong issuer: the certificate's OIDC issuer is https://other, not https://issuer"));
         let err = email.matches(&signer(&["a@example.com"], None));
         assert!(err.is_err_and(|e| e.to_string().contains("issuer is absent")));
+    }
+
+    /// The attack: a URI or DNS SAN spelled like the email (or hostname)
+    /// a policy requires, in a certificate from the trusted CA.
+    #[test]
+    fn san_kinds_are_kept_apart() {
+        let value = "ci@example.com";
+        let kinds = [
+            San::Email(value.into()),
+            San::Uri(value.into()),
+            San::Dns(value.into()),
+        ];
+        let requirements = [
+            (SubjectMatch::Email(value.into()), 0),
+            (SubjectMatch::Equal(value.into()), 0),
+            (SubjectMatch::Hostname(value.into()), 2),
+        ];
+        for (subject, meets) in requirements {
+            let identity = Identity {
+                subject: subject.clone(),
+                issuer: None,
+            };
+            for (i, san) in kinds.iter().enumerate() {
+                let result = identity.matches(&signer_of(vec![san.clone()], None));
+                assert_eq!(result.is_ok(), i == meets, "{subject:?} and {san:?}");
+            }
+        }
+        let uri = "https://ci.example.com/workflow";
+        let by_uri = Identity {
+            subject: SubjectMatch::Equal(uri.into()),
+            issuer: None,
+        };
+        assert_eq!(
+            by_uri.matches(&signer_of(vec![San::Uri(uri.into())], None)),
+            Ok(())
+        );
+        assert!(
+            by_uri
+                .matches(&signer_of(vec![San::Email(uri.into())], None))
+                .is_err()
+        );
+        let prefix = Identity {
+            subject: SubjectMatch::UrlPrefix("https://ci.example.com".into()),
+            issuer: None,
+        };
+        assert!(
+            prefix
+                .matches(&signer_of(vec![San::Dns(uri.into())], None))
+                .is_err()
+        );
+        let err = Identity {
+            subject: SubjectMatch::Email(value.into()),
+            issuer: None,
+        }
+        .matches(&signer_of(vec![San::Uri(value.into())], None));
+        assert!(
+            err.is_err_and(|e| e.to_string()
+                == "wrong identity: the certificate's subjects [ci@example.com] do not match email \"ci@example.com\""),
+        );
     }
 }

@@ -27,8 +27,12 @@
 //!
 //! The leaf certificate chains (through intermediates the trust root or
 //! the signature carries) to one of the trust root's roots, every
-//! certificate on the path valid at the signing time, the leaf with the
-//! code-signing extended key usage; the signature names the manifest
+//! certificate on the path valid at the signing time and the path checked
+//! as Go's x509 checks one (rustls-webpki: path length, name constraints,
+//! the intermediates' extended key usage, critical extensions; see
+//! `TrustRoot::verify_chain`), the leaf with the
+//! code-signing extended key usage and no CA's powers (basic constraints
+//! CA:true, key usage keyCertSign); the signature names the manifest
 //! digest the host pulled and verifies under the leaf's key. The signing
 //! time is the Rekor entry's `integratedTime`, believed only under the
 //! log's signed entry timestamp (the inclusion promise) from a log the
@@ -51,7 +55,7 @@ mod trust;
 pub use identity::{Identity, IdentityMismatch, SubjectMatch};
 pub use trust::{MAX_TRUST_ROOT_BYTES, TrustRoot, TrustRootError};
 
-use crate::cosign::Signature;
+use crate::cosign::{Signature, Signing};
 
 /// The most certificates a signature's chain or a trust root's PEM may
 /// hold; real chains are two or three.
@@ -80,12 +84,44 @@ pub struct LogEntry {
     pub log_id: String,
 }
 
+/// A subject alternative name of a signing certificate, its kind kept: an
+/// email identity is met by an email SAN only, never by a URI or DNS name
+/// that reads the same (a URI SAN `ci@example.com` is no email).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum San {
+    Email(String),
+    Uri(String),
+    Dns(String),
+}
+
+impl San {
+    /// The name as the certificate writes it.
+    pub fn value(&self) -> &str {
+        match self {
+            San::Email(name) | San::Uri(name) | San::Dns(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Display for San {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.value())
+    }
+}
+
+/// A SAN is written as its name (`guests verify` lists them).
+impl serde::Serialize for San {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.value())
+    }
+}
+
 /// Who signed a module and when, as verified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signer {
     /// The leaf certificate's subject alternative names: emails, URIs and
-    /// DNS names, in certificate order.
-    pub subjects: Vec<String>,
+    /// DNS names, in certificate order, each with its kind.
+    pub subjects: Vec<San>,
     /// The Fulcio OIDC issuer extension (1.3.6.1.4.1.57264.1.8, else the
     /// deprecated 1.3.6.1.4.1.57264.1.1), if the certificate has one.
     pub issuer: Option<String>,
@@ -93,6 +129,9 @@ pub struct Signer {
     pub signed_at: u64,
     /// The log entry that vouched for the time, if one did.
     pub log: Option<LogEntry>,
+    /// The leaf's key and the bytes it signed: what the signature counts
+    /// as toward a quorum.
+    pub signing: Signing,
 }
 
 /// Why a certificate-based signature is refused. Each message names the
@@ -120,6 +159,14 @@ pub enum CertRefusal {
         "the certificate for {0} is not a code-signing certificate (no code-signing extended key usage)"
     )]
     NotCodeSigning(String),
+    #[error(
+        "the certificate for {0} is a CA's (basic constraints CA:true or key usage keyCertSign), not a signer's"
+    )]
+    CaAsSigner(String),
+    /// An attestation (`cosign attest`) offered as a signature; the
+    /// message names its predicate type.
+    #[error("{0}")]
+    NotSignature(String),
     #[error("the signature names {signed}, not the manifest pulled, {expected}")]
     DigestMismatch { signed: String, expected: String },
     #[error("the signature does not verify under the certificate's key")]
@@ -163,8 +210,9 @@ pub fn verify_certificate(
         .iter()
         .map(|der| certificate::Certificate::from_der(der))
         .collect::<Result<Vec<_>, _>>()?;
-    trust.verify_chain(&leaf, &intermediates, signed_at)?;
     leaf.require_code_signing()?;
+    leaf.require_not_ca()?;
+    trust.verify_chain(&leaf, &intermediates, signed_at)?;
     if !leaf.verifies_prehash(&evidence.signed.sha256(), &evidence.signature) {
         return Err(CertRefusal::BadSignature);
     }
@@ -173,5 +221,9 @@ pub fn verify_certificate(
         issuer: leaf.oidc_issuer()?,
         signed_at,
         log: entry,
+        signing: Signing {
+            signer: leaf.key.fingerprint(),
+            message: trust::hex(&evidence.signed.sha256()),
+        },
     })
 }

@@ -10,7 +10,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::certificate::PublicKey;
 use super::evidence::{Evidence, Proof, Signed, Tlog};
-use super::trust::{TrustRoot, hex};
+use super::trust::{Log, TrustRoot, hex};
 use super::{CertRefusal, LogEntry};
 
 /// A log entry that vouched for a signature, and the time it signed.
@@ -40,7 +40,7 @@ pub(crate) fn verify_entry(
         return Err(CertRefusal::BadInclusionPromise(log.hex_id()));
     }
     if let Some(proof) = &tlog.proof {
-        verify_inclusion(proof, &tlog.body, key, &log.id)?;
+        verify_inclusion(proof, &tlog.body, key, log)?;
     }
     Ok(Verified {
         integrated_time: tlog.integrated_time,
@@ -174,12 +174,14 @@ fn body_records(body: &[u8], evidence: &Evidence) -> Result<(), CertRefusal> {
 
 /// Refused unless the RFC 6962 inclusion proof takes the entry's leaf to
 /// the root hash, and a signature of the log's key on the checkpoint
-/// commits to that root and tree size.
+/// commits to that root and tree size, in a checkpoint of this log (its
+/// origin, where the trust root names one: one key may sign for several
+/// logs or shards, and a tree of another is no proof in this one).
 fn verify_inclusion(
     proof: &Proof,
     body: &[u8],
     key: &PublicKey,
-    log_id: &[u8],
+    log: &Log,
 ) -> Result<(), CertRefusal> {
     let fail = |why: &str| Err(CertRefusal::BadInclusionProof(why.into()));
     let mut leaf = vec![0u8];
@@ -198,8 +200,16 @@ fn verify_inclusion(
     let Some(checkpoint) = Checkpoint::parse(&proof.checkpoint) else {
         return fail("the checkpoint is not a signed note");
     };
-    if !checkpoint.signed_by(key, log_id) {
+    if !checkpoint.signed_by(key, &log.id) {
         return fail("the checkpoint is not signed by the log");
+    }
+    if let Some(expected) = &log.origin
+        && !checkpoint.is_of(expected)
+    {
+        return Err(CertRefusal::BadInclusionProof(format!(
+            "the checkpoint is of log {:?}, not {expected:?}",
+            checkpoint.origin
+        )));
     }
     if checkpoint.tree_size != proof.tree_size || checkpoint.root_hash != proof.root_hash {
         return fail("the checkpoint commits to another tree");
@@ -251,6 +261,7 @@ pub(crate) fn root_from_inclusion_proof(
 /// signature lines `— <name> <base64(key hint (4 bytes) || signature)>`.
 struct Checkpoint<'a> {
     text: &'a str,
+    origin: &'a str,
     tree_size: u64,
     root_hash: Vec<u8>,
     signatures: Vec<Vec<u8>>,
@@ -261,7 +272,7 @@ impl<'a> Checkpoint<'a> {
         let split = envelope.find("\n\n")?;
         let (text, signatures) = (&envelope[..=split], &envelope[split + 2..]);
         let mut lines = text.lines();
-        let _origin = lines.next().filter(|origin| !origin.is_empty())?;
+        let origin = lines.next().filter(|origin| !origin.is_empty())?;
         let tree_size = lines.next()?.parse().ok()?;
         let root_hash = base64::engine::general_purpose::STANDARD
             .decode(lines.next()?)
@@ -278,10 +289,20 @@ impl<'a> Checkpoint<'a> {
             .collect::<Option<Vec<_>>>()?;
         Some(Checkpoint {
             text,
+            origin,
             tree_size,
             root_hash,
             signatures,
         })
+    }
+
+    /// Whether the checkpoint is of the log whose origin is `expected`:
+    /// its origin is that, or (Rekor v1) that followed by ` - ` and the
+    /// tree's ID.
+    fn is_of(&self, expected: &str) -> bool {
+        self.origin
+            .strip_prefix(expected)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(" - "))
     }
 
     /// Whether a signature whose key hint is the log ID's first four
@@ -379,6 +400,26 @@ mod tests {
         assert!(parsed.as_ref().is_some_and(|c| c.tree_size == 12
             && c.root_hash == [7u8; 32]
             && c.text == format!("log - 1\n12\n{root}\n")));
+        let of = |origin: &str| format!("{origin}\n12\n{root}\n\n\u{2014} log AAAAAAAA\n");
+        for (origin, expected, is_of) in [
+            (
+                "rekor.sigstore.dev - 1193050959916656506",
+                "rekor.sigstore.dev",
+                true,
+            ),
+            (
+                "log2025-1.rekor.sigstore.dev",
+                "log2025-1.rekor.sigstore.dev",
+                true,
+            ),
+            ("rekor.sigstore.dev.evil - 1", "rekor.sigstore.dev", false),
+            ("rekor.sigstore.devx", "rekor.sigstore.dev", false),
+            ("other - 1", "rekor.sigstore.dev", false),
+        ] {
+            let text = of(origin);
+            let parsed = Checkpoint::parse(&text);
+            assert_eq!(parsed.map(|c| c.is_of(expected)), Some(is_of), "{origin}");
+        }
         for bad in [
             "",
             "log\n12\n",

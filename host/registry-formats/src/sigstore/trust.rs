@@ -3,9 +3,13 @@
 //! when trusted), from a Sigstore `trusted_root.json` or a
 //! ClusterImagePolicy's PEM data.
 
+use std::time::Duration;
+
 use base64::Engine as _;
+use rustls_pki_types::{CertificateDer, SignatureVerificationAlgorithm, UnixTime};
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
+use webpki::{EndEntityCert, KeyUsage, anchor_from_trusted_cert};
 
 use super::certificate::{Certificate, PublicKey};
 use super::{CertRefusal, MAX_CERTIFICATES, time};
@@ -71,6 +75,10 @@ pub(crate) struct Log {
     /// trusted root refuses only the entries it vouches for).
     key: Result<PublicKey, CertRefusal>,
     valid: Window,
+    /// The origin its checkpoints name: its `baseUrl` without the scheme
+    /// (`rekor.sigstore.dev`); unknown for a `FulcioCAWithRekor` policy,
+    /// which gives only the key.
+    pub(crate) origin: Option<String>,
 }
 
 impl Log {
@@ -115,6 +123,8 @@ impl TrustRoot {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Tlog {
+            #[serde(default)]
+            base_url: Option<String>,
             public_key: Key,
             log_id: LogId,
         }
@@ -212,6 +222,7 @@ impl TrustRoot {
                 id: decode(format!("tlogs[{i}].logId"), &tlog.log_id.key_id)?,
                 key: PublicKey::from_spki_der(&der),
                 valid: window(tlog.public_key.valid_for)?,
+                origin: tlog.base_url.as_deref().map(origin_of),
             });
         }
         TrustRoot { authorities, logs }.checked()
@@ -280,6 +291,7 @@ impl TrustRoot {
                 id: Sha256::digest(&der).to_vec(),
                 key: Ok(key),
                 valid: Window::ALWAYS,
+                origin: None,
             }],
         }
         .checked()
@@ -303,10 +315,20 @@ impl TrustRoot {
     }
 
     /// Refused unless `leaf` chains, through the authority's or the
-    /// signature's `presented` intermediates (CAs only), to an anchor of an
-    /// authority trusted `at`, every certificate on the path valid `at`.
-    /// The path is built greedily (the first issuer found at each step), so
-    /// hostile chains cost at most [`MAX_CERTIFICATES`] steps.
+    /// signature's `presented` intermediates, to a root of an authority
+    /// trusted `at`, every certificate on the path valid `at`.
+    ///
+    /// The path is built and checked by rustls-webpki, as Go's x509 (which
+    /// cosign and the cluster's verifier use) checks one: each issuer a CA
+    /// (basic constraints), within its path length, its name constraints
+    /// and its extended key usage (an intermediate that lists usages must
+    /// list code signing), no unknown critical extension, every signature
+    /// ECDSA P-256 or P-384 with SHA-256 or SHA-384; path building is
+    /// bounded by webpki's budget. Where webpki is stricter than Go it
+    /// refuses: a CA constraining email or URI names refuses every leaf
+    /// with an email or URI SAN (webpki does not process those
+    /// constraints), and `anyExtendedKeyUsage` does not stand for code
+    /// signing.
     pub(crate) fn verify_chain(
         &self,
         leaf: &Certificate,
@@ -322,62 +344,111 @@ impl TrustRoot {
                 "more than {MAX_CERTIFICATES} chain certificates"
             )));
         }
+        leaf.require_valid_at(at)?;
+        let leaf_der = CertificateDer::from(leaf.der.as_slice());
+        let end_entity = EndEntityCert::try_from(&leaf_der).map_err(|e| foreign(path_error(&e)))?;
+        let time = UnixTime::since_unix_epoch(Duration::from_secs(at));
         let mut reasons = Vec::new();
-        'authorities: for (i, authority) in self.authorities.iter().enumerate() {
+        for (i, authority) in self.authorities.iter().enumerate() {
+            let n = i + 1;
             if !authority.valid.contains(at) {
                 reasons.push(format!(
-                    "authority {} was not trusted at {}",
-                    i + 1,
+                    "authority {n} was not trusted at {}",
                     time::display(at)
                 ));
                 continue;
             }
-            let mut current = leaf;
-            for _ in 0..=MAX_CERTIFICATES {
-                if let Some(root) = first_issuer(&authority.roots, current)? {
-                    for cert in [leaf, root] {
-                        cert.require_valid_at(at)?;
-                    }
-                    return Ok(());
-                }
-                let candidates = authority.intermediates.iter().chain(presented);
-                let mut next = None;
-                for candidate in candidates {
-                    if candidate != current && candidate.is_ca()? && candidate.issued(current)? {
-                        next = Some(candidate);
-                        break;
-                    }
-                }
-                let Some(next) = next else {
-                    reasons.push(format!(
-                        "no issuer of {} in authority {}",
-                        current.describe(),
-                        i + 1
-                    ));
-                    continue 'authorities;
-                };
-                next.require_valid_at(at)?;
-                current = next;
+            // A root is an anchor only while it is valid itself.
+            let (roots, expired): (Vec<&Certificate>, Vec<&Certificate>) = authority
+                .roots
+                .iter()
+                .partition(|root| root.require_valid_at(at).is_ok());
+            reasons.extend(expired.iter().map(|root| {
+                format!(
+                    "authority {n}'s root {} is not valid at {}",
+                    root.describe(),
+                    time::display(at)
+                )
+            }));
+            let roots: Vec<CertificateDer<'_>> = roots
+                .iter()
+                .map(|root| CertificateDer::from(root.der.as_slice()))
+                .collect();
+            let anchors = roots
+                .iter()
+                .map(anchor_from_trusted_cert)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| foreign(format!("authority {n}'s root: {}", path_error(&e))))?;
+            let intermediates: Vec<CertificateDer<'_>> = authority
+                .intermediates
+                .iter()
+                .chain(presented)
+                .map(|c| CertificateDer::from(c.der.as_slice()))
+                .collect();
+            match end_entity.verify_for_usage(
+                ALGORITHMS,
+                &anchors,
+                &intermediates,
+                time,
+                KeyUsage::required_if_present(CODE_SIGNING_EKU),
+                None,
+                None,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(e) => reasons.push(format!("authority {n}: {}", path_error(&e))),
             }
-            reasons.push(format!(
-                "a path longer than {MAX_CERTIFICATES} certificates"
-            ));
         }
         Err(foreign(reasons.join("; ")))
     }
 }
 
-/// The first of `anchors` that issued `cert`.
-fn first_issuer<'a>(
-    anchors: &'a [Certificate],
-    cert: &Certificate,
-) -> Result<Option<&'a Certificate>, CertRefusal> {
-    for anchor in anchors {
-        if anchor.issued(cert)? {
-            return Ok(Some(anchor));
+/// The signature algorithms a chain may use: ECDSA on P-256 or P-384 with
+/// SHA-256 or SHA-384, what Fulcio and cosign's PKIs issue.
+const ALGORITHMS: &[&dyn SignatureVerificationAlgorithm] = &[
+    webpki::ring::ECDSA_P256_SHA256,
+    webpki::ring::ECDSA_P256_SHA384,
+    webpki::ring::ECDSA_P384_SHA256,
+    webpki::ring::ECDSA_P384_SHA384,
+];
+
+/// The code-signing key purpose (1.3.6.1.5.5.7.3.3), its DER value.
+const CODE_SIGNING_EKU: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x03];
+
+/// Why webpki found no path, as a refusal says it.
+fn path_error(e: &webpki::Error) -> String {
+    use webpki::Error;
+    match e {
+        Error::UnknownIssuer => "no path to its roots (no issuer found)".into(),
+        Error::PathLenConstraintViolated => {
+            "a CA on the path allows fewer CAs below it (path length constraint)".into()
         }
+        Error::NameConstraintViolation => {
+            "a name is outside a CA's name constraints (email and URI constraints refuse every such name)"
+                .into()
+        }
+        Error::RequiredEkuNotFoundContext(_) => {
+            "a CA on the path is not for code signing (its extended key usage does not list it)"
+                .into()
+        }
+        Error::UnsupportedCriticalExtension => {
+            "a certificate on the path has a critical extension that is not understood".into()
+        }
+        Error::CertExpired { .. } | Error::CertNotValidYet { .. } => {
+            "a CA on the path is not valid at the signing time".into()
+        }
+        Error::CaUsedAsEndEntity => "the leaf is a CA's certificate".into(),
+        Error::EndEntityUsedAsCa => "a certificate on the path is no CA's".into(),
+        other => other.to_string(),
     }
-    Ok(None)
+}
+
+/// The checkpoint origin of a log at `base_url`: the URL without its
+/// scheme and trailing slash, as Rekor names its checkpoints.
+fn origin_of(base_url: &str) -> String {
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    rest.trim_end_matches('/').to_string()
 }
 
 fn pem_certificates(what: &str, pem: &[u8]) -> Result<Vec<Certificate>, TrustRootError> {

@@ -314,7 +314,7 @@ mod tests {
             ),
             (
                 "c1-x7k2p-worker-us-east-1a",
-                Some("x86_64"),
+                Some("amd64"),
                 Some("ami-0c5a8e7f3b2d1e4f6"),
                 Some("ami-0fbc8be8796dc1df5")
             )

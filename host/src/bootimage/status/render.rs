@@ -51,7 +51,11 @@ pub(super) fn render(b: &BootImages, style: Style, out: &mut String) {
     out.push_str(&table(&rows, 2, width));
     for m in &b.machinesets {
         if let Some(detail) = &m.detail {
-            let line = format!("    {} ({}): {}", m.name, m.outcome.as_str(), detail);
+            let line = match m.outcome {
+                // Nothing done: only why (a rule that leaves it alone).
+                Outcome::None => format!("    {}: {detail}", m.name),
+                outcome => format!("    {} ({}): {detail}", m.name, outcome.as_str()),
+            };
             let line = fit(&line, width);
             let painted = match m.outcome {
                 Outcome::Failed | Outcome::HotLoop => style.paint(RED, &line),

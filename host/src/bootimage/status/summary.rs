@@ -5,7 +5,7 @@
 
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::jiff::Timestamp;
-use mco_bootimage::MachineSetView;
+use mco_bootimage::{Decision, MachineSetView};
 use serde::Serialize;
 
 use super::Objects;
@@ -116,19 +116,28 @@ fn machineset_row(
     record: &ControllerState,
     degraded: Option<&ConditionText>,
 ) -> MachineSetRow {
-    let arch = mco_bootimage::arch::machineset_arch(
-        view,
-        objects.control_plane_arch.as_deref().unwrap_or("x86_64"),
-        false,
-    )
-    .ok();
+    let cluster = mco_bootimage::ClusterFacts {
+        control_plane_arch: objects
+            .control_plane_arch
+            .clone()
+            .unwrap_or_else(|| "x86_64".into()),
+        ..Default::default()
+    };
+    let arch = mco_bootimage::arch::machineset_arch(view, &cluster.control_plane_arch, false).ok();
+    // The controller's first rules leave a Windows MachineSet, one on
+    // another OS stream or one another object owns alone whatever the
+    // stream holds: no stream image is its, and the rule says why.
+    let left_alone = match mco_bootimage::common_rules(view, &cluster) {
+        Err(Decision::Noop { reason } | Decision::Skip { reason }) => Some(reason),
+        _ => None,
+    };
     // The platform of the providerSpec's kind: the view reads no
     // Infrastructure.
     let spec = view.provider_spec.as_deref();
     let platform = spec.and_then(|spec| Some((platform::by_provider_spec(spec)?, spec)));
     let current_image = platform.and_then(|(platform, spec)| platform.current_image(spec));
-    let stream_image = match (platform, stream, &arch) {
-        (Some((platform, spec)), Some(stream), Some(arch)) => {
+    let stream_image = match (platform, stream, &arch, &left_alone) {
+        (Some((platform, spec)), Some(stream), Some(arch), None) => {
             platform.stream_image(stream, spec, arch)
         }
         _ => None,
@@ -160,12 +169,17 @@ fn machineset_row(
     }
     MachineSetRow {
         name: view.name.clone(),
-        arch,
+        // As `oc` and the MachineSet's own annotation name it (`amd64`),
+        // not as the stream does (`x86_64`).
+        arch: arch
+            .as_deref()
+            .and_then(mco_bootimage::arch::kube_arch_from_stream)
+            .map(str::to_owned),
         current_image,
         stream_image,
         enrolled,
         outcome,
-        detail,
+        detail: detail.or(left_alone),
     }
 }
 

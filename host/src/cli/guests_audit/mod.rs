@@ -63,7 +63,7 @@ pub(super) enum AuditError {
     Usage(String),
     #[error(transparent)]
     Input(#[from] InputError),
-    #[error("connecting to the cluster: {0:#}")]
+    #[error("connecting to the cluster: {}", crate::cli::Chain(.0.as_ref()))]
     Connect(anyhow::Error),
     #[error("reading {what} from the cluster: {source}")]
     Read {

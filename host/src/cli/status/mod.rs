@@ -120,7 +120,7 @@ enum Format {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StatusError {
-    #[error("connecting to the cluster: {0:#}")]
+    #[error("connecting to the cluster: {}", crate::cli::Chain(.0.as_ref()))]
     Connect(anyhow::Error),
     #[error(transparent)]
     Read(#[from] ReadError),

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use super::inputs::Rollout;
 use super::model::Summary;
 pub use crate::status_section::Style;
-use crate::status_section::text::table;
+use crate::status_section::text::{fit_start, last_column_room, table};
 
 fn short_digest(sha: &str) -> String {
     sha.chars().take(12).collect()
@@ -68,6 +68,13 @@ pub fn render(summary: &Summary, style: Style) -> String {
                     .map_or_else(|| "-".to_owned(), rollout_stage),
                 j.module.clone(),
             ]);
+        }
+        // A long path loses its start, so its file name still shows.
+        let room = last_column_room(&rows, 2, width);
+        for row in rows.iter_mut().skip(1) {
+            if let Some(module) = row.last_mut() {
+                *module = fit_start(module, room);
+            }
         }
         out.push_str(&table(&rows, 2, width));
         if g.jobs
