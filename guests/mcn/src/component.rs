@@ -7,12 +7,13 @@
 use std::sync::Arc;
 
 use exports::mco::machine_config::node_state as wit;
+use exports::mco::machine_config::node_state_records as records;
 use mco::machine_config::node_inputs as inputs;
 use mco::machine_config::types as wit_types;
 // Linked for its memcmp and bcmp, which replace wasi-libc's byte loops.
 use mco_guest_memcmp as _;
 
-wit_bindgen::generate!({ world: "node-state-reporter", path: "../../wit" });
+wit_bindgen::generate!({ world: "node-state-offline", path: "../../wit" });
 
 struct Component;
 
@@ -22,37 +23,58 @@ impl wit::Guest for Component {
         configs: &inputs::RenderedConfigs,
         facts: wit::Facts,
     ) -> wit::Decision {
-        let mut facts: crate::Facts = facts.into();
-        #[cfg(feature = "test-faults")]
-        let read = [test_faults::LABEL];
-        #[cfg(not(feature = "test-faults"))]
-        let read: [&str; 0] = [];
-        let keys = crate::pools::label_keys(&facts.pools)
-            .into_iter()
-            .chain(read);
-        let labels = keys
-            .filter_map(|key| labels.label(key).map(|value| (key.to_string(), value)))
-            .collect();
-        facts.node.labels = labels;
-        facts.configs = configs
+        let configs = configs
             .names()
             .into_iter()
-            .filter_map(|name| {
-                let summary = configs.summary(&name)?;
-                Some(crate::RenderedConfig {
-                    name,
-                    spec: Arc::new(summary.into()),
-                })
-            })
-            .collect();
-        let decision = crate::derive(&facts);
-        #[cfg(feature = "test-faults")]
-        let decision = test_faults::apply(&facts, decision);
-        match decision {
-            crate::Decision::Apply(mcn) => wit::Decision::Apply(mcn.into()),
-            crate::Decision::Skip(reason) => wit::Decision::Skip(reason),
-            crate::Decision::Error(message) => wit::Decision::Error(message),
-        }
+            .filter_map(|name| configs.summary(&name).map(|summary| (name, summary)));
+        decide(facts, |key| labels.label(key), configs)
+    }
+}
+
+impl records::Guest for Component {
+    fn derive_records(
+        labels: Vec<(String, String)>,
+        configs: Vec<records::RenderedConfig>,
+        facts: wit::Facts,
+    ) -> wit::Decision {
+        let labels: std::collections::BTreeMap<String, String> = labels.into_iter().collect();
+        let configs = configs.into_iter().map(|c| (c.name, c.summary));
+        decide(facts, |key| labels.get(key).cloned(), configs)
+    }
+}
+
+/// Both entries: the labels the library reads (those the pools' selectors
+/// name) looked up through `label`, the configs' summaries converted, and
+/// the library's decision converted back.
+fn decide(
+    facts: wit::Facts,
+    label: impl Fn(&str) -> Option<String>,
+    configs: impl Iterator<Item = (String, inputs::Summary)>,
+) -> wit::Decision {
+    let mut facts: crate::Facts = facts.into();
+    #[cfg(feature = "test-faults")]
+    let read = [test_faults::LABEL];
+    #[cfg(not(feature = "test-faults"))]
+    let read: [&str; 0] = [];
+    let keys = crate::pools::label_keys(&facts.pools)
+        .into_iter()
+        .chain(read);
+    facts.node.labels = keys
+        .filter_map(|key| label(key).map(|value| (key.to_string(), value)))
+        .collect();
+    facts.configs = configs
+        .map(|(name, summary)| crate::RenderedConfig {
+            name,
+            spec: Arc::new(summary.into()),
+        })
+        .collect();
+    let decision = crate::derive(&facts);
+    #[cfg(feature = "test-faults")]
+    let decision = test_faults::apply(&facts, decision);
+    match decision {
+        crate::Decision::Apply(mcn) => wit::Decision::Apply(mcn.into()),
+        crate::Decision::Skip(reason) => wit::Decision::Skip(reason),
+        crate::Decision::Error(message) => wit::Decision::Error(message),
     }
 }
 

@@ -45,6 +45,9 @@ pub use spec::{
     Digest, Digests, Entries, FileNote, Section, Summary, User, View, digest_from_words,
     digest_to_words,
 };
+// The host lends a guest only the entries that differ between the configs
+// of a call: those `changed` finds, the only ones a plan compares.
+pub use disruption::changed;
 // The host places a node in a rollout's canary pools by the same rule; a
 // guest lent the node's labels looks up the ones `label_keys` names.
 pub use pools::{label_keys, primary_pool};

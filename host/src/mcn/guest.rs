@@ -7,14 +7,14 @@ use mco_mcn as logic;
 
 use mco_runtime::{Guest, GuestError, GuestState, World};
 use wasmtime::Store;
-use wasmtime::component::{HasSelf, Linker, Resource};
+use wasmtime::component::{ComponentType, HasSelf, Linker, Lower, Resource};
 use wasmtime_wasi::WasiView as _;
 
-use super::inputs::Lent;
 use super::inputs::wit_bindings::exports::mco::machine_config::node_state as wit;
 use super::inputs::wit_bindings::mco::machine_config::types as wit_types;
 use super::inputs::wit_bindings::{NodeStateReporter, NodeStateReporterPre};
 use super::inputs::wit_inputs;
+use super::inputs::{Keys, Lent};
 
 /// The interface a node-state guest must export.
 pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.6.0";
@@ -79,6 +79,65 @@ impl McnGuestExt for McnGuest {
         store.data().log_stderr(&self.module().name);
         results
     }
+}
+
+/// The interface of the guest's offline entry (`derive-records`).
+pub const NODE_STATE_RECORDS_INTERFACE: &str = "mco:machine-config/node-state-records@0.6.0";
+
+/// A rendered config as `node-state-records` takes it: by value.
+#[derive(ComponentType, Lower)]
+#[component(record)]
+struct RecordsConfig {
+    name: String,
+    summary: wit_inputs::Summary,
+}
+
+/// Runs `facts` through the guest's offline entry, `derive-records` (the
+/// labels and configs as records, as the stock `wasmtime run --invoke`
+/// passes them), in a fresh instance, checked as `derive`'s answer is.
+/// The host decides through `derive` only: this is how the tests check that
+/// a guest exporting both entries decides the same through each.
+pub fn derive_records(
+    guest: &McnGuest,
+    facts: &logic::Facts,
+) -> Result<logic::Decision, GuestError> {
+    let mut store = guest.store();
+    let result = guest
+        .bindings()
+        .instance_pre()
+        .instantiate(&mut store)
+        .and_then(|instance| {
+            let missing = || {
+                wasmtime::format_err!(
+                    "the guest does not export {NODE_STATE_RECORDS_INTERFACE}.derive-records"
+                )
+            };
+            let interface = instance
+                .get_export_index(&mut store, None, NODE_STATE_RECORDS_INTERFACE)
+                .ok_or_else(missing)?;
+            let func = instance
+                .get_export_index(&mut store, Some(&interface), "derive-records")
+                .ok_or_else(missing)?;
+            let labels = pairs(&facts.node.labels);
+            let configs: Vec<RecordsConfig> = facts
+                .configs
+                .iter()
+                .map(|c| RecordsConfig {
+                    name: c.name.clone(),
+                    summary: super::inputs::summary(&c.spec, Keys::default()),
+                })
+                .collect();
+            with_wit(facts, |input| {
+                let derive = instance.get_typed_func::<
+                    (&[(&str, &str)], &[RecordsConfig], wit::Facts<'_>),
+                    (wit::Decision,),
+                >(&mut store, &func)?;
+                let (decision,) = derive.call(&mut store, (&labels, &configs, input))?;
+                Ok(decision)
+            })
+        });
+    let decision = from_wit(guest.finish(&store, result)?);
+    checked(guest, facts, decision)
 }
 
 /// One `derive` call: `facts`' labels and configs are lent as handles for

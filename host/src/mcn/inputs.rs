@@ -2,7 +2,10 @@
 //! one `derive` call instead of a copy. The node's labels are looked up by
 //! key, and each rendered config the call may read is handed over as the
 //! summary the host computed natively when the MachineConfig was decoded
-//! (`objects::SpecSummary`, once per resourceVersion).
+//! (`objects::SpecSummary`, once per resourceVersion), with only the file
+//! and unit entries that are not the same in all of the call's configs:
+//! equal entries are all a plan could learn from the rest, so what crosses
+//! grows with the change, not with the configs.
 //!
 //! The handles live in the store's resource table for the call only: the
 //! host takes them back as soon as the call returns ([`Lent::reclaim`]).
@@ -11,7 +14,7 @@
 //! that looks up more than [`LOOKUP_BUDGET`] times through one handle in
 //! one call.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use mco_mcn as logic;
 use mco_runtime::GuestState;
@@ -53,7 +56,47 @@ pub struct NodeLabels {
 /// The rendered configs the call may read, by name.
 pub struct RenderedConfigs {
     configs: Vec<logic::RenderedConfig>,
+    /// The file paths whose entries [`differing`] finds.
+    files: BTreeSet<String>,
+    /// The unit names, likewise.
+    units: BTreeSet<String>,
     lookups: u32,
+}
+
+impl RenderedConfigs {
+    fn new(configs: Vec<logic::RenderedConfig>) -> RenderedConfigs {
+        RenderedConfigs {
+            files: differing(&configs, |d| &d.files),
+            units: differing(&configs, |d| &d.units),
+            configs,
+            lookups: 0,
+        }
+    }
+}
+
+/// The keys whose entry is not the same in every readable config of the
+/// call (present in some only, or with different digests): the union of
+/// `mco_mcn::changed` over each pair. A plan between two of the configs
+/// compares only keys in it, so an entry outside it tells a guest nothing.
+/// A mechanical set difference: which changes matter stays the guest's.
+fn differing(
+    configs: &[logic::RenderedConfig],
+    entries: impl Fn(&logic::Digests) -> &Result<logic::Entries, String>,
+) -> BTreeSet<String> {
+    let lists: Vec<&BTreeMap<String, logic::Digest>> = configs
+        .iter()
+        .filter_map(|c| c.spec.spec.as_ref().ok())
+        .filter_map(|digests| entries(digests).as_ref().ok())
+        .map(|entries| &entries.by_key)
+        .collect();
+    let mut keys = BTreeSet::new();
+    for (i, a) in lists.iter().enumerate() {
+        // The same config lent twice (one Arc) differs from itself nowhere.
+        for b in lists[i + 1..].iter().filter(|b| !std::ptr::eq(*a, **b)) {
+            keys.extend(logic::changed(a, b).into_iter().map(str::to_string));
+        }
+    }
+    keys
 }
 
 /// The handles lent for one call.
@@ -71,10 +114,7 @@ impl Lent {
                 labels: facts.node.labels.clone(),
                 lookups: 0,
             })?,
-            configs: table.push(RenderedConfigs {
-                configs: facts.configs.clone(),
-                lookups: 0,
-            })?,
+            configs: table.push(RenderedConfigs::new(facts.configs.clone()))?,
         })
     }
 
@@ -133,7 +173,11 @@ impl wit::HostRenderedConfigs for GuestState {
         let configs = self.ctx().table.get_mut(&configs)?;
         charge(&mut configs.lookups, "rendered configs")?;
         let config = configs.configs.iter().find(|c| c.name == name);
-        Ok(config.map(|c| summary(&c.spec)))
+        let lent = Keys {
+            files: Some(&configs.files),
+            units: Some(&configs.units),
+        };
+        Ok(config.map(|c| summary(&c.spec, lent)))
     }
 
     /// Never called, as for the labels.
@@ -143,9 +187,21 @@ impl wit::HostRenderedConfigs for GuestState {
     }
 }
 
-fn summary(summary: &logic::Summary) -> wit::Summary {
+/// Which entries of a summary cross: `None` all of them.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Keys<'k> {
+    pub files: Option<&'k BTreeSet<String>>,
+    pub units: Option<&'k BTreeSet<String>>,
+}
+
+/// A config's summary as WIT `summary`, with the entries `keys` names.
+pub(super) fn summary(summary: &logic::Summary, keys: Keys<'_>) -> wit::Summary {
     wit::Summary {
-        spec: summary.spec.as_ref().map(digests).map_err(Clone::clone),
+        spec: summary
+            .spec
+            .as_ref()
+            .map(|d| digests(d, keys))
+            .map_err(Clone::clone),
         view: summary.view.as_ref().map(|view| wit::View {
             users: view
                 .users
@@ -168,7 +224,7 @@ fn summary(summary: &logic::Summary) -> wit::Summary {
     }
 }
 
-fn digests(digests: &logic::Digests) -> wit::Digests {
+fn digests(digests: &logic::Digests, keys: Keys<'_>) -> wit::Digests {
     let section = |s: logic::Section| digests.digest(s).map(words);
     use logic::Section as S;
     wit::Digests {
@@ -190,8 +246,16 @@ fn digests(digests: &logic::Digests) -> wit::Digests {
         },
         kernel_type: digests.kernel_type.clone(),
         fips: digests.fips,
-        files: digests.files.as_ref().map(entries).map_err(Clone::clone),
-        units: digests.units.as_ref().map(entries).map_err(Clone::clone),
+        files: digests
+            .files
+            .as_ref()
+            .map(|e| entries(e, keys.files))
+            .map_err(Clone::clone),
+        units: digests
+            .units
+            .as_ref()
+            .map(|e| entries(e, keys.units))
+            .map_err(Clone::clone),
         registries_conf: digests
             .files
             .as_ref()
@@ -200,10 +264,11 @@ fn digests(digests: &logic::Digests) -> wit::Digests {
     }
 }
 
-fn entries(entries: &logic::Entries) -> Vec<wit::Entry> {
+fn entries(entries: &logic::Entries, keys: Option<&BTreeSet<String>>) -> Vec<wit::Entry> {
     entries
         .by_key
         .iter()
+        .filter(|(key, _)| keys.is_none_or(|keys| keys.contains(*key)))
         .map(|(key, digest)| wit::Entry {
             key: key.clone(),
             digest: words(digest),
@@ -214,4 +279,85 @@ fn entries(entries: &logic::Entries) -> Vec<wit::Entry> {
 fn words(digest: &logic::Digest) -> wit::Digest {
     let [a, b, c, d] = logic::digest_to_words(digest);
     (a, b, c, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(name: &str, files: &[(&str, &str)], units: &[&str]) -> logic::RenderedConfig {
+        let files: Vec<serde_json::Value> = files
+            .iter()
+            .map(|(path, source)| serde_json::json!({"path": path, "contents": {"source": source}}))
+            .collect();
+        let units: Vec<serde_json::Value> = units
+            .iter()
+            .map(|name| serde_json::json!({"name": name, "enabled": true}))
+            .collect();
+        let spec = serde_json::json!({"config": {"storage": {"files": files}, "systemd": {"units": units}}});
+        logic::RenderedConfig::new(name, &spec.to_string())
+    }
+
+    /// Only keys that differ somewhere cross, from every pair of configs,
+    /// and a config that is not readable adds none.
+    #[test]
+    fn the_entries_lent_are_those_not_equal_in_every_config() {
+        let a = config(
+            "a",
+            &[("/etc/same", "x"), ("/etc/edited", "1"), ("/etc/gone", "x")],
+            &["same.service"],
+        );
+        let b = config(
+            "b",
+            &[("/etc/same", "x"), ("/etc/edited", "2"), ("/etc/new", "x")],
+            &["same.service"],
+        );
+        let c = config(
+            "c",
+            &[("/etc/same", "x"), ("/etc/edited", "1"), ("/etc/gone", "x")],
+            &["same.service", "extra.service"],
+        );
+        let broken = logic::RenderedConfig::new("broken", "not json");
+        let lent = RenderedConfigs::new(vec![a.clone(), b, broken]);
+        assert_eq!(
+            lent.files,
+            BTreeSet::from(["/etc/edited", "/etc/gone", "/etc/new"].map(String::from))
+        );
+        assert!(lent.units.is_empty());
+        let lent = RenderedConfigs::new(vec![a.clone(), c]);
+        assert!(lent.files.is_empty());
+        assert_eq!(lent.units, BTreeSet::from(["extra.service".to_string()]));
+        let lent = RenderedConfigs::new(vec![a.clone(), a]);
+        assert!(lent.files.is_empty() && lent.units.is_empty());
+    }
+
+    /// A summary lent through the handle carries only those entries, with
+    /// each config's own digest.
+    #[test]
+    fn a_lent_summary_carries_only_the_differing_entries() {
+        let a = config(
+            "a",
+            &[("/etc/same", "x"), ("/etc/containers/policy.json", "1")],
+            &[],
+        );
+        let b = config(
+            "b",
+            &[("/etc/same", "x"), ("/etc/containers/policy.json", "2")],
+            &[],
+        );
+        let lent = RenderedConfigs::new(vec![a.clone(), b.clone()]);
+        let keys = Keys {
+            files: Some(&lent.files),
+            units: Some(&lent.units),
+        };
+        let files = |c: &logic::RenderedConfig| match summary(&c.spec, keys).spec {
+            Ok(digests) => digests.files.unwrap_or_default(),
+            Err(why) => panic!("{why}"),
+        };
+        assert_eq!(
+            files(&a).iter().map(|e| e.key.as_str()).collect::<Vec<_>>(),
+            ["/etc/containers/policy.json"]
+        );
+        assert_ne!(files(&a)[0].digest, files(&b)[0].digest);
+    }
 }

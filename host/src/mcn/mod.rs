@@ -37,4 +37,6 @@ pub mod status;
 pub mod sweep;
 pub mod write;
 
-pub use guest::{McnGuest, McnGuestExt, NODE_STATE_INTERFACE};
+pub use guest::{
+    McnGuest, McnGuestExt, NODE_STATE_INTERFACE, NODE_STATE_RECORDS_INTERFACE, derive_records,
+};
