@@ -14,8 +14,8 @@ use mco_registry_formats::artifact::{
 
 /// The interfaces the host's jobs need (wit/).
 const EXPORTS: [&str; 2] = [
-    "mco:machine-config/node-state@0.5.0",
-    "mco:machine-config/boot-image@0.5.0",
+    "mco:machine-config/node-state@0.6.0",
+    "mco:machine-config/boot-image@0.6.0",
 ];
 
 fuzz_target!(|data: &[u8]| {

@@ -114,10 +114,26 @@ mod tests {
         assert_eq!(decoded.name.to_string(), package());
         let mut worlds: Vec<&str> = decoded.worlds.keys().map(String::as_str).collect();
         worlds.sort();
-        assert_eq!(worlds, ["boot-image-selector", "node-state-reporter"]);
+        assert_eq!(
+            worlds,
+            [
+                "boot-image-selector",
+                "node-state-offline",
+                "node-state-reporter"
+            ]
+        );
         let mut interfaces: Vec<&str> = decoded.interfaces.keys().map(String::as_str).collect();
         interfaces.sort();
-        assert_eq!(interfaces, ["boot-image", "node-state", "types"]);
+        assert_eq!(
+            interfaces,
+            [
+                "boot-image",
+                "node-inputs",
+                "node-state",
+                "node-state-records",
+                "types"
+            ]
+        );
     }
 
     #[test]
@@ -127,7 +143,10 @@ mod tests {
         let mut expected: Vec<String> = [
             "boot-image",
             "boot-image-selector",
+            "node-inputs",
             "node-state",
+            "node-state-offline",
+            "node-state-records",
             "node-state-reporter",
             "types",
         ]

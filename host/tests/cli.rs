@@ -216,7 +216,7 @@ fn hostile_guests_exit_3_within_the_deadline() {
         (
             "worker",
             &wrong_world,
-            "does not export mco:machine-config/node-state@0.5.0",
+            "does not export mco:machine-config/node-state@0.6.0",
         ),
         ("worker", &not_component, "is not WebAssembly"),
     ];
@@ -726,7 +726,7 @@ fn eval_bootimage_reports_bad_input_and_bad_guests() {
     let (code, _, err) = eval_bootimage(case, &["--guest", &mcn_guest]);
     assert_eq!(code, Some(3), "wrong world: {err}");
     assert!(
-        err.contains("does not export mco:machine-config/boot-image@0.5.0"),
+        err.contains("does not export mco:machine-config/boot-image@0.6.0"),
         "{err}"
     );
 }

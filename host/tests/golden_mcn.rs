@@ -1,5 +1,6 @@
 //! Every MachineConfigNode golden case runs through the native library and
-//! the wasm guest; the two must agree exactly, and the eval output must
+//! the wasm guest, through both its entries (`derive`, lent handles, and
+//! `derive-records`, the offline one); all must agree exactly, and the eval output must
 //! match the case's expected.json (checked by `mco_host::cases`, as
 //! `guests test` checks it). Every failing case is reported. Some cases run
 //! again with rendered configs at the apiserver's object size, within the
@@ -44,6 +45,12 @@ fn check(guest: &McnGuest, case: &Path) -> Result<cases::Pass, cases::CaseFailur
         if native != wasm {
             return Err(format!(
                 "native and wasm disagree:\n  native: {native:?}\n  wasm:   {wasm:?}"
+            ));
+        }
+        let offline = mco_host::mcn::derive_records(guest, &facts).map_err(|e| e.to_string())?;
+        if offline != wasm {
+            return Err(format!(
+                "the guest's two entries disagree:\n  derive:         {wasm:?}\n  derive-records: {offline:?}"
             ));
         }
         mco_mcn::validate(&native, facts.image_mode_status_reporting())

@@ -155,6 +155,57 @@ fn a_fault_in_a_batch_fails_only_its_own_node() {
     Bystanders::new(&runtime).still_serve("a batch with faults");
 }
 
+/// The handles a node-state guest is lent (WIT `node-inputs`) are valid
+/// for its call only: a forged index, a handle used after the guest
+/// dropped it, and more lookups than a handle answers in a call each fail
+/// that evaluation with a message naming the rule; an index kept from an
+/// earlier call of a shared instance reaches nothing of that call.
+#[test]
+fn handles_are_lent_for_one_call_only() {
+    let runtime = common::runtime(config());
+    let faulty = common::mcn_guest(&runtime, &common::test_guest("faulty.wasm"));
+    for (fault, rule) in [
+        ("forge-handle", "used a handle it was not lent in this call"),
+        (
+            "drop-then-use",
+            "used a handle it was not lent in this call",
+        ),
+        ("lookup-flood", "the lookup budget of a handle per call"),
+    ] {
+        match faulty.derive(&facts(fault)) {
+            Err(GuestError::Trap { detail, .. }) => {
+                assert!(detail.contains(rule), "{fault}: {detail}");
+            }
+            other => panic!("{fault}: {other:?}"),
+        }
+    }
+    let worker = |node: &str, role: &str| {
+        let mut facts = facts(node);
+        facts.node.labels = [("node-role.kubernetes.io/worker".into(), role.into())].into();
+        facts
+    };
+    let batch = [
+        worker("keep-handle", "the first node's"),
+        worker("use-kept-handle", "the second node's"),
+    ];
+    let results = faulty.derive_batch(&batch);
+    assert!(
+        matches!(&results[0], Ok(Decision::Skip(text)) if text == "kept the labels handle"),
+        "{results:?}"
+    );
+    match &results[1] {
+        Ok(Decision::Skip(text)) => assert_eq!(
+            text, "through the kept handle: Some(\"the second node's\")",
+            "a kept index may only name the current call's own handle"
+        ),
+        Err(GuestError::Trap { detail, .. }) => {
+            assert!(detail.contains("not lent in this call"), "{detail}");
+        }
+        other => panic!("{other:?}"),
+    }
+    Bystanders::new(&runtime).still_serve("handle misuse");
+}
+
 #[test]
 fn bad_output_is_rejected_before_anything_is_written() {
     let runtime = common::runtime(config());
@@ -270,7 +321,7 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "faulty-wrong-world.wasm",
             "wrong_world",
             &[
-                "does not export mco:machine-config/node-state@0.5.0",
+                "does not export mco:machine-config/node-state@0.6.0",
                 "greet",
             ],
         ),
@@ -279,7 +330,7 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "incompatible_version",
             &[
                 "exports mco:machine-config/node-state@1.0.0",
-                "needs mco:machine-config/node-state@0.5.0",
+                "needs mco:machine-config/node-state@0.6.0",
             ],
         ),
         // Built against the previous minor contract: refused, naming the
@@ -289,7 +340,7 @@ fn modules_outside_the_contract_are_refused_at_load() {
             "incompatible_version",
             &[
                 "exports mco:machine-config/node-state@0.1.0",
-                "needs mco:machine-config/node-state@0.5.0",
+                "needs mco:machine-config/node-state@0.6.0",
                 "rebuild the guest",
             ],
         ),

@@ -15,17 +15,31 @@
 ))]
 mod node_state {
     use exports::mco::machine_config::node_state::{
-        ConfigVersion, Decision, Facts, Guest, MachineConfigNode, NodeStatus,
+        ConfigVersion, Decision, Facts, Guest, MachineConfigNode, NodeLabels, NodeStatus,
+        RenderedConfigs,
     };
     use mco::machine_config::types::{Condition, ConditionStatus};
     use std::hint::black_box;
+    use std::mem::ManuallyDrop;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// The index of the labels handle a `keep-handle` node was lent.
+    static KEPT: AtomicU32 = AtomicU32::new(u32::MAX);
 
     wit_bindgen::generate!({ world: "node-state-reporter", path: "../../wit" });
 
     struct Faulty;
 
+    /// A handle to the labels at `index`, whether or not this call was
+    /// lent it; never dropped, since the guest does not own it.
+    fn labels_at(index: u32) -> ManuallyDrop<NodeLabels> {
+        // SAFETY: wasm has no memory safety stake in a handle index: the
+        // host checks every index against the instance's handle table.
+        ManuallyDrop::new(unsafe { NodeLabels::from_handle(index) })
+    }
+
     impl Guest for Faulty {
-        fn derive(facts: Facts) -> Decision {
+        fn derive(labels: &NodeLabels, _configs: &RenderedConfigs, facts: Facts) -> Decision {
             // `flood` passes the host's smoke evaluation (nodes named
             // `smoke-*`) with a plain MCN, so that it serves, and answers
             // every other node with the longest text its memory cap allows.
@@ -38,6 +52,36 @@ mod node_state {
                 };
             }
             match facts.node.name.as_str() {
+                // Handle misuse: a handle kept for a later call, an index
+                // the host never lent, a lent handle dropped and then used,
+                // and more lookups than the host answers in one call.
+                "keep-handle" => {
+                    KEPT.store(labels.handle(), Ordering::Relaxed);
+                    Decision::Skip("kept the labels handle".into())
+                }
+                "use-kept-handle" => {
+                    let kept = labels_at(KEPT.load(Ordering::Relaxed));
+                    let role = kept.label("node-role.kubernetes.io/worker");
+                    Decision::Skip(format!("through the kept handle: {role:?}"))
+                }
+                "forge-handle" => {
+                    let role =
+                        labels_at(labels.handle() + 1000).label("node-role.kubernetes.io/worker");
+                    Decision::Skip(format!("through a forged handle: {role:?}"))
+                }
+                "drop-then-use" => {
+                    // SAFETY: as in `labels_at`; dropping runs the handle's
+                    // `resource.drop`, which ends this borrow early.
+                    drop(unsafe { NodeLabels::from_handle(labels.handle()) });
+                    let role = labels.label("node-role.kubernetes.io/worker");
+                    Decision::Skip(format!("through a dropped handle: {role:?}"))
+                }
+                "lookup-flood" => {
+                    for _ in 0..1_000_000 {
+                        black_box(labels.label("node-role.kubernetes.io/worker"));
+                    }
+                    Decision::Skip("looked up a million labels".into())
+                }
                 "loop" => loop {
                     black_box(());
                 },

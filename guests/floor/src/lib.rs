@@ -1,6 +1,8 @@
 //! The floor of a node-state call: a guest that answers an MCN of the
 //! shape the real guest answers (its pool, a config name, every stored
-//! condition) without deriving anything. The stored conditions are handed
+//! condition) without deriving anything. It reads through the handles it
+//! is lent what the real guest reads (each config's summary, each label a
+//! pool's selector names) and drops it; the stored conditions are handed
 //! back as they were lowered, so nothing is copied or formatted. What a
 //! fresh instance and a call of this guest cost is what the sandbox and the
 //! typed contract (`wit/node-state.wit`) cost before any logic runs: the
@@ -15,9 +17,11 @@
 #[cfg(target_arch = "wasm32")]
 mod node_state {
     use exports::mco::machine_config::node_state::{
-        ConfigVersion, Decision, Facts, Guest, MachineConfigNode, NodeStatus,
+        ConfigVersion, Decision, Facts, Guest, MachineConfigNode, NodeLabels, NodeStatus,
+        RenderedConfigs,
     };
     use mco::machine_config::types::{Condition, ConditionStatus};
+    use std::hint::black_box;
 
     wit_bindgen::generate!({ world: "node-state-reporter", path: "../../wit" });
 
@@ -42,7 +46,17 @@ mod node_state {
     ];
 
     impl Guest for Floor {
-        fn derive(facts: Facts) -> Decision {
+        fn derive(labels: &NodeLabels, configs: &RenderedConfigs, facts: Facts) -> Decision {
+            for name in configs.names() {
+                black_box(configs.summary(&name));
+            }
+            let selectors = facts.pools.iter().filter_map(|p| p.node_selector.as_ref());
+            for selector in selectors {
+                let keys = selector.match_labels.iter().map(|(key, _)| key);
+                for key in keys.chain(selector.match_expressions.iter().map(|r| &r.key)) {
+                    black_box(labels.label(key));
+                }
+            }
             let Some(pool) = facts.pools.into_iter().next() else {
                 return Decision::Skip("no pool".into());
             };

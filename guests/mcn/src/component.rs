@@ -1,27 +1,80 @@
 //! The `node-state-reporter` component: converts WIT values to the library's
-//! types and back. No decisions here. Same role, and same file name, as
+//! types and back, and looks up through the handles it is lent what the
+//! library reads (the labels the pools' selectors name, the configs'
+//! summaries). No decisions here. Same role, and same file name, as
 //! `mco_bootimage::component` on the boot image side.
 
+use std::sync::Arc;
+
 use exports::mco::machine_config::node_state as wit;
-// Linked for its memcmp and bcmp, which replace wasi-libc's byte loops.
+use exports::mco::machine_config::node_state_records as records;
+use mco::machine_config::node_inputs as inputs;
 use mco::machine_config::types as wit_types;
+// Linked for its memcmp and bcmp, which replace wasi-libc's byte loops.
 use mco_guest_memcmp as _;
 
-wit_bindgen::generate!({ world: "node-state-reporter", path: "../../wit" });
+wit_bindgen::generate!({ world: "node-state-offline", path: "../../wit" });
 
 struct Component;
 
 impl wit::Guest for Component {
-    fn derive(facts: wit::Facts) -> wit::Decision {
-        let facts: crate::Facts = facts.into();
-        let decision = crate::derive(&facts);
-        #[cfg(feature = "test-faults")]
-        let decision = test_faults::apply(&facts, decision);
-        match decision {
-            crate::Decision::Apply(mcn) => wit::Decision::Apply(mcn.into()),
-            crate::Decision::Skip(reason) => wit::Decision::Skip(reason),
-            crate::Decision::Error(message) => wit::Decision::Error(message),
-        }
+    fn derive(
+        labels: &inputs::NodeLabels,
+        configs: &inputs::RenderedConfigs,
+        facts: wit::Facts,
+    ) -> wit::Decision {
+        let configs = configs
+            .names()
+            .into_iter()
+            .filter_map(|name| configs.summary(&name).map(|summary| (name, summary)));
+        decide(facts, |key| labels.label(key), configs)
+    }
+}
+
+impl records::Guest for Component {
+    fn derive_records(
+        labels: Vec<(String, String)>,
+        configs: Vec<records::RenderedConfig>,
+        facts: wit::Facts,
+    ) -> wit::Decision {
+        let labels: std::collections::BTreeMap<String, String> = labels.into_iter().collect();
+        let configs = configs.into_iter().map(|c| (c.name, c.summary));
+        decide(facts, |key| labels.get(key).cloned(), configs)
+    }
+}
+
+/// Both entries: the labels the library reads (those the pools' selectors
+/// name) looked up through `label`, the configs' summaries converted, and
+/// the library's decision converted back.
+fn decide(
+    facts: wit::Facts,
+    label: impl Fn(&str) -> Option<String>,
+    configs: impl Iterator<Item = (String, inputs::Summary)>,
+) -> wit::Decision {
+    let mut facts: crate::Facts = facts.into();
+    #[cfg(feature = "test-faults")]
+    let read = [test_faults::LABEL];
+    #[cfg(not(feature = "test-faults"))]
+    let read: [&str; 0] = [];
+    let keys = crate::pools::label_keys(&facts.pools)
+        .into_iter()
+        .chain(read);
+    facts.node.labels = keys
+        .filter_map(|key| label(key).map(|value| (key.to_string(), value)))
+        .collect();
+    facts.configs = configs
+        .map(|(name, summary)| crate::RenderedConfig {
+            name,
+            spec: Arc::new(summary.into()),
+        })
+        .collect();
+    let decision = crate::derive(&facts);
+    #[cfg(feature = "test-faults")]
+    let decision = test_faults::apply(&facts, decision);
+    match decision {
+        crate::Decision::Apply(mcn) => wit::Decision::Apply(mcn.into()),
+        crate::Decision::Skip(reason) => wit::Decision::Skip(reason),
+        crate::Decision::Error(message) => wit::Decision::Error(message),
     }
 }
 
@@ -31,7 +84,7 @@ impl wit::Guest for Component {
 /// so the MCN shows which module wrote it; `trap` panics.
 #[cfg(feature = "test-faults")]
 mod test_faults {
-    const LABEL: &str = "mco-e2e.io/candidate-fault";
+    pub const LABEL: &str = "mco-e2e.io/candidate-fault";
 
     pub fn apply(facts: &crate::Facts, decision: crate::Decision) -> crate::Decision {
         match facts.node.labels.get(LABEL).map(String::as_str) {
@@ -64,7 +117,8 @@ impl From<wit::Facts> for crate::Facts {
                 name: node.name,
                 phase: node.phase,
                 unschedulable: node.unschedulable,
-                labels: node.labels.into_iter().collect(),
+                // Looked up through the handle, in `derive`.
+                labels: Default::default(),
                 annotations: node.annotations.into_iter().collect(),
             },
             pools: facts
@@ -87,14 +141,8 @@ impl From<wit::Facts> for crate::Facts {
                     target_config: pool.target_config,
                 })
                 .collect(),
-            configs: facts
-                .configs
-                .into_iter()
-                .map(|c| crate::RenderedConfig {
-                    name: c.name,
-                    spec: c.spec,
-                })
-                .collect(),
+            // Read through the handle, in `derive`.
+            configs: Vec::new(),
             policies: crate::DisruptionPolicies {
                 files: facts
                     .policies
@@ -128,6 +176,73 @@ impl From<wit::Facts> for crate::Facts {
             feature_gates: facts.feature_gates.into_iter().collect(),
         }
     }
+}
+
+impl From<inputs::Summary> for crate::Summary {
+    fn from(summary: inputs::Summary) -> Self {
+        crate::Summary {
+            spec: summary.spec.map(|digests| {
+                let s = digests.sections;
+                crate::Digests {
+                    // In `crate::Section::ALL`'s order.
+                    sections: [
+                        s.os_image_url,
+                        s.extensions,
+                        s.kernel_arguments,
+                        s.passwd,
+                        s.passwd_groups,
+                        s.passwd_users,
+                        s.ignition_kernel_arguments,
+                        s.files,
+                        s.units,
+                        s.disks,
+                        s.filesystems,
+                        s.raid,
+                        s.directories,
+                        s.links,
+                    ]
+                    .map(|digest| digest.map(from_words)),
+                    kernel_type: digests.kernel_type,
+                    fips: digests.fips,
+                    files: digests
+                        .files
+                        .map(|files| entries(files, digests.registries_conf)),
+                    units: digests.units.map(|units| entries(units, String::new())),
+                }
+            }),
+            view: summary.view.map(|view| crate::View {
+                users: view
+                    .users
+                    .into_iter()
+                    .map(|u| crate::User {
+                        name: u.name,
+                        set_fields: u.set_fields,
+                        ssh_keys: u.ssh_keys,
+                    })
+                    .collect(),
+                files: view
+                    .files
+                    .into_iter()
+                    .map(|f| crate::FileNote {
+                        path: f.path,
+                        appends: f.appends,
+                    })
+                    .collect(),
+            }),
+        }
+    }
+}
+
+fn entries(entries: Vec<inputs::Entry>, registries_conf: String) -> crate::Entries {
+    let by_key = entries
+        .into_iter()
+        .map(|e| (e.key, from_words(e.digest)))
+        .collect();
+    crate::Entries::new(by_key, registries_conf)
+}
+
+fn from_words(words: inputs::Digest) -> crate::Digest {
+    crate::digest_from_words([words.0, words.1, words.2, words.3])
 }
 
 fn actions(actions: Vec<wit::DisruptionAction>) -> Vec<crate::DisruptionAction> {

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::registries;
-use crate::spec::{Digest, Spec};
+use crate::spec::{Digest, Digests, Section, Summary};
 use crate::{DisruptionAction, DisruptionPolicies, FilePolicy, UnitPolicy};
 
 /// The file the `Special` action is about.
@@ -110,33 +110,38 @@ impl Plan {
     }
 }
 
-/// Compares two MachineConfig specs given as JSON text. `image_changes` is
+/// Compares two MachineConfig specs by their summaries. `image_changes` is
 /// whether the node's current and desired image annotations differ (image
 /// mode). `Err` is a spec that cannot be read.
-pub fn plan(
-    current_spec: &str,
-    desired_spec: &str,
+pub fn plan<'a>(
+    current: &'a Summary,
+    desired: &'a Summary,
     policies: &DisruptionPolicies,
     image_changes: bool,
 ) -> Result<Plan, String> {
-    let current = Spec::read(current_spec, "current")?;
-    let desired = Spec::read(desired_spec, "desired")?;
-    let differs = |pointer: &str| current.digest(pointer) != desired.digest(pointer);
+    let readable = |summary: &'a Summary, which: &str| -> Result<&'a Digests, String> {
+        summary
+            .spec
+            .as_ref()
+            .map_err(|why| format!("the {which} MachineConfig spec {why}"))
+    };
+    let (current, desired) = (readable(current, "current")?, readable(desired, "desired")?);
+    let differs = |section: Section| current.digest(section) != desired.digest(section);
     let os = image_changes
-        || differs("/osImageURL")
-        || differs("/extensions")
+        || differs(Section::OsImageUrl)
+        || differs(Section::Extensions)
         || current.kernel_type() != desired.kernel_type();
-    let kargs = differs("/kernelArguments");
-    let fips = current.fips() != desired.fips();
-    let passwd = differs("/config/passwd");
-    let files = differs("/config/storage/files");
-    let units = differs("/config/systemd/units");
+    let kargs = differs(Section::KernelArguments);
+    let fips = current.fips != desired.fips;
+    let passwd = differs(Section::Passwd);
+    let files = differs(Section::Files);
+    let units = differs(Section::Units);
     // Read even when a reboot settles it: a config the daemon could not
     // read fails the update upstream (W4) whatever else changed.
-    let current_files = current.files()?;
-    let desired_files = desired.files()?;
-    let current_units = current.units()?;
-    let desired_units = desired.units()?;
+    let current_files = current.files.as_ref().map_err(Clone::clone)?;
+    let desired_files = desired.files.as_ref().map_err(Clone::clone)?;
+    let current_units = current.units.as_ref().map_err(Clone::clone)?;
+    let desired_units = desired.units.as_ref().map_err(Clone::clone)?;
 
     let actions = if os || kargs || fips {
         vec![DisruptionAction::Reboot]
@@ -244,17 +249,34 @@ fn clean(path: &str) -> String {
     }
 }
 
-/// Keys present on one side only, or on both with different entries.
-fn changed<'a>(
+/// Keys present on one side only, or on both with different entries: one
+/// walk of the two maps in key order (a config holds thousands of files).
+pub fn changed<'a>(
     current: &'a BTreeMap<String, Digest>,
     desired: &'a BTreeMap<String, Digest>,
 ) -> BTreeSet<&'a str> {
-    current
-        .keys()
-        .chain(desired.keys())
-        .map(String::as_str)
-        .filter(|key| current.get(*key) != desired.get(*key))
-        .collect()
+    use std::cmp::Ordering;
+    let (mut current, mut desired) = (current.iter().peekable(), desired.iter().peekable());
+    let mut keys = BTreeSet::new();
+    loop {
+        let order = match (current.peek(), desired.peek()) {
+            (None, None) => return keys,
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some((c, _)), Some((d, _))) => c.cmp(d),
+        };
+        match order {
+            Ordering::Less => keys.extend(current.next().map(|(key, _)| key.as_str())),
+            Ordering::Greater => keys.extend(desired.next().map(|(key, _)| key.as_str())),
+            Ordering::Equal => {
+                if let (Some((key, c)), Some((_, d))) = (current.next(), desired.next())
+                    && c != d
+                {
+                    keys.insert(key.as_str());
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -262,6 +284,27 @@ mod tests {
     use super::*;
     use DisruptionAction::*;
     use serde_json::{Value, json};
+
+    /// Added, removed and edited keys, in key order; equal ones are not.
+    #[test]
+    fn changed_keys_are_those_added_removed_or_edited() {
+        let map = |entries: &[(&str, u8)]| -> BTreeMap<String, Digest> {
+            entries
+                .iter()
+                .map(|(k, d)| (k.to_string(), [*d; 32]))
+                .collect()
+        };
+        let current = map(&[("/a", 1), ("/b", 1), ("/c", 1), ("/e", 1)]);
+        let desired = map(&[("/b", 1), ("/c", 2), ("/d", 1), ("/e", 1), ("/f", 1)]);
+        let keys: Vec<&str> = changed(&current, &desired).into_iter().collect();
+        assert_eq!(keys, ["/a", "/c", "/d", "/f"]);
+        assert_eq!(
+            changed(&desired, &current).into_iter().collect::<Vec<_>>(),
+            keys
+        );
+        assert!(changed(&current, &current).is_empty());
+        assert_eq!(changed(&BTreeMap::new(), &current).len(), 4);
+    }
 
     fn policies() -> DisruptionPolicies {
         let file = |path: &str, actions: Vec<DisruptionAction>| FilePolicy {
@@ -309,7 +352,8 @@ mod tests {
     }
 
     fn actions(a: &str, b: &str) -> (Vec<DisruptionAction>, bool) {
-        let plan = plan(a, b, &policies(), false).unwrap_or_else(|e| panic!("{e}"));
+        let plan = plan(&Summary::read(a), &Summary::read(b), &policies(), false)
+            .unwrap_or_else(|e| panic!("{e}"));
         (plan.actions, plan.drain)
     }
 
@@ -366,6 +410,7 @@ mod tests {
         b["kernelType"] = json!("something-odd");
         b["fips"] = json!(false);
         assert_eq!(actions(&a, &b.to_string()), (vec![None], false));
+        let a = Summary::read(&a);
         let plan = plan(&a, &a, &policies(), true).unwrap_or_else(|e| panic!("{e}"));
         assert!(plan.os && plan.reboots());
     }
@@ -382,11 +427,18 @@ mod tests {
             "{",
         ] {
             assert!(
-                plan(&good, bad, &policies(), false).is_err(),
+                plan(
+                    &Summary::read(&good),
+                    &Summary::read(bad),
+                    &policies(),
+                    false
+                )
+                .is_err(),
                 "{bad:?} accepted"
             );
         }
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let (good, deep) = (Summary::read(&good), Summary::read(&deep));
         assert!(plan(&good, &deep, &policies(), false).is_err());
     }
 }

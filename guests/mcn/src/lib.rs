@@ -29,6 +29,7 @@ mod validate;
 mod component;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 pub use conditions::{
     APPLIED_FILES_AND_OS, DEFAULT_CONDITION_TYPES, IMAGE_MODE_CONDITION_TYPES,
@@ -38,8 +39,18 @@ pub use conditions::{
 // and the host share them.
 pub use mco_k8s_rules::{is_condition_reason, is_dns1123_subdomain};
 pub use validate::{MAX_MESSAGE, MAX_REASON_TEXT, validate};
-// The host places a node in a rollout's canary pools by the same rule.
-pub use pools::primary_pool;
+// The host reads each rendered config into its summary once, natively, and
+// hands the guest that.
+pub use spec::{
+    Digest, Digests, Entries, FileNote, Section, Summary, User, View, digest_from_words,
+    digest_to_words,
+};
+// The host lends a guest only the entries that differ between the configs
+// of a call: those `changed` finds, the only ones a plan compares.
+pub use disruption::changed;
+// The host places a node in a rollout's canary pools by the same rule; a
+// guest lent the node's labels looks up the ones `label_keys` names.
+pub use pools::{label_keys, primary_pool};
 
 /// The Machine Config Daemon's annotations on a Node, the only ones the
 /// derivation reads (and so the only ones the host passes).
@@ -154,11 +165,23 @@ pub struct SelectorRequirement {
     pub values: Vec<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+/// A rendered MachineConfig, as the decisions read it: its name and the
+/// summary of its `spec` (digests and the few values read beyond them),
+/// shared, since it is the same for every node that moves between it.
+#[derive(Clone, Debug, PartialEq)]
 pub struct RenderedConfig {
     pub name: String,
-    /// The MachineConfig `spec` as JSON text.
-    pub spec: String,
+    pub spec: Arc<Summary>,
+}
+
+impl RenderedConfig {
+    /// Reads `spec`, the MachineConfig `spec` as JSON text, into its summary.
+    pub fn new(name: &str, spec: &str) -> RenderedConfig {
+        RenderedConfig {
+            name: name.to_string(),
+            spec: Arc::new(Summary::read(spec)),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

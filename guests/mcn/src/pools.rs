@@ -3,9 +3,25 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use kube_core::{Selector, SelectorExt};
 
+use std::collections::BTreeSet;
+
 use crate::{LabelSelector, Node, Pool};
 
 const OS_LABEL: &str = "kubernetes.io/os";
+
+/// The labels the derivation reads: the OS label and every key the pools'
+/// selectors name (a selector's result depends on no other label). A guest
+/// lent the node's labels (WIT `node-labels`) looks up only these.
+pub fn label_keys(pools: &[Pool]) -> BTreeSet<&str> {
+    let selectors = pools.iter().filter_map(|p| p.node_selector.as_ref());
+    selectors
+        .flat_map(|s| {
+            let labels = s.match_labels.keys().map(String::as_str);
+            labels.chain(s.match_expressions.iter().map(|r| r.key.as_str()))
+        })
+        .chain([OS_LABEL])
+        .collect()
+}
 
 pub fn is_windows(node: &Node) -> bool {
     node.labels.get(OS_LABEL).is_some_and(|os| os == "windows")
@@ -113,8 +129,19 @@ mod tests {
         ]
     }
 
+    /// Also checks that the node's labels outside [`label_keys`] change
+    /// nothing, as a guest that looks up only those sees it.
     fn primary(labels: &[&str], pools: &[Pool]) -> Result<Option<String>, String> {
-        primary_pool(&node(labels), pools).map(|p| p.map(|p| p.name.clone()))
+        let node = node(labels);
+        let mut only_read = node.clone();
+        let keys = label_keys(pools);
+        only_read
+            .labels
+            .retain(|key, _| keys.contains(key.as_str()));
+        let primary = primary_pool(&node, pools).map(|p| p.map(|p| p.name.clone()));
+        let seen = primary_pool(&only_read, pools).map(|p| p.map(|p| p.name.clone()));
+        assert_eq!(primary, seen, "{labels:?}");
+        primary
     }
 
     #[test]

@@ -5,17 +5,17 @@
 //! before it prepares the update, so a refused update never shows
 //! `Update Compatible`. `docs/mcn-derivation.md` lists the rules.
 //!
-//! Sections are compared by their digests in the one-pass summary
-//! ([`Spec`]). What the rules read beyond equality, the desired config's
-//! users and each file's `append`, comes from a small typed view that
-//! skips everything else (file contents, the bulk of a large config) as
-//! it is parsed.
+//! Sections are compared by their digests in the config's summary
+//! ([`Summary`]). What the rules read beyond equality, the desired
+//! config's users and the files that append, comes from a small typed
+//! view ([`view`], part of the summary) that skips everything else (file
+//! contents, the bulk of a large config) as it is parsed.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::RenderedConfig;
-use crate::spec::Spec;
+use crate::spec::{Digests, FileNote, Section, User, View};
 
 /// The file that makes the daemon redo an update; no config may create it
 /// (`MachineConfigDaemonForceFile`).
@@ -24,23 +24,17 @@ const FORCE_FILE: &str = "/run/machine-config-daemon-force";
 /// The only user the daemon manages in place.
 const CORE_USER: &str = "core";
 
-const GROUPS: &str = "/config/passwd/groups";
-const USERS: &str = "/config/passwd/users";
-const LINKS: &str = "/config/storage/links";
-
 /// Checks the update from `current` to `desired`; the error is the one the
 /// daemon reports (and prints in `UpdatePrepared`). A spec that cannot be
 /// read is left to the plan, which reports it (upstream fails such an
 /// update before this check).
 pub fn check(current: &RenderedConfig, desired: &RenderedConfig) -> Result<(), String> {
-    let (Ok(old), Ok(new), Ok(view)) = (
-        Spec::read(&current.spec, "current"),
-        Spec::read(&desired.spec, "desired"),
-        serde_json::from_str::<SpecText>(&desired.spec),
-    ) else {
+    let (Ok(old), Ok(new), Some(view)) =
+        (&current.spec.spec, &desired.spec.spec, &desired.spec.view)
+    else {
         return Ok(());
     };
-    rules(&old, &new, &view).map_err(|why| {
+    rules(old, new, view).map_err(|why| {
         let (c, d) = (&current.name, &desired.name);
         format!(
             "configs {c}, {d} are not reconcilable: new machineconfig \"{c}\" is not reconcilable against \"{d}\": {why}"
@@ -49,44 +43,41 @@ pub fn check(current: &RenderedConfig, desired: &RenderedConfig) -> Result<(), S
 }
 
 /// `isConfigReconcilable`, in its order; `view` is the desired config's.
-fn rules(old: &Spec, new: &Spec, view: &SpecText) -> Result<(), String> {
-    let differs = |pointer: &str| old.digest(pointer) != new.digest(pointer);
-    let config = view.config.as_ref();
-    if differs(GROUPS) || differs(USERS) {
-        let users = config.and_then(|c| c.passwd.as_ref()).map(|p| &p.users);
-        passwd(
-            differs(GROUPS),
-            differs(USERS),
-            users.map_or(&[][..], Vec::as_slice),
-        )
-        .map_err(|why| format!("invalid passwd change(s): {why}"))?;
+fn rules(old: &Digests, new: &Digests, view: &View) -> Result<(), String> {
+    let differs = |section: Section| old.digest(section) != new.digest(section);
+    let (groups, users) = (
+        differs(Section::PasswdGroups),
+        differs(Section::PasswdUsers),
+    );
+    if groups || users {
+        passwd(groups, users, &view.users)
+            .map_err(|why| format!("invalid passwd change(s): {why}"))?;
     }
     let sections = [
-        ("/config/kernelArguments", "kargs"),
-        ("/config/storage/disks", "disks"),
-        ("/config/storage/filesystems", "filesystems"),
-        ("/config/storage/raid", "raid"),
-        ("/config/storage/directories", "directories"),
+        (Section::IgnitionKernelArguments, "kargs"),
+        (Section::Disks, "disks"),
+        (Section::Filesystems, "filesystems"),
+        (Section::Raid, "raid"),
+        (Section::Directories, "directories"),
     ];
-    for (pointer, section) in sections {
-        if differs(pointer) {
-            return Err(format!("ignition {section} section contains changes"));
+    for (section, name) in sections {
+        if differs(section) {
+            return Err(format!("ignition {name} section contains changes"));
         }
     }
     // Removing links is allowed (older configs had some).
-    if differs(LINKS) && new.digest(LINKS).is_some() {
+    if differs(Section::Links) && new.digest(Section::Links).is_some() {
         return Err("ignition links section contains changes".to_string());
     }
-    let files = config.and_then(|c| c.storage.as_ref()).map(|s| &s.files);
-    for file in files.map_or(&[][..], Vec::as_slice) {
-        if file.appends() {
+    for file in &view.files {
+        if file.appends {
             return Err(format!("ignition file {} includes append", file.path));
         }
         if file.path == FORCE_FILE {
             return Err(format!("cannot create {} via Ignition", file.path));
         }
     }
-    if old.fips() != new.fips() {
+    if old.fips != new.fips {
         return Err(
             "detected change to FIPS flag; refusing to modify FIPS on a running cluster"
                 .to_string(),
@@ -97,36 +88,75 @@ fn rules(old: &Spec, new: &Spec, view: &SpecText) -> Result<(), String> {
 
 /// `validatePasswdChanges` and `verifyUserFields`: groups never change;
 /// users may change only as the `core` user's SSH keys and password hash.
-fn passwd(groups_differ: bool, users_differ: bool, users: &[Value]) -> Result<(), &'static str> {
+fn passwd(groups_differ: bool, users_differ: bool, users: &[User]) -> Result<(), &'static str> {
     if groups_differ {
         return Err("ignition Passwd Groups section contains changes");
     }
     if !users_differ {
         return Ok(());
     }
-    if users.iter().any(|u| u["name"].as_str() != Some(CORE_USER)) {
+    if users.iter().any(|u| u.name.as_deref() != Some(CORE_USER)) {
         return Err("ignition passwd user section contains unsupported changes: non-core user");
     }
     // Upstream verifies only the last user.
     let Some(user) = users.last() else {
         return Ok(());
     };
-    let keys = user["sshAuthorizedKeys"].as_array().map_or(0, Vec::len);
-    if is_unset(&user["passwordHash"]) && keys == 0 {
+    let set = |field: &str| user.set_fields.iter().any(|f| f == field);
+    if !set("passwordHash") && user.ssh_keys == 0 {
         return Err(
             "ignition passwd user section contains unsupported changes: user must be core and have 1 or more sshKeys",
         );
     }
     let managed = ["name", "passwordHash", "sshAuthorizedKeys"];
-    let other = user.as_object().is_some_and(|fields| {
-        fields
-            .iter()
-            .any(|(k, v)| !managed.contains(&k.as_str()) && !is_unset(v))
-    });
-    if other {
+    if user
+        .set_fields
+        .iter()
+        .any(|f| !managed.contains(&f.as_str()))
+    {
         return Err("SSH keys and password hash are not reconcilable");
     }
     Ok(())
+}
+
+/// What the rules read of a config as the desired one, from its JSON
+/// text: every user, and the files that append or are the force file.
+/// `None` when the typed view cannot be read.
+pub(crate) fn view(text: &str) -> Option<View> {
+    let spec = serde_json::from_str::<SpecText>(text).ok()?;
+    let config = spec.config.unwrap_or_default();
+    let users = config.passwd.map(|p| p.users).unwrap_or_default();
+    let files = config.storage.map(|s| s.files).unwrap_or_default();
+    Some(View {
+        users: users.iter().map(user).collect(),
+        files: files
+            .into_iter()
+            .filter(|file| file.appends() || file.path == FORCE_FILE)
+            .map(|file| FileNote {
+                appends: file.appends(),
+                path: file.path,
+            })
+            .collect(),
+    })
+}
+
+fn user(value: &Value) -> User {
+    User {
+        name: value["name"].as_str().map(str::to_string),
+        set_fields: value
+            .as_object()
+            .map(|fields| {
+                fields
+                    .iter()
+                    .filter(|(_, v)| !is_unset(v))
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        ssh_keys: value["sshAuthorizedKeys"]
+            .as_array()
+            .map_or(0, |keys| u32::try_from(keys.len()).unwrap_or(u32::MAX)),
+    }
 }
 
 /// Absent, `null`, `[]` and `{}`: the same as not set.
@@ -203,10 +233,7 @@ mod tests {
     use serde_json::json;
 
     fn config(name: &str, spec: Value) -> RenderedConfig {
-        RenderedConfig {
-            name: name.into(),
-            spec: spec.to_string(),
-        }
+        RenderedConfig::new(name, &spec.to_string())
     }
 
     /// A rendered config as the render controller writes one.
@@ -385,17 +412,14 @@ mod tests {
     fn unreadable_specs_are_left_to_the_plan() {
         let good = config("a", base());
         for bad in ["", "[]", "{\"config\": {\"storage\": {\"files\": 3}}}", "{"] {
-            let bad = RenderedConfig {
-                name: "b".into(),
-                spec: bad.into(),
-            };
+            let bad = RenderedConfig::new("b", bad);
             assert_eq!(check(&good, &bad), Ok(()));
         }
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-        let deep = RenderedConfig {
-            name: "b".into(),
-            spec: format!("{{\"config\": {{\"storage\": {{\"disks\": {deep}}}}}}}"),
-        };
+        let deep = RenderedConfig::new(
+            "b",
+            &format!("{{\"config\": {{\"storage\": {{\"disks\": {deep}}}}}}}"),
+        );
         assert_eq!(check(&good, &deep), Ok(()));
     }
 

@@ -1,21 +1,26 @@
-//! A rendered MachineConfig spec read in one pass without building it.
+//! A rendered MachineConfig spec reduced, once, to what the decisions read
+//! of it: [`Summary`].
 //!
 //! A rendered config may be as large as the apiserver stores (about
-//! 1.5 MiB: thousands of files, large certificates and scripts), and the
-//! guest compares two of them within its 12 MiB memory. So the spec is
-//! never held as a tree: each value is reduced, as it is parsed, to the
+//! 1.5 MiB: thousands of files, large certificates and scripts), and it is
+//! the same for every node of a pool. So the host reads each one once per
+//! resourceVersion, natively, with this module, and hands the guest the
+//! summary behind a handle (WIT `node-inputs.rendered-config`): no guest
+//! parses, hashes or holds a config's text. The spec is read in one pass
+//! without building it: each value is reduced, as it is parsed, to the
 //! SHA-256 of its canonical pruned form (`null`, `[]` and `{}` members
 //! dropped, object members in key order), so two digests are equal when
 //! the pruned values are, as the comparisons of upstream
 //! `pkg/daemon/update.go` need (`calculatePostConfigChangeNodeDisruptionActionFromMCDiffs`
 //! compares files and units entry by entry, the rest section by section).
-//! Kept are: the digest of every member of the spec, of `config`, and of
-//! `config.ignition`, `passwd`, `storage` and `systemd` (what `reconcilable()` in that file
-//! compares: the Ignition version, users, disks, filesystems, raid, luks,
-//! directories, links, fips, kernelType, extensions); files by path and
-//! units by name, each entry as its digest; the values of `kernelType` and
-//! `fips`; and the source of `registries.conf`, the one file whose content
-//! a decision reads (`registries::safe_change`).
+//! Kept are: the digests of the [`Section`]s the rules compare (what
+//! `reconcilable()` in that file compares: the Ignition users, groups,
+//! kernel arguments, disks, filesystems, raid, directories, links; and the
+//! OS image, extensions, kernel arguments, files and units); files by path
+//! and units by name, each entry as its digest; the values of `kernelType`
+//! and `fips`; the source of `registries.conf`, the one file whose content
+//! a decision reads (`registries::safe_change`); and what the
+//! reconcilability rules read beyond equality ([`View`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -28,50 +33,216 @@ use crate::disruption::REGISTRIES_CONF;
 /// The SHA-256 of a value's canonical pruned form.
 pub type Digest = [u8; 32];
 
-/// A rendered config's spec as far as the decisions need it.
-pub struct Spec(Read);
+/// A digest as the four little-endian words WIT `node-inputs.digest` holds.
+pub fn digest_to_words(digest: &Digest) -> [u64; 4] {
+    let word = |i: usize| {
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(&digest[i * 8..i * 8 + 8]);
+        u64::from_le_bytes(bytes)
+    };
+    [word(0), word(1), word(2), word(3)]
+}
+
+/// The digest [`digest_to_words`] gave the words of.
+pub fn digest_from_words(words: [u64; 4]) -> Digest {
+    let mut digest = [0; 32];
+    for (chunk, word) in digest.chunks_exact_mut(8).zip(words) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    digest
+}
+
+/// A value the rules compare between two configs by its digest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    OsImageUrl,
+    Extensions,
+    /// The MachineConfig's `kernelArguments`.
+    KernelArguments,
+    Passwd,
+    PasswdGroups,
+    PasswdUsers,
+    /// Ignition's `kernelArguments`.
+    IgnitionKernelArguments,
+    Files,
+    Units,
+    Disks,
+    Filesystems,
+    Raid,
+    Directories,
+    Links,
+}
+
+impl Section {
+    pub const ALL: [Section; 14] = [
+        Section::OsImageUrl,
+        Section::Extensions,
+        Section::KernelArguments,
+        Section::Passwd,
+        Section::PasswdGroups,
+        Section::PasswdUsers,
+        Section::IgnitionKernelArguments,
+        Section::Files,
+        Section::Units,
+        Section::Disks,
+        Section::Filesystems,
+        Section::Raid,
+        Section::Directories,
+        Section::Links,
+    ];
+
+    /// Where it is in the spec.
+    pub fn pointer(self) -> &'static str {
+        match self {
+            Section::OsImageUrl => "/osImageURL",
+            Section::Extensions => "/extensions",
+            Section::KernelArguments => "/kernelArguments",
+            Section::Passwd => "/config/passwd",
+            Section::PasswdGroups => "/config/passwd/groups",
+            Section::PasswdUsers => "/config/passwd/users",
+            Section::IgnitionKernelArguments => "/config/kernelArguments",
+            Section::Files => "/config/storage/files",
+            Section::Units => "/config/systemd/units",
+            Section::Disks => "/config/storage/disks",
+            Section::Filesystems => "/config/storage/filesystems",
+            Section::Raid => "/config/storage/raid",
+            Section::Directories => "/config/storage/directories",
+            Section::Links => "/config/storage/links",
+        }
+    }
+}
+
+/// What the decisions read of one rendered config, computed once from its
+/// JSON text ([`Summary::read`]): by the host, natively, for the guest; by
+/// the library itself when it is run natively on text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// The digests; `Err` says why the spec cannot be read (`is not an
+    /// object`, `is not valid JSON: …`).
+    pub spec: Result<Digests, String>,
+    /// What the reconcilability rules read of the config as the desired
+    /// one; `None` when the typed view of its users and files cannot be
+    /// read (the rules then leave the update to the plan).
+    pub view: Option<View>,
+}
+
+impl Summary {
+    pub fn read(text: &str) -> Summary {
+        let spec = Spec::read(text).map(|spec| Digests {
+            sections: Section::ALL.map(|s| spec.digest(s.pointer()).copied()),
+            kernel_type: spec
+                .at("/kernelType")
+                .and_then(Read::text)
+                .map(str::to_string),
+            fips: spec.fips(),
+            files: spec.files().cloned(),
+            units: spec.units().cloned(),
+        });
+        Summary {
+            spec,
+            view: crate::reconcile::view(text),
+        }
+    }
+}
+
+/// The digests of a readable spec, and the few values read beyond them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Digests {
+    /// By [`Section`], in [`Section::ALL`]'s order; `None` when absent or
+    /// pruned.
+    pub sections: [Option<Digest>; 14],
+    /// `kernelType`, when it is a string.
+    pub kernel_type: Option<String>,
+    /// `fips` is `true`.
+    pub fips: bool,
+    /// `config.storage.files` by path; `Err`: not a list, or an entry
+    /// without a string path.
+    pub files: Result<Entries, String>,
+    /// `config.systemd.units` by name, likewise.
+    pub units: Result<Entries, String>,
+}
+
+impl Digests {
+    pub fn digest(&self, section: Section) -> Option<&Digest> {
+        let index = Section::ALL.iter().position(|s| *s == section)?;
+        self.sections.get(index)?.as_ref()
+    }
+
+    /// Everything but the real-time and 64k-page kernels is the default one.
+    pub fn kernel_type(&self) -> &str {
+        match self.kernel_type.as_deref() {
+            Some(kernel @ ("realtime" | "64k-pages")) => kernel,
+            _ => "default",
+        }
+    }
+}
+
+/// What the reconcilability rules read of a desired config beyond
+/// digests (`reconcile.rs`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct View {
+    /// `config.passwd.users`, in order.
+    pub users: Vec<User>,
+    /// The entries of `config.storage.files` the rules look at, in order:
+    /// those that append, and the daemon's force file.
+    pub files: Vec<FileNote>,
+}
+
+/// One entry of `config.passwd.users`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct User {
+    /// `name`, when it is a string.
+    pub name: Option<String>,
+    /// The fields that are set (not `null`, `[]` or `{}`), in key order.
+    pub set_fields: Vec<String>,
+    /// The length of `sshAuthorizedKeys` when it is a list, else 0.
+    pub ssh_keys: u32,
+}
+
+/// One entry of `config.storage.files`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileNote {
+    pub path: String,
+    /// `append` lists contents, or is `true` (a converted Ignition 2 file).
+    pub appends: bool,
+}
+
+/// A rendered config's spec read in one pass.
+struct Spec(Read);
 
 impl Spec {
-    /// Reads the JSON text of a spec; `which` names it in errors.
-    pub fn read(text: &str, which: &str) -> Result<Spec, String> {
+    /// Reads the JSON text of a spec.
+    fn read(text: &str) -> Result<Spec, String> {
         let mut json = serde_json::Deserializer::from_str(text);
         let read = Walk(At::Spec)
             .deserialize(&mut json)
             .and_then(|read| json.end().map(|()| read))
-            .map_err(|err| format!("the {which} MachineConfig spec is not valid JSON: {err}"))?;
+            .map_err(|err| format!("is not valid JSON: {err}"))?;
         match read.kept {
             Kept::Members(_) => Ok(Spec(read)),
-            _ => Err(format!("the {which} MachineConfig spec is not an object")),
+            _ => Err("is not an object".to_string()),
         }
     }
 
     /// The digest of the value at `pointer` (a JSON pointer through the
     /// opened sections, e.g. `/config/storage/disks`); `None` when it is
     /// absent or pruned.
-    pub fn digest(&self, pointer: &str) -> Option<&Digest> {
+    fn digest(&self, pointer: &str) -> Option<&Digest> {
         self.at(pointer).map(|read| &read.digest)
     }
 
-    /// Everything but the real-time and 64k-page kernels is the default one.
-    pub fn kernel_type(&self) -> &str {
-        match self.at("/kernelType").and_then(Read::text) {
-            Some(kernel @ ("realtime" | "64k-pages")) => kernel,
-            _ => "default",
-        }
-    }
-
-    pub fn fips(&self) -> bool {
+    fn fips(&self) -> bool {
         matches!(self.at("/fips").map(|r| &r.kept), Some(Kept::Flag(true)))
     }
 
     /// The entries of `config.storage.files` by path (a later duplicate
     /// wins).
-    pub fn files(&self) -> Result<&Entries, String> {
+    fn files(&self) -> Result<&Entries, String> {
         self.entries("/config/storage/files", "path")
     }
 
     /// The entries of `config.systemd.units` by name.
-    pub fn units(&self) -> Result<&Entries, String> {
+    fn units(&self) -> Result<&Entries, String> {
         self.entries("/config/systemd/units", "name")
     }
 
@@ -101,7 +272,7 @@ impl Spec {
 }
 
 /// A list's entries by their key field.
-#[derive(Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Entries {
     pub by_key: BTreeMap<String, Digest>,
     /// Some entry has no string key (or is not an object).
@@ -111,6 +282,15 @@ pub struct Entries {
 }
 
 impl Entries {
+    /// The entries of a list whose every entry has its key.
+    pub fn new(by_key: BTreeMap<String, Digest>, registries_conf: String) -> Entries {
+        Entries {
+            by_key,
+            unkeyed: false,
+            registries_conf,
+        }
+    }
+
     /// `contents.source` of `registries.conf`; empty when there is none.
     pub fn registries_conf(&self) -> &str {
         &self.registries_conf
@@ -366,7 +546,7 @@ mod tests {
     use super::*;
 
     fn spec(text: &str) -> Spec {
-        Spec::read(text, "test").unwrap_or_else(|e| panic!("{text}: {e}"))
+        Spec::read(text).unwrap_or_else(|e| panic!("{text}: {e}"))
     }
 
     fn same(a: &str, b: &str, pointer: &str) -> bool {
@@ -429,9 +609,20 @@ mod tests {
         assert!(s.digest("/config/storage/disks").is_some());
         assert!(s.digest("/config/passwd").is_none(), "pruned or escaped");
         assert!(s.digest("/config/storage/disks/0").is_none(), "not opened");
-        assert_eq!((s.kernel_type(), s.fips()), ("realtime", false));
+        assert_eq!(s.at("/kernelType").and_then(Read::text), Some("realtime"));
+        assert!(!s.fips());
         let files = s.files().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(files.by_key.keys().collect::<Vec<_>>(), ["/etc/a"]);
+    }
+
+    #[test]
+    fn digests_cross_as_words_and_back() {
+        let digest: Digest = std::array::from_fn(|i| i as u8 * 7);
+        assert_eq!(digest_from_words(digest_to_words(&digest)), digest);
+        assert_eq!(
+            digest_to_words(&digest)[0],
+            u64::from_le_bytes([0, 7, 14, 21, 28, 35, 42, 49])
+        );
     }
 
     #[test]

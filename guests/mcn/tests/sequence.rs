@@ -62,14 +62,8 @@ impl Walk {
                 target_config: "rendered-worker-a".into(),
             }],
             configs: vec![
-                RenderedConfig {
-                    name: "rendered-worker-a".into(),
-                    spec: spec_a,
-                },
-                RenderedConfig {
-                    name: "rendered-worker-b".into(),
-                    spec: spec_b,
-                },
+                RenderedConfig::new("rendered-worker-a", &spec_a),
+                RenderedConfig::new("rendered-worker-b", &spec_b),
             ],
             policies: DisruptionPolicies::defaults(),
             stored: None,
@@ -1052,7 +1046,8 @@ fn broken_annotations_and_configs_are_errors_not_panics() {
     assert!(matches!(derive(&walk.facts), Decision::Error(m) if m.contains("desiredImage")));
 
     let mut walk = requested("os-b", "key-a");
-    walk.facts.configs[1].spec = "{\"config\": {\"storage\": {\"files\": 3}}}".into();
+    walk.facts.configs[1].spec =
+        mco_mcn::Summary::read("{\"config\": {\"storage\": {\"files\": 3}}}").into();
     let mcn = walk.step(&[("state", "Working")]).clone();
     // W4, then the W16 deferred before it, which fails the update with the
     // same error and writes the desired config back: no W5 or W6.

@@ -23,7 +23,7 @@ pub enum LoadError {
     #[error("guest module {module} could not be compiled: {detail}")]
     Compile { module: String, detail: String },
     #[error(
-        "guest module {module} imports {import}, which guests may not use (allowed: wasi:io, wasi:cli streams/environment/exit, wasi:random/insecure-seed, mco:machine-config/types)"
+        "guest module {module} imports {import}, which guests may not use (allowed: wasi:io, wasi:cli streams/environment/exit, wasi:random/insecure-seed, mco:machine-config/types and node-inputs)"
     )]
     ForbiddenImport { module: String, import: String },
     #[error(
@@ -127,10 +127,25 @@ impl GuestError {
                 format!("panicked: {}", summarize(&stderr))
             }
             Some(trap) => trap.to_string(),
-            None => format!("{err:#}"),
+            None => handle_rule(&format!("{err:#}")),
         };
         GuestError::Trap { guest, detail }
     }
+}
+
+/// wasmtime's refusal of a misused handle, prefixed with the rule it
+/// breaks: a handle the host lends is valid only during the call it is
+/// lent to, and only as the handle it was lent as.
+fn handle_rule(detail: &str) -> String {
+    let rule = if detail.contains("borrow handles still remain at the end of the call") {
+        "kept a handle past the call it was lent to (handles are valid for that call only)"
+    } else if detail.contains("unknown handle index") || detail.contains("used with the wrong type")
+    {
+        "used a handle it was not lent in this call (a forged index, or one kept from an earlier call)"
+    } else {
+        return detail.to_string();
+    };
+    format!("{rule}: {detail}")
 }
 
 /// The useful part of a guest's stderr, bounded: a guest controls this text.

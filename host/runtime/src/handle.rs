@@ -21,6 +21,12 @@ pub trait World: Clone + Sized {
     /// The interface a module must export to serve this world.
     const INTERFACE: &'static str;
     fn bind(pre: InstancePre<GuestState>) -> wasmtime::Result<Self>;
+    /// Adds what the host serves to this world's guests beyond the
+    /// sandbox's WASI (the handles of `node-inputs`, say); nothing by
+    /// default.
+    fn link(_linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+        Ok(())
+    }
 }
 
 /// A guest ready for any number of evaluations, each in a fresh store.
@@ -46,6 +52,7 @@ impl<W: World> Guest<W> {
         };
         let mut linker = Linker::new(runtime.engine());
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .and_then(|()| W::link(&mut linker))
             .map_err(|e| LoadError::Engine(e.to_string()))?;
         let instance_pre = linker
             .instantiate_pre(&module.component)

@@ -33,14 +33,16 @@ const ALLOWED_IMPORTS: [&str; 13] = [
     "wasi:cli/terminal-stderr",
 ];
 const SEED_IMPORT: &str = "wasi:random/insecure-seed";
-/// Our own shared types: an interface with types only, nothing to call.
-const TYPES_IMPORT: &str = "mco:machine-config/types";
+/// Our own package: the shared types (nothing to call), and the handles
+/// the host lends a node-state guest (`node-inputs`), which only a world
+/// that serves them links.
+const OWN_IMPORTS: [&str; 2] = ["mco:machine-config/types", "mco:machine-config/node-inputs"];
 
 /// Whether a guest may import `name` (`ns:pkg/iface@version`).
 pub(super) fn allowed_import(name: &str) -> bool {
     let unversioned = name.split('@').next().unwrap_or(name);
     unversioned == SEED_IMPORT
-        || unversioned == TYPES_IMPORT
+        || OWN_IMPORTS.contains(&unversioned)
         || ALLOWED_IMPORTS.contains(&unversioned)
 }
 
@@ -179,6 +181,7 @@ mod tests {
         assert!(allowed_import("wasi:io/streams@0.2.6"));
         assert!(allowed_import("wasi:random/insecure-seed@0.2.6"));
         assert!(allowed_import("mco:machine-config/types@0.1.0"));
+        assert!(allowed_import("mco:machine-config/node-inputs@0.6.0"));
         for forbidden in [
             "wasi:filesystem/preopens@0.2.6",
             "wasi:clocks/wall-clock@0.2.6",

@@ -1,16 +1,20 @@
 //! The MachineConfigNode guest: derives a node's MachineConfigNode (its
 //! pool, desired and current rendered config, conditions) from the Node,
 //! the MachineConfigPools, the rendered MachineConfigs and the MCN stored
-//! in the cluster, which the host passes as `facts`.
+//! in the cluster, which the host passes as `facts`. The node's labels and
+//! the rendered configs are handles the host lends for the call: look a
+//! label up by key (`labels.label(key)`), and a config's digests up by
+//! name (`configs.summary(name)`); never keep a handle past the call.
 //!
 //! As made by `mco-host guests new`, it reports the pool that selects the
 //! node, the configs from the node's annotations, and of the conditions
 //! `Updated` and `NodeDegraded`. Your rules go in `derive`.
 
 use exports::mco::machine_config::node_state::{
-    self as wit, ConfigVersion, Decision, Facts, LabelSelector, MachineConfigNode, NodeStatus,
+    self as wit, ConfigVersion, Decision, Facts, LabelSelector, MachineConfigNode, NodeLabels,
+    NodeStatus, RenderedConfigs,
 };
-use mco::machine_config::types::{Condition, ConditionStatus, Labels};
+use mco::machine_config::types::{Condition, ConditionStatus};
 
 wit_bindgen::generate!({ world: "node-state-reporter", path: "wit" });
 
@@ -64,14 +68,14 @@ const IMAGE_MODE_CONDITIONS: [&str; 16] = [
 struct Guest;
 
 impl wit::Guest for Guest {
-    fn derive(facts: Facts) -> Decision {
-        derive(&facts)
+    fn derive(labels: &NodeLabels, _configs: &RenderedConfigs, facts: Facts) -> Decision {
+        derive(labels, &facts)
     }
 }
 
 export!(Guest);
 
-fn derive(facts: &Facts) -> Decision {
+fn derive(labels: &NodeLabels, facts: &Facts) -> Decision {
     let node = &facts.node;
     if matches!(node.phase.as_str(), "Pending" | "Provisioning") {
         return Decision::Skip(format!("node {} is {}", node.name, node.phase));
@@ -85,7 +89,7 @@ fn derive(facts: &Facts) -> Decision {
     let pool = facts
         .pools
         .iter()
-        .find(|pool| selects(pool.node_selector.as_ref(), &node.labels));
+        .find(|pool| selects(pool.node_selector.as_ref(), labels));
     let desired = annotation("desiredConfig")
         .or(pool.map(|p| p.target_config.as_str()))
         .unwrap_or(NOT_YET_SET);
@@ -166,24 +170,23 @@ fn condition(kind: &str, status: ConditionStatus, reason: &str, message: String)
 
 /// Kubernetes label selector semantics; no selector, or an empty one,
 /// selects no node (as a MachineConfigPool's does).
-fn selects(selector: Option<&LabelSelector>, labels: &Labels) -> bool {
+fn selects(selector: Option<&LabelSelector>, labels: &NodeLabels) -> bool {
     let Some(selector) = selector else {
         return false;
     };
     if selector.match_labels.is_empty() && selector.match_expressions.is_empty() {
         return false;
     }
-    let label = |key: &str| labels.iter().find(|(k, _)| k == key).map(|(_, v)| v);
     let labels_match = selector
         .match_labels
         .iter()
-        .all(|(key, value)| label(key) == Some(value));
+        .all(|(key, value)| labels.label(key).as_ref() == Some(value));
     labels_match
         && selector.match_expressions.iter().all(|requirement| {
-            let value = label(&requirement.key);
+            let value = labels.label(&requirement.key);
             match requirement.operator.as_str() {
-                "In" => value.is_some_and(|v| requirement.values.contains(v)),
-                "NotIn" => value.is_none_or(|v| !requirement.values.contains(v)),
+                "In" => value.is_some_and(|v| requirement.values.contains(&v)),
+                "NotIn" => value.is_none_or(|v| !requirement.values.contains(&v)),
                 "Exists" => value.is_some(),
                 "DoesNotExist" => value.is_none(),
                 _ => false,

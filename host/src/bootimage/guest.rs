@@ -26,7 +26,7 @@ use wit_bindings::exports::mco::machine_config::boot_image as wit;
 use wit_bindings::{BootImageSelector, BootImageSelectorPre};
 
 /// The interface a boot image guest must export.
-pub const BOOT_IMAGE_INTERFACE: &str = "mco:machine-config/boot-image@0.5.0";
+pub const BOOT_IMAGE_INTERFACE: &str = "mco:machine-config/boot-image@0.6.0";
 
 impl World for BootImageSelectorPre<GuestState> {
     const INTERFACE: &'static str = BOOT_IMAGE_INTERFACE;

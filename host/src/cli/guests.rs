@@ -430,13 +430,13 @@ mod tests {
 
     #[test]
     fn the_world_is_named_by_the_interface_exported() {
-        let mcn = vec!["mco:machine-config/node-state@0.5.1".to_string()];
+        let mcn = vec!["mco:machine-config/node-state@0.6.1".to_string()];
         assert_eq!(
             world_of(&mcn),
-            (Some("node-state-reporter"), Some("0.5.1".into()))
+            (Some("node-state-reporter"), Some("0.6.1".into()))
         );
         // The previous minor of a 0.x contract is not a world this host calls.
-        let previous = vec!["mco:machine-config/node-state@0.4.2".to_string()];
+        let previous = vec!["mco:machine-config/node-state@0.5.2".to_string()];
         assert_eq!(world_of(&previous), (None, None));
         let other = vec!["wasi:http/incoming-handler@0.2.0".to_string()];
         assert_eq!(world_of(&other), (None, None));

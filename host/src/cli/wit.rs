@@ -9,7 +9,7 @@
 //! package's worlds and interfaces as exports), one `application/wasm`
 //! layer holding the WIT package binary and titled `<name>.wasm`, and the
 //! version as the manifest's `org.opencontainers.image.version`. wkg maps
-//! `mco:machine-config@0.5.0` to `<registry>/mco/machine-config:0.5.0`
+//! `mco:machine-config@0.6.0` to `<registry>/mco/machine-config:0.6.0`
 //! (after any namespace prefix its config gives), so a REF without a tag
 //! is pushed under the package version.
 

@@ -1,32 +1,31 @@
-//! The node-state guest: the WIT binding of world `node-state-reporter`,
-//! the conversions between WIT and the guest library's types, and the one
-//! place where what a guest returns is checked before anyone acts on it.
+//! The node-state guest: the conversions between WIT (world
+//! `node-state-reporter`, bound in `inputs` beside the handles lent for a
+//! call) and the guest library's types, and the one place where what a
+//! guest returns is checked before anyone acts on it.
 
 use mco_mcn as logic;
 
 use mco_runtime::{Guest, GuestError, GuestState, World};
+use wasmtime::Store;
+use wasmtime::component::{ComponentType, HasSelf, Linker, Lower, Resource};
+use wasmtime_wasi::WasiView as _;
 
-mod wit_bindings {
-    wasmtime::component::bindgen!({
-        world: "node-state-reporter",
-        path: "../wit",
-        // The facts are lowered straight from the host's own strings: no
-        // copy of them is made for a call (`with_wit`).
-        ownership: Borrowing { duplicate_if_necessary: true },
-    });
-}
-
-use wit_bindings::NodeStateReporterPre;
-use wit_bindings::exports::mco::machine_config::node_state as wit;
-use wit_bindings::mco::machine_config::types as wit_types;
+use super::inputs::wit_bindings::exports::mco::machine_config::node_state as wit;
+use super::inputs::wit_bindings::mco::machine_config::types as wit_types;
+use super::inputs::wit_bindings::{NodeStateReporter, NodeStateReporterPre};
+use super::inputs::wit_inputs;
+use super::inputs::{Keys, Lent};
 
 /// The interface a node-state guest must export.
-pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.5.0";
+pub const NODE_STATE_INTERFACE: &str = "mco:machine-config/node-state@0.6.0";
 
 impl World for NodeStateReporterPre<GuestState> {
     const INTERFACE: &'static str = NODE_STATE_INTERFACE;
     fn bind(pre: wasmtime::component::InstancePre<GuestState>) -> wasmtime::Result<Self> {
         NodeStateReporterPre::new(pre)
+    }
+    fn link(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+        wit_inputs::add_to_linker::<_, HasSelf<_>>(linker, |state| state)
     }
 }
 
@@ -49,13 +48,10 @@ impl McnGuestExt for McnGuest {
     /// failure, never something to write.
     fn derive(&self, facts: &logic::Facts) -> Result<logic::Decision, GuestError> {
         let mut store = self.store();
-        let result = self.bindings().instantiate(&mut store).and_then(|guest| {
-            with_wit(facts, |input| {
-                guest
-                    .mco_machine_config_node_state()
-                    .call_derive(&mut store, input)
-            })
-        });
+        let result = self
+            .bindings()
+            .instantiate(&mut store)
+            .and_then(|guest| call(&guest, &mut store, facts));
         let decision = from_wit(self.finish(&store, result)?);
         checked(self, facts, decision)
     }
@@ -72,12 +68,7 @@ impl McnGuestExt for McnGuest {
         let mut results = Vec::with_capacity(batch.len());
         for (done, facts) in batch.iter().enumerate() {
             self.rearm(&mut store);
-            let call = with_wit(facts, |input| {
-                instance
-                    .mco_machine_config_node_state()
-                    .call_derive(&mut store, input)
-            });
-            match call {
+            match call(&instance, &mut store, facts) {
                 Ok(decision) => results.push(checked(self, facts, from_wit(decision))),
                 Err(_) => {
                     results.extend(batch[done..].iter().map(|facts| self.derive(facts)));
@@ -88,6 +79,85 @@ impl McnGuestExt for McnGuest {
         store.data().log_stderr(&self.module().name);
         results
     }
+}
+
+/// The interface of the guest's offline entry (`derive-records`).
+pub const NODE_STATE_RECORDS_INTERFACE: &str = "mco:machine-config/node-state-records@0.6.0";
+
+/// A rendered config as `node-state-records` takes it: by value.
+#[derive(ComponentType, Lower)]
+#[component(record)]
+struct RecordsConfig {
+    name: String,
+    summary: wit_inputs::Summary,
+}
+
+/// Runs `facts` through the guest's offline entry, `derive-records` (the
+/// labels and configs as records, as the stock `wasmtime run --invoke`
+/// passes them), in a fresh instance, checked as `derive`'s answer is.
+/// The host decides through `derive` only: this is how the tests check that
+/// a guest exporting both entries decides the same through each.
+pub fn derive_records(
+    guest: &McnGuest,
+    facts: &logic::Facts,
+) -> Result<logic::Decision, GuestError> {
+    let mut store = guest.store();
+    let result = guest
+        .bindings()
+        .instance_pre()
+        .instantiate(&mut store)
+        .and_then(|instance| {
+            let missing = || {
+                wasmtime::format_err!(
+                    "the guest does not export {NODE_STATE_RECORDS_INTERFACE}.derive-records"
+                )
+            };
+            let interface = instance
+                .get_export_index(&mut store, None, NODE_STATE_RECORDS_INTERFACE)
+                .ok_or_else(missing)?;
+            let func = instance
+                .get_export_index(&mut store, Some(&interface), "derive-records")
+                .ok_or_else(missing)?;
+            let labels = pairs(&facts.node.labels);
+            let configs: Vec<RecordsConfig> = facts
+                .configs
+                .iter()
+                .map(|c| RecordsConfig {
+                    name: c.name.clone(),
+                    summary: super::inputs::summary(&c.spec, Keys::default()),
+                })
+                .collect();
+            with_wit(facts, |input| {
+                let derive = instance.get_typed_func::<
+                    (&[(&str, &str)], &[RecordsConfig], wit::Facts<'_>),
+                    (wit::Decision,),
+                >(&mut store, &func)?;
+                let (decision,) = derive.call(&mut store, (&labels, &configs, input))?;
+                Ok(decision)
+            })
+        });
+    let decision = from_wit(guest.finish(&store, result)?);
+    checked(guest, facts, decision)
+}
+
+/// One `derive` call: `facts`' labels and configs are lent as handles for
+/// the call, the rest lowered as WIT values.
+fn call(
+    guest: &NodeStateReporter,
+    store: &mut Store<GuestState>,
+    facts: &logic::Facts,
+) -> wasmtime::Result<wit::Decision> {
+    let lent = Lent::new(store.data_mut().ctx().table, facts)?;
+    let labels = Resource::new_borrow(lent.labels.rep());
+    let configs = Resource::new_borrow(lent.configs.rep());
+    // A failed call leaves them in the table: its store is not used again.
+    let decision = with_wit(facts, |input| {
+        guest
+            .mco_machine_config_node_state()
+            .call_derive(&mut *store, labels, configs, input)
+    })?;
+    lent.reclaim(store.data_mut().ctx().table)?;
+    Ok(decision)
 }
 
 /// The one place MCN output is checked: what the CRD accepts
@@ -115,13 +185,14 @@ struct SelectorLists<'f> {
     values: Vec<Vec<&'f str>>,
 }
 
-/// Calls `call` with `facts` as the WIT facts, every string borrowed from
+/// Calls `call` with `facts` (but for the labels and configs, which are
+/// lent as handles) as the WIT facts, every string borrowed from
 /// `facts`: only the lists that hold the references are built, each before
 /// what points at it (the selectors' lists before their pools, the actions
 /// before their policies).
 fn with_wit<R>(facts: &logic::Facts, call: impl FnOnce(wit::Facts<'_>) -> R) -> R {
     let node = &facts.node;
-    let (labels, annotations) = (pairs(&node.labels), pairs(&node.annotations));
+    let annotations = pairs(&node.annotations);
     let selector_lists: Vec<Option<SelectorLists<'_>>> = facts
         .pools
         .iter()
@@ -167,14 +238,6 @@ fn with_wit<R>(facts: &logic::Facts, call: impl FnOnce(wit::Facts<'_>) -> R) -> 
             target_config: &pool.target_config,
         })
         .collect();
-    let configs: Vec<wit::RenderedConfig<'_>> = facts
-        .configs
-        .iter()
-        .map(|c| wit::RenderedConfig {
-            name: &c.name,
-            spec: &c.spec,
-        })
-        .collect();
     let policies = &facts.policies;
     let file_actions: Vec<Vec<wit::DisruptionAction<'_>>> =
         policies.files.iter().map(|f| actions(&f.actions)).collect();
@@ -215,11 +278,9 @@ fn with_wit<R>(facts: &logic::Facts, call: impl FnOnce(wit::Facts<'_>) -> R) -> 
             name: &node.name,
             phase: &node.phase,
             unschedulable: node.unschedulable,
-            labels: &labels,
             annotations: &annotations,
         },
         pools: &pools,
-        configs: &configs,
         policies: wit::DisruptionPolicies {
             files: &files,
             units: &units,

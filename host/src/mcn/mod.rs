@@ -2,7 +2,7 @@
 //! it reads (`objects`), its sans-IO rules (`rules`: facts for the guest,
 //! the object to apply, the condition times), the node disruption
 //! policies (`policies`), the guest binding that checks
-//! every answer (`guest`), the controller (`controller`), the one place
+//! every answer (`guest`) and the handles it lends a guest (`inputs`), the controller (`controller`), the one place
 //! MCNs are written (`write`), the gauge of each pool's update phases
 //! (`phase_gauge`), when an MCN whose Node is gone is deleted
 //! (`sweep`), how a derived MCN compares with the stored
@@ -20,6 +20,7 @@ pub mod crd;
 pub mod eval;
 pub mod eval_command;
 pub mod guest;
+mod inputs;
 pub mod job;
 pub mod job_cli;
 pub mod metrics;
@@ -36,4 +37,6 @@ pub mod status;
 pub mod sweep;
 pub mod write;
 
-pub use guest::{McnGuest, McnGuestExt, NODE_STATE_INTERFACE};
+pub use guest::{
+    McnGuest, McnGuestExt, NODE_STATE_INTERFACE, NODE_STATE_RECORDS_INTERFACE, derive_records,
+};

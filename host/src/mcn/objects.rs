@@ -12,6 +12,7 @@ use kube::core::ClusterResourceScope;
 use serde::Deserialize;
 
 use mco_cluster::resources::{MACHINE_CONFIG, MACHINE_CONFIG_POOL};
+use mco_mcn::Summary;
 
 /// A MachineConfigPool: which nodes it selects and its target config.
 #[derive(Deserialize, Clone, Debug, Default)]
@@ -35,31 +36,33 @@ pub struct ConfigurationRef {
     pub name: String,
 }
 
-/// A rendered MachineConfig. The guest compares two specs as JSON text, so
-/// the spec is kept as that text, made once when the watch event arrives
-/// rather than on every reconcile of every node that names it.
+/// A rendered MachineConfig. Its spec is read into its summary (the
+/// digests the guest compares, `mco_mcn::Summary`) once, natively, when
+/// the watch event arrives: so once per resourceVersion, rather than on
+/// every reconcile of every node that names it, and no guest parses or
+/// hashes it.
 #[derive(Deserialize, Clone, Debug, Default)]
 pub struct MachineConfig {
     #[serde(default)]
     pub metadata: ObjectMeta,
     #[serde(default)]
-    pub spec: SpecText,
+    pub spec: SpecSummary,
 }
 
-/// A spec as compact JSON text; `null` when the object has none.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpecText(pub Arc<str>);
+/// The summary of a spec; that of `null` when the object has none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecSummary(pub Arc<Summary>);
 
-impl Default for SpecText {
+impl Default for SpecSummary {
     fn default() -> Self {
-        SpecText(Arc::from("null"))
+        SpecSummary(Arc::new(Summary::read("null")))
     }
 }
 
-impl<'de> Deserialize<'de> for SpecText {
+impl<'de> Deserialize<'de> for SpecSummary {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = serde_json::Value::deserialize(deserializer)?;
-        Ok(SpecText(Arc::from(value.to_string())))
+        Ok(SpecSummary(Arc::new(Summary::read(&value.to_string()))))
     }
 }
 

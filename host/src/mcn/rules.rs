@@ -2,6 +2,8 @@
 //! the guest's facts out; the guest's result in, the object to apply out.
 //! The controller and `eval mcn` both go through these two functions.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, OwnerReference, Time};
 use k8s_openapi::jiff::Timestamp;
@@ -64,7 +66,7 @@ pub fn facts(
             let name = mc.metadata.name.as_deref()?;
             wanted.contains(&name).then(|| logic::RenderedConfig {
                 name: name.to_string(),
-                spec: mc.spec.0.to_string(),
+                spec: Arc::clone(&mc.spec.0),
             })
         })
         .collect();

@@ -163,7 +163,7 @@ fn spec() -> impl Strategy<Value = String> {
 }
 
 fn config() -> impl Strategy<Value = RenderedConfig> {
-    (hostile_text(), spec()).prop_map(|(name, spec)| RenderedConfig { name, spec })
+    (hostile_text(), spec()).prop_map(|(name, spec)| RenderedConfig::new(&name, &spec))
 }
 
 fn condition() -> impl Strategy<Value = Condition> {
