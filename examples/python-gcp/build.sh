@@ -31,7 +31,7 @@ trap 'rm -rf "$work"' EXIT
 # The app is copied so the build leaves no bytecode in the clone (and
 # componentize-py bundles the app's folder, so nothing else is in it).
 mkdir "$work/app"
-cp -r "$here/guest.py" "$here/boot_image.py" "$here/gcp.py" "$here/mco_bootimage" "$work/app/"
+cp -r "$here/guest.py" "$here/gcp.py" "$here/mco_bootimage" "$work/app/"
 mkdir -p "$(dirname "$out")"
 # --stub-wasi: the component imports no WASI at all (every WASI call
 # would trap), so it passes the host's import allowlist unchanged.

@@ -18,6 +18,9 @@ _SPEC = "providerSpec.value"
 
 class Gcp:
     platform_type = "GCP"
+    # The providerSpec fields the rule reads: the guest asks the host for
+    # these, as the Rust guest does (``Platform::provider_spec_fields``).
+    provider_spec_fields = ("disks",)
 
     def reconcile(self, stream, arch, provider_spec, known_images):
         spec = fields.as_object(provider_spec, _SPEC)

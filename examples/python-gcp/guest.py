@@ -1,5 +1,6 @@
 """The ``boot-image-selector`` component: WIT values to library types and
-back, and the GCP rule behind them. No decisions are taken here."""
+back, the host's handles behind the library's lookups, and the GCP rule
+behind them. No decisions are taken here."""
 
 from dataclasses import dataclass
 import json
@@ -10,10 +11,15 @@ from mco_bootimage import jsontext
 from mco_bootimage.decide import decide, fail
 from mco_bootimage.decision import Error, Noop, Patch, Skip, bounded
 from mco_bootimage.machineset import MachineSetView
+from mco_bootimage.stream import no_architecture, no_gcp_image
+from componentize_py_types import Err
 from wit_world import exports
 from wit_world.exports import boot_image as wit
+from wit_world.imports import boot_image_inputs as inputs
 
 RULE = Gcp()
+# Read beside the rule's own: the user-data Secret's name.
+COMMON_FIELDS = ("userDataSecret",)
 
 
 @dataclass
@@ -23,20 +29,40 @@ class ClusterFacts:
     known_images: frozenset
 
 
+class HostStream:
+    """The host's parse of the stream, asked lookup by lookup."""
+
+    def __init__(self, handle: inputs.CoreosStream) -> None:
+        self.handle = handle
+
+    def gcp_image_path(self, arch):
+        try:
+            return self.handle.gcp_image(arch)
+        except Err as e:
+            name = self.handle.name()
+            if e.value == inputs.LookupError.NO_ARCHITECTURE:
+                raise no_architecture(name, arch) from None
+            raise no_gcp_image(name, arch) from None
+
+
 class BootImage(exports.BootImage):
-    def decide(self, metadata, machine_set: wit.MachineSet, cluster: wit.Cluster,
-               user_data: Optional[str], vcenter: Optional[wit.VcenterFacts],
+    def decide(self, metadata: inputs.CoreosStream,
+               provider_spec: Optional[inputs.ProviderSpec], machine_set: wit.MachineSet,
+               cluster: wit.Cluster, user_data: Optional[str],
+               vcenter: Optional[wit.VcenterFacts],
                ec2: Optional[wit.Ec2Facts]) -> wit.Decision:
         # `vcenter` is what the host read for a vSphere MachineSet, `ec2`
         # what it read from EC2 for an AWS one; a GCP guest never gets
         # either.
         try:
-            ms = _view(machine_set)
+            ms = _view(machine_set, provider_spec)
             if isinstance(ms, Error):
                 return _to_wit(ms)
             facts = ClusterFacts(cluster.control_plane_arch, cluster.multi_arch,
                                  frozenset(cluster.known_images))
-            return _to_wit(decide(RULE, metadata.loaded, ms, facts, user_data))
+            unusable = metadata.unusable()
+            stream = HostStream(metadata) if unusable is None else unusable
+            return _to_wit(decide(RULE, stream, ms, facts, user_data))
         except Exception as e:  # noqa: BLE001 - the guest must stay total
             # An exception escaping would trap the instance and count as a
             # broken guest; a bug in a rule is this MachineSet's error.
@@ -51,7 +77,7 @@ def _view_noun(ms: wit.MachineSet):
     return "ControlPlaneMachineSet" if control_plane else "machineset"
 
 
-def _view(ms: wit.MachineSet):
+def _view(ms: wit.MachineSet, provider_spec: Optional[inputs.ProviderSpec]):
     control_plane = ms.kind == wit.MachineKind.CONTROL_PLANE_MACHINE_SET
     view = MachineSetView(
         name=ms.name,
@@ -61,12 +87,36 @@ def _view(ms: wit.MachineSet):
         template_labels=dict(ms.template_labels),
         owner_references=list(ms.owner_references),
     )
-    if ms.provider_spec is not None:
+    if provider_spec is not None:
         try:
-            view.provider_spec = jsontext.loads(ms.provider_spec)
+            view.provider_spec = _part(provider_spec)
         except jsontext.JsonError as e:
             return fail(view, f"providerSpec is not valid JSON: {e}")
     return view
+
+
+# A providerSpec that is no object: an empty value of its type, since its
+# type is all a rule reads of it.
+_EMPTY = {
+    inputs.JsonKind.ARRAY: [],
+    inputs.JsonKind.STRING: "",
+    inputs.JsonKind.NUMBER: 0,
+    inputs.JsonKind.BOOLEAN: False,
+}
+
+
+def _part(spec: inputs.ProviderSpec):
+    """The part of the providerSpec the rule reads, from the host: the
+    fields it names, each parsed alone (the Rust guest's ``part``)."""
+    kind = spec.kind()
+    if kind != inputs.JsonKind.OBJECT:
+        return _EMPTY[kind]
+    part = {}
+    for key in RULE.provider_spec_fields + COMMON_FIELDS:
+        text = spec.field(key)
+        if text is not None:
+            part[key] = jsontext.loads(text)
+    return part
 
 
 def _to_wit(decision) -> wit.Decision:

@@ -128,6 +128,7 @@ mod tests {
             interfaces,
             [
                 "boot-image",
+                "boot-image-inputs",
                 "node-inputs",
                 "node-state",
                 "node-state-records",
@@ -142,6 +143,7 @@ mod tests {
         assert_eq!(package(), format!("mco:{}@{v}", name()));
         let mut expected: Vec<String> = [
             "boot-image",
+            "boot-image-inputs",
             "boot-image-selector",
             "node-inputs",
             "node-state",

@@ -11,7 +11,7 @@ use mco_bootimage::Decision as BootDecision;
 use mco_host::bootimage::eval::BootImageInputs;
 use mco_host::bootimage::prepared::Prepared;
 use mco_host::bootimage::rules::Step;
-use mco_host::bootimage::{BootImageGuest, BootImageGuestExt as _, StreamInput};
+use mco_host::bootimage::{BatchItem, BootImageGuest, BootImageGuestExt as _, StreamInput};
 use mco_host::mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
 use mco_mcn::{Decision, Facts, Node};
 use mco_runtime::{GuestError, GuestModule, Runtime, RuntimeConfig};
@@ -204,6 +204,56 @@ fn handles_are_lent_for_one_call_only() {
         other => panic!("{other:?}"),
     }
     Bystanders::new(&runtime).still_serve("handle misuse");
+}
+
+/// The same for the handles a boot image guest is lent (WIT
+/// `boot-image-inputs`): the hostile guest misuses the stream's by
+/// MachineSet name, whatever its variant.
+#[test]
+fn boot_image_handles_are_lent_for_one_call_only() {
+    let runtime = common::runtime(config());
+    let hostile =
+        common::bootimage_guest(&runtime, &common::test_guest("hostile-gcp-reorder.wasm"));
+    let bystanders = Bystanders::new(&runtime);
+    let stream = StreamInput::new(Some(&bystanders.stream));
+    let named = |name: &str| {
+        let mut machineset = bystanders.prepared.machineset.clone();
+        machineset.name = name.to_owned();
+        BatchItem {
+            machineset,
+            cluster: bystanders.prepared.cluster.clone(),
+            user_data: None,
+        }
+    };
+    for (fault, rule) in [
+        ("forge-handle", "used a handle it was not lent in this call"),
+        ("lookup-flood", "the lookup budget of a handle per call"),
+    ] {
+        let item = named(fault);
+        match hostile.decide_one("GCP", &stream, &item.machineset, &item.cluster, None) {
+            Err(GuestError::Trap { detail, .. }) => {
+                assert!(detail.contains(rule), "{fault}: {detail}");
+            }
+            other => panic!("{fault}: {other:?}"),
+        }
+    }
+    let batch = [named("keep-handle"), named("use-kept-handle")];
+    let results = hostile.decide_batch("GCP", &stream, &batch);
+    assert!(
+        matches!(&results[0], Ok(BootDecision::Skip { reason }) if reason == "kept the stream handle"),
+        "{results:?}"
+    );
+    match &results[1] {
+        // The index may only name the current call's own handle.
+        Ok(BootDecision::Skip { reason }) => {
+            assert_eq!(reason, "through the kept handle: rhcos-4.21");
+        }
+        Err(GuestError::Trap { detail, .. }) => {
+            assert!(detail.contains("not lent in this call"), "{detail}");
+        }
+        other => panic!("{other:?}"),
+    }
+    bystanders.still_serve("boot image handle misuse");
 }
 
 #[test]

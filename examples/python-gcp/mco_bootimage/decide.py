@@ -8,12 +8,11 @@ import copy
 from . import arch, ignition, platform
 from .decision import Error, Noop, Patch, Skip, problem
 from .fields import FieldError
-from .stream import NotInStream, StreamError, parse
+from .stream import NotInStream
 
 OS_STREAM_LABEL = "machineconfiguration.openshift.io/osstream"
 SUPPORTED_OS_STREAM = "rhel-9"
 OS_ID_LABEL = "machine.openshift.io/os-id"
-NO_STREAM = "the coreos-bootimages ConfigMap has no data.stream key with CoreOS stream metadata"
 
 
 def quoted(text):
@@ -71,8 +70,8 @@ def common_rules(ms, cluster):
 
 
 def decide(rule, stream, ms, cluster, user_data):
-    """The decision for one MachineSet. ``stream`` is a parsed Stream or
-    the reason there is none: the common rules and the providerSpec check
+    """The decision for one MachineSet. ``stream`` answers the rule's
+    lookups, or is the reason the ConfigMap carries no usable stream: the common rules and the providerSpec check
     come first, so a MachineSet left alone anyway never sees a broken
     ConfigMap."""
     target_arch, decision = common_rules(ms, cluster)
@@ -87,16 +86,6 @@ def decide(rule, stream, ms, cluster, user_data):
     if why is not None:
         return fail(ms, f"the decision would not pass the host's checks: {why}")
     return decision
-
-
-def load_stream(text):
-    """The parsed stream, or why the ConfigMap carries none that works."""
-    if text is None:
-        return NO_STREAM
-    try:
-        return parse(text)
-    except StreamError as e:
-        return str(e)
 
 
 def merge_patch(target, patch):

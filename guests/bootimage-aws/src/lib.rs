@@ -33,7 +33,7 @@ use std::collections::BTreeSet;
 use mco_bootimage::ec2::{self, Choice, Ec2Facts, Ec2Image, MARKETPLACE_OWNER, RED_HAT_OWNER};
 use mco_bootimage::fields;
 use mco_bootimage::serde_json::{Map, Value, json};
-use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, Stream};
+use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, StreamQuery};
 
 pub mod amis;
 
@@ -45,9 +45,13 @@ impl Platform for Aws {
         "AWS"
     }
 
+    fn provider_spec_fields(&self) -> &'static [&'static str] {
+        &["placement", "ami"]
+    }
+
     fn reconcile(
         &self,
-        stream: &Stream,
+        stream: &dyn StreamQuery,
         arch: &str,
         provider_spec: &Value,
         facts: &ClusterFacts,
@@ -66,7 +70,7 @@ struct Ami<'a> {
 }
 
 fn reconcile(
-    stream: &Stream,
+    stream: &dyn StreamQuery,
     arch: &str,
     provider_spec: &Value,
     facts: &ClusterFacts,
@@ -104,7 +108,7 @@ fn reconcile(
 /// The rule without EC2 (upstream's classic rule, 4.17–4.22, with this
 /// project's lists): the region first, then whether the AMI is known.
 fn from_lists(
-    stream: &Stream,
+    stream: &dyn StreamQuery,
     arch: &str,
     region: &str,
     ami_id: Option<&str>,
@@ -132,7 +136,11 @@ fn from_lists(
 }
 
 /// Upstream main's rule, from what EC2 said about the AMI.
-fn from_ec2(stream: &Stream, ami: &Ami<'_>, ec2: &Ec2Facts) -> Result<PlatformOutcome, RuleError> {
+fn from_ec2(
+    stream: &dyn StreamQuery,
+    ami: &Ami<'_>,
+    ec2: &Ec2Facts,
+) -> Result<PlatformOutcome, RuleError> {
     let Some(image) = &ec2.image else {
         return Err(RuleError::Other(format!("AMI {} not found", ami.id)));
     };
@@ -159,7 +167,11 @@ fn from_ec2(stream: &Stream, ami: &Ami<'_>, ec2: &Ec2Facts) -> Result<PlatformOu
 }
 
 /// The stream's AMI for the arch and region, or the skip upstream logs.
-fn stream_target(stream: &Stream, arch: &str, region: &str) -> Result<String, PlatformOutcome> {
+fn stream_target(
+    stream: &dyn StreamQuery,
+    arch: &str,
+    region: &str,
+) -> Result<String, PlatformOutcome> {
     match stream.aws_region_image(arch, region) {
         Ok(img) if !img.image.is_empty() => Ok(img.image.clone()),
         Ok(_) => Err(PlatformOutcome::skip(format!(
@@ -174,19 +186,16 @@ fn stream_target(stream: &Stream, arch: &str, region: &str) -> Result<String, Pl
 /// A marketplace or ROSA AMI (upstream `resolveMarketplaceAMI`): the
 /// newest AMI of the same product at or below the stream's release.
 fn marketplace(
-    stream: &Stream,
+    stream: &dyn StreamQuery,
     ami: &Ami<'_>,
     product: &str,
     images: &[Ec2Image],
 ) -> Result<PlatformOutcome, RuleError> {
     let arch = ami.arch;
     let release = stream
-        .architecture(arch)?
-        .artifacts
-        .get("aws")
-        .map(|aws| aws.release.as_str())
+        .artifact_release(arch, "aws")?
         .ok_or_else(|| RuleError::Other(format!("no aws artifact in stream for arch {arch}")))?;
-    let token = ec2::release_token(release).map_err(RuleError::Other)?;
+    let token = ec2::release_token(&release).map_err(RuleError::Other)?;
     let label = ec2::product_label(product);
     Ok(match ec2::choose(images, product, token) {
         Choice::Image { image, .. } => move_to(ami.id, image.image_id.clone()),
@@ -230,6 +239,7 @@ mco_bootimage::export_platform!(Aws);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mco_bootimage::Stream;
 
     const NEW_E1: &str = "ami-0fbc8be8796dc1df5";
     const NEW_E2: &str = "ami-0f87100a0927b4e1e";

@@ -13,8 +13,9 @@
 
 use mco_bootimage::fields;
 use mco_bootimage::serde_json::{Map, Value};
-use mco_bootimage::stream::{AzureMarketplace, AzureMarketplaceImages};
-use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, Stream};
+use mco_bootimage::{
+    AzureVariant, ClusterFacts, Platform, PlatformOutcome, RuleError, StreamQuery,
+};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Azure;
@@ -24,9 +25,13 @@ impl Platform for Azure {
         "Azure"
     }
 
+    fn provider_spec_fields(&self) -> &'static [&'static str] {
+        &["image", "securityProfile"]
+    }
+
     fn reconcile(
         &self,
-        stream: &Stream,
+        stream: &dyn StreamQuery,
         arch: &str,
         provider_spec: &Value,
         _facts: &ClusterFacts,
@@ -73,18 +78,6 @@ impl Variant {
         }
     }
 
-    fn images(self, m: &AzureMarketplace) -> Option<&AzureMarketplaceImages> {
-        match self {
-            Variant::NoPurchasePlan => m.no_purchase_plan.as_ref(),
-            Variant::Ocp => m.ocp.as_ref(),
-            Variant::Opp => m.opp.as_ref(),
-            Variant::Oke => m.oke.as_ref(),
-            Variant::OcpEmea => m.ocp_emea.as_ref(),
-            Variant::OppEmea => m.opp_emea.as_ref(),
-            Variant::OkeEmea => m.oke_emea.as_ref(),
-        }
-    }
-
     fn image_type(self) -> &'static str {
         match self {
             Variant::NoPurchasePlan => "MarketplaceNoPlan",
@@ -99,7 +92,7 @@ const IMAGE: &str = "providerSpec.value.image";
 const IMAGE_FIELDS: [&str; 6] = ["publisher", "offer", "sku", "version", "resourceID", "type"];
 
 fn reconcile(
-    stream: &Stream,
+    stream: &dyn StreamQuery,
     arch: &str,
     provider_spec: &Value,
 ) -> Result<PlatformOutcome, RuleError> {
@@ -154,10 +147,19 @@ fn reconcile(
     // `GetArchitecture`: a stream without the arch at all is an error
     // upstream; only missing marketplace data (OKD) is a skip.
     stream.architecture(arch)?;
-    let Some(marketplace) = stream.azure_marketplace(arch) else {
-        return Ok(PlatformOutcome::skip(format!(
-            "the stream has no Azure marketplace images for architecture {arch}"
-        )));
+    let key = variant.stream_key();
+    let set = match stream.azure_variant(arch, key) {
+        AzureVariant::NoMarketplace => {
+            return Ok(PlatformOutcome::skip(format!(
+                "the stream has no Azure marketplace images for architecture {arch}"
+            )));
+        }
+        AzureVariant::NoVariant => {
+            return Err(RuleError::Other(format!(
+                "the stream has no Azure marketplace images for variant {key} on architecture {arch}"
+            )));
+        }
+        AzureVariant::Images(set) => set,
     };
 
     // Quirk kept from upstream: a free image with an empty `type` takes the
@@ -173,12 +175,6 @@ fn reconcile(
     };
     let gen_name = if gen2 { "hyperVGen2" } else { "hyperVGen1" };
 
-    let key = variant.stream_key();
-    let set = variant.images(marketplace).ok_or_else(|| {
-        RuleError::Other(format!(
-            "the stream has no Azure marketplace images for variant {key} on architecture {arch}"
-        ))
-    })?;
     let missing = format!(
         "the stream has no {gen_name} image for Azure marketplace variant {key} on architecture {arch}"
     );
@@ -233,6 +229,7 @@ mco_bootimage::export_platform!(Azure);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mco_bootimage::Stream;
     use mco_bootimage::serde_json::json;
 
     const STREAM: &str = r#"{"stream": "rhcos-4.21", "architectures": {

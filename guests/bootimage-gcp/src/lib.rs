@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use mco_bootimage::fields;
 use mco_bootimage::serde_json::{Map, Value};
-use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, Stream};
+use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, StreamQuery};
 
 /// Images under this prefix are published RHCOS images.
 pub const RHCOS_IMAGE_PREFIX: &str = "projects/rhcos-cloud/global/images";
@@ -27,9 +27,13 @@ impl Platform for Gcp {
         "GCP"
     }
 
+    fn provider_spec_fields(&self) -> &'static [&'static str] {
+        &["disks"]
+    }
+
     fn reconcile(
         &self,
-        stream: &Stream,
+        stream: &dyn StreamQuery,
         arch: &str,
         provider_spec: &Value,
         facts: &ClusterFacts,
@@ -41,7 +45,7 @@ impl Platform for Gcp {
 const SPEC: &str = "providerSpec.value";
 
 fn reconcile(
-    stream: &Stream,
+    stream: &dyn StreamQuery,
     arch: &str,
     provider_spec: &Value,
     known_images: &BTreeSet<String>,
@@ -107,6 +111,7 @@ mco_bootimage::export_platform!(Gcp);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mco_bootimage::Stream;
     use mco_bootimage::serde_json::json;
 
     const TARGET: &str = "projects/rhcos-cloud/global/images/rhcos-9-8-20260428-0-gcp-x86-64";

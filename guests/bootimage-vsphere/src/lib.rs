@@ -19,7 +19,7 @@
 use mco_bootimage::fields;
 use mco_bootimage::serde_json::{Map, Value};
 use mco_bootimage::vcenter::{MAX_TEMPLATE_NAME, TemplateImport, VcenterFacts, check_disk_type};
-use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, Stream};
+use mco_bootimage::{ClusterFacts, Platform, PlatformOutcome, RuleError, StreamQuery};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Vsphere;
@@ -29,9 +29,13 @@ impl Platform for Vsphere {
         "VSphere"
     }
 
+    fn provider_spec_fields(&self) -> &'static [&'static str] {
+        &["workspace", "template"]
+    }
+
     fn reconcile(
         &self,
-        stream: &Stream,
+        stream: &dyn StreamQuery,
         arch: &str,
         provider_spec: &Value,
         facts: &ClusterFacts,
@@ -51,7 +55,7 @@ fn required<'a>(workspace: &'a Map<String, Value>, key: &str) -> Result<&'a str,
 }
 
 fn reconcile(
-    stream: &Stream,
+    stream: &dyn StreamQuery,
     arch: &str,
     provider_spec: &Value,
     vcenter: Option<&VcenterFacts>,
@@ -59,7 +63,8 @@ fn reconcile(
     let spec = fields::as_object(provider_spec, SPEC)?;
     // Upstream reads the release before it logs in: a stream without one
     // fails every vSphere MachineSet alike.
-    let release = stream.vmware(arch)?.release.as_str();
+    let release = stream.vmware_release(arch)?;
+    let release = release.as_str();
     let workspace = fields::opt_object(spec, "workspace", SPEC)?
         .ok_or_else(|| RuleError::Other(format!("{WORKSPACE} is not set")))?;
     let Some(vcenter) = vcenter else {
@@ -152,6 +157,7 @@ mco_bootimage::export_platform!(Vsphere);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mco_bootimage::Stream;
     use mco_bootimage::serde_json::json;
     use mco_bootimage::vcenter::VcenterVm;
 

@@ -13,7 +13,7 @@ use crate::ec2::Ec2Facts;
 use crate::ignition::{self, StubUpgrade};
 use crate::machineset::{MachineKind, MachineSetView};
 use crate::platform::{Platform, PlatformOutcome};
-use crate::stream::Stream;
+use crate::stream::{Stream, StreamQuery};
 use crate::validate::validate_decision_for;
 use crate::vcenter::VcenterFacts;
 
@@ -124,7 +124,7 @@ pub fn unsupported_platform(ms: &MachineSetView, platform_type: &str) -> Decisio
 /// Decides for one MachineSet with an already parsed stream.
 pub fn decide<P: Platform + ?Sized>(
     platform: &P,
-    stream: &Stream,
+    stream: &dyn StreamQuery,
     ms: &MachineSetView,
     cluster: &ClusterFacts,
     user_data: Option<&str>,
@@ -162,7 +162,10 @@ pub fn decide_text<P: Platform + ?Sized>(
     let loaded = load_stream(stream);
     decide_loaded(
         platform,
-        loaded.as_ref().map_err(String::as_str),
+        match &loaded {
+            Ok(stream) => Ok(stream),
+            Err(why) => Err(why),
+        },
         ms,
         cluster,
         user_data,
@@ -174,7 +177,7 @@ pub fn decide_text<P: Platform + ?Sized>(
 /// is skipped anyway is never affected by a broken ConfigMap.
 pub fn decide_loaded<P: Platform + ?Sized>(
     platform: &P,
-    stream: Result<&Stream, &str>,
+    stream: Result<&dyn StreamQuery, &str>,
     ms: &MachineSetView,
     cluster: &ClusterFacts,
     user_data: Option<&str>,
@@ -228,7 +231,7 @@ fn object_patch(kind: MachineKind, fragment: Map<String, Value>) -> Value {
 
 fn reconcile<P: Platform + ?Sized>(
     platform: &P,
-    stream: &Stream,
+    stream: &dyn StreamQuery,
     arch: &str,
     ms: &MachineSetView,
     cluster: &ClusterFacts,
@@ -237,7 +240,8 @@ fn reconcile<P: Platform + ?Sized>(
     let Some(spec) = &ms.provider_spec else {
         return provider_spec_empty(ms);
     };
-    let (target, fragment, import) = match platform.reconcile(stream, arch, spec, cluster) {
+    let spec = spec.part(platform.provider_spec_fields());
+    let (target, fragment, import) = match platform.reconcile(stream, arch, &spec, cluster) {
         PlatformOutcome::OnTarget { target } => {
             let what = match ms.kind {
                 MachineKind::MachineSet => "MAPI machineset",
@@ -272,9 +276,9 @@ fn reconcile<P: Platform + ?Sized>(
     // A patch that does not converge would be applied again on the update
     // event it causes: refuse it here rather than let the host hot-loop.
     // An import changes vCenter instead, as the host will apply it.
-    let mut patched = Value::clone(spec);
+    let mut patched = Value::clone(&spec);
     json_patch::merge(&mut patched, &Value::Object(fragment.clone()));
-    if patched == **spec && import.is_none() {
+    if patched == *spec && import.is_none() {
         return fail(
             ms,
             &format!(
@@ -356,7 +360,8 @@ mod tests {
     use serde_json::json;
 
     /// A platform whose image lives in `providerSpec.value.image` and whose
-    /// target is the stream name, so tests control everything from the input.
+    /// target is the stream's vmware release, so tests control everything
+    /// from the input.
     struct Fake {
         /// Make the patch not converge, to test the guard.
         broken: bool,
@@ -374,14 +379,21 @@ mod tests {
             "Fake"
         }
 
+        fn provider_spec_fields(&self) -> &'static [&'static str] {
+            &["image"]
+        }
+
         fn reconcile(
             &self,
-            stream: &Stream,
+            stream: &dyn StreamQuery,
             _arch: &str,
             spec: &Value,
             _facts: &ClusterFacts,
         ) -> PlatformOutcome {
-            let target = stream.stream.clone();
+            let target = match stream.vmware_release("x86_64") {
+                Ok(release) => release,
+                Err(e) => return PlatformOutcome::error(e.to_string()),
+            };
             match spec.get("image").and_then(Value::as_str) {
                 Some(i) if i == target => PlatformOutcome::OnTarget { target },
                 Some("custom") => PlatformOutcome::skip("current image is custom"),
@@ -407,8 +419,10 @@ mod tests {
         }
     }
 
+    const NEW: &str = r#"{"stream": "s", "architectures": {"x86_64": {"artifacts": {"vmware": {"release": "new"}}}}}"#;
+
     fn stream() -> Stream {
-        Stream::parse(r#"{"stream": "new"}"#).unwrap()
+        Stream::parse(NEW).unwrap()
     }
 
     fn cluster() -> ClusterFacts {
@@ -539,7 +553,7 @@ mod tests {
         let v = ms("old");
         let c = cluster();
         assert_eq!(
-            decide_text(&FAKE, Some(r#"{"stream":"new"}"#), &view(&v), &c, None).action(),
+            decide_text(&FAKE, Some(NEW), &view(&v), &c, None).action(),
             "patch"
         );
         assert_eq!(

@@ -35,9 +35,12 @@ pub use decide::{
     decide_loaded, decide_text, load_stream, unsupported_platform,
 };
 pub use decision::{Decision, UserData, UserDataUpgrade};
-pub use machineset::{CPMS_MACHINE_TYPE, InputError, MachineKind, MachineSetView, ProviderSpec};
+pub use machineset::{
+    COMMON_PROVIDER_SPEC_FIELDS, CPMS_MACHINE_TYPE, InputError, MachineKind, MachineSetView,
+    ProviderSpec,
+};
 pub use platform::{Platform, PlatformOutcome, RuleError};
-pub use stream::{LookupError, Stream, StreamError};
+pub use stream::{AzureVariant, LookupError, Stream, StreamError, StreamQuery};
 pub use validate::{MAX_REASON_TEXT, MAX_TARGET, validate_decision, validate_decision_for};
 
 // Platform crates depend on this one only, so they get json helpers here.

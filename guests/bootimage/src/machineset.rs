@@ -2,6 +2,7 @@
 //! boot image rules look at.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -125,32 +126,41 @@ pub struct MachineSetView {
     pub provider_spec: Option<ProviderSpec>,
 }
 
-/// A `providerSpec.value` and its JSON text, made together and never
-/// changed, so they cannot disagree. The rules read the value; the text is
-/// what crosses the WIT (`machine-set.provider-spec`). The host decodes a
-/// MachineSet once per object version, so it serializes the providerSpec
-/// once per version instead of once per decision (docs/dev/records/benchmarks.md), and
-/// a guest keeps the text it was given.
-#[derive(Debug, Clone)]
-pub struct ProviderSpec {
-    value: Value,
-    text: String,
-}
+/// A `providerSpec.value`. The host lends a guest a handle to it (WIT
+/// `boot-image-inputs.provider-spec`) instead of a copy: a providerSpec
+/// may be as large as its object (1.5 MiB), and a rule reads a few fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderSpec(Arc<Value>);
+
+/// The keys of `providerSpec.value` read beside a platform's own: the
+/// user-data Secret's name ([`MachineSetView::user_data_secret_name`]).
+pub const COMMON_PROVIDER_SPEC_FIELDS: [&str; 1] = ["userDataSecret"];
 
 impl ProviderSpec {
+    /// Shared, not copied, by its clones: the host lends it to a guest
+    /// call without copying it.
     pub fn new(value: Value) -> ProviderSpec {
-        let text = value.to_string();
-        ProviderSpec { value, text }
+        ProviderSpec(Arc::new(value))
     }
 
-    /// A providerSpec from the text the WIT carries.
-    pub fn parse(text: String) -> Result<ProviderSpec, serde_json::Error> {
-        let value = serde_json::from_str(&text)?;
-        Ok(ProviderSpec { value, text })
-    }
-
-    pub fn text(&self) -> &str {
-        &self.text
+    /// The part of it the rules read: the `keys` of an object (and
+    /// [`COMMON_PROVIDER_SPEC_FIELDS`]), or of any other JSON type an empty
+    /// value of that type, since its type is all a rule reads of it. A
+    /// guest builds the same part from the host's answers.
+    pub fn part(&self, keys: &[&str]) -> ProviderSpec {
+        ProviderSpec::new(match &*self.0 {
+            Value::Object(object) => Value::Object(
+                keys.iter()
+                    .chain(&COMMON_PROVIDER_SPEC_FIELDS)
+                    .filter_map(|key| Some(((*key).to_owned(), object.get(*key)?.clone())))
+                    .collect(),
+            ),
+            Value::Array(_) => Value::Array(Vec::new()),
+            Value::String(_) => Value::String(String::new()),
+            Value::Number(_) => Value::from(0),
+            Value::Bool(_) => Value::Bool(false),
+            Value::Null => Value::Null,
+        })
     }
 }
 
@@ -159,20 +169,13 @@ impl std::ops::Deref for ProviderSpec {
     type Target = Value;
 
     fn deref(&self) -> &Value {
-        &self.value
-    }
-}
-
-/// Two providerSpecs are the same value, however their texts are spaced.
-impl PartialEq for ProviderSpec {
-    fn eq(&self, other: &ProviderSpec) -> bool {
-        self.value == other.value
+        &self.0
     }
 }
 
 impl serde::Serialize for ProviderSpec {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.value.serialize(serializer)
+        self.0.serialize(serializer)
     }
 }
 

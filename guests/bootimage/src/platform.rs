@@ -4,7 +4,9 @@ use serde_json::{Map, Value};
 
 use crate::decide::ClusterFacts;
 use crate::fields::FieldError;
-use crate::stream::{LookupError, Stream};
+#[cfg(doc)]
+use crate::machineset::ProviderSpec;
+use crate::stream::{LookupError, StreamQuery};
 use crate::vcenter::TemplateImport;
 
 /// One platform's boot image rule (GCP, AWS, Azure, ...).
@@ -17,7 +19,14 @@ pub trait Platform {
     /// `status.platformStatus.type` of the Infrastructure this rule serves.
     fn platform_type(&self) -> &'static str;
 
-    /// Decides for one providerSpec value.
+    /// The keys of `providerSpec.value` the rule reads: a guest asks the
+    /// host for these fields only (WIT `boot-image-inputs.provider-spec`),
+    /// and the native library hands the rule the same part, so both
+    /// decide on the same input.
+    fn provider_spec_fields(&self) -> &'static [&'static str];
+
+    /// Decides for one providerSpec value, of which the rule sees the
+    /// [`Platform::provider_spec_fields`] (see [`ProviderSpec::part`]).
     ///
     /// `arch` is a stream architecture name (`x86_64`, `aarch64`, ...).
     /// From `facts`, a cloud reads `known_images` (extra image identifiers
@@ -26,7 +35,7 @@ pub trait Platform {
     /// and total: bad input is an [`PlatformOutcome::Error`], never a panic.
     fn reconcile(
         &self,
-        stream: &Stream,
+        stream: &dyn StreamQuery,
         arch: &str,
         provider_spec: &Value,
         facts: &ClusterFacts,

@@ -276,8 +276,105 @@ pub struct AzureMarketplaceImage {
     pub version: String,
 }
 
+/// What the stream says about one Azure marketplace purchase variant of
+/// an architecture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AzureVariant {
+    /// The architecture has no Azure marketplace section (OKD streams).
+    NoMarketplace,
+    /// The section has no images for the variant.
+    NoVariant,
+    Images(AzureMarketplaceImages),
+}
+
+/// The lookups the platform rules make in a stream, answered with owned
+/// values. [`Stream`] answers them from its own parse; a guest asks the
+/// host, which parsed the stream once for every guest and every pass
+/// (WIT `boot-image-inputs.coreos-stream`), so no guest parses or holds a
+/// whole stream.
+pub trait StreamQuery {
+    /// `GetArchitecture`: whether the stream has `arch` at all.
+    fn architecture(&self, arch: &str) -> Result<(), LookupError>;
+    /// `GetAwsRegionImage`: the RHCOS AMI published for one region.
+    fn aws_region_image(&self, arch: &str, region: &str) -> Result<SingleImage, LookupError>;
+    /// Whether `ami` is an RHCOS AMI of this stream in any region and for
+    /// any architecture.
+    fn contains_aws_ami(&self, ami: &str) -> bool;
+    /// The full GCP image path.
+    fn gcp_image_path(&self, arch: &str) -> Result<String, LookupError>;
+    /// One Azure marketplace variant, keyed as the stream keys it
+    /// (`no-purchase-plan`, `ocp`, ...).
+    fn azure_variant(&self, arch: &str, variant: &str) -> AzureVariant;
+    /// `artifacts.<artifact>.release`, `None` when the architecture has no
+    /// such artifact.
+    fn artifact_release(&self, arch: &str, artifact: &str) -> Result<Option<String>, LookupError>;
+    /// `artifacts.vmware.release`: the RHCOS release a vSphere template
+    /// must hold.
+    fn vmware_release(&self, arch: &str) -> Result<String, LookupError>;
+    /// `QueryDisk(arch, "vmware", "ova")`: the OVA a vSphere template is
+    /// imported from.
+    fn vmware_ova(&self, arch: &str) -> Result<Artifact, LookupError>;
+}
+
+impl StreamQuery for Stream {
+    fn architecture(&self, arch: &str) -> Result<(), LookupError> {
+        Stream::architecture(self, arch).map(|_| ())
+    }
+
+    fn aws_region_image(&self, arch: &str, region: &str) -> Result<SingleImage, LookupError> {
+        Stream::aws_region_image(self, arch, region).cloned()
+    }
+
+    fn contains_aws_ami(&self, ami: &str) -> bool {
+        Stream::contains_aws_ami(self, ami)
+    }
+
+    fn gcp_image_path(&self, arch: &str) -> Result<String, LookupError> {
+        Stream::gcp_image_path(self, arch)
+    }
+
+    fn azure_variant(&self, arch: &str, variant: &str) -> AzureVariant {
+        match self.azure_marketplace(arch) {
+            None => AzureVariant::NoMarketplace,
+            Some(marketplace) => marketplace
+                .variant(variant)
+                .cloned()
+                .map_or(AzureVariant::NoVariant, AzureVariant::Images),
+        }
+    }
+
+    fn artifact_release(&self, arch: &str, artifact: &str) -> Result<Option<String>, LookupError> {
+        let artifacts = &Stream::architecture(self, arch)?.artifacts;
+        Ok(artifacts.get(artifact).map(|a| a.release.clone()))
+    }
+
+    fn vmware_release(&self, arch: &str) -> Result<String, LookupError> {
+        Ok(self.vmware(arch)?.release.clone())
+    }
+
+    fn vmware_ova(&self, arch: &str) -> Result<Artifact, LookupError> {
+        Stream::vmware_ova(self, arch).cloned()
+    }
+}
+
+impl AzureMarketplace {
+    /// The images of a purchase variant, keyed as the stream keys it.
+    pub fn variant(&self, key: &str) -> Option<&AzureMarketplaceImages> {
+        match key {
+            "no-purchase-plan" => self.no_purchase_plan.as_ref(),
+            "ocp" => self.ocp.as_ref(),
+            "opp" => self.opp.as_ref(),
+            "oke" => self.oke.as_ref(),
+            "ocp-emea" => self.ocp_emea.as_ref(),
+            "opp-emea" => self.opp_emea.as_ref(),
+            "oke-emea" => self.oke_emea.as_ref(),
+            _ => None,
+        }
+    }
+}
+
 impl Stream {
-    /// Parses the stream once per decision; every later lookup is in memory.
+    /// Parses the stream; every later lookup is in memory.
     ///
     /// serde_json's recursion limit turns hostile nesting into an error
     /// instead of a stack overflow, and unknown keys (new platforms, new

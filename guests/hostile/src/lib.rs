@@ -18,9 +18,14 @@ static VARIANT: [u8; 48] = *b"mco-hostile-variant:____________________________";
 #[cfg(target_arch = "wasm32")]
 mod hostile {
     use base64::Engine as _;
+    use std::hint::black_box;
+    use std::mem::ManuallyDrop;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
     use exports::mco::machine_config::boot_image as wit;
-    use mco_bootimage::serde_json::{self, Value, json};
-    use mco_bootimage::{MachineSetView, ProviderSpec, Stream, arch, load_stream};
+    use mco::machine_config::boot_image_inputs::{self as inputs, CoreosStream};
+    use mco_bootimage::serde_json::{self, Map, Value, json};
+    use mco_bootimage::{MachineSetView, ProviderSpec, arch};
 
     wit_bindgen::generate!({ world: "boot-image-selector", path: "../../wit" });
 
@@ -112,40 +117,101 @@ mod hostile {
 
     struct Hostile;
 
-    struct LoadedStream(Result<Stream, String>);
+    /// The providerSpec fields any variant reads.
+    const FIELDS: [&str; 7] = [
+        "disks",
+        "placement",
+        "ami",
+        "image",
+        "workspace",
+        "template",
+        "userDataSecret",
+    ];
 
-    impl wit::GuestCoreosStream for LoadedStream {
-        fn new(json: Option<String>) -> Self {
-            LoadedStream(load_stream(json.as_deref()))
+    /// The index of the stream handle a `keep-handle` MachineSet was lent.
+    static KEPT: AtomicU32 = AtomicU32::new(u32::MAX);
+
+    /// A handle to the stream at `index`, whether or not this call was
+    /// lent it; never dropped, since the guest does not own it.
+    fn stream_at(index: u32) -> ManuallyDrop<CoreosStream> {
+        // SAFETY: wasm has no memory safety stake in a handle index: the
+        // host checks every index against the instance's handle table.
+        ManuallyDrop::new(unsafe { CoreosStream::from_handle(index) })
+    }
+
+    /// Handle misuse, by MachineSet name, whatever the variant: a handle
+    /// kept for a later call, an index the host never lent, and more
+    /// lookups than the host answers in one call.
+    fn misuse(stream: &CoreosStream, name: &str) -> Option<wit::Decision> {
+        Some(match name {
+            "keep-handle" => {
+                KEPT.store(stream.handle(), Ordering::Relaxed);
+                wit::Decision::Skip("kept the stream handle".into())
+            }
+            "use-kept-handle" => {
+                let kept = stream_at(KEPT.load(Ordering::Relaxed));
+                wit::Decision::Skip(format!("through the kept handle: {}", kept.name()))
+            }
+            "forge-handle" => {
+                let forged = stream_at(stream.handle() + 1000);
+                wit::Decision::Skip(format!("through a forged handle: {}", forged.name()))
+            }
+            "lookup-flood" => {
+                for _ in 0..1_000_000 {
+                    black_box(stream.has_architecture("x86_64"));
+                }
+                wit::Decision::Skip("looked the stream up a million times".into())
+            }
+            _ => return None,
+        })
+    }
+
+    /// The providerSpec fields the variants read, from the host.
+    fn spec_of(spec: Option<&inputs::ProviderSpec>) -> Result<Value, String> {
+        let mut object = Map::new();
+        for (spec, key) in spec.iter().flat_map(|spec| FIELDS.map(|key| (spec, key))) {
+            if let Some(text) = spec.field(key) {
+                let field = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+                object.insert(key.to_owned(), field);
+            }
         }
+        Ok(Value::Object(object))
     }
 
     const UPGRADED_TO: &str = "machineconfiguration.openshift.io/stub-ignition-upgraded-to";
 
     impl wit::Guest for Hostile {
-        type CoreosStream = LoadedStream;
-
         fn decide(
-            metadata: wit::CoreosStreamBorrow<'_>,
+            stream: &CoreosStream,
+            provider_spec: Option<&inputs::ProviderSpec>,
             ms: wit::MachineSet,
             cluster: wit::Cluster,
             user_data: Option<String>,
             vcenter: Option<wit::VcenterFacts>,
             ec2: Option<wit::Ec2Facts>,
         ) -> wit::Decision {
-            let stream: &LoadedStream = metadata.get();
+            if let Some(decision) = misuse(stream, &ms.name) {
+                return decision;
+            }
             let decided = match (vcenter, ec2) {
-                (Some(vcenter), _) => vsphere::decide(&stream.0, ms, cluster, vcenter),
+                (Some(vcenter), _) => spec_of(provider_spec)
+                    .and_then(|spec| vsphere::decide(stream, &spec, ms, cluster, vcenter)),
                 (None, Some(ec2)) if Variant::current().is_ok_and(Variant::reads_ec2) => {
                     marketplace(ec2)
                 }
-                (None, _) => decide(&stream.0, ms, cluster, user_data),
+                (None, _) => spec_of(provider_spec)
+                    .and_then(|spec| decide(stream, &spec, ms, cluster, user_data)),
             };
             match decided {
                 Ok(decision) => decision,
                 Err(message) => wit::Decision::Error(format!("hostile guest: {message}")),
             }
         }
+    }
+
+    /// Why the host's stream cannot be used, as an error.
+    fn usable(stream: &CoreosStream) -> Result<(), String> {
+        stream.unusable().map_or(Ok(()), Err)
     }
 
     impl Variant {
@@ -182,23 +248,22 @@ mod hostile {
     }
 
     fn decide(
-        stream: &Result<Stream, String>,
+        stream: &CoreosStream,
+        spec: &Value,
         ms: wit::MachineSet,
         cluster: wit::Cluster,
         user_data: Option<String>,
     ) -> Result<wit::Decision, String> {
         let variant = Variant::current()?;
-        let stream = stream.as_ref().map_err(Clone::clone)?;
-        let spec: Value = serde_json::from_str(ms.provider_spec.as_deref().unwrap_or("{}"))
-            .map_err(|e| e.to_string())?;
-        let (view, arch) = view(&ms, &spec, &cluster)?;
+        usable(stream)?;
+        let (view, arch) = view(&ms, spec, &cluster)?;
         let secret = view
             .user_data_secret_name()
             .ok()
             .flatten()
             .unwrap_or("worker-user-data")
             .to_owned();
-        let (target, mut fragment) = honest(variant, stream, &arch, &spec)?;
+        let (target, mut fragment) = honest(variant, stream, &arch, spec)?;
         let mut upgrade = None;
         // `sleeper` behaves on the host's smoke fixture (`smoke-*`) and
         // oversteps everywhere else: smoke evaluations cannot catch it,
@@ -244,12 +309,12 @@ mod hostile {
     /// would propose.
     fn honest(
         variant: Variant,
-        stream: &Stream,
+        stream: &CoreosStream,
         arch: &str,
         spec: &Value,
     ) -> Result<(String, Value), String> {
         if matches!(variant, Variant::GcpDataDisk | Variant::GcpReorder) {
-            let target = stream.gcp_image_path(arch).map_err(|e| e.to_string())?;
+            let target = stream.gcp_image(arch).map_err(|e| format!("{e:?}"))?;
             let mut disks = spec.get("disks").cloned().unwrap_or(json!([]));
             for disk in disks.as_array_mut().into_iter().flatten() {
                 if disk.get("boot").and_then(Value::as_bool) == Some(true) {
@@ -259,11 +324,11 @@ mod hostile {
             return Ok((target, json!({"disks": disks})));
         }
         if variant == Variant::AzureOutsideImage {
-            let image = stream
-                .azure_marketplace(arch)
-                .and_then(|m| m.no_purchase_plan.as_ref())
-                .and_then(|s| s.hyper_v_gen2.as_ref())
-                .ok_or("no Azure image")?;
+            let image = match stream.azure_marketplace(arch, "no-purchase-plan") {
+                inputs::AzureMarketplace::Images(set) => set.hyper_v_gen2,
+                _ => None,
+            }
+            .ok_or("no Azure image")?;
             let target = format!(
                 "{}:{}:{}:{}",
                 image.publisher, image.offer, image.sku, image.version
@@ -280,9 +345,8 @@ mod hostile {
             .unwrap_or("");
         let target = stream
             .aws_region_image(arch, region)
-            .map_err(|e| e.to_string())?
-            .image
-            .clone();
+            .map_err(|e| format!("{e:?}"))?
+            .image;
         Ok((
             target.clone(),
             json!({"ami": {"id": target, "arn": null, "filters": null}}),
@@ -384,28 +448,22 @@ mod hostile {
     /// else the cluster's; the stream's OVA; the template's disk type),
     /// tampered with.
     mod vsphere {
-        use mco_bootimage::Stream;
-        use mco_bootimage::serde_json::{self, Value, json};
+        use mco_bootimage::serde_json::{Value, json};
 
-        use super::{Variant, wit};
+        use super::{CoreosStream, Variant, wit};
 
         pub(super) fn decide(
-            stream: &Result<Stream, String>,
+            stream: &CoreosStream,
+            spec: &Value,
             ms: wit::MachineSet,
             cluster: wit::Cluster,
             vcenter: wit::VcenterFacts,
         ) -> Result<wit::Decision, String> {
             let variant = Variant::current()?;
-            let stream = stream.as_ref().map_err(Clone::clone)?;
-            let spec: Value = serde_json::from_str(ms.provider_spec.as_deref().unwrap_or("{}"))
-                .map_err(|e| e.to_string())?;
-            let (_, arch) = super::view(&ms, &spec, &cluster)?;
-            let ova = stream.vmware_ova(&arch).map_err(|e| e.to_string())?;
-            let release = stream
-                .vmware(&arch)
-                .map_err(|e| e.to_string())?
-                .release
-                .clone();
+            super::usable(stream)?;
+            let (_, arch) = super::view(&ms, spec, &cluster)?;
+            let ova = stream.vmware_ova(&arch).map_err(|e| format!("{e:?}"))?;
+            let release = stream.vmware_release(&arch).map_err(|e| format!("{e:?}"))?;
             let field = |key: &str| {
                 spec["workspace"][key]
                     .as_str()

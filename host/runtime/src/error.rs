@@ -23,7 +23,7 @@ pub enum LoadError {
     #[error("guest module {module} could not be compiled: {detail}")]
     Compile { module: String, detail: String },
     #[error(
-        "guest module {module} imports {import}, which guests may not use (allowed: wasi:io, wasi:cli streams/environment/exit, wasi:random/insecure-seed, mco:machine-config/types and node-inputs)"
+        "guest module {module} imports {import}, which guests may not use (allowed: wasi:io, wasi:cli streams/environment/exit, wasi:random/insecure-seed, mco:machine-config/types, node-inputs and boot-image-inputs)"
     )]
     ForbiddenImport { module: String, import: String },
     #[error(

@@ -34,9 +34,13 @@ const ALLOWED_IMPORTS: [&str; 13] = [
 ];
 const SEED_IMPORT: &str = "wasi:random/insecure-seed";
 /// Our own package: the shared types (nothing to call), and the handles
-/// the host lends a node-state guest (`node-inputs`), which only a world
-/// that serves them links.
-const OWN_IMPORTS: [&str; 2] = ["mco:machine-config/types", "mco:machine-config/node-inputs"];
+/// the host lends a node-state guest (`node-inputs`) and a boot image
+/// guest (`boot-image-inputs`), which only a world that serves them links.
+const OWN_IMPORTS: [&str; 3] = [
+    "mco:machine-config/types",
+    "mco:machine-config/node-inputs",
+    "mco:machine-config/boot-image-inputs",
+];
 
 /// Whether a guest may import `name` (`ns:pkg/iface@version`).
 pub(super) fn allowed_import(name: &str) -> bool {
@@ -182,6 +186,7 @@ mod tests {
         assert!(allowed_import("wasi:random/insecure-seed@0.2.6"));
         assert!(allowed_import("mco:machine-config/types@0.1.0"));
         assert!(allowed_import("mco:machine-config/node-inputs@0.6.0"));
+        assert!(allowed_import("mco:machine-config/boot-image-inputs@0.6.0"));
         for forbidden in [
             "wasi:filesystem/preopens@0.2.6",
             "wasi:clocks/wall-clock@0.2.6",

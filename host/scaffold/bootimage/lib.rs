@@ -4,42 +4,30 @@
 //! decide whether its boot image moves to the one the `coreos-bootimages`
 //! stream publishes for its architecture.
 //!
-//! As made by `mco-host guests new`, it reads the stream and the MachineSet
-//! and leaves every MachineSet alone (`noop`), or `skip`s one whose
+//! As made by `mco-host guests new`, it asks the host's stream and the
+//! MachineSet's providerSpec what it needs, and leaves every MachineSet alone (`noop`), or `skip`s one whose
 //! architecture the stream has no images for. Your rule goes in `decide`.
 
 use exports::mco::machine_config::boot_image::{
-    self as wit, Cluster, CoreosStreamBorrow, Decision, Ec2Facts, MachineSet, VcenterFacts,
+    self as wit, Cluster, Decision, Ec2Facts, MachineSet, VcenterFacts,
 };
-use serde_json::Value;
+use mco::machine_config::boot_image_inputs::{CoreosStream, JsonKind, ProviderSpec};
 
 wit_bindgen::generate!({ world: "boot-image-selector", path: "wit" });
 
 /// The Infrastructure `status.platformStatus.type` this guest serves.
 const PLATFORM: &str = "{{platform}}";
 
-/// The stream, parsed once per version of the ConfigMap: the host keeps
-/// one resource for every MachineSet of a pass.
-pub struct Stream(Result<Value, String>);
-
-impl wit::GuestCoreosStream for Stream {
-    fn new(json: Option<String>) -> Self {
-        Stream(match json {
-            None => Err("the coreos-bootimages ConfigMap has no stream".into()),
-            Some(text) => {
-                serde_json::from_str(&text).map_err(|e| format!("the stream is not JSON: {e}"))
-            }
-        })
-    }
-}
-
 struct Guest;
 
 impl wit::Guest for Guest {
-    type CoreosStream = Stream;
-
+    /// `stream` is the host's parse of the `coreos-bootimages` stream, and
+    /// `provider_spec` the MachineSet's `providerSpec.value`: handles, lent
+    /// for this call, that answer lookups by architecture, region, ... and
+    /// by field.
     fn decide(
-        metadata: CoreosStreamBorrow<'_>,
+        stream: &CoreosStream,
+        provider_spec: Option<&ProviderSpec>,
         machine_set: MachineSet,
         cluster: Cluster,
         _user_data: Option<String>,
@@ -49,34 +37,40 @@ impl wit::Guest for Guest {
         // (`None`: EC2 was not consulted).
         _ec2: Option<Ec2Facts>,
     ) -> Decision {
-        let stream: &Stream = metadata.get();
-        match &stream.0 {
-            Ok(stream) => decide(stream, &machine_set, &cluster),
-            Err(why) => Decision::Error(why.clone()),
+        match stream.unusable() {
+            None => decide(stream, provider_spec, &machine_set, &cluster),
+            Some(why) => Decision::Error(why),
         }
     }
 }
 
 export!(Guest);
 
-fn decide(stream: &Value, machine_set: &MachineSet, cluster: &Cluster) -> Decision {
+fn decide(
+    stream: &CoreosStream,
+    provider_spec: Option<&ProviderSpec>,
+    machine_set: &MachineSet,
+    cluster: &Cluster,
+) -> Decision {
     let name = &machine_set.name;
-    let Some(provider_spec) = &machine_set.provider_spec else {
+    let Some(provider_spec) = provider_spec else {
         return Decision::Error(format!("machineset {name} has no providerSpec.value"));
     };
-    let _provider_spec: Value = match serde_json::from_str(provider_spec) {
-        Ok(spec) => spec,
-        Err(e) => return Decision::Error(format!("machineset {name}: providerSpec.value: {e}")),
-    };
+    if provider_spec.kind() != JsonKind::Object {
+        return Decision::Error(format!(
+            "machineset {name}: providerSpec.value is not an object"
+        ));
+    }
     let arch = arch(machine_set).unwrap_or(cluster.control_plane_arch.as_str());
-    let Some(_images) = stream.pointer(&format!("/architectures/{arch}/images")) else {
+    if !stream.has_architecture(arch) {
         return Decision::Skip(format!(
             "machineset {name}: the stream publishes no {arch} boot images"
         ));
-    };
-    // Your rule: find the boot image in `_provider_spec`, the stream's
-    // image for `arch` in `_images`, and when they differ return
-    // `Decision::Patch` with an RFC 7386 merge patch of the MachineSet
+    }
+    // Your rule: read the boot image from the providerSpec's fields, as
+    // JSON text by key (`provider_spec.field("disks")`, ...), ask the
+    // stream for its image for `arch` (`stream.gcp_image(arch)`, ...), and
+    // when they differ return `Decision::Patch` with an RFC 7386 merge patch of the MachineSet
     // that changes only the image fields (the host refuses any other
     // change, and decides again after the patch, which must give `noop`).
     Decision::Noop(format!(

@@ -1,7 +1,8 @@
-//! The boot image guest: the WIT binding of world `boot-image-selector`,
-//! the conversions, and the one place where a decision is checked before
-//! anyone acts on it. One instance parses the stream once and then decides
-//! for a batch of MachineSets; guests are pure, so nothing leaks from one
+//! The boot image guest: the calls of world `boot-image-selector`, the
+//! conversions, and the one place where a decision is checked before
+//! anyone acts on it. One instance decides for a batch of MachineSets,
+//! each call lent the host's parse of the stream and the MachineSet's
+//! providerSpec (`inputs`); guests are pure, so nothing leaks from one
 //! MachineSet to the next. A failed call poisons the instance, so the next
 //! MachineSet gets a new one.
 
@@ -13,17 +14,14 @@ use mco_bootimage::{
     ClusterFacts, Decision, MachineKind, MachineSetView, Stream, UserData, UserDataUpgrade,
 };
 use wasmtime::Store;
-use wasmtime::component::ResourceAny;
+use wasmtime::component::{HasSelf, Linker, Resource};
+use wasmtime_wasi::WasiView as _;
 
 use super::authority::{self, JobInputs};
+use super::inputs::wit_bindings::exports::mco::machine_config::boot_image as wit;
+use super::inputs::wit_bindings::{BootImageSelector, BootImageSelectorPre};
+use super::inputs::{Lent, LoadedStream, wit_inputs};
 use mco_runtime::{Guest, GuestError, GuestState, World};
-
-mod wit_bindings {
-    wasmtime::component::bindgen!({ world: "boot-image-selector", path: "../wit" });
-}
-
-use wit_bindings::exports::mco::machine_config::boot_image as wit;
-use wit_bindings::{BootImageSelector, BootImageSelectorPre};
 
 /// The interface a boot image guest must export.
 pub const BOOT_IMAGE_INTERFACE: &str = "mco:machine-config/boot-image@0.6.0";
@@ -32,6 +30,9 @@ impl World for BootImageSelectorPre<GuestState> {
     const INTERFACE: &'static str = BOOT_IMAGE_INTERFACE;
     fn bind(pre: wasmtime::component::InstancePre<GuestState>) -> wasmtime::Result<Self> {
         BootImageSelectorPre::new(pre)
+    }
+    fn link(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+        wit_inputs::add_to_linker::<_, HasSelf<_>>(linker, |state| state)
     }
 }
 
@@ -47,34 +48,23 @@ pub struct BatchItem {
     pub user_data: Option<String>,
 }
 
-/// The stream a pass gives its guests: the ConfigMap's `data.stream` text,
-/// which every guest instance parses for itself, and the host's own parse
-/// of it, against which every decision is checked (see
-/// [`super::authority`]). The controller builds one per ConfigMap version
-/// and keeps it between passes, so the host parses a stream once, not once
-/// per instance.
-#[derive(Debug)]
-pub struct StreamInput {
-    text: Option<Arc<str>>,
-    index: Result<Stream, String>,
-}
+/// The stream a pass gives its guests: the host's parse of the
+/// ConfigMap's `data.stream`, which every guest call is lent and against
+/// which every decision is checked (see [`super::authority`]). The
+/// controller builds one per ConfigMap version and keeps it between
+/// passes, so a stream is parsed once, by the host, not once per instance.
+#[derive(Debug, Clone)]
+pub struct StreamInput(Arc<LoadedStream>);
 
 impl StreamInput {
     /// `text`: the ConfigMap's `data.stream`, `None` when it has none.
     pub fn new(text: Option<&str>) -> Self {
-        StreamInput {
-            text: text.map(Arc::from),
-            index: mco_bootimage::load_stream(text),
-        }
-    }
-
-    pub fn text(&self) -> Option<&str> {
-        self.text.as_deref()
+        StreamInput(Arc::new(LoadedStream::load(text)))
     }
 
     /// The host's parse, or why the text is no usable stream.
     pub fn index(&self) -> Result<&Stream, &str> {
-        self.index.as_ref().map_err(String::as_str)
+        self.0.index()
     }
 }
 
@@ -84,12 +74,11 @@ impl Default for StreamInput {
     }
 }
 
-/// One instance with one parsed stream, for one platform.
+/// One instance, for one platform and one stream.
 pub struct Session<'g> {
     guest: &'g BootImageGuest,
     store: Store<GuestState>,
     bindings: BootImageSelector,
-    stream: ResourceAny,
     platform: String,
     input: &'g StreamInput,
 }
@@ -120,8 +109,8 @@ pub trait BootImageGuestExt {
 }
 
 impl BootImageGuestExt for BootImageGuest {
-    /// A fresh instance holding `stream` (the ConfigMap's `data.stream`),
-    /// deciding for MachineSets of `platform` (Infrastructure
+    /// A fresh instance lent `stream` (the ConfigMap's `data.stream`) in
+    /// each call, deciding for MachineSets of `platform` (Infrastructure
     /// `status.platformStatus.type`), whose field ownership applies.
     fn session<'g>(
         &'g self,
@@ -129,31 +118,21 @@ impl BootImageGuestExt for BootImageGuest {
         input: &'g StreamInput,
     ) -> Result<Session<'g>, GuestError> {
         let mut store = self.store();
-        let started = self
-            .bindings()
-            .instantiate(&mut store)
-            .and_then(|bindings| {
-                let stream = bindings
-                    .mco_machine_config_boot_image()
-                    .coreos_stream()
-                    .call_constructor(&mut store, input.text())?;
-                Ok((bindings, stream))
-            });
-        let (bindings, resource) = self.finish(&store, started)?;
+        let started = self.bindings().instantiate(&mut store);
+        let bindings = self.finish(&store, started)?;
         Ok(Session {
             guest: self,
             store,
             bindings,
-            stream: resource,
             platform: platform.to_owned(),
             input,
         })
     }
 
-    /// Decides several MachineSets in one instance that parses the stream
-    /// once. A failed call poisons the instance, so the next MachineSet gets
-    /// a new one; a stream the guest cannot even load fails them all with
-    /// the same error instead of paying the deadline again for each.
+    /// Decides several MachineSets in one instance. A failed call poisons
+    /// the instance, so the next MachineSet gets a new one; an instance
+    /// that cannot even start fails them all with the same error instead
+    /// of paying the deadline again for each.
     fn decide_batch<'a>(
         &self,
         platform: &str,
@@ -199,7 +178,8 @@ impl BootImageGuestExt for BootImageGuest {
 }
 
 impl Session<'_> {
-    /// Each call gets the full deadline; the instance keeps the stream.
+    /// Each call gets the full deadline, and is lent the stream and the
+    /// providerSpec for its duration.
     pub fn decide(
         &mut self,
         machineset: &MachineSetView,
@@ -217,15 +197,29 @@ impl Session<'_> {
             multi_arch: cluster.multi_arch,
             known_images: cluster.known_images.iter().cloned().collect(),
         };
-        let result = self.bindings.mco_machine_config_boot_image().call_decide(
-            &mut self.store,
-            self.stream,
-            &input,
-            &cluster,
-            user_data,
-            vcenter.as_ref(),
-            ec2.as_ref(),
-        );
+        let table = self.store.data_mut().ctx().table;
+        let result =
+            Lent::new(table, &self.input.0, machineset.provider_spec.as_ref()).and_then(|lent| {
+                let stream = Resource::new_borrow(lent.stream.rep());
+                let spec = lent
+                    .provider_spec
+                    .as_ref()
+                    .map(|spec| Resource::new_borrow(spec.rep()));
+                let decision = self.bindings.mco_machine_config_boot_image().call_decide(
+                    &mut self.store,
+                    stream,
+                    spec,
+                    &input,
+                    &cluster,
+                    user_data,
+                    vcenter.as_ref(),
+                    ec2.as_ref(),
+                )?;
+                // A failed call leaves them in the table: its store is not
+                // used again.
+                lent.reclaim(self.store.data_mut().ctx().table)?;
+                Ok(decision)
+            });
         let decision = guest.finish(&self.store, result)?;
         // Checked before anyone can act on it, with this job's own inputs:
         // only the platform's image fields change, to an image the stream
@@ -265,7 +259,6 @@ fn to_wit(ms: &MachineSetView) -> wit::MachineSet {
         annotations: pairs(&ms.annotations),
         template_labels: pairs(&ms.template_labels),
         owner_references: ms.owner_references.clone(),
-        provider_spec: ms.provider_spec.as_ref().map(|spec| spec.text().to_owned()),
     }
 }
 

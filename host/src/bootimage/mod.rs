@@ -34,6 +34,7 @@ pub mod error;
 pub mod eval;
 pub mod eval_command;
 pub mod guest;
+mod inputs;
 pub mod job;
 pub mod job_cli;
 pub mod metrics;

@@ -126,8 +126,9 @@ impl Lent {
     }
 }
 
-/// Counts one lookup through a handle, and traps past the budget.
-fn charge(lookups: &mut u32, what: &str) -> wasmtime::Result<()> {
+/// Counts one lookup through a handle, and traps past the budget (the
+/// boot image handles share it).
+pub(crate) fn charge(lookups: &mut u32, what: &str) -> wasmtime::Result<()> {
     *lookups += 1;
     if *lookups > LOOKUP_BUDGET {
         wasmtime::bail!(

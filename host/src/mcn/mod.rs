@@ -20,7 +20,7 @@ pub mod crd;
 pub mod eval;
 pub mod eval_command;
 pub mod guest;
-mod inputs;
+pub(crate) mod inputs;
 pub mod job;
 pub mod job_cli;
 pub mod metrics;
