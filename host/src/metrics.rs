@@ -87,7 +87,7 @@ mod tests {
     /// split per component: a family renamed, re-described or lost from
     /// the composition shows here.
     const FAMILIES: &str = r#"api_writes Writes to the Kubernetes API by kind.
-bootimage_ec2_reads EC2 reads for AWS MachineSets (who owns the AMI; a marketplace product's AMIs), by job and result (read; unreachable: the static AMI lists decided).
+bootimage_ec2_reads EC2 reads for AWS MachineSets (who owns the AMI; a marketplace product's AMIs), by job and result (read; unreachable, or denied: EC2 refused the credentials; both: the static AMI lists decided).
 bootimage_hot_loops Boot image patches refused because another writer keeps reverting them.
 bootimage_machinesets Enrolled MachineSets by the result of the last boot image pass (patched, current, skipped, degraded).
 bootimage_passes_stopped Boot image passes stopped where they were (vCenter imports included) because this replica lost the lease.
