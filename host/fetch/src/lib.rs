@@ -14,6 +14,7 @@
 pub mod image_policy;
 pub mod oci;
 pub mod signature_policy;
+pub mod signed_identity;
 
 /// Makes ring the process's rustls crypto provider. kube picks ring itself,
 /// but reqwest (under oci-client and the status view's admin client) is

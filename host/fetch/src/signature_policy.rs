@@ -35,7 +35,7 @@ use sha2::{Digest as _, Sha256};
 
 use mco_registry_formats::cosign::{Key, Signature, Signing};
 
-use crate::image_policy::SignedIdentity;
+use crate::signed_identity::SignedIdentity;
 
 /// One signer a policy names, ready to check signatures.
 #[derive(Clone)]

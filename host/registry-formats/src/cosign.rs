@@ -39,8 +39,8 @@ use der::DecodePem as _;
 use serde::Deserialize;
 use x509_cert::spki::SubjectPublicKeyInfoOwned;
 
-use crate::sigstore::CertRefusal;
-use crate::sigstore::certificate::PublicKey;
+use crate::public_key::PublicKey;
+use crate::refusal::CertRefusal;
 use sha2::{Digest as _, Sha256};
 
 /// The media type of a simple-signing payload layer.

@@ -7,4 +7,6 @@
 pub mod artifact;
 pub mod cosign;
 pub mod docker_config;
+mod public_key;
+mod refusal;
 pub mod sigstore;

@@ -22,6 +22,7 @@ pub mod compare;
 pub mod crd;
 pub mod decide;
 pub mod entries;
+mod entry_error;
 pub mod fetch;
 pub mod job;
 pub mod metrics;

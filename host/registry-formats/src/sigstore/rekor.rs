@@ -8,10 +8,10 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-use super::certificate::PublicKey;
 use super::evidence::{Evidence, Proof, Signed, Tlog};
 use super::trust::{Log, TrustRoot, hex};
 use super::{CertRefusal, LogEntry};
+use crate::public_key::PublicKey;
 
 /// A log entry that vouched for a signature, and the time it signed.
 pub(crate) struct Verified {

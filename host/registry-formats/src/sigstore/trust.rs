@@ -11,8 +11,9 @@ use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 use webpki::{EndEntityCert, KeyUsage, anchor_from_trusted_cert};
 
-use super::certificate::{Certificate, PublicKey};
+use super::certificate::Certificate;
 use super::{CertRefusal, MAX_CERTIFICATES, time};
+use crate::public_key::PublicKey;
 
 /// The largest `trusted_root.json` read; Sigstore's public one is about
 /// 8 KiB.
