@@ -5,6 +5,11 @@
 //! updating node between two rendered configs at the apiserver's size.
 //! Needs the installed guest (`guests/build.sh`) and the floor guest;
 //! `make bench` builds both.
+//!
+//! `MCO_BENCH_LOOP=guest|floor|native` runs nothing but 20,000 fresh
+//! evaluations of one node by that one, so that `perf stat`, `perf record`
+//! and `strace -c` see a fresh evaluation's parts and not the bench's
+//! other runs (docs/dev/benchmarks.md).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -51,6 +56,9 @@ fn main() -> anyhow::Result<()> {
     );
 
     let one = synthetic(7);
+    if let Some(which) = std::env::var_os("MCO_BENCH_LOOP") {
+        return evaluation_loop(&runtime, &target, &guest, &one, &which);
+    }
     anyhow::ensure!(
         guest.derive(&one)? == mco_mcn::derive(&one),
         "wasm and native disagree"
@@ -105,6 +113,39 @@ fn main() -> anyhow::Result<()> {
         ratio(wasm_total, native_total),
         ratio(batched_total, native_total)
     );
+    Ok(())
+}
+
+/// Evaluations in the loop of `MCO_BENCH_LOOP`.
+const LOOP_EVALUATIONS: usize = 20_000;
+
+/// `MCO_BENCH_LOOP`: [`LOOP_EVALUATIONS`] fresh evaluations of `facts` by
+/// the guest, the floor or the native library, and nothing else.
+fn evaluation_loop(
+    runtime: &Runtime,
+    target: &std::path::Path,
+    guest: &McnGuest,
+    facts: &Facts,
+    which: &std::ffi::OsStr,
+) -> anyhow::Result<()> {
+    let floor_guest;
+    let guest = match which.to_str() {
+        Some("guest") => guest,
+        Some("floor") => {
+            floor_guest = floor_guest_of(runtime, target)?;
+            &floor_guest
+        }
+        Some("native") => {
+            for _ in 0..LOOP_EVALUATIONS {
+                std::hint::black_box(mco_mcn::derive(std::hint::black_box(facts)));
+            }
+            return Ok(());
+        }
+        _ => anyhow::bail!("MCO_BENCH_LOOP is guest, floor or native, not {which:?}"),
+    };
+    for _ in 0..LOOP_EVALUATIONS {
+        std::hint::black_box(guest.derive(facts)?);
+    }
     Ok(())
 }
 
@@ -171,16 +212,7 @@ fn floor(
     facts: &Facts,
     native: Duration,
 ) -> anyhow::Result<McnGuest> {
-    let path = target.join("wasm32-wasip2/guest/mco_floor_guest.wasm");
-    anyhow::ensure!(
-        path.is_file(),
-        "{} is missing: `make bench` builds it (cargo build --target wasm32-wasip2 --profile guest -p mco-floor-guest)",
-        path.display()
-    );
-    let floor = McnGuest::new(
-        runtime,
-        GuestModule::from_file(runtime, &path, NODE_STATE_INTERFACE)?,
-    )?;
+    let floor = floor_guest_of(runtime, target)?;
     anyhow::ensure!(
         matches!(floor.derive(facts)?, Decision::Apply(_)),
         "the floor guest did not answer an MCN"
@@ -192,6 +224,20 @@ fn floor(
         ratio(shared, native)
     );
     Ok(floor)
+}
+
+/// The floor guest, as `make bench` builds it.
+fn floor_guest_of(runtime: &Runtime, target: &std::path::Path) -> anyhow::Result<McnGuest> {
+    let path = target.join("wasm32-wasip2/guest/mco_floor_guest.wasm");
+    anyhow::ensure!(
+        path.is_file(),
+        "{} is missing: `make bench` builds it (cargo build --target wasm32-wasip2 --profile guest -p mco-floor-guest)",
+        path.display()
+    );
+    Ok(McnGuest::new(
+        runtime,
+        GuestModule::from_file(runtime, &path, NODE_STATE_INTERFACE)?,
+    )?)
 }
 
 /// The guest, the floor, the native derive and a fresh instance alone on
