@@ -199,14 +199,16 @@ fn ratio(wasm: Duration, native: Duration) -> f64 {
     wasm.as_secs_f64() / native.as_secs_f64().max(f64::MIN_POSITIVE)
 }
 
+/// A result and the time it took.
+type Timed<T> = (T, Duration);
+
 /// The best of [`RUNS`] of `run` with `guest`, and with `baseline` (when
 /// given) each time right after it, so both meet the same load.
-#[allow(clippy::type_complexity)]
 fn best_beside<T>(
     guest: &BootImageGuest,
     baseline: Option<&BootImageGuest>,
     mut run: impl FnMut(&BootImageGuest) -> anyhow::Result<T>,
-) -> anyhow::Result<((T, Duration), Option<(T, Duration)>)> {
+) -> anyhow::Result<(Timed<T>, Option<Timed<T>>)> {
     let (mut best, mut best_baseline) = (None, None);
     for _ in 0..RUNS {
         keep_best(&mut best, timed(|| run(guest))?);
@@ -217,7 +219,7 @@ fn best_beside<T>(
     Ok((best.context("no runs")?, best_baseline))
 }
 
-fn best_of<T>(mut run: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(T, Duration)> {
+fn best_of<T>(mut run: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<Timed<T>> {
     let mut best = None;
     for _ in 0..RUNS {
         keep_best(&mut best, timed(&mut run)?);
@@ -225,13 +227,13 @@ fn best_of<T>(mut run: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(T, 
     best.context("no runs")
 }
 
-fn timed<T>(run: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<(T, Duration)> {
+fn timed<T>(run: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<Timed<T>> {
     let started = Instant::now();
     let result = run()?;
     Ok((result, started.elapsed()))
 }
 
-fn keep_best<T>(best: &mut Option<(T, Duration)>, (result, elapsed): (T, Duration)) {
+fn keep_best<T>(best: &mut Option<Timed<T>>, (result, elapsed): Timed<T>) {
     if best.as_ref().is_none_or(|(_, b)| elapsed < *b) {
         *best = Some((result, elapsed));
     }
