@@ -4,6 +4,11 @@
 //! run. Needs
 //! the installed guests (`guests/build.sh`); run with
 //! `cargo bench -p mco-host --bench bootimage`.
+//!
+//! `MCO_BENCH_BASELINE=<a bootimage-aws.wasm>` (the guest built at
+//! another commit, for the same WIT) also runs that guest, each of its
+//! passes right after the installed guest's, so a change to the guest is
+//! measured against its baseline on the same load.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -42,6 +47,14 @@ fn main() -> anyhow::Result<()> {
         BOOT_IMAGE_INTERFACE,
     )?;
     let guest = BootImageGuest::new(&runtime, module)?;
+    let baseline = match std::env::var_os("MCO_BENCH_BASELINE") {
+        Some(path) => {
+            let module = GuestModule::from_file(&runtime, Path::new(&path), BOOT_IMAGE_INTERFACE)
+                .with_context(|| format!("MCO_BENCH_BASELINE={}", path.display()))?;
+            Some(BootImageGuest::new(&runtime, module)?)
+        }
+        None => None,
+    };
 
     let (stream, regions) = big_stream(&yaml(&root.join("configmap.yaml"))?)?;
     let template = yaml(&root.join("machineset.yaml"))?;
@@ -70,13 +83,14 @@ fn main() -> anyhow::Result<()> {
             .map(|ms| decide_loaded(&mco_bootimage_aws::Aws, loaded, ms, &cluster, None))
             .collect()
     };
-    let wasm_decide = |input: &StreamInput| -> anyhow::Result<Vec<Decision>> {
-        let mut session = guest.session("AWS", input)?;
-        machinesets
-            .iter()
-            .map(|ms| Ok(session.decide(ms, &cluster, None)?))
-            .collect()
-    };
+    let wasm_decide =
+        |guest: &BootImageGuest, input: &StreamInput| -> anyhow::Result<Vec<Decision>> {
+            let mut session = guest.session("AWS", input)?;
+            machinesets
+                .iter()
+                .map(|ms| Ok(session.decide(ms, &cluster, None)?))
+                .collect()
+        };
     let kept = StreamInput::new(Some(&stream));
     let (native, native_new) = best_of(|| {
         let loaded = load_stream(Some(&stream));
@@ -85,17 +99,26 @@ fn main() -> anyhow::Result<()> {
             Err(why) => Err(why),
         }))
     })?;
-    let (wasm, wasm_new) = best_of(|| wasm_decide(&StreamInput::new(Some(&stream))))?;
+    let ((wasm, wasm_new), base_new) = best_beside(&guest, baseline.as_ref(), |guest| {
+        wasm_decide(guest, &StreamInput::new(Some(&stream)))
+    })?;
     let (_, native_same) = best_of(|| {
         Ok(native_decide(
             kept.index().map(|stream| stream as &dyn StreamQuery),
         ))
     })?;
-    let (wasm_same_decisions, wasm_same) = best_of(|| wasm_decide(&kept))?;
+    let ((wasm_same_decisions, wasm_same), base_same) =
+        best_beside(&guest, baseline.as_ref(), |guest| wasm_decide(guest, &kept))?;
     anyhow::ensure!(
         native == wasm && wasm == wasm_same_decisions,
         "wasm and native disagree"
     );
+    if let (Some((new, _)), Some((same, _))) = (&base_new, &base_same) {
+        anyhow::ensure!(
+            *new == native && *same == native,
+            "the baseline guest and native disagree"
+        );
+    }
     let patches = native
         .iter()
         .filter(|d| matches!(d, Decision::Patch { .. }))
@@ -105,14 +128,26 @@ fn main() -> anyhow::Result<()> {
         stream.len() >> 10,
         regions.len(),
     );
-    for (pass, wasm, native) in [
-        ("a new stream", wasm_new, native_new),
-        ("the stream of the pass before", wasm_same, native_same),
+    for (pass, wasm, base, native) in [
+        ("a new stream", wasm_new, &base_new, native_new),
+        (
+            "the stream of the pass before",
+            wasm_same,
+            &base_same,
+            native_same,
+        ),
     ] {
         println!(
             "  a pass on {pass:<30} wasm {wasm:?}, native {native:?}, wasm/native {:.2}x",
-            wasm.as_secs_f64() / native.as_secs_f64().max(f64::MIN_POSITIVE),
+            ratio(wasm, native)
         );
+        if let Some((_, base)) = base {
+            println!(
+                "  {:<40} baseline wasm {base:?}, wasm/native {:.2}x",
+                "",
+                ratio(*base, native)
+            );
+        }
     }
 
     // Where a pass on a new stream goes: the parts the host can time from
@@ -151,20 +186,57 @@ fn main() -> anyhow::Result<()> {
     ] {
         println!("  {part:<70} {:>8.1} ms", time.as_secs_f64() * 1e3);
     }
+    if let Some((_, total)) = base_new {
+        let calls = total.saturating_sub(host_parse + session + checks);
+        for (part, time) in [("baseline: calls", calls), ("baseline: total", total)] {
+            println!("  {part:<70} {:>8.1} ms", time.as_secs_f64() * 1e3);
+        }
+    }
     Ok(())
 }
 
-fn best_of<T>(mut run: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(T, Duration)> {
-    let mut best = None;
+fn ratio(wasm: Duration, native: Duration) -> f64 {
+    wasm.as_secs_f64() / native.as_secs_f64().max(f64::MIN_POSITIVE)
+}
+
+/// A result and the time it took.
+type Timed<T> = (T, Duration);
+
+/// The best of [`RUNS`] of `run` with `guest`, and with `baseline` (when
+/// given) each time right after it, so both meet the same load.
+fn best_beside<T>(
+    guest: &BootImageGuest,
+    baseline: Option<&BootImageGuest>,
+    mut run: impl FnMut(&BootImageGuest) -> anyhow::Result<T>,
+) -> anyhow::Result<(Timed<T>, Option<Timed<T>>)> {
+    let (mut best, mut best_baseline) = (None, None);
     for _ in 0..RUNS {
-        let started = Instant::now();
-        let result = run()?;
-        let elapsed = started.elapsed();
-        if best.as_ref().is_none_or(|(_, b)| elapsed < *b) {
-            best = Some((result, elapsed));
+        keep_best(&mut best, timed(|| run(guest))?);
+        if let Some(baseline) = baseline {
+            keep_best(&mut best_baseline, timed(|| run(baseline))?);
         }
     }
+    Ok((best.context("no runs")?, best_baseline))
+}
+
+fn best_of<T>(mut run: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<Timed<T>> {
+    let mut best = None;
+    for _ in 0..RUNS {
+        keep_best(&mut best, timed(&mut run)?);
+    }
     best.context("no runs")
+}
+
+fn timed<T>(run: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<Timed<T>> {
+    let started = Instant::now();
+    let result = run()?;
+    Ok((result, started.elapsed()))
+}
+
+fn keep_best<T>(best: &mut Option<Timed<T>>, (result, elapsed): Timed<T>) {
+    if best.as_ref().is_none_or(|(_, b)| elapsed < *b) {
+        *best = Some((result, elapsed));
+    }
 }
 
 fn yaml(path: &Path) -> anyhow::Result<Value> {
