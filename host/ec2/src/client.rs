@@ -1,17 +1,17 @@
 //! The client: one region's endpoint, its credentials, signed POSTs of the
 //! Query API, bounded answers.
 
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
+use mco_http::{Body, Chain, Over, ReadError, Trust, excerpt};
 use reqwest::Url;
 use reqwest::header::CONTENT_TYPE;
 
 use crate::answer::{self, Page};
-use crate::error::{Error, chain, excerpt};
+use crate::error::Error;
 use crate::{Credentials, Image, Limits, MARKETPLACE_OWNER, MAX_BODY, Timeouts};
 
 /// The Query API version every request names.
@@ -206,26 +206,28 @@ impl Client {
             } else {
                 Error::Unreachable {
                     action,
-                    detail: redact(&chain(&e)),
+                    detail: redact(&Chain(&e).to_string()),
                 }
             }
         };
-        let mut response = request.send().await.map_err(failed)?;
+        let response = request.send().await.map_err(failed)?;
         let status = response.status();
-        let too_large = || Error::TooLarge {
-            action,
-            limit: format!("{MAX_BODY} bytes"),
-        };
-        if response.content_length().is_some_and(|n| n > MAX_BODY) {
-            return Err(too_large());
-        }
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(failed)? {
-            if bytes.len() as u64 + chunk.len() as u64 > MAX_BODY {
-                return Err(too_large());
+        let bytes = match Body::new(response, MAX_BODY).read(Over::Refuse).await {
+            Ok(bytes) => bytes,
+            Err(ReadError::Transport(e)) => return Err(failed(e)),
+            Err(ReadError::TooLarge { .. }) => {
+                return Err(Error::TooLarge {
+                    action,
+                    limit: format!("{MAX_BODY} bytes"),
+                });
             }
-            bytes.extend_from_slice(&chunk);
-        }
+            Err(ReadError::Deadline) => {
+                return Err(Error::Timeout {
+                    action,
+                    after: self.timeouts.call,
+                });
+            }
+        };
         let malformed = |detail: String| Error::Malformed {
             action,
             detail: redact(&detail),
@@ -249,7 +251,7 @@ impl Client {
     /// The SigV4 headers for a POST of `body` to the endpoint, now, and
     /// the signature (to keep it out of error texts).
     fn sign(&self, body: &str) -> Result<(Vec<(String, String)>, String), Error> {
-        let invalid = |e: &dyn std::error::Error| Error::Invalid(format!("signing: {}", chain(e)));
+        let invalid = |e: &dyn std::error::Error| Error::Invalid(format!("signing: {}", Chain(e)));
         let identity: Identity = aws_credential_types::Credentials::new(
             self.credentials.access_key_id.clone(),
             self.credentials.secret_access_key.clone(),
@@ -297,24 +299,13 @@ fn form_body(action: &str, params: &[(&str, String)]) -> String {
     form.finish()
 }
 
-/// An HTTP client checking TLS against the system's roots with ring's
-/// provider, with the connect and read timeouts.
+/// An HTTP client checking TLS against the system's roots, with the
+/// connect and read timeouts.
 fn http_client(timeouts: Timeouts) -> Result<reqwest::Client, Error> {
-    let tls = |e: &dyn std::error::Error| Error::Invalid(format!("TLS setup: {}", chain(e)));
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier =
-        rustls_platform_verifier::Verifier::new(provider.clone()).map_err(|e| tls(&e))?;
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| tls(&e))?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(config)
+    mco_http::client_builder(Trust::Platform)
+        .map_err(|e| Error::Invalid(e.to_string()))?
         .connect_timeout(timeouts.connect)
         .read_timeout(timeouts.read)
         .build()
-        .map_err(|e| Error::Invalid(format!("HTTP client setup: {}", chain(&e))))
+        .map_err(|e| Error::Invalid(format!("HTTP client setup: {}", Chain(&e))))
 }

@@ -95,31 +95,6 @@ impl Error {
     }
 }
 
-/// The error chain of `e` on one line: reqwest's own message alone
-/// ("error sending request") hides the cause (refused, TLS, DNS).
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
-}
-
-/// At most `max` characters of `text`, for messages quoting an answer.
-pub(crate) fn excerpt(text: &str, max: usize) -> String {
-    let mut out: String = text.chars().take(max).collect();
-    if out.len() < text.len() {
-        out.push('…');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,12 +133,5 @@ mod tests {
         };
         assert_eq!(t.to_string(), "EC2 DescribeImages: no answer within 2s");
         assert_eq!(t.code(), None);
-    }
-
-    #[test]
-    fn excerpts_are_bounded() {
-        assert_eq!(excerpt("abc", 5), "abc");
-        assert_eq!(excerpt("abcdef", 3), "abc…");
-        assert_eq!(excerpt("ééé", 2), "éé…");
     }
 }

@@ -30,9 +30,10 @@
 //! # TLS
 //!
 //! Through rustls with ring's provider, checked against the system's roots
-//! (rustls-platform-verifier), as mco-vsphere does: no process-wide crypto
-//! provider is needed and no second one is compiled. `HTTPS_PROXY` and
-//! `NO_PROXY` from the environment apply, as they do for the AWS SDK.
+//! (rustls-platform-verifier), the client mco-http builds for mco-vsphere
+//! too: no process-wide crypto provider is needed and no second one is
+//! compiled. `HTTPS_PROXY` and `NO_PROXY` from the environment apply, as
+//! they do for the AWS SDK.
 //!
 //! # Credentials
 //!

@@ -8,8 +8,8 @@
 //! It must never depend on `mco-host`, on a job, or on the registry's
 //! table, entries or rollout: the host's registry (`registry/fetch.rs`)
 //! calls it, never the other way. Its only workspace dependencies are the
-//! formats it reads (`mco-registry-formats`) and the sha256-named blobs
-//! (`mco-runtime::blob`).
+//! formats it reads and the sha256-named blobs (`mco-registry-formats`),
+//! and the HTTP layer (`mco-http`).
 
 pub mod image_policy;
 pub mod oci;

@@ -1,13 +1,13 @@
 //! `mco-runtime`: the wasmtime façade, for any guest of any job: one
 //! engine, one store constructor, module checks, the compiled-guest cache
-//! and one generic guest handle, with the sha256-named blob helpers (`blob`)
-//! the caches and the registry share.
+//! and one generic guest handle. The sha256-named blob helpers (`blob`) are
+//! mco-registry-formats', re-exported here for the caches and the registry.
 //!
 //! Nothing here knows about Kubernetes or about a job: this crate must never
 //! depend on `mco-host`, on a job's guest library (`mco-mcn`,
 //! `mco-bootimage`) or on kube; the host depends on it, never the other way.
 
-pub mod blob;
+pub use mco_registry_formats::blob;
 mod cache;
 mod engine;
 mod error;

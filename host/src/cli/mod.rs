@@ -229,28 +229,9 @@ struct SandboxArgs {
     oci_max_module_mib: Option<usize>,
 }
 
-/// An error and its sources joined by ": ", as anyhow's `{:#}` does, but
-/// without a source whose text the one shown before it already contains:
-/// kube's errors quote their sources, so the kubeconfig error would
-/// otherwise repeat the same chain two or three times.
-pub(crate) struct Chain<'a>(pub &'a (dyn std::error::Error + 'static));
-
-impl std::fmt::Display for Chain<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut shown = self.0.to_string();
-        f.write_str(&shown)?;
-        let mut source = self.0.source();
-        while let Some(error) = source {
-            let text = error.to_string();
-            if !shown.contains(&text) {
-                write!(f, ": {text}")?;
-                shown = text;
-            }
-            source = error.source();
-        }
-        Ok(())
-    }
-}
+/// An error and its sources on one line, repeats left out and
+/// credentials masked (kube's errors quote their sources).
+pub(crate) use mco_http::Chain;
 
 /// Why a command failed, mapped to the exit statuses of the eval contract.
 #[derive(Debug, thiserror::Error)]

@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use mco_http::{Body, Chain, ReadError};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
-use crate::error::{FetchError, chain};
+use crate::error::FetchError;
 
 /// What temporary downloads are named with (`.<sha256>.<n>.part`).
 const PART_SUFFIX: &str = ".part";
@@ -192,7 +193,7 @@ impl OvaCache {
             } else {
                 FetchError::Http {
                     url: url.to_owned(),
-                    detail: chain(&e),
+                    detail: Chain(&e).to_string(),
                 }
             }
         };
@@ -201,7 +202,7 @@ impl OvaCache {
             limit: self.max_bytes,
         };
         let client = self.client()?;
-        let mut response = client
+        let response = client
             .get(url)
             .timeout(timeout)
             .send()
@@ -214,9 +215,15 @@ impl OvaCache {
             });
         }
         let announced = response.content_length().unwrap_or(0);
-        if announced > self.max_bytes {
-            return Err(too_large());
-        }
+        let read_err = |e| match e {
+            ReadError::TooLarge { .. } => too_large(),
+            ReadError::Deadline => timed_out(),
+            ReadError::Transport(e) => http_err(e),
+        };
+        let mut body = Body::new(response, self.max_bytes).until(deadline);
+        // Read before anything is evicted: an answer announced over the
+        // bound is refused here.
+        let mut next = body.chunk().await.map_err(read_err)?;
         let mut room = self.make_room(announced, part).await;
         let io = |source| FetchError::Io {
             path: part.to_owned(),
@@ -225,12 +232,7 @@ impl OvaCache {
         let mut file = tokio::fs::File::create(part).await.map_err(io)?;
         let mut hasher = Sha256::new();
         let mut size = 0u64;
-        loop {
-            let chunk = tokio::time::timeout_at(deadline, response.chunk())
-                .await
-                .map_err(|_| timed_out())?
-                .map_err(http_err)?;
-            let Some(chunk) = chunk else { break };
+        while let Some(chunk) = next {
             size += chunk.len() as u64;
             if size > room {
                 // More than announced (or nothing was): evict again.
@@ -241,6 +243,7 @@ impl OvaCache {
             }
             hasher.update(&chunk);
             file.write_all(&chunk).await.map_err(io)?;
+            next = body.chunk().await.map_err(read_err)?;
         }
         file.flush().await.map_err(io)?;
         file.sync_all().await.map_err(io)?;

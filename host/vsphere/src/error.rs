@@ -181,31 +181,6 @@ pub enum FetchError {
     },
 }
 
-/// The error chain of `e` on one line: reqwest's own message alone
-/// ("error sending request") hides the cause (refused, TLS, DNS).
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let s_text = s.to_string();
-        if !out.contains(&s_text) {
-            out.push_str(": ");
-            out.push_str(&s_text);
-        }
-        source = s.source();
-    }
-    out
-}
-
-/// At most `max` characters of `text`, for error messages quoting bodies.
-pub(crate) fn excerpt(text: &str, max: usize) -> String {
-    let mut out: String = text.chars().take(max).collect();
-    if out.len() < text.len() {
-        out.push('…');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,12 +223,5 @@ mod tests {
             .to_string(),
             "renaming a to b"
         );
-    }
-
-    #[test]
-    fn excerpts_are_bounded() {
-        assert_eq!(excerpt("abc", 5), "abc");
-        assert_eq!(excerpt("abcdef", 3), "abc…");
-        assert_eq!(excerpt("ééé", 2), "éé…");
     }
 }

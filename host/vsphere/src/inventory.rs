@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::error::{Error, excerpt};
+use mco_http::excerpt;
+
+use crate::error::Error;
 use crate::session::{MoRef, Session};
 use crate::xml::{Element, escape};
 use crate::{DiskType, FoundVm, Recovery, temp_name};

@@ -23,7 +23,7 @@
 //!
 //! # TLS and proxies
 //!
-//! Clients are built from a rustls configuration made here with ring's
+//! Clients are built from mco-http's rustls configuration with ring's
 //! provider (the one the controller uses), so no process-wide crypto
 //! provider needs to be installed and no second provider (aws-lc-rs) is
 //! compiled. `HTTPS_PROXY`/`NO_PROXY` from the environment apply, as they

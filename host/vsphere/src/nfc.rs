@@ -269,7 +269,7 @@ impl Session {
             return Err(Error::Rest {
                 path: label,
                 status: status.as_u16(),
-                body: crate::error::excerpt(&String::from_utf8_lossy(&body), 500),
+                body: mco_http::excerpt(&String::from_utf8_lossy(&body), 500),
             });
         }
         Ok(())

@@ -1,16 +1,11 @@
 //! The SOAP session: TLS, the vim25 envelope, faults, bounded bodies.
 
-use std::sync::Arc;
 use std::time::Duration;
 
+use mco_http::{Body, Chain, Over, ReadError, TlsError, excerpt};
 use reqwest::header::{CONTENT_TYPE, COOKIE, HeaderValue, SET_COOKIE};
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
-use rustls::{DigitallySignedStruct, SignatureScheme};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
-use crate::error::{Error, chain, excerpt};
+use crate::error::Error;
 use crate::xml::{self, Element, escape};
 use crate::{Endpoint, MAX_BODY, Timeouts, Trust};
 
@@ -379,130 +374,50 @@ pub(crate) fn http_error(
     } else {
         Error::Http {
             method: method.to_owned(),
-            detail: chain(e),
+            detail: Chain(e).to_string(),
         }
     }
 }
 
 /// The body, at most [`MAX_BODY`] bytes of it.
 pub(crate) async fn read_bounded(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     method: &str,
     timeout: &'static str,
     after: Duration,
 ) -> Result<Vec<u8>, Error> {
-    let too_large = || Error::TooLarge {
-        method: method.to_owned(),
-        limit: MAX_BODY,
-    };
-    if response.content_length().is_some_and(|n| n > MAX_BODY) {
-        return Err(too_large());
+    match Body::new(response, MAX_BODY).read(Over::Refuse).await {
+        Ok(body) => Ok(body),
+        Err(ReadError::Transport(e)) => Err(http_error(method, &e, timeout, after)),
+        Err(ReadError::TooLarge { limit }) => Err(Error::TooLarge {
+            method: method.to_owned(),
+            limit,
+        }),
+        Err(ReadError::Deadline) => Err(Error::Timeout {
+            method: method.to_owned(),
+            timeout,
+            after,
+        }),
     }
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| http_error(method, &e, timeout, after))?
-    {
-        if body.len() as u64 + chunk.len() as u64 > MAX_BODY {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
 }
 
 /// A client for one vCenter (SOAP, REST and NFC uploads alike), checking
-/// TLS as `trust` says, with ring's provider.
+/// TLS as `trust` says.
 pub(crate) fn http_client(trust: &Trust) -> Result<reqwest::Client, Error> {
-    let tls = |e: &dyn std::error::Error| Error::Invalid(format!("TLS setup: {}", chain(e)));
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| tls(&e))?;
-    let mut config = match trust {
-        Trust::Public => {
-            let verifier =
-                rustls_platform_verifier::Verifier::new(provider).map_err(|e| tls(&e))?;
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(verifier))
-                .with_no_client_auth()
-        }
-        Trust::Pem(pem) => {
-            let mut roots = rustls::RootCertStore::empty();
-            for cert in CertificateDer::pem_slice_iter(pem) {
-                let cert = cert.map_err(|e| tls(&e))?;
-                roots.add(cert).map_err(|e| tls(&e))?;
-            }
-            if roots.is_empty() {
-                return Err(Error::Invalid(
-                    "the vCenter CA bundle holds no PEM certificate".into(),
-                ));
-            }
-            builder.with_root_certificates(roots).with_no_client_auth()
-        }
-        Trust::InsecureSkipVerify => builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
-            .with_no_client_auth(),
+    let trust = match trust {
+        Trust::Public => mco_http::Trust::Platform,
+        Trust::Pem(pem) => mco_http::Trust::Pem(pem),
+        Trust::InsecureSkipVerify => mco_http::Trust::AnyCertificate,
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(config)
+    mco_http::client_builder(trust)
+        .map_err(|e| match e {
+            TlsError::NoCertificate => {
+                Error::Invalid("the vCenter CA bundle holds no PEM certificate".into())
+            }
+            e => Error::Invalid(e.to_string()),
+        })?
         .build()
-        .map_err(|e| Error::Invalid(format!("HTTP client setup: {}", chain(&e))))
-}
-
-/// Accepts any certificate (for [`Trust::InsecureSkipVerify`]) but still
-/// checks the handshake signatures, so the connection is at least to
-/// whoever holds the key of the certificate shown.
-#[derive(Debug)]
-struct NoVerification(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerification {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+        .map_err(|e| Error::Invalid(format!("HTTP client setup: {}", Chain(&e))))
 }
 
 #[cfg(test)]

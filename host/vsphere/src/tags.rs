@@ -11,7 +11,9 @@ use reqwest::Method;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
-use crate::error::{Error, excerpt};
+use mco_http::excerpt;
+
+use crate::error::Error;
 use crate::session::{Session, http_error, read_bounded};
 
 const SESSION: &str = "/rest/com/vmware/cis/session";

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use oci_client::Reference;
 
 use super::{Oci, oci_digest};
-use mco_runtime::blob::{digest, write_atomically};
+use mco_registry_formats::blob::{digest, write_atomically};
 
 impl Oci {
     /// The cached manifest of a reference by digest.

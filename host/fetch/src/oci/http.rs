@@ -13,6 +13,7 @@
 
 use std::time::Duration;
 
+use mco_http::{Body, Chain, Over, ReadError};
 use oci_client::Reference;
 use oci_client::errors::{OciDistributionError, OciEnvelope, OciErrorCode};
 use oci_client::secrets::RegistryAuth;
@@ -97,7 +98,7 @@ pub(super) fn http_client(limits: &PullLimits) -> Result<reqwest::Client, String
         .read_timeout(limits.idle)
         .user_agent(concat!("mco-host/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| error_chain(&e))
+        .map_err(|e| Chain(&e).to_string())
 }
 
 impl Oci {
@@ -168,20 +169,14 @@ impl Oci {
         }
         let status = response.status();
         if !status.is_success() {
-            let (body, _) = read_bounded(&url, response, MAX_ERROR_BODY, &self.limits).await?;
+            let body = read(&url, response, MAX_ERROR_BODY, Over::Truncate, &self.limits).await?;
             return Err(RequestError::Status {
                 url: url.to_string(),
                 status,
                 body: String::from_utf8_lossy(&body).into_owned(),
             });
         }
-        match read_bounded(&url, response, limit, &self.limits).await? {
-            (bytes, false) => Ok(bytes),
-            (_, true) => Err(RequestError::TooLarge {
-                url: url.to_string(),
-                limit,
-            }),
-        }
+        read(&url, response, limit, Over::Refuse, &self.limits).await
     }
 
     async fn send(
@@ -230,34 +225,30 @@ impl Oci {
     }
 }
 
-/// At most `limit` bytes of `response`'s body, as they arrive, and whether
-/// there was more: an answer that announces more is not read at all.
-async fn read_bounded(
+/// `response`'s body, counted as it arrives: past `limit`, as `over` says
+/// (nothing of an answer that announces more is read).
+async fn read(
     url: &Url,
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     limit: usize,
+    over: Over,
     limits: &PullLimits,
-) -> Result<(Vec<u8>, bool), RequestError> {
-    if response
-        .content_length()
-        .is_some_and(|length| length > limit as u64)
-    {
-        return Ok((Vec::new(), true));
-    }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
+) -> Result<Vec<u8>, RequestError> {
+    Body::new(response, limit as u64)
+        .read(over)
         .await
-        .map_err(|e| transport(url, &e, limits))?
-    {
-        let room = limit - bytes.len();
-        if chunk.len() > room {
-            bytes.extend_from_slice(&chunk[..room]);
-            return Ok((bytes, true));
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok((bytes, false))
+        .map_err(|e| match e {
+            ReadError::Transport(e) => transport(url, &e, limits),
+            ReadError::TooLarge { .. } => RequestError::TooLarge {
+                url: url.to_string(),
+                limit,
+            },
+            // No deadline is set: the read timeout of the client stands.
+            ReadError::Deadline => RequestError::Idle {
+                url: url.to_string(),
+                after: limits.idle,
+            },
+        })
 }
 
 /// A reqwest error, its timeouts told apart, with its causes.
@@ -276,22 +267,9 @@ fn transport(url: &Url, error: &reqwest::Error, limits: &PullLimits) -> RequestE
     } else {
         RequestError::Transport {
             url,
-            detail: error_chain(error),
+            detail: Chain(error).to_string(),
         }
     }
-}
-
-/// `error` and its sources, as one line: reqwest's own message names only
-/// the request ("error sending request"), its sources say why.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

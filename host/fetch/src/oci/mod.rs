@@ -182,18 +182,21 @@ pub fn credential_key(auth: &RegistryAuth) -> String {
         RegistryAuth::Basic(user, password) => {
             format!(
                 "basic:{}",
-                mco_runtime::blob::digest(format!("{user}\0{password}").as_bytes())
+                mco_registry_formats::blob::digest(format!("{user}\0{password}").as_bytes())
             )
         }
         RegistryAuth::Bearer(token) => {
-            format!("bearer:{}", mco_runtime::blob::digest(token.as_bytes()))
+            format!(
+                "bearer:{}",
+                mco_registry_formats::blob::digest(token.as_bytes())
+            )
         }
     }
 }
 
 /// `bytes`' digest as OCI descriptors write it.
 fn oci_digest(bytes: &[u8]) -> String {
-    format!("sha256:{}", mco_runtime::blob::digest(bytes))
+    format!("sha256:{}", mco_registry_formats::blob::digest(bytes))
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::runtime::watcher;
+use mco_http::{Body, Over};
 
 use crate::status_section::{Flags, ReadError, absent};
 use inputs::sections;
@@ -244,7 +245,7 @@ const ADMIN_DEADLINE: Duration = Duration::from_secs(5);
 
 /// The largest answer of `--admin-url` read: a host's `/guests`,
 /// `/ownership` and `/metrics` run to kilobytes.
-const ADMIN_ANSWER_MAX: usize = 8 << 20;
+const ADMIN_ANSWER_MAX: u64 = 8 << 20;
 
 /// The environment variable holding the token sent to `--admin-url`.
 const ADMIN_TOKEN_ENV: &str = "MCO_ADMIN_TOKEN";
@@ -268,19 +269,19 @@ impl Reader {
             Some(token) => request.bearer_auth(token),
             None => request,
         };
-        let mut response = (request.send().await)
+        let response = (request.send().await)
             .and_then(reqwest::Response::error_for_status)
             .map_err(|e| e.to_string())?;
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
-            if body.len() + chunk.len() > ADMIN_ANSWER_MAX {
-                return Err(format!(
+        let body = Body::new(response, ADMIN_ANSWER_MAX)
+            .read(Over::Refuse)
+            .await
+            .map_err(|e| match e {
+                mco_http::ReadError::TooLarge { .. } => format!(
                     "the answer is over {} MiB, more than a host sends",
                     ADMIN_ANSWER_MAX >> 20
-                ));
-            }
-            body.extend_from_slice(&chunk);
-        }
+                ),
+                e => e.to_string(),
+            })?;
         String::from_utf8(body).map_err(|e| e.to_string())
     }
 

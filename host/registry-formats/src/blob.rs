@@ -1,7 +1,6 @@
 //! Bytes named by their sha256 and written whole: what the compiled-guest
-//! cache (`runtime`), the OCI blob cache and the registry's `sha256` pins
-//! (`registry`) share, kept apart from both so neither reaches into the
-//! other for it.
+//! cache (mco-runtime), the OCI blob cache (mco-fetch) and the registry's
+//! `sha256` pins share, kept here so mco-fetch links no wasmtime for it.
 
 use std::path::Path;
 
