@@ -27,15 +27,19 @@ control-plane:
 ## On 2 cores most of the time of a plain serial run was idle CPU: the Rust
 ## builds have single-threaded stretches, an e2e test mostly waits on its
 ## control plane, and the Go-built parts were built inside the first test
-## that needed them. So the parts are built side by side, and the test
-## binaries run TEST_JOBS at a time (each e2e binary starts control planes
-## of its own; the tests inside one run one after another). Every job's
-## output is printed whole when it ends.
+## that needed them. So the parts are built side by side, and the e2e
+## modules run TEST_JOBS at a time, each in a process of its own (the e2e
+## tests are one binary, `tests/tests/main.rs`; a process starts control
+## planes of its own, the tests inside one run one after another). Every
+## job's output is printed whole when it ends.
 TEST_JOBS ?= 3
-E2E_TESTS := $(sort $(basename $(notdir $(wildcard tests/tests/*.rs))))
+# The e2e binary's modules: a file each, and `support`'s own tests.
+E2E_TESTS := $(sort support $(filter-out main,$(basename $(notdir $(wildcard tests/tests/*.rs)))))
 # The build variants of the faulty guest: every feature it declares.
 FAULTY_VARIANTS := $(shell sed -n '/^\[features\]/,/^\[target/s/^\([a-z-]*\) = .*/\1/p' guests/faulty/Cargo.toml)
-OTHER_TESTS := $(sort $(basename $(notdir $(wildcard host/tests/*.rs host/*/tests/*.rs guests/*/tests/*.rs))))
+# The host's integration tests are one binary (`host/tests/main.rs`); the
+# other crates' are a binary per file.
+OTHER_TESTS := $(sort host $(basename $(notdir $(wildcard host/*/tests/*.rs guests/*/tests/*.rs))))
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-guests test-build test-parts $(WASMTIME) $(WKG)
 	examples/python-gcp/build.sh
@@ -66,8 +70,11 @@ test-unit:
 	cargo test --locked --release --workspace --lib --bins
 	cargo test --locked --release --workspace --doc
 	cargo test --locked --release --workspace $(OTHER_TESTS:%=--test %)
+# A module's tests by a filter on their path (`rollout::`), and skipping a
+# module whose name ends in this one's (`bootimage_rollout::`): a filter
+# matches anywhere in a test's path.
 test-e2e-%:
-	cargo test --locked --release --workspace --test $*
+	cargo test --locked --release --workspace --test e2e -- $*:: $(patsubst %,--skip %::,$(filter %_$*,$(E2E_TESTS)))
 # The Go-built, PyPI and Debian parts the e2e tests start (each script caches by
 # version and is safe to run concurrently; the tests call them too).
 test-parts:
@@ -173,10 +180,11 @@ crds: host
 docs-ref: host
 	$(CARGO_TARGET_DIR)/release/mco-host docs --out-dir docs/reference
 
-# wasm-pkg-tools' CLI, for the test that fetches the WIT package as wkg does
-# (cold: about 10 minutes of CPU time, 15 minutes measured on a loaded 2-core machine).
+# wasm-pkg-tools' CLI, for the test that fetches the WIT package as wkg does.
+# A debug build: only that test runs it, on a few KiB, and the release
+# build took about twice the CPU time (docs/dev/records/ci-timings.md).
 $(WKG):
-	cargo install --locked --quiet wkg --version $(WKG_VERSION) --root $(CARGO_TARGET_DIR)/tools \
+	cargo install --locked --quiet --debug wkg --version $(WKG_VERSION) --root $(CARGO_TARGET_DIR)/tools \
 		--target-dir $(CARGO_TARGET_DIR)/install/wkg
 
 # The stock CLI, for the offline-run test: the Bytecode Alliance's release

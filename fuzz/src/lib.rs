@@ -108,7 +108,7 @@ pub fn never_verifies(signature: &Signature) {
 }
 
 /// A self-signed P-256 root whose private half was thrown away when
-/// `mco_e2e::pki` made it.
+/// `mco_test_support::pki` made it.
 const NOBODYS_ROOT: &str = "-----BEGIN CERTIFICATE-----
 MIIBfjCCASSgAwIBAgIIfbbMTbbCZ8MwCgYIKoZIzj0EAwIwIzEQMA4GA1UECgwH
 bWNvLWUyZTEPMA0GA1UEAwwGbm9ib2R5MB4XDTI2MTIwNDE5MTgwNVoXDTM2MTIw

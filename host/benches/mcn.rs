@@ -288,12 +288,12 @@ fn cold(guest: &McnGuest, floor_guest: &McnGuest, facts: &Facts) -> anyhow::Resu
 }
 
 /// A node mid-update between two rendered configs of
-/// `mco_e2e::large::OBJECT_BYTES` each (thousands of small files; the OS
+/// `mco_test_support::large::OBJECT_BYTES` each (thousands of small files; the OS
 /// image differs too), in the default guest memory: a fresh instance +
 /// call against native, both from the configs' summaries, which the host
 /// reads once per config version (that read is timed beside them).
 fn large_configs(guest: &McnGuest) -> anyhow::Result<()> {
-    use mco_e2e::large::{Files, OBJECT_BYTES, grow_machineconfigs};
+    use mco_test_support::large::{Files, OBJECT_BYTES, grow_machineconfigs};
     let mut facts = synthetic(2);
     let mut configs: Vec<serde_json::Value> = ["os-a", "os-b"]
         .iter()

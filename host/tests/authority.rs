@@ -4,7 +4,7 @@
 //! the real runtime and through `mco-host eval`. Every one is an
 //! `invalid_output` failure (exit 3) whose message names the rule.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

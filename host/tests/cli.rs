@@ -1,10 +1,10 @@
 //! The `mco-host` command line as outside suites call it: the eval
 //! contract's output and exit statuses, and the generated CRD.
 
-mod common;
+use crate::common;
 
 use common::cli::{run, stderr};
-use mco_e2e::large::{BootImageBulk, grown_aws_bootimage_case};
+use mco_test_support::large::{BootImageBulk, grown_aws_bootimage_case};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -4,10 +4,10 @@
 //! RBAC, Containerfile) agree with each other.
 //!
 //! Every assertion is on what the real `kustomize build` prints
-//! ([`mco_e2e::kustomize`]: built once from the Go module proxy; where it
+//! ([`mco_test_support::kustomize`]: built once from the Go module proxy; where it
 //! cannot be built the tests fail, they never skip).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -1153,10 +1153,10 @@ fn every_manifest_under_deploy_is_used() {
 // The real kustomize
 // ---------------------------------------------------------------------------
 
-/// `kustomize build DIR`, every document it prints (`mco_e2e::kustomize`:
+/// `kustomize build DIR`, every document it prints (`mco_test_support::kustomize`:
 /// built once from the Go module proxy; a failure fails the test).
 fn kustomize_build(dir: &Path) -> Vec<Value> {
-    mco_e2e::kustomize_build(dir).unwrap_or_else(|e| panic!("{e:#}"))
+    mco_test_support::kustomize::kustomize_build(dir).unwrap_or_else(|e| panic!("{e:#}"))
 }
 
 /// JSON has one number type: kustomize prints the CRD's `minimum: 1.0` as

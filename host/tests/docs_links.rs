@@ -5,7 +5,7 @@
 //! followed: the tests reach no network. The Markdown is read by
 //! pulldown-cmark, so links in code blocks and inline code are not links.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};

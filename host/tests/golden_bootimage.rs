@@ -3,7 +3,7 @@
 //! expected.json. Every patch is applied (RFC 7386) and decided again,
 //! which must give `noop` (`mco_host::cases`, which `guests test` shares).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! again with rendered configs at the apiserver's object size, within the
 //! default guest memory.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -7,7 +7,7 @@
 //! pool counts add up to the pool's MCNs, and every node and MachineSet it
 //! names says what its object says.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

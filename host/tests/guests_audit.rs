@@ -5,7 +5,7 @@
 //! entry's own candidate, a boot image candidate that oversteps, and the
 //! hostile and broken inputs the exit statuses promise to refuse.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! entry it does not fit, and bad input with the exit statuses of
 //! `guests test`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

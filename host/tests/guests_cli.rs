@@ -3,7 +3,7 @@
 //! path of golden_mcn.rs and golden_bootimage.rs), a module that gets
 //! cases wrong, the WIT package, and what `inspect` says of a path.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -9,7 +9,7 @@
 //! The crates build in `<target>/scaffold`, which stays warm between runs
 //! like the rest of the target directory.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! else is affected, and the same runtime keeps serving good guests of both
 //! jobs.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -7,7 +7,7 @@
 //! image from the stream, the faithful stub; MCN pools, names, conditions)
 //! run on every one: a false refusal fails the property.
 
-mod common;
+use crate::common;
 
 #[path = "../../guests/bootimage/tests/strategies/mod.rs"]
 mod bootimage_strategies;

@@ -5,7 +5,7 @@
 //! in a real bash; and the README's install and completion lines work as
 //! written.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! client stop reading near the bound, so the host never holds more; and
 //! the module serving before keeps serving.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -3,7 +3,7 @@
 //! (digest pin, component of the right world, allowlisted imports, limits,
 //! smoke evaluation) replaces the one serving.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

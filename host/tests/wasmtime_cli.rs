@@ -3,7 +3,7 @@
 //! CLI is installed by the test setup (`target/tools/bin`) or named by
 //! `MCO_WASMTIME`; a missing CLI fails the test.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -29,12 +29,9 @@
 mod control_plane;
 mod crds;
 mod http;
-mod kustomize;
-pub mod large;
 mod mirror;
 pub mod moto;
 pub mod ova;
-pub mod pki;
 mod process;
 mod users;
 mod vcsim;
@@ -45,7 +42,8 @@ pub use control_plane::{
 };
 pub use crds::{FeatureSet, crds_dir, load_crd_dir, openshift};
 pub use http::{http_get, http_get_as};
-pub use kustomize::{KUSTOMIZE_VERSION, kustomize, kustomize_build};
+pub use mco_test_support::kustomize::{KUSTOMIZE_VERSION, kustomize, kustomize_build};
+pub use mco_test_support::{large, pki};
 pub use mirror::Mirror;
 pub use process::tail;
 pub use users::{ADMIN_USER, User};

@@ -5,11 +5,7 @@
 //! condition of a node mid-update differently, and the exact counts and
 //! sample that gives.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use anyhow::{Result, ensure};
 use serde_json::json;

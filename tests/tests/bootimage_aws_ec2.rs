@@ -12,11 +12,7 @@
 //! it checks no credentials until told to, and then refuses every key (it
 //! knows none), which shows credentials EC2 refuses.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -8,11 +8,7 @@
 //! a newer stream (or changes enrollment, stability, a competing writer) and
 //! checks what was written, and what was not.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

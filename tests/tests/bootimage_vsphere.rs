@@ -20,11 +20,7 @@
 //!   name), which is exactly what such a kill leaves: a real kill cannot be
 //!   timed between two sub-second vcsim calls.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -14,11 +14,7 @@
 //!
 //! Needs `make host guests` first, as `mcn_controller.rs` does.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

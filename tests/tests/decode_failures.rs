@@ -7,11 +7,7 @@
 //! MachineSet the boot image job's Degraded condition); the boot image
 //! audit of the cluster compares the good MachineSet alone.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -10,11 +10,7 @@
 //!   occurred, the other conditions keep their transition times), it gains
 //!   `configImage`, and a node created afterwards gets the gate-on set.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -24,11 +24,7 @@
 //! written by the test in the shapes the host writes (its own tests pin
 //! those, `host/src/registry/crd.rs`).
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -11,11 +11,7 @@
 //! Needs `cargo build --release -p mco-host` and `guests/build.sh` first
 //! (`make host guests`), with the same `CARGO_TARGET_DIR`; or set `MCO_HOST_BIN`.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -17,11 +17,7 @@
 //! fails.
 //! Needs the release `mco-host` and the guests (`make host guests`).
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

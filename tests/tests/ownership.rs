@@ -12,11 +12,7 @@
 //!   Events);
 //! - own mode refuses to write while it sees those writers, and says why.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

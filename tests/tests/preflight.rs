@@ -6,11 +6,7 @@
 //! JSON, and the command still exits 0 as it does for any failed check;
 //! `--admin-auth none` asks nothing.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

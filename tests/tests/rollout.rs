@@ -15,11 +15,7 @@
 //!
 //! Needs `make host test-guests` first, with the same `CARGO_TARGET_DIR`.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -14,11 +14,7 @@
 //! and counted, nothing written, and its peak RSS under the Deployment's
 //! memory limit.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

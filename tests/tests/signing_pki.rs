@@ -26,11 +26,7 @@
 //! own reason, the module before serving. `guests verify` prints what each signature proved and refuses
 //! what the controller refuses.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

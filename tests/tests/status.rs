@@ -9,11 +9,7 @@
 //! Needs the release `mco-host` and the guests (`make host guests`), or
 //! `MCO_HOST_BIN`.
 
-#[allow(
-    dead_code,
-    reason = "the e2e files share one support module; each uses part of it"
-)]
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

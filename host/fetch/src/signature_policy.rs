@@ -484,12 +484,12 @@ fn matching(checks: &[Vec<Checked>]) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use base64::Engine as _;
-    use mco_e2e::pki::{
+    use mco_registry_formats::cosign::CertificateAnnotations;
+    use mco_registry_formats::sigstore::SubjectMatch;
+    use mco_test_support::pki::{
         Ca, Leaf, LeafSpec, Log, now, signature_encodings, simple_signing_payload,
         trusted_root_json,
     };
-    use mco_registry_formats::cosign::CertificateAnnotations;
-    use mco_registry_formats::sigstore::SubjectMatch;
 
     use super::*;
 

@@ -1,12 +1,11 @@
 //! Certificate-based cosign signatures (`mco_registry_formats::sigstore`)
 //! against CAs, leaves and a transparency log made fresh by
-//! `mco_e2e::pki`: each refusal reason with its own message, in both forms
-//! cosign writes (the `.sig` layer's annotations, the Sigstore bundle).
+//! `mco_test_support::pki`: each refusal reason with its own message, in
+//! both forms cosign writes (the `.sig` layer's annotations, the Sigstore bundle).
 
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use mco_e2e::pki::{self, Ca, CaSpec, Entry, Leaf, LeafSpec, Log};
 use mco_registry_formats::cosign::{
     CERTIFICATE_ANNOTATION, CHAIN_ANNOTATION, CertificateAnnotations, REKOR_BUNDLE_ANNOTATION,
     SIGNATURE_ANNOTATION, Signature,
@@ -15,6 +14,7 @@ use mco_registry_formats::sigstore::{
     CertRefusal, Identity, IssuerMatch, LogRequirement, San, Signer, SubjectMatch, TrustRoot,
     verify_certificate,
 };
+use mco_test_support::pki::{self, Ca, CaSpec, Entry, Leaf, LeafSpec, Log};
 
 const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
 const OTHER: &str = "sha256:2222222222222222222222222222222222222222222222222222222222222222";

@@ -547,7 +547,7 @@ impl BootImageInputs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mco_e2e::large::{BootImageBulk, OBJECT_BYTES, grown_aws_bootimage_case};
+    use mco_test_support::large::{BootImageBulk, OBJECT_BYTES, grown_aws_bootimage_case};
 
     /// A MachineSet as large as the apiserver stores one (a providerSpec of
     /// 10,000 tags, about 1.5 MiB) decodes through the typed read `eval

@@ -127,7 +127,7 @@ impl McnInputs {
 mod tests {
     use super::*;
     use crate::case_check::now;
-    use mco_e2e::large::OBJECT_BYTES;
+    use mco_test_support::large::OBJECT_BYTES;
 
     /// A Node as large as the apiserver stores one (its annotations grown
     /// to about 1.5 MiB) decodes through the typed read `eval mcn` uses and

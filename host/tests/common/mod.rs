@@ -138,11 +138,11 @@ const GROWN_CASES: [&str; 6] = [
 ];
 
 /// Copies of [`GROWN_CASES`] under `dir` whose rendered configs are
-/// [`mco_e2e::large::OBJECT_BYTES`] each, grown once with many small
+/// [`mco_test_support::large::OBJECT_BYTES`] each, grown once with many small
 /// files and once with a few large ones; their expected decisions hold
 /// unchanged, since the configs still differ only as before.
 pub fn grown_mcn_cases(dir: &Path) -> Vec<PathBuf> {
-    use mco_e2e::large::{Files, OBJECT_BYTES, grown_case};
+    use mco_test_support::large::{Files, OBJECT_BYTES, grown_case};
     let mut cases = Vec::new();
     for name in GROWN_CASES {
         for (files, suffix) in [

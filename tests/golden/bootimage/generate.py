@@ -2,9 +2,9 @@
 """Regenerates tests/golden/bootimage/*: inputs plus expected.json.
 
 The expectations here are written out independently of the Rust code (patch
-bodies, converted stubs and message texts), so `cargo test -p mco-bootimage
---test golden` checks the implementation against a second opinion rather
-than against its own output. Rewrites the whole tree; needs PyYAML.
+bodies, converted stubs and message texts), so `cargo test --workspace --test
+host -- golden_bootimage::` checks the implementation against a second
+opinion rather than against its own output. Rewrites the whole tree; needs PyYAML.
 
     python3 tests/golden/bootimage/generate.py [OUTPUT_DIR]
 """

@@ -5,7 +5,7 @@ MachineConfigNodes are taken from the MCN golden cases (tests/golden/mcn/*/
 expected.json: real condition sets of each update step), renamed and shifted
 in time; boot image objects from tests/golden/bootimage/aws-patch-arm64.
 The expected renders (expected.txt, expected.json) are written by
-`UPDATE_GOLDEN=1 cargo test -p mco-host --test golden_status`.
+`UPDATE_GOLDEN=1 cargo test --locked --release --workspace --test host -- golden_status::`.
 Every case is rendered at NOW (host/tests/golden_status.rs).
 """
 import copy, datetime, json, os, yaml

@@ -240,7 +240,7 @@ fn config_map_data(cm: ConfigMap) -> ConfigMapData {
 mod tests {
     use std::path::Path;
 
-    use mco_e2e::large::{BootImageBulk, OBJECT_BYTES, grown_aws_bootimage_case};
+    use mco_test_support::large::{BootImageBulk, OBJECT_BYTES, grown_aws_bootimage_case};
     use serde_json::{Value, json};
 
     use super::*;

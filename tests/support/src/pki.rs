@@ -12,7 +12,7 @@
 //! `tlogEntries`); it is made here, not by a Rekor server.
 //!
 //! ```no_run
-//! use mco_e2e::pki::{Ca, LeafSpec, Log, now};
+//! use mco_test_support::pki::{Ca, LeafSpec, Log, now};
 //! let root = Ca::root("mco-e2e root");
 //! let ca = root.intermediate("mco-e2e signing");
 //! let leaf = ca.leaf(&LeafSpec::email("ci@example.com").issuer("https://issuer.example"));
