@@ -21,8 +21,8 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use prometheus_client::registry::Registry;
 
-use crate::ownership::Ownership;
 use mco_cluster::watch::Readiness;
+use mco_job::ownership::Ownership;
 use mco_registry::Guests;
 
 #[derive(Clone)]

@@ -7,9 +7,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::case_check::EXPECTED;
-pub use crate::case_check::{CaseFailure, Pass, diff};
-use crate::jobs::Job;
+use mco_job::case_check::EXPECTED;
+pub use mco_job::case_check::{CaseFailure, Pass, diff};
+use mco_job::jobs::Job;
 
 /// One case folder.
 #[derive(Clone)]
@@ -124,5 +124,27 @@ mod tests {
         let missing = dir.path().join("nope");
         let err = find(&[missing]).err();
         assert!(matches!(err, Some(FindError::Read { .. })), "{err:?}");
+    }
+
+    /// The case finder knows a case of every job by the job's own files.
+    #[test]
+    fn a_case_of_every_job_is_found_as_that_jobs() {
+        let mut jobs_with_cases = 0;
+        for job in crate::JOBS.iter() {
+            for file in job.case_files() {
+                let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+                let write = |name: &str| {
+                    std::fs::write(dir.path().join(name), "{}").unwrap_or_else(|e| panic!("{e}"))
+                };
+                write(EXPECTED);
+                write(file);
+                let found =
+                    find(&[dir.path().to_path_buf()]).unwrap_or_else(|e| panic!("{file}: {e}"));
+                let names: Vec<&str> = found.iter().map(|case| case.job.name()).collect();
+                assert_eq!(names, [job.name()], "{file}");
+            }
+            jobs_with_cases += usize::from(!job.case_files().is_empty());
+        }
+        assert_eq!(jobs_with_cases, crate::JOBS.iter().count());
     }
 }

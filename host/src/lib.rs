@@ -1,37 +1,18 @@
 //! `mco-host`: runs OpenShift Machine Config logic as sandboxed WebAssembly
-//! guests. One folder per job (`mcn`, `bootimage`), each describing itself
-//! once to the registry and to the rest of the host ([`jobs::Job`]) and
-//! listed once in [`JOBS`]; what the jobs share comes from the workspace
-//! crates below (`mco-runtime`: the wasmtime façade; `mco-cluster`: the
-//! kube plumbing; `mco-fetch`: module bytes and trust; `mco-registry`:
-//! which module serves which job). Here: the composition root of `run` and
-//! what it hands each job (`run`, `run_context`), who writes what beside
-//! the Machine Config Operator (`ownership`), the cluster's feature gates
-//! (`feature_gates`) and the feature sets of CRDs (`crds`), whether this
-//! replica still holds the lease (`leadership`), the job-free series
-//! (`metrics`), the admin server (`admin`), what `status`, `preflight` and
-//! `guests audit` ask of a job (`status_section`, `preflight`,
-//! `audit_files`), the manifest reader of the offline commands
-//! (`manifests`), the case folders (`cases`, `case_check`), and the
-//! command line (`cli`).
+//! guests. Each job is a crate over `mco-job` (the job contract,
+//! [`mco_job::jobs::Job`], and what a job is given), listed once in
+//! [`JOBS`]; the layers below come from the workspace crates (`mco-runtime`:
+//! the wasmtime façade; `mco-cluster`: the kube plumbing; `mco-fetch`:
+//! module bytes and trust; `mco-registry`: which module serves which job).
+//! Here: the composition root of `run` (`run`), the admin server (`admin`),
+//! the case folders of every job (`cases`), the WIT package (`wit`), and
+//! the command line (`cli`).
 pub mod admin;
-pub mod audit_files;
 pub mod bootimage;
-pub mod case_check;
 pub mod cases;
 pub mod cli;
-pub mod crds;
-pub mod feature_gates;
-pub mod jobs;
-pub mod leadership;
-pub mod manifests;
 pub mod mcn;
-pub mod metrics;
-pub mod ownership;
-pub mod preflight;
 pub mod run;
-pub mod run_context;
-pub mod status_section;
 mod telemetry;
 pub mod wit;
 
@@ -51,12 +32,12 @@ pub fn crate_dir() -> std::path::PathBuf {
 pub use mco_fetch::install_crypto_provider;
 
 /// The jobs of the host: each describes itself to the guest registry,
-/// which knows no other, and to the command line ([`jobs::Job`]). A job is
+/// which knows no other, and to the command line ([`mco_job::jobs::Job`]). A job is
 /// added by writing its folder and listing it here.
-pub static JOBS: jobs::Jobs = jobs::jobs![mcn::job::Mcn, bootimage::job::BootImage];
+pub static JOBS: mco_job::jobs::Jobs = mco_job::jobs![mcn::job::Mcn, bootimage::job::BootImage];
 
 /// The CustomResourceDefinitions the host writes to, each with the path
-/// under `deploy/` that keeps it: every job's ([`jobs::Job::crds`]), then
+/// under `deploy/` that keeps it: every job's ([`mco_job::jobs::Job::crds`]), then
 /// MachineConfigGuest in the base's `crds/`.
 pub fn crds() -> Vec<(
     &'static str,
@@ -68,4 +49,18 @@ pub fn crds() -> Vec<(
         mco_registry::crd::machine_config_guest_crd(&JOBS),
     ));
     crds
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ops::Deref;
+
+    /// One line lists a job for the registry and the command line alike.
+    #[test]
+    fn every_job_listed_is_a_job_of_the_registry() {
+        let listed: Vec<&str> = super::JOBS.iter().map(|job| job.name()).collect();
+        let registered: Vec<&str> = super::JOBS.deref().iter().map(|kind| kind.name()).collect();
+        assert_eq!(listed, registered);
+        assert_eq!(listed, ["mcn", "bootImage"]);
+    }
 }

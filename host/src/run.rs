@@ -17,17 +17,17 @@ use futures::FutureExt;
 use tokio::sync::Notify;
 
 use crate::admin::{self, AdminState};
-use crate::feature_gates;
-use crate::leadership;
-use crate::metrics::{self, Metrics};
-use crate::ownership::Ownership;
-use crate::run_context::{RunContext, Runner, RunnerError};
 use mco_cluster::FIELD_MANAGER;
 use mco_cluster::decode::Failures;
 use mco_cluster::resources::{
     CLUSTER_VERSION, FEATURE_GATE, MACHINE_CONFIGURATION, MACHINE_CONFIGURATION_WATCH,
 };
 use mco_cluster::watch::{Readiness, latest, latest_optional};
+use mco_job::feature_gates;
+use mco_job::leadership;
+use mco_job::metrics::{self, Metrics};
+use mco_job::ownership::Ownership;
+use mco_job::run_context::{RunContext, Runner, RunnerError};
 use mco_registry::swap;
 
 /// The `/readyz` subject of the guests while they load.
@@ -219,6 +219,10 @@ pub async fn run(
         clusterversion,
         (readiness.clone(), readiness.watch(feature_gates::WATCH)),
         metrics.feature_gates.feature_gate.clone(),
+        &crate::JOBS
+            .iter()
+            .flat_map(|job| job.feature_gates().iter().copied())
+            .collect::<Vec<_>>(),
     );
     let gate_watches = [
         tokio::spawn(watch_featuregate),
@@ -352,5 +356,59 @@ mod tests {
         ];
         let failed = tokio::time::timeout(HANG, wait_for_jobs(started, &job_failed)).await;
         assert_eq!(failed.ok(), Some(None));
+    }
+}
+
+#[cfg(test)]
+mod families {
+    use mco_job::metrics::families;
+
+    /// Every family's name and HELP text (prometheus-client adds the final
+    /// period) as `mco-host run` registered them before the metrics were
+    /// split per component: a family renamed, re-described or lost from
+    /// the composition shows here.
+    const FAMILIES: &str = r#"api_writes Writes to the Kubernetes API by kind.
+bootimage_ec2_reads EC2 reads for AWS MachineSets (who owns the AMI; a marketplace product's AMIs), by job and result (read; unreachable, or denied: EC2 refused the credentials; both: the static AMI lists decided).
+bootimage_hot_loops Boot image patches refused because another writer keeps reverting them.
+bootimage_machinesets Enrolled MachineSets by the result of the last boot image pass (patched, current, skipped, degraded).
+bootimage_passes_stopped Boot image passes stopped where they were (vCenter imports included) because this replica lost the lease.
+bootimage_patches Boot image patches applied to MachineSets.
+bootimage_skew_enforcement_ocp_version 1 for the OCP version whose boot images the skew enforcement record (MachineConfiguration status.bootImageSkewEnforcementStatus.automatic) says the cluster uses, by outcome of the last pass (recorded, reset).
+bootimage_template_imports vSphere template imports the writer ran, by job and result (imported; current: the folder's template already held the release, imported earlier in the pass for another MachineSet; failed).
+bootimage_vcenter_reads vCenter reads for vSphere MachineSets (the templates they may use), by job and result (read, failed).
+evaluation_cpu_seconds CPU time spent in guest evaluations, by job and module (role active, or candidate).
+evaluation_duration_seconds Time of one guest evaluation (fresh instance and call).
+evaluations Guest evaluations by job and result.
+feature_gate 1 when a feature gate the host follows is on, 0 when off: FeatureGate cluster for the current version, else the Default feature set.
+guest_audits Audits of a candidate the lease holder answered for MachineConfigGuest spec.audit, by registry entry and result (complete, failed).
+guest_decisions Decisions a job took, by registry entry and the module that made them (role active, or candidate during a rollout's Canary and Active stages).
+guest_failures Guest failures by kind (deadline, memory_limit, stack_overflow, trap, invalid_output).
+guest_fetches OCI pulls of guest modules by registry entry and result (success, manifest_failure, download_failure, digest_mismatch, refused, secret_failure, signature_failure, key_failure, too_large, timeout).
+guest_info 1 for the module serving (role active) or shadowing (role candidate) each registry entry.
+guest_rollbacks Candidate rollouts rolled back, by registry entry and reason (CandidateFailed, TooManyDifferences).
+guest_rollout_stage 1 for the stage (Shadow, Canary, Active, RolledBack) of each registry entry's candidate rollout (MachineConfigGuest spec.rollout).
+guest_swaps Guest module changes by registry entry and result (loaded, swapped, removed, failed).
+leader 1 while this replica holds the lease and writes.
+lease_step_downs Times this replica stopped holding the lease, by reason (lease_manager: the lease manager saw another holder or released it; renewal_overdue: no renewal seen within the lease duration; held_by_other: the Lease names another holder).
+node_phase_seconds Longest time a node of the pool has spent in its current update phase (Pending, Preparing, Cordoning, Draining, Applying, Rebooting, PostAction, Resuming, Uncordoning, Degraded).
+observed Observe mode: objects whose derived decision agrees or differs with what the cluster holds, by job and key (condition type or field), as of the last comparison.
+observed_difference Observe mode: 1 for each difference in the bounded, sorted sample (by job, object and key).
+ownership 1 for each job's ownership mode (observe, own) and state (starting, writing, refused: the Machine Config Operator writes the same objects, observing).
+reconcile_errors Reconciles that failed and were requeued.
+shadow_evaluations Candidate evaluations compared with the active module's, by registry entry and result (agree, differ, failed).
+watch_decode_failures Objects a watch skipped because they could not be decoded (nested too deep, fields of the wrong type), by kind."#;
+
+    /// The families `run` registers: the job-free ones and every job's,
+    /// through the hook `run` asks each job with (its flags at their
+    /// defaults).
+    #[test]
+    fn every_family_keeps_its_name_and_help() {
+        let registry = super::registered_at_defaults().unwrap_or_else(|e| panic!("{e}"));
+        assert!(format!("{registry:?}").contains("Prefix(\"mco\")"));
+        let expected: Vec<&str> = FAMILIES.lines().collect();
+        let listed: Vec<String> = (families(&registry).iter())
+            .map(|family| format!("{} {}", family.name, family.help))
+            .collect();
+        assert_eq!(listed, expected);
     }
 }

@@ -55,6 +55,86 @@ fn no_source_file_is_over_the_limit() {
     );
 }
 
+/// The crates every job builds on, which name no job.
+const LAYERS: [&str; 8] = [
+    "mco-runtime",
+    "mco-cluster",
+    "mco-fetch",
+    "mco-registry",
+    "mco-registry-formats",
+    "mco-vsphere",
+    "mco-ec2",
+    "mco-job",
+];
+
+/// The compiler holds the layers only if their manifests let it: no layer
+/// depends on a job crate (`host/jobs/*`) or on `mco-host`, and no job
+/// crate on another. Direct dependencies suffice: a layer depends only on
+/// layers, each checked here too.
+#[test]
+fn no_layer_depends_on_a_job_and_no_job_on_another() {
+    let packages = workspace_packages();
+    let jobs: BTreeSet<&str> = packages
+        .iter()
+        .filter(|(_, (manifest, _))| manifest.contains("/host/jobs/"))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let mut wrong = Vec::new();
+    for (name, (_, dependencies)) in &packages {
+        let is_job = jobs.contains(name.as_str());
+        if !is_job && !LAYERS.contains(&name.as_str()) {
+            continue;
+        }
+        for dependency in dependencies {
+            if jobs.contains(dependency.as_str()) || dependency == "mco-host" {
+                wrong.push(format!("{name} -> {dependency}"));
+            }
+        }
+    }
+    assert!(LAYERS.iter().all(|layer| packages.contains_key(*layer)));
+    assert!(
+        wrong.is_empty(),
+        "layers or jobs naming a job:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Each workspace package by name: its manifest path and the names of its
+/// dependencies of every kind, as `cargo metadata` lists them.
+fn workspace_packages() -> BTreeMap<String, (String, Vec<String>)> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(mco_host::crate_dir())
+        .output()
+        .unwrap_or_else(|e| panic!("cargo metadata: {e}"));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("cargo metadata: {e}"));
+    let text = |value: &serde_json::Value| value.as_str().unwrap_or_default().to_owned();
+    (metadata["packages"].as_array().into_iter().flatten())
+        .map(|package| {
+            let dependencies = (package["dependencies"].as_array().into_iter().flatten())
+                .map(|dependency| text(&dependency["name"]))
+                .collect();
+            (
+                text(&package["name"]),
+                (text(&package["manifest_path"]), dependencies),
+            )
+        })
+        .collect()
+}
+
 /// The test itself can fail: a planted cycle and a planted long file.
 #[test]
 fn the_checks_see_what_they_look_for() {
@@ -73,13 +153,19 @@ fn the_checks_see_what_they_look_for() {
     assert_eq!(code_lines(&tested), 1);
 }
 
-/// The source folders of the host's crates: `host/src` and `host/*/src`.
+/// The source folders of the host's crates: `host/src`, `host/*/src` and
+/// the jobs', `host/jobs/*/src`.
 fn crates() -> Vec<PathBuf> {
     let host = mco_host::crate_dir();
-    let members = std::fs::read_dir(&host).unwrap_or_else(|e| panic!("{}: {e}", host.display()));
-    let mut crates: Vec<PathBuf> = members
-        .filter_map(Result::ok)
-        .map(|member| member.path().join("src"))
+    let members = |folder: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(folder)
+            .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
+    let mut crates: Vec<PathBuf> = members(&host)
+        .into_iter()
+        .chain(members(&host.join("jobs")))
+        .map(|member| member.join("src"))
         .filter(|src| src.join("lib.rs").is_file())
         .collect();
     crates.push(host.join("src"));

@@ -20,7 +20,7 @@ use k8s_openapi::api::authorization::v1::{
 use kube::api::{Api, PostParams};
 use tokio::sync::Semaphore;
 
-use crate::preflight::{BOTH, Check, can};
+use mco_job::preflight::{BOTH, Check, can};
 
 /// How the admin endpoints beyond `/healthz` and `/readyz` are guarded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

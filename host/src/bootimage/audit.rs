@@ -29,14 +29,14 @@ use super::objects::{
     STREAM_NAMESPACE, UserDataSecret,
 };
 use super::rules;
-use crate::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
-use crate::feature_gates;
-use crate::manifests::Names;
-use crate::manifests::{InputError, Reader};
 use mco_cluster::decode::Isolated;
 use mco_cluster::resources::{
     CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
 };
+use mco_job::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
+use mco_job::feature_gates;
+use mco_job::manifests::Names;
+use mco_job::manifests::{InputError, Reader};
 use mco_registry::audit::cluster::{ReadError, dynamic, get, pages, readable};
 use mco_registry::audit::{Audit, Keyed};
 use mco_registry::{Job, Served};
@@ -228,7 +228,12 @@ impl BootImageObjects {
             Some(path) => known_images(path, &reader.text(path)?)?,
             None => Default::default(),
         };
-        let gates = feature_gates::read(&mut reader, files.featuregate, clusterversion.as_ref())?;
+        let gates = feature_gates::read(
+            &mut reader,
+            files.featuregate,
+            clusterversion.as_ref(),
+            super::FEATURE_GATES,
+        )?;
         let vcenter = match files.vcenter {
             Some(path) => Some(inventory(path, &reader.text(path)?)?),
             None => None,
@@ -286,7 +291,7 @@ pub async fn on_cluster(
         )
         .await?,
         known_images: BTreeSet::new(),
-        gates: feature_gates::read_cluster(client)
+        gates: feature_gates::read_cluster(client, super::FEATURE_GATES)
             .await
             .map_err(ReadError::Cluster)?,
         // The audit reads the cluster only: a vSphere MachineSet, whose

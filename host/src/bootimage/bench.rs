@@ -9,7 +9,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::BootImageGuest;
 use super::eval::{BootImageInputs, EvalError};
-use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
+use mco_job::jobs::bench::{BenchCaseError, BenchModule, Timed};
 
 /// `runs` decisions of the case in `dir`, if the host rules leave it to a
 /// guest.

@@ -9,8 +9,8 @@ use mco_bootimage::Decision;
 
 use super::BootImageGuest;
 use super::eval::{BootImageInputs, EvalError};
-use crate::case_check::{CaseFailure, Pass, compare, json, now};
-use crate::jobs::{Modules, Role};
+use mco_job::case_check::{CaseFailure, Pass, compare, json, now};
+use mco_job::jobs::{Modules, Role};
 use mco_registry::Job;
 
 /// The object files of a boot image case, one of them.

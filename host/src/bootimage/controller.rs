@@ -39,14 +39,14 @@ use super::stream_cache::StreamCache;
 use super::triggers::{self, Kind, one};
 use super::vcenter::live::{self as vcenters, Vcenters};
 use super::write::Writer;
-use crate::feature_gates::Gates;
-use crate::leadership::{Leadership, NotLeader};
-use crate::ownership::{JobOwnership, Mode, State};
 use mco_cluster::decode::Failures;
 use mco_cluster::events::Events;
 use mco_cluster::managers;
 use mco_cluster::own_writes::OwnWrites;
 use mco_cluster::watch::{Latest, Readiness};
+use mco_job::feature_gates::Gates;
+use mco_job::leadership::{Leadership, NotLeader};
+use mco_job::ownership::{JobOwnership, Mode, State};
 use mco_registry::Guests;
 use mco_registry::decide::Routing;
 use mco_registry::rollout::CanarySpec;
@@ -228,7 +228,7 @@ pub fn run(
     });
     let mut watched: Vec<&'static str> = watched.into_iter().map(Kind::name).collect();
     // The first pass runs under the cluster's gates, not the Default set's.
-    watched.push(crate::feature_gates::WATCH);
+    watched.push(mco_job::feature_gates::WATCH);
     let worker = Worker {
         writer: Writer {
             events: Events::new(client.clone(), &options.identity),

@@ -26,8 +26,8 @@ use super::plan::{Pass, UserData};
 use super::prepared::Prepared;
 use super::rules::{self, MachineSetInputs, Step};
 use super::vcenter::{self, Answer, Inventory};
-use crate::feature_gates::{self, FeatureGates};
-use crate::manifests::{self, InputError as FileError, Reader, case_file};
+use mco_job::feature_gates::{self, FeatureGates};
+use mco_job::manifests::{self, InputError as FileError, Reader, case_file};
 use mco_runtime::GuestError;
 
 /// Everything `eval bootimage` reads, decoded as the controller's watches
@@ -205,7 +205,12 @@ impl BootImageInputs {
             Some(path) => known_images(path, &reader.text(path)?)?,
             None => BTreeSet::new(),
         };
-        let gates = feature_gates::read(&mut reader, paths.featuregate, clusterversion.as_ref())?;
+        let gates = feature_gates::read(
+            &mut reader,
+            paths.featuregate,
+            clusterversion.as_ref(),
+            super::FEATURE_GATES,
+        )?;
         let vcenter = paths
             .vcenter
             .map(|path| inventory(path, &reader.text(path)?))

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::BootImageGuest;
 use super::eval::{BootImageInputs, BootImagePaths};
-use crate::jobs::{EvalError, Modules};
+use mco_job::jobs::{EvalError, Modules};
 
 /// Decide a MachineSet's boot image update.
 #[derive(Args)]

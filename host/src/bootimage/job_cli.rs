@@ -1,5 +1,5 @@
 //! How the boot image job describes itself to the command line
-//! ([`Job`](crate::jobs::Job)): its world, its case folders and their
+//! ([`Job`](mco_job::jobs::Job)): its world, its case folders and their
 //! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), what
 //! `guests bench` times of a case (`bench.rs`), its `guests new` crate
 //! template (`scaffold.rs`), its `run` flags and controller
@@ -15,17 +15,17 @@ use clap::Args as _;
 use super::BootImageGuest;
 use super::eval_command::BootImageArgs;
 use super::job::BootImage;
-use crate::audit_files::FileAudit;
-use crate::case_check::{CaseFailure, Pass};
-use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
-use crate::jobs::scaffold::Scaffold;
-use crate::jobs::{EvalError, Modules, Role};
-use crate::preflight::Checks;
-use crate::run_context::{Runner, RunnerError};
+use mco_job::audit_files::FileAudit;
+use mco_job::case_check::{CaseFailure, Pass};
+use mco_job::jobs::bench::{BenchCaseError, BenchModule, Timed};
+use mco_job::jobs::scaffold::Scaffold;
+use mco_job::jobs::{EvalError, Modules, Role};
+use mco_job::preflight::Checks;
+use mco_job::run_context::{Runner, RunnerError};
 use mco_registry::{Fetched, Job, Served};
 use mco_runtime::{LoadError, Runtime};
 
-impl crate::jobs::Job for BootImage {
+impl mco_job::jobs::Job for BootImage {
     fn world(&self) -> &'static str {
         "boot-image-selector"
     }
@@ -86,7 +86,7 @@ impl crate::jobs::Job for BootImage {
         super::run_command::runner(matches, registry)
     }
 
-    fn status(&self) -> Option<&'static dyn crate::status_section::StatusSection> {
+    fn status(&self) -> Option<&'static dyn mco_job::status_section::StatusSection> {
         Some(&super::status::Section)
     }
 
@@ -103,9 +103,6 @@ impl crate::jobs::Job for BootImage {
     }
 
     fn feature_gates(&self) -> &'static [(&'static str, bool)] {
-        &[
-            (super::MANAGED_BOOT_IMAGES_CPMS, true),
-            (super::BOOT_IMAGE_SKEW_ENFORCEMENT, true),
-        ]
+        super::FEATURE_GATES
     }
 }

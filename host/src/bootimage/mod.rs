@@ -63,6 +63,11 @@ pub use guest::{
 pub const MANAGED_BOOT_IMAGES_CPMS: &str = "ManagedBootImagesCPMS";
 /// Feature gate: boot image skew enforcement (on in Default).
 pub const BOOT_IMAGE_SKEW_ENFORCEMENT: &str = "BootImageSkewEnforcement";
+/// The gates this job follows, with their Default values.
+pub const FEATURE_GATES: &mco_job::feature_gates::Modelled = &[
+    (MANAGED_BOOT_IMAGES_CPMS, true),
+    (BOOT_IMAGE_SKEW_ENFORCEMENT, true),
+];
 
 /// The stream architecture of the control plane, taken to be the host's
 /// own: the host runs on a control-plane node. The controller, `eval`,
@@ -75,12 +80,13 @@ pub fn host_stream_arch() -> Result<&'static str, String> {
 /// The Default feature set with `off` disabled, as a FeatureGate object
 /// publishes it: what the gate tests of this job run under.
 #[cfg(test)]
-pub(crate) fn gates_without(off: &[&str]) -> crate::feature_gates::FeatureGates {
+pub(crate) fn gates_without(off: &[&str]) -> mco_job::feature_gates::FeatureGates {
     let disabled: Vec<serde_json::Value> = off
         .iter()
         .map(|name| serde_json::json!({"name": name}))
         .collect();
     let object = serde_json::json!({"status": {"featureGates": [
         {"version": "4.22.0", "enabled": [], "disabled": disabled}]}});
-    crate::feature_gates::FeatureGates::resolve(&object, None).unwrap_or_default()
+    mco_job::feature_gates::FeatureGates::resolve(&object, None, FEATURE_GATES)
+        .unwrap_or_else(|e| panic!("{e}"))
 }

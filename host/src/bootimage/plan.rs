@@ -25,13 +25,13 @@ use super::objects::{
 use super::rules::{self, MachineSetInputs, Step};
 use super::state::{ControllerState, Guard, decision_fingerprint};
 use super::vcenter::{Answer, Lookup, VcenterRead};
-use crate::feature_gates::FeatureGates;
+use mco_job::feature_gates::FeatureGates;
 
 /// A MachineSet or ControlPlaneMachineSet as the watches hold it.
 pub type Machine = Arc<Decoded<MachineSetView>>;
 
 /// What a pass reads, as the watches hold it at one instant.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Snapshot {
     pub machineconfiguration: Option<Arc<Decoded<MachineConfiguration>>>,
     pub clusterversion: Option<Arc<Decoded<ClusterVersion>>>,
@@ -730,7 +730,11 @@ mod tests {
                 .collect(),
             control_plane_arch: "x86_64".into(),
             platforms: BTreeSet::from(["AWS".to_owned()]),
-            ..Snapshot::default()
+            stream_input: Arc::default(),
+            known_images: BTreeSet::new(),
+            controlplanemachinesets: Vec::new(),
+            now: Timestamp::default(),
+            gates: Arc::new(FeatureGates::default_of(crate::bootimage::FEATURE_GATES)),
         }
     }
 

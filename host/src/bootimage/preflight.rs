@@ -7,8 +7,8 @@ use kube::Client;
 use kube::api::{Api, DynamicObject};
 
 use super::objects::{Decoded, MACHINE_API_NAMESPACE, MachineConfiguration};
-use crate::preflight::{BOTH, Check, OWN, can};
 use mco_cluster::resources::MACHINE_CONFIGURATION;
+use mco_job::preflight::{BOTH, Check, OWN, can};
 
 /// The checks, in the order `preflight` shows them.
 pub async fn checks(client: &Client, user: &str) -> Vec<Check> {

@@ -17,7 +17,7 @@ use super::objects::{
 };
 use super::platform;
 use super::prepared::Prepared;
-use crate::feature_gates::FeatureGates;
+use mco_job::feature_gates::FeatureGates;
 
 /// What the host rules read for one MachineSet besides the cluster gates.
 #[derive(Debug, Clone, Copy)]
@@ -747,7 +747,7 @@ mod tests {
             name: "cluster".into(),
             ..ms(&[])
         };
-        let on = FeatureGates::default();
+        let on = FeatureGates::default_of(crate::bootimage::FEATURE_GATES);
         assert!(in_pass(&on, MachineKind::ControlPlaneMachineSet));
         assert_eq!(feature_gate(&on, &cpms), None);
         let off = crate::bootimage::gates_without(&[MANAGED_BOOT_IMAGES_CPMS]);

@@ -15,8 +15,8 @@ use super::ec2::live as ec2_live;
 use super::job::BootImage;
 use super::metrics::{BootImageMetrics, Metrics};
 use super::vcenter::live as vcenters;
-use crate::ownership::Mode;
-use crate::run_context::{RunContext, Runner, RunnerError};
+use mco_job::ownership::Mode;
+use mco_job::run_context::{RunContext, Runner, RunnerError};
 use mco_registry::JobKind as _;
 
 /// The boot image job's flags of `run`.
@@ -111,7 +111,7 @@ struct BootImageRunner {
     metrics: BootImageMetrics,
 }
 
-/// [`Job::runner`](crate::jobs::Job::runner): the job starts with
+/// [`Job::runner`](mco_job::jobs::Job::runner): the job starts with
 /// `--boot-images` only; its series are registered either way.
 pub fn runner(
     matches: &ArgMatches,
@@ -204,7 +204,7 @@ impl Runner for BootImageRunner {
 /// The series the job's controller and writer write to: the host's
 /// job-free ones and its own.
 pub(super) fn job_metrics(
-    shared: &crate::metrics::Metrics,
+    shared: &mco_job::metrics::Metrics,
     bootimage: BootImageMetrics,
 ) -> Metrics {
     Metrics {

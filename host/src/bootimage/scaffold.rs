@@ -3,7 +3,7 @@
 //! and two cases), and which platforms it may be made for.
 
 use super::platform::PLATFORMS;
-use crate::jobs::scaffold::{PlatformOption, Scaffold, Template};
+use mco_job::jobs::scaffold::{PlatformOption, Scaffold, Template};
 
 /// The boot image job's crate template.
 pub(super) struct BootImageScaffold;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::BOOT_IMAGE_SKEW_ENFORCEMENT;
 use super::objects::{ClusterVersion, ConfigMapData, MachineConfiguration};
-use crate::feature_gates::FeatureGates;
+use mco_job::feature_gates::FeatureGates;
 
 /// What a pass came to, as far as the record is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,7 +176,7 @@ mod tests {
 
     /// The Default feature set: skew enforcement on.
     fn on() -> FeatureGates {
-        FeatureGates::default()
+        FeatureGates::default_of(crate::bootimage::FEATURE_GATES)
     }
 
     const CLEAN: PassSummary = PassSummary {

@@ -31,13 +31,13 @@ use super::objects::{
     ClusterVersion, ConfigMapData, Decoded, Infrastructure, MachineConfiguration,
 };
 use super::rules;
-use crate::feature_gates::{FeatureGates, Gates};
 use mco_cluster::decode::{Failures, Isolated};
 use mco_cluster::resources::{
     CLUSTER_VERSION, CONFIG_MAP, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION,
     MACHINE_CONFIGURATION_WATCH, MACHINE_SET,
 };
 use mco_cluster::watch::{self, Latest, Readiness};
+use mco_job::feature_gates::{FeatureGates, Gates};
 
 /// The kinds the controller reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -432,13 +432,16 @@ mod tests {
     use super::*;
     use crate::bootimage::MANAGED_BOOT_IMAGES_CPMS;
     use crate::bootimage::objects::{Input, machine_decoder};
-    use crate::metrics::Metrics;
     use kube::Resource;
+    use mco_job::metrics::Metrics;
     use prometheus_client::registry::Registry;
 
     /// The Default feature set, fixed.
     fn default_gates() -> Gates {
-        channel::channel(Arc::new(FeatureGates::default())).1
+        channel::channel(Arc::new(FeatureGates::default_of(
+            crate::bootimage::FEATURE_GATES,
+        )))
+        .1
     }
 
     fn failures() -> Failures {
@@ -577,7 +580,9 @@ mod tests {
         assert!(store.state().is_empty());
         assert_eq!(seen.on_event(watcher::Event::Apply(cpms("ami-c"))), None);
         assert_eq!(store.state().len(), 1);
-        tx.send_replace(Arc::new(FeatureGates::default()));
+        tx.send_replace(Arc::new(FeatureGates::default_of(
+            crate::bootimage::FEATURE_GATES,
+        )));
         assert_eq!(
             seen.on_event(watcher::Event::Apply(cpms("ami-d"))),
             Some("ControlPlaneMachineSetUpdated")
@@ -609,7 +614,9 @@ mod tests {
             seen.on_event(watcher::Event::Apply(generation(2))),
             Some("BootImageUpdateConfigurationUpdated")
         );
-        tx.send_replace(Arc::new(FeatureGates::default()));
+        tx.send_replace(Arc::new(FeatureGates::default_of(
+            crate::bootimage::FEATURE_GATES,
+        )));
         let mut seen = Seen::new(kind, MachineConfiguration::decode, &gates, &failures());
         assert!(seen.on_event(watcher::Event::Apply(mc("4.19.0"))).is_some());
         assert_eq!(

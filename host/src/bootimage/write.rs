@@ -31,14 +31,14 @@ use super::plan::{Action, Plan};
 use super::skew;
 use super::state::{ControllerState, decision_fingerprint};
 use super::vcenter::live::Vcenters;
-use crate::leadership::Leadership;
-use crate::ownership::{JobOwnership, SAMPLE_LIMIT};
 use mco_cluster::events::{Events, Note};
 use mco_cluster::own_writes::OwnWrites;
 use mco_cluster::resources::{
     CONTROL_PLANE_MACHINE_SET, MACHINE_CONFIGURATION, MACHINE_SET, ResourceType,
 };
 use mco_cluster::{FIELD_MANAGER, is_status};
+use mco_job::leadership::Leadership;
+use mco_job::ownership::{JobOwnership, SAMPLE_LIMIT};
 use mco_registry::compare::{Outcome, Summary};
 
 pub(super) struct Writer {
@@ -694,15 +694,15 @@ mod tests {
     const CONDITIONS: &str = "/apis/operator.openshift.io/v1/machineconfigurations/cluster/status";
 
     fn writer(client: Client) -> Writer {
-        writer_in(client, crate::ownership::Mode::Own)
+        writer_in(client, mco_job::ownership::Mode::Own)
     }
 
     /// A writer of a job in `mode`; an own job is judged free to write.
-    fn writer_in(client: Client, mode: crate::ownership::Mode) -> Writer {
-        let metrics = crate::metrics::Metrics::register(&mut Default::default());
+    fn writer_in(client: Client, mode: mco_job::ownership::Mode) -> Writer {
+        let metrics = mco_job::metrics::Metrics::register(&mut Default::default());
         let ownership =
-            crate::ownership::Ownership::new(metrics.ownership.clone()).job("bootImage", mode);
-        if mode == crate::ownership::Mode::Own {
+            mco_job::ownership::Ownership::new(metrics.ownership.clone()).job("bootImage", mode);
+        if mode == mco_job::ownership::Mode::Own {
             ownership.judge(None);
         }
         Writer {
@@ -736,7 +736,7 @@ mod tests {
                 writer.ownership.judge(Some("upstream writes".into()));
                 writer
             } else {
-                writer_in(client, crate::ownership::Mode::Observe)
+                writer_in(client, mco_job::ownership::Mode::Observe)
             };
             assert!(writer.save_state(&ControllerState::default()).await.is_ok());
             let wanted = [conditions::degraded_before_start("broken")];
@@ -752,7 +752,7 @@ mod tests {
     #[tokio::test]
     async fn observing_counts_a_move_as_a_difference_and_patches_nothing() {
         let (client, _scenario) = mock::serve(vec![]);
-        let writer = writer_in(client, crate::ownership::Mode::Observe);
+        let writer = writer_in(client, mco_job::ownership::Mode::Observe);
         let moving = Decision::Patch {
             target: "ami-new".into(),
             patch: patch(),

@@ -14,7 +14,7 @@ use clap::Args;
 
 use super::{Failure, SandboxArgs, print};
 use crate::cases::{self, Case};
-use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
+use mco_job::jobs::bench::{BenchCaseError, BenchModule, Timed};
 use mco_registry::Job;
 use mco_registry::table::Registry;
 use mco_runtime::{LoadError, Runtime, RuntimeConfig};
@@ -47,7 +47,7 @@ pub(super) enum BenchError {
     NothingMeasured,
     #[error("{failed} of {total} jobs do not fit their limits")]
     DoesNotFit { failed: usize, total: usize },
-    /// A case that could not be measured ([`crate::jobs::Job::bench_case`]).
+    /// A case that could not be measured ([`mco_job::jobs::Job::bench_case`]).
     #[error(transparent)]
     Case(#[from] BenchCaseError),
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Failure, SandboxArgs};
 use crate::JOBS;
-use crate::jobs::{GUEST_ARG, Job, Modules, ModulesError};
+use mco_job::jobs::{GUEST_ARG, Job, Modules, ModulesError};
 use mco_registry::entries::Entry;
 use mco_registry::{self, Remote, Served};
 

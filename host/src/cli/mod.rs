@@ -24,9 +24,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::crds::{FeatureSet, is_for_feature_set};
-use crate::jobs;
-use crate::manifests::InputError;
+use mco_job::crds::{FeatureSet, is_for_feature_set};
+use mco_job::jobs;
+use mco_job::manifests::InputError;
 use mco_registry::table::{Location, Registry, RegistryError};
 use mco_registry::{FetchError, JobError, StartError};
 use mco_runtime::{GuestError, LoadError, Runtime, RuntimeConfig};

@@ -15,8 +15,8 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use serde_json::{Value, json};
 
 use crate::JOBS;
-use crate::jobs::Job;
-use crate::jobs::scaffold::{Scaffold, Template};
+use mco_job::jobs::Job;
+use mco_job::jobs::scaffold::{Scaffold, Template};
 
 #[derive(Args)]
 pub(super) struct NewArgs {

@@ -2,7 +2,7 @@
 //! can run in on this cluster, and why: each job of [`JOBS`] that has
 //! something to check says what its writes need (the CRDs served, the
 //! Machine Config Operator's writers seen, what the host's ServiceAccount
-//! may do, asked with SubjectAccessReviews; see `crate::preflight`), and
+//! may do, asked with SubjectAccessReviews; see `mco_job::preflight`), and
 //! the admin endpoints under `--admin-auth cluster` (`admin::auth`). A
 //! command of its own rather than a section of `status`: it is run before
 //! the host exists, about the host's account rather than the viewer's, and
@@ -14,7 +14,7 @@ use clap::Args;
 
 use crate::JOBS;
 use crate::admin::auth::{self, AdminAuth};
-use crate::preflight::{JobPreflight, Verdict, report};
+use mco_job::preflight::{JobPreflight, Verdict, report};
 
 #[derive(Args, Debug)]
 pub struct PreflightArgs {
@@ -105,12 +105,17 @@ fn render(jobs: &[JobPreflight]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::preflight::OWN;
-    use crate::preflight::tests::check;
+    use mco_job::preflight::{Check, OWN};
 
     #[test]
     fn an_unknown_check_is_drawn_as_such_and_rules_nothing_out() {
-        let text = render(&[report("bootImage", vec![check(None, OWN)])]);
+        let unknown = Check {
+            check: "c",
+            ok: None,
+            detail: "d".into(),
+            blocks: OWN,
+        };
+        let text = render(&[report("bootImage", vec![unknown])]);
         assert!(
             text.starts_with("JOB        OBSERVE  OWN\nbootImage  yes      yes"),
             "{text}"

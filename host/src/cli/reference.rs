@@ -128,7 +128,7 @@ fn metrics_markdown() -> Result<String, Failure> {
          to do about each.\n\n\
          | Family | HELP |\n|---|---|\n",
     );
-    for family in crate::metrics::families(&registry) {
+    for family in mco_job::metrics::families(&registry) {
         let help = family.help.replace('|', "\\|");
         let _ = writeln!(text, "| `mco_{}` | {help} |", family.name);
     }

@@ -1,5 +1,5 @@
 //! `mco-host run`: the host's flags ([`RunArgs`]) and every job's
-//! ([`Job::run_args`](crate::jobs::Job::run_args)), read into what [`crate::run`] starts.
+//! ([`Job::run_args`](mco_job::jobs::Job::run_args)), read into what [`crate::run`] starts.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,7 +10,7 @@ use super::{Failure, SandboxArgs};
 use mco_registry::table::{Location, Registry};
 
 /// `run`: the host's flags, and the matches each job reads its own from
-/// ([`Job::runner`](crate::jobs::Job::runner)).
+/// ([`Job::runner`](mco_job::jobs::Job::runner)).
 pub(super) struct Run {
     args: RunArgs,
     matches: ArgMatches,

@@ -16,7 +16,7 @@ use tracing::info_span;
 use super::{Failure, SandboxArgs, print};
 use crate::JOBS;
 use crate::cases::{self, Case, CaseFailure, Pass};
-use crate::jobs::{Modules, ModulesError, Role};
+use mco_job::jobs::{Modules, ModulesError, Role};
 use mco_registry::entries::Entry;
 use mco_registry::table::Registry;
 use mco_registry::{self, Job, Remote, Served};

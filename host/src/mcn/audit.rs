@@ -25,13 +25,13 @@ use super::guest::McnGuestExt as _;
 use super::objects::{MachineConfig, MachineConfigPool, trim_node};
 use super::policies;
 use super::{observe, rules};
-use crate::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
-use crate::feature_gates::{self, FeatureGates};
-use crate::manifests::Names;
-use crate::manifests::{InputError, Reader};
 use mco_cluster::decode::Isolated;
 use mco_cluster::managers::keep_operator_entries;
 use mco_cluster::resources::MACHINE_CONFIGURATION;
+use mco_job::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
+use mco_job::feature_gates::{self, FeatureGates};
+use mco_job::manifests::Names;
+use mco_job::manifests::{InputError, Reader};
 use mco_registry::audit::cluster::{ReadError, dynamic, get, list, pages, readable};
 use mco_registry::audit::{Audit, Keyed};
 use mco_registry::{Job, Served};
@@ -149,7 +149,7 @@ pub async fn on_cluster(
         configs: list(client, "MachineConfigs").await?,
         policies: policies::of_object(machineconfiguration.as_ref()),
         previous,
-        gates: feature_gates::read_cluster(client)
+        gates: feature_gates::read_cluster(client, super::FEATURE_GATES)
             .await
             .map_err(ReadError::Cluster)?,
     };
@@ -172,7 +172,7 @@ impl Cluster {
         let configs = reader.all(files.machineconfigs, "MachineConfig")?;
         let policies = policies::from_file(reader, files.machineconfiguration)?;
         let previous: Vec<MachineConfigNode> = reader.all(files.previous, "MachineConfigNode")?;
-        let gates = feature_gates::read(reader, files.featuregate, None)?;
+        let gates = feature_gates::read(reader, files.featuregate, None, super::FEATURE_GATES)?;
         Ok(Cluster {
             pools,
             configs,

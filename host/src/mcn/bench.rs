@@ -6,7 +6,7 @@ use std::path::Path;
 use super::McnGuest;
 use super::eval::McnInputs;
 use super::guest::McnGuestExt as _;
-use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
+use mco_job::jobs::bench::{BenchCaseError, BenchModule, Timed};
 
 /// `runs` derivations of the case in `dir`; every node reaches the guest.
 pub(super) fn case(

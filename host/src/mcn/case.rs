@@ -6,8 +6,8 @@ use std::path::Path;
 use super::McnGuest;
 use super::eval::McnInputs;
 use super::guest::McnGuestExt as _;
-use crate::case_check::{CaseFailure, Pass, compare, now};
-use crate::jobs::{Modules, Role};
+use mco_job::case_check::{CaseFailure, Pass, compare, now};
+use mco_job::jobs::{Modules, Role};
 use mco_registry::Job;
 
 /// The object file of an MCN case.

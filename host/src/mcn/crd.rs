@@ -12,7 +12,7 @@ use kube::{CustomResource, CustomResourceExt, KubeSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::crds::{FEATURE_SET_ANNOTATION, FeatureSet};
+use mco_job::crds::{FEATURE_SET_ANNOTATION, FeatureSet};
 
 /// The CEL rule upstream's MCN types put on every config and object name.
 const DNS1123_SUBDOMAIN: &str = "!format.dns1123Subdomain().validate(self).hasValue()";
@@ -349,7 +349,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::crds::is_for_feature_set;
+    use mco_job::crds::is_for_feature_set;
 
     fn crd_of(set: FeatureSet) -> Value {
         serde_json::to_value(machine_config_node_crd(set)).unwrap_or_default()

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use super::crd;
 use super::objects::{MachineConfig, MachineConfigPool};
 use super::{policies, rules};
-use crate::feature_gates::{self, FeatureGates};
-use crate::manifests::{InputError, Reader, case_file};
+use mco_job::feature_gates::{self, FeatureGates};
+use mco_job::manifests::{InputError, Reader, case_file};
 
 /// Everything `eval mcn` reads, parsed.
 pub struct McnInputs {
@@ -85,7 +85,8 @@ impl McnInputs {
             None => None,
         };
         // `eval mcn` reads no ClusterVersion: the first entry counts.
-        let gates = feature_gates::read(&mut reader, paths.featuregate, None)?;
+        let gates =
+            feature_gates::read(&mut reader, paths.featuregate, None, super::FEATURE_GATES)?;
         Ok(McnInputs {
             node,
             pools,
@@ -126,7 +127,7 @@ impl McnInputs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case_check::now;
+    use mco_job::case_check::now;
     use mco_test_support::large::OBJECT_BYTES;
 
     /// A Node as large as the apiserver stores one (its annotations grown

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::McnGuest;
 use super::eval::{McnInputs, McnPaths};
 use super::guest::McnGuestExt as _;
-use crate::jobs::{EvalError, Modules};
+use mco_job::jobs::{EvalError, Modules};
 
 /// Derive a node's MachineConfigNode.
 #[derive(Args)]

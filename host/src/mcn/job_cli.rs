@@ -1,5 +1,5 @@
 //! How the MachineConfigNode job describes itself to the command line
-//! ([`Job`](crate::jobs::Job)): its world, its case folders and their
+//! ([`Job`](mco_job::jobs::Job)): its world, its case folders and their
 //! check (`case.rs`), its `eval` subcommand (`eval_command.rs`), what
 //! `guests bench` times of a case (`bench.rs`), its `guests new` crate
 //! template (`scaffold.rs`), its `run` flag and controller
@@ -16,17 +16,17 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use super::McnGuest;
 use super::eval_command::McnArgs;
 use super::job::Mcn;
-use crate::audit_files::FileAudit;
-use crate::case_check::{CaseFailure, Pass};
-use crate::jobs::bench::{BenchCaseError, BenchModule, Timed};
-use crate::jobs::scaffold::Scaffold;
-use crate::jobs::{EvalError, Modules, Role};
-use crate::preflight::Checks;
-use crate::run_context::{Runner, RunnerError};
+use mco_job::audit_files::FileAudit;
+use mco_job::case_check::{CaseFailure, Pass};
+use mco_job::jobs::bench::{BenchCaseError, BenchModule, Timed};
+use mco_job::jobs::scaffold::Scaffold;
+use mco_job::jobs::{EvalError, Modules, Role};
+use mco_job::preflight::Checks;
+use mco_job::run_context::{Runner, RunnerError};
 use mco_registry::{Fetched, Job, Served};
 use mco_runtime::{LoadError, Runtime};
 
-impl crate::jobs::Job for Mcn {
+impl mco_job::jobs::Job for Mcn {
     fn world(&self) -> &'static str {
         "node-state-reporter"
     }
@@ -89,7 +89,7 @@ impl crate::jobs::Job for Mcn {
         super::crd::crds()
     }
 
-    fn status(&self) -> Option<&'static dyn crate::status_section::StatusSection> {
+    fn status(&self) -> Option<&'static dyn mco_job::status_section::StatusSection> {
         Some(&super::status::Section)
     }
 
@@ -106,6 +106,6 @@ impl crate::jobs::Job for Mcn {
     }
 
     fn feature_gates(&self) -> &'static [(&'static str, bool)] {
-        &[(mco_mcn::IMAGE_MODE_STATUS_REPORTING, false)]
+        super::FEATURE_GATES
     }
 }

@@ -37,6 +37,10 @@ pub mod status;
 pub mod sweep;
 pub mod write;
 
+/// The gates this job follows, with their Default values.
+pub const FEATURE_GATES: &mco_job::feature_gates::Modelled =
+    &[(mco_mcn::IMAGE_MODE_STATUS_REPORTING, false)];
+
 pub use guest::{
     McnGuest, McnGuestExt, NODE_STATE_INTERFACE, NODE_STATE_RECORDS_INTERFACE, derive_records,
 };

@@ -11,7 +11,7 @@ use kube::api::DynamicObject;
 use mco_mcn::{DisruptionAction, DisruptionPolicies, FilePolicy, UnitPolicy};
 use serde_json::Value;
 
-use crate::manifests::{InputError, Reader};
+use mco_job::manifests::{InputError, Reader};
 
 /// The policies of the MachineConfiguration file an `eval mcn` or an
 /// audit is given (`--machineconfiguration`); the defaults without one.

@@ -10,16 +10,17 @@ use kube::api::{Api, ListParams};
 
 use super::crd::MachineConfigNode;
 use super::{observe, write};
-use crate::feature_gates::{self, FeatureGates};
-use crate::preflight::{BOTH, Check, OWN, can};
 use mco_cluster::served_crd;
+use mco_job::feature_gates::{self, FeatureGates};
+use mco_job::preflight::{BOTH, Check, OWN, can};
 use mco_mcn::IMAGE_MODE_STATUS_REPORTING;
 
 /// The checks, in the order `preflight` shows them.
 pub async fn checks(client: &Client, user: &str) -> Vec<Check> {
     // What the writer writes follows the gates: configImage only with
     // ImageModeStatusReporting on.
-    let (gates, gates_check) = match feature_gates::read_cluster(client).await {
+    let (gates, gates_check) = match feature_gates::read_cluster(client, super::FEATURE_GATES).await
+    {
         Ok(gates) => {
             let detail = gates.to_string();
             (
@@ -33,7 +34,7 @@ pub async fn checks(client: &Client, user: &str) -> Vec<Check> {
             )
         }
         Err(err) => (
-            FeatureGates::default(),
+            FeatureGates::default_of(super::FEATURE_GATES),
             Check {
                 check: "feature gates",
                 ok: None,

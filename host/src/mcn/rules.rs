@@ -11,8 +11,8 @@ use mco_mcn::{self as logic, ANNOTATION_PREFIX};
 
 use super::crd;
 use super::objects::{MachineConfig, MachineConfigPool};
-use crate::feature_gates::FeatureGates;
 use mco_cluster::conditions::{self, Transition};
+use mco_job::feature_gates::FeatureGates;
 
 /// The rendered configs the guest may need for `node`: those its
 /// annotations name, and the one its stored MCN last saw it on (so the plan
@@ -269,7 +269,7 @@ mod tests {
             &[],
             logic::DisruptionPolicies::default(),
             None,
-            &FeatureGates::default(),
+            &FeatureGates::default_of(crate::mcn::FEATURE_GATES),
         );
         assert_eq!(
             facts.node.annotations.into_iter().collect::<Vec<_>>(),

@@ -10,9 +10,9 @@ use prometheus_client::registry::Registry;
 use super::job::Mcn;
 use super::metrics::{McnMetrics, Metrics};
 use super::{controller, write};
-use crate::ownership::Mode;
-use crate::run_context::{RunContext, Runner, RunnerError};
 use mco_cluster::served_crd;
+use mco_job::ownership::Mode;
+use mco_job::run_context::{RunContext, Runner, RunnerError};
 use mco_mcn::IMAGE_MODE_STATUS_REPORTING;
 use mco_registry::JobKind as _;
 
@@ -33,7 +33,7 @@ struct McnRunner {
     metrics: McnMetrics,
 }
 
-/// [`Job::runner`](crate::jobs::Job::runner): the MCN job always starts.
+/// [`Job::runner`](mco_job::jobs::Job::runner): the MCN job always starts.
 pub fn runner(
     matches: &ArgMatches,
     registry: &mut Registry,
@@ -87,7 +87,7 @@ impl Runner for McnRunner {
 
 /// The series the job's controller writes to: the host's job-free ones
 /// and its own.
-fn job_metrics(shared: &crate::metrics::Metrics, mcn: McnMetrics) -> Metrics {
+fn job_metrics(shared: &mco_job::metrics::Metrics, mcn: McnMetrics) -> Metrics {
     Metrics {
         cluster: shared.cluster.clone(),
         registry: shared.registry.clone(),
@@ -98,7 +98,7 @@ fn job_metrics(shared: &crate::metrics::Metrics, mcn: McnMetrics) -> Metrics {
 /// The job's series, registered as `run` registers them.
 #[cfg(test)]
 pub(super) fn registered_metrics(registry: &mut Registry) -> Metrics {
-    let prefixed = crate::metrics::prefixed(registry);
-    let shared = crate::metrics::Metrics::register(prefixed);
+    let prefixed = mco_job::metrics::prefixed(registry);
+    let shared = mco_job::metrics::Metrics::register(prefixed);
     job_metrics(&shared, McnMetrics::register(prefixed))
 }

@@ -1,7 +1,7 @@
 //! `guests new --job mcn`: a MachineConfigNode guest crate, the files
 //! under `host/scaffold/mcn/` (its guest and two cases).
 
-use crate::jobs::scaffold::{Scaffold, Template};
+use mco_job::jobs::scaffold::{Scaffold, Template};
 
 /// The MCN job's crate template.
 pub(super) struct McnScaffold;

@@ -24,13 +24,13 @@ use super::objects::{
     ConfigMapData, Input as _, MACHINE_API_NAMESPACE, MachineConfiguration, STREAM_CONFIGMAP,
     STREAM_NAMESPACE,
 };
-use crate::status_section::{
+use mco_cluster::resources::{MACHINE_CONFIGURATION, MACHINE_SET};
+use mco_job::status_section::{
     self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style,
     dynamic, typed,
 };
-use mco_cluster::resources::{MACHINE_CONFIGURATION, MACHINE_SET};
 
-/// The section, for [`Job::status`](crate::jobs::Job::status).
+/// The section, for [`Job::status`](mco_job::jobs::Job::status).
 pub struct Section;
 
 /// The job's flag of `status`: where its record is.

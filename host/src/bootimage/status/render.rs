@@ -3,8 +3,8 @@
 use std::fmt::Write;
 
 use super::summary::{BootImages, Outcome};
-use crate::status_section::Style;
-use crate::status_section::text::{GREEN, RED, fit, table};
+use mco_job::status_section::Style;
+use mco_job::status_section::text::{GREEN, RED, fit, table};
 
 pub(super) fn render(b: &BootImages, style: Style, out: &mut String) {
     let width = style.width;

@@ -11,8 +11,8 @@ use clap::{Arg, ArgMatches, Command, FromArgMatches};
 
 use super::AuditError;
 use crate::JOBS;
-use crate::audit_files::{FileAudit, FileFlag, Files, Use};
-use crate::jobs::Job;
+use mco_job::audit_files::{FileAudit, FileFlag, Files, Use};
+use mco_job::jobs::Job;
 
 /// The paths given for the input file flags of every job.
 pub(in crate::cli) struct FileArgs {

@@ -17,8 +17,8 @@ use clap::Args;
 
 use super::{Failure, SandboxArgs, print};
 use crate::JOBS;
-use crate::audit_files::FilesError;
-use crate::manifests::InputError;
+use mco_job::audit_files::FilesError;
+use mco_job::manifests::InputError;
 use mco_registry::audit::cluster::ReadError;
 use mco_registry::audit::{self, Module, Report};
 use mco_registry::entries::{self, Entry};
@@ -186,7 +186,7 @@ fn modules(
     sandbox: &SandboxArgs,
     args: &AuditArgs,
     job: &Job,
-    kind: &dyn crate::jobs::Job,
+    kind: &dyn mco_job::jobs::Job,
     runtime: &mco_runtime::Runtime,
 ) -> Result<Served, Failure> {
     let module = |path: &PathBuf| entries::Module {

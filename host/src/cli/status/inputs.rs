@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::status_section::{Flags, ReadError, SectionInputs, StatusSection};
+use mco_job::status_section::{Flags, ReadError, SectionInputs, StatusSection};
 
 /// Everything the summary is computed from.
 #[derive(Debug)]
@@ -18,7 +18,7 @@ pub struct Inputs {
     pub guests: GuestSource,
     /// The host's `/ownership` (empty without an admin URL, or from a host
     /// that does not serve it).
-    pub ownership: Vec<crate::ownership::JobReport>,
+    pub ownership: Vec<mco_job::ownership::JobReport>,
 }
 
 /// The sections of the jobs that have one, in `JOBS` order.

@@ -25,8 +25,8 @@ use kube::Client;
 use kube::runtime::watcher;
 use mco_http::{Body, Over};
 
-use crate::status_section::{Flags, ReadError, absent};
 use inputs::sections;
+use mco_job::status_section::{Flags, ReadError, absent};
 use model::{GuestSource, Inputs, Summary};
 use render::Style;
 
@@ -321,7 +321,7 @@ impl Reader {
 
     /// `/ownership` from the admin URL; nothing when it does not answer
     /// (an older host), which the view then leaves out.
-    async fn ownership(&self, url: &str) -> Vec<crate::ownership::JobReport> {
+    async fn ownership(&self, url: &str) -> Vec<mco_job::ownership::JobReport> {
         let url = format!("{}/ownership", url.trim_end_matches('/'));
         match self.admin_text(&url).await {
             Ok(text) => serde_json::from_str(&text).unwrap_or_else(|err| {

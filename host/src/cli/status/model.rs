@@ -11,8 +11,8 @@ use serde::{Serialize, Serializer};
 
 use super::inputs::Rollout;
 pub use super::inputs::{GuestSource, Inputs};
-use crate::status_section::SectionSummary;
-use crate::status_section::text::rfc3339;
+use mco_job::status_section::SectionSummary;
+use mco_job::status_section::text::rfc3339;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -24,7 +24,7 @@ pub struct Summary {
     pub guests: Guests,
     /// Each job's ownership mode and state, from the host's `/ownership`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub ownership: Vec<crate::ownership::JobReport>,
+    pub ownership: Vec<mco_job::ownership::JobReport>,
 }
 
 /// The jobs' sections of a [`Summary`], in `JOBS` order.

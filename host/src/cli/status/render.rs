@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use super::inputs::Rollout;
 use super::model::Summary;
-pub use crate::status_section::Style;
-use crate::status_section::text::{fit_start, last_column_room, table};
+pub use mco_job::status_section::Style;
+use mco_job::status_section::text::{fit_start, last_column_room, table};
 
 fn short_digest(sha: &str) -> String {
     sha.chars().take(12).collect()
@@ -107,8 +107,8 @@ fn counts(agree: u64, differ: u64, failed: u64) -> String {
 }
 
 /// Each job's mode and state; in observe mode its agreement and sample.
-fn ownership(reports: &[crate::ownership::JobReport], width: usize) -> String {
-    use crate::ownership::State;
+fn ownership(reports: &[mco_job::ownership::JobReport], width: usize) -> String {
+    use mco_job::ownership::State;
     let mut rows = vec![["JOB", "MODE", "STATE"].map(str::to_owned).to_vec()];
     let mut samples = Vec::new();
     for report in reports {
@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn ownership_shows_refusals_and_the_observed_sample_only_when_reported() {
-        use crate::ownership::{JobReport, Mode, State};
+        use mco_job::ownership::{JobReport, Mode, State};
         use mco_registry::compare::{Outcome, Summary as Compared};
         let mut seen = Compared::new(20);
         seen.add(

@@ -17,15 +17,15 @@ use kube::runtime::watcher;
 use serde::Deserialize;
 
 use super::crd::MachineConfigNode;
-use crate::status_section::{
+use mco_cluster::decode::Isolated;
+use mco_cluster::resources::MACHINE_CONFIG_POOL;
+use mco_job::status_section::{
     self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style,
     typed,
 };
-use mco_cluster::decode::Isolated;
-use mco_cluster::resources::MACHINE_CONFIG_POOL;
 use summary::Thresholds;
 
-/// The section, for [`Job::status`](crate::jobs::Job::status).
+/// The section, for [`Job::status`](mco_job::jobs::Job::status).
 pub struct Section;
 
 /// What the section is computed from.

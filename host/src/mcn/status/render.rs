@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::summary::Nodes;
-use crate::status_section::Style;
-use crate::status_section::text::{RED, YELLOW, bar, duration, fit, table};
+use mco_job::status_section::Style;
+use mco_job::status_section::text::{RED, YELLOW, bar, duration, fit, table};
 
 pub(super) fn render(nodes: &Nodes, style: Style, out: &mut String) {
     let width = style.width;

@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::{Objects, Pool};
 use crate::mcn::crd::MachineConfigNode;
 use crate::mcn::phase::{self, Phase};
-use crate::status_section::text::rfc3339;
+use mco_job::status_section::text::rfc3339;
 
 /// The job's flags of `status`: when a phase counts as stuck.
 #[derive(Args, Debug, Clone, Copy)]

@@ -1,6 +1,6 @@
 //! What the command line and `run` need of a job, beyond what the registry
-//! needs ([`JobKind`]): each job implements [`Job`] in its own folder, and
-//! [`JOBS`](crate::JOBS) lists the jobs once, for the registry and for
+//! needs ([`JobKind`]): each job implements [`Job`] in its own crate, and
+//! `mco_host::JOBS` lists the jobs once, for the registry and for
 //! every command that loops over them (`eval`, the case runner of
 //! `guests test` and the golden tests, `guests bench` and `guests new`).
 
@@ -241,6 +241,7 @@ impl Deref for Jobs {
 }
 
 /// The [`Jobs`] of the given job values, each named once.
+#[macro_export]
 macro_rules! jobs {
     ($($job:expr),* $(,)?) => {
         $crate::jobs::Jobs::new(
@@ -249,12 +250,10 @@ macro_rules! jobs {
         )
     };
 }
-pub(crate) use jobs;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::JOBS;
     use mco_registry::audit::cluster::ReadError;
     use mco_registry::{Audited, Fetched};
 
@@ -337,25 +336,21 @@ mod tests {
         }
     }
 
-    static THREE: Jobs = jobs![
-        crate::mcn::job::Mcn,
-        crate::bootimage::job::BootImage,
-        Skeleton
-    ];
+    static ONE: Jobs = crate::jobs![Skeleton];
+    static NONE: Jobs = crate::jobs![];
 
-    /// One line lists a job for the registry and the command line alike.
+    /// One line lists a job for the registry and the command line alike
+    /// (`mco_host::JOBS` is held to the same in its crate).
     #[test]
     fn a_job_listed_once_is_a_job_of_the_registry_and_the_command_line() {
-        for jobs in [&JOBS, &THREE] {
-            let listed: Vec<&str> = jobs.iter().map(|job| job.name()).collect();
-            let registered: Vec<&str> = jobs.deref().iter().map(|kind| kind.name()).collect();
-            assert_eq!(listed, registered);
-        }
+        let listed: Vec<&str> = ONE.iter().map(|job| job.name()).collect();
+        let registered: Vec<&str> = ONE.deref().iter().map(|kind| kind.name()).collect();
+        assert_eq!((listed, registered), (vec!["skeleton"], vec!["skeleton"]));
         let skeleton = mco_registry::Job::single(&Skeleton);
-        assert_eq!(THREE.of(&skeleton).map(|job| job.name()), Some("skeleton"));
-        assert!(JOBS.of(&skeleton).is_none());
+        assert_eq!(ONE.of(&skeleton).map(|job| job.name()), Some("skeleton"));
+        assert!(NONE.of(&skeleton).is_none());
         assert_eq!(
-            THREE.named("skeleton").map(|kind| kind.name()),
+            ONE.named("skeleton").map(|kind| kind.name()),
             Some("skeleton")
         );
         assert!(Skeleton.eval_command().is_none() && Skeleton.case_files().is_empty());
@@ -405,27 +400,5 @@ mod tests {
         let status = Skeleton.status_args(clap::Command::new("status"));
         assert_eq!(status.get_arguments().count(), 0);
         assert!(Skeleton.status().is_none());
-    }
-
-    /// The case finder knows a case of every job by the job's own files.
-    #[test]
-    fn a_case_of_every_job_is_found_as_that_jobs() {
-        let mut jobs_with_cases = 0;
-        for job in JOBS.iter() {
-            for file in job.case_files() {
-                let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-                let write = |name: &str| {
-                    std::fs::write(dir.path().join(name), "{}").unwrap_or_else(|e| panic!("{e}"))
-                };
-                write(crate::case_check::EXPECTED);
-                write(file);
-                let found = crate::cases::find(&[dir.path().to_path_buf()])
-                    .unwrap_or_else(|e| panic!("{file}: {e}"));
-                let names: Vec<&str> = found.iter().map(|case| case.job.name()).collect();
-                assert_eq!(names, [job.name()], "{file}");
-            }
-            jobs_with_cases += usize::from(!job.case_files().is_empty());
-        }
-        assert_eq!(jobs_with_cases, JOBS.iter().count());
     }
 }

@@ -27,14 +27,10 @@ use mco_cluster::watch::{Latest, Listed, Readiness};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::registry::Registry;
 
-/// The gates some job of the host follows, with their Default value
-/// ([`Job::feature_gates`](crate::jobs::Job::feature_gates)), in
-/// [`JOBS`](crate::JOBS) order.
-fn modelled() -> impl Iterator<Item = (&'static str, bool)> {
-    crate::JOBS
-        .iter()
-        .flat_map(|job| job.feature_gates().iter().copied())
-}
+/// The gates a reader follows, each with its value in the Default feature
+/// set ([`Job::feature_gates`](crate::jobs::Job::feature_gates): a job's
+/// own, or every job's for `run`).
+pub type Modelled = [(&'static str, bool)];
 
 /// The gates in force, and where they came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,17 +38,20 @@ pub struct FeatureGates {
     enabled: BTreeSet<String>,
     /// The FeatureGate entry's version; `None` for the Default set.
     version: Option<String>,
+    modelled: Vec<(&'static str, bool)>,
 }
 
-impl Default for FeatureGates {
+impl FeatureGates {
     /// The Default feature set of the modelled release.
-    fn default() -> Self {
+    pub fn default_of(modelled: &Modelled) -> Self {
         FeatureGates {
-            enabled: modelled()
+            enabled: modelled
+                .iter()
                 .filter(|(_, on)| *on)
                 .map(|(name, _)| name.to_string())
                 .collect(),
             version: None,
+            modelled: modelled.to_vec(),
         }
     }
 }
@@ -97,16 +96,20 @@ impl FeatureGates {
     /// (the first entry when `None` or not listed, as upstream lists the
     /// newest version first). A FeatureGate whose status is not written
     /// yet gives the Default set.
-    pub fn resolve(object: &Value, current_version: Option<&str>) -> Result<Self, Error> {
+    pub fn resolve(
+        object: &Value,
+        current_version: Option<&str>,
+        modelled: &Modelled,
+    ) -> Result<Self, Error> {
         let gate = FeatureGate::deserialize(object).map_err(|e| Error::Malformed(e.to_string()))?;
         let Some(status) = gate.status else {
-            return Ok(FeatureGates::default());
+            return Ok(FeatureGates::default_of(modelled));
         };
         let entry = current_version
             .and_then(|v| status.feature_gates.iter().find(|e| e.version == v))
             .or_else(|| status.feature_gates.first())
             .ok_or(Error::NoEntry)?;
-        let mut gates = FeatureGates::default();
+        let mut gates = FeatureGates::default_of(modelled);
         for named in &entry.disabled {
             gates.enabled.remove(&named.name);
         }
@@ -128,8 +131,9 @@ impl FeatureGates {
 
     /// The modelled gates and their values, for logs and the status view.
     pub fn modelled(&self) -> Vec<(&'static str, bool)> {
-        modelled()
-            .map(|(name, _)| (name, self.enabled(name)))
+        self.modelled
+            .iter()
+            .map(|(name, _)| (*name, self.enabled(name)))
             .collect()
     }
 }
@@ -137,7 +141,10 @@ impl FeatureGates {
 /// The gates in force now, read once (for `preflight`): FeatureGate
 /// `cluster` and ClusterVersion `version` as [`follow`] reads them; a kind
 /// the cluster does not serve counts as no object.
-pub async fn read_cluster(client: &kube::Client) -> Result<FeatureGates, String> {
+pub async fn read_cluster(
+    client: &kube::Client,
+    modelled: &Modelled,
+) -> Result<FeatureGates, String> {
     use mco_cluster::resources::{CLUSTER_VERSION, FEATURE_GATE, ResourceType};
     let get = async |kind: ResourceType, name: &str| {
         let api: kube::Api<kube::api::DynamicObject> =
@@ -150,7 +157,7 @@ pub async fn read_cluster(client: &kube::Client) -> Result<FeatureGates, String>
     };
     let clusterversion = get(CLUSTER_VERSION, "version").await?;
     let featuregate = get(FEATURE_GATE, "cluster").await?;
-    resolve_objects(featuregate.as_ref(), clusterversion.as_ref())
+    resolve_objects(featuregate.as_ref(), clusterversion.as_ref(), modelled)
         .map_err(|e| format!("FeatureGate cluster: {e}"))
 }
 
@@ -167,12 +174,14 @@ pub fn current_version(clusterversion: &Value) -> Option<&str> {
 fn resolve_objects(
     featuregate: Option<&DynamicObject>,
     clusterversion: Option<&DynamicObject>,
+    modelled: &Modelled,
 ) -> Result<FeatureGates, Error> {
     match featuregate {
-        None => Ok(FeatureGates::default()),
+        None => Ok(FeatureGates::default_of(modelled)),
         Some(featuregate) => FeatureGates::resolve(
             &featuregate.data,
             clusterversion.and_then(|cv| current_version(&cv.data)),
+            modelled,
         ),
     }
 }
@@ -184,13 +193,14 @@ pub fn read(
     reader: &mut Reader,
     path: Option<&str>,
     clusterversion: Option<&Value>,
+    modelled: &Modelled,
 ) -> Result<FeatureGates, InputError> {
     let Some(path) = path else {
-        return Ok(FeatureGates::default());
+        return Ok(FeatureGates::default_of(modelled));
     };
     let object: Value = reader.object(path, "FeatureGate")?;
     let version = clusterversion.and_then(current_version);
-    FeatureGates::resolve(&object, version).map_err(|e| InputError::Malformed {
+    FeatureGates::resolve(&object, version, modelled).map_err(|e| InputError::Malformed {
         path: path.to_owned(),
         kind: "FeatureGate".to_owned(),
         name: object["metadata"]["name"]
@@ -238,6 +248,7 @@ pub fn follow(
     clusterversion: Latest,
     (readiness, listed): (Readiness, Listed),
     gauge: Family<GateLabels, Gauge>,
+    modelled: &Modelled,
 ) -> (Gates, impl Future<Output = ()> + Send + 'static) {
     let export = move |gates: &FeatureGates| {
         for (gate, on) in gates.modelled() {
@@ -247,8 +258,10 @@ pub fn follow(
             gauge.get_or_create(&labels).set(i64::from(on));
         }
     };
-    export(&FeatureGates::default());
-    let (tx, rx) = watch::channel(Arc::new(FeatureGates::default()));
+    let default = FeatureGates::default_of(modelled);
+    export(&default);
+    let (tx, rx) = watch::channel(Arc::new(default));
+    let modelled = modelled.to_vec();
     let run = async move {
         // Each watch publishes its object before it counts as listed.
         readiness.listed(&SOURCES).await;
@@ -262,6 +275,7 @@ pub fn follow(
             let resolved = resolve_objects(
                 featuregate.borrow().as_deref(),
                 clusterversion.borrow().as_deref(),
+                &modelled,
             );
             match resolved {
                 Ok(gates) => {
@@ -322,11 +336,19 @@ impl GateMetrics {
 
 #[cfg(test)]
 mod tests {
-    use crate::bootimage::{BOOT_IMAGE_SKEW_ENFORCEMENT, MANAGED_BOOT_IMAGES_CPMS};
-    use mco_mcn::IMAGE_MODE_STATUS_REPORTING;
     use serde_json::json;
 
     use super::*;
+
+    const IMAGE_MODE_STATUS_REPORTING: &str = "ImageModeStatusReporting";
+    const MANAGED_BOOT_IMAGES_CPMS: &str = "ManagedBootImagesCPMS";
+    const BOOT_IMAGE_SKEW_ENFORCEMENT: &str = "BootImageSkewEnforcement";
+    /// The gates of both jobs, as `run` follows them.
+    const MODELLED: &Modelled = &[
+        (IMAGE_MODE_STATUS_REPORTING, false),
+        (MANAGED_BOOT_IMAGES_CPMS, true),
+        (BOOT_IMAGE_SKEW_ENFORCEMENT, true),
+    ];
 
     fn object(entries: Value) -> Value {
         json!({
@@ -344,7 +366,7 @@ mod tests {
 
     #[test]
     fn default_set_has_image_mode_reporting_off_and_boot_image_gates_on() {
-        let gates = FeatureGates::default();
+        let gates = FeatureGates::default_of(MODELLED);
         assert!(!gates.enabled(IMAGE_MODE_STATUS_REPORTING));
         assert!(gates.enabled(MANAGED_BOOT_IMAGES_CPMS));
         assert!(gates.enabled(BOOT_IMAGE_SKEW_ENFORCEMENT));
@@ -360,16 +382,19 @@ mod tests {
             {"version": "4.22.1", "enabled": names(&["ImageModeStatusReporting"]), "disabled": names(&["ManagedBootImagesCPMS"])},
             {"version": "4.21.9", "enabled": [], "disabled": names(&["ImageModeStatusReporting"])},
         ]));
-        let current = FeatureGates::resolve(&fg, Some("4.22.1")).unwrap_or_default();
+        let current =
+            FeatureGates::resolve(&fg, Some("4.22.1"), MODELLED).unwrap_or_else(|e| panic!("{e}"));
         assert!(current.enabled(IMAGE_MODE_STATUS_REPORTING));
         assert!(!current.enabled(MANAGED_BOOT_IMAGES_CPMS));
-        let older = FeatureGates::resolve(&fg, Some("4.21.9")).unwrap_or_default();
+        let older =
+            FeatureGates::resolve(&fg, Some("4.21.9"), MODELLED).unwrap_or_else(|e| panic!("{e}"));
         assert!(!older.enabled(IMAGE_MODE_STATUS_REPORTING));
         // Unlisted there: the Default value.
         assert!(older.enabled(MANAGED_BOOT_IMAGES_CPMS));
         // Unknown or no version: the first entry.
         for version in [None, Some("5.0.0")] {
-            let first = FeatureGates::resolve(&fg, version).unwrap_or_default();
+            let first =
+                FeatureGates::resolve(&fg, version, MODELLED).unwrap_or_else(|e| panic!("{e}"));
             assert!(first.enabled(IMAGE_MODE_STATUS_REPORTING), "{version:?}");
         }
     }
@@ -385,7 +410,13 @@ mod tests {
         let (featuregate_tx, featuregate) = watch::channel(None);
         let (_clusterversion_tx, clusterversion) = watch::channel(None);
         let listed = (readiness.clone(), readiness.watch(WATCH));
-        let (gates, run) = follow(featuregate, clusterversion, listed, Family::default());
+        let (gates, run) = follow(
+            featuregate,
+            clusterversion,
+            listed,
+            Family::default(),
+            MODELLED,
+        );
         let run = tokio::spawn(run);
         // As the watches list: their objects published, then marked.
         let fg =
@@ -404,7 +435,7 @@ mod tests {
     #[test]
     fn gates_the_host_does_not_model_are_passed_on_when_enabled() {
         let fg = object(json!([{"version": "4.22.0", "enabled": names(&["SomeNewGate"])}]));
-        let gates = FeatureGates::resolve(&fg, None).unwrap_or_default();
+        let gates = FeatureGates::resolve(&fg, None, MODELLED).unwrap_or_else(|e| panic!("{e}"));
         assert!(gates.enabled_names().contains("SomeNewGate"));
         assert!(!gates.enabled(IMAGE_MODE_STATUS_REPORTING));
     }
@@ -413,15 +444,15 @@ mod tests {
     fn a_status_not_written_yet_is_the_default_set() {
         let fg = json!({"metadata": {"name": "cluster"}, "spec": {}});
         assert_eq!(
-            FeatureGates::resolve(&fg, None),
-            Ok(FeatureGates::default())
+            FeatureGates::resolve(&fg, None, MODELLED),
+            Ok(FeatureGates::default_of(MODELLED))
         );
     }
 
     #[test]
     fn broken_feature_gates_are_named_errors() {
         assert_eq!(
-            FeatureGates::resolve(&object(json!([])), None),
+            FeatureGates::resolve(&object(json!([])), None, MODELLED),
             Err(Error::NoEntry)
         );
         for broken in [
@@ -430,7 +461,7 @@ mod tests {
             object(json!([{"version": "4.22.0", "enabled": [{"nom": "X"}]}])),
             object(json!([{"version": 4, "enabled": []}])),
         ] {
-            let err = FeatureGates::resolve(&broken, None);
+            let err = FeatureGates::resolve(&broken, None, MODELLED);
             assert!(
                 matches!(&err, Err(Error::Malformed(m)) if !m.is_empty()),
                 "{broken}: {err:?}"

@@ -102,7 +102,7 @@ impl Leadership {
 
     /// A handle that holds (or never holds) the lease for a day, for tests
     /// of the code it is passed to.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     pub fn fixed(held: bool) -> Leadership {
         let until = held.then(|| Instant::now() + Duration::from_secs(86_400));
         Leadership {

@@ -3,7 +3,7 @@
 //! the SubjectAccessReview every job asks with ([`can`]). Each job makes
 //! its checks in its own folder (its `preflight.rs`, through
 //! [`Job::preflight`](crate::jobs::Job::preflight)); the command
-//! (`cli/preflight.rs`) asks every job of [`JOBS`](crate::JOBS) and draws
+//! (`cli/preflight.rs`) asks every job of `mco_host::JOBS` and draws
 //! the answers.
 
 use std::future::Future;
@@ -128,10 +128,10 @@ pub async fn can(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
-    pub(crate) fn check(ok: Option<bool>, blocks: &'static [&'static str]) -> Check {
+    fn check(ok: Option<bool>, blocks: &'static [&'static str]) -> Check {
         Check {
             check: "c",
             ok,

@@ -1,7 +1,7 @@
 //! One job's part of `mco-host status`, as the view knows it: what the
 //! job reads, its part of the summary, its text and its keys of the JSON
 //! document. The view (`cli/status`) reads guests, ownership and shadow
-//! counts itself and asks each job of [`JOBS`](crate::JOBS) for its
+//! counts itself and asks each job of `mco_host::JOBS` for its
 //! [`StatusSection`] ([`Job::status`](crate::jobs::Job::status)); the
 //! sections come in `JOBS` order, in the text as in the JSON. A job's
 //! flags of `status` are its own

@@ -1,0 +1,24 @@
+//! `mco-job`: what the host gives every job, and asks of it. Each job is a
+//! crate over this one (`host/jobs/*`); `mco-host` lists them once and runs
+//! them. Here: the job contract ([`jobs::Job`]) with its bench and scaffold
+//! sides (`jobs`), what `run` hands a job it starts (`run_context`),
+//! whether this replica still holds the lease (`leadership`), who writes
+//! what beside the Machine Config Operator (`ownership`), the cluster's
+//! feature gates (`feature_gates`) and the feature sets of CRDs (`crds`),
+//! the job-free series (`metrics`), what `status`, `preflight` and
+//! `guests audit` ask of a job (`status_section`, `preflight`,
+//! `audit_files`), the manifest reader of the offline commands
+//! (`manifests`) and the check of one case folder (`case_check`). It names
+//! no job.
+pub mod audit_files;
+pub mod case_check;
+pub mod crds;
+pub mod feature_gates;
+pub mod jobs;
+pub mod leadership;
+pub mod manifests;
+pub mod metrics;
+pub mod ownership;
+pub mod preflight;
+pub mod run_context;
+pub mod status_section;
