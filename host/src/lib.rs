@@ -36,6 +36,16 @@ pub use mco_fetch::install_crypto_provider;
 /// added by writing its folder and listing it here.
 pub static JOBS: mco_job::jobs::Jobs = mco_job::jobs![mcn::job::Mcn, bootimage::job::BootImage];
 
+/// Every job's feature gates, in [`JOBS`] order: the gates `run` follows
+/// and `eval`, `preflight` and `guests audit` read and show, so each
+/// command models the cluster's gates the same way, whichever job asks.
+pub static FEATURE_GATES: std::sync::LazyLock<Vec<(&'static str, bool)>> =
+    std::sync::LazyLock::new(|| {
+        JOBS.iter()
+            .flat_map(|job| job.feature_gates().iter().copied())
+            .collect()
+    });
+
 /// The CustomResourceDefinitions the host writes to, each with the path
 /// under `deploy/` that keeps it: every job's ([`mco_job::jobs::Job::crds`]), then
 /// MachineConfigGuest in the base's `crds/`.
@@ -62,5 +72,15 @@ mod tests {
         let registered: Vec<&str> = super::JOBS.deref().iter().map(|kind| kind.name()).collect();
         assert_eq!(listed, registered);
         assert_eq!(listed, ["mcn", "bootImage"]);
+    }
+
+    /// The gates every command models are each job's, in the order jobs
+    /// are listed: `preflight` of one job shows the others' too.
+    #[test]
+    fn the_modelled_gates_are_every_jobs_in_job_order() {
+        let expected: Vec<_> =
+            [super::mcn::FEATURE_GATES, super::bootimage::FEATURE_GATES].concat();
+        assert_eq!(*super::FEATURE_GATES, expected);
+        assert!(expected.contains(&(mco_mcn::IMAGE_MODE_STATUS_REPORTING, false)));
     }
 }

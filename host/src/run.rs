@@ -219,10 +219,7 @@ pub async fn run(
         clusterversion,
         (readiness.clone(), readiness.watch(feature_gates::WATCH)),
         metrics.feature_gates.feature_gate.clone(),
-        &crate::JOBS
-            .iter()
-            .flat_map(|job| job.feature_gates().iter().copied())
-            .collect::<Vec<_>>(),
+        &crate::FEATURE_GATES,
     );
     let gate_watches = [
         tokio::spawn(watch_featuregate),

@@ -232,7 +232,7 @@ impl BootImageObjects {
             &mut reader,
             files.featuregate,
             clusterversion.as_ref(),
-            super::FEATURE_GATES,
+            &crate::FEATURE_GATES,
         )?;
         let vcenter = match files.vcenter {
             Some(path) => Some(inventory(path, &reader.text(path)?)?),
@@ -291,7 +291,7 @@ pub async fn on_cluster(
         )
         .await?,
         known_images: BTreeSet::new(),
-        gates: feature_gates::read_cluster(client, super::FEATURE_GATES)
+        gates: feature_gates::read_cluster(client, &crate::FEATURE_GATES)
             .await
             .map_err(ReadError::Cluster)?,
         // The audit reads the cluster only: a vSphere MachineSet, whose

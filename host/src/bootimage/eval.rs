@@ -209,7 +209,7 @@ impl BootImageInputs {
             &mut reader,
             paths.featuregate,
             clusterversion.as_ref(),
-            super::FEATURE_GATES,
+            &crate::FEATURE_GATES,
         )?;
         let vcenter = paths
             .vcenter

@@ -149,7 +149,7 @@ pub async fn on_cluster(
         configs: list(client, "MachineConfigs").await?,
         policies: policies::of_object(machineconfiguration.as_ref()),
         previous,
-        gates: feature_gates::read_cluster(client, super::FEATURE_GATES)
+        gates: feature_gates::read_cluster(client, &crate::FEATURE_GATES)
             .await
             .map_err(ReadError::Cluster)?,
     };
@@ -172,7 +172,7 @@ impl Cluster {
         let configs = reader.all(files.machineconfigs, "MachineConfig")?;
         let policies = policies::from_file(reader, files.machineconfiguration)?;
         let previous: Vec<MachineConfigNode> = reader.all(files.previous, "MachineConfigNode")?;
-        let gates = feature_gates::read(reader, files.featuregate, None, super::FEATURE_GATES)?;
+        let gates = feature_gates::read(reader, files.featuregate, None, &crate::FEATURE_GATES)?;
         Ok(Cluster {
             pools,
             configs,

@@ -86,7 +86,7 @@ impl McnInputs {
         };
         // `eval mcn` reads no ClusterVersion: the first entry counts.
         let gates =
-            feature_gates::read(&mut reader, paths.featuregate, None, super::FEATURE_GATES)?;
+            feature_gates::read(&mut reader, paths.featuregate, None, &crate::FEATURE_GATES)?;
         Ok(McnInputs {
             node,
             pools,

@@ -19,30 +19,30 @@ use mco_mcn::IMAGE_MODE_STATUS_REPORTING;
 pub async fn checks(client: &Client, user: &str) -> Vec<Check> {
     // What the writer writes follows the gates: configImage only with
     // ImageModeStatusReporting on.
-    let (gates, gates_check) = match feature_gates::read_cluster(client, super::FEATURE_GATES).await
-    {
-        Ok(gates) => {
-            let detail = gates.to_string();
-            (
-                gates,
+    let (gates, gates_check) =
+        match feature_gates::read_cluster(client, &crate::FEATURE_GATES).await {
+            Ok(gates) => {
+                let detail = gates.to_string();
+                (
+                    gates,
+                    Check {
+                        check: "feature gates",
+                        ok: Some(true),
+                        detail,
+                        blocks: &[],
+                    },
+                )
+            }
+            Err(err) => (
+                FeatureGates::default_of(&crate::FEATURE_GATES),
                 Check {
                     check: "feature gates",
-                    ok: Some(true),
-                    detail,
+                    ok: None,
+                    detail: format!("{err}; assuming the Default feature set"),
                     blocks: &[],
                 },
-            )
-        }
-        Err(err) => (
-            FeatureGates::default_of(super::FEATURE_GATES),
-            Check {
-                check: "feature gates",
-                ok: None,
-                detail: format!("{err}; assuming the Default feature set"),
-                blocks: &[],
-            },
-        ),
-    };
+            ),
+        };
     let mut checks = vec![gates_check];
     checks.append(&mut crd(client, &gates).await);
     checks.push(writers(client).await);
