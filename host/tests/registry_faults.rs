@@ -19,9 +19,9 @@ use mco_fetch::signature_policy::{Policy, Requirement};
 use mco_host::{JOBS, mcn};
 use mco_registry::table::Location;
 use mco_registry::{Access, InFlight, Outcome, Remote};
+use mco_registry_formats::blob::digest;
 use mco_registry_formats::cosign::Key;
 use mco_runtime::RuntimeConfig;
-use mco_runtime::blob::digest;
 use oci_client::secrets::RegistryAuth;
 
 /// What the hostile answers send: 300 MiB, far past every bound.

@@ -56,8 +56,9 @@ fn no_source_file_is_over_the_limit() {
 }
 
 /// The crates every job builds on, which name no job.
-const LAYERS: [&str; 8] = [
+const LAYERS: [&str; 9] = [
     "mco-runtime",
+    "mco-http",
     "mco-cluster",
     "mco-fetch",
     "mco-registry",
@@ -67,6 +68,9 @@ const LAYERS: [&str; 8] = [
     "mco-job",
 ];
 
+/// Workspace packages by name: manifest path and dependency names.
+type Packages = BTreeMap<String, (String, Vec<String>)>;
+
 /// The compiler holds the layers only if their manifests let it: no layer
 /// depends on a job crate (`host/jobs/*`) or on `mco-host`, and no job
 /// crate on another. Direct dependencies suffice: a layer depends only on
@@ -74,15 +78,26 @@ const LAYERS: [&str; 8] = [
 #[test]
 fn no_layer_depends_on_a_job_and_no_job_on_another() {
     let packages = workspace_packages();
+    assert!(LAYERS.iter().all(|layer| packages.contains_key(*layer)));
+    let wrong = naming_a_job(&packages);
+    assert!(
+        wrong.is_empty(),
+        "layers or jobs naming a job:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Each dependency of a layer or a job crate on a job crate or on
+/// `mco-host`, as `crate -> dependency`.
+fn naming_a_job(packages: &Packages) -> Vec<String> {
     let jobs: BTreeSet<&str> = packages
         .iter()
         .filter(|(_, (manifest, _))| manifest.contains("/host/jobs/"))
         .map(|(name, _)| name.as_str())
         .collect();
     let mut wrong = Vec::new();
-    for (name, (_, dependencies)) in &packages {
-        let is_job = jobs.contains(name.as_str());
-        if !is_job && !LAYERS.contains(&name.as_str()) {
+    for (name, (_, dependencies)) in packages {
+        if !jobs.contains(name.as_str()) && !LAYERS.contains(&name.as_str()) {
             continue;
         }
         for dependency in dependencies {
@@ -91,17 +106,12 @@ fn no_layer_depends_on_a_job_and_no_job_on_another() {
             }
         }
     }
-    assert!(LAYERS.iter().all(|layer| packages.contains_key(*layer)));
-    assert!(
-        wrong.is_empty(),
-        "layers or jobs naming a job:\n{}",
-        wrong.join("\n")
-    );
+    wrong
 }
 
 /// Each workspace package by name: its manifest path and the names of its
 /// dependencies of every kind, as `cargo metadata` lists them.
-fn workspace_packages() -> BTreeMap<String, (String, Vec<String>)> {
+fn workspace_packages() -> Packages {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = std::process::Command::new(cargo)
         .args([
@@ -151,6 +161,35 @@ fn the_checks_see_what_they_look_for() {
     assert!(code_lines(&long) > MAX_CODE_LINES);
     let tested = format!("// why\n\nfn f() {{}}\n#[cfg(test)]\nmod tests {{\n{long}}}\n");
     assert_eq!(code_lines(&tested), 1);
+
+    let package = |manifest: &str, dependencies: &[&str]| {
+        let dependencies = dependencies.iter().map(|d| d.to_string()).collect();
+        (manifest.to_owned(), dependencies)
+    };
+    let packages: Packages = [
+        (
+            "mco-job".into(),
+            package("/r/host/job/Cargo.toml", &["mco-job-a"]),
+        ),
+        (
+            "mco-job-a".into(),
+            package("/r/host/jobs/a/Cargo.toml", &["mco-job-b"]),
+        ),
+        (
+            "mco-job-b".into(),
+            package("/r/host/jobs/b/Cargo.toml", &["mco-job"]),
+        ),
+        (
+            "mco-host".into(),
+            package("/r/host/Cargo.toml", &["mco-job-a"]),
+        ),
+    ]
+    .into();
+    assert_eq!(
+        naming_a_job(&packages),
+        ["mco-job -> mco-job-a", "mco-job-a -> mco-job-b"],
+        "a layer naming a job and a job naming another; mco-host may name both"
+    );
 }
 
 /// The source folders of the host's crates: `host/src`, `host/*/src` and

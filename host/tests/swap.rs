@@ -15,7 +15,7 @@ use mco_host::mcn::McnGuest;
 use mco_host::{JOBS, bootimage, mcn};
 use mco_registry::table::{Location, Registry};
 use mco_registry::{self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, Slot};
-use mco_runtime::blob::digest;
+use mco_registry_formats::blob::digest;
 use mco_runtime::{LoadError, Runtime, RuntimeConfig};
 
 struct World {

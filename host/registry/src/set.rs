@@ -19,7 +19,7 @@ use super::serving::{Change, JobStatus, Status};
 use super::slot::{EntryKey, Fetched, Served, Slot};
 use super::table::{Location, Registry, RegistryError};
 use mco_fetch::oci::Oci;
-use mco_runtime::blob::digest;
+use mco_registry_formats::blob::digest;
 use mco_runtime::{LoadError, Runtime};
 
 /// One slot per job, each of a world only its job knows: a job's folder

@@ -9,7 +9,7 @@ use std::fmt::Display;
 use std::sync::Arc;
 
 use super::entries::{Entry, Module};
-use mco_runtime::blob::digest;
+use mco_registry_formats::blob::digest;
 use mco_runtime::{Guest, GuestLimits, GuestModule, LoadError, Runtime, World};
 
 /// One entry with its modules' bytes in hand.

@@ -19,7 +19,7 @@ use wasmtime::component::Component;
 
 use super::engine::Runtime;
 use super::error::LoadError;
-use crate::blob::{digest, write_atomically};
+use mco_registry_formats::blob::{digest, write_atomically};
 
 /// Compiles through the on-disk cache. A cache entry is only used when its
 /// recorded checksum matches, so a truncated or corrupted file is

@@ -1,13 +1,12 @@
 //! `mco-runtime`: the wasmtime façade, for any guest of any job: one
 //! engine, one store constructor, module checks, the compiled-guest cache
-//! and one generic guest handle. The sha256-named blob helpers (`blob`) are
-//! mco-registry-formats', re-exported here for the caches and the registry.
+//! and one generic guest handle. Its caches name files by their sha256
+//! (`mco_registry_formats::blob`).
 //!
 //! Nothing here knows about Kubernetes or about a job: this crate must never
 //! depend on `mco-host`, on a job's guest library (`mco-mcn`,
 //! `mco-bootimage`) or on kube; the host depends on it, never the other way.
 
-pub use mco_registry_formats::blob;
 mod cache;
 mod engine;
 mod error;

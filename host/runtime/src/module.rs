@@ -12,7 +12,7 @@ use wasmtime::component::Component;
 use super::cache::compile_cached;
 use super::engine::Runtime;
 use super::error::LoadError;
-use crate::blob::digest;
+use mco_registry_formats::blob::digest;
 
 /// WASI interfaces a guest may import. Everything a pure function could use
 /// to observe the world (clocks, random, filesystem, sockets) is absent;

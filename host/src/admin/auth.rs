@@ -158,7 +158,10 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 
 impl Authorizer {
     async fn verdict(&self, token: &str, path: &str) -> Result<Verdict, ReviewError> {
-        let key = (mco_runtime::blob::digest(token.as_bytes()), path.to_owned());
+        let key = (
+            mco_registry_formats::blob::digest(token.as_bytes()),
+            path.to_owned(),
+        );
         if let Some(verdict) = self.cached(&key) {
             return Ok(verdict);
         }
@@ -334,7 +337,7 @@ mod tests {
                 .map(|v| v.keys().cloned().collect::<Vec<_>>())
         );
         assert!(
-            !keys.contains("\"t1\"") && keys.contains(&mco_runtime::blob::digest(b"t1")),
+            !keys.contains("\"t1\"") && keys.contains(&mco_registry_formats::blob::digest(b"t1")),
             "{keys}"
         );
     }

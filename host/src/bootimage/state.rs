@@ -62,7 +62,7 @@ pub fn decision_fingerprint(patch: &serde_json::Value, import: Option<&TemplateI
         })
         .to_string(),
     };
-    mco_runtime::blob::digest(value.as_bytes())
+    mco_registry_formats::blob::digest(value.as_bytes())
 }
 
 impl ControllerState {
@@ -166,7 +166,7 @@ mod tests {
         let patch = json!({"spec": {"ami": "a"}});
         assert_eq!(
             decision_fingerprint(&patch, None),
-            mco_runtime::blob::digest(patch.to_string().as_bytes())
+            mco_registry_formats::blob::digest(patch.to_string().as_bytes())
         );
         let import = |release: &str| TemplateImport {
             server: "vc".into(),

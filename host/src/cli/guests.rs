@@ -19,8 +19,8 @@ use mco_fetch::oci::{
 use mco_fetch::signature_policy::Policy;
 use mco_registry::entries::{KeySource, OciSource, Verify};
 use mco_registry::read_policy;
+use mco_registry_formats::blob::digest;
 use mco_registry_formats::cosign::Signature;
-use mco_runtime::blob::digest;
 use mco_runtime::{GuestModule, LoadError, interfaces, same_interface};
 
 /// Why `guests push|pull|inspect` failed around the registry call itself

@@ -163,7 +163,7 @@ pub(super) fn run(sandbox: &SandboxArgs, args: TestArgs) -> Result<(), Failure> 
         let xml = junit(&outcomes)
             .to_string()
             .map_err(|e| Failure::Other(format!("JUnit report: {e}")))?;
-        mco_runtime::blob::write_atomically(path, xml.as_bytes())
+        mco_registry_formats::blob::write_atomically(path, xml.as_bytes())
             .map_err(|e| Failure::Other(format!("writing {}: {e}", path.display())))?;
     }
     let failed = outcomes.iter().filter(|o| o.result.is_err()).count();

@@ -51,7 +51,7 @@ pub(super) fn write(dir: &Path) -> Result<Value, GuestsError> {
     let mut files = Vec::new();
     for (name, text) in crate::wit::FILES {
         let path = dir.join(name);
-        mco_runtime::blob::write_atomically(&path, text.as_bytes())
+        mco_registry_formats::blob::write_atomically(&path, text.as_bytes())
             .map_err(|e| write(path.clone(), e))?;
         files.push(path.display().to_string());
     }
