@@ -11,12 +11,14 @@ mod cache;
 mod engine;
 mod error;
 mod handle;
+mod lookups;
 mod module;
 mod store;
 
 pub use engine::{DEFAULT_MEMORY_MIB, DEFAULT_SLOTS, GuestLimits, Runtime, RuntimeConfig};
 pub use error::{GuestError, LoadError};
 pub use handle::{Guest, World};
+pub use lookups::{LOOKUP_BUDGET, charge};
 /// Whether an export serves an interface: the rule a pull applies to an
 /// artifact's config, before the module is downloaded, and a load to it.
 pub use mco_registry_formats::artifact::same_interface;

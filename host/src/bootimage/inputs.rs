@@ -9,7 +9,7 @@
 //! the store's resource table for the call only: the component model's
 //! borrow rules trap a guest that keeps one past the call or uses an index
 //! it was not lent, and the host traps one that looks up more than
-//! [`LOOKUP_BUDGET`](crate::mcn::inputs::LOOKUP_BUDGET) times through one handle in one call.
+//! [`LOOKUP_BUDGET`](mco_runtime::LOOKUP_BUDGET) times through one handle in one call.
 
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ use mco_runtime::GuestState;
 use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::WasiView as _;
 
-use crate::mcn::inputs::charge;
+use mco_runtime::charge;
 
 /// The WIT binding of world `boot-image-selector`, here because its
 /// handles are the types below.

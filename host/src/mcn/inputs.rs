@@ -11,13 +11,14 @@
 //! host takes them back as soon as the call returns ([`Lent::reclaim`]).
 //! The component model's borrow rules trap a guest that keeps a handle
 //! past the call or uses an index it was not lent; the host traps one
-//! that looks up more than [`LOOKUP_BUDGET`] times through one handle in
-//! one call.
+//! that looks up more than
+//! [`LOOKUP_BUDGET`](mco_runtime::LOOKUP_BUDGET) times through one handle
+//! in one call.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use mco_mcn as logic;
-use mco_runtime::GuestState;
+use mco_runtime::{GuestState, charge};
 use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::WasiView as _;
 
@@ -41,11 +42,6 @@ pub(super) mod wit_bindings {
 
 pub(super) use wit_bindings::mco::machine_config::node_inputs as wit_inputs;
 use wit_inputs as wit;
-
-/// Lookups one handle answers in one call. The MCN guest makes one per
-/// label a pool's selector names, and two per rendered config (at most
-/// three): the budget is far above any honest call and far below a flood.
-pub const LOOKUP_BUDGET: u32 = 1024;
 
 /// The node's labels, for the call.
 pub struct NodeLabels {
@@ -124,18 +120,6 @@ impl Lent {
         table.delete(self.configs)?;
         Ok(())
     }
-}
-
-/// Counts one lookup through a handle, and traps past the budget (the
-/// boot image handles share it).
-pub(crate) fn charge(lookups: &mut u32, what: &str) -> wasmtime::Result<()> {
-    *lookups += 1;
-    if *lookups > LOOKUP_BUDGET {
-        wasmtime::bail!(
-            "the guest looked up {what} more than {LOOKUP_BUDGET} times in one call (the lookup budget of a handle per call)"
-        );
-    }
-    Ok(())
 }
 
 impl wit::Host for GuestState {}
