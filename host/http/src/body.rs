@@ -9,7 +9,10 @@ use tokio::time::Instant;
 pub enum Over {
     /// The whole answer is an error ([`ReadError::TooLarge`]).
     Refuse,
-    /// The answer is cut at the bound (for quoting an error answer).
+    /// An excerpt, for quoting an error answer: the bytes up to the bound,
+    /// whatever length the answer announced, and those that came before
+    /// the deadline or a broken connection ended it (a read in this mode
+    /// does not fail: the excerpt only adds to an error already known).
     Truncate,
 }
 
@@ -25,8 +28,9 @@ pub enum ReadError {
 }
 
 /// The body of a response, read at most `limit` bytes far: an answer that
-/// announces more is not read at all, and one that sends more than it
-/// announced is stopped at the first chunk past the bound.
+/// announces more is refused unread (an excerpt reads up to the bound), and
+/// one that sends more than it announced is stopped at the first chunk past
+/// the bound.
 #[derive(Debug)]
 pub struct Body {
     response: reqwest::Response,
@@ -65,28 +69,33 @@ impl Body {
         Ok(chunk)
     }
 
-    /// The whole body; past the bound, as `over` says: an error, or the
-    /// bytes up to it (none of an answer announced too large).
-    pub async fn read(mut self, over: Over) -> Result<Vec<u8>, ReadError> {
+    /// The whole body; past the bound, as `over` says: an error, or an
+    /// excerpt ([`Over::Truncate`]).
+    pub async fn read(self, over: Over) -> Result<Vec<u8>, ReadError> {
+        match over {
+            Over::Refuse => self.whole().await,
+            Over::Truncate => Ok(self.excerpt().await),
+        }
+    }
+
+    async fn whole(mut self) -> Result<Vec<u8>, ReadError> {
         let mut bytes = Vec::new();
-        if !self.announced_too_large() {
-            while let Some(chunk) = self.wire().await? {
-                if self.read <= self.limit {
-                    bytes.extend_from_slice(&chunk);
-                    continue;
-                }
-                let room = (self.limit - bytes.len() as u64) as usize;
-                bytes.extend_from_slice(&chunk[..room]);
+        while let Some(chunk) = self.chunk().await? {
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
+    }
+
+    async fn excerpt(mut self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        while let Ok(Some(chunk)) = self.wire().await {
+            let room = (self.limit - bytes.len() as u64).min(chunk.len() as u64) as usize;
+            bytes.extend_from_slice(&chunk[..room]);
+            if self.read >= self.limit {
                 break;
             }
-            if self.read <= self.limit {
-                return Ok(bytes);
-            }
         }
-        match over {
-            Over::Refuse => Err(self.too_large()),
-            Over::Truncate => Ok(bytes),
-        }
+        bytes
     }
 
     fn announced_too_large(&self) -> bool {
@@ -245,10 +254,6 @@ mod tests {
             matches!(refused, Err(ReadError::TooLarge { .. })),
             "{refused:?}"
         );
-        let cut = Body::new(announced().await, 1024)
-            .read(Over::Truncate)
-            .await;
-        assert!(cut.is_ok_and(|bytes| bytes.is_empty()));
         let mut body = Body::new(announced().await, 1024);
         assert!(matches!(
             body.chunk().await,
@@ -263,7 +268,34 @@ mod tests {
         let body = Body::new(sized(b"").await, 0).read(Over::Refuse);
         assert_eq!(body.await.unwrap(), b"");
         let cut = Body::new(sized(b"0123456789").await, 4).read(Over::Truncate);
-        assert_eq!(cut.await.unwrap(), b"");
+        assert_eq!(cut.await.unwrap(), b"0123");
+    }
+
+    /// An error answer that announces more than the bound, sends a start
+    /// and then stalls still gives its start to quote, within the deadline.
+    #[tokio::test]
+    async fn an_excerpt_is_what_came_before_the_deadline() {
+        let response = answer(|mut socket| async move {
+            let head = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 1073741824\r\n\r\n";
+            socket.write_all(head.as_bytes()).await?;
+            socket
+                .write_all(b"{\"errors\":[{\"code\":\"UNAVAILABLE\"}]}")
+                .await?;
+            socket.flush().await?;
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(())
+        })
+        .await;
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let excerpt = Body::new(response, 1024)
+            .until(deadline)
+            .read(Over::Truncate)
+            .await;
+        assert_eq!(
+            excerpt.unwrap_or_else(|e| panic!("{e}")),
+            b"{\"errors\":[{\"code\":\"UNAVAILABLE\"}]}"
+        );
+        assert!(Instant::now() >= deadline);
     }
 
     #[tokio::test]

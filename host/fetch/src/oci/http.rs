@@ -226,7 +226,7 @@ impl Oci {
 }
 
 /// `response`'s body, counted as it arrives: past `limit`, as `over` says
-/// (nothing of an answer that announces more is read).
+/// (an error answer's excerpt ends at the client's read timeout too).
 async fn read(
     url: &Url,
     response: reqwest::Response,
