@@ -65,7 +65,13 @@ fn main() -> anyhow::Result<()> {
         machineconfigs: Some(&configs),
         ..McnPaths::default()
     };
-    let report = audit_files(&files, (&active, &candidate), SAMPLE_LIMIT)?.report(
+    let report = audit_files(
+        &files,
+        (&active, &candidate),
+        SAMPLE_LIMIT,
+        &mco_host::FEATURE_GATES,
+    )?
+    .report(
         "mcn".into(),
         Module::of(active.module()),
         Module::of(candidate.module()),

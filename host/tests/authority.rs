@@ -143,8 +143,8 @@ fn hostile_boot_image_decisions_are_refused_by_the_runtime() {
             &runtime,
             &common::test_guest(&format!("hostile-{variant}.wasm")),
         );
-        let mut inputs =
-            BootImageInputs::read_case(&case_dir(case)).unwrap_or_else(|e| panic!("{case}: {e}"));
+        let mut inputs = BootImageInputs::read_case(&case_dir(case), &mco_host::FEATURE_GATES)
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
         if !user_data {
             inputs.user_data_secret = None;
         }

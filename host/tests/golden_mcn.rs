@@ -38,7 +38,7 @@ fn check_all(cases: &[impl AsRef<Path>]) {
 }
 
 fn check(guest: &McnGuest, case: &Path) -> Result<cases::Pass, cases::CaseFailure> {
-    mco_host::mcn::case::check(case, |inputs| {
+    mco_host::mcn::case::check(case, &mco_host::FEATURE_GATES, |inputs| {
         let facts = inputs.facts();
         let native = mco_mcn::derive(&facts);
         let wasm = guest.derive(&facts).map_err(|e| e.to_string())?;

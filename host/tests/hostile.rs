@@ -55,7 +55,8 @@ struct Bystanders {
 impl Bystanders {
     fn new(runtime: &Runtime) -> Self {
         let case = common::repo_root().join("tests/golden/bootimage/gcp-patch-boot-disk-only");
-        let inputs = BootImageInputs::read_case(&case).unwrap_or_else(|e| panic!("{e}"));
+        let inputs = BootImageInputs::read_case(&case, &mco_host::FEATURE_GATES)
+            .unwrap_or_else(|e| panic!("{e}"));
         let stream = inputs
             .stream()
             .unwrap_or_else(|e| panic!("{e}"))

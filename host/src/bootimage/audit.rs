@@ -34,7 +34,7 @@ use mco_cluster::resources::{
     CLUSTER_VERSION, CONTROL_PLANE_MACHINE_SET, INFRASTRUCTURE, MACHINE_CONFIGURATION, MACHINE_SET,
 };
 use mco_job::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
-use mco_job::feature_gates;
+use mco_job::feature_gates::{self, Modelled};
 use mco_job::manifests::Names;
 use mco_job::manifests::{InputError, Reader};
 use mco_registry::audit::cluster::{ReadError, dynamic, get, pages, readable};
@@ -143,6 +143,7 @@ fn from_files(
     served: &Served,
     job: &Job,
     limit: usize,
+    gates: &Modelled,
 ) -> Result<Audit, FilesError> {
     let guests = pair::<BootImageGuest>(served, job)?;
     let arch = super::host_stream_arch().map_err(ReadError::Cluster)?;
@@ -160,7 +161,7 @@ fn from_files(
         // An audit has no `--ec2` (see `BootImageObjects::read`).
         ec2: None,
     };
-    let read = BootImageObjects::read(&paths, files.get("controlplanemachineset"))?;
+    let read = BootImageObjects::read(&paths, files.get("controlplanemachineset"), gates)?;
     check_cluster(&read.cluster, job.key().unwrap_or_default())?;
     let mut audit = BootImageAudit::new(guests, &read.cluster, &read.secrets, arch, limit);
     for machine in read.objects {
@@ -184,10 +185,12 @@ pub struct BootImageObjects {
 impl BootImageObjects {
     /// Reads the MachineSets of `files.object`, any number, and the
     /// ControlPlaneMachineSet of `controlplanemachineset`, with what they
-    /// share (`files.ec2` aside: the audit does not consult EC2).
+    /// share (`files.ec2` aside: the audit does not consult EC2), the
+    /// FeatureGate's `gates` (every job's) among them.
     pub fn read(
         files: &BootImagePaths,
         controlplanemachineset: Option<&str>,
+        gates: &Modelled,
     ) -> Result<BootImageObjects, InputError> {
         let mut reader = Reader::default();
         let (_, machinesets_path) = files.object;
@@ -232,7 +235,7 @@ impl BootImageObjects {
             &mut reader,
             files.featuregate,
             clusterversion.as_ref(),
-            &crate::FEATURE_GATES,
+            gates,
         )?;
         let vcenter = match files.vcenter {
             Some(path) => Some(inventory(path, &reader.text(path)?)?),
@@ -266,6 +269,7 @@ pub async fn on_cluster(
     guests: (&BootImageGuest, &BootImageGuest),
     control_plane_arch: &str,
     limit: usize,
+    gates: &Modelled,
 ) -> Result<Audit, ReadError> {
     let stream = Api::<ConfigMap>::namespaced(client.clone(), STREAM_NAMESPACE);
     let configmap = decoded(stream, STREAM_CONFIGMAP, "the CoreOS stream ConfigMap").await?;
@@ -291,7 +295,7 @@ pub async fn on_cluster(
         )
         .await?,
         known_images: BTreeSet::new(),
-        gates: feature_gates::read_cluster(client, &crate::FEATURE_GATES)
+        gates: feature_gates::read_cluster(client, gates)
             .await
             .map_err(ReadError::Cluster)?,
         // The audit reads the cluster only: a vSphere MachineSet, whose

@@ -9,6 +9,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::BootImageGuest;
 use super::eval::{BootImageInputs, EvalError};
+use mco_job::feature_gates::Modelled;
 use mco_job::jobs::bench::{BenchCaseError, BenchModule, Timed};
 
 /// `runs` decisions of the case in `dir`, if the host rules leave it to a
@@ -17,8 +18,9 @@ pub(super) fn case(
     dir: &Path,
     module: &mut BenchModule,
     runs: u32,
+    gates: &Modelled,
 ) -> Result<Option<Timed>, BenchCaseError> {
-    let inputs = BootImageInputs::read_case(dir).map_err(BenchCaseError::input)?;
+    let inputs = BootImageInputs::read_case(dir, gates).map_err(BenchCaseError::input)?;
     let arch = super::host_stream_arch().map_err(BenchCaseError::Other)?;
     // The stub's upgrade stamp is all the time changes; the epoch keeps
     // every run identical.

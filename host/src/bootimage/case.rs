@@ -10,6 +10,7 @@ use mco_bootimage::Decision;
 use super::BootImageGuest;
 use super::eval::{BootImageInputs, EvalError};
 use mco_job::case_check::{CaseFailure, Pass, compare, json, now};
+use mco_job::feature_gates::Modelled;
 use mco_job::jobs::{Modules, Role};
 use mco_registry::Job;
 
@@ -19,12 +20,14 @@ pub const FILES: &[&str] = &["machineset.yaml", "controlplanemachineset.yaml"];
 /// Checks a boot image case: `decide` gives the decision for its inputs
 /// and the `now.txt` time, which must be `expected.json`; a patch is then
 /// applied and decided again, which must give `noop`, since a patch that
-/// does not converge would make the controller patch forever.
+/// does not converge would make the controller patch forever. `gates`:
+/// every job's.
 pub fn check<E: std::fmt::Display>(
     dir: &Path,
+    gates: &Modelled,
     mut decide: impl FnMut(&BootImageInputs, Timestamp) -> Result<Decision, E>,
 ) -> Result<Pass, CaseFailure> {
-    let mut inputs = BootImageInputs::read_case(dir)?;
+    let mut inputs = BootImageInputs::read_case(dir, gates)?;
     let now = now(dir)?;
     let mut decide = |inputs: &BootImageInputs| {
         decide(inputs, now).map_err(|e| CaseFailure::Decide(e.to_string()))
@@ -50,9 +53,10 @@ pub(super) fn check_with(
     dir: &Path,
     modules: &mut dyn Modules,
     role: Role,
+    gates: &Modelled,
 ) -> (Option<Job>, Result<Pass, CaseFailure>) {
     let mut decided_by = None;
-    let result = check(dir, |inputs, now| {
+    let result = check(dir, gates, |inputs, now| {
         let arch = super::host_stream_arch().map_err(CaseError::Other)?;
         inputs.decision::<_, CaseError>(arch, now, |platform| {
             let job = super::job::job(platform);

@@ -26,7 +26,7 @@ use super::plan::{Pass, UserData};
 use super::prepared::Prepared;
 use super::rules::{self, MachineSetInputs, Step};
 use super::vcenter::{self, Answer, Inventory};
-use mco_job::feature_gates::{self, FeatureGates};
+use mco_job::feature_gates::{self, FeatureGates, Modelled};
 use mco_job::manifests::{self, InputError as FileError, Reader, case_file};
 use mco_runtime::GuestError;
 
@@ -125,8 +125,9 @@ impl BootImageInputs {
     /// `configmap.yaml`, `infrastructure.yaml`, optional
     /// `clusterversion.yaml`, `machineconfiguration.yaml`,
     /// `user-data-secret.yaml`, `known-images.txt`, `featuregate.yaml`,
-    /// `vcenter.yaml`, `install-config.yaml`, `ec2.yaml`).
-    pub fn read_case(dir: &Path) -> Result<Self, FileError> {
+    /// `vcenter.yaml`, `install-config.yaml`, `ec2.yaml`); `gates`: every
+    /// job's.
+    pub fn read_case(dir: &Path, gates: &Modelled) -> Result<Self, FileError> {
         let [
             machineset,
             controlplanemachineset,
@@ -162,7 +163,7 @@ impl BootImageInputs {
                 machineset.as_deref().unwrap_or("machineset.yaml"),
             ),
         };
-        BootImageInputs::read(&BootImagePaths {
+        let paths = BootImagePaths {
             object,
             configmap: configmap.as_deref().unwrap_or("configmap.yaml"),
             infrastructure: infrastructure.as_deref().unwrap_or("infrastructure.yaml"),
@@ -174,10 +175,13 @@ impl BootImageInputs {
             vcenter: vcenter.as_deref(),
             install_config: install_config.as_deref(),
             ec2: ec2.as_deref(),
-        })
+        };
+        BootImageInputs::read(&paths, gates)
     }
 
-    pub fn read(paths: &BootImagePaths) -> Result<Self, FileError> {
+    /// Reads the files of `paths`, the FeatureGate's `gates` (every job's,
+    /// the modelled ones) among them.
+    pub fn read(paths: &BootImagePaths, gates: &Modelled) -> Result<Self, FileError> {
         let mut reader = Reader::default();
         let mut read =
             |path: &str, kind: &str| -> Result<Value, FileError> { reader.object(path, kind) };
@@ -209,7 +213,7 @@ impl BootImageInputs {
             &mut reader,
             paths.featuregate,
             clusterversion.as_ref(),
-            &crate::FEATURE_GATES,
+            gates,
         )?;
         let vcenter = paths
             .vcenter
@@ -569,7 +573,8 @@ mod tests {
         let size = std::fs::metadata(dir.path().join("machineset.yaml")).map_or(0, |m| m.len());
         assert!(size > (OBJECT_BYTES - 1024) as u64, "{size} bytes");
 
-        let inputs = BootImageInputs::read_case(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let inputs = BootImageInputs::read_case(dir.path(), crate::bootimage::FEATURE_GATES)
+            .unwrap_or_else(|e| panic!("{e}"));
         let rules = inputs
             .host_rules("x86_64")
             .unwrap_or_else(|e| panic!("{e}"));

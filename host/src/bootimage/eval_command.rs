@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::BootImageGuest;
 use super::eval::{BootImageInputs, BootImagePaths};
+use mco_job::feature_gates::Modelled;
 use mco_job::jobs::{EvalError, Modules};
 
 /// Decide a MachineSet's boot image update.
@@ -72,6 +73,7 @@ pub struct BootImageArgs {
 pub(super) fn eval(
     matches: &clap::ArgMatches,
     modules: &mut dyn Modules,
+    gates: &Modelled,
 ) -> Result<Value, EvalError> {
     let args =
         BootImageArgs::from_arg_matches(matches).map_err(|e| EvalError::Other(e.to_string()))?;
@@ -83,7 +85,7 @@ pub(super) fn eval(
             cpms.as_deref().unwrap_or_default(),
         ),
     };
-    let inputs = BootImageInputs::read(&BootImagePaths {
+    let paths = BootImagePaths {
         object,
         configmap: &args.configmap,
         infrastructure: &args.infrastructure,
@@ -95,8 +97,8 @@ pub(super) fn eval(
         vcenter: args.vcenter.as_deref(),
         install_config: args.install_config.as_deref(),
         ec2: args.ec2.as_deref(),
-    })
-    .map_err(|e| EvalError::Input(Box::new(e)))?;
+    };
+    let inputs = BootImageInputs::read(&paths, gates).map_err(|e| EvalError::Input(Box::new(e)))?;
     let now = args.now.unwrap_or_else(Timestamp::now);
     let arch = super::host_stream_arch().map_err(EvalError::Other)?;
     let decision = inputs.decision::<_, EvalError>(arch, now, |platform| {

@@ -64,13 +64,14 @@ impl JobKind for BootImage {
         served: &'a Served,
         job: &'a Job,
         limit: usize,
+        gates: &'a [(&'static str, bool)],
     ) -> Audited<'a> {
         Box::pin(async move {
             let guests = (served.get::<BootImageGuest>().and_then(audit::pair))
                 .ok_or_else(|| ReadError::NoCandidate(job.to_string()))?;
             let arch = super::host_stream_arch().map_err(ReadError::Cluster)?;
             let platform = job.key().unwrap_or_default();
-            super::audit::on_cluster(client, platform, guests, arch, limit).await
+            super::audit::on_cluster(client, platform, guests, arch, limit, gates).await
         })
     }
 }

@@ -17,6 +17,7 @@ use super::eval_command::BootImageArgs;
 use super::job::BootImage;
 use mco_job::audit_files::FileAudit;
 use mco_job::case_check::{CaseFailure, Pass};
+use mco_job::feature_gates::Modelled;
 use mco_job::jobs::bench::{BenchCaseError, BenchModule, Timed};
 use mco_job::jobs::scaffold::Scaffold;
 use mco_job::jobs::{EvalError, Modules, Role};
@@ -45,8 +46,9 @@ impl mco_job::jobs::Job for BootImage {
         dir: &Path,
         modules: &mut dyn Modules,
         role: Role,
+        gates: &Modelled,
     ) -> (Option<Job>, Result<Pass, CaseFailure>) {
-        super::case::check_with(dir, modules, role)
+        super::case::check_with(dir, modules, role, gates)
     }
 
     fn eval_command(&self) -> Option<clap::Command> {
@@ -57,8 +59,9 @@ impl mco_job::jobs::Job for BootImage {
         &self,
         matches: &clap::ArgMatches,
         modules: &mut dyn Modules,
+        gates: &Modelled,
     ) -> Result<serde_json::Value, EvalError> {
-        super::eval_command::eval(matches, modules)
+        super::eval_command::eval(matches, modules, gates)
     }
 
     fn bench_case(
@@ -66,8 +69,9 @@ impl mco_job::jobs::Job for BootImage {
         dir: &Path,
         module: &mut BenchModule,
         runs: u32,
+        gates: &Modelled,
     ) -> Result<Option<Timed>, BenchCaseError> {
-        super::bench::case(dir, module, runs)
+        super::bench::case(dir, module, runs, gates)
     }
 
     fn scaffold(&self) -> Option<&'static dyn Scaffold> {
@@ -94,7 +98,12 @@ impl mco_job::jobs::Job for BootImage {
         super::status::RecordFlag::augment_args(command)
     }
 
-    fn preflight<'a>(&'a self, client: &'a kube::Client, user: &'a str) -> Option<Checks<'a>> {
+    fn preflight<'a>(
+        &'a self,
+        client: &'a kube::Client,
+        user: &'a str,
+        _: &'a Modelled,
+    ) -> Option<Checks<'a>> {
         Some(Box::pin(super::preflight::checks(client, user)))
     }
 

@@ -29,7 +29,7 @@ use mco_cluster::decode::Isolated;
 use mco_cluster::managers::keep_operator_entries;
 use mco_cluster::resources::MACHINE_CONFIGURATION;
 use mco_job::audit_files::{FEATUREGATE, FileAudit, FileFlag, Files, FilesError, Use, pair};
-use mco_job::feature_gates::{self, FeatureGates};
+use mco_job::feature_gates::{self, FeatureGates, Modelled};
 use mco_job::manifests::Names;
 use mco_job::manifests::{InputError, Reader};
 use mco_registry::audit::cluster::{ReadError, dynamic, get, list, pages, readable};
@@ -85,6 +85,7 @@ fn from_files(
     served: &Served,
     job: &Job,
     limit: usize,
+    gates: &Modelled,
 ) -> Result<Audit, FilesError> {
     let guests = pair::<McnGuest>(served, job)?;
     let paths = McnPaths {
@@ -95,20 +96,22 @@ fn from_files(
         previous: files.get("previous"),
         featuregate: files.get("featuregate"),
     };
-    Ok(audit_files(&paths, guests, limit)?)
+    Ok(audit_files(&paths, guests, limit, gates)?)
 }
 
 /// The audit of the Nodes of `files.node`, any number read one at a time
 /// (a JSON file is streamed, see [`Reader::each`]), each named once and
 /// trimmed as the controller trims it, against the other files' objects
-/// (`files.previous`: any number of stored MCNs).
+/// (`files.previous`: any number of stored MCNs), under `gates` (every
+/// job's).
 pub fn audit_files(
     files: &McnPaths,
     (active, candidate): (&McnGuest, &McnGuest),
     limit: usize,
+    gates: &Modelled,
 ) -> Result<Audit, InputError> {
     let mut reader = Reader::default();
-    let cluster = Cluster::read(&mut reader, files)?;
+    let cluster = Cluster::read(&mut reader, files, gates)?;
     let mut audit = McnAudit::new(active, candidate, &cluster, limit);
     let mut names = Names::new(files.node, "Node");
     reader.each(files.node, "Node", |mut node: Node| {
@@ -120,11 +123,13 @@ pub fn audit_files(
     Ok(audit.finish())
 }
 
-/// The audit of every Node of the cluster.
+/// The audit of every Node of the cluster, reading its `gates` (every
+/// job's).
 pub async fn on_cluster(
     client: &Client,
     (active, candidate): (&McnGuest, &McnGuest),
     limit: usize,
+    gates: &Modelled,
 ) -> Result<Audit, ReadError> {
     let machineconfiguration = get(
         dynamic(client, None, MACHINE_CONFIGURATION),
@@ -149,7 +154,7 @@ pub async fn on_cluster(
         configs: list(client, "MachineConfigs").await?,
         policies: policies::of_object(machineconfiguration.as_ref()),
         previous,
-        gates: feature_gates::read_cluster(client, &crate::FEATURE_GATES)
+        gates: feature_gates::read_cluster(client, gates)
             .await
             .map_err(ReadError::Cluster)?,
     };
@@ -166,13 +171,17 @@ pub async fn on_cluster(
 }
 
 impl Cluster {
-    /// Reads what the Nodes of `files` share.
-    fn read(reader: &mut Reader, files: &McnPaths) -> Result<Cluster, InputError> {
+    /// Reads what the Nodes of `files` share; `gates`: every job's.
+    fn read(
+        reader: &mut Reader,
+        files: &McnPaths,
+        gates: &Modelled,
+    ) -> Result<Cluster, InputError> {
         let pools = reader.all(files.pools, "MachineConfigPool")?;
         let configs = reader.all(files.machineconfigs, "MachineConfig")?;
         let policies = policies::from_file(reader, files.machineconfiguration)?;
         let previous: Vec<MachineConfigNode> = reader.all(files.previous, "MachineConfigNode")?;
-        let gates = feature_gates::read(reader, files.featuregate, None, &crate::FEATURE_GATES)?;
+        let gates = feature_gates::read(reader, files.featuregate, None, gates)?;
         Ok(Cluster {
             pools,
             configs,

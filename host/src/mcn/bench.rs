@@ -6,6 +6,7 @@ use std::path::Path;
 use super::McnGuest;
 use super::eval::McnInputs;
 use super::guest::McnGuestExt as _;
+use mco_job::feature_gates::Modelled;
 use mco_job::jobs::bench::{BenchCaseError, BenchModule, Timed};
 
 /// `runs` derivations of the case in `dir`; every node reaches the guest.
@@ -13,8 +14,9 @@ pub(super) fn case(
     dir: &Path,
     module: &mut BenchModule,
     runs: u32,
+    gates: &Modelled,
 ) -> Result<Option<Timed>, BenchCaseError> {
-    let facts = McnInputs::read_case(dir)
+    let facts = McnInputs::read_case(dir, gates)
         .map_err(BenchCaseError::input)?
         .facts();
     let guest: McnGuest = module.guest()?;

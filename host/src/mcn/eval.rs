@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::crd;
 use super::objects::{MachineConfig, MachineConfigPool};
 use super::{policies, rules};
-use mco_job::feature_gates::{self, FeatureGates};
+use mco_job::feature_gates::{self, FeatureGates, Modelled};
 use mco_job::manifests::{InputError, Reader, case_file};
 
 /// Everything `eval mcn` reads, parsed.
@@ -46,8 +46,8 @@ impl McnInputs {
     /// Reads a case directory holding files named after the flags
     /// (`node.yaml`, optional `pools.yaml`, `machineconfigs.yaml`,
     /// `machineconfiguration.yaml`, `previous.yaml`, `featuregate.yaml`), as
-    /// the golden cases are laid out.
-    pub fn read_case(dir: &Path) -> Result<Self, InputError> {
+    /// the golden cases are laid out; `gates`: every job's.
+    pub fn read_case(dir: &Path, gates: &Modelled) -> Result<Self, InputError> {
         let [
             node,
             pools,
@@ -64,17 +64,22 @@ impl McnInputs {
             "featuregate",
         ]
         .map(|flag| case_file(dir, &format!("{flag}.yaml")));
-        McnInputs::read(&McnPaths {
-            node: node.as_deref().unwrap_or("node.yaml"),
-            pools: pools.as_deref(),
-            machineconfigs: machineconfigs.as_deref(),
-            machineconfiguration: machineconfiguration.as_deref(),
-            previous: previous.as_deref(),
-            featuregate: featuregate.as_deref(),
-        })
+        McnInputs::read(
+            &McnPaths {
+                node: node.as_deref().unwrap_or("node.yaml"),
+                pools: pools.as_deref(),
+                machineconfigs: machineconfigs.as_deref(),
+                machineconfiguration: machineconfiguration.as_deref(),
+                previous: previous.as_deref(),
+                featuregate: featuregate.as_deref(),
+            },
+            gates,
+        )
     }
 
-    pub fn read(paths: &McnPaths) -> Result<Self, InputError> {
+    /// Reads the files of `paths`, the FeatureGate's `gates` (every job's,
+    /// the modelled ones) among them.
+    pub fn read(paths: &McnPaths, gates: &Modelled) -> Result<Self, InputError> {
         let mut reader = Reader::default();
         let pools = reader.all(paths.pools, "MachineConfigPool")?;
         let configs = reader.all(paths.machineconfigs, "MachineConfig")?;
@@ -85,8 +90,7 @@ impl McnInputs {
             None => None,
         };
         // `eval mcn` reads no ClusterVersion: the first entry counts.
-        let gates =
-            feature_gates::read(&mut reader, paths.featuregate, None, &crate::FEATURE_GATES)?;
+        let gates = feature_gates::read(&mut reader, paths.featuregate, None, gates)?;
         Ok(McnInputs {
             node,
             pools,
@@ -151,7 +155,8 @@ mod tests {
         assert!(grown.len() > OBJECT_BYTES - 128 && grown.len() <= OBJECT_BYTES);
         std::fs::write(dir.path().join("node.yaml"), grown).unwrap_or_else(|e| panic!("{e}"));
 
-        let inputs = McnInputs::read_case(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let inputs = McnInputs::read_case(dir.path(), crate::mcn::FEATURE_GATES)
+            .unwrap_or_else(|e| panic!("{e}"));
         let decision = mco_mcn::derive(&inputs.facts());
         let now = now(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         let expected =

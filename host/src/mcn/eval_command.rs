@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::McnGuest;
 use super::eval::{McnInputs, McnPaths};
 use super::guest::McnGuestExt as _;
+use mco_job::feature_gates::Modelled;
 use mco_job::jobs::{EvalError, Modules};
 
 /// Derive a node's MachineConfigNode.
@@ -47,17 +48,18 @@ pub struct McnArgs {
 pub(super) fn eval(
     matches: &clap::ArgMatches,
     modules: &mut dyn Modules,
+    gates: &Modelled,
 ) -> Result<Value, EvalError> {
     let args = McnArgs::from_arg_matches(matches).map_err(|e| EvalError::Other(e.to_string()))?;
-    let inputs = McnInputs::read(&McnPaths {
+    let paths = McnPaths {
         node: &args.node,
         pools: args.pools.as_deref(),
         machineconfigs: args.machineconfigs.as_deref(),
         machineconfiguration: args.machineconfiguration.as_deref(),
         previous: args.previous.as_deref(),
         featuregate: args.featuregate.as_deref(),
-    })
-    .map_err(|e| EvalError::Input(Box::new(e)))?;
+    };
+    let inputs = McnInputs::read(&paths, gates).map_err(|e| EvalError::Input(Box::new(e)))?;
     let job = super::job::job();
     let served = modules
         .served(&job)

@@ -58,11 +58,12 @@ impl JobKind for Mcn {
         served: &'a Served,
         job: &'a Job,
         limit: usize,
+        gates: &'a [(&'static str, bool)],
     ) -> Audited<'a> {
         Box::pin(async move {
             let guests = (served.get::<McnGuest>().and_then(audit::pair))
                 .ok_or_else(|| ReadError::NoCandidate(job.to_string()))?;
-            super::audit::on_cluster(client, guests, limit).await
+            super::audit::on_cluster(client, guests, limit, gates).await
         })
     }
 }

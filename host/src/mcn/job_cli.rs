@@ -18,6 +18,7 @@ use super::eval_command::McnArgs;
 use super::job::Mcn;
 use mco_job::audit_files::FileAudit;
 use mco_job::case_check::{CaseFailure, Pass};
+use mco_job::feature_gates::Modelled;
 use mco_job::jobs::bench::{BenchCaseError, BenchModule, Timed};
 use mco_job::jobs::scaffold::Scaffold;
 use mco_job::jobs::{EvalError, Modules, Role};
@@ -44,8 +45,9 @@ impl mco_job::jobs::Job for Mcn {
         dir: &Path,
         modules: &mut dyn Modules,
         role: Role,
+        gates: &Modelled,
     ) -> (Option<Job>, Result<Pass, CaseFailure>) {
-        super::case::check_with(dir, modules, role)
+        super::case::check_with(dir, modules, role, gates)
     }
 
     fn eval_command(&self) -> Option<clap::Command> {
@@ -56,8 +58,9 @@ impl mco_job::jobs::Job for Mcn {
         &self,
         matches: &clap::ArgMatches,
         modules: &mut dyn Modules,
+        gates: &Modelled,
     ) -> Result<serde_json::Value, EvalError> {
-        super::eval_command::eval(matches, modules)
+        super::eval_command::eval(matches, modules, gates)
     }
 
     fn bench_case(
@@ -65,8 +68,9 @@ impl mco_job::jobs::Job for Mcn {
         dir: &Path,
         module: &mut BenchModule,
         runs: u32,
+        gates: &Modelled,
     ) -> Result<Option<Timed>, BenchCaseError> {
-        super::bench::case(dir, module, runs)
+        super::bench::case(dir, module, runs, gates)
     }
 
     fn scaffold(&self) -> Option<&'static dyn Scaffold> {
@@ -97,8 +101,13 @@ impl mco_job::jobs::Job for Mcn {
         super::status::summary::Thresholds::augment_args(command)
     }
 
-    fn preflight<'a>(&'a self, client: &'a kube::Client, user: &'a str) -> Option<Checks<'a>> {
-        Some(Box::pin(super::preflight::checks(client, user)))
+    fn preflight<'a>(
+        &'a self,
+        client: &'a kube::Client,
+        user: &'a str,
+        gates: &'a Modelled,
+    ) -> Option<Checks<'a>> {
+        Some(Box::pin(super::preflight::checks(client, user, gates)))
     }
 
     fn file_audit(&self) -> Option<&'static FileAudit> {

@@ -11,38 +11,37 @@ use kube::api::{Api, ListParams};
 use super::crd::MachineConfigNode;
 use super::{observe, write};
 use mco_cluster::served_crd;
-use mco_job::feature_gates::{self, FeatureGates};
+use mco_job::feature_gates::{self, FeatureGates, Modelled};
 use mco_job::preflight::{BOTH, Check, OWN, can};
 use mco_mcn::IMAGE_MODE_STATUS_REPORTING;
 
-/// The checks, in the order `preflight` shows them.
-pub async fn checks(client: &Client, user: &str) -> Vec<Check> {
+/// The checks, in the order `preflight` shows them; `gates`: every job's.
+pub async fn checks(client: &Client, user: &str, gates: &Modelled) -> Vec<Check> {
     // What the writer writes follows the gates: configImage only with
     // ImageModeStatusReporting on.
-    let (gates, gates_check) =
-        match feature_gates::read_cluster(client, &crate::FEATURE_GATES).await {
-            Ok(gates) => {
-                let detail = gates.to_string();
-                (
-                    gates,
-                    Check {
-                        check: "feature gates",
-                        ok: Some(true),
-                        detail,
-                        blocks: &[],
-                    },
-                )
-            }
-            Err(err) => (
-                FeatureGates::default_of(&crate::FEATURE_GATES),
+    let (gates, gates_check) = match feature_gates::read_cluster(client, gates).await {
+        Ok(gates) => {
+            let detail = gates.to_string();
+            (
+                gates,
                 Check {
                     check: "feature gates",
-                    ok: None,
-                    detail: format!("{err}; assuming the Default feature set"),
+                    ok: Some(true),
+                    detail,
                     blocks: &[],
                 },
-            ),
-        };
+            )
+        }
+        Err(err) => (
+            FeatureGates::default_of(gates),
+            Check {
+                check: "feature gates",
+                ok: None,
+                detail: format!("{err}; assuming the Default feature set"),
+                blocks: &[],
+            },
+        ),
+    };
     let mut checks = vec![gates_check];
     checks.append(&mut crd(client, &gates).await);
     checks.push(writers(client).await);
