@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use mco_host::bootimage::eval::BootImageInputs;
-use mco_host::mcn::McnGuestExt as _;
+use mco_job_mcn::McnGuestExt as _;
 use mco_mcn::{Decision, Facts, Node, Pool};
 use mco_runtime::RuntimeConfig;
 
@@ -350,7 +350,7 @@ fn mcn_rules_name_the_field() {
         panic!("{good:?}");
     };
     assert_eq!(
-        mco_host::mcn::authority::check(&facts, &Decision::Apply(mcn.clone())),
+        mco_job_mcn::authority::check(&facts, &Decision::Apply(mcn.clone())),
         Ok(())
     );
     let mut other_config = mcn.clone();
@@ -445,7 +445,7 @@ fn mcn_rules_name_the_field() {
             "sets status.observedGeneration of node worker-0 to 10, beyond 8",
         ),
     ] {
-        let err = mco_host::mcn::authority::check(facts, &Decision::Apply(mcn))
+        let err = mco_job_mcn::authority::check(facts, &Decision::Apply(mcn))
             .err()
             .unwrap_or_else(|| panic!("{message}: accepted"));
         assert!(err.to_string().contains(message), "{err}");

@@ -12,7 +12,7 @@ use mco_host::bootimage::eval::BootImageInputs;
 use mco_host::bootimage::prepared::Prepared;
 use mco_host::bootimage::rules::Step;
 use mco_host::bootimage::{BatchItem, BootImageGuest, BootImageGuestExt as _, StreamInput};
-use mco_host::mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
+use mco_job_mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
 use mco_mcn::{Decision, Facts, Node};
 use mco_runtime::{GuestError, GuestModule, Runtime, RuntimeConfig};
 

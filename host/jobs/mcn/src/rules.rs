@@ -269,7 +269,7 @@ mod tests {
             &[],
             logic::DisruptionPolicies::default(),
             None,
-            &FeatureGates::default_of(crate::mcn::FEATURE_GATES),
+            &FeatureGates::default_of(crate::FEATURE_GATES),
         );
         assert_eq!(
             facts.node.annotations.into_iter().collect::<Vec<_>>(),

@@ -1,5 +1,5 @@
 //! `guests new --job mcn`: a MachineConfigNode guest crate, the files
-//! under `host/scaffold/mcn/` (its guest and two cases).
+//! under `scaffold/` (its guest and two cases).
 
 use mco_job::jobs::scaffold::{Scaffold, Template};
 
@@ -7,34 +7,34 @@ use mco_job::jobs::scaffold::{Scaffold, Template};
 pub(super) struct McnScaffold;
 
 const FILES: [Template; 8] = [
-    ("src/lib.rs", include_str!("../../scaffold/mcn/lib.rs")),
+    ("src/lib.rs", include_str!("../scaffold/lib.rs")),
     (
         "cases/updated/node.yaml",
-        include_str!("../../scaffold/mcn/cases/updated/node.yaml"),
+        include_str!("../scaffold/cases/updated/node.yaml"),
     ),
     (
         "cases/updated/pools.yaml",
-        include_str!("../../scaffold/mcn/cases/updated/pools.yaml"),
+        include_str!("../scaffold/cases/updated/pools.yaml"),
     ),
     (
         "cases/updated/expected.json",
-        include_str!("../../scaffold/mcn/cases/updated/expected.json"),
+        include_str!("../scaffold/cases/updated/expected.json"),
     ),
     (
         "cases/updating/node.yaml",
-        include_str!("../../scaffold/mcn/cases/updating/node.yaml"),
+        include_str!("../scaffold/cases/updating/node.yaml"),
     ),
     (
         "cases/updating/pools.yaml",
-        include_str!("../../scaffold/mcn/cases/updating/pools.yaml"),
+        include_str!("../scaffold/cases/updating/pools.yaml"),
     ),
     (
         "cases/updating/now.txt",
-        include_str!("../../scaffold/mcn/cases/updating/now.txt"),
+        include_str!("../scaffold/cases/updating/now.txt"),
     ),
     (
         "cases/updating/expected.json",
-        include_str!("../../scaffold/mcn/cases/updating/expected.json"),
+        include_str!("../scaffold/cases/updating/expected.json"),
     ),
 ];
 

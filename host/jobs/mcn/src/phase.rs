@@ -174,7 +174,8 @@ mod tests {
     use super::*;
 
     fn golden(case: &str) -> MachineConfigNode {
-        let path = crate::crate_dir().join(format!("../tests/golden/mcn/{case}/expected.json"));
+        let path = mco_job::crate_dir(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../../tests/golden/mcn/{case}/expected.json"));
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         serde_json::from_value(value["machineConfigNode"].clone())

@@ -587,7 +587,7 @@ mod tests {
     /// the Default one only those without.
     #[test]
     fn the_generated_mcn_crds_take_what_the_writer_writes_with_their_gates() {
-        use crate::mcn::write::{VERSION, written_fields};
+        use crate::write::{VERSION, written_fields};
         use mco_cluster::served_crd::{Mismatch, check};
         let tech_preview = machine_config_node_crd(FeatureSet::TechPreviewNoUpgrade);
         assert_eq!(check(&tech_preview, VERSION, &written_fields(true)), Ok(()));

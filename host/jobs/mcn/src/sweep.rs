@@ -186,7 +186,7 @@ mod tests {
         may_delete: &(dyn Fn() -> bool + Sync),
     ) -> (usize, Vec<String>, mock::Scenario) {
         let mut registry = Registry::default();
-        let metrics = crate::mcn::run_command::registered_metrics(&mut registry);
+        let metrics = crate::run_command::registered_metrics(&mut registry);
         let (client, scenario) = mock::serve(calls);
         let writer = Writer::new(client.clone(), metrics);
         let orphans = Orphans::new(client, watch.list.clone());

@@ -243,7 +243,7 @@ mod tests {
 
     fn serve(calls: Vec<Call>) -> (Writer, Registry, mock::Scenario) {
         let mut registry = Registry::default();
-        let metrics = crate::mcn::run_command::registered_metrics(&mut registry);
+        let metrics = crate::run_command::registered_metrics(&mut registry);
         let (client, scenario) = mock::serve(calls);
         (Writer::new(client, metrics), registry, scenario)
     }

@@ -24,8 +24,8 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use super::{Objects, Pool};
-use crate::mcn::crd::MachineConfigNode;
-use crate::mcn::phase::{self, Phase};
+use crate::crd::MachineConfigNode;
+use crate::phase::{self, Phase};
 use mco_job::status_section::text::rfc3339;
 
 /// The job's flags of `status`: when a phase counts as stuck.

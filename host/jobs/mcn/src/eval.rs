@@ -139,7 +139,8 @@ mod tests {
     /// decides as the golden case it was grown from.
     #[test]
     fn a_node_at_the_apiservers_size_decodes_and_decides() {
-        let golden = crate::crate_dir().join("../tests/golden/mcn/reboot-05-drained");
+        let golden = mco_job::crate_dir(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../tests/golden/mcn/reboot-05-drained");
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         for entry in std::fs::read_dir(&golden).unwrap_or_else(|e| panic!("{e}")) {
             let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
@@ -155,7 +156,7 @@ mod tests {
         assert!(grown.len() > OBJECT_BYTES - 128 && grown.len() <= OBJECT_BYTES);
         std::fs::write(dir.path().join("node.yaml"), grown).unwrap_or_else(|e| panic!("{e}"));
 
-        let inputs = McnInputs::read_case(dir.path(), crate::mcn::FEATURE_GATES)
+        let inputs = McnInputs::read_case(dir.path(), crate::FEATURE_GATES)
             .unwrap_or_else(|e| panic!("{e}"));
         let decision = mco_mcn::derive(&inputs.facts());
         let now = now(dir.path()).unwrap_or_else(|e| panic!("{e}"));

@@ -95,7 +95,7 @@ mod tests {
     #[test]
     fn phase_gauge_takes_the_longest_and_drops_finished_phases() {
         let mut registry = Registry::default();
-        let metrics = crate::mcn::run_command::registered_metrics(&mut registry);
+        let metrics = crate::run_command::registered_metrics(&mut registry);
         let draining = |name, at| {
             mcn(
                 name,

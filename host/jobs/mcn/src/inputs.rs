@@ -27,7 +27,7 @@ use wasmtime_wasi::WasiView as _;
 pub(super) mod wit_bindings {
     wasmtime::component::bindgen!({
         world: "node-state-reporter",
-        path: "../wit",
+        path: "../../../wit",
         // The facts are lowered straight from the host's own strings: no
         // copy of them is made for a call (`guest::with_wit`).
         ownership: Borrowing { duplicate_if_necessary: true },
