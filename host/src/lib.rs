@@ -8,7 +8,6 @@
 //! the case folders of every job (`cases`), the WIT package (`wit`), and
 //! the command line (`cli`).
 pub mod admin;
-pub mod bootimage;
 pub mod cases;
 pub mod cli;
 pub mod run;
@@ -30,7 +29,7 @@ pub use mco_fetch::install_crypto_provider;
 /// which knows no other, and to the command line ([`mco_job::jobs::Job`]). A job is
 /// added by writing its folder and listing it here.
 pub static JOBS: mco_job::jobs::Jobs =
-    mco_job::jobs![mco_job_mcn::job::Mcn, bootimage::job::BootImage];
+    mco_job::jobs![mco_job_mcn::job::Mcn, mco_job_bootimage::job::BootImage];
 
 /// Every job's feature gates, in [`JOBS`] order: the gates `run` follows
 /// and `eval`, `preflight` and `guests audit` read and show, so each
@@ -75,7 +74,7 @@ mod tests {
     #[test]
     fn the_modelled_gates_are_every_jobs_in_job_order() {
         let expected: Vec<_> =
-            [mco_job_mcn::FEATURE_GATES, super::bootimage::FEATURE_GATES].concat();
+            [mco_job_mcn::FEATURE_GATES, mco_job_bootimage::FEATURE_GATES].concat();
         assert_eq!(*super::FEATURE_GATES, expected);
         assert!(expected.contains(&(mco_mcn::IMAGE_MODE_STATUS_REPORTING, false)));
     }

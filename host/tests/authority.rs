@@ -9,7 +9,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use mco_host::bootimage::eval::BootImageInputs;
+use mco_job_bootimage::eval::BootImageInputs;
 use mco_job_mcn::McnGuestExt as _;
 use mco_mcn::{Decision, Facts, Node, Pool};
 use mco_runtime::RuntimeConfig;
@@ -152,7 +152,7 @@ fn hostile_boot_image_decisions_are_refused_by_the_runtime() {
             .host_rules("x86_64")
             .unwrap_or_else(|e| panic!("{case}: {e}"));
         let err = match inputs.decide(rules, Some(&guest), Default::default()) {
-            Err(mco_host::bootimage::eval::EvalError::Guest(err)) => err,
+            Err(mco_job_bootimage::eval::EvalError::Guest(err)) => err,
             other => panic!("{variant}: expected a guest failure, got {other:?}"),
         };
         assert_eq!(err.kind(), "invalid_output", "{variant}: {err}");

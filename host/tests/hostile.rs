@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mco_bootimage::Decision as BootDecision;
-use mco_host::bootimage::eval::BootImageInputs;
-use mco_host::bootimage::prepared::Prepared;
-use mco_host::bootimage::rules::Step;
-use mco_host::bootimage::{BatchItem, BootImageGuest, BootImageGuestExt as _, StreamInput};
+use mco_job_bootimage::eval::BootImageInputs;
+use mco_job_bootimage::prepared::Prepared;
+use mco_job_bootimage::rules::Step;
+use mco_job_bootimage::{BatchItem, BootImageGuest, BootImageGuestExt as _, StreamInput};
 use mco_job_mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
 use mco_mcn::{Decision, Facts, Node};
 use mco_runtime::{GuestError, GuestModule, Runtime, RuntimeConfig};

@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::{Platform, decide_text};
-use mco_host::bootimage::{BootImageGuest, BootImageGuestExt as _, StreamInput};
+use mco_job_bootimage::{BootImageGuest, BootImageGuestExt as _, StreamInput};
 use mco_job_mcn::McnGuestExt as _;
 use mco_runtime::RuntimeConfig;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};

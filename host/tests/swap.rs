@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use common::wasm::with_custom_section;
 use mco_fetch::oci::PullError;
-use mco_host::{JOBS, bootimage};
+use mco_host::JOBS;
 use mco_job_mcn::McnGuest;
 use mco_registry::table::{Location, Registry};
 use mco_registry::{self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, Slot};
@@ -239,7 +239,7 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
     let registry = mco_registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
     let (guests, _) = mco_registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
-    let platforms = |g: &Guests| Vec::from_iter(bootimage::job::platforms(&g.current()));
+    let platforms = |g: &Guests| Vec::from_iter(mco_job_bootimage::job::platforms(&g.current()));
     assert_eq!(platforms(&guests), ["AWS", "GCP"]);
 
     // GCP now names the MCN guest (wrong world): refused, the GCP guest
@@ -251,7 +251,7 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
         mcn.display()
     ));
     let built = world.build(&location, &guests.current(), &BTreeMap::new());
-    let outcome = |platform: &str| &built.outcomes[&bootimage::job::job(platform)];
+    let outcome = |platform: &str| &built.outcomes[&mco_job_bootimage::job::job(platform)];
     assert!(matches!(
         outcome("GCP"),
         Outcome::Failed {
@@ -267,11 +267,11 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
     guests.replace(built.set.unwrap_or_else(|| panic!("no set")));
     assert_eq!(platforms(&guests), ["Azure", "GCP"]);
     let gcp_now = guests.current();
-    let gcp_now = &bootimage::job::slot(&gcp_now, "GCP")
+    let gcp_now = &mco_job_bootimage::job::slot(&gcp_now, "GCP")
         .unwrap_or_else(|| panic!("no GCP"))
         .active;
     assert_eq!(gcp_now.module().digest, digest(&gcp));
-    bootimage::job::smoke("GCP", gcp_now).unwrap_or_else(|e| panic!("{e}"));
+    mco_job_bootimage::job::smoke("GCP", gcp_now).unwrap_or_else(|e| panic!("{e}"));
 
     // A registry without an mcn entry keeps the MCN guest and says why.
     let location = world.registry("bootImage:\n  Azure: azure.wasm\n");
@@ -317,7 +317,7 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
     let (guests, _) = mco_registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let set = guests.current();
-    assert_eq!(bootimage::job::platforms(&set).len(), 4);
+    assert_eq!(mco_job_bootimage::job::platforms(&set).len(), 4);
     // What every poll of an unchanged registry costs: reading and hashing
     // the modules; nothing is compiled.
     let started = std::time::Instant::now();
@@ -328,12 +328,12 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
         "an unchanged poll of the 5 installed guests took {:.2?}",
         started.elapsed()
     );
-    for platform in bootimage::job::platforms(&set) {
-        let guest =
-            bootimage::job::slot(&set, &platform).unwrap_or_else(|| panic!("{platform}: no guest"));
+    for platform in mco_job_bootimage::job::platforms(&set) {
+        let guest = mco_job_bootimage::job::slot(&set, &platform)
+            .unwrap_or_else(|| panic!("{platform}: no guest"));
         // The fixtures are meaningful: each shipped guest patches its
         // platform's MachineSet to the fixture stream's image.
-        let decision = bootimage::job::decision(&platform, &guest.active)
+        let decision = mco_job_bootimage::job::decision(&platform, &guest.active)
             .unwrap_or_else(|e| panic!("{platform}: {e}"));
         assert_eq!(decision.action(), "patch", "{platform}: {decision:?}");
     }

@@ -11,7 +11,7 @@ use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
-use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
+use mco_job_bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
 use mco_job_mcn::{McnGuest, NODE_STATE_INTERFACE};
 use mco_runtime::{GuestModule, Runtime, RuntimeConfig};
 

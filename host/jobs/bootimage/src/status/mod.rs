@@ -261,7 +261,8 @@ mod tests {
     /// through the section's live read, typed, and its summary.
     #[tokio::test]
     async fn a_machineset_at_the_apiservers_size_reads_and_summarizes() {
-        let case = crate::crate_dir().join("../tests/golden/bootimage/aws-patch-known-ami");
+        let case = mco_job::crate_dir(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../tests/golden/bootimage/aws-patch-known-ami");
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         grown_aws_bootimage_case(&case, dir.path(), BootImageBulk::MachineSet)
             .unwrap_or_else(|e| panic!("{e:#}"));

@@ -413,7 +413,7 @@ pub fn label_selector_matches(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bootimage::objects::{Input, decode_as, known_images_configmap};
+    use crate::objects::{Input, decode_as, known_images_configmap};
     use serde_json::{Value, json};
 
     fn mc(object: Value) -> Result<MachineConfiguration, InputError> {
@@ -747,10 +747,10 @@ mod tests {
             name: "cluster".into(),
             ..ms(&[])
         };
-        let on = FeatureGates::default_of(crate::bootimage::FEATURE_GATES);
+        let on = FeatureGates::default_of(crate::FEATURE_GATES);
         assert!(in_pass(&on, MachineKind::ControlPlaneMachineSet));
         assert_eq!(feature_gate(&on, &cpms), None);
-        let off = crate::bootimage::gates_without(&[MANAGED_BOOT_IMAGES_CPMS]);
+        let off = crate::gates_without(&[MANAGED_BOOT_IMAGES_CPMS]);
         assert!(!in_pass(&off, MachineKind::ControlPlaneMachineSet));
         assert_eq!(
             feature_gate(&off, &cpms),
@@ -762,8 +762,7 @@ mod tests {
         // MachineSets follow no gate; the skew gate is not this one.
         assert!(in_pass(&off, MachineKind::MachineSet));
         assert_eq!(feature_gate(&off, &ms(&[])), None);
-        let skew_off =
-            crate::bootimage::gates_without(&[crate::bootimage::BOOT_IMAGE_SKEW_ENFORCEMENT]);
+        let skew_off = crate::gates_without(&[crate::BOOT_IMAGE_SKEW_ENFORCEMENT]);
         assert!(in_pass(&skew_off, MachineKind::ControlPlaneMachineSet));
     }
 

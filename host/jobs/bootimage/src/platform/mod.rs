@@ -160,11 +160,11 @@ mod tests {
         use mco_registry::table::Registry;
         use mco_registry::{Job, Jobs};
 
-        static JOBS: Jobs = Jobs::new(&[&crate::bootimage::job::BootImage]);
+        static JOBS: Jobs = Jobs::new(&[&crate::job::BootImage]);
         let dir = std::path::Path::new("/g");
         let registry = Registry::installed(dir, &JOBS);
         for platform in PLATFORMS {
-            let job = Job::keyed(&crate::bootimage::job::BootImage, platform.about().name);
+            let job = Job::keyed(&crate::job::BootImage, platform.about().name);
             let source = registry.get(&job).map(|e| e.module.source.clone());
             let want = Source::Path(dir.join(platform.about().module));
             assert_eq!(source, Some(want), "{}", platform.about().name);

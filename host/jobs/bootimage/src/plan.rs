@@ -678,8 +678,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::bootimage::ec2::Ec2Facts;
-    use crate::bootimage::objects::{Input, machine_decoder};
+    use crate::ec2::Ec2Facts;
+    use crate::objects::{Input, machine_decoder};
 
     fn decoded<T: Input>(object: Value) -> Arc<Decoded<T>> {
         Arc::new(Decoded::of(&object))
@@ -734,7 +734,7 @@ mod tests {
             known_images: BTreeSet::new(),
             controlplanemachinesets: Vec::new(),
             now: Timestamp::default(),
-            gates: Arc::new(FeatureGates::default_of(crate::bootimage::FEATURE_GATES)),
+            gates: Arc::new(FeatureGates::default_of(crate::FEATURE_GATES)),
         }
     }
 
@@ -1060,9 +1060,7 @@ mod tests {
     #[test]
     fn without_the_cpms_gate_an_enrolled_control_plane_machine_set_is_not_in_the_pass() {
         let mut s = with_cpms_mode("All");
-        s.gates = Arc::new(crate::bootimage::gates_without(&[
-            crate::bootimage::MANAGED_BOOT_IMAGES_CPMS,
-        ]));
+        s.gates = Arc::new(crate::gates_without(&[crate::MANAGED_BOOT_IMAGES_CPMS]));
         let subjects: Vec<String> = gates(&s)
             .unwrap_or_default()
             .iter()

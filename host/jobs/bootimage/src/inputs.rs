@@ -26,7 +26,7 @@ use mco_runtime::charge;
 pub(super) mod wit_bindings {
     wasmtime::component::bindgen!({
         world: "boot-image-selector",
-        path: "../wit",
+        path: "../../../wit",
         // A lookup past its budget traps the guest (`charge`).
         imports: { default: trappable },
         with: {

@@ -13,7 +13,7 @@ use mco_bootimage::vcenter::{TemplateImport, VcenterFacts, VcenterVm};
 use mco_bootimage::{Decision, MachineSetView};
 use serde::Deserialize;
 
-use crate::bootimage::objects::{ConfigMapData, Infrastructure, VsphereFailureDomain};
+use crate::objects::{ConfigMapData, Infrastructure, VsphereFailureDomain};
 
 pub mod live;
 
@@ -347,7 +347,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::bootimage::objects::Decoded;
+    use crate::objects::Decoded;
 
     fn infra(spec: Value) -> Infrastructure {
         let object = json!({"kind": "Infrastructure", "spec": {"platformSpec": {"type": "VSphere", "vsphere": spec}},

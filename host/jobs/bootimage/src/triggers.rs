@@ -430,18 +430,15 @@ mod tests {
     use tokio::sync::watch as channel;
 
     use super::*;
-    use crate::bootimage::MANAGED_BOOT_IMAGES_CPMS;
-    use crate::bootimage::objects::{Input, machine_decoder};
+    use crate::MANAGED_BOOT_IMAGES_CPMS;
+    use crate::objects::{Input, machine_decoder};
     use kube::Resource;
     use mco_job::metrics::Metrics;
     use prometheus_client::registry::Registry;
 
     /// The Default feature set, fixed.
     fn default_gates() -> Gates {
-        channel::channel(Arc::new(FeatureGates::default_of(
-            crate::bootimage::FEATURE_GATES,
-        )))
-        .1
+        channel::channel(Arc::new(FeatureGates::default_of(crate::FEATURE_GATES))).1
     }
 
     fn failures() -> Failures {
@@ -555,9 +552,8 @@ mod tests {
 
     #[test]
     fn control_plane_machine_set_events_follow_the_cpms_gate() {
-        let (tx, gates) = channel::channel(Arc::new(crate::bootimage::gates_without(&[
-            MANAGED_BOOT_IMAGES_CPMS,
-        ])));
+        let (tx, gates) =
+            channel::channel(Arc::new(crate::gates_without(&[MANAGED_BOOT_IMAGES_CPMS])));
         let kind = Kind::ControlPlaneMachineSet;
         let mut seen = Seen::new(
             kind,
@@ -580,9 +576,7 @@ mod tests {
         assert!(store.state().is_empty());
         assert_eq!(seen.on_event(watcher::Event::Apply(cpms("ami-c"))), None);
         assert_eq!(store.state().len(), 1);
-        tx.send_replace(Arc::new(FeatureGates::default_of(
-            crate::bootimage::FEATURE_GATES,
-        )));
+        tx.send_replace(Arc::new(FeatureGates::default_of(crate::FEATURE_GATES)));
         assert_eq!(
             seen.on_event(watcher::Event::Apply(cpms("ami-d"))),
             Some("ControlPlaneMachineSetUpdated")
@@ -604,7 +598,7 @@ mod tests {
             object
         };
         let kind = Kind::MachineConfiguration;
-        let off = crate::bootimage::gates_without(&[BOOT_IMAGE_SKEW_ENFORCEMENT]);
+        let off = crate::gates_without(&[BOOT_IMAGE_SKEW_ENFORCEMENT]);
         let (tx, gates) = channel::channel(Arc::new(off));
         let mut seen = Seen::new(kind, MachineConfiguration::decode, &gates, &failures());
         assert!(seen.on_event(watcher::Event::Apply(mc("4.19.0"))).is_some());
@@ -614,9 +608,7 @@ mod tests {
             seen.on_event(watcher::Event::Apply(generation(2))),
             Some("BootImageUpdateConfigurationUpdated")
         );
-        tx.send_replace(Arc::new(FeatureGates::default_of(
-            crate::bootimage::FEATURE_GATES,
-        )));
+        tx.send_replace(Arc::new(FeatureGates::default_of(crate::FEATURE_GATES)));
         let mut seen = Seen::new(kind, MachineConfiguration::decode, &gates, &failures());
         assert!(seen.on_event(watcher::Event::Apply(mc("4.19.0"))).is_some());
         assert_eq!(

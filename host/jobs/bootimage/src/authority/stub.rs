@@ -8,7 +8,7 @@ use mco_k8s_rules::bounded;
 use serde_json::{Map, Value};
 
 use super::JobInputs;
-use crate::bootimage::proposal::{QUOTE, Rule, str_at};
+use crate::proposal::{QUOTE, Rule, str_at};
 
 /// A stub upgrade is the MachineSet's own and faithful: only when the host
 /// passed user data, only for the Secret the MachineSet references, only

@@ -15,9 +15,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{About, Platform, provider_spec};
-use crate::bootimage::objects::Infrastructure;
-use crate::bootimage::prepared::Prepared;
-use crate::bootimage::proposal::{May, Owned, Proposal, Rule, owned};
+use crate::objects::Infrastructure;
+use crate::prepared::Prepared;
+use crate::proposal::{May, Owned, Proposal, Rule, owned};
 
 /// Infrastructure `status.platformStatus.type` of AWS.
 pub(crate) const NAME: &str = "AWS";
@@ -85,7 +85,7 @@ impl Platform for Aws {
     /// passed and the providerSpec names an AMI by ID in a region.
     fn prepare(&self, _infra: &Infrastructure, prepared: &mut Prepared) -> Option<Decision> {
         if mco_bootimage::common_rules(&prepared.machineset, &prepared.cluster).is_ok() {
-            prepared.ec2 = crate::bootimage::ec2::image_read(&prepared.machineset);
+            prepared.ec2 = crate::ec2::image_read(&prepared.machineset);
         }
         None
     }
@@ -208,7 +208,7 @@ mod tests {
         let before: Value =
             json!({"ami": {"id": "ami-current"}, "placement": {"region": "us-east-1"}});
         let patch = json!({"ami": {"id": to}});
-        let after = crate::bootimage::proposal::Patched::new(&before, Some(&patch));
+        let after = crate::proposal::Patched::new(&before, Some(&patch));
         Aws.image(&Proposal {
             stream: &stream,
             arch: "x86_64",

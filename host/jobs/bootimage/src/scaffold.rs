@@ -1,5 +1,5 @@
 //! `guests new --job bootImage --platform NAME`: a boot image guest crate
-//! for one platform, the files under `host/scaffold/bootimage/` (its guest
+//! for one platform, the files under `scaffold/` (its guest
 //! and two cases), and which platforms it may be made for.
 
 use super::platform::PLATFORMS;
@@ -39,52 +39,33 @@ macro_rules! case {
         [
             (
                 concat!("cases/", $case, "/machineset.yaml"),
-                include_str!(concat!(
-                    "../../scaffold/bootimage/cases/",
-                    $case,
-                    "/machineset.yaml"
-                )),
+                include_str!(concat!("../scaffold/cases/", $case, "/machineset.yaml")),
             ),
             (
                 concat!("cases/", $case, "/configmap.yaml"),
-                include_str!(concat!(
-                    "../../scaffold/bootimage/cases/",
-                    $case,
-                    "/configmap.yaml"
-                )),
+                include_str!(concat!("../scaffold/cases/", $case, "/configmap.yaml")),
             ),
             (
                 concat!("cases/", $case, "/infrastructure.yaml"),
-                include_str!(concat!(
-                    "../../scaffold/bootimage/cases/",
-                    $case,
-                    "/infrastructure.yaml"
-                )),
+                include_str!(concat!("../scaffold/cases/", $case, "/infrastructure.yaml")),
             ),
             (
                 concat!("cases/", $case, "/machineconfiguration.yaml"),
                 include_str!(concat!(
-                    "../../scaffold/bootimage/cases/",
+                    "../scaffold/cases/",
                     $case,
                     "/machineconfiguration.yaml"
                 )),
             ),
             (
                 concat!("cases/", $case, "/expected.json"),
-                include_str!(concat!(
-                    "../../scaffold/bootimage/cases/",
-                    $case,
-                    "/expected.json"
-                )),
+                include_str!(concat!("../scaffold/cases/", $case, "/expected.json")),
             ),
         ]
     };
 }
 
-const LIB: Template = (
-    "src/lib.rs",
-    include_str!("../../scaffold/bootimage/lib.rs"),
-);
+const LIB: Template = ("src/lib.rs", include_str!("../scaffold/lib.rs"));
 const CASES: [[Template; 5]; 2] = [case!("noop"), case!("skip-no-arm64-images")];
 
 /// The platforms whose boot image fields the host lets a guest patch (the

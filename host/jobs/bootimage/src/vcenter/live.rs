@@ -24,7 +24,7 @@ use tracing::Instrument;
 use super::{
     Answer, INSTALL_CONFIG_CONFIGMAP, INSTALL_CONFIG_NAMESPACE, ImportPlan, Lookup, VcenterRead,
 };
-use crate::bootimage::objects::ConfigMapData;
+use crate::objects::ConfigMapData;
 
 /// Where vSphere credentials are kept (upstream `reconcileVSphereProviderSpec`).
 pub const CREDENTIALS_NAMESPACE: &str = "kube-system";

@@ -9,9 +9,9 @@ use mco_bootimage::{Decision, MachineSetView};
 use serde::Serialize;
 
 use super::Objects;
-use crate::bootimage::objects::MachineConfiguration;
-use crate::bootimage::platform;
-use crate::bootimage::state::{ControllerState, HOT_LOOP_LIMIT};
+use crate::objects::MachineConfiguration;
+use crate::platform;
+use crate::state::{ControllerState, HOT_LOOP_LIMIT};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
@@ -91,7 +91,7 @@ pub fn summarize(objects: &Objects) -> BootImages {
         .unwrap_or_default();
     let degraded = condition_text(
         objects.machine_configuration.as_ref(),
-        crate::bootimage::conditions::DEGRADED,
+        crate::conditions::DEGRADED,
     );
     let mut machinesets: Vec<MachineSetRow> = objects
         .machinesets
@@ -102,7 +102,7 @@ pub fn summarize(objects: &Objects) -> BootImages {
     BootImages {
         progressing: condition_text(
             objects.machine_configuration.as_ref(),
-            crate::bootimage::conditions::PROGRESSING,
+            crate::conditions::PROGRESSING,
         ),
         degraded,
         machinesets,
@@ -143,9 +143,10 @@ fn machineset_row(
         _ => None,
     };
     let platform_name = platform.map_or("", |(platform, _)| platform.about().name);
-    let enrolled = objects.machine_configuration.as_ref().is_some_and(|mc| {
-        crate::bootimage::rules::enrollment_gate(mc, view, platform_name).is_none()
-    });
+    let enrolled = objects
+        .machine_configuration
+        .as_ref()
+        .is_some_and(|mc| crate::rules::enrollment_gate(mc, view, platform_name).is_none());
     let (mut outcome, mut detail) = last_event(&objects.events, &view.name);
     if let Some(h) = record.hot_loops.get(&view.name)
         && h.count >= HOT_LOOP_LIMIT

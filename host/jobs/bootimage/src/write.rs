@@ -682,8 +682,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::bootimage::error::Subject;
-    use crate::bootimage::objects::machine_decoder;
+    use crate::error::Subject;
+    use crate::objects::machine_decoder;
     use mco_cluster::metrics::KindLabels;
     use mco_cluster::mock::{self, Call};
 
@@ -710,7 +710,7 @@ mod tests {
             // No test here reaches a vCenter: imports are e2e-tested on vcsim.
             vcenters: Vcenters::new(
                 client.clone(),
-                crate::bootimage::vcenter::live::Options {
+                crate::vcenter::live::Options {
                     ova_cache: std::env::temp_dir().join("mco-host-write-tests-ova"),
                     ova_cache_max_bytes: 0,
                     trust: mco_vsphere::Trust::Public,
@@ -720,7 +720,7 @@ mod tests {
             client,
             namespace: "mco-system".into(),
             state_configmap: "state".into(),
-            metrics: crate::bootimage::run_command::job_metrics(&metrics, Default::default()),
+            metrics: crate::run_command::job_metrics(&metrics, Default::default()),
             leadership: Leadership::fixed(true),
             written: OwnWrites::default(),
             ownership,

@@ -149,7 +149,7 @@ pub fn install_version(cv: Option<&ClusterVersion>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bootimage::objects::Input;
+    use crate::objects::Input;
 
     fn read<T: Input + Default>(object: Value) -> T {
         T::decode(&object).unwrap_or_default()
@@ -176,7 +176,7 @@ mod tests {
 
     /// The Default feature set: skew enforcement on.
     fn on() -> FeatureGates {
-        FeatureGates::default_of(crate::bootimage::FEATURE_GATES)
+        FeatureGates::default_of(crate::FEATURE_GATES)
     }
 
     const CLEAN: PassSummary = PassSummary {
@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn without_the_skew_gate_no_pass_records_or_resets() {
-        let off = crate::bootimage::gates_without(&[BOOT_IMAGE_SKEW_ENFORCEMENT]);
+        let off = crate::gates_without(&[BOOT_IMAGE_SKEW_ENFORCEMENT]);
         let installed = mc("Automatic", json!({"ocpVersion": "4.19.7"}));
         let skips = PassSummary {
             skipped: 2,

@@ -566,14 +566,15 @@ mod tests {
     /// `host/tests/cli.rs`, issue 44.)
     #[test]
     fn a_machineset_at_the_apiservers_size_decodes_and_decides() {
-        let golden = crate::crate_dir().join("../tests/golden/bootimage/aws-patch-known-ami");
+        let golden = mco_job::crate_dir(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../tests/golden/bootimage/aws-patch-known-ami");
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         grown_aws_bootimage_case(&golden, dir.path(), BootImageBulk::MachineSet)
             .unwrap_or_else(|e| panic!("{e:#}"));
         let size = std::fs::metadata(dir.path().join("machineset.yaml")).map_or(0, |m| m.len());
         assert!(size > (OBJECT_BYTES - 1024) as u64, "{size} bytes");
 
-        let inputs = BootImageInputs::read_case(dir.path(), crate::bootimage::FEATURE_GATES)
+        let inputs = BootImageInputs::read_case(dir.path(), crate::FEATURE_GATES)
             .unwrap_or_else(|e| panic!("{e}"));
         let rules = inputs
             .host_rules("x86_64")

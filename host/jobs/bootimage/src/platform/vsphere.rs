@@ -16,10 +16,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{About, Platform, provider_spec};
-use crate::bootimage::objects::Infrastructure;
-use crate::bootimage::prepared::Prepared;
-use crate::bootimage::proposal::{May, Owned, Proposal, Rule, owned, str_at};
-use crate::bootimage::vcenter::{self, Match, Workspace};
+use crate::objects::Infrastructure;
+use crate::prepared::Prepared;
+use crate::proposal::{May, Owned, Proposal, Rule, owned, str_at};
+use crate::vcenter::{self, Match, Workspace};
 
 /// Infrastructure `status.platformStatus.type` of vSphere.
 pub(crate) const NAME: &str = "VSphere";
@@ -320,7 +320,7 @@ mod tests {
             vms,
         };
         let (before, patch) = (spec(before), json!({"template": after}));
-        let after = crate::bootimage::proposal::Patched::new(&before, Some(&patch));
+        let after = crate::proposal::Patched::new(&before, Some(&patch));
         Vsphere.image(&Proposal {
             stream: &stream,
             arch: "x86_64",

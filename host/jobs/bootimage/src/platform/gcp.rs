@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{About, Platform, provider_spec};
-use crate::bootimage::proposal::{May, Owned, Patched, Proposal, Rule, owned};
+use crate::proposal::{May, Owned, Patched, Proposal, Rule, owned};
 
 pub(crate) struct Gcp;
 
