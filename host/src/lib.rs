@@ -27,13 +27,14 @@ pub use mco_fetch::install_crypto_provider;
 
 /// The jobs of the host: each describes itself to the guest registry,
 /// which knows no other, and to the command line ([`mco_job::jobs::Job`]). A job is
-/// added by writing its folder and listing it here.
+/// added by writing its crate (`host/jobs/`) and listing it here.
 pub static JOBS: mco_job::jobs::Jobs =
     mco_job::jobs![mco_job_mcn::job::Mcn, mco_job_bootimage::job::BootImage];
 
 /// Every job's feature gates, in [`JOBS`] order: the gates `run` follows
-/// and `eval`, `preflight` and `guests audit` read and show, so each
-/// command models the cluster's gates the same way, whichever job asks.
+/// and `eval`, `preflight` and `guests audit` read and show (each hands
+/// them to the job it asks), so each command models the cluster's gates
+/// the same way, whichever job asks.
 pub static FEATURE_GATES: std::sync::LazyLock<Vec<(&'static str, bool)>> =
     std::sync::LazyLock::new(|| {
         JOBS.iter()

@@ -1,5 +1,5 @@
 //! `mco-job`: what the host gives every job, and asks of it. The jobs
-//! (`mco-host`'s `mcn` and `bootimage`) build on this crate, which names
+//! (crates `mco-job-mcn` and `mco-job-bootimage`) build on this crate, which names
 //! none of them; `mco-host` lists them once and runs them. Here: the job contract ([`jobs::Job`]) with its bench and scaffold
 //! sides (`jobs`), what `run` hands a job it starts (`run_context`),
 //! whether this replica still holds the lease (`leadership`), who writes
