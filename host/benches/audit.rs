@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context as _;
-use mco_host::mcn::audit::audit_files;
-use mco_host::mcn::eval::McnPaths;
-use mco_host::mcn::{McnGuest, NODE_STATE_INTERFACE};
+use mco_job_mcn::audit::audit_files;
+use mco_job_mcn::eval::McnPaths;
+use mco_job_mcn::{McnGuest, NODE_STATE_INTERFACE};
 use mco_registry::audit::{Module, SAMPLE_LIMIT};
 use mco_runtime::{GuestModule, Runtime, RuntimeConfig};
 use serde_json::{Value, json};
@@ -65,7 +65,13 @@ fn main() -> anyhow::Result<()> {
         machineconfigs: Some(&configs),
         ..McnPaths::default()
     };
-    let report = audit_files(&files, (&active, &candidate), SAMPLE_LIMIT)?.report(
+    let report = audit_files(
+        &files,
+        (&active, &candidate),
+        SAMPLE_LIMIT,
+        &mco_host::FEATURE_GATES,
+    )?
+    .report(
         "mcn".into(),
         Module::of(active.module()),
         Module::of(candidate.module()),

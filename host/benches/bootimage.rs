@@ -18,8 +18,8 @@ use mco_bootimage::{
     ClusterFacts, Decision, MachineSetView, StreamQuery, decide_loaded, load_stream,
     validate_decision_for,
 };
-use mco_host::bootimage::authority::{self, JobInputs};
-use mco_host::bootimage::{
+use mco_job_bootimage::authority::{self, JobInputs};
+use mco_job_bootimage::{
     BOOT_IMAGE_INTERFACE, BootImageGuest, BootImageGuestExt as _, StreamInput,
 };
 use mco_runtime::{GuestModule, Runtime, RuntimeConfig};

@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mco_host::mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
+use mco_job_mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
 use mco_mcn::{
     Condition, ConditionStatus, Decision, Facts, LabelSelector, Node, Pool, RenderedConfig,
 };
@@ -181,7 +181,7 @@ fn breakdown(
     let checks = median(SAMPLES, || {
         mco_mcn::validate(&decision, facts.image_mode_status_reporting())
             .map_err(anyhow::Error::msg)?;
-        mco_host::mcn::authority::check(facts, &decision)?;
+        mco_job_mcn::authority::check(facts, &decision)?;
         Ok(())
     })?;
     let call = total.saturating_sub(store + instantiate + drop_store + checks);

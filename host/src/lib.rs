@@ -8,23 +8,17 @@
 //! the case folders of every job (`cases`), the WIT package (`wit`), and
 //! the command line (`cli`).
 pub mod admin;
-pub mod bootimage;
 pub mod cases;
 pub mod cli;
-pub mod mcn;
 pub mod run;
 mod telemetry;
 pub mod wit;
 
-/// This crate's directory, for its tests and benches to find the repository's files.
-/// `cargo test` and `cargo bench` set it when they run a binary; the path
-/// compiled in is only the fallback, because it can name another clone:
-/// cargo does not rebuild a crate whose checkout moved, and clones share one
-/// target directory (`.ci/run`: `~/.cache/mco-wasm/target`).
+/// This crate's directory, for its tests and benches to find the
+/// repository's files ([`mco_job::crate_dir`]).
 #[doc(hidden)]
 pub fn crate_dir() -> std::path::PathBuf {
-    std::env::var_os("CARGO_MANIFEST_DIR")
-        .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
+    mco_job::crate_dir(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The process's rustls crypto provider, installed where the OCI client
@@ -33,12 +27,14 @@ pub use mco_fetch::install_crypto_provider;
 
 /// The jobs of the host: each describes itself to the guest registry,
 /// which knows no other, and to the command line ([`mco_job::jobs::Job`]). A job is
-/// added by writing its folder and listing it here.
-pub static JOBS: mco_job::jobs::Jobs = mco_job::jobs![mcn::job::Mcn, bootimage::job::BootImage];
+/// added by writing its crate (`host/jobs/`) and listing it here.
+pub static JOBS: mco_job::jobs::Jobs =
+    mco_job::jobs![mco_job_mcn::job::Mcn, mco_job_bootimage::job::BootImage];
 
 /// Every job's feature gates, in [`JOBS`] order: the gates `run` follows
-/// and `eval`, `preflight` and `guests audit` read and show, so each
-/// command models the cluster's gates the same way, whichever job asks.
+/// and `eval`, `preflight` and `guests audit` read and show (each hands
+/// them to the job it asks), so each command models the cluster's gates
+/// the same way, whichever job asks.
 pub static FEATURE_GATES: std::sync::LazyLock<Vec<(&'static str, bool)>> =
     std::sync::LazyLock::new(|| {
         JOBS.iter()
@@ -79,8 +75,30 @@ mod tests {
     #[test]
     fn the_modelled_gates_are_every_jobs_in_job_order() {
         let expected: Vec<_> =
-            [super::mcn::FEATURE_GATES, super::bootimage::FEATURE_GATES].concat();
+            [mco_job_mcn::FEATURE_GATES, mco_job_bootimage::FEATURE_GATES].concat();
         assert_eq!(*super::FEATURE_GATES, expected);
         assert!(expected.contains(&(mco_mcn::IMAGE_MODE_STATUS_REPORTING, false)));
+    }
+
+    /// The registry `run` starts from when none is given serves every
+    /// job's modules shipped beside the host, each by its entry.
+    #[test]
+    fn the_installed_registry_names_every_jobs_installed_modules() {
+        use mco_registry::entries::Source;
+        use mco_registry::{Job, table::Registry};
+
+        let dir = std::path::Path::new("/g");
+        let registry = Registry::installed(dir, &super::JOBS);
+        let mut served = 0;
+        for kind in super::JOBS.deref().iter() {
+            for (key, file) in kind.installed() {
+                let job = key.map_or_else(|| Job::single(kind), |key| Job::keyed(kind, key));
+                let source = registry.get(&job).map(|e| e.module.source.clone());
+                assert_eq!(source, Some(Source::Path(dir.join(file))), "{job}");
+                served += 1;
+            }
+        }
+        // The MCN module and one per boot image platform.
+        assert_eq!(served, 5);
     }
 }

@@ -9,8 +9,8 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use mco_host::bootimage::eval::BootImageInputs;
-use mco_host::mcn::McnGuestExt as _;
+use mco_job_bootimage::eval::BootImageInputs;
+use mco_job_mcn::McnGuestExt as _;
 use mco_mcn::{Decision, Facts, Node, Pool};
 use mco_runtime::RuntimeConfig;
 
@@ -143,8 +143,8 @@ fn hostile_boot_image_decisions_are_refused_by_the_runtime() {
             &runtime,
             &common::test_guest(&format!("hostile-{variant}.wasm")),
         );
-        let mut inputs =
-            BootImageInputs::read_case(&case_dir(case)).unwrap_or_else(|e| panic!("{case}: {e}"));
+        let mut inputs = BootImageInputs::read_case(&case_dir(case), &mco_host::FEATURE_GATES)
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
         if !user_data {
             inputs.user_data_secret = None;
         }
@@ -152,7 +152,7 @@ fn hostile_boot_image_decisions_are_refused_by_the_runtime() {
             .host_rules("x86_64")
             .unwrap_or_else(|e| panic!("{case}: {e}"));
         let err = match inputs.decide(rules, Some(&guest), Default::default()) {
-            Err(mco_host::bootimage::eval::EvalError::Guest(err)) => err,
+            Err(mco_job_bootimage::eval::EvalError::Guest(err)) => err,
             other => panic!("{variant}: expected a guest failure, got {other:?}"),
         };
         assert_eq!(err.kind(), "invalid_output", "{variant}: {err}");
@@ -350,7 +350,7 @@ fn mcn_rules_name_the_field() {
         panic!("{good:?}");
     };
     assert_eq!(
-        mco_host::mcn::authority::check(&facts, &Decision::Apply(mcn.clone())),
+        mco_job_mcn::authority::check(&facts, &Decision::Apply(mcn.clone())),
         Ok(())
     );
     let mut other_config = mcn.clone();
@@ -445,7 +445,7 @@ fn mcn_rules_name_the_field() {
             "sets status.observedGeneration of node worker-0 to 10, beyond 8",
         ),
     ] {
-        let err = mco_host::mcn::authority::check(facts, &Decision::Apply(mcn))
+        let err = mco_job_mcn::authority::check(facts, &Decision::Apply(mcn))
             .err()
             .unwrap_or_else(|| panic!("{message}: accepted"));
         assert!(err.to_string().contains(message), "{err}");

@@ -530,7 +530,7 @@ fn the_deployment_runs_two_hardened_controllers() {
     };
     let cache_mib = match arg("--ova-cache-max-mib") {
         Some(mib) => mib.parse().unwrap_or_else(|e| panic!("{mib}: {e}")),
-        None => mco_host::bootimage::vcenter::live::DEFAULT_OVA_CACHE_MAX_MIB,
+        None => mco_job_bootimage::vcenter::live::DEFAULT_OVA_CACHE_MAX_MIB,
     };
     assert!(
         cache_mib <= mebibytes(limit),

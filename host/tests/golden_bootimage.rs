@@ -10,13 +10,13 @@ use std::path::Path;
 
 use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::{Decision, Platform, decide_text};
-use mco_host::bootimage::eval::BootImageInputs;
-use mco_host::bootimage::plan::stamp_upgrade;
-use mco_host::bootimage::rules::Step;
-use mco_host::bootimage::{
+use mco_host::cases::{CaseFailure, Pass};
+use mco_job_bootimage::eval::BootImageInputs;
+use mco_job_bootimage::plan::stamp_upgrade;
+use mco_job_bootimage::rules::Step;
+use mco_job_bootimage::{
     BOOT_IMAGE_INTERFACE, BootImageGuest, BootImageGuestExt as _, StreamInput,
 };
-use mco_host::cases::{CaseFailure, Pass};
 use mco_runtime::{GuestModule, Runtime, RuntimeConfig};
 
 /// The golden cases are written for an amd64 control plane.
@@ -56,7 +56,8 @@ fn guests(runtime: &Runtime) -> BTreeMap<&'static str, BootImageGuest> {
 }
 
 fn read(case: &Path) -> BootImageInputs {
-    BootImageInputs::read_case(case).unwrap_or_else(|e| panic!("{}: {e}", case.display()))
+    BootImageInputs::read_case(case, &mco_host::FEATURE_GATES)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.display()))
 }
 
 /// Both decisions for one input: (native, wasm). The wasm side is what
@@ -103,7 +104,7 @@ fn decide(
 /// it (expected.json, then the patch applied and decided again), with the
 /// native rules and the wasm guests deciding side by side.
 fn check_case(case: &Path, guests: &BTreeMap<&str, BootImageGuest>) -> Result<Pass, CaseFailure> {
-    mco_host::bootimage::case::check(case, |inputs, now| {
+    mco_job_bootimage::case::check(case, &mco_host::FEATURE_GATES, |inputs, now| {
         let (native, wasm) = decide(inputs, guests, now)?;
         if native != wasm {
             return Err(format!(

@@ -11,7 +11,7 @@ use crate::common;
 use std::path::Path;
 
 use mco_host::cases;
-use mco_host::mcn::{McnGuest, McnGuestExt as _};
+use mco_job_mcn::{McnGuest, McnGuestExt as _};
 use mco_runtime::RuntimeConfig;
 
 #[test]
@@ -38,7 +38,7 @@ fn check_all(cases: &[impl AsRef<Path>]) {
 }
 
 fn check(guest: &McnGuest, case: &Path) -> Result<cases::Pass, cases::CaseFailure> {
-    mco_host::mcn::case::check(case, |inputs| {
+    mco_job_mcn::case::check(case, &mco_host::FEATURE_GATES, |inputs| {
         let facts = inputs.facts();
         let native = mco_mcn::derive(&facts);
         let wasm = guest.derive(&facts).map_err(|e| e.to_string())?;
@@ -47,7 +47,7 @@ fn check(guest: &McnGuest, case: &Path) -> Result<cases::Pass, cases::CaseFailur
                 "native and wasm disagree:\n  native: {native:?}\n  wasm:   {wasm:?}"
             ));
         }
-        let offline = mco_host::mcn::derive_records(guest, &facts).map_err(|e| e.to_string())?;
+        let offline = mco_job_mcn::derive_records(guest, &facts).map_err(|e| e.to_string())?;
         if offline != wasm {
             return Err(format!(
                 "the guest's two entries disagree:\n  derive:         {wasm:?}\n  derive-records: {offline:?}"

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mco_bootimage::Decision as BootDecision;
-use mco_host::bootimage::eval::BootImageInputs;
-use mco_host::bootimage::prepared::Prepared;
-use mco_host::bootimage::rules::Step;
-use mco_host::bootimage::{BatchItem, BootImageGuest, BootImageGuestExt as _, StreamInput};
-use mco_host::mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
+use mco_job_bootimage::eval::BootImageInputs;
+use mco_job_bootimage::prepared::Prepared;
+use mco_job_bootimage::rules::Step;
+use mco_job_bootimage::{BatchItem, BootImageGuest, BootImageGuestExt as _, StreamInput};
+use mco_job_mcn::{McnGuest, McnGuestExt as _, NODE_STATE_INTERFACE};
 use mco_mcn::{Decision, Facts, Node};
 use mco_runtime::{GuestError, GuestModule, Runtime, RuntimeConfig};
 
@@ -55,7 +55,8 @@ struct Bystanders {
 impl Bystanders {
     fn new(runtime: &Runtime) -> Self {
         let case = common::repo_root().join("tests/golden/bootimage/gcp-patch-boot-disk-only");
-        let inputs = BootImageInputs::read_case(&case).unwrap_or_else(|e| panic!("{e}"));
+        let inputs = BootImageInputs::read_case(&case, &mco_host::FEATURE_GATES)
+            .unwrap_or_else(|e| panic!("{e}"));
         let stream = inputs
             .stream()
             .unwrap_or_else(|e| panic!("{e}"))

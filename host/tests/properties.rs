@@ -18,8 +18,8 @@ use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::{Platform, decide_text};
-use mco_host::bootimage::{BootImageGuest, BootImageGuestExt as _, StreamInput};
-use mco_host::mcn::McnGuestExt as _;
+use mco_job_bootimage::{BootImageGuest, BootImageGuestExt as _, StreamInput};
+use mco_job_mcn::McnGuestExt as _;
 use mco_runtime::RuntimeConfig;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use proptest::{prop_assert, prop_assert_eq};
@@ -52,7 +52,7 @@ fn mcn_bytes(name: &str, decision: mco_mcn::Decision) -> String {
     let value = match decision {
         mco_mcn::Decision::Apply(mcn) => {
             let now = Timestamp::from_second(1_800_000_000).unwrap_or_else(|e| panic!("{e}"));
-            let object = mco_host::mcn::rules::to_object(&node, mcn, None, now);
+            let object = mco_job_mcn::rules::to_object(&node, mcn, None, now);
             json!({"action": "apply", "machineConfigNode": object})
         }
         mco_mcn::Decision::Skip(reason) => json!({"action": "skip", "reason": reason}),

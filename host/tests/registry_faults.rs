@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use mco_fetch::oci::{Oci, PullError, PullLimits, RequestError};
 use mco_fetch::signature_policy::{Policy, Requirement};
-use mco_host::{JOBS, mcn};
+use mco_host::JOBS;
 use mco_registry::table::Location;
 use mco_registry::{Access, InFlight, Outcome, Remote};
 use mco_registry_formats::blob::digest;
@@ -492,7 +492,7 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
         .unwrap_or_else(|e| panic!("{e}"));
     let serving = || {
         let set = guests.current();
-        let slot = mcn::job::slot(&set).unwrap_or_else(|| panic!("no mcn guest"));
+        let slot = mco_job_mcn::job::slot(&set).unwrap_or_else(|| panic!("no mcn guest"));
         slot.active.module().digest.clone()
     };
     assert_eq!(serving(), digest(&module));
@@ -531,7 +531,7 @@ async fn the_module_serving_keeps_serving_through_a_misbehaving_registry() {
         let previous = guests.current();
         let built =
             mco_registry::build(&runtime, &JOBS, Some(&previous), fetched, &BTreeMap::new());
-        let outcome = built.outcomes.get(&mcn::job::job());
+        let outcome = built.outcomes.get(&mco_job_mcn::job::job());
         match wait {
             None => assert!(
                 matches!(outcome, Some(Outcome::Failed { error, .. })

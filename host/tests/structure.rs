@@ -1,6 +1,8 @@
 //! The shape of the host's code, held by a test where the compiler cannot
-//! hold it. Crates fence the layers (runtime, cluster, fetch, registry: a
-//! layer that imports a job does not build). Inside each crate this test
+//! hold it. Crates fence the layers (runtime, cluster, fetch, registry,
+//! job, ...: a layer that imports a job does not build) and the jobs
+//! (`host/jobs/*`: a job that imports another does not build), as long as
+//! their manifests name no job (checked here). Inside each crate this test
 //! keeps the modules acyclic, outside test code, at every depth (file by
 //! file, and folder by folder), so a module can be read without reading the
 //! ones that use it; and it keeps every source file under

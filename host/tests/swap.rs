@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use common::wasm::with_custom_section;
 use mco_fetch::oci::PullError;
-use mco_host::mcn::McnGuest;
-use mco_host::{JOBS, bootimage, mcn};
+use mco_host::JOBS;
+use mco_job_mcn::McnGuest;
 use mco_registry::table::{Location, Registry};
 use mco_registry::{self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, Slot};
 use mco_registry_formats::blob::digest;
@@ -68,7 +68,7 @@ fn read(path: &Path) -> Vec<u8> {
 fn mcn_outcome(built: &Built) -> &Outcome {
     built
         .outcomes
-        .get(&mcn::job::job())
+        .get(&mco_job_mcn::job::job())
         .unwrap_or_else(|| panic!("no outcome for mcn"))
 }
 
@@ -86,11 +86,11 @@ fn failed_load(built: &Built) -> &LoadError {
 type Refusal = fn(&LoadError) -> bool;
 
 fn mcn_slot(set: &GuestSet) -> &Slot<McnGuest> {
-    mcn::job::slot(set).unwrap_or_else(|| panic!("no mcn guest"))
+    mco_job_mcn::job::slot(set).unwrap_or_else(|| panic!("no mcn guest"))
 }
 
 fn serves(set: &GuestSet) -> String {
-    mcn::job::smoke(&mcn_slot(set).active)
+    mco_job_mcn::job::smoke(&mcn_slot(set).active)
         .unwrap_or_else(|e| panic!("the serving guest fails: {e}"));
     mcn_slot(set).active.module().digest.clone()
 }
@@ -111,7 +111,7 @@ fn only_a_module_that_passes_every_check_is_swapped_in() {
         mco_registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
             .unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(
-        outcomes.get(&mcn::job::job()),
+        outcomes.get(&mco_job_mcn::job::job()),
         Some(Outcome::Loaded { first: true, .. })
     ));
     assert_eq!(serves(&guests.current()), sha_a);
@@ -173,7 +173,7 @@ fn only_a_module_that_passes_every_check_is_swapped_in() {
         assert!(!built.changed(), "{what}");
         // The same failing entry again is not retried (it is known bad).
         if let Outcome::Failed { key: Some(key), .. } = mcn_outcome(&built) {
-            known_bad.insert(mcn::job::job(), key.clone());
+            known_bad.insert(mco_job_mcn::job::job(), key.clone());
         }
         let set = built.set.unwrap_or_else(|| panic!("{what}: no set"));
         assert_eq!(serves(&set), sha_a, "{what}");
@@ -239,7 +239,7 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
     let registry = mco_registry::read_local(&location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
     let (guests, _) = mco_registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
-    let platforms = |g: &Guests| Vec::from_iter(bootimage::job::platforms(&g.current()));
+    let platforms = |g: &Guests| Vec::from_iter(mco_job_bootimage::job::platforms(&g.current()));
     assert_eq!(platforms(&guests), ["AWS", "GCP"]);
 
     // GCP now names the MCN guest (wrong world): refused, the GCP guest
@@ -251,7 +251,7 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
         mcn.display()
     ));
     let built = world.build(&location, &guests.current(), &BTreeMap::new());
-    let outcome = |platform: &str| &built.outcomes[&bootimage::job::job(platform)];
+    let outcome = |platform: &str| &built.outcomes[&mco_job_bootimage::job::job(platform)];
     assert!(matches!(
         outcome("GCP"),
         Outcome::Failed {
@@ -267,11 +267,11 @@ fn boot_image_platforms_come_and_go_and_a_bad_one_keeps_its_predecessor() {
     guests.replace(built.set.unwrap_or_else(|| panic!("no set")));
     assert_eq!(platforms(&guests), ["Azure", "GCP"]);
     let gcp_now = guests.current();
-    let gcp_now = &bootimage::job::slot(&gcp_now, "GCP")
+    let gcp_now = &mco_job_bootimage::job::slot(&gcp_now, "GCP")
         .unwrap_or_else(|| panic!("no GCP"))
         .active;
     assert_eq!(gcp_now.module().digest, digest(&gcp));
-    bootimage::job::smoke("GCP", gcp_now).unwrap_or_else(|e| panic!("{e}"));
+    mco_job_bootimage::job::smoke("GCP", gcp_now).unwrap_or_else(|e| panic!("{e}"));
 
     // A registry without an mcn entry keeps the MCN guest and says why.
     let location = world.registry("bootImage:\n  Azure: azure.wasm\n");
@@ -317,7 +317,7 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
     let (guests, _) = mco_registry::initial(&world.runtime, &JOBS, &registry, &Remote::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let set = guests.current();
-    assert_eq!(bootimage::job::platforms(&set).len(), 4);
+    assert_eq!(mco_job_bootimage::job::platforms(&set).len(), 4);
     // What every poll of an unchanged registry costs: reading and hashing
     // the modules; nothing is compiled.
     let started = std::time::Instant::now();
@@ -328,12 +328,12 @@ fn every_shipped_guest_passes_its_smoke_evaluation() {
         "an unchanged poll of the 5 installed guests took {:.2?}",
         started.elapsed()
     );
-    for platform in bootimage::job::platforms(&set) {
-        let guest =
-            bootimage::job::slot(&set, &platform).unwrap_or_else(|| panic!("{platform}: no guest"));
+    for platform in mco_job_bootimage::job::platforms(&set) {
+        let guest = mco_job_bootimage::job::slot(&set, &platform)
+            .unwrap_or_else(|| panic!("{platform}: no guest"));
         // The fixtures are meaningful: each shipped guest patches its
         // platform's MachineSet to the fixture stream's image.
-        let decision = bootimage::job::decision(&platform, &guest.active)
+        let decision = mco_job_bootimage::job::decision(&platform, &guest.active)
             .unwrap_or_else(|e| panic!("{platform}: {e}"));
         assert_eq!(decision.action(), "patch", "{platform}: {decision:?}");
     }
@@ -390,7 +390,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     );
     let why = started
         .degraded
-        .get(&mcn::job::job())
+        .get(&mco_job_mcn::job::job())
         .cloned()
         .unwrap_or_default();
     assert!(
@@ -424,7 +424,7 @@ fn a_failing_entry_at_start_falls_back_to_the_last_good_module() {
     .unwrap_or_else(|e| panic!("{e}"));
     let why = started
         .degraded
-        .get(&mcn::job::job())
+        .get(&mco_job_mcn::job::job())
         .cloned()
         .unwrap_or_default();
     assert_eq!(serving(&started), digest(&good), "{why}");
@@ -483,7 +483,7 @@ fn a_module_refused_for_its_signature_keeps_the_old_one_serving() {
     };
     let fetched = mco_registry::fetch_all(&registry, &remote);
     // The pull's error reaches the entry typed: its kind, and its words.
-    match fetched.get(&mcn::job::job()) {
+    match fetched.get(&mco_job_mcn::job::job()) {
         Some(Err(mco_registry::FetchError::Oci(err))) => {
             assert_eq!(err.kind(), "signature_failure");
             assert_eq!(err.to_string(), refusal.to_string());

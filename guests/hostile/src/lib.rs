@@ -2,7 +2,7 @@
 //! decision an honest guest would take — the stream's image for the
 //! MachineSet's architecture and region — and changes it in one way the
 //! host must refuse. The host's authority checks
-//! (`host/src/bootimage/authority.rs`) are what stop them; this crate only
+//! (`host/jobs/bootimage/src/authority/`) are what stop them; this crate only
 //! needs the real WIT and the stream model.
 //!
 //! One build serves every variant: the variant's name sits in [`VARIANT`],

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::feature_gates::Modelled;
 use crate::manifests::InputError;
 use mco_registry::audit::cluster::ReadError;
 use mco_registry::audit::{self, Audit};
@@ -56,12 +57,17 @@ pub const FEATUREGATE: FileFlag = FileFlag::new(
 /// A job's audit from files: the flags naming them, the objects flag
 /// first, in the order `guests audit --help` lists them, and the audit of
 /// what they hold: every object of `files` decided with the module and the
-/// candidate `served` holds for `job`, and compared, keeping `limit` of
-/// each sample.
+/// candidate `served` holds for `job` under `gates` (every job's), and
+/// compared, keeping `limit` of each sample.
 pub struct FileAudit {
     pub flags: &'static [FileFlag],
-    pub audit:
-        fn(files: &Files, served: &Served, job: &Job, limit: usize) -> Result<Audit, FilesError>,
+    pub audit: fn(
+        files: &Files,
+        served: &Served,
+        job: &Job,
+        limit: usize,
+        gates: &Modelled,
+    ) -> Result<Audit, FilesError>,
 }
 
 /// The active module and the candidate `served` holds for `job`, as `G`.

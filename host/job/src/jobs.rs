@@ -14,6 +14,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 
 use crate::audit_files::FileAudit;
 use crate::case_check::{CaseFailure, Pass};
+use crate::feature_gates::Modelled;
 use crate::preflight::Checks;
 use crate::run_context::{Runner, RunnerError};
 use crate::status_section::StatusSection;
@@ -39,13 +40,15 @@ pub trait Job: JobKind {
     fn load_unchecked(&self, runtime: &Runtime, fetched: &Fetched) -> Result<Served, LoadError>;
 
     /// Checks the case in `dir` against `role`'s module of this job's
-    /// entry, from `modules`: the entry that decided (none: the host rules
+    /// entry, from `modules`, under `gates` (every job's, as `run`
+    /// follows them): the entry that decided (none: the host rules
     /// decided alone, or no module is named for it) and the outcome.
     fn check_case(
         &self,
         dir: &Path,
         modules: &mut dyn Modules,
         role: Role,
+        gates: &Modelled,
     ) -> (Option<mco_registry::Job>, Result<Pass, CaseFailure>);
 
     /// `eval <name>`: the subcommand, with the job's arguments (its
@@ -54,14 +57,15 @@ pub trait Job: JobKind {
         None
     }
 
-    /// `eval <name>` on the subcommand's `matches`: the decision as the
-    /// eval contract prints it.
+    /// `eval <name>` on the subcommand's `matches`, under `gates` (every
+    /// job's): the decision as the eval contract prints it.
     fn eval(
         &self,
         matches: &clap::ArgMatches,
         modules: &mut dyn Modules,
+        gates: &Modelled,
     ) -> Result<serde_json::Value, EvalError> {
-        let _ = (matches, modules);
+        let _ = (matches, modules, gates);
         Err(EvalError::NoEval(self.name()))
     }
 
@@ -69,16 +73,17 @@ pub trait Job: JobKind {
     // on its cases and of making a guest crate for it.
 
     /// `guests bench`: times `runs` decisions of the case in `dir` with
-    /// `module` as the guest of the entry the case reaches; `Ok(None)`:
-    /// the host rules decide the case alone. By default the job has
-    /// nothing to bench.
+    /// `module` as the guest of the entry the case reaches, under `gates`
+    /// (every job's); `Ok(None)`: the host rules decide the case alone. By
+    /// default the job has nothing to bench.
     fn bench_case(
         &self,
         dir: &Path,
         module: &mut BenchModule,
         runs: u32,
+        gates: &Modelled,
     ) -> Result<Option<Timed>, BenchCaseError> {
-        let _ = (dir, module, runs);
+        let _ = (dir, module, runs, gates);
         Err(BenchCaseError::NoBench(self.name()))
     }
 
@@ -131,11 +136,16 @@ pub trait Job: JobKind {
     }
 
     /// `preflight`: what this job checks of a cluster before the host is
-    /// installed there, for the host's ServiceAccount `user` (its
-    /// `preflight.rs`); none: it has nothing to check, and `preflight` does
-    /// not list it.
-    fn preflight<'a>(&'a self, client: &'a kube::Client, user: &'a str) -> Option<Checks<'a>> {
-        let _ = (client, user);
+    /// installed there, for the host's ServiceAccount `user`, reading the
+    /// cluster's `gates` (every job's) (its `preflight.rs`); none: it has
+    /// nothing to check, and `preflight` does not list it.
+    fn preflight<'a>(
+        &'a self,
+        client: &'a kube::Client,
+        user: &'a str,
+        gates: &'a Modelled,
+    ) -> Option<Checks<'a>> {
+        let _ = (client, user, gates);
         None
     }
 
@@ -308,6 +318,7 @@ mod tests {
             _: &'a Served,
             _: &'a mco_registry::Job,
             _: usize,
+            _: &'a [(&'static str, bool)],
         ) -> Audited<'a> {
             Box::pin(async { Err(ReadError::Cluster("the skeleton reads no cluster".into())) })
         }
@@ -331,6 +342,7 @@ mod tests {
             _: &Path,
             _: &mut dyn Modules,
             _: Role,
+            _: &Modelled,
         ) -> (Option<mco_registry::Job>, Result<Pass, CaseFailure>) {
             (None, Ok(Pass::Decided))
         }
@@ -359,7 +371,7 @@ mod tests {
         let runtime = Runtime::new(Default::default()).unwrap_or_else(|e| panic!("{e}"));
         let mut module = BenchModule::new("skeleton.wasm".into(), Vec::new(), runtime);
         assert!(matches!(
-            Skeleton.bench_case(Path::new("."), &mut module, 1),
+            Skeleton.bench_case(Path::new("."), &mut module, 1, &[]),
             Err(BenchCaseError::NoBench("skeleton"))
         ));
     }
@@ -391,7 +403,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let client =
             kube::Client::try_from(kube::Config::new(url)).unwrap_or_else(|e| panic!("{e}"));
-        assert!(Skeleton.preflight(&client, "nobody").is_none());
+        assert!(Skeleton.preflight(&client, "nobody", &[]).is_none());
     }
 
     /// A job without a section of `status` adds no flag to it.

@@ -55,6 +55,8 @@ pub trait JobKind: Send + Sync + 'static {
     /// Decides every current object of `job` in the cluster with the
     /// module and the candidate `served` holds, and compares them
     /// (MachineConfigGuest `spec.audit`), keeping `limit` of each sample.
+    /// `gates` are the feature gates the host models (every job's, each
+    /// with its Default value), read from the cluster as `run` reads them.
     /// The modules run inside the future, so drive it from a blocking
     /// thread.
     fn audit<'a>(
@@ -63,6 +65,7 @@ pub trait JobKind: Send + Sync + 'static {
         served: &'a Served,
         job: &'a Job,
         limit: usize,
+        gates: &'a [(&'static str, bool)],
     ) -> Audited<'a>;
 }
 
@@ -285,6 +288,7 @@ pub(crate) mod tests {
             _: &'a Served,
             _: &'a Job,
             _: usize,
+            _: &'a [(&'static str, bool)],
         ) -> Audited<'a> {
             Box::pin(async { Err(ReadError::Cluster("the test job reads no cluster".into())) })
         }

@@ -57,6 +57,9 @@ pub struct Config {
     pub runtime: Runtime,
     /// The jobs of the host.
     pub jobs: &'static Jobs,
+    /// The feature gates the host models (every job's, each with its
+    /// Default value), which a job's audit on request reads.
+    pub gates: &'static [(&'static str, bool)],
     pub location: Location,
     /// How often the registry and its modules are re-read.
     pub poll: Duration,
@@ -417,7 +420,13 @@ impl Watch {
         for (object, moved) in rollouts.take_moves() {
             self.rollout_moved(&object, &moved).await;
         }
-        (self.audits).start(&self.objects, self.config.jobs, &self.client, set.clone());
+        (self.audits).start(
+            &self.objects,
+            self.config.jobs,
+            self.config.gates,
+            &self.client,
+            set.clone(),
+        );
         let statuses = rollouts.statuses();
         self.publish_stages(&statuses);
         let status = self.guests.status();

@@ -100,10 +100,12 @@ struct Bench {
 
 impl Bench {
     fn case(&mut self, case: &Case) -> Result<(), BenchCaseError> {
-        match case
-            .job
-            .bench_case(&case.dir, &mut self.module, self.runs)?
-        {
+        match case.job.bench_case(
+            &case.dir,
+            &mut self.module,
+            self.runs,
+            &crate::FEATURE_GATES,
+        )? {
             Some(timed) => self
                 .measured
                 .entry(timed.entry.clone())

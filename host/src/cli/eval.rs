@@ -96,7 +96,9 @@ pub(super) fn eval(sandbox: &SandboxArgs, eval: &EvalJob) -> Result<Value, Failu
         guest: eval.matches.get_one::<PathBuf>(GUEST_ARG).cloned(),
         loaded: None,
     };
-    Ok(eval.job.eval(&eval.matches, &mut modules)?)
+    Ok(eval
+        .job
+        .eval(&eval.matches, &mut modules, &crate::FEATURE_GATES)?)
 }
 
 /// The entry `eval` runs and what it is read from: `--guest FILE` under

@@ -62,7 +62,7 @@ pub fn run(args: PreflightArgs) -> Result<String, PreflightError> {
         );
         let mut jobs = Vec::new();
         for job in JOBS.iter() {
-            if let Some(checks) = job.preflight(&client, &user) {
+            if let Some(checks) = job.preflight(&client, &user, &crate::FEATURE_GATES) {
                 jobs.push(report(job.name(), checks.await));
             }
         }

@@ -119,6 +119,7 @@ pub(super) fn run_controllers(sandbox: &SandboxArgs, run: Run) -> Result<(), Fai
     let guests = mco_registry::swap::Config {
         runtime: sandbox.runtime()?,
         jobs: &crate::JOBS,
+        gates: &crate::FEATURE_GATES,
         location: args.location(sandbox),
         poll: args.registry_poll,
         oci_refresh: args.oci_refresh,

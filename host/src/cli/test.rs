@@ -106,7 +106,8 @@ impl Guests {
     /// decided is returned beside it, so its candidate can run next.
     fn run(&mut self, case: &Case, role: Role) -> (Option<Job>, Result<Pass, CaseFailure>) {
         let _span = info_span!("case", case = %case.dir.display()).entered();
-        case.job.check_case(&case.dir, self, role)
+        case.job
+            .check_case(&case.dir, self, role, &crate::FEATURE_GATES)
     }
 
     fn has_candidate(&self, job: &Job) -> bool {

@@ -11,8 +11,8 @@ use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
-use mco_host::bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
-use mco_host::mcn::{McnGuest, NODE_STATE_INTERFACE};
+use mco_job_bootimage::{BOOT_IMAGE_INTERFACE, BootImageGuest};
+use mco_job_mcn::{McnGuest, NODE_STATE_INTERFACE};
 use mco_runtime::{GuestModule, Runtime, RuntimeConfig};
 
 /// The cargo target directory this test binary was built in.

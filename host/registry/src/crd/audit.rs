@@ -41,13 +41,22 @@ pub fn pending(object: &MachineConfigGuest) -> Option<&str> {
     }
 }
 
-/// The report of `job`'s audit (`JobKind::audit`) of the module and the
-/// candidate serving it in `set`. The modules run inside the future.
-async fn audit(client: &Client, set: &GuestSet, job: &Job) -> Result<Report, ReadError> {
+/// The report of `job`'s audit (`JobKind::audit`, under `gates`) of the
+/// module and the candidate serving it in `set`. The modules run inside
+/// the future.
+async fn audit(
+    client: &Client,
+    set: &GuestSet,
+    job: &Job,
+    gates: &[(&'static str, bool)],
+) -> Result<Report, ReadError> {
     let no_candidate = || ReadError::NoCandidate(job.to_string());
     let served = set.served(job).ok_or_else(no_candidate)?;
     let candidate = served.candidate().ok_or_else(no_candidate)?;
-    let audit = job.kind().audit(client, served, job, SAMPLE_LIMIT).await?;
+    let audit = job
+        .kind()
+        .audit(client, served, job, SAMPLE_LIMIT, gates)
+        .await?;
     let active = Module::of(served.active().0);
     Ok(audit.report(job.to_string(), active, Module::of(candidate)))
 }
@@ -87,11 +96,13 @@ impl Audits {
     }
 
     /// Starts the audit of the first object (by name) with a pending
-    /// request, unless one runs: the lease holder's alone.
+    /// request, under `gates` ([`Config::gates`](crate::swap::Config)),
+    /// unless one runs: the lease holder's alone.
     pub fn start(
         &mut self,
         objects: &[MachineConfigGuest],
         jobs: &'static Jobs,
+        gates: &'static [(&'static str, bool)],
         client: &Client,
         set: Arc<GuestSet>,
     ) {
@@ -122,7 +133,7 @@ impl Audits {
         let (client, done) = (client.clone(), self.done.clone());
         let handle = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
-            let audit = audit(&client, &set, &job);
+            let audit = audit(&client, &set, &job, gates);
             let result = match handle.block_on(tokio::time::timeout(DEADLINE, audit)) {
                 Ok(Ok(report)) => Ok(report),
                 Ok(Err(err)) => Err(err.to_string()),

@@ -115,10 +115,14 @@ pub(super) fn run(sandbox: &SandboxArgs, args: AuditArgs) -> Result<(), Failure>
         .ok_or_else(|| AuditError::NoCandidate(job.to_string()))?;
     let audit = match args.files.of(kind)? {
         Some((from_files, files)) => {
-            (from_files.audit)(&files, &served, &job, args.sample).map_err(AuditError::from)?
+            (from_files.audit)(&files, &served, &job, args.sample, &crate::FEATURE_GATES)
+                .map_err(AuditError::from)?
         }
         None => on_cluster(args.kubeconfig.as_deref(), async |client| {
-            job.kind().audit(client, &served, &job, args.sample).await
+            let gates = &crate::FEATURE_GATES;
+            job.kind()
+                .audit(client, &served, &job, args.sample, gates)
+                .await
         })?,
     };
     let report = audit.report(job.to_string(), Module::of(active), Module::of(candidate));
