@@ -21,7 +21,7 @@ demo:
 	$(MAKE) --no-print-directory -j3 guests host control-plane
 	$(call run_example,demo) 2>$(DEMO_LOG) || { cat $(DEMO_LOG) >&2; exit 1; }
 control-plane:
-	tests/envtest/build.sh >/dev/null
+	tests/tools/envtest/build.sh >/dev/null
 
 ## test: formatting, lints, unit, golden, hostile-guest, CLI and e2e tests.
 ## On 2 cores most of the time of a plain serial run was idle CPU: the Rust
@@ -29,12 +29,12 @@ control-plane:
 ## control plane, and the Go-built parts were built inside the first test
 ## that needed them. So the parts are built side by side, and the e2e
 ## modules run TEST_JOBS at a time, each in a process of its own (the e2e
-## tests are one binary, `tests/tests/main.rs`; a process starts control
+## tests are one binary, `tests/e2e/tests/main.rs`; a process starts control
 ## planes of its own, the tests inside one run one after another). Every
 ## job's output is printed whole when it ends.
 TEST_JOBS ?= 3
 # The e2e binary's modules: a file each, and `support`'s own tests.
-E2E_TESTS := $(sort support $(filter-out main,$(basename $(notdir $(wildcard tests/tests/*.rs)))))
+E2E_TESTS := $(sort support $(filter-out main,$(basename $(notdir $(wildcard tests/e2e/tests/*.rs)))))
 # The build variants of the faulty guest: every feature it declares.
 FAULTY_VARIANTS := $(shell sed -n '/^\[features\]/,/^\[target/s/^\([a-z-]*\) = .*/\1/p' guests/faulty/Cargo.toml)
 # The host's integration tests are one binary (`host/tests/main.rs`); the
@@ -78,12 +78,12 @@ test-e2e-%:
 # The Go-built, PyPI and Debian parts the e2e tests start (each script caches by
 # version and is safe to run concurrently; the tests call them too).
 test-parts:
-	tests/envtest/build.sh >/dev/null
-	tests/oci/build.sh >/dev/null
-	tests/vcsim/build.sh >/dev/null
-	tests/moto/build.sh >/dev/null
+	tests/tools/envtest/build.sh >/dev/null
+	tests/tools/oci/build.sh >/dev/null
+	tests/tools/vcsim/build.sh >/dev/null
+	tests/tools/moto/build.sh >/dev/null
 	deploy/monitoring/promtool.sh >/dev/null
-	tests/glua/build.sh >/dev/null
+	tests/tools/glua/build.sh >/dev/null
 
 ## bench: wasm against native, MachineConfigNode and boot image guests.
 bench: guests
@@ -154,7 +154,7 @@ host:
 # An example of the end-to-end crate, as `make host` built it (`cargo run
 # -p mco-e2e` would build it with other features); the harness finds this
 # clone's files by CARGO_MANIFEST_DIR, as under cargo.
-run_example = CARGO_MANIFEST_DIR=$(CURDIR)/tests $(CARGO_TARGET_DIR)/release/examples/$(1)
+run_example = CARGO_MANIFEST_DIR=$(CURDIR)/tests/e2e $(CARGO_TARGET_DIR)/release/examples/$(1)
 
 ## install: mco-host and its guests under PREFIX (default ~/.local):
 ## PREFIX/lib/mco-host/mco-host with its guests beside it in guests/, where
@@ -189,5 +189,5 @@ $(WKG):
 
 # The stock CLI, for the offline-run test: the Bytecode Alliance's release
 # binary, fetched and checked (seconds; building it took about 4 minutes).
-$(WASMTIME): tests/wasmtime/fetch.sh
-	tests/wasmtime/fetch.sh $@
+$(WASMTIME): tests/tools/wasmtime/fetch.sh
+	tests/tools/wasmtime/fetch.sh $@

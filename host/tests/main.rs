@@ -29,11 +29,11 @@ mod wasmtime_cli;
 /// A test file is compiled only where its binary's `main.rs` declares it
 /// (`autotests = false`): one left out would be skipped without a word.
 /// Held here for both merged binaries, this one and the end-to-end one
-/// (`tests/tests/main.rs`).
+/// (`tests/e2e/tests/main.rs`).
 #[test]
 fn every_test_file_is_a_module_of_its_binary() {
     let repo = mco_host::crate_dir().join("..");
-    for dir in [repo.join("host/tests"), repo.join("tests/tests")] {
+    for dir in [repo.join("host/tests"), repo.join("tests/e2e/tests")] {
         let main = std::fs::read_to_string(dir.join("main.rs"))
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));

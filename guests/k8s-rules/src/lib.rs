@@ -181,7 +181,7 @@ mod tests {
 
     const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
-    /// Names the MCN CRD's name rule accepts. (`tests/tests/mcn_crd.rs`
+    /// Names the MCN CRD's name rule accepts. (`tests/e2e/tests/mcn_crd.rs`
     /// checks this function against the real apiserver's CEL.)
     const ACCEPTED_IMAGE_NAMES: &[&str] = &[
         "quay.io/openshift/os",

@@ -1,5 +1,5 @@
 //! Wasm bytes for the swap tests, here and in the e2e tests
-//! (`tests/tests/support/mod.rs` includes this file by path): it needs only
+//! (`tests/e2e/tests/support/mod.rs` includes this file by path): it needs only
 //! `wasm-encoder`, a dev-dependency of both crates.
 
 /// The same component with a custom section appended: another digest,

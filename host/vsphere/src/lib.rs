@@ -31,7 +31,7 @@
 //!
 //! # vcsim
 //!
-//! The e2e tests (`tests/tests/vsphere_client.rs`) run every call here
+//! The e2e tests (`tests/e2e/tests/vsphere_client.rs`) run every call here
 //! against govmomi's simulator vcsim v0.45.1. Where it differs from a real
 //! vCenter, the client does what is right for both:
 //!

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 /// carries its metadata (uid, timestamps, managed fields) on top of what was
 /// sent. Found by bisection: a MachineConfig `rendered-worker-a` applied by
 /// `test-admin` is stored at 1,572,192 bytes and refused at 1,572,193.
-/// `tests/tests/mcn_controller.rs` checks that 1 KiB more is refused.
+/// `tests/e2e/tests/mcn_controller.rs` checks that 1 KiB more is refused.
 pub const OBJECT_BYTES: usize = 1_572_000;
 
 /// The `coreos-bootimages` ConfigMap's stream, at 1 MiB.
