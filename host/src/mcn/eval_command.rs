@@ -3,13 +3,14 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, FromArgMatches as _};
+use clap::Args;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
 use super::McnGuest;
 use super::eval::{McnInputs, McnPaths};
 use super::guest::McnGuestExt as _;
+use mco_job::feature_gates::Modelled;
 use mco_job::jobs::{EvalError, Modules};
 
 /// Derive a node's MachineConfigNode.
@@ -45,10 +46,10 @@ pub struct McnArgs {
 
 /// `eval mcn` on its arguments.
 pub(super) fn eval(
-    matches: &clap::ArgMatches,
+    args: McnArgs,
     modules: &mut dyn Modules,
+    _: &Modelled,
 ) -> Result<Value, EvalError> {
-    let args = McnArgs::from_arg_matches(matches).map_err(|e| EvalError::Other(e.to_string()))?;
     let inputs = McnInputs::read(&McnPaths {
         node: &args.node,
         pools: args.pools.as_deref(),
