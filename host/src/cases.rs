@@ -9,14 +9,16 @@ use std::path::{Path, PathBuf};
 
 use mco_job::case_check::EXPECTED;
 pub use mco_job::case_check::{CaseFailure, Pass, diff};
-use mco_job::jobs::Job;
+use mco_job::jobs::{Cases, Job};
 
 /// One case folder.
 #[derive(Clone)]
 pub struct Case {
     pub dir: PathBuf,
-    /// The job whose object file the folder holds ([`Job::case_files`]).
+    /// The job whose object file the folder holds ([`Cases::files`]).
     pub job: &'static dyn Job,
+    /// What that job does with its cases.
+    pub cases: &'static Cases,
 }
 
 impl fmt::Debug for Case {
@@ -90,20 +92,26 @@ fn case_at(dir: &Path) -> Option<Case> {
     if !dir.join(EXPECTED).is_file() {
         return None;
     }
-    let job = crate::JOBS
-        .iter()
-        .find(|job| job.case_files().iter().any(|file| dir.join(file).exists()))?;
+    let (job, cases) =
+        with_cases().find(|(_, cases)| cases.files.iter().any(|file| dir.join(file).exists()))?;
     Some(Case {
         dir: dir.to_path_buf(),
         job,
+        cases,
     })
+}
+
+/// The jobs that have cases, in `JOBS` order.
+fn with_cases() -> impl Iterator<Item = (&'static dyn Job, &'static Cases)> {
+    crate::JOBS
+        .iter()
+        .filter_map(|job| Some((job, job.contract().cases?)))
 }
 
 /// Every job's case files, `a, b or c`.
 fn case_files() -> String {
-    let files: Vec<&str> = crate::JOBS
-        .iter()
-        .flat_map(|job| job.case_files().iter().copied())
+    let files: Vec<&str> = with_cases()
+        .flat_map(|(_, cases)| cases.files.iter().copied())
         .collect();
     match files.split_last() {
         Some((last, [])) => (*last).to_string(),
@@ -130,8 +138,8 @@ mod tests {
     #[test]
     fn a_case_of_every_job_is_found_as_that_jobs() {
         let mut jobs_with_cases = 0;
-        for job in crate::JOBS.iter() {
-            for file in job.case_files() {
+        for (job, cases) in with_cases() {
+            for file in cases.files {
                 let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
                 let write = |name: &str| {
                     std::fs::write(dir.path().join(name), "{}").unwrap_or_else(|e| panic!("{e}"))
@@ -143,7 +151,7 @@ mod tests {
                 let names: Vec<&str> = found.iter().map(|case| case.job.name()).collect();
                 assert_eq!(names, [job.name()], "{file}");
             }
-            jobs_with_cases += usize::from(!job.case_files().is_empty());
+            jobs_with_cases += usize::from(!cases.files.is_empty());
         }
         assert_eq!(jobs_with_cases, crate::JOBS.iter().count());
     }

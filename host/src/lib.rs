@@ -38,18 +38,22 @@ pub static JOBS: mco_job::jobs::Jobs =
 pub static FEATURE_GATES: std::sync::LazyLock<Vec<(&'static str, bool)>> =
     std::sync::LazyLock::new(|| {
         JOBS.iter()
-            .flat_map(|job| job.feature_gates().iter().copied())
+            .flat_map(|job| job.contract().feature_gates.iter().copied())
             .collect()
     });
 
 /// The CustomResourceDefinitions the host writes to, each with the path
-/// under `deploy/` that keeps it: every job's ([`mco_job::jobs::Job::crds`]), then
+/// under `deploy/` that keeps it: every job's ([`mco_job::jobs::Contract::crds`]), then
 /// MachineConfigGuest in the base's `crds/`.
 pub fn crds() -> Vec<(
     &'static str,
     k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 )> {
-    let mut crds: Vec<_> = JOBS.iter().flat_map(|job| job.crds()).collect();
+    let mut crds: Vec<_> = JOBS
+        .iter()
+        .filter_map(|job| job.contract().crds)
+        .flat_map(|crds| crds())
+        .collect();
     crds.push((
         "crds/machineconfigguests.yaml",
         mco_registry::crd::machine_config_guest_crd(&JOBS),

@@ -24,6 +24,7 @@ use mco_cluster::resources::{
 };
 use mco_cluster::watch::{Readiness, latest, latest_optional};
 use mco_job::feature_gates;
+use mco_job::jobs::{Job, RunCommand};
 use mco_job::leadership;
 use mco_job::metrics::{self, Metrics};
 use mco_job::ownership::Ownership;
@@ -65,8 +66,8 @@ pub fn prepare(matches: &ArgMatches) -> Result<Prepared, RunnerError> {
     let prefixed = metrics::prefixed(&mut registry);
     let metrics = Metrics::register(prefixed);
     let mut jobs = Vec::new();
-    for job in crate::JOBS.iter() {
-        if let Some(runner) = job.runner(matches, prefixed)? {
+    for (job, run) in runs() {
+        if let Some(runner) = run.runner(matches, prefixed)? {
             jobs.push((job.name(), runner));
         }
     }
@@ -77,13 +78,23 @@ pub fn prepare(matches: &ArgMatches) -> Result<Prepared, RunnerError> {
     })
 }
 
+/// The jobs that have a `run` side, in [`JOBS`](crate::JOBS) order.
+fn runs() -> impl Iterator<Item = (&'static dyn Job, &'static dyn RunCommand)> {
+    crate::JOBS
+        .iter()
+        .filter_map(|job| Some((job, job.contract().run?)))
+}
+
+/// `command` with every job's `run` flags added, in
+/// [`JOBS`](crate::JOBS) order.
+pub fn job_args(command: clap::Command) -> clap::Command {
+    runs().fold(command, |command, (_, run)| run.args(command))
+}
+
 /// The families [`prepare`] registers with every job's `run` flags at
 /// their defaults: what the metrics reference lists.
 pub fn registered_at_defaults() -> Result<Registry, String> {
-    let run = crate::JOBS
-        .iter()
-        .fold(clap::Command::new("run"), |run, job| job.run_args(run));
-    let matches = run
+    let matches = job_args(clap::Command::new("run"))
         .try_get_matches_from(["run"])
         .map_err(|e| format!("the jobs' run flags: {e}"))?;
     prepare(&matches)

@@ -3,7 +3,7 @@
 //! for them ([`Files`]) and the job's audit of what they hold
 //! ([`FileAudit`]). Each job describes its files and audits them in its
 //! own `audit.rs` (through
-//! [`Job::file_audit`](crate::jobs::Job::file_audit)); the command
+//! [`Contract::file_audit`](crate::jobs::Contract::file_audit)); the command
 //! (`cli/guests_audit/`) adds every job's flags and hands the audited
 //! job the paths given.
 

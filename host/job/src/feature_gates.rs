@@ -28,7 +28,7 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::registry::Registry;
 
 /// The gates a reader follows, each with its value in the Default feature
-/// set ([`Job::feature_gates`](crate::jobs::Job::feature_gates): a job's
+/// set ([`Contract::feature_gates`](crate::jobs::Contract::feature_gates): a job's
 /// own, or every job's for `run`).
 pub type Modelled = [(&'static str, bool)];
 

@@ -1,168 +1,26 @@
 //! What the command line and `run` need of a job, beyond what the registry
-//! needs ([`JobKind`]): each job implements [`Job`] in its own crate, and
-//! `mco_host::JOBS` lists the jobs once, for the registry and for
-//! every command that loops over them (`eval`, the case runner of
-//! `guests test` and the golden tests, `guests bench` and `guests new`).
+//! needs ([`JobKind`]): each job implements [`Job`] in its own crate by
+//! naming its [`Contract`], and `mco_host::JOBS` lists the jobs once, for
+//! the registry and for every command that loops over them (`eval`, the
+//! case runner of `guests test` and the golden tests, `guests bench` and
+//! `guests new`).
 
 pub mod bench;
+pub mod contract;
 pub mod scaffold;
 
 use std::ops::Deref;
-use std::path::Path;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+pub use contract::{
+    Cases, Contract, Eval, EvalCommand, Preflight, Run, RunCommand, Status, StatusCommand,
+    unchecked,
+};
+use mco_registry::{self, JobKind, Served, Slot};
+use mco_runtime::GuestError;
 
-use crate::audit_files::FileAudit;
-use crate::case_check::{CaseFailure, Pass};
-use crate::feature_gates::Modelled;
-use crate::preflight::Checks;
-use crate::run_context::{Runner, RunnerError};
-use crate::status_section::StatusSection;
-use bench::{BenchCaseError, BenchModule, Timed};
-use mco_registry::{self, Fetched, JobKind, Served, Slot};
-use mco_runtime::{GuestError, LoadError, Runtime};
-use scaffold::Scaffold;
-
-/// What the command line needs of a job.
+/// What the command line needs of a job: its contract, constant.
 pub trait Job: JobKind {
-    /// The WIT world a module of this job is built for (it exports
-    /// [`JobKind::interface`]), as `guests inspect` names it.
-    fn world(&self) -> &'static str;
-
-    /// The object files that make a case folder this job's (beside
-    /// `expected.json`, see `cases.rs`); none: the job has no cases.
-    fn case_files(&self) -> &'static [&'static str] {
-        &[]
-    }
-
-    /// Loads `fetched`'s modules with every check `run` makes but the
-    /// smoke evaluation, so a case or `eval` runs any module that links.
-    fn load_unchecked(&self, runtime: &Runtime, fetched: &Fetched) -> Result<Served, LoadError>;
-
-    /// Checks the case in `dir` against `role`'s module of this job's
-    /// entry, from `modules`, under `gates` (every job's, as `run`
-    /// follows them): the entry that decided (none: the host rules
-    /// decided alone, or no module is named for it) and the outcome.
-    fn check_case(
-        &self,
-        dir: &Path,
-        modules: &mut dyn Modules,
-        role: Role,
-        gates: &Modelled,
-    ) -> (Option<mco_registry::Job>, Result<Pass, CaseFailure>);
-
-    /// `eval <name>`: the subcommand, with the job's arguments (its
-    /// `#[derive(Args)]` struct); none: the job has no `eval`.
-    fn eval_command(&self) -> Option<clap::Command> {
-        None
-    }
-
-    /// `eval <name>` on the subcommand's `matches`, under `gates` (every
-    /// job's): the decision as the eval contract prints it.
-    fn eval(
-        &self,
-        matches: &clap::ArgMatches,
-        modules: &mut dyn Modules,
-        gates: &Modelled,
-    ) -> Result<serde_json::Value, EvalError> {
-        let _ = (matches, modules, gates);
-        Err(EvalError::NoEval(self.name()))
-    }
-
-    // `guests bench` and `guests new`: a job's side of measuring a module
-    // on its cases and of making a guest crate for it.
-
-    /// `guests bench`: times `runs` decisions of the case in `dir` with
-    /// `module` as the guest of the entry the case reaches, under `gates`
-    /// (every job's); `Ok(None)`: the host rules decide the case alone. By
-    /// default the job has nothing to bench.
-    fn bench_case(
-        &self,
-        dir: &Path,
-        module: &mut BenchModule,
-        runs: u32,
-        gates: &Modelled,
-    ) -> Result<Option<Timed>, BenchCaseError> {
-        let _ = (dir, module, runs, gates);
-        Err(BenchCaseError::NoBench(self.name()))
-    }
-
-    /// `guests new --job <name>`: the job's crate template; none: the job
-    /// has no `guests new`.
-    fn scaffold(&self) -> Option<&'static dyn Scaffold> {
-        None
-    }
-
-    /// `run`: the job's flags added to the subcommand (its
-    /// `#[derive(Args)]` struct's `augment_args`); by default none.
-    fn run_args(&self, command: clap::Command) -> clap::Command {
-        command
-    }
-
-    /// `run`, before the host connects: registers the job's series in
-    /// `registry` (prefixed already) whether the job starts or not, so
-    /// `/metrics` describes the same families on every replica, and reads
-    /// its flags from `matches` (the `run` subcommand's, with every job's).
-    /// None: nothing to start.
-    fn runner(
-        &self,
-        matches: &clap::ArgMatches,
-        registry: &mut prometheus_client::registry::Registry,
-    ) -> Result<Option<Box<dyn Runner>>, RunnerError> {
-        let _ = (matches, registry);
-        Ok(None)
-    }
-
-    /// `crds`: the CustomResourceDefinitions the job writes to that the
-    /// host ships, each with the path under `deploy/` that keeps it.
-    fn crds(&self) -> Vec<(&'static str, CustomResourceDefinition)> {
-        Vec::new()
-    }
-
-    /// `status`: the job's section of the view (what it reads, its part
-    /// of the summary, its text and JSON), which the view shows after the
-    /// sections of the jobs listed before it; none: the job shows nothing
-    /// there.
-    fn status(&self) -> Option<&'static dyn StatusSection> {
-        None
-    }
-
-    /// `status`: the job's flags added to the subcommand (its
-    /// `#[derive(Args)]` struct's `augment_args`), after the view's own,
-    /// which its section reads from the subcommand's matches
-    /// ([`Flags`](crate::status_section::Flags)); by default none.
-    fn status_args(&self, command: clap::Command) -> clap::Command {
-        command
-    }
-
-    /// `preflight`: what this job checks of a cluster before the host is
-    /// installed there, for the host's ServiceAccount `user`, reading the
-    /// cluster's `gates` (every job's) (its `preflight.rs`); none: it has
-    /// nothing to check, and `preflight` does not list it.
-    fn preflight<'a>(
-        &'a self,
-        client: &'a kube::Client,
-        user: &'a str,
-        gates: &'a Modelled,
-    ) -> Option<Checks<'a>> {
-        let _ = (client, user, gates);
-        None
-    }
-
-    /// `guests audit --job <this job>` from files: the flags naming them
-    /// and the audit of what they hold (its `audit.rs`); none: the job is
-    /// audited on the cluster only ([`JobKind::audit`]).
-    fn file_audit(&self) -> Option<&'static FileAudit> {
-        None
-    }
-
-    /// The feature gates the job's decisions follow, each with its value in
-    /// the Default feature set of the release the project models
-    /// (openshift/api `features/features.go`): the host follows every
-    /// job's, reports them (`mco_feature_gate`) and hands them to guests.
-    fn feature_gates(&self) -> &'static [(&'static str, bool)] {
-        &[]
-    }
+    fn contract(&self) -> &'static Contract;
 }
 
 /// The argument id of an `eval` subcommand's `--guest FILE`, the module
@@ -171,7 +29,7 @@ pub trait Job: JobKind {
 pub const GUEST_ARG: &str = "guest";
 
 /// Where a command finds the modules of an entry: loaded on first use,
-/// with [`Job::load_unchecked`].
+/// with [`Contract::load_unchecked`].
 pub trait Modules {
     /// The modules of `job`'s entry; `None` when none is named for it.
     fn served(&mut self, job: &mco_registry::Job) -> Result<Option<&Served>, ModulesError>;
@@ -215,8 +73,6 @@ pub enum EvalError {
     /// Anything else (exit status 1).
     #[error("{0}")]
     Other(String),
-    #[error("job {0} has no eval")]
-    NoEval(&'static str),
 }
 
 /// The jobs of the host, each once: the registry's view of them is the
@@ -264,8 +120,10 @@ macro_rules! jobs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run_context::{Runner, RunnerError};
     use mco_registry::audit::cluster::ReadError;
     use mco_registry::{Audited, Fetched};
+    use mco_runtime::{LoadError, Runtime};
 
     /// A third job as its folder would write it: what the registry needs,
     /// and for the command line only what it cannot default.
@@ -325,27 +183,16 @@ mod tests {
     }
 
     impl Job for Skeleton {
-        fn world(&self) -> &'static str {
-            "skeleton"
+        fn contract(&self) -> &'static Contract {
+            &SKELETON
         }
+    }
 
-        fn load_unchecked(
-            &self,
-            runtime: &Runtime,
-            fetched: &Fetched,
-        ) -> Result<Served, LoadError> {
-            self.load(runtime, &mco_registry::Job::single(&Skeleton), fetched)
-        }
+    /// The skeleton's contract: its description, and no capability.
+    static SKELETON: Contract = Contract::new("skeleton", load_unchecked);
 
-        fn check_case(
-            &self,
-            _: &Path,
-            _: &mut dyn Modules,
-            _: Role,
-            _: &Modelled,
-        ) -> (Option<mco_registry::Job>, Result<Pass, CaseFailure>) {
-            (None, Ok(Pass::Decided))
-        }
+    fn load_unchecked(runtime: &Runtime, fetched: &Fetched) -> Result<Served, LoadError> {
+        Skeleton.load(runtime, &mco_registry::Job::single(&Skeleton), fetched)
     }
 
     static ONE: Jobs = crate::jobs![Skeleton];
@@ -365,52 +212,99 @@ mod tests {
             ONE.named("skeleton").map(|kind| kind.name()),
             Some("skeleton")
         );
-        assert!(Skeleton.eval_command().is_none() && Skeleton.case_files().is_empty());
-        assert!(Skeleton.scaffold().is_none() && Skeleton.status().is_none());
-        assert!(Skeleton.file_audit().is_none() && Skeleton.feature_gates().is_empty());
-        let runtime = Runtime::new(Default::default()).unwrap_or_else(|e| panic!("{e}"));
-        let mut module = BenchModule::new("skeleton.wasm".into(), Vec::new(), runtime);
-        assert!(matches!(
-            Skeleton.bench_case(Path::new("."), &mut module, 1, &[]),
-            Err(BenchCaseError::NoBench("skeleton"))
-        ));
     }
 
-    /// A job without a `run` side adds no flag to `run`, registers no
-    /// series, starts nothing and ships no CRD.
+    /// A skeleton job has what it declares and nothing else: no cases, no
+    /// `eval`, no flag or runner of `run`, no CRD, no section or flag of
+    /// `status`, nothing to check before an install, no audit from files,
+    /// no crate template and no feature gate.
     #[test]
-    fn a_job_without_a_run_side_adds_no_flag_and_starts_nothing() {
-        let run = Skeleton.run_args(clap::Command::new("run"));
-        assert_eq!(run.get_arguments().count(), 0);
-        let matches = run
-            .try_get_matches_from(["run"])
+    fn a_skeleton_job_has_no_capability_it_does_not_declare() {
+        let contract = Skeleton.contract();
+        assert_eq!(contract.world, "skeleton");
+        assert!(contract.feature_gates.is_empty());
+        assert!(contract.cases.is_none() && contract.eval.is_none());
+        assert!(contract.run.is_none() && contract.crds.is_none());
+        assert!(contract.status.is_none() && contract.preflight.is_none());
+        assert!(contract.file_audit.is_none() && contract.scaffold.is_none());
+    }
+
+    /// The flags of a test capability: one, with a default.
+    #[derive(clap::Args)]
+    struct Flag {
+        #[arg(long, default_value = "1")]
+        level: u32,
+    }
+
+    fn eval_level(
+        flag: Flag,
+        _: &mut dyn Modules,
+        gates: &crate::feature_gates::Modelled,
+    ) -> Result<serde_json::Value, EvalError> {
+        Ok(serde_json::json!([flag.level, gates.len()]))
+    }
+
+    struct NoModules;
+
+    impl Modules for NoModules {
+        fn served(&mut self, _: &mco_registry::Job) -> Result<Option<&Served>, ModulesError> {
+            Ok(None)
+        }
+    }
+
+    /// `eval`'s subcommand is built from the capability's arguments and
+    /// the action gets them parsed, with the gates given.
+    #[test]
+    fn an_eval_parses_the_arguments_it_adds() {
+        let eval: &dyn EvalCommand = &Eval {
+            name: "level",
+            action: eval_level,
+        };
+        let command = eval.command();
+        assert_eq!((command.get_name(), eval.name()), ("level", "level"));
+        let matches = command
+            .try_get_matches_from(["level", "--level", "7"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let decided = eval.eval(&matches, &mut NoModules, &[("Gate", true)]);
+        assert_eq!(
+            decided.unwrap_or_else(|e| panic!("{e}")),
+            serde_json::json!([7, 1])
+        );
+    }
+
+    fn start_nothing(
+        flag: Flag,
+        registry: &mut prometheus_client::registry::Registry,
+    ) -> Result<Option<Box<dyn Runner>>, RunnerError> {
+        let level = prometheus_client::metrics::gauge::Gauge::<i64>::default();
+        level.set(flag.level.into());
+        registry.register("level", "The flag given", level);
+        Ok(None)
+    }
+
+    /// `run` gets the capability's flags, and its action reads them (here
+    /// into a series) from the matches of `run`, every job's flags among
+    /// them.
+    #[test]
+    fn a_run_reads_the_flags_it_adds() {
+        let run: &dyn RunCommand = &Run {
+            action: start_nothing,
+        };
+        let command = run.args(clap::Command::new("run").arg(clap::arg!(--other)));
+        let names: Vec<&str> = command
+            .get_arguments()
+            .map(|a| a.get_id().as_str())
+            .collect();
+        assert_eq!(names, ["other", "level"]);
+        let matches = command
+            .try_get_matches_from(["run", "--level", "3", "--other"])
             .unwrap_or_else(|e| panic!("{e}"));
         let mut registry = prometheus_client::registry::Registry::default();
-        let runner = Skeleton
-            .runner(&matches, &mut registry)
+        let runner = run.runner(&matches, &mut registry);
+        assert!(runner.unwrap_or_else(|e| panic!("{e}")).is_none());
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry)
             .unwrap_or_else(|e| panic!("{e}"));
-        assert!(runner.is_none());
-        assert!(!format!("{registry:?}").contains("Descriptor"));
-        assert!(Skeleton.crds().is_empty());
-    }
-
-    /// A job with nothing to check before an install is left out of
-    /// `preflight`.
-    #[tokio::test]
-    async fn the_skeleton_has_nothing_to_check_before_an_install() {
-        let url = "http://127.0.0.1:9"
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let client =
-            kube::Client::try_from(kube::Config::new(url)).unwrap_or_else(|e| panic!("{e}"));
-        assert!(Skeleton.preflight(&client, "nobody", &[]).is_none());
-    }
-
-    /// A job without a section of `status` adds no flag to it.
-    #[test]
-    fn a_job_without_a_status_section_adds_no_status_flag() {
-        let status = Skeleton.status_args(clap::Command::new("status"));
-        assert_eq!(status.get_arguments().count(), 0);
-        assert!(Skeleton.status().is_none());
+        assert!(text.contains("level 3"), "{text}");
     }
 }

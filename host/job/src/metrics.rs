@@ -3,7 +3,7 @@
 //! does (`register(&mut Registry) -> Self`); this struct composes the
 //! job-free ones, which every job writes to beside its own (each job
 //! registers those when `run` asks it what it starts,
-//! [`Job::runner`](crate::jobs::Job::runner)). Series about a job carry
+//! [`Run`](crate::jobs::Run)). Series about a job carry
 //! its registry entry name as `job` (`mcn`, `bootImage.<platform>`), the
 //! same everywhere.
 

@@ -2,7 +2,7 @@
 //! [`Check`] and the modes it rules out, the [`Verdict`] on each mode, and
 //! the SubjectAccessReview every job asks with ([`can`]). Each job makes
 //! its checks in its own folder (its `preflight.rs`, through
-//! [`Job::preflight`](crate::jobs::Job::preflight)); the command
+//! [`Contract::preflight`](crate::jobs::Contract::preflight)); the command
 //! (`cli/preflight.rs`) asks every job of `mco_host::JOBS` and draws
 //! the answers.
 
@@ -43,7 +43,7 @@ pub struct JobPreflight {
     pub checks: Vec<Check>,
 }
 
-/// A job's checks under way ([`Job::preflight`](crate::jobs::Job::preflight)).
+/// A job's checks under way ([`Contract::preflight`](crate::jobs::Contract::preflight)).
 pub type Checks<'a> = Pin<Box<dyn Future<Output = Vec<Check>> + 'a>>;
 
 /// What a check needed by both modes rules out when it fails.

@@ -51,7 +51,7 @@ pub struct RunContext {
 }
 
 /// A job `run` starts, its flags read and its series registered
-/// ([`Job::runner`](crate::jobs::Job::runner)).
+/// ([`Run`](crate::jobs::Run)).
 pub trait Runner: Send {
     /// Starts the job's controller: registers its watches in
     /// `context.readiness` now, before `run` clears the guests' readiness
@@ -75,7 +75,7 @@ pub enum RunnerError {
     /// This host cannot run the job (its architecture, say).
     #[error("{0}")]
     Unsupported(String),
-    /// The job's flags are not those its `run_args` added: a job's bug.
+    /// The job's flags are not among the matches (`run` did not add them).
     #[error(transparent)]
     Flags(#[from] clap::Error),
 }

@@ -47,7 +47,7 @@ pub(super) enum BenchError {
     NothingMeasured,
     #[error("{failed} of {total} jobs do not fit their limits")]
     DoesNotFit { failed: usize, total: usize },
-    /// A case that could not be measured ([`mco_job::jobs::Job::bench_case`]).
+    /// A case that could not be measured ([`mco_job::jobs::Cases::bench`]).
     #[error(transparent)]
     Case(#[from] BenchCaseError),
 }
@@ -61,7 +61,7 @@ impl BenchError {
                 BenchCaseError::Input(_) | BenchCaseError::Load(LoadError::Read { .. }),
             ) => 2,
             BenchError::Case(BenchCaseError::Load(_) | BenchCaseError::Guest(_)) => 3,
-            BenchError::Case(BenchCaseError::Other(_) | BenchCaseError::NoBench(_)) => 1,
+            BenchError::Case(BenchCaseError::Other(_)) => 1,
         }
     }
 }
@@ -100,7 +100,7 @@ struct Bench {
 
 impl Bench {
     fn case(&mut self, case: &Case) -> Result<(), BenchCaseError> {
-        match case.job.bench_case(
+        match (case.cases.bench)(
             &case.dir,
             &mut self.module,
             self.runs,

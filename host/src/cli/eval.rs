@@ -9,22 +9,27 @@ use serde_json::Value;
 
 use super::{Failure, SandboxArgs};
 use crate::JOBS;
-use mco_job::jobs::{GUEST_ARG, Job, Modules, ModulesError};
+use mco_job::jobs::{EvalCommand, GUEST_ARG, Modules, ModulesError};
 use mco_registry::entries::Entry;
 use mco_registry::{self, Remote, Served};
 
 /// `eval <job>`: one subcommand for each job of [`JOBS`] that has one
-/// ([`Job::eval_command`]), with the matches it was given.
+/// ([`Contract::eval`](mco_job::jobs::Contract::eval)), with the matches
+/// it was given.
 pub(super) struct EvalJob {
-    job: &'static dyn Job,
+    eval: &'static dyn EvalCommand,
     matches: ArgMatches,
 }
 
 impl EvalJob {
-    /// The job that has the `eval` subcommand `name`.
-    fn named(name: &str) -> Option<&'static dyn Job> {
-        JOBS.iter()
-            .find(|job| job.eval_command().is_some_and(|c| c.get_name() == name))
+    /// Every job's `eval`, in [`JOBS`] order.
+    fn all() -> impl Iterator<Item = &'static dyn EvalCommand> {
+        JOBS.iter().filter_map(|job| job.contract().eval)
+    }
+
+    /// The `eval` subcommand `name`.
+    fn named(name: &str) -> Option<&'static dyn EvalCommand> {
+        EvalJob::all().find(|eval| eval.name() == name)
     }
 }
 
@@ -33,10 +38,10 @@ impl FromArgMatches for EvalJob {
         let (name, matches) = matches
             .subcommand()
             .ok_or_else(|| clap::Error::new(ErrorKind::MissingSubcommand))?;
-        let job =
+        let eval =
             EvalJob::named(name).ok_or_else(|| clap::Error::new(ErrorKind::InvalidSubcommand))?;
         Ok(EvalJob {
-            job,
+            eval,
             matches: matches.clone(),
         })
     }
@@ -49,8 +54,8 @@ impl FromArgMatches for EvalJob {
 
 impl Subcommand for EvalJob {
     fn augment_subcommands(command: clap::Command) -> clap::Command {
-        JOBS.iter()
-            .filter_map(|job| job.eval_command())
+        EvalJob::all()
+            .map(|eval| eval.command())
             .fold(command, clap::Command::subcommand)
     }
 
@@ -82,9 +87,7 @@ impl Modules for EvalModules<'_> {
         let kind = JOBS
             .of(job)
             .ok_or_else(|| Failure::Other(format!("{job}: not a job of this host")))?;
-        let served = kind
-            .load_unchecked(&runtime, &fetched)
-            .map_err(Failure::from)?;
+        let served = (kind.contract().load_unchecked)(&runtime, &fetched).map_err(Failure::from)?;
         Ok(Some(self.loaded.insert(served)))
     }
 }
@@ -97,7 +100,7 @@ pub(super) fn eval(sandbox: &SandboxArgs, eval: &EvalJob) -> Result<Value, Failu
         loaded: None,
     };
     Ok(eval
-        .job
+        .eval
         .eval(&eval.matches, &mut modules, &crate::FEATURE_GATES)?)
 }
 
@@ -146,17 +149,13 @@ mod tests {
             .unwrap_or_else(|| panic!("no eval subcommand"));
         let shown: Vec<&str> = eval.get_subcommands().map(|c| c.get_name()).collect();
         assert_eq!(shown, ["mcn", "bootimage"]);
-        let listed: Vec<&str> = JOBS
-            .iter()
-            .filter(|job| job.eval_command().is_some())
-            .map(|job| job.name())
-            .collect();
+        let listed: Vec<&str> = EvalJob::all().map(|eval| eval.name()).collect();
         let found: Vec<&str> = shown
             .iter()
             .filter_map(|name| EvalJob::named(name))
-            .map(|job| job.name())
+            .map(|eval| eval.name())
             .collect();
-        assert_eq!(found, listed);
+        assert_eq!((&found, &listed), (&shown, &shown));
         assert_eq!(listed.len(), JOBS.iter().count());
     }
 }

@@ -280,7 +280,8 @@ fn read(path: &Path) -> Result<Vec<u8>, GuestsError> {
 /// The job worlds this host calls, with the interface each exports: one
 /// per job of [`JOBS`].
 fn worlds() -> impl Iterator<Item = (&'static str, &'static str)> {
-    JOBS.iter().map(|job| (job.world(), job.interface()))
+    JOBS.iter()
+        .map(|job| (job.contract().world, job.interface()))
 }
 
 /// What `inspect` reads from a registry: `oci:REF`, or a reference whose

@@ -289,9 +289,7 @@ impl From<jobs::EvalError> for Failure {
                 Ok(failure) => *failure,
                 Err(e) => Failure::Other(e.to_string()),
             },
-            jobs::EvalError::Other(_) | jobs::EvalError::NoEval(_) => {
-                Failure::Other(err.to_string())
-            }
+            jobs::EvalError::Other(_) => Failure::Other(err.to_string()),
         }
     }
 }

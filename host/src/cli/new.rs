@@ -6,7 +6,8 @@
 //! carries two cases its logic really decides, run by `make test` (`cargo
 //! build --release --target wasm32-wasip2`, then `guests test`). The
 //! templates are the files under `host/scaffold/`: the ones every crate
-//! has here, each job's from its [`Scaffold`] ([`Job::scaffold`]).
+//! has here, each job's from its [`Scaffold`]
+//! ([`Contract::scaffold`](mco_job::jobs::Contract::scaffold)).
 
 use std::path::{Path, PathBuf};
 
@@ -40,7 +41,8 @@ fn jobs_with_a_scaffold() -> PossibleValuesParser {
 
 /// The jobs of [`JOBS`] that have a crate template, with it.
 fn scaffolds() -> impl Iterator<Item = (&'static dyn Job, &'static dyn Scaffold)> {
-    JOBS.iter().filter_map(|job| Some((job, job.scaffold()?)))
+    JOBS.iter()
+        .filter_map(|job| Some((job, job.contract().scaffold?)))
 }
 
 /// `--platform`'s help: what it names for each job that takes it.
@@ -219,10 +221,7 @@ struct Vars {
 
 impl Vars {
     fn new(name: &str, job: &dyn Job, scaffold: &dyn Scaffold, platform: Option<&str>) -> Vars {
-        let eval = job
-            .eval_command()
-            .map(|command| command.get_name().to_string())
-            .unwrap_or_default();
+        let eval = job.contract().eval.map_or("", |eval| eval.name());
         let entry = match platform {
             Some(p) => format!("`spec.job: {}`, `spec.platform: {p}`", job.name()),
             None => format!("`spec.job: {}`", job.name()),
@@ -232,12 +231,12 @@ impl Vars {
                 ("name", name.to_string()),
                 ("lib", name.replace('-', "_")),
                 ("job", job.name().to_string()),
-                ("world", job.world().to_string()),
+                ("world", job.contract().world.to_string()),
                 ("package", crate::wit::package().to_string()),
                 ("platform", platform.unwrap_or_default().to_string()),
                 ("wit_bindgen", WIT_BINDGEN.to_string()),
                 ("what", scaffold.what(platform)),
-                ("eval", eval),
+                ("eval", eval.to_string()),
                 ("entry", entry),
                 ("limits", scaffold.limits(platform)),
             ],

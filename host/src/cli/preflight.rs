@@ -62,8 +62,9 @@ pub fn run(args: PreflightArgs) -> Result<String, PreflightError> {
         );
         let mut jobs = Vec::new();
         for job in JOBS.iter() {
-            if let Some(checks) = job.preflight(&client, &user, &crate::FEATURE_GATES) {
-                jobs.push(report(job.name(), checks.await));
+            if let Some(preflight) = job.contract().preflight {
+                let checks = preflight(&client, &user, &crate::FEATURE_GATES).await;
+                jobs.push(report(job.name(), checks));
             }
         }
         if args.admin_auth == AdminAuth::Cluster {

@@ -1,5 +1,5 @@
 //! `mco-host run`: the host's flags ([`RunArgs`]) and every job's
-//! ([`Job::run_args`](mco_job::jobs::Job::run_args)), read into what [`crate::run`] starts.
+//! ([`Contract::run`](mco_job::jobs::Contract::run)), read into what [`crate::run`] starts.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,7 +10,7 @@ use super::{Failure, SandboxArgs};
 use mco_registry::table::{Location, Registry};
 
 /// `run`: the host's flags, and the matches each job reads its own from
-/// ([`Job::runner`](mco_job::jobs::Job::runner)).
+/// ([`RunCommand::runner`](mco_job::jobs::RunCommand::runner)).
 pub(super) struct Run {
     args: RunArgs,
     matches: ArgMatches,
@@ -33,11 +33,7 @@ impl FromArgMatches for Run {
 impl Args for Run {
     /// The host's flags, then each job's in [`JOBS`](crate::JOBS) order.
     fn augment_args(command: clap::Command) -> clap::Command {
-        crate::JOBS
-            .iter()
-            .fold(RunArgs::augment_args(command), |command, job| {
-                job.run_args(command)
-            })
+        crate::run::job_args(RunArgs::augment_args(command))
     }
 
     fn augment_args_for_update(command: clap::Command) -> clap::Command {

@@ -91,8 +91,7 @@ impl Modules for Guests {
                 .of(job)
                 .ok_or_else(|| format!("{job}: not a job of this host"))?;
             let fetched = mco_registry::fetch(job, entry, remote).map_err(|e| e.to_string())?;
-            kind.load_unchecked(runtime, &fetched)
-                .map_err(|e| e.to_string())
+            (kind.contract().load_unchecked)(runtime, &fetched).map_err(|e| e.to_string())
         });
         match served {
             Ok(served) => Ok(Some(served)),
@@ -106,8 +105,7 @@ impl Guests {
     /// decided is returned beside it, so its candidate can run next.
     fn run(&mut self, case: &Case, role: Role) -> (Option<Job>, Result<Pass, CaseFailure>) {
         let _span = info_span!("case", case = %case.dir.display()).entered();
-        case.job
-            .check_case(&case.dir, self, role, &crate::FEATURE_GATES)
+        (case.cases.check)(&case.dir, self, role, &crate::FEATURE_GATES)
     }
 
     fn has_candidate(&self, job: &Job) -> bool {

@@ -1,4 +1,4 @@
-//! What `guests bench` asks of a job ([`Job::bench_case`](super::Job::bench_case)):
+//! What `guests bench` asks of a job ([`Cases::bench`](super::Cases::bench)):
 //! one case folder's decisions, timed with the module under test as the
 //! guest of the entry the case reaches. The table, the limits and the
 //! exit statuses are the command's (`cli/bench.rs`).
@@ -111,8 +111,6 @@ pub enum BenchCaseError {
     /// Anything else (exit status 1).
     #[error("{0}")]
     Other(String),
-    #[error("job {0} has nothing to bench")]
-    NoBench(&'static str),
 }
 
 impl BenchCaseError {

@@ -1,4 +1,4 @@
-//! What `guests new` asks of a job ([`Job::scaffold`](super::Job::scaffold)):
+//! What `guests new` asks of a job ([`Contract::scaffold`](super::Contract::scaffold)):
 //! the files of a guest crate of the job and the words that fill them.
 //! The files every crate has, the folder and name checks, the lock file
 //! and the WIT are the command's (`cli/new.rs`).

@@ -2,11 +2,11 @@
 //! job reads, its part of the summary, its text and its keys of the JSON
 //! document. The view (`cli/status`) reads guests, ownership and shadow
 //! counts itself and asks each job of `mco_host::JOBS` for its
-//! [`StatusSection`] ([`Job::status`](crate::jobs::Job::status)); the
+//! [`StatusSection`] ([`Contract::status`](crate::jobs::Contract::status)); the
 //! sections come in `JOBS` order, in the text as in the JSON. A job's
-//! flags of `status` are its own
-//! ([`Job::status_args`](crate::jobs::Job::status_args)): its section
-//! reads them from the [`Flags`] it is given.
+//! flags of `status` are its section's own typed
+//! [`StatusSection::Flags`], which the view adds and parses for it
+//! ([`Status`](crate::jobs::Status)).
 
 pub mod text;
 
@@ -26,12 +26,17 @@ pub use text::Style;
 
 /// A job's section of the status view.
 pub trait StatusSection: Sync {
-    /// Reads the section's objects from the cluster. A kind whose CRD is
-    /// absent (a cluster without the Machine API, say) reads as empty.
+    /// The job's flags of `status`, added after the view's own.
+    type Flags: clap::Args + Send;
+
+    /// Reads the section's objects from the cluster, mco-host being in
+    /// `namespace`. A kind whose CRD is absent (a cluster without the
+    /// Machine API, say) reads as empty.
     fn read<'a>(
         &'a self,
         client: &'a Client,
-        flags: &'a Flags,
+        namespace: &'a str,
+        flags: Self::Flags,
     ) -> BoxFuture<'a, Result<Box<dyn SectionInputs>, ReadError>>;
 
     /// The section's objects among plain ones (a `kubectl get -o json`
@@ -41,7 +46,7 @@ pub trait StatusSection: Sync {
     fn decode(
         &self,
         objects: &[serde_json::Value],
-        flags: &Flags,
+        flags: Self::Flags,
     ) -> Result<Box<dyn SectionInputs>, ReadError>;
 
     /// One watch per kind [`read`](Self::read) reads: `--watch` redraws
@@ -74,9 +79,8 @@ pub trait SectionSummary: Debug + Send + Sync {
 }
 
 /// The flags of `status`, for the sections: the view's own they share,
-/// and the command's matches, from which each reads its job's
-/// (`from_arg_matches` on the struct of its
-/// [`Job::status_args`](crate::jobs::Job::status_args)).
+/// and the command's matches, from which [`Status`](crate::jobs::Status)
+/// parses each section's [`StatusSection::Flags`].
 #[derive(Debug, Clone)]
 pub struct Flags {
     /// `--namespace`: mco-host's namespace.
@@ -94,9 +98,7 @@ pub enum ReadError {
         #[source]
         source: kube::Error,
     },
-    /// Its flags are not among the matches (the job's
-    /// [`Job::status_args`](crate::jobs::Job::status_args) and the
-    /// section disagree).
+    /// Its flags are not among the matches (the view did not add them).
     #[error("reading the flags of status: {0}")]
     Flags(#[from] clap::Error),
 }

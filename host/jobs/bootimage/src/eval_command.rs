@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, FromArgMatches as _};
+use clap::Args;
 use k8s_openapi::jiff::Timestamp;
 use mco_bootimage::MachineKind;
 use serde_json::Value;
@@ -71,12 +71,10 @@ pub struct BootImageArgs {
 /// `eval bootimage` on its arguments: the host rules, then the guest
 /// registered for the platform, if they leave it to one.
 pub(super) fn eval(
-    matches: &clap::ArgMatches,
+    args: BootImageArgs,
     modules: &mut dyn Modules,
     gates: &Modelled,
 ) -> Result<Value, EvalError> {
-    let args =
-        BootImageArgs::from_arg_matches(matches).map_err(|e| EvalError::Other(e.to_string()))?;
     // clap lets exactly one of the two through.
     let object = match (&args.machineset, &args.controlplanemachineset) {
         (Some(ms), _) => (MachineKind::MachineSet, ms.as_str()),

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{ArgMatches, Args, FromArgMatches as _};
+use clap::Args;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use prometheus_client::registry::Registry;
@@ -111,14 +111,13 @@ struct BootImageRunner {
     metrics: BootImageMetrics,
 }
 
-/// [`Job::runner`](mco_job::jobs::Job::runner): the job starts with
+/// [`Run::action`](mco_job::jobs::Run::action): the job starts with
 /// `--boot-images` only; its series are registered either way.
 pub fn runner(
-    matches: &ArgMatches,
+    args: BootImageRunArgs,
     registry: &mut Registry,
 ) -> Result<Option<Box<dyn Runner>>, RunnerError> {
     let metrics = BootImageMetrics::register(registry);
-    let args = BootImageRunArgs::from_arg_matches(matches)?;
     if !args.boot_images {
         return Ok(None);
     }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, FromArgMatches as _};
+use clap::Args;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
@@ -46,11 +46,10 @@ pub struct McnArgs {
 
 /// `eval mcn` on its arguments.
 pub(super) fn eval(
-    matches: &clap::ArgMatches,
+    args: McnArgs,
     modules: &mut dyn Modules,
     gates: &Modelled,
 ) -> Result<Value, EvalError> {
-    let args = McnArgs::from_arg_matches(matches).map_err(|e| EvalError::Other(e.to_string()))?;
     let paths = McnPaths {
         node: &args.node,
         pools: args.pools.as_deref(),

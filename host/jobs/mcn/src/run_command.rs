@@ -2,7 +2,7 @@
 //! ([`McnRunArgs`]), its series, and its controller with the served-CRD
 //! check that an own-mode job needs.
 
-use clap::{ArgMatches, Args, FromArgMatches as _};
+use clap::Args;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use prometheus_client::registry::Registry;
@@ -33,13 +33,12 @@ struct McnRunner {
     metrics: McnMetrics,
 }
 
-/// [`Job::runner`](mco_job::jobs::Job::runner): the MCN job always starts.
+/// [`Run::action`](mco_job::jobs::Run::action): the MCN job always starts.
 pub fn runner(
-    matches: &ArgMatches,
+    args: McnRunArgs,
     registry: &mut Registry,
 ) -> Result<Option<Box<dyn Runner>>, RunnerError> {
     let metrics = McnMetrics::register(registry);
-    let args = McnRunArgs::from_arg_matches(matches)?;
     Ok(Some(Box::new(McnRunner {
         mode: args.mcn_mode,
         metrics,

@@ -21,7 +21,7 @@ pub(in crate::cli) struct FileArgs {
 
 /// The flags of `job`'s audit from files; none if it has none.
 fn flags(job: &dyn Job) -> &'static [FileFlag] {
-    job.file_audit().map_or(&[], |audit| audit.flags)
+    job.contract().file_audit.map_or(&[], |audit| audit.flags)
 }
 
 /// The flag naming `job`'s objects, if it is audited from files.
@@ -166,7 +166,7 @@ impl FileArgs {
         &self,
         job: &dyn Job,
     ) -> Result<Option<(&'static FileAudit, Files<'_>)>, AuditError> {
-        let given = job.file_audit().and_then(|audit| {
+        let given = job.contract().file_audit.and_then(|audit| {
             let flag = objects(job)?;
             let path = self.given.get(flag)?;
             Some((audit, Files::new((flag, path.as_str()), &self.given)))
@@ -195,7 +195,10 @@ mod tests {
     /// several jobs read is shared by each, with one help.
     #[test]
     fn every_jobs_files_start_with_its_objects_and_shared_flags_agree() {
-        for job in JOBS.iter().filter(|job| job.file_audit().is_some()) {
+        for job in JOBS
+            .iter()
+            .filter(|job| job.contract().file_audit.is_some())
+        {
             assert_eq!(flags(job).first().map(|f| f.read), Some(Use::Objects));
             for flag in flags(job) {
                 for (other, same) in all_flags().filter(|(_, f)| f.name == flag.name) {

@@ -220,5 +220,5 @@ fn modules(
         }
     };
     let fetched = mco_registry::fetch(job, &entry, &remote)?;
-    Ok(kind.load_unchecked(runtime, &fetched)?)
+    Ok((kind.contract().load_unchecked)(runtime, &fetched)?)
 }

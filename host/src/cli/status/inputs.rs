@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use mco_job::status_section::{Flags, ReadError, SectionInputs, StatusSection};
+use mco_job::jobs::StatusCommand;
+use mco_job::status_section::{Flags, ReadError, SectionInputs};
 
 /// Everything the summary is computed from.
 #[derive(Debug)]
@@ -22,8 +23,8 @@ pub struct Inputs {
 }
 
 /// The sections of the jobs that have one, in `JOBS` order.
-pub(super) fn sections() -> impl Iterator<Item = &'static dyn StatusSection> {
-    crate::JOBS.iter().filter_map(|job| job.status())
+pub(super) fn sections() -> impl Iterator<Item = &'static dyn StatusCommand> {
+    crate::JOBS.iter().filter_map(|job| job.contract().status)
 }
 
 /// What the guests section shows: the host's `/guests` (and shadow counts

@@ -1,7 +1,7 @@
 //! `mco-host status` (also `kubectl mco status`): every job's section
 //! (each job's `status_section`, in `JOBS` order) and the guests at a
 //! glance. This file holds the view's own flags (each job adds its own,
-//! `Job::status_args`), reads what the view shows and runs the command;
+//! `StatusCommand::args`), reads what the view shows and runs the command;
 //! `model` computes the summary from what was read (pure, so golden tests
 //! need no cluster), and `render` draws it.
 //!
@@ -55,11 +55,9 @@ impl FromArgMatches for Status {
 impl Args for Status {
     /// The view's flags, then each job's in [`JOBS`](crate::JOBS) order.
     fn augment_args(command: clap::Command) -> clap::Command {
-        crate::JOBS
-            .iter()
-            .fold(StatusArgs::augment_args(command), |command, job| {
-                job.status_args(command)
-            })
+        sections().fold(StatusArgs::augment_args(command), |command, section| {
+            section.args(command)
+        })
     }
 
     fn augment_args_for_update(command: clap::Command) -> clap::Command {

@@ -9,7 +9,7 @@
 mod render;
 pub mod summary;
 
-use clap::{Args, FromArgMatches};
+use clap::Args;
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use k8s_openapi::api::events::v1::Event;
@@ -26,11 +26,11 @@ use super::objects::{
 };
 use mco_cluster::resources::{MACHINE_CONFIGURATION, MACHINE_SET};
 use mco_job::status_section::{
-    self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style,
-    dynamic, typed,
+    self, Changes, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style, dynamic,
+    typed,
 };
 
-/// The section, for [`Job::status`](mco_job::jobs::Job::status).
+/// The section, for [`Contract::status`](mco_job::jobs::Contract::status).
 pub struct Section;
 
 /// The job's flag of `status`: where its record is.
@@ -59,12 +59,16 @@ pub struct Objects {
 }
 
 impl StatusSection for Section {
+    type Flags = RecordFlag;
+
     fn read<'a>(
         &'a self,
         client: &'a Client,
-        flags: &'a Flags,
+        namespace: &'a str,
+        flags: RecordFlag,
     ) -> futures::future::BoxFuture<'a, Result<Box<dyn SectionInputs>, ReadError>> {
-        async move { Ok(Box::new(read(client, flags).await?) as Box<dyn SectionInputs>) }.boxed()
+        async move { Ok(Box::new(read(client, namespace, flags).await?) as Box<dyn SectionInputs>) }
+            .boxed()
     }
 
     /// Takes any ConfigMap but the stream's as the record: a list of
@@ -73,7 +77,7 @@ impl StatusSection for Section {
     fn decode(
         &self,
         objects: &[serde_json::Value],
-        _: &Flags,
+        _: RecordFlag,
     ) -> Result<Box<dyn SectionInputs>, ReadError> {
         let mut found = Objects::default();
         for object in objects {
@@ -141,8 +145,11 @@ impl SectionSummary for summary::BootImages {
     }
 }
 
-async fn read(client: &Client, flags: &Flags) -> Result<Objects, ReadError> {
-    let RecordFlag { boot_image_state } = RecordFlag::from_arg_matches(&flags.matches)?;
+async fn read(
+    client: &Client,
+    namespace: &str,
+    RecordFlag { boot_image_state }: RecordFlag,
+) -> Result<Objects, ReadError> {
     let machinesets = status_section::list(
         dynamic(client, Some(MACHINE_API_NAMESPACE), MACHINE_SET),
         "MachineSets",
@@ -162,7 +169,7 @@ async fn read(client: &Client, flags: &Flags) -> Result<Objects, ReadError> {
     )
     .await?;
     let record = status_section::get(
-        config_map(&flags.namespace),
+        config_map(namespace),
         &boot_image_state,
         "the boot image record",
     )
@@ -292,13 +299,10 @@ mod tests {
             Call::get("/api/v1/nodes").answer(nodes.clone()),
             Call::get("/api/v1/nodes").answer(nodes),
         ]);
-        let flags = Flags {
-            namespace: "mco-system".into(),
-            matches: RecordFlag::augment_args(clap::Command::new("status"))
-                .try_get_matches_from(["status"])
-                .unwrap_or_else(|e| panic!("{e}")),
+        let flags = RecordFlag {
+            boot_image_state: "mco-host-boot-images".into(),
         };
-        let objects = read(&client, &flags)
+        let objects = read(&client, "mco-system", flags)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         scenario.done().await;

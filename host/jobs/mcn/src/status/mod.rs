@@ -7,7 +7,6 @@
 mod render;
 pub mod summary;
 
-use clap::FromArgMatches;
 use futures::FutureExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Client;
@@ -20,12 +19,11 @@ use super::crd::MachineConfigNode;
 use mco_cluster::decode::Isolated;
 use mco_cluster::resources::MACHINE_CONFIG_POOL;
 use mco_job::status_section::{
-    self, Changes, Flags, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style,
-    typed,
+    self, Changes, Head, ReadError, SectionInputs, SectionSummary, StatusSection, Style, typed,
 };
 use summary::Thresholds;
 
-/// The section, for [`Job::status`](mco_job::jobs::Job::status).
+/// The section, for [`Contract::status`](mco_job::jobs::Contract::status).
 pub struct Section;
 
 /// What the section is computed from.
@@ -38,24 +36,27 @@ pub struct Objects {
 }
 
 impl Objects {
-    /// None yet, with the thresholds of `flags`.
-    fn new(flags: &Flags) -> Result<Objects, ReadError> {
-        Ok(Objects {
+    /// None yet, with the `thresholds` given.
+    fn new(thresholds: Thresholds) -> Objects {
+        Objects {
             mcns: Vec::new(),
             pools: Vec::new(),
-            thresholds: Thresholds::from_arg_matches(&flags.matches)?,
-        })
+            thresholds,
+        }
     }
 }
 
 impl StatusSection for Section {
+    type Flags = Thresholds;
+
     fn read<'a>(
         &'a self,
         client: &'a Client,
-        flags: &'a Flags,
+        _: &'a str,
+        thresholds: Thresholds,
     ) -> futures::future::BoxFuture<'a, Result<Box<dyn SectionInputs>, ReadError>> {
         async move {
-            let mut found = Objects::new(flags)?;
+            let mut found = Objects::new(thresholds);
             found.mcns = status_section::list(
                 Api::<MachineConfigNode>::all(client.clone()),
                 "MachineConfigNodes",
@@ -75,9 +76,9 @@ impl StatusSection for Section {
     fn decode(
         &self,
         objects: &[serde_json::Value],
-        flags: &Flags,
+        thresholds: Thresholds,
     ) -> Result<Box<dyn SectionInputs>, ReadError> {
-        let mut found = Objects::new(flags)?;
+        let mut found = Objects::new(thresholds);
         for object in objects {
             match Head::of(object).kind.as_str() {
                 "MachineConfigNode" => found.mcns.extend(typed(object)),
