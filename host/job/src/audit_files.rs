@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use crate::manifests::InputError;
 use mco_registry::audit::cluster::ReadError;
 use mco_registry::audit::{self, Audit};
-use mco_registry::{Job, Served};
+use mco_registry::{EntryName, Served};
 
 /// How a job reads the file of one flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,12 +60,19 @@ pub const FEATUREGATE: FileFlag = FileFlag::new(
 /// each sample.
 pub struct FileAudit {
     pub flags: &'static [FileFlag],
-    pub audit:
-        fn(files: &Files, served: &Served, job: &Job, limit: usize) -> Result<Audit, FilesError>,
+    pub audit: fn(
+        files: &Files,
+        served: &Served,
+        job: &EntryName,
+        limit: usize,
+    ) -> Result<Audit, FilesError>,
 }
 
 /// The active module and the candidate `served` holds for `job`, as `G`.
-pub fn pair<'s, G: 'static>(served: &'s Served, job: &Job) -> Result<(&'s G, &'s G), ReadError> {
+pub fn pair<'s, G: 'static>(
+    served: &'s Served,
+    job: &EntryName,
+) -> Result<(&'s G, &'s G), ReadError> {
     (served.get::<G>().and_then(audit::pair)).ok_or_else(|| ReadError::NoCandidate(job.to_string()))
 }
 

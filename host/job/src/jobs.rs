@@ -46,7 +46,7 @@ pub trait Job: JobKind {
         dir: &Path,
         modules: &mut dyn Modules,
         role: Role,
-    ) -> (Option<mco_registry::Job>, Result<Pass, CaseFailure>);
+    ) -> (Option<mco_registry::EntryName>, Result<Pass, CaseFailure>);
 
     /// `eval <name>`: the subcommand, with the job's arguments (its
     /// `#[derive(Args)]` struct); none: the job has no `eval`.
@@ -164,7 +164,7 @@ pub const GUEST_ARG: &str = "guest";
 /// with [`Job::load_unchecked`].
 pub trait Modules {
     /// The modules of `job`'s entry; `None` when none is named for it.
-    fn served(&mut self, job: &mco_registry::Job) -> Result<Option<&Served>, ModulesError>;
+    fn served(&mut self, job: &mco_registry::EntryName) -> Result<Option<&Served>, ModulesError>;
 }
 
 /// Why the modules of an entry could not be had: the command's own error,
@@ -227,7 +227,7 @@ impl Jobs {
     }
 
     /// The job of a registry entry.
-    pub fn of(&self, entry: &mco_registry::Job) -> Option<&'static dyn Job> {
+    pub fn of(&self, entry: &mco_registry::EntryName) -> Option<&'static dyn Job> {
         self.iter().find(|job| entry.is(*job))
     }
 }
@@ -293,7 +293,7 @@ mod tests {
         fn load(
             &self,
             _: &Runtime,
-            _: &mco_registry::Job,
+            _: &mco_registry::EntryName,
             fetched: &Fetched,
         ) -> Result<Served, LoadError> {
             Err(LoadError::Smoke {
@@ -306,7 +306,7 @@ mod tests {
             &'a self,
             _: &'a kube::Client,
             _: &'a Served,
-            _: &'a mco_registry::Job,
+            _: &'a mco_registry::EntryName,
             _: usize,
         ) -> Audited<'a> {
             Box::pin(async { Err(ReadError::Cluster("the skeleton reads no cluster".into())) })
@@ -323,7 +323,11 @@ mod tests {
             runtime: &Runtime,
             fetched: &Fetched,
         ) -> Result<Served, LoadError> {
-            self.load(runtime, &mco_registry::Job::single(&Skeleton), fetched)
+            self.load(
+                runtime,
+                &mco_registry::EntryName::single(&Skeleton),
+                fetched,
+            )
         }
 
         fn check_case(
@@ -331,7 +335,7 @@ mod tests {
             _: &Path,
             _: &mut dyn Modules,
             _: Role,
-        ) -> (Option<mco_registry::Job>, Result<Pass, CaseFailure>) {
+        ) -> (Option<mco_registry::EntryName>, Result<Pass, CaseFailure>) {
             (None, Ok(Pass::Decided))
         }
     }
@@ -346,7 +350,7 @@ mod tests {
         let listed: Vec<&str> = ONE.iter().map(|job| job.name()).collect();
         let registered: Vec<&str> = ONE.deref().iter().map(|kind| kind.name()).collect();
         assert_eq!((listed, registered), (vec!["skeleton"], vec!["skeleton"]));
-        let skeleton = mco_registry::Job::single(&Skeleton);
+        let skeleton = mco_registry::EntryName::single(&Skeleton);
         assert_eq!(ONE.of(&skeleton).map(|job| job.name()), Some("skeleton"));
         assert!(NONE.of(&skeleton).is_none());
         assert_eq!(

@@ -19,7 +19,7 @@
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use super::job::Job;
+use super::job::EntryName;
 use super::rollout::{CanarySpec, Rollouts};
 use super::shadow;
 use super::slot::Slot;
@@ -56,7 +56,7 @@ pub type Outcome<D> = fn(&D) -> &'static str;
 /// metrics that count them.
 #[derive(Clone, Copy)]
 pub struct Routing<'a> {
-    pub job: &'a Job,
+    pub job: &'a EntryName,
     pub rollouts: &'a Rollouts,
     pub metrics: &'a Metrics,
 }
@@ -325,7 +325,7 @@ mod tests {
         rollouts
     }
 
-    fn job() -> Job {
+    fn job() -> EntryName {
         crate::job::tests::test_job()
     }
 

@@ -1,7 +1,8 @@
 //! How a job describes itself to the registry ([`JobKind`]), which is all
 //! the registry knows of it: each job implements it in its own folder and
-//! the composition root registers the implementations ([`Jobs`]). A
-//! [`Job`] is one registry entry of a kind, `mcn` or `bootImage.<platform>`.
+//! the composition root registers the implementations ([`Jobs`]). An
+//! [`EntryName`] names one registry entry of a kind, `mcn` or
+//! `bootImage.<platform>`: what the job serves, not the job.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -50,7 +51,12 @@ pub trait JobKind: Send + Sync + 'static {
 
     /// Loads `fetched`'s module and candidate, each passing this job's
     /// smoke evaluation (see [`Served::load`]).
-    fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError>;
+    fn load(
+        &self,
+        runtime: &Runtime,
+        job: &EntryName,
+        fetched: &Fetched,
+    ) -> Result<Served, LoadError>;
 
     /// Decides every current object of `job` in the cluster with the
     /// module and the candidate `served` holds, and compares them
@@ -61,27 +67,28 @@ pub trait JobKind: Send + Sync + 'static {
         &'a self,
         client: &'a kube::Client,
         served: &'a Served,
-        job: &'a Job,
+        job: &'a EntryName,
         limit: usize,
     ) -> Audited<'a>;
 }
 
-/// One registry entry: a kind and, for a keyed kind, the key.
+/// The name of one registry entry: a job kind and, for a keyed kind, the
+/// key. Not `Entry`, which is what serves it (`entries.rs`).
 #[derive(Clone)]
-pub struct Job {
+pub struct EntryName {
     kind: &'static dyn JobKind,
     key: Option<Arc<str>>,
 }
 
-impl Job {
+impl EntryName {
     /// The entry of a job with one entry.
-    pub fn single(kind: &'static dyn JobKind) -> Job {
-        Job { kind, key: None }
+    pub fn single(kind: &'static dyn JobKind) -> EntryName {
+        EntryName { kind, key: None }
     }
 
     /// The entry of a keyed job for `key`.
-    pub fn keyed(kind: &'static dyn JobKind, key: impl Into<Arc<str>>) -> Job {
-        Job {
+    pub fn keyed(kind: &'static dyn JobKind, key: impl Into<Arc<str>>) -> EntryName {
+        EntryName {
             kind,
             key: Some(key.into()),
         }
@@ -112,34 +119,34 @@ impl Job {
     }
 }
 
-impl PartialEq for Job {
-    fn eq(&self, other: &Job) -> bool {
+impl PartialEq for EntryName {
+    fn eq(&self, other: &EntryName) -> bool {
         self.rank() == other.rank()
     }
 }
 
-impl Eq for Job {}
+impl Eq for EntryName {}
 
-impl PartialOrd for Job {
-    fn partial_cmp(&self, other: &Job) -> Option<Ordering> {
+impl PartialOrd for EntryName {
+    fn partial_cmp(&self, other: &EntryName) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Job {
-    fn cmp(&self, other: &Job) -> Ordering {
+impl Ord for EntryName {
+    fn cmp(&self, other: &EntryName) -> Ordering {
         self.rank().cmp(&other.rank())
     }
 }
 
-impl Hash for Job {
+impl Hash for EntryName {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.rank().hash(state);
     }
 }
 
 /// `mcn`, `bootImage.<platform>`.
-impl fmt::Display for Job {
+impl fmt::Display for EntryName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.key {
             None => f.write_str(self.kind.name()),
@@ -148,7 +155,7 @@ impl fmt::Display for Job {
     }
 }
 
-impl fmt::Debug for Job {
+impl fmt::Debug for EntryName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Job({self})")
     }
@@ -272,7 +279,7 @@ pub(crate) mod tests {
             self.canary_field
         }
 
-        fn load(&self, _: &Runtime, _: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
+        fn load(&self, _: &Runtime, _: &EntryName, fetched: &Fetched) -> Result<Served, LoadError> {
             Err(LoadError::Smoke {
                 module: fetched.entry.module.source.to_string(),
                 detail: "the test job loads no module".into(),
@@ -283,7 +290,7 @@ pub(crate) mod tests {
             &'a self,
             _: &'a kube::Client,
             _: &'a Served,
-            _: &'a Job,
+            _: &'a EntryName,
             _: usize,
         ) -> Audited<'a> {
             Box::pin(async { Err(ReadError::Cluster("the test job reads no cluster".into())) })
@@ -291,7 +298,7 @@ pub(crate) mod tests {
     }
 
     /// The entry of the test job.
-    pub(crate) fn test_job() -> Job {
-        Job::single(&TEST)
+    pub(crate) fn test_job() -> EntryName {
+        EntryName::single(&TEST)
     }
 }

@@ -39,7 +39,7 @@ pub use fetch::{
     Access, ConfigMaps, FetchError, InFlight, Pulls, Remote, Round, configmap_names, fetch,
     fetch_all, oci_sources, pull_all, read_policy,
 };
-pub use job::{Audited, Job, JobKind, Jobs};
+pub use job::{Audited, EntryName, JobKind, Jobs};
 pub use metrics::Metrics;
 pub use set::{
     Built, Fallback, GuestSet, Guests, JobError, Outcome, StartError, Started, build,

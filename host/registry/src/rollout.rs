@@ -27,7 +27,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-use super::job::Job;
+use super::job::EntryName;
 use super::shadow::Comparison;
 
 /// `spec.rollout` of a MachineConfigGuest.
@@ -417,7 +417,7 @@ struct Live {
 
 #[derive(Default)]
 struct Inner {
-    jobs: BTreeMap<Job, Live>,
+    jobs: BTreeMap<EntryName, Live>,
     /// Moves not yet published as Events, with the object they are about.
     moves: Vec<(String, Move)>,
 }
@@ -454,7 +454,7 @@ impl Rollouts {
     /// (sha256). A candidate the rollout is not about only shadows: one
     /// just swapped in waits for the next sync to start its own rollout,
     /// and never inherits a stage its predecessor earned.
-    pub fn route(&self, job: &Job, candidate: Option<&str>) -> Route {
+    pub fn route(&self, job: &EntryName, candidate: Option<&str>) -> Route {
         self.with(|inner| {
             inner
                 .jobs
@@ -470,7 +470,7 @@ impl Rollouts {
     /// Counts one comparison of `candidate` (sha256) for `job`'s rollout
     /// and makes the move the evidence calls for (a rollback at once, so
     /// the next object is decided by the module again).
-    pub fn record(&self, job: &Job, candidate: &str, comparison: Comparison) {
+    pub fn record(&self, job: &EntryName, candidate: &str, comparison: Comparison) {
         let moved = self.with(|inner| {
             let live = inner.jobs.get_mut(job)?;
             if live.status.stage == Stage::RolledBack || live.status.candidate_sha256 != candidate {
@@ -494,12 +494,12 @@ impl Rollouts {
     /// holds, unless the stored status is further on ([`latest`]), and
     /// promotes on time; another replica takes the stored status as it is,
     /// ready to carry on if it takes the lease.
-    pub fn sync(&self, declared: BTreeMap<Job, Declared<'_>>, leader: bool) {
+    pub fn sync(&self, declared: BTreeMap<EntryName, Declared<'_>>, leader: bool) {
         let now = Timestamp::now();
         let mut moves = Vec::new();
         let mut routes_changed = false;
         self.with(|inner| {
-            let before: BTreeMap<Job, Stage> = (inner.jobs.iter())
+            let before: BTreeMap<EntryName, Stage> = (inner.jobs.iter())
                 .map(|(job, live)| (job.clone(), live.status.stage))
                 .collect();
             let mut next = BTreeMap::new();
@@ -536,7 +536,7 @@ impl Rollouts {
                     },
                 );
             }
-            let after: BTreeMap<Job, Stage> = (next.iter())
+            let after: BTreeMap<EntryName, Stage> = (next.iter())
                 .map(|(job, live)| (job.clone(), live.status.stage))
                 .collect();
             routes_changed = before != after;
@@ -560,7 +560,7 @@ impl Rollouts {
     }
 
     /// Each job's rollout status, by job.
-    pub fn statuses(&self) -> BTreeMap<Job, (RolloutSpec, RolloutStatus)> {
+    pub fn statuses(&self) -> BTreeMap<EntryName, (RolloutSpec, RolloutStatus)> {
         self.with(|inner| {
             (inner.jobs.iter())
                 .map(|(job, live)| (job.clone(), (live.spec.clone(), live.status.clone())))
@@ -618,7 +618,7 @@ fn progress(status: &RolloutStatus) -> (Option<Timestamp>, u64) {
     (status.since.parse().ok(), evaluations)
 }
 
-fn log(job: &Job, moved: &Move) {
+fn log(job: &EntryName, moved: &Move) {
     let from = moved.from.map(Stage::as_str).unwrap_or("-");
     if moved.to == Stage::RolledBack {
         tracing::warn!(entry = %job, from, reason = moved.reason, "rollout rolled back: {}", moved.message);
@@ -835,7 +835,7 @@ mod tests {
     fn declared<'a>(
         spec: &'a RolloutSpec,
         stored: Option<&'a RolloutStatus>,
-    ) -> BTreeMap<Job, Declared<'a>> {
+    ) -> BTreeMap<EntryName, Declared<'a>> {
         BTreeMap::from([(
             crate::job::tests::test_job(),
             Declared {

@@ -35,7 +35,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::crd::{self, MachineConfigGuest};
 use super::fetch::{InFlight, fetch_all};
-use super::job::{Job, Jobs};
+use super::job::{EntryName, Jobs};
 use super::read::Reader;
 use super::rollout::{Move, RolloutSpec, RolloutStatus, Stage};
 use super::serving::Change;
@@ -185,7 +185,7 @@ struct Watch {
     registry_cm: Option<ConfigMap>,
     /// Entries that failed with exactly this content: not retried until
     /// something changes.
-    known_bad: BTreeMap<Job, EntryKey>,
+    known_bad: BTreeMap<EntryName, EntryKey>,
     /// The last failure reported per job (or `registry`), so a failure that
     /// persists is reported once, not every poll.
     reported: BTreeMap<String, String>,
@@ -312,7 +312,7 @@ impl Watch {
     async fn report(
         &mut self,
         serving: &GuestSet,
-        outcomes: BTreeMap<Job, Outcome>,
+        outcomes: BTreeMap<EntryName, Outcome>,
         started: Instant,
     ) {
         for (job, outcome) in outcomes {
@@ -495,7 +495,7 @@ impl Watch {
     }
 
     /// Sets `mco_guest_rollout_stage` to each job's stage.
-    fn publish_stages(&mut self, statuses: &BTreeMap<Job, (RolloutSpec, RolloutStatus)>) {
+    fn publish_stages(&mut self, statuses: &BTreeMap<EntryName, (RolloutSpec, RolloutStatus)>) {
         let now: BTreeSet<RolloutStageLabels> = statuses
             .iter()
             .map(|(job, (_, status))| RolloutStageLabels {
@@ -519,7 +519,7 @@ impl Watch {
     /// of modules that no longer serve.
     fn publish(&mut self, set: &GuestSet) {
         let mut now = BTreeSet::new();
-        let mut add = |job: &Job, role: &str, module: &GuestModule| {
+        let mut add = |job: &EntryName, role: &str, module: &GuestModule| {
             now.insert(GuestInfoLabels {
                 job: job.to_string(),
                 role: role.into(),
@@ -546,7 +546,7 @@ impl Watch {
     /// `job`'s object; file registries have no object to hang one on.
     async fn event(
         &self,
-        job: Option<&Job>,
+        job: Option<&EntryName>,
         type_: EventType,
         reason: &str,
         action: String,
@@ -593,7 +593,7 @@ fn swap_action(entry: &str, sha256: Option<&str>) -> String {
     }
 }
 
-fn serving_module(set: &GuestSet, job: &Job) -> (String, String) {
+fn serving_module(set: &GuestSet, job: &EntryName) -> (String, String) {
     set.served(job).map_or_else(Default::default, |served| {
         let (module, _) = served.active();
         (module.name.clone(), module.digest.clone())

@@ -11,7 +11,7 @@ use super::BootImageGuest;
 use super::eval::{BootImageInputs, EvalError};
 use mco_job::case_check::{CaseFailure, Pass, compare, json, now};
 use mco_job::jobs::{Modules, Role};
-use mco_registry::Job;
+use mco_registry::EntryName;
 
 /// The object files of a boot image case, one of them.
 pub const FILES: &[&str] = &["machineset.yaml", "controlplanemachineset.yaml"];
@@ -50,7 +50,7 @@ pub(super) fn check_with(
     dir: &Path,
     modules: &mut dyn Modules,
     role: Role,
-) -> (Option<Job>, Result<Pass, CaseFailure>) {
+) -> (Option<EntryName>, Result<Pass, CaseFailure>) {
     let mut decided_by = None;
     let result = check(dir, |inputs, now| {
         let arch = super::host_stream_arch().map_err(CaseError::Other)?;

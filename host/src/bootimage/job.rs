@@ -13,7 +13,7 @@ use super::guest::BootImageGuestExt as _;
 use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
 use super::platform::{self, PLATFORMS};
 use mco_registry::audit::{self, cluster::ReadError};
-use mco_registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
+use mco_registry::{Audited, EntryName, Fetched, GuestSet, JobKind, Served, Slot};
 use mco_runtime::{GuestError, LoadError, Runtime};
 
 /// The boot image job, as the composition root registers it.
@@ -53,7 +53,12 @@ impl JobKind for BootImage {
         "machineSets"
     }
 
-    fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
+    fn load(
+        &self,
+        runtime: &Runtime,
+        job: &EntryName,
+        fetched: &Fetched,
+    ) -> Result<Served, LoadError> {
         let platform = job.key().unwrap_or_default();
         Served::load(runtime, fetched, |guest| smoke(platform, guest))
     }
@@ -62,7 +67,7 @@ impl JobKind for BootImage {
         &'a self,
         client: &'a kube::Client,
         served: &'a Served,
-        job: &'a Job,
+        job: &'a EntryName,
         limit: usize,
     ) -> Audited<'a> {
         Box::pin(async move {
@@ -76,8 +81,8 @@ impl JobKind for BootImage {
 }
 
 /// The registry entry of `platform`'s guest.
-pub fn job(platform: &str) -> Job {
-    Job::keyed(&BootImage, platform)
+pub fn job(platform: &str) -> EntryName {
+    EntryName::keyed(&BootImage, platform)
 }
 
 /// The guests serving `platform` in `set`.

@@ -8,7 +8,7 @@ use super::eval::McnInputs;
 use super::guest::McnGuestExt as _;
 use mco_job::case_check::{CaseFailure, Pass, compare, now};
 use mco_job::jobs::{Modules, Role};
-use mco_registry::Job;
+use mco_registry::EntryName;
 
 /// The object file of an MCN case.
 pub const FILES: &[&str] = &["node.yaml"];
@@ -31,7 +31,7 @@ pub(super) fn check_with(
     dir: &Path,
     modules: &mut dyn Modules,
     role: Role,
-) -> (Option<Job>, Result<Pass, CaseFailure>) {
+) -> (Option<EntryName>, Result<Pass, CaseFailure>) {
     let job = super::job::job();
     let result = check(dir, |inputs| {
         let served = modules

@@ -10,7 +10,7 @@ use mco_mcn as logic;
 use super::guest::McnGuestExt as _;
 use super::guest::{McnGuest, NODE_STATE_INTERFACE};
 use mco_registry::audit::{self, cluster::ReadError};
-use mco_registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
+use mco_registry::{Audited, EntryName, Fetched, GuestSet, JobKind, Served, Slot};
 use mco_runtime::{GuestError, LoadError, Runtime};
 
 /// Why the host cannot serve without this job's entry.
@@ -48,7 +48,12 @@ impl JobKind for Mcn {
         "pools"
     }
 
-    fn load(&self, runtime: &Runtime, _: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
+    fn load(
+        &self,
+        runtime: &Runtime,
+        _: &EntryName,
+        fetched: &Fetched,
+    ) -> Result<Served, LoadError> {
         Served::load(runtime, fetched, smoke)
     }
 
@@ -56,7 +61,7 @@ impl JobKind for Mcn {
         &'a self,
         client: &'a kube::Client,
         served: &'a Served,
-        job: &'a Job,
+        job: &'a EntryName,
         limit: usize,
     ) -> Audited<'a> {
         Box::pin(async move {
@@ -68,8 +73,8 @@ impl JobKind for Mcn {
 }
 
 /// The registry entry of this job.
-pub fn job() -> Job {
-    Job::single(&Mcn)
+pub fn job() -> EntryName {
+    EntryName::single(&Mcn)
 }
 
 /// The guests serving this job in `set`.

@@ -23,7 +23,7 @@ use mco_job::jobs::scaffold::Scaffold;
 use mco_job::jobs::{EvalError, Modules, Role};
 use mco_job::preflight::Checks;
 use mco_job::run_context::{Runner, RunnerError};
-use mco_registry::{Fetched, Job, Served};
+use mco_registry::{EntryName, Fetched, Served};
 use mco_runtime::{LoadError, Runtime};
 
 impl mco_job::jobs::Job for Mcn {
@@ -44,7 +44,7 @@ impl mco_job::jobs::Job for Mcn {
         dir: &Path,
         modules: &mut dyn Modules,
         role: Role,
-    ) -> (Option<Job>, Result<Pass, CaseFailure>) {
+    ) -> (Option<EntryName>, Result<Pass, CaseFailure>) {
         super::case::check_with(dir, modules, role)
     }
 

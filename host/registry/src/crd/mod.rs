@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSON, ValidationRule};
 
 use super::entries::RawFull;
-use super::job::{Job, JobKind, Jobs};
+use super::job::{EntryName, JobKind, Jobs};
 use super::rollout::{self, Declared, RolloutSpec, RolloutStatus, Stage};
 use super::serving::{JobStatus, Status};
 use super::set::GuestSet;
@@ -157,18 +157,18 @@ pub enum SpecError {
 }
 
 /// The job `object` serves, if its spec names one of `jobs`.
-pub fn job_of(object: &MachineConfigGuest, jobs: &Jobs) -> Option<Job> {
+pub fn job_of(object: &MachineConfigGuest, jobs: &Jobs) -> Option<EntryName> {
     object.spec.job(jobs).ok()
 }
 
 impl MachineConfigGuestSpec {
-    fn job(&self, jobs: &Jobs) -> Result<Job, SpecError> {
+    fn job(&self, jobs: &Jobs) -> Result<EntryName, SpecError> {
         let kind = jobs
             .named(&self.job)
             .ok_or_else(|| SpecError::Unknown(self.job.clone()))?;
         match (kind.key(), &self.platform) {
-            (None, None) => Ok(Job::single(kind)),
-            (Some(_), Some(key)) if !key.is_empty() => Ok(Job::keyed(kind, key.clone())),
+            (None, None) => Ok(EntryName::single(kind)),
+            (Some(_), Some(key)) if !key.is_empty() => Ok(EntryName::keyed(kind, key.clone())),
             (None, Some(_)) => Err(SpecError::KeyNotAllowed(kind.name())),
             (Some(_), _) => Err(SpecError::KeyRequired(kind.name())),
         }
@@ -254,7 +254,7 @@ pub fn registry(
     jobs: &Jobs,
 ) -> Result<Registry, RegistryError> {
     let mut registry = Registry::installed(guest_dir, jobs);
-    let mut owners: BTreeMap<Job, String> = BTreeMap::new();
+    let mut owners: BTreeMap<EntryName, String> = BTreeMap::new();
     for object in objects {
         let name = object.name_any();
         let fail = |entry: String, detail: String| RegistryError::Entry {
@@ -302,7 +302,7 @@ pub struct Observed<'a> {
     pub failures: &'a BTreeMap<String, String>,
     pub metrics: &'a Metrics,
     /// Each job's rollout, where one is declared (`Rollouts::statuses`).
-    pub rollouts: &'a BTreeMap<Job, (RolloutSpec, RolloutStatus)>,
+    pub rollouts: &'a BTreeMap<EntryName, (RolloutSpec, RolloutStatus)>,
     /// Audits under way or answered and not yet written, by object
     /// (`Audits::statuses`).
     pub audits: &'a BTreeMap<String, AuditStatus>,
@@ -376,7 +376,7 @@ pub fn declared<'a>(
     objects: &'a [MachineConfigGuest],
     jobs: &Jobs,
     set: &'a GuestSet,
-) -> BTreeMap<Job, Declared<'a>> {
+) -> BTreeMap<EntryName, Declared<'a>> {
     let mut declared = BTreeMap::new();
     for object in objects {
         let (Ok(job), Some(spec), Some(name)) = (
@@ -599,13 +599,13 @@ mod tests {
     use crate::job::tests::JOBS;
     use crate::serving::{CandidateStatus, Change};
 
-    fn job(name: &str, key: Option<&str>) -> Job {
+    fn job(name: &str, key: Option<&str>) -> EntryName {
         let kind = JOBS
             .named(name)
             .unwrap_or_else(|| panic!("no job {name} registered"));
         match key {
-            Some(key) => Job::keyed(kind, key),
-            None => Job::single(kind),
+            Some(key) => EntryName::keyed(kind, key),
+            None => EntryName::single(kind),
         }
     }
 
@@ -748,7 +748,7 @@ mod tests {
         failures: &'a BTreeMap<String, String>,
         metrics: &'a Metrics,
     ) -> Observed<'a> {
-        const NO_ROLLOUTS: &BTreeMap<Job, (RolloutSpec, RolloutStatus)> = &BTreeMap::new();
+        const NO_ROLLOUTS: &BTreeMap<EntryName, (RolloutSpec, RolloutStatus)> = &BTreeMap::new();
         const NO_AUDITS: &BTreeMap<String, AuditStatus> = &BTreeMap::new();
         Observed {
             jobs: &JOBS,

@@ -159,17 +159,17 @@ mod tests {
     fn the_installed_registry_names_every_platform_and_the_mcn_module() {
         use mco_registry::entries::Source;
         use mco_registry::table::Registry;
-        use mco_registry::{Job, JobKind as _};
+        use mco_registry::{EntryName, JobKind as _};
 
         let dir = std::path::Path::new("/g");
         let registry = Registry::installed(dir, &crate::JOBS);
         for platform in PLATFORMS {
-            let job = Job::keyed(&crate::bootimage::job::BootImage, platform.about().name);
+            let job = EntryName::keyed(&crate::bootimage::job::BootImage, platform.about().name);
             let source = registry.get(&job).map(|e| e.module.source.clone());
             let want = Source::Path(dir.join(platform.about().module));
             assert_eq!(source, Some(want), "{}", platform.about().name);
         }
-        let mcn = Job::single(&crate::mcn::job::Mcn);
+        let mcn = EntryName::single(&crate::mcn::job::Mcn);
         let installed = crate::mcn::job::Mcn.installed();
         assert_eq!(installed.len(), 1, "{installed:?}");
         let source = registry.get(&mcn).map(|e| e.module.source.clone());
