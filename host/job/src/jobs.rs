@@ -261,6 +261,15 @@ mod tests {
     /// and for the command line only what it cannot default.
     struct Skeleton;
 
+    /// What the skeleton's canary selects: objects by name.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct SkeletonCanary {
+        /// The skeleton job: these objects.
+        #[allow(dead_code)]
+        objects: Vec<String>,
+    }
+
     impl JobKind for Skeleton {
         fn name(&self) -> &'static str {
             "skeleton"
@@ -286,8 +295,8 @@ mod tests {
             "nothing"
         }
 
-        fn canary_field(&self) -> &'static str {
-            "objects"
+        fn canary(&self) -> mco_registry::canary::CanaryField {
+            mco_registry::canary::CanaryField::of::<SkeletonCanary>("objects", "the skeleton job")
         }
 
         fn load(

@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::audit::Audit;
 use super::audit::cluster::ReadError;
+use super::canary::CanaryField;
 use super::slot::{Fetched, Served};
 use mco_runtime::{LoadError, Runtime};
 
@@ -46,8 +47,8 @@ pub trait JobKind: Send + Sync + 'static {
     fn on_failure(&self) -> &'static str;
 
     /// The field of `spec.rollout.canary` that names this job's canary
-    /// objects (see `rollout.rs`): the job alone reads it.
-    fn canary_field(&self) -> &'static str;
+    /// objects, and the type the job reads there (see `canary.rs`).
+    fn canary(&self) -> CanaryField;
 
     /// Loads `fetched`'s module and candidate, each passing this job's
     /// smoke evaluation (see [`Served::load`]).
@@ -211,8 +212,27 @@ pub(crate) mod tests {
         key: Option<&'static str>,
         installed: &'static [(Option<&'static str>, &'static str)],
         required: Option<&'static str>,
-        canary_field: &'static str,
+        canary: CanaryField,
     }
+
+    /// The canary of the tests' `mcn`.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub(crate) struct Pools {
+        /// The mcn job: the nodes.
+        #[schemars(length(min = 1, max = 64))]
+        pub(crate) pools: Vec<String>,
+    }
+
+    /// The canary of the tests' `bootImage`.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub(crate) struct MachineSets {
+        /// A bootImage job: the MachineSets.
+        pub(crate) machine_sets: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    }
+
+    const POOLS: CanaryField = CanaryField::of::<Pools>("pools", "the mcn job");
 
     /// The entry [`test_job`] names.
     static TEST: TestJob = TestJob {
@@ -220,7 +240,7 @@ pub(crate) mod tests {
         key: None,
         installed: &[],
         required: None,
-        canary_field: "pools",
+        canary: POOLS,
     };
 
     /// Two kinds shaped as the host's jobs are (one entry, and one entry
@@ -232,7 +252,7 @@ pub(crate) mod tests {
         key: None,
         installed: &[(None, "mcn.wasm")],
         required: Some("the registry names no MachineConfigNode (mcn) guest"),
-        canary_field: "pools",
+        canary: POOLS,
     };
     static KEYED: TestJob = TestJob {
         name: "bootImage",
@@ -244,7 +264,7 @@ pub(crate) mod tests {
             (Some("VSphere"), "bootimage-vsphere.wasm"),
         ],
         required: None,
-        canary_field: "machineSets",
+        canary: CanaryField::of::<MachineSets>("machineSets", "a bootImage job"),
     };
 
     /// The jobs of the registry's tests.
@@ -275,8 +295,8 @@ pub(crate) mod tests {
             "nothing"
         }
 
-        fn canary_field(&self) -> &'static str {
-            self.canary_field
+        fn canary(&self) -> CanaryField {
+            self.canary
         }
 
         fn load(&self, _: &Runtime, _: &EntryName, fetched: &Fetched) -> Result<Served, LoadError> {
@@ -300,5 +320,15 @@ pub(crate) mod tests {
     /// The entry of the test job.
     pub(crate) fn test_job() -> EntryName {
         EntryName::single(&TEST)
+    }
+
+    /// The entry of the tests' `mcn`.
+    pub(crate) fn single() -> EntryName {
+        EntryName::single(&SINGLE)
+    }
+
+    /// An entry of the tests' `bootImage`.
+    pub(crate) fn keyed() -> EntryName {
+        EntryName::keyed(&KEYED, "GCP")
     }
 }

@@ -410,7 +410,11 @@ impl Watch {
         let leader = *self.leader.borrow();
         let set = self.guests.current();
         let rollouts = self.guests.rollouts().clone();
-        rollouts.sync(crd::declared(&self.objects, self.config.jobs, &set), leader);
+        // A canary no job can read is the registry's error, which the
+        // objects' status says; the rollouts stay as they were meanwhile.
+        if let Ok(declared) = crd::declared(&self.objects, self.config.jobs, &set) {
+            rollouts.sync(declared, leader);
+        }
         if !leader {
             return;
         }

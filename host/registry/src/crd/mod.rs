@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSON, ValidationRule};
 
+use super::canary::{self, CanaryError, Selection};
 use super::entries::RawFull;
 use super::job::{EntryName, JobKind, Jobs};
 use super::rollout::{self, Declared, RolloutSpec, RolloutStatus, Stage};
@@ -173,10 +174,17 @@ impl MachineConfigGuestSpec {
             (Some(_), _) => Err(SpecError::KeyRequired(kind.name())),
         }
     }
+
+    /// `rollout.canary` as `job` reads it, if given.
+    fn canary(&self, job: &EntryName, jobs: &Jobs) -> Result<Option<Selection>, CanaryError> {
+        let canary = self.rollout.as_ref().and_then(|r| r.canary.as_ref());
+        canary.map(|c| c.read(job, jobs)).transpose()
+    }
 }
 
 /// The CRD as `deploy/crds/` ships it: `spec.job` takes the name of one of
-/// `jobs`, and `spec.platform` is there exactly for the keyed ones.
+/// `jobs`, `spec.platform` is there exactly for the keyed ones, and
+/// `spec.rollout.canary` has every job's field, the job's own one given.
 pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
     let mut crd = MachineConfigGuest::crd();
     crd.spec.names.list_kind = Some("MachineConfigGuestList".into());
@@ -201,20 +209,7 @@ pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
         )),
         ..ValidationRule::default()
     };
-    let canary_rules = jobs.iter().map(|kind| ValidationRule {
-        rule: format!(
-            "self.spec.job != '{job}' || !has(self.spec.rollout) || !has(self.spec.rollout.canary) || has(self.spec.rollout.canary.{field})",
-            job = kind.name(),
-            field = kind.canary_field()
-        ),
-        message: Some(format!(
-            "spec.rollout.canary of job {} names its objects by {}",
-            kind.name(),
-            kind.canary_field()
-        )),
-        ..ValidationRule::default()
-    });
-    let canary_rules: Vec<ValidationRule> = canary_rules.collect();
+    let canary_rules = canary::canary_rules(jobs);
     let key_description = keyed.iter().filter_map(|k| k.key()).collect::<Vec<_>>();
     let schemas = crd
         .spec
@@ -239,6 +234,12 @@ pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
         }
         if let Some(platform) = fields.get_mut("platform") {
             platform.description = Some(key_description.join("\n"));
+        }
+        let rollout = fields
+            .get_mut("rollout")
+            .and_then(|r| r.properties.as_mut());
+        if let Some(canary) = rollout.and_then(|r| r.get_mut("canary")) {
+            canary::canary_schema(jobs, canary);
         }
     }
     crd
@@ -277,6 +278,10 @@ pub fn registry(
             .entry
             .clone()
             .resolve(guest_dir, None)
+            .map_err(|e| fail(job.to_string(), e.to_string()))?;
+        object
+            .spec
+            .canary(&job, jobs)
             .map_err(|e| fail(job.to_string(), e.to_string()))?;
         registry.insert(job, entry);
     }
@@ -371,12 +376,14 @@ pub fn status_of(
 
 /// What each job's object declares of its rollout, for the jobs whose
 /// candidate serves: a rollout is about the candidate loaded, not one the
-/// spec names but the host refused.
+/// spec names but the host refused. A canary its job cannot read refuses
+/// them all, as it refuses the registry ([`registry`]): nothing is routed
+/// from part of the objects.
 pub fn declared<'a>(
     objects: &'a [MachineConfigGuest],
     jobs: &Jobs,
     set: &'a GuestSet,
-) -> BTreeMap<EntryName, Declared<'a>> {
+) -> Result<BTreeMap<EntryName, Declared<'a>>, CanaryError> {
     let mut declared = BTreeMap::new();
     for object in objects {
         let (Ok(job), Some(spec), Some(name)) = (
@@ -386,6 +393,7 @@ pub fn declared<'a>(
         ) else {
             continue;
         };
+        let canary = object.spec.canary(&job, jobs)?;
         let Some(served) = set.served(&job) else {
             continue;
         };
@@ -397,13 +405,14 @@ pub fn declared<'a>(
             Declared {
                 object: name,
                 spec,
+                canary,
                 stored: object.status.as_ref().and_then(|s| s.rollout.as_ref()),
                 active: &served.active().0.digest,
                 candidate: &candidate.digest,
             },
         );
     }
-    declared
+    Ok(declared)
 }
 
 /// `Progressing`, `Promotable` and `RolledBack` for a declared rollout.
@@ -682,6 +691,13 @@ mod tests {
         );
     }
 
+    /// A spec of `job` rolling a candidate out to `canary`.
+    fn canary(job: &str, platform: Option<&str>, canary: serde_json::Value) -> serde_json::Value {
+        json!({"job": job, "platform": platform, "module": "m.wasm",
+               "candidate": {"module": "c.wasm"},
+               "rollout": {"stage": "Canary", "canary": canary}})
+    }
+
     #[test]
     fn a_broken_spec_is_refused_with_the_object_and_field_named() {
         let cases = [
@@ -704,6 +720,26 @@ mod tests {
             (
                 json!({"job": "mcn", "oci": "quay.io/x/y:1", "sha256": "a".repeat(64)}),
                 "by digest",
+            ),
+            (
+                canary("mcn", None, json!({"machineSets": {}})),
+                "entry mcn: spec.rollout.canary of job mcn names its objects by pools",
+            ),
+            (
+                canary("bootImage", Some("AWS"), json!({"pools": ["a"]})),
+                "entry bootImage.AWS: spec.rollout.canary of job bootImage names its objects by machineSets",
+            ),
+            (
+                canary("mcn", None, json!({"pools": ["a"], "machineSets": {}})),
+                "entry mcn: give one of pools (the mcn job) and machineSets (a bootImage job)",
+            ),
+            (
+                canary("mcn", None, json!({})),
+                "entry mcn: give one of pools (the mcn job) and machineSets (a bootImage job)",
+            ),
+            (
+                canary("mcn", None, json!({"pools": [1]})),
+                "entry mcn: spec.rollout.canary.pools: invalid type: integer `1`, expected a string",
             ),
         ];
         for (spec, expected) in cases {
@@ -839,7 +875,8 @@ mod tests {
 
     #[test]
     fn a_rollout_shows_its_stage_and_what_promotion_waits_for() {
-        use crate::rollout::{CanarySpec, Promotion, reconcile};
+        use crate::canary::CanarySpec;
+        use crate::rollout::{Promotion, reconcile};
 
         let mut status = Status::default();
         status
@@ -848,10 +885,10 @@ mod tests {
         let metrics = Metrics::register(&mut prometheus_client::registry::Registry::default());
         let failures = BTreeMap::new();
         let spec = RolloutSpec {
-            canary: Some(CanarySpec {
-                pools: Some(vec!["worker-canary".into()]),
-                machine_sets: None,
-            }),
+            canary: Some(CanarySpec(BTreeMap::from([(
+                "pools".into(),
+                json!(["worker-canary"]),
+            )]))),
             promotion: Some(Promotion {
                 evaluations: 10,
                 minimum_time: "1h".into(),
