@@ -17,8 +17,6 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::job::{EntryName, JobKind, Jobs};
-
 /// A canary as its job reads it: the job's [`CanaryField`] type.
 pub type Selection = Arc<dyn Any + Send + Sync>;
 
@@ -117,15 +115,20 @@ pub enum CanaryError {
 }
 
 impl CanarySpec {
-    /// The canary as `entry`'s job reads it: its field alone, of its type.
-    pub fn read(&self, entry: &EntryName, jobs: &Jobs) -> Result<Selection, CanaryError> {
-        let field = entry.kind().canary();
+    /// The canary as `job` reads it: its `field` alone, of its type;
+    /// `fields` are every job's, which a canary gives one of.
+    pub fn read(
+        &self,
+        job: &'static str,
+        field: CanaryField,
+        fields: &[CanaryField],
+    ) -> Result<Selection, CanaryError> {
         let mut given = self.0.iter();
         let (Some((name, value)), None) = (given.next(), given.next()) else {
-            return Err(CanaryError::Fields(one_of(jobs)));
+            return Err(CanaryError::Fields(one_of(fields)));
         };
         if name != field.name {
-            return Err(wrong_field(entry.kind()));
+            return Err(wrong_field(job, field));
         }
         let value = serde_json::json!({ name: value });
         (field.read)(value).map_err(|e| CanaryError::Value {
@@ -135,17 +138,16 @@ impl CanarySpec {
     }
 }
 
-fn wrong_field(kind: &dyn JobKind) -> CanaryError {
+fn wrong_field(job: &'static str, field: CanaryField) -> CanaryError {
     CanaryError::Field {
-        job: kind.name(),
-        field: kind.canary().name,
+        job,
+        field: field.name,
     }
 }
 
 /// `pools (the mcn job) and machineSets (a bootImage job)`.
-fn one_of(jobs: &Jobs) -> String {
-    let named: Vec<String> = (jobs.iter())
-        .map(|kind| kind.canary())
+fn one_of(fields: &[CanaryField]) -> String {
+    let named: Vec<String> = (fields.iter())
         .map(|field| format!("{} ({})", field.name, field.owner))
         .collect();
     match named.split_last() {
@@ -156,8 +158,7 @@ fn one_of(jobs: &Jobs) -> String {
 
 /// The CRD's `spec.rollout.canary`: every job's field, one of which is
 /// given, and the description that says whose each is.
-pub(crate) fn canary_schema(jobs: &Jobs, canary: &mut JSONSchemaProps) {
-    let fields: Vec<CanaryField> = jobs.iter().map(|kind| kind.canary()).collect();
+pub(crate) fn canary_schema(fields: &[CanaryField], canary: &mut JSONSchemaProps) {
     let whose: Vec<String> = (fields.iter())
         .map(|f| format!("`{}` for {}", f.name, f.owner))
         .collect();
@@ -166,7 +167,7 @@ pub(crate) fn canary_schema(jobs: &Jobs, canary: &mut JSONSchemaProps) {
         whose.join(", ")
     ));
     let properties = canary.properties.get_or_insert_with(BTreeMap::new);
-    for field in &fields {
+    for field in fields {
         if let Some(schema) = field.schema() {
             properties.insert(field.name.to_owned(), schema);
         }
@@ -181,21 +182,22 @@ pub(crate) fn canary_schema(jobs: &Jobs, canary: &mut JSONSchemaProps) {
     };
     canary.x_kubernetes_validations = Some(vec![ValidationRule {
         rule,
-        message: Some(CanaryError::Fields(one_of(jobs)).to_string()),
+        message: Some(CanaryError::Fields(one_of(fields)).to_string()),
         ..ValidationRule::default()
     }]);
 }
 
-/// The object-level rules that each job's canary gives its own field.
-pub(crate) fn canary_rules(jobs: &Jobs) -> Vec<ValidationRule> {
-    (jobs.iter())
-        .map(|kind| ValidationRule {
+/// The object-level rules that each job's canary gives its own field, for
+/// `(job, field)` pairs.
+pub(crate) fn canary_rules(
+    jobs: impl Iterator<Item = (&'static str, CanaryField)>,
+) -> Vec<ValidationRule> {
+    jobs.map(|(job, field)| ValidationRule {
             rule: format!(
-                "self.spec.job != '{job}' || !has(self.spec.rollout) || !has(self.spec.rollout.canary) || has(self.spec.rollout.canary.{field})",
-                job = kind.name(),
-                field = kind.canary().name
+                "self.spec.job != '{job}' || !has(self.spec.rollout) || !has(self.spec.rollout.canary) || has(self.spec.rollout.canary.{name})",
+                name = field.name
             ),
-            message: Some(wrong_field(kind).to_string()),
+            message: Some(wrong_field(job, field).to_string()),
             ..ValidationRule::default()
         })
         .collect()
@@ -204,6 +206,7 @@ pub(crate) fn canary_rules(jobs: &Jobs) -> Vec<ValidationRule> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::EntryName;
     use crate::job::tests::{JOBS, keyed, single};
 
     fn canary(json: serde_json::Value) -> CanarySpec {
@@ -211,7 +214,8 @@ mod tests {
     }
 
     fn read(entry: &EntryName, json: serde_json::Value) -> Result<Selection, String> {
-        canary(json).read(entry, &JOBS).map_err(|e| e.to_string())
+        let kind = entry.kind();
+        (canary(json).read(kind.name(), kind.canary(), &JOBS.canaries())).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -277,7 +281,7 @@ mod tests {
     #[test]
     fn the_schema_has_every_jobs_field_and_one_rule() {
         let mut schema = JSONSchemaProps::default();
-        canary_schema(&JOBS, &mut schema);
+        canary_schema(&JOBS.canaries(), &mut schema);
         let fields: Vec<&String> = schema.properties.iter().flatten().map(|(k, _)| k).collect();
         assert_eq!(fields, ["machineSets", "pools"]);
         let pools = schema.properties.as_ref().and_then(|p| p.get("pools"));

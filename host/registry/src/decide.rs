@@ -316,8 +316,9 @@ mod tests {
             promotion: None,
             max_differ: None,
         };
+        let (kind, fields) = (job().kind(), crate::job::tests::JOBS.canaries());
         let canary =
-            (spec.canary.as_ref()).and_then(|c| c.read(&job(), &crate::job::tests::JOBS).ok());
+            (spec.canary.as_ref()).and_then(|c| c.read(kind.name(), kind.canary(), &fields).ok());
         assert!(canary.is_some(), "the test job reads its canary");
         let declared = Declared {
             object: "guest",

@@ -188,6 +188,11 @@ impl Jobs {
         self.iter().find(|kind| kind.name() == name)
     }
 
+    /// Every job's field of a canary, in order.
+    pub fn canaries(&self) -> Vec<CanaryField> {
+        self.iter().map(|kind| kind.canary()).collect()
+    }
+
     /// `verify` and every job's name.
     pub(super) fn fields(&self) -> &'static [&'static str] {
         self.fields.get_or_init(|| {

@@ -178,7 +178,8 @@ impl MachineConfigGuestSpec {
     /// `rollout.canary` as `job` reads it, if given.
     fn canary(&self, job: &EntryName, jobs: &Jobs) -> Result<Option<Selection>, CanaryError> {
         let canary = self.rollout.as_ref().and_then(|r| r.canary.as_ref());
-        canary.map(|c| c.read(job, jobs)).transpose()
+        let kind = job.kind();
+        (canary.map(|c| c.read(kind.name(), kind.canary(), &jobs.canaries()))).transpose()
     }
 }
 
@@ -209,7 +210,7 @@ pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
         )),
         ..ValidationRule::default()
     };
-    let canary_rules = canary::canary_rules(jobs);
+    let canary_rules = canary::canary_rules(jobs.iter().map(|k| (k.name(), k.canary())));
     let key_description = keyed.iter().filter_map(|k| k.key()).collect::<Vec<_>>();
     let schemas = crd
         .spec
@@ -239,7 +240,7 @@ pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
             .get_mut("rollout")
             .and_then(|r| r.properties.as_mut());
         if let Some(canary) = rollout.and_then(|r| r.get_mut("canary")) {
-            canary::canary_schema(jobs, canary);
+            canary::canary_schema(&jobs.canaries(), canary);
         }
     }
     crd
