@@ -89,14 +89,17 @@ mod tests {
     #[test]
     fn the_installed_registry_names_every_jobs_installed_modules() {
         use mco_registry::entries::Source;
-        use mco_registry::{Job, table::Registry};
+        use mco_registry::{EntryName, table::Registry};
 
         let dir = std::path::Path::new("/g");
         let registry = Registry::installed(dir, &super::JOBS);
         let mut served = 0;
         for kind in super::JOBS.deref().iter() {
             for (key, file) in kind.installed() {
-                let job = key.map_or_else(|| Job::single(kind), |key| Job::keyed(kind, key));
+                let job = key.map_or_else(
+                    || EntryName::single(kind),
+                    |key| EntryName::keyed(kind, key),
+                );
                 let source = registry.get(&job).map(|e| e.module.source.clone());
                 assert_eq!(source, Some(Source::Path(dir.join(file))), "{job}");
                 served += 1;

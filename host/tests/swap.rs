@@ -14,7 +14,9 @@ use mco_fetch::oci::PullError;
 use mco_host::JOBS;
 use mco_job_mcn::McnGuest;
 use mco_registry::table::{Location, Registry};
-use mco_registry::{self, Built, EntryKey, GuestSet, Guests, Job, JobError, Outcome, Remote, Slot};
+use mco_registry::{
+    self, Built, EntryKey, EntryName, GuestSet, Guests, JobError, Outcome, Remote, Slot,
+};
 use mco_registry_formats::blob::digest;
 use mco_runtime::{LoadError, Runtime, RuntimeConfig};
 
@@ -53,7 +55,7 @@ impl World {
         &self,
         location: &Location,
         previous: &GuestSet,
-        known_bad: &BTreeMap<Job, EntryKey>,
+        known_bad: &BTreeMap<EntryName, EntryKey>,
     ) -> Built {
         let registry = mco_registry::read_local(location, &JOBS).unwrap_or_else(|e| panic!("{e}"));
         let fetched = mco_registry::fetch_all(&registry, &Remote::default());

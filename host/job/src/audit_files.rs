@@ -13,7 +13,7 @@ use crate::feature_gates::Modelled;
 use crate::manifests::InputError;
 use mco_registry::audit::cluster::ReadError;
 use mco_registry::audit::{self, Audit};
-use mco_registry::{Job, Served};
+use mco_registry::{EntryName, Served};
 
 /// How a job reads the file of one flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,14 +64,17 @@ pub struct FileAudit {
     pub audit: fn(
         files: &Files,
         served: &Served,
-        job: &Job,
+        job: &EntryName,
         limit: usize,
         gates: &Modelled,
     ) -> Result<Audit, FilesError>,
 }
 
 /// The active module and the candidate `served` holds for `job`, as `G`.
-pub fn pair<'s, G: 'static>(served: &'s Served, job: &Job) -> Result<(&'s G, &'s G), ReadError> {
+pub fn pair<'s, G: 'static>(
+    served: &'s Served,
+    job: &EntryName,
+) -> Result<(&'s G, &'s G), ReadError> {
     (served.get::<G>().and_then(audit::pair)).ok_or_else(|| ReadError::NoCandidate(job.to_string()))
 }
 

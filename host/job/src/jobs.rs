@@ -32,7 +32,7 @@ pub const GUEST_ARG: &str = "guest";
 /// with [`Contract::load_unchecked`].
 pub trait Modules {
     /// The modules of `job`'s entry; `None` when none is named for it.
-    fn served(&mut self, job: &mco_registry::Job) -> Result<Option<&Served>, ModulesError>;
+    fn served(&mut self, job: &mco_registry::EntryName) -> Result<Option<&Served>, ModulesError>;
 }
 
 /// Why the modules of an entry could not be had: the command's own error,
@@ -93,7 +93,7 @@ impl Jobs {
     }
 
     /// The job of a registry entry.
-    pub fn of(&self, entry: &mco_registry::Job) -> Option<&'static dyn Job> {
+    pub fn of(&self, entry: &mco_registry::EntryName) -> Option<&'static dyn Job> {
         self.iter().find(|job| entry.is(*job))
     }
 }
@@ -129,6 +129,15 @@ mod tests {
     /// and for the command line only what it cannot default.
     struct Skeleton;
 
+    /// What the skeleton's canary selects: objects by name.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct SkeletonCanary {
+        /// The skeleton job: these objects.
+        #[allow(dead_code)]
+        objects: Vec<String>,
+    }
+
     impl JobKind for Skeleton {
         fn name(&self) -> &'static str {
             "skeleton"
@@ -154,14 +163,14 @@ mod tests {
             "nothing"
         }
 
-        fn canary_field(&self) -> &'static str {
-            "objects"
+        fn canary(&self) -> mco_registry::canary::CanaryField {
+            mco_registry::canary::CanaryField::of::<SkeletonCanary>("objects", "the skeleton job")
         }
 
         fn load(
             &self,
             _: &Runtime,
-            _: &mco_registry::Job,
+            _: &mco_registry::EntryName,
             fetched: &Fetched,
         ) -> Result<Served, LoadError> {
             Err(LoadError::Smoke {
@@ -174,7 +183,7 @@ mod tests {
             &'a self,
             _: &'a kube::Client,
             _: &'a Served,
-            _: &'a mco_registry::Job,
+            _: &'a mco_registry::EntryName,
             _: usize,
             _: &'a [(&'static str, bool)],
         ) -> Audited<'a> {
@@ -192,7 +201,11 @@ mod tests {
     static SKELETON: Contract = Contract::new("skeleton", load_unchecked);
 
     fn load_unchecked(runtime: &Runtime, fetched: &Fetched) -> Result<Served, LoadError> {
-        Skeleton.load(runtime, &mco_registry::Job::single(&Skeleton), fetched)
+        Skeleton.load(
+            runtime,
+            &mco_registry::EntryName::single(&Skeleton),
+            fetched,
+        )
     }
 
     static ONE: Jobs = crate::jobs![Skeleton];
@@ -205,7 +218,7 @@ mod tests {
         let listed: Vec<&str> = ONE.iter().map(|job| job.name()).collect();
         let registered: Vec<&str> = ONE.deref().iter().map(|kind| kind.name()).collect();
         assert_eq!((listed, registered), (vec!["skeleton"], vec!["skeleton"]));
-        let skeleton = mco_registry::Job::single(&Skeleton);
+        let skeleton = mco_registry::EntryName::single(&Skeleton);
         assert_eq!(ONE.of(&skeleton).map(|job| job.name()), Some("skeleton"));
         assert!(NONE.of(&skeleton).is_none());
         assert_eq!(
@@ -247,7 +260,7 @@ mod tests {
     struct NoModules;
 
     impl Modules for NoModules {
-        fn served(&mut self, _: &mco_registry::Job) -> Result<Option<&Served>, ModulesError> {
+        fn served(&mut self, _: &mco_registry::EntryName) -> Result<Option<&Served>, ModulesError> {
             Ok(None)
         }
     }

@@ -19,8 +19,8 @@
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use super::job::Job;
-use super::rollout::{CanarySpec, Rollouts};
+use super::job::EntryName;
+use super::rollout::Rollouts;
 use super::shadow;
 use super::slot::Slot;
 use crate::metrics::{JobRoleLabels, Metrics};
@@ -56,7 +56,7 @@ pub type Outcome<D> = fn(&D) -> &'static str;
 /// metrics that count them.
 #[derive(Clone, Copy)]
 pub struct Routing<'a> {
-    pub job: &'a Job,
+    pub job: &'a EntryName,
     pub rollouts: &'a Rollouts,
     pub metrics: &'a Metrics,
 }
@@ -81,19 +81,20 @@ pub struct Unfinished(#[from] tokio::task::JoinError);
 impl<G: Module + Clone + Send + 'static> Slot<G> {
     /// Decides `batch` for `routing.job`, handing each object back with its
     /// decision. `in_canary` says whether an object is in the rollout's
-    /// canary subset; `key` names an object in a comparison's log line;
+    /// canary subset, as the job reads it (`C`, see `canary.rs`); `key` names an object in a comparison's log line;
     /// `run` has a guest decide a batch, one result per object in order;
     /// `outcome` labels a decision in the counts.
-    pub async fn decide<T, D>(
+    pub async fn decide<C, T, D>(
         self,
         routing: Routing<'_>,
         batch: Vec<T>,
-        in_canary: impl Fn(&CanarySpec, &T) -> bool,
+        in_canary: impl Fn(&C, &T) -> bool,
         key: impl Fn(&T) -> String,
         run: impl Fn(&G, &[T]) -> Vec<Result<D, GuestError>> + Send + 'static,
         outcome: Outcome<D>,
     ) -> Result<Vec<(T, Decided<D>)>, Unfinished>
     where
+        C: 'static,
         T: Send + 'static,
         D: PartialEq + Debug + Send + 'static,
     {
@@ -234,6 +235,7 @@ mod tests {
     use prometheus_client::registry::Registry;
 
     use super::*;
+    use crate::canary::CanarySpec;
     use crate::metrics::JobResultLabels;
     use crate::rollout::{Declared, RolloutSpec, Stage};
 
@@ -307,16 +309,21 @@ mod tests {
         };
         let spec = RolloutSpec {
             stage,
-            canary: Some(CanarySpec {
-                pools: Some(vec!["canary".into()]),
-                machine_sets: None,
-            }),
+            canary: Some(CanarySpec(BTreeMap::from([(
+                "pools".into(),
+                serde_json::json!(["canary"]),
+            )]))),
             promotion: None,
             max_differ: None,
         };
+        let (kind, fields) = (job().kind(), crate::job::tests::JOBS.canaries());
+        let canary =
+            (spec.canary.as_ref()).and_then(|c| c.read(kind.name(), kind.canary(), &fields).ok());
+        assert!(canary.is_some(), "the test job reads its canary");
         let declared = Declared {
             object: "guest",
             spec: &spec,
+            canary,
             stored: None,
             active: ACTIVE,
             candidate: CANDIDATE,
@@ -325,7 +332,7 @@ mod tests {
         rollouts
     }
 
-    fn job() -> Job {
+    fn job() -> EntryName {
         crate::job::tests::test_job()
     }
 
@@ -364,7 +371,7 @@ mod tests {
             .decide(
                 routing,
                 batch,
-                |_, item| item.canary,
+                |_: &crate::job::tests::Pools, item| item.canary,
                 |item| item.name.to_owned(),
                 run,
                 outcome,

@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 use mco_registry_formats::sigstore::TrustRoot;
 
 use super::entries::{Entry, KeySource, Module, OciSource, Signer, Source, identity_name};
-use super::job::Job;
+use super::job::EntryName;
 use super::slot::Fetched;
 use super::table::Registry;
 use mco_fetch::image_policy::{self, Listed};
@@ -64,7 +64,7 @@ pub struct ConfigMapError {
 /// OCI modules pulled for a pass, by the job they were pulled for (its
 /// world is checked before the download) and source. The errors are
 /// shared: every entry naming the module reads the same one.
-pub type Pulls = BTreeMap<(Job, OciSource), Result<Pulled, Arc<PullError>>>;
+pub type Pulls = BTreeMap<(EntryName, OciSource), Result<Pulled, Arc<PullError>>>;
 
 /// Everything a pass read over the network before loading.
 #[derive(Debug, Default)]
@@ -72,12 +72,12 @@ pub struct Remote {
     pub configmaps: ConfigMaps,
     pub pulls: Pulls,
     /// Pulls that go on past this pass ([`InFlight`]).
-    pub pulling: BTreeSet<(Job, OciSource)>,
+    pub pulling: BTreeSet<(EntryName, OciSource)>,
 }
 
 /// The OCI modules (active and candidate) a registry names, by job.
-pub fn oci_sources(registry: &Registry) -> Vec<(Job, OciSource)> {
-    let mut sources: Vec<(Job, OciSource)> = registry
+pub fn oci_sources(registry: &Registry) -> Vec<(EntryName, OciSource)> {
+    let mut sources: Vec<(EntryName, OciSource)> = registry
         .entries()
         .flat_map(|(job, e)| {
             std::iter::once(&e.module)
@@ -131,8 +131,8 @@ impl Access {
 #[derive(Default)]
 pub struct InFlight {
     /// Each with the fingerprint of its access.
-    pulls: BTreeMap<(Job, OciSource), (Pull, String)>,
-    fresh: BTreeMap<(Job, OciSource), Fresh>,
+    pulls: BTreeMap<(EntryName, OciSource), (Pull, String)>,
+    fresh: BTreeMap<(EntryName, OciSource), Fresh>,
     /// Zero (the default): every pass pulls.
     refresh: Duration,
 }
@@ -159,7 +159,7 @@ impl InFlight {
 
     /// The module pulled for `key` with `access`, when still fresh, as
     /// taken from the cache (it was not downloaded again).
-    fn fresh(&self, key: &(Job, OciSource), access: &str) -> Option<Pulled> {
+    fn fresh(&self, key: &(EntryName, OciSource), access: &str) -> Option<Pulled> {
         let fresh = self.fresh.get(key)?;
         (fresh.access == access && fresh.at.elapsed() < self.refresh).then(|| Pulled {
             cached: true,
@@ -169,7 +169,7 @@ impl InFlight {
 }
 
 /// One pass's pulls, by job and source: `None` while still pulling.
-pub type Round = BTreeMap<(Job, OciSource), Option<Result<Pulled, PullError>>>;
+pub type Round = BTreeMap<(EntryName, OciSource), Option<Result<Pulled, PullError>>>;
 
 /// Pulls every OCI module of `registry` side by side, with the
 /// credentials and keys `access` finds for each. With `wait`, a pull not
@@ -391,7 +391,11 @@ pub fn configmap_names(registry: &Registry) -> Vec<String> {
     names
 }
 
-fn read_module(job: &Job, module: &Module, remote: &Remote) -> Result<Arc<Vec<u8>>, FetchError> {
+fn read_module(
+    job: &EntryName,
+    module: &Module,
+    remote: &Remote,
+) -> Result<Arc<Vec<u8>>, FetchError> {
     match &module.source {
         Source::Oci(oci) => match remote.pulls.get(&(job.clone(), oci.clone())) {
             Some(Ok(pulled)) => Ok(pulled.bytes.clone()),
@@ -439,7 +443,7 @@ fn read_module(job: &Job, module: &Module, remote: &Remote) -> Result<Arc<Vec<u8
 }
 
 /// Reads the module and candidate of `job`'s entry.
-pub fn fetch(job: &Job, entry: &Entry, remote: &Remote) -> Result<Fetched, FetchError> {
+pub fn fetch(job: &EntryName, entry: &Entry, remote: &Remote) -> Result<Fetched, FetchError> {
     Ok(Fetched {
         entry: entry.clone(),
         bytes: read_module(job, &entry.module, remote)?,
@@ -455,7 +459,7 @@ pub fn fetch(job: &Job, entry: &Entry, remote: &Remote) -> Result<Fetched, Fetch
 pub fn fetch_all(
     registry: &Registry,
     remote: &Remote,
-) -> BTreeMap<Job, Result<Fetched, FetchError>> {
+) -> BTreeMap<EntryName, Result<Fetched, FetchError>> {
     registry
         .entries()
         .map(|(job, entry)| (job.clone(), fetch(job, entry, remote)))

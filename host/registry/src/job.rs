@@ -1,7 +1,8 @@
 //! How a job describes itself to the registry ([`JobKind`]), which is all
 //! the registry knows of it: each job implements it in its own folder and
-//! the composition root registers the implementations ([`Jobs`]). A
-//! [`Job`] is one registry entry of a kind, `mcn` or `bootImage.<platform>`.
+//! the composition root registers the implementations ([`Jobs`]). An
+//! [`EntryName`] names one registry entry of a kind, `mcn` or
+//! `bootImage.<platform>`: what the job serves, not the job.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -11,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::audit::Audit;
 use super::audit::cluster::ReadError;
+use super::canary::CanaryField;
 use super::slot::{Fetched, Served};
 use mco_runtime::{LoadError, Runtime};
 
@@ -45,12 +47,17 @@ pub trait JobKind: Send + Sync + 'static {
     fn on_failure(&self) -> &'static str;
 
     /// The field of `spec.rollout.canary` that names this job's canary
-    /// objects (see `rollout.rs`): the job alone reads it.
-    fn canary_field(&self) -> &'static str;
+    /// objects, and the type the job reads there (see `canary.rs`).
+    fn canary(&self) -> CanaryField;
 
     /// Loads `fetched`'s module and candidate, each passing this job's
     /// smoke evaluation (see [`Served::load`]).
-    fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError>;
+    fn load(
+        &self,
+        runtime: &Runtime,
+        job: &EntryName,
+        fetched: &Fetched,
+    ) -> Result<Served, LoadError>;
 
     /// Decides every current object of `job` in the cluster with the
     /// module and the candidate `served` holds, and compares them
@@ -63,28 +70,29 @@ pub trait JobKind: Send + Sync + 'static {
         &'a self,
         client: &'a kube::Client,
         served: &'a Served,
-        job: &'a Job,
+        job: &'a EntryName,
         limit: usize,
         gates: &'a [(&'static str, bool)],
     ) -> Audited<'a>;
 }
 
-/// One registry entry: a kind and, for a keyed kind, the key.
+/// The name of one registry entry: a job kind and, for a keyed kind, the
+/// key. Not `Entry`, which is what serves it (`entries.rs`).
 #[derive(Clone)]
-pub struct Job {
+pub struct EntryName {
     kind: &'static dyn JobKind,
     key: Option<Arc<str>>,
 }
 
-impl Job {
+impl EntryName {
     /// The entry of a job with one entry.
-    pub fn single(kind: &'static dyn JobKind) -> Job {
-        Job { kind, key: None }
+    pub fn single(kind: &'static dyn JobKind) -> EntryName {
+        EntryName { kind, key: None }
     }
 
     /// The entry of a keyed job for `key`.
-    pub fn keyed(kind: &'static dyn JobKind, key: impl Into<Arc<str>>) -> Job {
-        Job {
+    pub fn keyed(kind: &'static dyn JobKind, key: impl Into<Arc<str>>) -> EntryName {
+        EntryName {
             kind,
             key: Some(key.into()),
         }
@@ -115,34 +123,34 @@ impl Job {
     }
 }
 
-impl PartialEq for Job {
-    fn eq(&self, other: &Job) -> bool {
+impl PartialEq for EntryName {
+    fn eq(&self, other: &EntryName) -> bool {
         self.rank() == other.rank()
     }
 }
 
-impl Eq for Job {}
+impl Eq for EntryName {}
 
-impl PartialOrd for Job {
-    fn partial_cmp(&self, other: &Job) -> Option<Ordering> {
+impl PartialOrd for EntryName {
+    fn partial_cmp(&self, other: &EntryName) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Job {
-    fn cmp(&self, other: &Job) -> Ordering {
+impl Ord for EntryName {
+    fn cmp(&self, other: &EntryName) -> Ordering {
         self.rank().cmp(&other.rank())
     }
 }
 
-impl Hash for Job {
+impl Hash for EntryName {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.rank().hash(state);
     }
 }
 
 /// `mcn`, `bootImage.<platform>`.
-impl fmt::Display for Job {
+impl fmt::Display for EntryName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.key {
             None => f.write_str(self.kind.name()),
@@ -151,7 +159,7 @@ impl fmt::Display for Job {
     }
 }
 
-impl fmt::Debug for Job {
+impl fmt::Debug for EntryName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Job({self})")
     }
@@ -183,6 +191,11 @@ impl Jobs {
         self.iter().find(|kind| kind.name() == name)
     }
 
+    /// Every job's field of a canary, in order.
+    pub fn canaries(&self) -> Vec<CanaryField> {
+        self.iter().map(|kind| kind.canary()).collect()
+    }
+
     /// `verify` and every job's name.
     pub(super) fn fields(&self) -> &'static [&'static str] {
         self.fields.get_or_init(|| {
@@ -207,8 +220,27 @@ pub(crate) mod tests {
         key: Option<&'static str>,
         installed: &'static [(Option<&'static str>, &'static str)],
         required: Option<&'static str>,
-        canary_field: &'static str,
+        canary: CanaryField,
     }
+
+    /// The canary of the tests' `mcn`.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub(crate) struct Pools {
+        /// The mcn job: the nodes.
+        #[schemars(length(min = 1, max = 64))]
+        pub(crate) pools: Vec<String>,
+    }
+
+    /// The canary of the tests' `bootImage`.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub(crate) struct MachineSets {
+        /// A bootImage job: the MachineSets.
+        pub(crate) machine_sets: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    }
+
+    const POOLS: CanaryField = CanaryField::of::<Pools>("pools", "the mcn job");
 
     /// The entry [`test_job`] names.
     static TEST: TestJob = TestJob {
@@ -216,7 +248,7 @@ pub(crate) mod tests {
         key: None,
         installed: &[],
         required: None,
-        canary_field: "pools",
+        canary: POOLS,
     };
 
     /// Two kinds shaped as the host's jobs are (one entry, and one entry
@@ -228,7 +260,7 @@ pub(crate) mod tests {
         key: None,
         installed: &[(None, "mcn.wasm")],
         required: Some("the registry names no MachineConfigNode (mcn) guest"),
-        canary_field: "pools",
+        canary: POOLS,
     };
     static KEYED: TestJob = TestJob {
         name: "bootImage",
@@ -240,7 +272,7 @@ pub(crate) mod tests {
             (Some("VSphere"), "bootimage-vsphere.wasm"),
         ],
         required: None,
-        canary_field: "machineSets",
+        canary: CanaryField::of::<MachineSets>("machineSets", "a bootImage job"),
     };
 
     /// The jobs of the registry's tests.
@@ -271,11 +303,11 @@ pub(crate) mod tests {
             "nothing"
         }
 
-        fn canary_field(&self) -> &'static str {
-            self.canary_field
+        fn canary(&self) -> CanaryField {
+            self.canary
         }
 
-        fn load(&self, _: &Runtime, _: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
+        fn load(&self, _: &Runtime, _: &EntryName, fetched: &Fetched) -> Result<Served, LoadError> {
             Err(LoadError::Smoke {
                 module: fetched.entry.module.source.to_string(),
                 detail: "the test job loads no module".into(),
@@ -286,7 +318,7 @@ pub(crate) mod tests {
             &'a self,
             _: &'a kube::Client,
             _: &'a Served,
-            _: &'a Job,
+            _: &'a EntryName,
             _: usize,
             _: &'a [(&'static str, bool)],
         ) -> Audited<'a> {
@@ -295,7 +327,17 @@ pub(crate) mod tests {
     }
 
     /// The entry of the test job.
-    pub(crate) fn test_job() -> Job {
-        Job::single(&TEST)
+    pub(crate) fn test_job() -> EntryName {
+        EntryName::single(&TEST)
+    }
+
+    /// The entry of the tests' `mcn`.
+    pub(crate) fn single() -> EntryName {
+        EntryName::single(&SINGLE)
+    }
+
+    /// An entry of the tests' `bootImage`.
+    pub(crate) fn keyed() -> EntryName {
+        EntryName::keyed(&KEYED, "GCP")
     }
 }

@@ -7,7 +7,8 @@
 //! signature policies and ClusterImagePolicy signers), a job's loaded
 //! guests (`slot`), the set serving now (`set`), hot swap (`swap`, over
 //! what `read` reads of the cluster), shadow evaluation of candidates
-//! (`shadow`), their rollout to the objects (`rollout`), the protocol a
+//! (`shadow`), their rollout to the objects (`rollout`, a canary subset
+//! each job reads its own way: `canary`), the protocol a
 //! job's controller asks for decisions through (`decide`) and what
 //! `/guests` shows (`serving`).
 //!
@@ -18,6 +19,7 @@
 //! job's objects (`audit`), and this component's series (`metrics`).
 
 pub mod audit;
+pub mod canary;
 pub mod compare;
 pub mod crd;
 pub mod decide;
@@ -39,7 +41,7 @@ pub use fetch::{
     Access, ConfigMaps, FetchError, InFlight, Pulls, Remote, Round, configmap_names, fetch,
     fetch_all, oci_sources, pull_all, read_policy,
 };
-pub use job::{Audited, Job, JobKind, Jobs};
+pub use job::{Audited, EntryName, JobKind, Jobs};
 pub use metrics::Metrics;
 pub use set::{
     Built, Fallback, GuestSet, Guests, JobError, Outcome, StartError, Started, build,

@@ -20,14 +20,14 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::jiff::Timestamp;
 use kube::KubeSchema;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-use super::job::Job;
+use super::canary::{CanarySpec, Selection};
+use super::job::EntryName;
 use super::shadow::Comparison;
 
 /// `spec.rollout` of a MachineConfigGuest.
@@ -41,9 +41,9 @@ pub struct RolloutSpec {
     /// moves it further by itself. Default `Shadow`.
     #[serde(default)]
     pub stage: Stage,
-    /// The objects whose decisions the candidate makes in `Canary`:
-    /// `pools` for the mcn job, `machineSets` for a bootImage job.
-    /// Without it, promotion goes from `Shadow` straight to `Active`.
+    /// The objects whose decisions the candidate makes in `Canary`, by the
+    /// field of their job (the CRD says which: `canary.rs`). Without it,
+    /// promotion goes from `Shadow` straight to `Active`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canary: Option<CanarySpec>,
     /// Promotion by evidence; without it, only a change of `stage` promotes.
@@ -91,21 +91,6 @@ impl Stage {
             Stage::Active | Stage::RolledBack => None,
         }
     }
-}
-
-/// The canary subset; each job reads the field that names its objects.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[x_kube(validation = Rule::new("has(self.pools) != has(self.machineSets)").message("give one of pools (the mcn job) and machineSets (a bootImage job)"))]
-pub struct CanarySpec {
-    /// The mcn job: the nodes of these MachineConfigPools.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 64))]
-    pub pools: Option<Vec<String>>,
-    /// A bootImage job: the MachineSets (and ControlPlaneMachineSets) whose
-    /// labels this selects.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub machine_sets: Option<LabelSelector>,
 }
 
 /// When a stage is promoted without a hand: all of these hold.
@@ -384,7 +369,8 @@ fn short(sha256: &str) -> &str {
 pub struct Route {
     /// `None`: the job has no rollout; a candidate only shadows.
     pub stage: Option<Stage>,
-    pub canary: Option<Arc<CanarySpec>>,
+    /// The canary as the job read it ([`CanarySpec::read`]).
+    pub canary: Option<Selection>,
 }
 
 impl Route {
@@ -394,11 +380,17 @@ impl Route {
     }
 
     /// Whether the candidate's decision is written for an object;
-    /// `in_canary` says whether the object is in the canary subset.
-    pub fn candidate_writes(&self, in_canary: impl FnOnce(&CanarySpec) -> bool) -> bool {
+    /// `in_canary` says whether the object is in the canary subset, given
+    /// the canary as the job reads it (`C`, its [`CanaryField`] type; a
+    /// canary of another type selects nothing).
+    ///
+    /// [`CanaryField`]: super::canary::CanaryField
+    pub fn candidate_writes<C: 'static>(&self, in_canary: impl FnOnce(&C) -> bool) -> bool {
         match self.stage {
             Some(Stage::Active) => true,
-            Some(Stage::Canary) => self.canary.as_deref().is_some_and(in_canary),
+            Some(Stage::Canary) => (self.canary.as_deref())
+                .and_then(|canary| canary.downcast_ref::<C>())
+                .is_some_and(in_canary),
             _ => false,
         }
     }
@@ -410,14 +402,14 @@ struct Live {
     /// The MachineConfigGuest it belongs to.
     object: String,
     spec: RolloutSpec,
-    canary: Option<Arc<CanarySpec>>,
+    canary: Option<Selection>,
     status: RolloutStatus,
     active: String,
 }
 
 #[derive(Default)]
 struct Inner {
-    jobs: BTreeMap<Job, Live>,
+    jobs: BTreeMap<EntryName, Live>,
     /// Moves not yet published as Events, with the object they are about.
     moves: Vec<(String, Move)>,
 }
@@ -426,6 +418,8 @@ struct Inner {
 pub struct Declared<'a> {
     pub object: &'a str,
     pub spec: &'a RolloutSpec,
+    /// `spec.canary` as the job read it.
+    pub canary: Option<Selection>,
     pub stored: Option<&'a RolloutStatus>,
     /// The served module and candidate (sha256).
     pub active: &'a str,
@@ -454,7 +448,7 @@ impl Rollouts {
     /// (sha256). A candidate the rollout is not about only shadows: one
     /// just swapped in waits for the next sync to start its own rollout,
     /// and never inherits a stage its predecessor earned.
-    pub fn route(&self, job: &Job, candidate: Option<&str>) -> Route {
+    pub fn route(&self, job: &EntryName, candidate: Option<&str>) -> Route {
         self.with(|inner| {
             inner
                 .jobs
@@ -470,7 +464,7 @@ impl Rollouts {
     /// Counts one comparison of `candidate` (sha256) for `job`'s rollout
     /// and makes the move the evidence calls for (a rollback at once, so
     /// the next object is decided by the module again).
-    pub fn record(&self, job: &Job, candidate: &str, comparison: Comparison) {
+    pub fn record(&self, job: &EntryName, candidate: &str, comparison: Comparison) {
         let moved = self.with(|inner| {
             let live = inner.jobs.get_mut(job)?;
             if live.status.stage == Stage::RolledBack || live.status.candidate_sha256 != candidate {
@@ -494,12 +488,12 @@ impl Rollouts {
     /// holds, unless the stored status is further on ([`latest`]), and
     /// promotes on time; another replica takes the stored status as it is,
     /// ready to carry on if it takes the lease.
-    pub fn sync(&self, declared: BTreeMap<Job, Declared<'_>>, leader: bool) {
+    pub fn sync(&self, declared: BTreeMap<EntryName, Declared<'_>>, leader: bool) {
         let now = Timestamp::now();
         let mut moves = Vec::new();
         let mut routes_changed = false;
         self.with(|inner| {
-            let before: BTreeMap<Job, Stage> = (inner.jobs.iter())
+            let before: BTreeMap<EntryName, Stage> = (inner.jobs.iter())
                 .map(|(job, live)| (job.clone(), live.status.stage))
                 .collect();
             let mut next = BTreeMap::new();
@@ -524,19 +518,18 @@ impl Rollouts {
                 for moved in moved.into_iter().chain(judged) {
                     moves.push((job.clone(), declared.object.to_owned(), moved));
                 }
-                let canary = declared.spec.canary.clone().map(Arc::new);
                 next.insert(
                     job,
                     Live {
                         object: declared.object.to_owned(),
                         spec: declared.spec.clone(),
-                        canary,
+                        canary: declared.canary,
                         status,
                         active: declared.active.to_owned(),
                     },
                 );
             }
-            let after: BTreeMap<Job, Stage> = (next.iter())
+            let after: BTreeMap<EntryName, Stage> = (next.iter())
                 .map(|(job, live)| (job.clone(), live.status.stage))
                 .collect();
             routes_changed = before != after;
@@ -560,7 +553,7 @@ impl Rollouts {
     }
 
     /// Each job's rollout status, by job.
-    pub fn statuses(&self) -> BTreeMap<Job, (RolloutSpec, RolloutStatus)> {
+    pub fn statuses(&self) -> BTreeMap<EntryName, (RolloutSpec, RolloutStatus)> {
         self.with(|inner| {
             (inner.jobs.iter())
                 .map(|(job, live)| (job.clone(), (live.spec.clone(), live.status.clone())))
@@ -618,7 +611,7 @@ fn progress(status: &RolloutStatus) -> (Option<Timestamp>, u64) {
     (status.since.parse().ok(), evaluations)
 }
 
-fn log(job: &Job, moved: &Move) {
+fn log(job: &EntryName, moved: &Move) {
     let from = moved.from.map(Stage::as_str).unwrap_or("-");
     if moved.to == Stage::RolledBack {
         tracing::warn!(entry = %job, from, reason = moved.reason, "rollout rolled back: {}", moved.message);
@@ -641,10 +634,10 @@ mod tests {
     fn automatic(evaluations: u64, minimum: &str) -> RolloutSpec {
         RolloutSpec {
             stage: Stage::Shadow,
-            canary: Some(CanarySpec {
-                pools: Some(vec!["worker-canary".into()]),
-                machine_sets: None,
-            }),
+            canary: Some(CanarySpec(BTreeMap::from([(
+                "pools".into(),
+                serde_json::json!(["worker-canary"]),
+            )]))),
             promotion: Some(Promotion {
                 evaluations,
                 minimum_time: minimum.into(),
@@ -811,15 +804,8 @@ mod tests {
 
     #[test]
     fn routes_follow_the_stage_and_the_canary_subset() {
-        let canary = Some(Arc::new(CanarySpec {
-            pools: Some(vec!["worker-canary".into()]),
-            machine_sets: None,
-        }));
-        let in_canary = |c: &CanarySpec| {
-            c.pools
-                .as_ref()
-                .is_some_and(|p| p.iter().any(|p| p == "worker-canary"))
-        };
+        let canary: Option<Selection> = Some(Arc::new(vec!["worker-canary".to_owned()]));
+        let in_canary = |pools: &Vec<String>| pools.iter().any(|p| p == "worker-canary");
         let route = |stage| Route {
             stage,
             canary: canary.clone(),
@@ -827,20 +813,25 @@ mod tests {
         assert!(!route(None).candidate_writes(in_canary) && route(None).runs_candidate());
         assert!(!route(Some(Stage::Shadow)).candidate_writes(in_canary));
         assert!(route(Some(Stage::Canary)).candidate_writes(in_canary));
-        assert!(!route(Some(Stage::Canary)).candidate_writes(|_| false));
-        assert!(route(Some(Stage::Active)).candidate_writes(|_| false));
+        assert!(!route(Some(Stage::Canary)).candidate_writes(|_: &Vec<String>| false));
+        assert!(
+            !route(Some(Stage::Canary)).candidate_writes(|_: &String| true),
+            "a canary of another type selects nothing"
+        );
+        assert!(route(Some(Stage::Active)).candidate_writes(|_: &Vec<String>| false));
         assert!(!route(Some(Stage::RolledBack)).runs_candidate());
     }
 
     fn declared<'a>(
         spec: &'a RolloutSpec,
         stored: Option<&'a RolloutStatus>,
-    ) -> BTreeMap<Job, Declared<'a>> {
+    ) -> BTreeMap<EntryName, Declared<'a>> {
         BTreeMap::from([(
             crate::job::tests::test_job(),
             Declared {
                 object: "mcn",
                 spec,
+                canary: None,
                 stored,
                 active: ACTIVE,
                 candidate: CANDIDATE,
@@ -960,7 +951,7 @@ mod tests {
         assert_eq!(rollouts.take_moves().len(), 1, "the start is a move");
         rollouts.record(&job, CANDIDATE, Comparison::Failed);
         let route = rollouts.route(&job, Some(CANDIDATE));
-        assert!(!route.runs_candidate() && !route.candidate_writes(|_| true));
+        assert!(!route.runs_candidate() && !route.candidate_writes(|_: &Vec<String>| true));
         let other = rollouts.route(&job, Some("another candidate"));
         assert!(
             other.stage.is_none() && other.runs_candidate(),
@@ -977,7 +968,9 @@ mod tests {
         rollouts.sync(BTreeMap::new(), true);
         let route = rollouts.route(&job, Some(CANDIDATE));
         assert!(
-            route.stage.is_none() && route.runs_candidate() && !route.candidate_writes(|_| true)
+            route.stage.is_none()
+                && route.runs_candidate()
+                && !route.candidate_writes(|_: &Vec<String>| true)
         );
     }
 

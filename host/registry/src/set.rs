@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use super::entries::{Entry, Module};
 use super::fetch::{FetchError, Remote, fetch, fetch_all};
-use super::job::{Job, JobKind, Jobs};
+use super::job::{EntryName, JobKind, Jobs};
 use super::rollout::Rollouts;
 use super::serving::{Change, JobStatus, Status};
 use super::slot::{EntryKey, Fetched, Served, Slot};
@@ -26,18 +26,18 @@ use mco_runtime::{LoadError, Runtime};
 /// reads its own typed with [`GuestSet::slot`].
 #[derive(Clone, Default)]
 pub struct GuestSet {
-    slots: BTreeMap<Job, Served>,
-    keys: BTreeMap<Job, EntryKey>,
+    slots: BTreeMap<EntryName, Served>,
+    keys: BTreeMap<EntryName, EntryKey>,
 }
 
 impl GuestSet {
     /// The guests serving `job`, if it has any and they are of type `G`.
-    pub fn slot<G: 'static>(&self, job: &Job) -> Option<&Slot<G>> {
+    pub fn slot<G: 'static>(&self, job: &EntryName) -> Option<&Slot<G>> {
         self.slots.get(job)?.get()
     }
 
     /// The guests serving `job`, of whatever world.
-    pub fn served(&self, job: &Job) -> Option<&Served> {
+    pub fn served(&self, job: &EntryName) -> Option<&Served> {
         self.slots.get(job)
     }
 
@@ -46,16 +46,16 @@ impl GuestSet {
         self.slots
             .keys()
             .filter(move |job| job.is(kind))
-            .filter_map(Job::key)
+            .filter_map(EntryName::key)
     }
 
     /// The key each job was loaded from.
-    pub fn key(&self, job: &Job) -> Option<&EntryKey> {
+    pub fn key(&self, job: &EntryName) -> Option<&EntryKey> {
         self.keys.get(job)
     }
 
     /// What serves each job, without the history of changes.
-    pub fn serving(&self) -> impl Iterator<Item = (&Job, &Served)> {
+    pub fn serving(&self) -> impl Iterator<Item = (&EntryName, &Served)> {
         self.slots.iter()
     }
 }
@@ -129,7 +129,7 @@ impl Guests {
     }
 
     /// Records the outcome of an attempt to change `job`.
-    pub(crate) fn record(&self, job: &Job, change: Change) {
+    pub(crate) fn record(&self, job: &EntryName, change: Change) {
         self.with_status(|status| {
             status.jobs.entry(job.to_string()).or_default().last_change = Some(change);
         });
@@ -189,7 +189,7 @@ pub enum Outcome {
 /// A new set built from a fetched registry, and what happened per job.
 pub struct Built {
     pub set: Option<GuestSet>,
-    pub outcomes: BTreeMap<Job, Outcome>,
+    pub outcomes: BTreeMap<EntryName, Outcome>,
 }
 
 impl Built {
@@ -210,14 +210,14 @@ pub fn build(
     runtime: &Runtime,
     jobs: &Jobs,
     previous: Option<&GuestSet>,
-    fetched: BTreeMap<Job, Result<Fetched, FetchError>>,
-    known_bad: &BTreeMap<Job, EntryKey>,
+    fetched: BTreeMap<EntryName, Result<Fetched, FetchError>>,
+    known_bad: &BTreeMap<EntryName, EntryKey>,
 ) -> Built {
     let mut outcomes = BTreeMap::new();
     let mut keys = BTreeMap::new();
     let mut slots = BTreeMap::new();
     // A job that does not change serves what it served, under its key.
-    let mut keep = |job: &Job, slots: &mut BTreeMap<Job, Served>| {
+    let mut keep = |job: &EntryName, slots: &mut BTreeMap<EntryName, Served>| {
         if let Some(previous) = previous {
             if let Some(slot) = previous.slots.get(job) {
                 slots.insert(job.clone(), slot.clone());
@@ -232,7 +232,7 @@ pub fn build(
             continue;
         };
         if !fetched.keys().any(|job| job.is(kind)) {
-            let job = Job::single(kind);
+            let job = EntryName::single(kind);
             keep(&job, &mut slots);
             let error = JobError::Missing(why);
             outcomes.insert(job, Outcome::Failed { key: None, error });
@@ -296,7 +296,7 @@ pub fn build(
 }
 
 /// Whether every job of `jobs` the host cannot serve without has a guest.
-fn complete(jobs: &Jobs, slots: &BTreeMap<Job, Served>) -> bool {
+fn complete(jobs: &Jobs, slots: &BTreeMap<EntryName, Served>) -> bool {
     jobs.iter()
         .filter(|kind| kind.required().is_some())
         .all(|kind| slots.keys().any(|job| job.is(kind)))
@@ -308,7 +308,7 @@ pub enum StartError {
     #[error(transparent)]
     Registry(#[from] RegistryError),
     #[error("registry entry {job}: {error}")]
-    Job { job: Job, error: JobError },
+    Job { job: EntryName, error: JobError },
 }
 
 /// Reads a registry file (or the installed guests) without a cluster.
@@ -329,7 +329,7 @@ pub fn initial(
     jobs: &Jobs,
     registry: &Registry,
     remote: &Remote,
-) -> Result<(Guests, BTreeMap<Job, Outcome>), StartError> {
+) -> Result<(Guests, BTreeMap<EntryName, Outcome>), StartError> {
     let fetched = fetch_all(registry, remote);
     all_loaded(build(runtime, jobs, None, fetched, &BTreeMap::new()))
 }
@@ -349,8 +349,8 @@ pub struct Fallback<'a> {
 /// The set `run` starts with, and the jobs serving a fallback with why.
 pub struct Started {
     pub guests: Guests,
-    pub outcomes: BTreeMap<Job, Outcome>,
-    pub degraded: BTreeMap<Job, String>,
+    pub outcomes: BTreeMap<EntryName, Outcome>,
+    pub degraded: BTreeMap<EntryName, String>,
 }
 
 /// The first set of `run`. An entry that cannot load falls back to the
@@ -369,7 +369,7 @@ pub fn start(
     let fetched = fetch_all(registry, remote);
     let bytes = fetched_bytes(&fetched);
     let built = build(runtime, jobs, None, fetched, &BTreeMap::new());
-    let failed: BTreeMap<Job, String> = built
+    let failed: BTreeMap<EntryName, String> = built
         .outcomes
         .iter()
         .filter_map(|(job, outcome)| match outcome {
@@ -396,7 +396,7 @@ pub fn start(
     }
     let built = build(runtime, jobs, None, fetched, &BTreeMap::new());
     let (guests, outcomes) = all_loaded(built)?;
-    let own: BTreeMap<Job, Arc<Vec<u8>>> = bytes
+    let own: BTreeMap<EntryName, Arc<Vec<u8>>> = bytes
         .into_iter()
         .filter(|(job, _)| !degraded.contains_key(job))
         .collect();
@@ -411,8 +411,8 @@ pub fn start(
 /// The module bytes of every job that could be fetched, to remember those
 /// that load.
 pub fn fetched_bytes(
-    fetched: &BTreeMap<Job, Result<Fetched, FetchError>>,
-) -> BTreeMap<Job, Arc<Vec<u8>>> {
+    fetched: &BTreeMap<EntryName, Result<Fetched, FetchError>>,
+) -> BTreeMap<EntryName, Arc<Vec<u8>>> {
     fetched
         .iter()
         .filter_map(|(job, f)| f.as_ref().ok().map(|f| (job.clone(), f.bytes.clone())))
@@ -422,8 +422,8 @@ pub fn fetched_bytes(
 /// Records the modules of jobs that loaded as their last good ones.
 pub fn remember(
     cache: Option<&Oci>,
-    bytes: &BTreeMap<Job, Arc<Vec<u8>>>,
-    outcomes: &BTreeMap<Job, Outcome>,
+    bytes: &BTreeMap<EntryName, Arc<Vec<u8>>>,
+    outcomes: &BTreeMap<EntryName, Outcome>,
 ) {
     let Some(cache) = cache else { return };
     for (job, outcome) in outcomes {
@@ -434,7 +434,11 @@ pub fn remember(
 }
 
 /// A job's fallback module, and what it is for the log.
-fn substitute(job: &Job, entry: Option<&Entry>, fallback: &Fallback) -> Option<(Fetched, String)> {
+fn substitute(
+    job: &EntryName,
+    entry: Option<&Entry>,
+    fallback: &Fallback,
+) -> Option<(Fetched, String)> {
     let installed = fallback.installed.get(job);
     // The entry's source names the module in status; its limits still hold.
     let like_entry = |module: Module| Entry {
@@ -473,7 +477,7 @@ fn substitute(job: &Job, entry: Option<&Entry>, fallback: &Fallback) -> Option<(
 }
 
 /// The set, if every job loaded; else the first failure.
-fn all_loaded(built: Built) -> Result<(Guests, BTreeMap<Job, Outcome>), StartError> {
+fn all_loaded(built: Built) -> Result<(Guests, BTreeMap<EntryName, Outcome>), StartError> {
     let mut outcomes = BTreeMap::new();
     for (job, outcome) in built.outcomes {
         if let Outcome::Failed { error, .. } = outcome {

@@ -30,7 +30,7 @@ impl Comparison {
 /// Compares the candidate's result for `object` with the active module's
 /// decision, counts it in `mco_shadow_evaluations_total{job,result}` and
 /// logs every difference with both decisions. `job` is the registry entry
-/// (`mcn`, `bootImage.<platform>`, see [`super::Job`]);
+/// (`mcn`, `bootImage.<platform>`, see [`super::EntryName`]);
 /// `candidate` should already have passed the host's validation, so that
 /// output the host would refuse counts as a failure.
 pub fn compare<D, E>(

@@ -35,7 +35,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::crd::{self, MachineConfigGuest};
 use super::fetch::{InFlight, fetch_all};
-use super::job::{Job, Jobs};
+use super::job::{EntryName, Jobs};
 use super::read::Reader;
 use super::rollout::{Move, RolloutSpec, RolloutStatus, Stage};
 use super::serving::Change;
@@ -188,7 +188,7 @@ struct Watch {
     registry_cm: Option<ConfigMap>,
     /// Entries that failed with exactly this content: not retried until
     /// something changes.
-    known_bad: BTreeMap<Job, EntryKey>,
+    known_bad: BTreeMap<EntryName, EntryKey>,
     /// The last failure reported per job (or `registry`), so a failure that
     /// persists is reported once, not every poll.
     reported: BTreeMap<String, String>,
@@ -315,7 +315,7 @@ impl Watch {
     async fn report(
         &mut self,
         serving: &GuestSet,
-        outcomes: BTreeMap<Job, Outcome>,
+        outcomes: BTreeMap<EntryName, Outcome>,
         started: Instant,
     ) {
         for (job, outcome) in outcomes {
@@ -413,7 +413,11 @@ impl Watch {
         let leader = *self.leader.borrow();
         let set = self.guests.current();
         let rollouts = self.guests.rollouts().clone();
-        rollouts.sync(crd::declared(&self.objects, self.config.jobs, &set), leader);
+        // A canary no job can read is the registry's error, which the
+        // objects' status says; the rollouts stay as they were meanwhile.
+        if let Ok(declared) = crd::declared(&self.objects, self.config.jobs, &set) {
+            rollouts.sync(declared, leader);
+        }
         if !leader {
             return;
         }
@@ -504,7 +508,7 @@ impl Watch {
     }
 
     /// Sets `mco_guest_rollout_stage` to each job's stage.
-    fn publish_stages(&mut self, statuses: &BTreeMap<Job, (RolloutSpec, RolloutStatus)>) {
+    fn publish_stages(&mut self, statuses: &BTreeMap<EntryName, (RolloutSpec, RolloutStatus)>) {
         let now: BTreeSet<RolloutStageLabels> = statuses
             .iter()
             .map(|(job, (_, status))| RolloutStageLabels {
@@ -528,7 +532,7 @@ impl Watch {
     /// of modules that no longer serve.
     fn publish(&mut self, set: &GuestSet) {
         let mut now = BTreeSet::new();
-        let mut add = |job: &Job, role: &str, module: &GuestModule| {
+        let mut add = |job: &EntryName, role: &str, module: &GuestModule| {
             now.insert(GuestInfoLabels {
                 job: job.to_string(),
                 role: role.into(),
@@ -555,7 +559,7 @@ impl Watch {
     /// `job`'s object; file registries have no object to hang one on.
     async fn event(
         &self,
-        job: Option<&Job>,
+        job: Option<&EntryName>,
         type_: EventType,
         reason: &str,
         action: String,
@@ -602,7 +606,7 @@ fn swap_action(entry: &str, sha256: Option<&str>) -> String {
     }
 }
 
-fn serving_module(set: &GuestSet, job: &Job) -> (String, String) {
+fn serving_module(set: &GuestSet, job: &EntryName) -> (String, String) {
     set.served(job).map_or_else(Default::default, |served| {
         let (module, _) = served.active();
         (module.name.clone(), module.digest.clone())

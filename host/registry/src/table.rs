@@ -56,7 +56,7 @@ use std::path::{Path, PathBuf};
 use serde::de::{self, MapAccess, Visitor};
 
 use super::entries::{Entry, RawEntry, RawVerify};
-use super::job::{Job, Jobs};
+use super::job::{EntryName, Jobs};
 
 /// The key of a registry held in a ConfigMap.
 pub const CONFIGMAP_KEY: &str = "registry.yaml";
@@ -65,7 +65,7 @@ pub const CONFIGMAP_KEY: &str = "registry.yaml";
 /// a platform without one gets `noop` decisions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Registry {
-    entries: BTreeMap<Job, Entry>,
+    entries: BTreeMap<EntryName, Entry>,
 }
 
 /// Where the host reads its registry from.
@@ -121,8 +121,8 @@ impl Registry {
             .flat_map(|kind| {
                 kind.installed().into_iter().map(move |(key, file)| {
                     let job = match key {
-                        Some(key) => Job::keyed(kind, key),
-                        None => Job::single(kind),
+                        Some(key) => EntryName::keyed(kind, key),
+                        None => EntryName::single(kind),
                     };
                     (job, Entry::path(dir.join(file)))
                 })
@@ -176,17 +176,17 @@ impl Registry {
         Ok(Registry { entries })
     }
 
-    pub fn get(&self, job: &Job) -> Option<&Entry> {
+    pub fn get(&self, job: &EntryName) -> Option<&Entry> {
         self.entries.get(job)
     }
 
     /// Sets `job`'s entry, replacing the one it had.
-    pub fn insert(&mut self, job: Job, entry: Entry) {
+    pub fn insert(&mut self, job: EntryName, entry: Entry) {
         self.entries.insert(job, entry);
     }
 
     /// Every entry with its job, jobs the host cannot serve without first.
-    pub fn entries(&self) -> impl Iterator<Item = (&Job, &Entry)> {
+    pub fn entries(&self) -> impl Iterator<Item = (&EntryName, &Entry)> {
         self.entries.iter()
     }
 }
@@ -198,7 +198,7 @@ impl Registry {
 struct RawRegistry {
     /// The default `verify` of every OCI module without its own.
     verify: Option<RawVerify>,
-    entries: BTreeMap<Job, RawEntry>,
+    entries: BTreeMap<EntryName, RawEntry>,
 }
 
 impl RawRegistry {
@@ -231,9 +231,13 @@ impl RawRegistry {
                     };
                     if kind.key().is_some() {
                         let keyed = map.next_value::<BTreeMap<String, RawEntry>>()?;
-                        entries.extend(keyed.into_iter().map(|(k, e)| (Job::keyed(kind, k), e)));
+                        entries.extend(
+                            keyed
+                                .into_iter()
+                                .map(|(k, e)| (EntryName::keyed(kind, k), e)),
+                        );
                     } else if let Some(entry) = map.next_value::<Option<RawEntry>>()? {
-                        entries.insert(Job::single(kind), entry);
+                        entries.insert(EntryName::single(kind), entry);
                     }
                 }
                 Ok(RawRegistry { verify, entries })
@@ -262,7 +266,7 @@ mod tests {
     }
 
     fn mcn(registry: &Registry) -> Option<Entry> {
-        registry.get(&Job::single(kind("mcn"))).cloned()
+        registry.get(&EntryName::single(kind("mcn"))).cloned()
     }
 
     fn parsed(text: &str) -> Registry {
@@ -271,7 +275,7 @@ mod tests {
 
     fn path_source(registry: &Registry, platform: &str) -> Option<Source> {
         registry
-            .get(&Job::keyed(kind("bootImage"), platform))
+            .get(&EntryName::keyed(kind("bootImage"), platform))
             .map(|e| e.module.source.clone())
     }
 

@@ -15,7 +15,7 @@ use clap::Args;
 use super::{Failure, SandboxArgs, print};
 use crate::cases::{self, Case};
 use mco_job::jobs::bench::{BenchCaseError, BenchModule, Timed};
-use mco_registry::Job;
+use mco_registry::EntryName;
 use mco_registry::table::Registry;
 use mco_runtime::{LoadError, Runtime, RuntimeConfig};
 
@@ -93,7 +93,7 @@ struct Bench {
     module: BenchModule,
     runs: u32,
     /// By entry, in the registry's order (jobs, then keys).
-    measured: BTreeMap<Job, Stats>,
+    measured: BTreeMap<EntryName, Stats>,
     /// Cases the host rules decided without the module.
     host_alone: usize,
 }
@@ -128,7 +128,7 @@ struct Limits {
     host_memory: usize,
 }
 
-fn limits(sandbox: &SandboxArgs, registry: &Registry, job: &Job) -> Limits {
+fn limits(sandbox: &SandboxArgs, registry: &Registry, job: &EntryName) -> Limits {
     let entry = registry.get(job);
     let deadline = entry.and_then(|e| e.deadline);
     let memory_mib = entry.and_then(|e| e.memory_mib);
@@ -149,7 +149,7 @@ struct Row {
     fits: bool,
 }
 
-fn row(job: &Job, stats: &Stats, limits: &Limits) -> Row {
+fn row(job: &EntryName, stats: &Stats, limits: &Limits) -> Row {
     let peak = stats.peak_memory;
     let mut sorted = stats.times.clone();
     sorted.sort();

@@ -78,7 +78,7 @@ struct EvalModules<'a> {
 }
 
 impl Modules for EvalModules<'_> {
-    fn served(&mut self, job: &mco_registry::Job) -> Result<Option<&Served>, ModulesError> {
+    fn served(&mut self, job: &mco_registry::EntryName) -> Result<Option<&Served>, ModulesError> {
         let Some((entry, remote)) = eval_entry(self.sandbox, self.guest.take(), job)? else {
             return Ok(None);
         };
@@ -110,7 +110,7 @@ pub(super) fn eval(sandbox: &SandboxArgs, eval: &EvalJob) -> Result<Value, Failu
 fn eval_entry(
     sandbox: &SandboxArgs,
     guest: Option<PathBuf>,
-    job: &mco_registry::Job,
+    job: &mco_registry::EntryName,
 ) -> Result<Option<(Entry, Remote)>, Failure> {
     if let Some(path) = guest {
         return Ok(Some((Entry::path(path), Remote::default())));

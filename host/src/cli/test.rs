@@ -19,7 +19,7 @@ use crate::cases::{self, Case, CaseFailure, Pass};
 use mco_job::jobs::{Modules, ModulesError, Role};
 use mco_registry::entries::Entry;
 use mco_registry::table::Registry;
-use mco_registry::{self, Job, Remote, Served};
+use mco_registry::{self, EntryName, Remote, Served};
 use mco_runtime::Runtime;
 
 #[derive(Args)]
@@ -42,7 +42,7 @@ struct Outcome {
     case: Case,
     /// The entry that decided (none: the host rules decided alone, or the
     /// registry names no guest for the platform).
-    job: Option<Job>,
+    job: Option<EntryName>,
     role: Role,
     result: Result<Pass, CaseFailure>,
     time: Duration,
@@ -76,11 +76,11 @@ struct Source {
 struct Guests {
     runtime: Runtime,
     source: Source,
-    slots: BTreeMap<Job, Result<Served, String>>,
+    slots: BTreeMap<EntryName, Result<Served, String>>,
 }
 
 impl Modules for Guests {
-    fn served(&mut self, job: &Job) -> Result<Option<&Served>, ModulesError> {
+    fn served(&mut self, job: &EntryName) -> Result<Option<&Served>, ModulesError> {
         let Some(entry) = (self.source.guest.as_ref()).or_else(|| self.source.registry.get(job))
         else {
             return Ok(None);
@@ -103,12 +103,12 @@ impl Modules for Guests {
 impl Guests {
     /// The case against the given role's module of its job; the job that
     /// decided is returned beside it, so its candidate can run next.
-    fn run(&mut self, case: &Case, role: Role) -> (Option<Job>, Result<Pass, CaseFailure>) {
+    fn run(&mut self, case: &Case, role: Role) -> (Option<EntryName>, Result<Pass, CaseFailure>) {
         let _span = info_span!("case", case = %case.dir.display()).entered();
         (case.cases.check)(&case.dir, self, role, &crate::FEATURE_GATES)
     }
 
-    fn has_candidate(&self, job: &Job) -> bool {
+    fn has_candidate(&self, job: &EntryName) -> bool {
         matches!(self.slots.get(job), Some(Ok(served)) if served.candidate().is_some())
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::time::{Duration, Instant};
 
-use mco_registry::Job;
+use mco_registry::EntryName;
 use mco_runtime::{Guest, GuestError, GuestModule, LoadError, Runtime, World};
 
 /// The module under test, compiled once per world the cases need.
@@ -57,7 +57,7 @@ impl BenchModule {
 /// One case's decisions, timed.
 pub struct Timed {
     /// The registry entry whose guest made them.
-    pub entry: Job,
+    pub entry: EntryName,
     pub times: Vec<Duration>,
     /// Why the first decision that failed did.
     pub failure: Option<String>,
@@ -70,7 +70,7 @@ impl Timed {
     /// rules, instantiation, the call, the checks of its answer); the
     /// first failure ends them.
     pub fn run<W, T, E: Display>(
-        entry: Job,
+        entry: EntryName,
         guest: &Guest<W>,
         runs: u32,
         mut decide: impl FnMut(&Guest<W>) -> Result<T, E>,

@@ -126,7 +126,7 @@ pub struct Cases {
 pub type Benched = Result<Option<Timed>, BenchCaseError>;
 
 /// The entry that decided a case, if any, and the outcome.
-pub type Checked = (Option<mco_registry::Job>, Result<Pass, CaseFailure>);
+pub type Checked = (Option<mco_registry::EntryName>, Result<Pass, CaseFailure>);
 
 /// A job's checks of a cluster for the host's ServiceAccount (the user
 /// name given), with every job's modelled feature gates.

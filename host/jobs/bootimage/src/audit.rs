@@ -39,7 +39,7 @@ use mco_job::manifests::Names;
 use mco_job::manifests::{InputError, Reader};
 use mco_registry::audit::cluster::{ReadError, dynamic, get, pages, readable};
 use mco_registry::audit::{Audit, Keyed};
-use mco_registry::{Job, Served};
+use mco_registry::{EntryName, Served};
 
 /// The key saying what a decision is (`noop`, `skip`, `error` with its
 /// text, or `patch` with the image it moves to).
@@ -141,7 +141,7 @@ const FLAGS: &[FileFlag] = &[
 fn from_files(
     files: &Files,
     served: &Served,
-    job: &Job,
+    job: &EntryName,
     limit: usize,
     gates: &Modelled,
 ) -> Result<Audit, FilesError> {

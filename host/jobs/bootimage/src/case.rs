@@ -12,7 +12,7 @@ use super::eval::{BootImageInputs, EvalError};
 use mco_job::case_check::{CaseFailure, Pass, compare, json, now};
 use mco_job::feature_gates::Modelled;
 use mco_job::jobs::{Modules, Role};
-use mco_registry::Job;
+use mco_registry::EntryName;
 
 /// The object files of a boot image case, one of them.
 pub const FILES: &[&str] = &["machineset.yaml", "controlplanemachineset.yaml"];
@@ -54,7 +54,7 @@ pub(super) fn check_with(
     modules: &mut dyn Modules,
     role: Role,
     gates: &Modelled,
-) -> (Option<Job>, Result<Pass, CaseFailure>) {
+) -> (Option<EntryName>, Result<Pass, CaseFailure>) {
     let mut decided_by = None;
     let result = check(dir, gates, |inputs, now| {
         let arch = super::host_stream_arch().map_err(CaseError::Other)?;

@@ -49,7 +49,6 @@ use mco_job::leadership::{Leadership, NotLeader};
 use mco_job::ownership::{JobOwnership, Mode, State};
 use mco_registry::Guests;
 use mco_registry::decide::Routing;
-use mco_registry::rollout::CanarySpec;
 
 /// How often a pass re-checks a MachineConfiguration that is not ready.
 const NOT_READY_POLL: Duration = Duration::from_secs(5);
@@ -605,7 +604,7 @@ impl Worker {
                 guest.decide_batch(&platform_name, &stream, batch.iter().map(|r| &r.item))
             };
             let in_canary =
-                |canary: &CanarySpec, request: &Request| in_canary(canary, &request.item);
+                |canary: &super::job::Canary, request: &Request| in_canary(canary, &request.item);
             let key = |request: &Request| request.subject().key();
             let decided = match slot
                 .decide(routing, batch, in_canary, key, decide, Decision::action)
@@ -645,11 +644,8 @@ impl Worker {
 
 /// Whether a MachineSet is in the canary subset: its labels match the
 /// rollout's `machineSets` selector (one that does not parse selects none).
-fn in_canary(canary: &CanarySpec, item: &BatchItem) -> bool {
-    let Some(selector) = &canary.machine_sets else {
-        return false;
-    };
-    Selector::try_from(selector.clone())
+fn in_canary(canary: &super::job::Canary, item: &BatchItem) -> bool {
+    Selector::try_from(canary.machine_sets.clone())
         .is_ok_and(|selector| selector.matches(&item.machineset.labels))
 }
 

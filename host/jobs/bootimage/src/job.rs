@@ -12,9 +12,20 @@ use serde_json::json;
 use super::guest::BootImageGuestExt as _;
 use super::guest::{BOOT_IMAGE_INTERFACE, BootImageGuest, StreamInput};
 use super::platform::{self, PLATFORMS};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use mco_registry::audit::{self, cluster::ReadError};
-use mco_registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
+use mco_registry::canary::CanaryField;
+use mco_registry::{Audited, EntryName, Fetched, GuestSet, JobKind, Served, Slot};
 use mco_runtime::{GuestError, LoadError, Runtime};
+
+/// `spec.rollout.canary` of a bootImage job.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Canary {
+    /// A bootImage job: the MachineSets (and ControlPlaneMachineSets) whose
+    /// labels this selects.
+    pub machine_sets: LabelSelector,
+}
 
 /// The boot image job, as the composition root registers it.
 pub struct BootImage;
@@ -49,11 +60,16 @@ impl JobKind for BootImage {
         "nothing is written for the MachineSet, which counts as Degraded; the next pass retries"
     }
 
-    fn canary_field(&self) -> &'static str {
-        "machineSets"
+    fn canary(&self) -> CanaryField {
+        CanaryField::of::<Canary>("machineSets", "a bootImage job")
     }
 
-    fn load(&self, runtime: &Runtime, job: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
+    fn load(
+        &self,
+        runtime: &Runtime,
+        job: &EntryName,
+        fetched: &Fetched,
+    ) -> Result<Served, LoadError> {
         let platform = job.key().unwrap_or_default();
         Served::load(runtime, fetched, |guest| smoke(platform, guest))
     }
@@ -62,7 +78,7 @@ impl JobKind for BootImage {
         &'a self,
         client: &'a kube::Client,
         served: &'a Served,
-        job: &'a Job,
+        job: &'a EntryName,
         limit: usize,
         gates: &'a [(&'static str, bool)],
     ) -> Audited<'a> {
@@ -77,8 +93,8 @@ impl JobKind for BootImage {
 }
 
 /// The registry entry of `platform`'s guest.
-pub fn job(platform: &str) -> Job {
-    Job::keyed(&BootImage, platform)
+pub fn job(platform: &str) -> EntryName {
+    EntryName::keyed(&BootImage, platform)
 }
 
 /// The guests serving `platform` in `set`.

@@ -34,7 +34,7 @@ use mco_job::manifests::Names;
 use mco_job::manifests::{InputError, Reader};
 use mco_registry::audit::cluster::{ReadError, dynamic, get, list, pages, readable};
 use mco_registry::audit::{Audit, Keyed};
-use mco_registry::{Job, Served};
+use mco_registry::{EntryName, Served};
 use mco_runtime::GuestError;
 
 /// Nodes that share one instance of each module.
@@ -83,7 +83,7 @@ const FLAGS: &[FileFlag] = &[
 fn from_files(
     files: &Files,
     served: &Served,
-    job: &Job,
+    job: &EntryName,
     limit: usize,
     gates: &Modelled,
 ) -> Result<Audit, FilesError> {

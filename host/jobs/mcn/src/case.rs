@@ -9,7 +9,7 @@ use super::guest::McnGuestExt as _;
 use mco_job::case_check::{CaseFailure, Pass, compare, now};
 use mco_job::feature_gates::Modelled;
 use mco_job::jobs::{Modules, Role};
-use mco_registry::Job;
+use mco_registry::EntryName;
 
 /// The object file of an MCN case.
 pub const FILES: &[&str] = &["node.yaml"];
@@ -35,7 +35,7 @@ pub(super) fn check_with(
     modules: &mut dyn Modules,
     role: Role,
     gates: &Modelled,
-) -> (Option<Job>, Result<Pass, CaseFailure>) {
+) -> (Option<EntryName>, Result<Pass, CaseFailure>) {
     let job = super::job::job();
     let result = check(dir, gates, |inputs| {
         let served = modules

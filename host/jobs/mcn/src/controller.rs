@@ -51,7 +51,6 @@ use mco_job::ownership::{JobOwnership, Mode, SAMPLE_LIMIT, State};
 use mco_registry::Guests;
 use mco_registry::compare::{Outcome, Summary};
 use mco_registry::decide::Routing;
-use mco_registry::rollout::CanarySpec;
 use mco_runtime::GuestError;
 
 /// Nodes reconciled at once. A reconcile mostly waits on the apiserver, so
@@ -426,14 +425,11 @@ fn outcome(decision: &logic::Decision) -> &'static str {
 
 /// Whether `facts`' node is in the canary subset: a node of one of the
 /// named pools, by the host's own reading of the pools' selectors.
-fn in_canary(canary: &CanarySpec, facts: &logic::Facts) -> bool {
-    let Some(pools) = &canary.pools else {
-        return false;
-    };
+fn in_canary(canary: &super::job::Canary, facts: &logic::Facts) -> bool {
     logic::primary_pool(&facts.node, &facts.pools)
         .ok()
         .flatten()
-        .is_some_and(|pool| pools.contains(&pool.name))
+        .is_some_and(|pool| canary.pools.contains(&pool.name))
 }
 
 /// When a node is re-checked: after the resync period, stretched by up to

@@ -10,11 +10,21 @@ use mco_mcn as logic;
 use super::guest::McnGuestExt as _;
 use super::guest::{McnGuest, NODE_STATE_INTERFACE};
 use mco_registry::audit::{self, cluster::ReadError};
-use mco_registry::{Audited, Fetched, GuestSet, Job, JobKind, Served, Slot};
+use mco_registry::canary::CanaryField;
+use mco_registry::{Audited, EntryName, Fetched, GuestSet, JobKind, Served, Slot};
 use mco_runtime::{GuestError, LoadError, Runtime};
 
 /// Why the host cannot serve without this job's entry.
 pub const MISSING: &str = "the registry names no MachineConfigNode (mcn) guest";
+
+/// `spec.rollout.canary` of the mcn job.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Canary {
+    /// The mcn job: the nodes of these MachineConfigPools.
+    #[schemars(length(min = 1, max = 64))]
+    pub pools: Vec<String>,
+}
 
 /// The MachineConfigNode job, as the composition root registers it.
 pub struct Mcn;
@@ -44,11 +54,16 @@ impl JobKind for Mcn {
         "keep the last written MachineConfigNode status; retry with backoff"
     }
 
-    fn canary_field(&self) -> &'static str {
-        "pools"
+    fn canary(&self) -> CanaryField {
+        CanaryField::of::<Canary>("pools", "the mcn job")
     }
 
-    fn load(&self, runtime: &Runtime, _: &Job, fetched: &Fetched) -> Result<Served, LoadError> {
+    fn load(
+        &self,
+        runtime: &Runtime,
+        _: &EntryName,
+        fetched: &Fetched,
+    ) -> Result<Served, LoadError> {
         Served::load(runtime, fetched, smoke)
     }
 
@@ -56,7 +71,7 @@ impl JobKind for Mcn {
         &'a self,
         client: &'a kube::Client,
         served: &'a Served,
-        job: &'a Job,
+        job: &'a EntryName,
         limit: usize,
         gates: &'a [(&'static str, bool)],
     ) -> Audited<'a> {
@@ -69,8 +84,8 @@ impl JobKind for Mcn {
 }
 
 /// The registry entry of this job.
-pub fn job() -> Job {
-    Job::single(&Mcn)
+pub fn job() -> EntryName {
+    EntryName::single(&Mcn)
 }
 
 /// The guests serving this job in `set`.

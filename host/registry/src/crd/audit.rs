@@ -22,7 +22,7 @@ use super::audit_status::{AuditState, AuditStatus};
 use crate::audit::cluster::ReadError;
 use crate::audit::{Module, Report, SAMPLE_LIMIT};
 use crate::crd::{self, MachineConfigGuest};
-use crate::job::{Job, Jobs};
+use crate::job::{EntryName, Jobs};
 use crate::set::GuestSet;
 
 /// Bound on one audit: reading every object and deciding it twice. 5,000
@@ -47,7 +47,7 @@ pub fn pending(object: &MachineConfigGuest) -> Option<&str> {
 async fn audit(
     client: &Client,
     set: &GuestSet,
-    job: &Job,
+    job: &EntryName,
     gates: &[(&'static str, bool)],
 ) -> Result<Report, ReadError> {
     let no_candidate = || ReadError::NoCandidate(job.to_string());
@@ -64,7 +64,7 @@ async fn audit(
 /// An audit that ended, for the object it answers.
 pub struct Answer {
     pub object: String,
-    pub job: Job,
+    pub job: EntryName,
     pub status: AuditStatus,
 }
 
@@ -110,7 +110,7 @@ impl Audits {
         if self.running.is_some() {
             return;
         }
-        let mut waiting: Vec<(&str, &str, Job)> = objects
+        let mut waiting: Vec<(&str, &str, EntryName)> = objects
             .iter()
             .filter_map(|object| {
                 let name = object.metadata.name.as_deref()?;

@@ -33,8 +33,9 @@ use serde::{Deserialize, Serialize};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSON, ValidationRule};
 
+use super::canary::{self, CanaryError, Selection};
 use super::entries::RawFull;
-use super::job::{Job, JobKind, Jobs};
+use super::job::{EntryName, JobKind, Jobs};
 use super::rollout::{self, Declared, RolloutSpec, RolloutStatus, Stage};
 use super::serving::{JobStatus, Status};
 use super::set::GuestSet;
@@ -157,26 +158,34 @@ pub enum SpecError {
 }
 
 /// The job `object` serves, if its spec names one of `jobs`.
-pub fn job_of(object: &MachineConfigGuest, jobs: &Jobs) -> Option<Job> {
+pub fn job_of(object: &MachineConfigGuest, jobs: &Jobs) -> Option<EntryName> {
     object.spec.job(jobs).ok()
 }
 
 impl MachineConfigGuestSpec {
-    fn job(&self, jobs: &Jobs) -> Result<Job, SpecError> {
+    fn job(&self, jobs: &Jobs) -> Result<EntryName, SpecError> {
         let kind = jobs
             .named(&self.job)
             .ok_or_else(|| SpecError::Unknown(self.job.clone()))?;
         match (kind.key(), &self.platform) {
-            (None, None) => Ok(Job::single(kind)),
-            (Some(_), Some(key)) if !key.is_empty() => Ok(Job::keyed(kind, key.clone())),
+            (None, None) => Ok(EntryName::single(kind)),
+            (Some(_), Some(key)) if !key.is_empty() => Ok(EntryName::keyed(kind, key.clone())),
             (None, Some(_)) => Err(SpecError::KeyNotAllowed(kind.name())),
             (Some(_), _) => Err(SpecError::KeyRequired(kind.name())),
         }
     }
+
+    /// `rollout.canary` as `job` reads it, if given.
+    fn canary(&self, job: &EntryName, jobs: &Jobs) -> Result<Option<Selection>, CanaryError> {
+        let canary = self.rollout.as_ref().and_then(|r| r.canary.as_ref());
+        let kind = job.kind();
+        (canary.map(|c| c.read(kind.name(), kind.canary(), &jobs.canaries()))).transpose()
+    }
 }
 
 /// The CRD as `deploy/crds/` ships it: `spec.job` takes the name of one of
-/// `jobs`, and `spec.platform` is there exactly for the keyed ones.
+/// `jobs`, `spec.platform` is there exactly for the keyed ones, and
+/// `spec.rollout.canary` has every job's field, the job's own one given.
 pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
     let mut crd = MachineConfigGuest::crd();
     crd.spec.names.list_kind = Some("MachineConfigGuestList".into());
@@ -201,20 +210,7 @@ pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
         )),
         ..ValidationRule::default()
     };
-    let canary_rules = jobs.iter().map(|kind| ValidationRule {
-        rule: format!(
-            "self.spec.job != '{job}' || !has(self.spec.rollout) || !has(self.spec.rollout.canary) || has(self.spec.rollout.canary.{field})",
-            job = kind.name(),
-            field = kind.canary_field()
-        ),
-        message: Some(format!(
-            "spec.rollout.canary of job {} names its objects by {}",
-            kind.name(),
-            kind.canary_field()
-        )),
-        ..ValidationRule::default()
-    });
-    let canary_rules: Vec<ValidationRule> = canary_rules.collect();
+    let canary_rules = canary::canary_rules(jobs.iter().map(|k| (k.name(), k.canary())));
     let key_description = keyed.iter().filter_map(|k| k.key()).collect::<Vec<_>>();
     let schemas = crd
         .spec
@@ -240,6 +236,12 @@ pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
         if let Some(platform) = fields.get_mut("platform") {
             platform.description = Some(key_description.join("\n"));
         }
+        let rollout = fields
+            .get_mut("rollout")
+            .and_then(|r| r.properties.as_mut());
+        if let Some(canary) = rollout.and_then(|r| r.get_mut("canary")) {
+            canary::canary_schema(&jobs.canaries(), canary);
+        }
     }
     crd
 }
@@ -254,7 +256,7 @@ pub fn registry(
     jobs: &Jobs,
 ) -> Result<Registry, RegistryError> {
     let mut registry = Registry::installed(guest_dir, jobs);
-    let mut owners: BTreeMap<Job, String> = BTreeMap::new();
+    let mut owners: BTreeMap<EntryName, String> = BTreeMap::new();
     for object in objects {
         let name = object.name_any();
         let fail = |entry: String, detail: String| RegistryError::Entry {
@@ -277,6 +279,10 @@ pub fn registry(
             .entry
             .clone()
             .resolve(guest_dir, None)
+            .map_err(|e| fail(job.to_string(), e.to_string()))?;
+        object
+            .spec
+            .canary(&job, jobs)
             .map_err(|e| fail(job.to_string(), e.to_string()))?;
         registry.insert(job, entry);
     }
@@ -302,7 +308,7 @@ pub struct Observed<'a> {
     pub failures: &'a BTreeMap<String, String>,
     pub metrics: &'a Metrics,
     /// Each job's rollout, where one is declared (`Rollouts::statuses`).
-    pub rollouts: &'a BTreeMap<Job, (RolloutSpec, RolloutStatus)>,
+    pub rollouts: &'a BTreeMap<EntryName, (RolloutSpec, RolloutStatus)>,
     /// Audits under way or answered and not yet written, by object
     /// (`Audits::statuses`).
     pub audits: &'a BTreeMap<String, AuditStatus>,
@@ -371,12 +377,14 @@ pub fn status_of(
 
 /// What each job's object declares of its rollout, for the jobs whose
 /// candidate serves: a rollout is about the candidate loaded, not one the
-/// spec names but the host refused.
+/// spec names but the host refused. A canary its job cannot read refuses
+/// them all, as it refuses the registry ([`registry`]): nothing is routed
+/// from part of the objects.
 pub fn declared<'a>(
     objects: &'a [MachineConfigGuest],
     jobs: &Jobs,
     set: &'a GuestSet,
-) -> BTreeMap<Job, Declared<'a>> {
+) -> Result<BTreeMap<EntryName, Declared<'a>>, CanaryError> {
     let mut declared = BTreeMap::new();
     for object in objects {
         let (Ok(job), Some(spec), Some(name)) = (
@@ -386,6 +394,7 @@ pub fn declared<'a>(
         ) else {
             continue;
         };
+        let canary = object.spec.canary(&job, jobs)?;
         let Some(served) = set.served(&job) else {
             continue;
         };
@@ -397,13 +406,14 @@ pub fn declared<'a>(
             Declared {
                 object: name,
                 spec,
+                canary,
                 stored: object.status.as_ref().and_then(|s| s.rollout.as_ref()),
                 active: &served.active().0.digest,
                 candidate: &candidate.digest,
             },
         );
     }
-    declared
+    Ok(declared)
 }
 
 /// `Progressing`, `Promotable` and `RolledBack` for a declared rollout.
@@ -599,13 +609,13 @@ mod tests {
     use crate::job::tests::JOBS;
     use crate::serving::{CandidateStatus, Change};
 
-    fn job(name: &str, key: Option<&str>) -> Job {
+    fn job(name: &str, key: Option<&str>) -> EntryName {
         let kind = JOBS
             .named(name)
             .unwrap_or_else(|| panic!("no job {name} registered"));
         match key {
-            Some(key) => Job::keyed(kind, key),
-            None => Job::single(kind),
+            Some(key) => EntryName::keyed(kind, key),
+            None => EntryName::single(kind),
         }
     }
 
@@ -682,6 +692,13 @@ mod tests {
         );
     }
 
+    /// A spec of `job` rolling a candidate out to `canary`.
+    fn canary(job: &str, platform: Option<&str>, canary: serde_json::Value) -> serde_json::Value {
+        json!({"job": job, "platform": platform, "module": "m.wasm",
+               "candidate": {"module": "c.wasm"},
+               "rollout": {"stage": "Canary", "canary": canary}})
+    }
+
     #[test]
     fn a_broken_spec_is_refused_with_the_object_and_field_named() {
         let cases = [
@@ -704,6 +721,26 @@ mod tests {
             (
                 json!({"job": "mcn", "oci": "quay.io/x/y:1", "sha256": "a".repeat(64)}),
                 "by digest",
+            ),
+            (
+                canary("mcn", None, json!({"machineSets": {}})),
+                "entry mcn: spec.rollout.canary of job mcn names its objects by pools",
+            ),
+            (
+                canary("bootImage", Some("AWS"), json!({"pools": ["a"]})),
+                "entry bootImage.AWS: spec.rollout.canary of job bootImage names its objects by machineSets",
+            ),
+            (
+                canary("mcn", None, json!({"pools": ["a"], "machineSets": {}})),
+                "entry mcn: give one of pools (the mcn job) and machineSets (a bootImage job)",
+            ),
+            (
+                canary("mcn", None, json!({})),
+                "entry mcn: give one of pools (the mcn job) and machineSets (a bootImage job)",
+            ),
+            (
+                canary("mcn", None, json!({"pools": [1]})),
+                "entry mcn: spec.rollout.canary.pools: invalid type: integer `1`, expected a string",
             ),
         ];
         for (spec, expected) in cases {
@@ -748,7 +785,7 @@ mod tests {
         failures: &'a BTreeMap<String, String>,
         metrics: &'a Metrics,
     ) -> Observed<'a> {
-        const NO_ROLLOUTS: &BTreeMap<Job, (RolloutSpec, RolloutStatus)> = &BTreeMap::new();
+        const NO_ROLLOUTS: &BTreeMap<EntryName, (RolloutSpec, RolloutStatus)> = &BTreeMap::new();
         const NO_AUDITS: &BTreeMap<String, AuditStatus> = &BTreeMap::new();
         Observed {
             jobs: &JOBS,
@@ -839,7 +876,8 @@ mod tests {
 
     #[test]
     fn a_rollout_shows_its_stage_and_what_promotion_waits_for() {
-        use crate::rollout::{CanarySpec, Promotion, reconcile};
+        use crate::canary::CanarySpec;
+        use crate::rollout::{Promotion, reconcile};
 
         let mut status = Status::default();
         status
@@ -848,10 +886,10 @@ mod tests {
         let metrics = Metrics::register(&mut prometheus_client::registry::Registry::default());
         let failures = BTreeMap::new();
         let spec = RolloutSpec {
-            canary: Some(CanarySpec {
-                pools: Some(vec!["worker-canary".into()]),
-                machine_sets: None,
-            }),
+            canary: Some(CanarySpec(BTreeMap::from([(
+                "pools".into(),
+                json!(["worker-canary"]),
+            )]))),
             promotion: Some(Promotion {
                 evaluations: 10,
                 minimum_time: "1h".into(),

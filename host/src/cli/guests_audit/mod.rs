@@ -22,7 +22,7 @@ use mco_job::manifests::InputError;
 use mco_registry::audit::cluster::ReadError;
 use mco_registry::audit::{self, Module, Report};
 use mco_registry::entries::{self, Entry};
-use mco_registry::{Job, Remote, Served};
+use mco_registry::{EntryName, Remote, Served};
 
 #[derive(Args)]
 pub(super) struct AuditArgs {
@@ -154,15 +154,15 @@ fn on_cluster<T>(
 
 /// A job of [`JOBS`] by its name: `mcn`, or `bootImage.<Platform>` with
 /// a platform named (a keyed job needs its key, a single one has none).
-fn parse_job(text: &str) -> Result<Job, AuditError> {
+fn parse_job(text: &str) -> Result<EntryName, AuditError> {
     let (name, key) = match text.split_once('.') {
         None => (text, None),
         Some((name, key)) => (name, Some(key)),
     };
     let kind = JOBS.named(name).ok_or_else(|| not_a_job(text))?;
     match (kind.key(), key) {
-        (None, None) => Ok(Job::single(kind)),
-        (Some(_), Some(key)) if !key.is_empty() => Ok(Job::keyed(kind, key)),
+        (None, None) => Ok(EntryName::single(kind)),
+        (Some(_), Some(key)) if !key.is_empty() => Ok(EntryName::keyed(kind, key)),
         _ => Err(not_a_job(text)),
     }
 }
@@ -189,7 +189,7 @@ fn not_a_job(text: &str) -> AuditError {
 fn modules(
     sandbox: &SandboxArgs,
     args: &AuditArgs,
-    job: &Job,
+    job: &EntryName,
     kind: &dyn mco_job::jobs::Job,
     runtime: &mco_runtime::Runtime,
 ) -> Result<Served, Failure> {

@@ -158,13 +158,13 @@ mod tests {
     fn the_installed_registry_names_every_platform() {
         use mco_registry::entries::Source;
         use mco_registry::table::Registry;
-        use mco_registry::{Job, Jobs};
+        use mco_registry::{EntryName, Jobs};
 
         static JOBS: Jobs = Jobs::new(&[&crate::job::BootImage]);
         let dir = std::path::Path::new("/g");
         let registry = Registry::installed(dir, &JOBS);
         for platform in PLATFORMS {
-            let job = Job::keyed(&crate::job::BootImage, platform.about().name);
+            let job = EntryName::keyed(&crate::job::BootImage, platform.about().name);
             let source = registry.get(&job).map(|e| e.module.source.clone());
             let want = Source::Path(dir.join(platform.about().module));
             assert_eq!(source, Some(want), "{}", platform.about().name);
