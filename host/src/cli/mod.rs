@@ -233,6 +233,20 @@ struct SandboxArgs {
 /// credentials masked (kube's errors quote their sources).
 pub(crate) use mco_http::Chain;
 
+/// The cluster of `preflight`, `status` or `guests audit` could not be
+/// reached: the causes on one line.
+#[derive(Debug, thiserror::Error)]
+#[error("connecting to the cluster: {}", Chain(.0.as_ref()))]
+pub struct ConnectError(anyhow::Error);
+
+/// The client of a command that reads the cluster (`run` connects with
+/// its own message).
+pub(crate) async fn connect(kubeconfig: Option<&Path>) -> Result<kube::Client, ConnectError> {
+    mco_cluster::client::connect(kubeconfig)
+        .await
+        .map_err(ConnectError)
+}
+
 /// Why a command failed, mapped to the exit statuses of the eval contract.
 #[derive(Debug, thiserror::Error)]
 enum Failure {
@@ -548,15 +562,38 @@ mod tests {
     #[error("failed to read kubeconfig: {0}")]
     struct Quoting(#[source] std::io::Error);
 
+    /// A cluster that cannot be reached is said once, each cause once.
     #[test]
-    fn a_chain_shows_no_message_its_predecessor_already_quotes() {
+    fn a_connect_error_says_each_cause_once() {
         let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
         let error = anyhow::Error::new(Quoting(io)).context("no in-cluster config");
         assert_eq!(
-            Chain(error.as_ref()).to_string(),
-            "no in-cluster config: failed to read kubeconfig: no such file"
+            ConnectError(error).to_string(),
+            "connecting to the cluster: no in-cluster config: failed to read kubeconfig: no such file"
         );
-        let plain = anyhow::anyhow!("the end").context("the start");
-        assert_eq!(Chain(plain.as_ref()).to_string(), "the start: the end");
+    }
+
+    /// The commands that read the cluster say so in one message, whatever
+    /// their own error type.
+    #[tokio::test]
+    async fn a_missing_kubeconfig_is_one_message_in_every_command() {
+        async fn refused() -> ConnectError {
+            match connect(Some(Path::new("/nonexistent/kubeconfig"))).await {
+                Ok(_) => panic!("a missing kubeconfig connected"),
+                Err(e) => e,
+            }
+        }
+        let messages = [
+            preflight::PreflightError::from(refused().await).to_string(),
+            status::StatusError::from(refused().await).to_string(),
+            guests_audit::AuditError::from(refused().await).to_string(),
+        ];
+        for message in &messages {
+            assert!(
+                message.starts_with("connecting to the cluster: reading /nonexistent/kubeconfig: "),
+                "{message}"
+            );
+        }
+        assert!(messages.iter().all(|m| m == &messages[0]), "{messages:?}");
     }
 }

@@ -39,8 +39,8 @@ pub struct PreflightArgs {
 
 #[derive(Debug, thiserror::Error)]
 pub enum PreflightError {
-    #[error("connecting to the cluster: {}", super::Chain(.0.as_ref()))]
-    Connect(anyhow::Error),
+    #[error(transparent)]
+    Connect(#[from] super::ConnectError),
     #[error("encoding JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error("starting the async runtime: {0}")]
@@ -53,9 +53,7 @@ pub fn run(args: PreflightArgs) -> Result<String, PreflightError> {
         .build()
         .map_err(PreflightError::Runtime)?;
     let jobs = tokio.block_on(async {
-        let client = mco_cluster::client::connect(args.kubeconfig.as_deref())
-            .await
-            .map_err(PreflightError::Connect)?;
+        let client = super::connect(args.kubeconfig.as_deref()).await?;
         let user = format!(
             "system:serviceaccount:{}:{}",
             args.namespace, args.service_account

@@ -63,8 +63,8 @@ pub(super) enum AuditError {
     Usage(String),
     #[error(transparent)]
     Input(#[from] InputError),
-    #[error("connecting to the cluster: {}", crate::cli::Chain(.0.as_ref()))]
-    Connect(anyhow::Error),
+    #[error(transparent)]
+    Connect(#[from] crate::cli::ConnectError),
     #[error("reading {what} from the cluster: {source}")]
     Read {
         what: &'static str,
@@ -145,9 +145,9 @@ fn on_cluster<T>(
     audit: impl AsyncFnOnce(&kube::Client) -> Result<T, ReadError>,
 ) -> Result<T, Failure> {
     super::offline::runtime()?.block_on(async {
-        let client = mco_cluster::client::connect(kubeconfig)
+        let client = crate::cli::connect(kubeconfig)
             .await
-            .map_err(AuditError::Connect)?;
+            .map_err(AuditError::from)?;
         Ok(audit(&client).await.map_err(AuditError::from)?)
     })
 }

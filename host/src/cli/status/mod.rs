@@ -119,8 +119,8 @@ enum Format {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StatusError {
-    #[error("connecting to the cluster: {}", crate::cli::Chain(.0.as_ref()))]
-    Connect(anyhow::Error),
+    #[error(transparent)]
+    Connect(#[from] crate::cli::ConnectError),
     #[error(transparent)]
     Read(#[from] ReadError),
     #[error("watching the cluster: {0}")]
@@ -144,9 +144,7 @@ pub fn run(status: Status) -> Result<(), StatusError> {
 
 async fn run_async(status: Status) -> Result<(), StatusError> {
     let args = &status.args;
-    let client = mco_cluster::client::connect(args.kubeconfig.as_deref())
-        .await
-        .map_err(StatusError::Connect)?;
+    let client = crate::cli::connect(args.kubeconfig.as_deref()).await?;
     let reader = Reader::new(client, status.flags());
     let mut printer = Printer::new(args);
     printer.frame(&reader.summary(args).await?)?;
