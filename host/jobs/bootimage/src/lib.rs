@@ -1,26 +1,28 @@
-//! The managed boot image job, all of it: the objects it reads, decoded
-//! once (`objects`, through `decode`), its host rules (`rules`) and the
-//! MachineSet they leave for a guest (`prepared`), the pure planner of a
-//! pass (`plan`), the guest binding (`guest`) and the checks of every
-//! decision it returns (`authority`, reading the patch as `proposal`
-//! spells it), the controller that gathers
-//! what the planner asks for (`controller`, with its watches in
-//! `triggers`), the one place its writes happen (`write`), the record it
-//! keeps in the cluster (`state`), the stream parsed once per version
-//! (`stream_cache`), its conditions (`conditions`), its
-//! errors (`error`), what `eval bootimage` reads (`eval`), what `guests
-//! bench` times of a case (`bench`), the crate `guests new` makes
-//! (`scaffold`) and its section of `mco-host status` (`status`). The
-//! platforms it knows are listed once, one file each (`platform`). vSphere
-//! adds what the planner asks vCenter and how the answers reach the guest
-//! (`vcenter`, sans-IO) and the connections that answer (`vcenter::live`);
-//! AWS likewise asks EC2 (`ec2`, and `ec2::live`).
+//! The managed boot image job: each enrolled MachineSet's RHCOS boot image,
+//! decided by its platform's guest and written by the host.
 //!
-//! The modules depend one way, down: the objects, the vCenter and EC2
-//! requests and answers, `prepared` and `proposal` at the bottom; the
-//! platform table on them; the rules and the authority on the table; the
-//! guest binding, the planner and `eval` on those; the controller, `write`
-//! and `job` on top (`host/tests/structure.rs` holds it).
+//! - What the registry and the command line see: `job` (its `JobKind`),
+//!   `job_cli` (its contract), `eval_command` and `eval` (`eval
+//!   bootimage`), `case` and `bench` (its case folders, `guests bench`),
+//!   `scaffold` (`guests new`), `run_command` (`run`), `preflight`, `audit`
+//!   and `status/` (its section of `mco-host status`).
+//! - The cluster: `objects` (what it reads, through `decode`), `triggers`
+//!   (the watches), `controller`, `write` (where its writes happen), `state`
+//!   (the record it keeps), `stream_cache` (the stream parsed once per
+//!   version), `conditions`, `skew`, `metrics` and `error`.
+//! - The decision: `rules` (the sans-IO host rules) and `prepared` (the
+//!   MachineSet they leave for a guest), `plan` (the pure planner of a
+//!   pass), `inputs` (what a guest is lent), `guest` (the binding),
+//!   `authority/` (what a decision may change, reading the patch as
+//!   `proposal/` spells it) and `platform/` (the platforms it knows, one
+//!   file each).
+//! - The clouds, sans-IO with their live connections beside: `vcenter/`
+//!   (vSphere) and `ec2/` (AWS).
+//!
+//! The modules depend one way, down (`host/tests/structure.rs` holds it):
+//! the objects, the cloud requests and answers, `prepared` and `proposal`;
+//! the platform table; the rules and the authority; the guest binding, the
+//! planner and `eval`; the controller, `write` and `job`.
 
 pub mod audit;
 pub mod authority;

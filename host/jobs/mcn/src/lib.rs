@@ -1,15 +1,19 @@
-//! The MachineConfigNode job, all of it: the MCN CRD (`crd`), the objects
-//! it reads (`objects`), its sans-IO rules (`rules`: facts for the guest,
-//! the object to apply, the condition times), the node disruption
-//! policies (`policies`), the guest binding that checks
-//! every answer (`guest`) and the handles it lends a guest (`inputs`), the controller (`controller`), the one place
-//! MCNs are written (`write`), the gauge of each pool's update phases
-//! (`phase_gauge`), when an MCN whose Node is gone is deleted
-//! (`sweep`), how a derived MCN compares with the stored
-//! one and who else writes MCNs (`observe`, for the ownership modes),
-//! what `eval mcn` reads (`eval`), what `guests bench` times of a case
-//! (`bench`), the crate `guests new` makes (`scaffold`) and its section of
-//! `mco-host status` (`status`).
+//! The MachineConfigNode job: every Node's MachineConfigNode, derived by a
+//! node-state guest and written by the host.
+//!
+//! - What the registry and the command line see: `job` (its `JobKind`),
+//!   `job_cli` (its contract), `eval_command` and `eval` (`eval mcn`),
+//!   `case` and `bench` (its case folders, `guests bench`), `scaffold`
+//!   (`guests new`), `run_command` (`run`), `preflight`, `audit` and
+//!   `status/` (its section of `mco-host status`).
+//! - The cluster: `crd` (the MCN API), `objects` (what it reads besides
+//!   Nodes), `policies` (node disruption policies), `controller`, `write`
+//!   (where MCNs are written), `sweep` (MCNs whose Node is gone), `observe`
+//!   (beside the Machine Config Operator: the ownership modes), `metrics`,
+//!   `phase` and `phase_gauge` (each pool's update phases).
+//! - The guest: `rules` (the sans-IO host rules), `inputs` (what a guest is
+//!   lent), `guest` (the binding and the checks of every answer) and
+//!   `authority` (what a decision may say).
 
 pub mod audit;
 pub mod authority;
