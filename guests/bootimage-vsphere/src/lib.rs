@@ -103,9 +103,12 @@ fn reconcile(
             }
         },
     };
-    // Replacing it would destroy a VM someone runs, not a template.
-    if let (Some(_), Some(vm)) = (&import_disk_type, existing)
+    // Replacing it would destroy a VM someone runs, and pointing the
+    // MachineSet at it would clone one: only a template is used (the
+    // host refuses a patch to anything else).
+    if let Some(vm) = existing
         && !vm.template
+        && (import_disk_type.is_some() || current != name)
     {
         return Err(RuleError::Other(format!(
             "{name} in {folder} is a virtual machine, not a template; it is left alone"
