@@ -46,6 +46,15 @@ impl Platform for Vsphere {
 
 const SPEC: &str = "providerSpec.value";
 const WORKSPACE: &str = "providerSpec.value.workspace";
+/// The workspace's fields, each a string (or `null`, read as unset).
+const WORKSPACE_FIELDS: [&str; 6] = [
+    "server",
+    "datacenter",
+    "folder",
+    "datastore",
+    "resourcePool",
+    "vmGroup",
+];
 
 fn required<'a>(workspace: &'a Map<String, Value>, key: &str) -> Result<&'a str, RuleError> {
     match fields::opt_str(workspace, key, WORKSPACE)? {
@@ -67,6 +76,12 @@ fn reconcile(
     let release = release.as_str();
     let workspace = fields::opt_object(spec, "workspace", SPEC)?
         .ok_or_else(|| RuleError::Other(format!("{WORKSPACE} is not set")))?;
+    // Upstream reads the workspace typed (`VSphereMachineProviderSpec`), as
+    // the host does when it checks the decision: a field of another type
+    // fails the MachineSet, even one this guest does not use.
+    for key in WORKSPACE_FIELDS {
+        fields::opt_str(workspace, key, WORKSPACE)?;
+    }
     let Some(vcenter) = vcenter else {
         return Err(RuleError::Other(
             "the host read nothing from vCenter for this MachineSet".into(),
@@ -435,6 +450,12 @@ mod tests {
         assert_eq!(
             error(run(&no_workspace, &facts(vec![]))),
             "providerSpec.value.workspace is not set"
+        );
+        let mut typed = spec("");
+        typed["workspace"]["datastore"] = json!(false);
+        assert_eq!(
+            error(run(&typed, &facts(vec![]))),
+            "providerSpec.value.workspace.datastore must be a string, got a boolean"
         );
         let mut no_server = spec("");
         no_server["workspace"]["server"] = json!("");

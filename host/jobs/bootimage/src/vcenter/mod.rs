@@ -18,15 +18,23 @@ use crate::objects::{ConfigMapData, Infrastructure, VsphereFailureDomain};
 pub mod live;
 
 /// `providerSpec.value.workspace`, as upstream's failure-domain match and
-/// import read it.
+/// import read it. A `null` field reads as empty, as Go's `encoding/json`
+/// leaves a string it is given `null` for: the whole workspace must not
+/// read as empty because one field is `null`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Workspace {
+    #[serde(deserialize_with = "null_as_default")]
     pub server: String,
+    #[serde(deserialize_with = "null_as_default")]
     pub datacenter: String,
+    #[serde(deserialize_with = "null_as_default")]
     pub folder: String,
+    #[serde(deserialize_with = "null_as_default")]
     pub datastore: String,
+    #[serde(deserialize_with = "null_as_default")]
     pub resource_pool: String,
+    #[serde(deserialize_with = "null_as_default")]
     pub vm_group: String,
 }
 
@@ -34,10 +42,20 @@ pub struct Workspace {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct VsphereSpec {
+    #[serde(deserialize_with = "null_as_default")]
     template: String,
     workspace: Option<Workspace>,
-    #[serde(rename = "tagIDs")]
+    #[serde(rename = "tagIDs", deserialize_with = "null_as_default")]
     tag_ids: Vec<String>,
+}
+
+/// `null` as the type's empty value; any other wrong type is still an error.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// What the host reads from vCenter for one vSphere MachineSet, and what
@@ -402,6 +420,30 @@ mod tests {
             panic!("no lookup")
         };
         assert_eq!(lookup.names, ["c1-x7k2p-rhcos-fd-a"]);
+    }
+
+    #[test]
+    fn a_null_workspace_field_reads_as_empty_and_keeps_the_others() {
+        let mut nulls = workspace("/dc1/host/cl1/Resources");
+        nulls["datastore"] = Value::Null;
+        nulls["vmGroup"] = Value::Null;
+        let spec = json!({"template": null, "workspace": nulls, "tagIDs": null});
+        let read = VsphereSpec::deserialize(&spec).unwrap_or_else(|e| panic!("{e}"));
+        let kept = read.workspace.unwrap_or_else(|| panic!("no workspace"));
+        assert_eq!(kept.server, "vc.example.com");
+        assert_eq!(kept.folder, "/dc1/vm/c1");
+        assert_eq!(kept.datastore, "");
+        assert_eq!((read.template.as_str(), read.tag_ids.len()), ("", 0));
+        // Another wrong type is still an error, not an empty field.
+        let number = json!({"workspace": {"server": 7}});
+        assert!(VsphereSpec::deserialize(&number).is_err());
+        let infra = infra(platform(vec![fd("fd-a", "/dc1/host/cl1/Resources")]));
+        let mut nulls = workspace("/dc1/host/cl1/Resources");
+        nulls["datastore"] = Value::Null;
+        assert!(
+            matches!(prepare(&infra, &ms(nulls, "t")), Some(Match::Decided(d)) if d.action() == "skip"),
+            "a null datastore matches no failure domain that names one"
+        );
     }
 
     #[test]
