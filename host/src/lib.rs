@@ -44,11 +44,15 @@ pub static FEATURE_GATES: std::sync::LazyLock<Vec<(&'static str, bool)>> =
 
 /// The CustomResourceDefinitions the host writes to, each with the path
 /// under `deploy/` that keeps it: every job's ([`mco_job::jobs::Contract::crds`]), then
-/// MachineConfigGuest in the base's `crds/`.
-pub fn crds() -> Vec<(
-    &'static str,
-    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-)> {
+/// MachineConfigGuest in the base's `crds/`. An error is a job's canary
+/// type without a schema.
+pub fn crds() -> Result<
+    Vec<(
+        &'static str,
+        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    )>,
+    mco_registry::canary::CanarySchemaError,
+>{
     let mut crds: Vec<_> = JOBS
         .iter()
         .filter_map(|job| job.contract().crds)
@@ -56,9 +60,9 @@ pub fn crds() -> Vec<(
         .collect();
     crds.push((
         "crds/machineconfigguests.yaml",
-        mco_registry::crd::machine_config_guest_crd(&JOBS),
+        mco_registry::crd::machine_config_guest_crd(&JOBS)?,
     ));
-    crds
+    Ok(crds)
 }
 
 #[cfg(test)]

@@ -266,7 +266,7 @@ fn the_crds_in_deploy_are_what_the_types_generate() {
     let dir = out.path().display().to_string();
     let output = run(&["crds", "--out-dir", &dir], None);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    for (file, _) in mco_host::crds() {
+    for (file, _) in mco_host::crds().unwrap_or_else(|e| panic!("{e}")) {
         let read = |path: std::path::PathBuf| {
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         };

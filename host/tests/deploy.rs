@@ -378,7 +378,7 @@ fn with_component(name: &str) -> Vec<Value> {
 
 #[test]
 fn the_crds_are_the_ones_the_types_generate() {
-    for (file, crd) in mco_host::crds() {
+    for (file, crd) in mco_host::crds().unwrap_or_else(|e| panic!("{e}")) {
         let name = crd.metadata.name.clone().unwrap_or_default();
         // Each file is rendered through the kustomization that holds it.
         let rendered = match file

@@ -27,10 +27,10 @@ use mco_cluster::watch::{Latest, Listed, Readiness};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::registry::Registry;
 
-/// The gates a reader follows, each with its value in the Default feature
-/// set ([`Contract::feature_gates`](crate::jobs::Contract::feature_gates): a job's
-/// own, or every job's for `run`).
-pub type Modelled = [(&'static str, bool)];
+/// The gates a reader follows ([`Contract::feature_gates`](crate::jobs::Contract::feature_gates):
+/// a job's own, or every job's for `run`); the registry's type, which a
+/// job's audit is handed.
+pub use mco_registry::job::Modelled;
 
 /// The gates in force, and where they came from.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -185,7 +185,7 @@ mod tests {
             _: &'a Served,
             _: &'a mco_registry::EntryName,
             _: usize,
-            _: &'a [(&'static str, bool)],
+            _: &'a crate::feature_gates::Modelled,
         ) -> Audited<'a> {
             Box::pin(async { Err(ReadError::Cluster("the skeleton reads no cluster".into())) })
         }

@@ -8,6 +8,7 @@
 
 use std::any::Any;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Arc;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -17,8 +18,43 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-/// A canary as its job reads it: the job's [`CanaryField`] type.
-pub type Selection = Arc<dyn Any + Send + Sync>;
+/// A canary as its job read it: a value of the job's [`CanaryField`] type.
+#[derive(Clone)]
+pub struct Selection {
+    value: Arc<dyn Any + Send + Sync>,
+    type_name: &'static str,
+}
+
+impl Selection {
+    pub fn new<T: Any + Send + Sync>(value: T) -> Selection {
+        Selection {
+            value: Arc::new(value),
+            type_name: std::any::type_name::<T>(),
+        }
+    }
+
+    /// The canary as `C`. A job that asks for another type than its
+    /// [`CanaryField`] reads has a defect, which is logged as an error;
+    /// its candidate then decides none of the canary's objects (the
+    /// module keeps deciding them).
+    pub fn get<C: 'static>(&self) -> Option<&C> {
+        let value = self.value.downcast_ref::<C>();
+        if value.is_none() {
+            tracing::error!(
+                read = self.type_name,
+                asked = std::any::type_name::<C>(),
+                "a job asks for its canary as another type than it reads; the candidate decides none of its objects"
+            );
+        }
+        value
+    }
+}
+
+impl fmt::Debug for Selection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Selection({})", self.type_name)
+    }
+}
 
 /// What one job's canary selects: its field of `spec.rollout.canary`.
 #[derive(Clone, Copy)]
@@ -50,17 +86,34 @@ impl CanaryField {
 
     /// The schema of the field in the CRD; optional, as every field of a
     /// canary is.
-    pub(crate) fn schema(&self) -> Option<JSONSchemaProps> {
-        let mut schema = (self.schema)().ok()?.properties?.remove(self.name)?;
-        schema.nullable = Some(true);
-        Some(schema)
+    pub(crate) fn schema(&self) -> Result<JSONSchemaProps, CanarySchemaError> {
+        let error = |detail: String| CanarySchemaError {
+            field: self.name,
+            owner: self.owner,
+            detail,
+        };
+        let schema = (self.schema)().map_err(|e| error(e.to_string()))?;
+        let field = schema.properties.and_then(|mut p| p.remove(self.name));
+        let mut field = field.ok_or_else(|| error("its type has no such field".into()))?;
+        field.nullable = Some(true);
+        Ok(field)
     }
+}
+
+/// A job's canary type whose schema cannot be made: a defect of the job,
+/// which the CRD must not hide by leaving the field out.
+#[derive(Debug, thiserror::Error)]
+#[error("the canary field {field} of {owner} has no schema: {detail}")]
+pub struct CanarySchemaError {
+    field: &'static str,
+    owner: &'static str,
+    detail: String,
 }
 
 fn read_as<T: DeserializeOwned + Send + Sync + 'static>(
     value: serde_json::Value,
 ) -> Result<Selection, serde_json::Error> {
-    Ok(Arc::new(serde_json::from_value::<T>(value)?))
+    Ok(Selection::new(serde_json::from_value::<T>(value)?))
 }
 
 /// `T`'s schema made as kube-derive makes a CRD's.
@@ -158,7 +211,10 @@ fn one_of(fields: &[CanaryField]) -> String {
 
 /// The CRD's `spec.rollout.canary`: every job's field, one of which is
 /// given, and the description that says whose each is.
-pub(crate) fn canary_schema(fields: &[CanaryField], canary: &mut JSONSchemaProps) {
+pub(crate) fn canary_schema(
+    fields: &[CanaryField],
+    canary: &mut JSONSchemaProps,
+) -> Result<(), CanarySchemaError> {
     let whose: Vec<String> = (fields.iter())
         .map(|f| format!("`{}` for {}", f.name, f.owner))
         .collect();
@@ -168,9 +224,7 @@ pub(crate) fn canary_schema(fields: &[CanaryField], canary: &mut JSONSchemaProps
     ));
     let properties = canary.properties.get_or_insert_with(BTreeMap::new);
     for field in fields {
-        if let Some(schema) = field.schema() {
-            properties.insert(field.name.to_owned(), schema);
-        }
+        properties.insert(field.name.to_owned(), field.schema()?);
     }
     let has: Vec<String> = (fields.iter())
         .map(|f| format!("has(self.{})", f.name))
@@ -185,6 +239,7 @@ pub(crate) fn canary_schema(fields: &[CanaryField], canary: &mut JSONSchemaProps
         message: Some(CanaryError::Fields(one_of(fields)).to_string()),
         ..ValidationRule::default()
     }]);
+    Ok(())
 }
 
 /// The object-level rules that each job's canary gives its own field, for
@@ -221,9 +276,10 @@ mod tests {
     #[test]
     fn each_job_reads_its_own_field_as_its_own_type() {
         let pools = read(&single(), serde_json::json!({"pools": ["worker-canary"]}));
+        let pools = pools.ok();
         let pools = pools
-            .ok()
-            .and_then(|s| s.downcast::<crate::job::tests::Pools>().ok());
+            .as_ref()
+            .and_then(Selection::get::<crate::job::tests::Pools>);
         assert_eq!(
             pools.map(|p| p.pools.clone()),
             Some(vec!["worker-canary".to_owned()])
@@ -232,9 +288,8 @@ mod tests {
             &keyed(),
             serde_json::json!({"machineSets": {"matchLabels": {"a": "b"}}}),
         );
-        let sets = sets
-            .ok()
-            .and_then(|s| s.downcast::<crate::job::tests::MachineSets>().ok());
+        let sets = sets.ok();
+        let sets = (sets.as_ref()).and_then(Selection::get::<crate::job::tests::MachineSets>);
         assert_eq!(
             sets.and_then(|s| s.machine_sets.match_labels.clone()),
             Some(BTreeMap::from([("a".to_owned(), "b".to_owned())]))
@@ -281,7 +336,7 @@ mod tests {
     #[test]
     fn the_schema_has_every_jobs_field_and_one_rule() {
         let mut schema = JSONSchemaProps::default();
-        canary_schema(&JOBS.canaries(), &mut schema);
+        canary_schema(&JOBS.canaries(), &mut schema).unwrap_or_else(|e| panic!("{e}"));
         let fields: Vec<&String> = schema.properties.iter().flatten().map(|(k, _)| k).collect();
         assert_eq!(fields, ["machineSets", "pools"]);
         let pools = schema.properties.as_ref().and_then(|p| p.get("pools"));
@@ -303,6 +358,13 @@ mod tests {
         assert_eq!(
             rules.iter().map(|r| r.rule.as_str()).collect::<Vec<_>>(),
             ["has(self.pools) != has(self.machineSets)"]
+        );
+        // A field its type does not have is an error, not a field left out.
+        let misnamed = CanaryField::of::<crate::job::tests::Pools>("nodes", "a test job");
+        let error = canary_schema(&[misnamed], &mut JSONSchemaProps::default()).err();
+        assert_eq!(
+            error.map(|e| e.to_string()).as_deref(),
+            Some("the canary field nodes of a test job has no schema: its type has no such field")
         );
     }
 }

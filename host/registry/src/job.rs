@@ -19,6 +19,12 @@ use mco_runtime::{LoadError, Runtime};
 /// A job's audit of its candidate on the cluster ([`JobKind::audit`]).
 pub type Audited<'a> = Pin<Box<dyn Future<Output = Result<Audit, ReadError>> + 'a>>;
 
+/// The feature gates a reader follows, each with its value in the Default
+/// feature set. The jobs declare them (`mco_job::jobs::Contract`); the
+/// registry hands them to a job's audit, which reads the cluster's as
+/// `run` does.
+pub type Modelled = [(&'static str, bool)];
+
 /// What the registry needs to know of a job.
 pub trait JobKind: Send + Sync + 'static {
     /// Its key in a registry file and `spec.job` of its MachineConfigGuest;
@@ -27,8 +33,8 @@ pub trait JobKind: Send + Sync + 'static {
     fn name(&self) -> &'static str;
 
     /// For a job with one entry per key, what the key is: the description
-    /// of `spec.platform`, where a MachineConfigGuest names it. `None` for
-    /// a job with one entry.
+    /// of the key field ([`crate::crd::KEY_FIELD`]), where a
+    /// MachineConfigGuest names it. `None` for a job with one entry.
     fn key(&self) -> Option<&'static str>;
 
     /// The interface a module must export to serve this job.
@@ -72,7 +78,7 @@ pub trait JobKind: Send + Sync + 'static {
         served: &'a Served,
         job: &'a EntryName,
         limit: usize,
-        gates: &'a [(&'static str, bool)],
+        gates: &'a Modelled,
     ) -> Audited<'a>;
 }
 
@@ -320,7 +326,7 @@ pub(crate) mod tests {
             _: &'a Served,
             _: &'a EntryName,
             _: usize,
-            _: &'a [(&'static str, bool)],
+            _: &'a Modelled,
         ) -> Audited<'a> {
             Box::pin(async { Err(ReadError::Cluster("the test job reads no cluster".into())) })
         }

@@ -382,14 +382,14 @@ impl Route {
     /// Whether the candidate's decision is written for an object;
     /// `in_canary` says whether the object is in the canary subset, given
     /// the canary as the job reads it (`C`, its [`CanaryField`] type; a
-    /// canary of another type selects nothing).
+    /// canary of another type selects nothing, see [`Selection::get`]).
     ///
     /// [`CanaryField`]: super::canary::CanaryField
     pub fn candidate_writes<C: 'static>(&self, in_canary: impl FnOnce(&C) -> bool) -> bool {
         match self.stage {
             Some(Stage::Active) => true,
-            Some(Stage::Canary) => (self.canary.as_deref())
-                .and_then(|canary| canary.downcast_ref::<C>())
+            Some(Stage::Canary) => (self.canary.as_ref())
+                .and_then(Selection::get::<C>)
                 .is_some_and(in_canary),
             _ => false,
         }
@@ -804,7 +804,7 @@ mod tests {
 
     #[test]
     fn routes_follow_the_stage_and_the_canary_subset() {
-        let canary: Option<Selection> = Some(Arc::new(vec!["worker-canary".to_owned()]));
+        let canary = Some(Selection::new(vec!["worker-canary".to_owned()]));
         let in_canary = |pools: &Vec<String>| pools.iter().any(|p| p == "worker-canary");
         let route = |stage| Route {
             stage,

@@ -35,7 +35,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::crd::{self, MachineConfigGuest};
 use super::fetch::{InFlight, fetch_all};
-use super::job::{EntryName, Jobs};
+use super::job::{EntryName, Jobs, Modelled};
 use super::read::Reader;
 use super::rollout::{Move, RolloutSpec, RolloutStatus, Stage};
 use super::serving::Change;
@@ -59,7 +59,7 @@ pub struct Config {
     pub jobs: &'static Jobs,
     /// The feature gates the host models (every job's, each with its
     /// Default value), which a job's audit on request reads.
-    pub gates: &'static [(&'static str, bool)],
+    pub gates: &'static Modelled,
     pub location: Location,
     /// How often the registry and its modules are re-read.
     pub poll: Duration,

@@ -483,7 +483,8 @@ impl SandboxArgs {
 /// CRD of every set.
 fn write_crds(out_dir: Option<&Path>, feature_set: FeatureSet) -> Result<(), Failure> {
     let mut all = String::new();
-    for (file, crd) in crate::crds() {
+    let crds = crate::crds().map_err(|e| Failure::Other(e.to_string()))?;
+    for (file, crd) in crds {
         if out_dir.is_none() && !is_for_feature_set(&crd, feature_set) {
             continue;
         }

@@ -15,6 +15,7 @@ use super::platform::{self, PLATFORMS};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use mco_registry::audit::{self, cluster::ReadError};
 use mco_registry::canary::CanaryField;
+use mco_registry::job::Modelled;
 use mco_registry::{Audited, EntryName, Fetched, GuestSet, JobKind, Served, Slot};
 use mco_runtime::{GuestError, LoadError, Runtime};
 
@@ -80,7 +81,7 @@ impl JobKind for BootImage {
         served: &'a Served,
         job: &'a EntryName,
         limit: usize,
-        gates: &'a [(&'static str, bool)],
+        gates: &'a Modelled,
     ) -> Audited<'a> {
         Box::pin(async move {
             let guests = (served.get::<BootImageGuest>().and_then(audit::pair))

@@ -8,9 +8,7 @@
 
 use super::inputs::wit_bindings::BootImageSelectorPre;
 use super::job::BootImage;
-use mco_job::feature_gates::Modelled;
 use mco_job::jobs::{Cases, Contract, Eval, Run, Status, unchecked};
-use mco_job::preflight::Checks;
 use mco_runtime::GuestState;
 
 impl mco_job::jobs::Job for BootImage {
@@ -34,7 +32,7 @@ static CONTRACT: Contract = Contract {
         action: super::run_command::runner,
     }),
     status: Some(&Status(super::status::Section)),
-    preflight: Some(preflight),
+    preflight: Some(super::preflight::checks),
     file_audit: Some(&super::audit::FROM_FILES),
     scaffold: Some(&super::scaffold::BootImageScaffold),
     ..Contract::new(
@@ -42,7 +40,3 @@ static CONTRACT: Contract = Contract {
         unchecked::<BootImageSelectorPre<GuestState>>,
     )
 };
-
-fn preflight<'a>(client: &'a kube::Client, user: &'a str, _: &'a Modelled) -> Checks<'a> {
-    Box::pin(super::preflight::checks(client, user))
-}

@@ -8,30 +8,34 @@ use kube::api::{Api, DynamicObject};
 
 use super::objects::{Decoded, MACHINE_API_NAMESPACE, MachineConfiguration};
 use mco_cluster::resources::MACHINE_CONFIGURATION;
-use mco_job::preflight::{BOTH, Check, OWN, can};
+use mco_job::feature_gates::Modelled;
+use mco_job::preflight::{BOTH, Check, Checks, OWN, can};
 
-/// The checks, in the order `preflight` shows them.
-pub async fn checks(client: &Client, user: &str) -> Vec<Check> {
-    let machine = "machine.openshift.io";
-    let ns = Some(MACHINE_API_NAMESPACE);
-    let mut checks = vec![writers(client).await];
-    for (blocks, access) in [
-        (BOTH, (machine, "machinesets", "", "watch", ns)),
-        (OWN, (machine, "machinesets", "", "patch", ns)),
-        (
-            OWN,
+/// The checks, in the order `preflight` shows them (the gates are the
+/// MachineConfigNode job's concern, not this job's).
+pub fn checks<'a>(client: &'a Client, user: &'a str, _: &'a Modelled) -> Checks<'a> {
+    Box::pin(async move {
+        let machine = "machine.openshift.io";
+        let ns = Some(MACHINE_API_NAMESPACE);
+        let mut checks = vec![writers(client).await];
+        for (blocks, access) in [
+            (BOTH, (machine, "machinesets", "", "watch", ns)),
+            (OWN, (machine, "machinesets", "", "patch", ns)),
             (
-                "operator.openshift.io",
-                "machineconfigurations",
-                "status",
-                "patch",
-                None,
+                OWN,
+                (
+                    "operator.openshift.io",
+                    "machineconfigurations",
+                    "status",
+                    "patch",
+                    None,
+                ),
             ),
-        ),
-    ] {
-        checks.push(can(client, user, blocks, access).await);
-    }
-    checks
+        ] {
+            checks.push(can(client, user, blocks, access).await);
+        }
+        checks
+    })
 }
 
 /// Whether the operator's boot image controller writes its conditions,

@@ -11,6 +11,7 @@ use super::guest::McnGuestExt as _;
 use super::guest::{McnGuest, NODE_STATE_INTERFACE};
 use mco_registry::audit::{self, cluster::ReadError};
 use mco_registry::canary::CanaryField;
+use mco_registry::job::Modelled;
 use mco_registry::{Audited, EntryName, Fetched, GuestSet, JobKind, Served, Slot};
 use mco_runtime::{GuestError, LoadError, Runtime};
 
@@ -73,7 +74,7 @@ impl JobKind for Mcn {
         served: &'a Served,
         job: &'a EntryName,
         limit: usize,
-        gates: &'a [(&'static str, bool)],
+        gates: &'a Modelled,
     ) -> Audited<'a> {
         Box::pin(async move {
             let guests = (served.get::<McnGuest>().and_then(audit::pair))

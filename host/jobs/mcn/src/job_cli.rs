@@ -8,9 +8,7 @@
 
 use super::inputs::wit_bindings::NodeStateReporterPre;
 use super::job::Mcn;
-use mco_job::feature_gates::Modelled;
 use mco_job::jobs::{Cases, Contract, Eval, Run, Status, unchecked};
-use mco_job::preflight::Checks;
 use mco_runtime::GuestState;
 
 impl mco_job::jobs::Job for Mcn {
@@ -34,7 +32,7 @@ static CONTRACT: Contract = Contract {
         action: super::run_command::runner,
     }),
     status: Some(&Status(super::status::Section)),
-    preflight: Some(preflight),
+    preflight: Some(super::preflight::checks),
     file_audit: Some(&super::audit::FROM_FILES),
     scaffold: Some(&super::scaffold::McnScaffold),
     crds: Some(super::crd::crds),
@@ -43,7 +41,3 @@ static CONTRACT: Contract = Contract {
         unchecked::<NodeStateReporterPre<GuestState>>,
     )
 };
-
-fn preflight<'a>(client: &'a kube::Client, user: &'a str, gates: &'a Modelled) -> Checks<'a> {
-    Box::pin(super::preflight::checks(client, user, gates))
-}

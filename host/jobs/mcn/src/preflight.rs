@@ -12,49 +12,51 @@ use super::crd::MachineConfigNode;
 use super::{observe, write};
 use mco_cluster::served_crd;
 use mco_job::feature_gates::{self, FeatureGates, Modelled};
-use mco_job::preflight::{BOTH, Check, OWN, can};
+use mco_job::preflight::{BOTH, Check, Checks, OWN, can};
 use mco_mcn::IMAGE_MODE_STATUS_REPORTING;
 
 /// The checks, in the order `preflight` shows them; `gates`: every job's.
-pub async fn checks(client: &Client, user: &str, gates: &Modelled) -> Vec<Check> {
-    // What the writer writes follows the gates: configImage only with
-    // ImageModeStatusReporting on.
-    let (gates, gates_check) = match feature_gates::read_cluster(client, gates).await {
-        Ok(gates) => {
-            let detail = gates.to_string();
-            (
-                gates,
+pub fn checks<'a>(client: &'a Client, user: &'a str, gates: &'a Modelled) -> Checks<'a> {
+    Box::pin(async move {
+        // What the writer writes follows the gates: configImage only with
+        // ImageModeStatusReporting on.
+        let (gates, gates_check) = match feature_gates::read_cluster(client, gates).await {
+            Ok(gates) => {
+                let detail = gates.to_string();
+                (
+                    gates,
+                    Check {
+                        check: "feature gates",
+                        ok: Some(true),
+                        detail,
+                        blocks: &[],
+                    },
+                )
+            }
+            Err(err) => (
+                FeatureGates::default_of(gates),
                 Check {
                     check: "feature gates",
-                    ok: Some(true),
-                    detail,
+                    ok: None,
+                    detail: format!("{err}; assuming the Default feature set"),
                     blocks: &[],
                 },
-            )
+            ),
+        };
+        let mut checks = vec![gates_check];
+        checks.append(&mut crd(client, &gates).await);
+        checks.push(writers(client).await);
+        let mco = "machineconfiguration.openshift.io";
+        for (blocks, access) in [
+            (BOTH, (mco, "machineconfignodes", "", "watch", None)),
+            (BOTH, ("", "nodes", "", "watch", None)),
+            (OWN, (mco, "machineconfignodes", "status", "patch", None)),
+            (OWN, (mco, "machineconfignodes", "", "create", None)),
+        ] {
+            checks.push(can(client, user, blocks, access).await);
         }
-        Err(err) => (
-            FeatureGates::default_of(gates),
-            Check {
-                check: "feature gates",
-                ok: None,
-                detail: format!("{err}; assuming the Default feature set"),
-                blocks: &[],
-            },
-        ),
-    };
-    let mut checks = vec![gates_check];
-    checks.append(&mut crd(client, &gates).await);
-    checks.push(writers(client).await);
-    let mco = "machineconfiguration.openshift.io";
-    for (blocks, access) in [
-        (BOTH, (mco, "machineconfignodes", "", "watch", None)),
-        (BOTH, ("", "nodes", "", "watch", None)),
-        (OWN, (mco, "machineconfignodes", "status", "patch", None)),
-        (OWN, (mco, "machineconfignodes", "", "create", None)),
-    ] {
-        checks.push(can(client, user, blocks, access).await);
-    }
-    checks
+        checks
+    })
 }
 
 /// The CRD served, and declaring what the writer writes under `gates`.

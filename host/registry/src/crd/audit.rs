@@ -22,7 +22,7 @@ use super::audit_status::{AuditState, AuditStatus};
 use crate::audit::cluster::ReadError;
 use crate::audit::{Module, Report, SAMPLE_LIMIT};
 use crate::crd::{self, MachineConfigGuest};
-use crate::job::{EntryName, Jobs};
+use crate::job::{EntryName, Jobs, Modelled};
 use crate::set::GuestSet;
 
 /// Bound on one audit: reading every object and deciding it twice. 5,000
@@ -48,7 +48,7 @@ async fn audit(
     client: &Client,
     set: &GuestSet,
     job: &EntryName,
-    gates: &[(&'static str, bool)],
+    gates: &Modelled,
 ) -> Result<Report, ReadError> {
     let no_candidate = || ReadError::NoCandidate(job.to_string());
     let served = set.served(job).ok_or_else(no_candidate)?;
@@ -102,7 +102,7 @@ impl Audits {
         &mut self,
         objects: &[MachineConfigGuest],
         jobs: &'static Jobs,
-        gates: &'static [(&'static str, bool)],
+        gates: &'static Modelled,
         client: &Client,
         set: Arc<GuestSet>,
     ) {

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSON, ValidationRule};
 
-use super::canary::{self, CanaryError, Selection};
+use super::canary::{self, CanaryError, CanarySchemaError, Selection};
 use super::entries::RawFull;
 use super::job::{EntryName, JobKind, Jobs};
 use super::rollout::{self, Declared, RolloutSpec, RolloutStatus, Stage};
@@ -76,11 +76,12 @@ pub struct MachineConfigGuestSpec {
     /// The jobs a guest can serve.
     // Its values are the registered jobs' names (see `machine_config_guest_crd`).
     pub job: String,
-    // The key of a keyed job; its description is that job's (see
-    // `machine_config_guest_crd`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    // The entry key of a keyed job, whatever the job keys by: its
+    // description is the job's (see `machine_config_guest_crd`), its wire
+    // name `KEY_FIELD` is the CRD's.
+    #[serde(rename = "platform", default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
-    pub platform: Option<String>,
+    pub key: Option<String>,
     #[serde(flatten)]
     pub entry: RawFull,
     /// Moves the candidate from shadowing the module to deciding a canary
@@ -146,14 +147,20 @@ pub struct ShadowCounts {
     pub failed: u64,
 }
 
+/// `spec.platform`: where a MachineConfigGuest of a keyed job names its
+/// entry key. The name is the first keyed job's and part of the
+/// v1alpha1 API (the printer column, the validation messages); any keyed
+/// job uses this one field, with its own description.
+pub const KEY_FIELD: &str = "platform";
+
 /// Why a spec names no job of this host.
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
     #[error("job {0} is not one this host serves")]
     Unknown(String),
-    #[error("platform is not allowed for job {0}")]
+    #[error("{KEY_FIELD} is not allowed for job {0}")]
     KeyNotAllowed(&'static str),
-    #[error("platform is required for job {0}")]
+    #[error("{KEY_FIELD} is required for job {0}")]
     KeyRequired(&'static str),
 }
 
@@ -167,7 +174,7 @@ impl MachineConfigGuestSpec {
         let kind = jobs
             .named(&self.job)
             .ok_or_else(|| SpecError::Unknown(self.job.clone()))?;
-        match (kind.key(), &self.platform) {
+        match (kind.key(), &self.key) {
             (None, None) => Ok(EntryName::single(kind)),
             (Some(_), Some(key)) if !key.is_empty() => Ok(EntryName::keyed(kind, key.clone())),
             (None, Some(_)) => Err(SpecError::KeyNotAllowed(kind.name())),
@@ -184,9 +191,11 @@ impl MachineConfigGuestSpec {
 }
 
 /// The CRD as `deploy/crds/` ships it: `spec.job` takes the name of one of
-/// `jobs`, `spec.platform` is there exactly for the keyed ones, and
+/// `jobs`, the key field is there exactly for the keyed ones, and
 /// `spec.rollout.canary` has every job's field, the job's own one given.
-pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
+pub fn machine_config_guest_crd(
+    jobs: &Jobs,
+) -> Result<CustomResourceDefinition, CanarySchemaError> {
     let mut crd = MachineConfigGuest::crd();
     crd.spec.names.list_kind = Some("MachineConfigGuestList".into());
     let (keyed, single): (Vec<_>, Vec<_>) = jobs.iter().partition(|kind| kind.key().is_some());
@@ -200,11 +209,11 @@ pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
     };
     let key_rule = ValidationRule {
         rule: format!(
-            "{} ? has(self.spec.platform) : !has(self.spec.platform)",
+            "{} ? has(self.spec.{KEY_FIELD}) : !has(self.spec.{KEY_FIELD})",
             quoted(&keyed)
         ),
         message: Some(format!(
-            "spec.platform is required for job {} and not allowed for job {}",
+            "spec.{KEY_FIELD} is required for job {} and not allowed for job {}",
             names(&keyed).join(", "),
             names(&single).join(", ")
         )),
@@ -233,17 +242,17 @@ pub fn machine_config_guest_crd(jobs: &Jobs) -> CustomResourceDefinition {
             let names = jobs.iter().map(|k| JSON(k.name().into())).collect();
             job.enum_ = Some(names);
         }
-        if let Some(platform) = fields.get_mut("platform") {
-            platform.description = Some(key_description.join("\n"));
+        if let Some(key) = fields.get_mut(KEY_FIELD) {
+            key.description = Some(key_description.join("\n"));
         }
         let rollout = fields
             .get_mut("rollout")
             .and_then(|r| r.properties.as_mut());
         if let Some(canary) = rollout.and_then(|r| r.get_mut("canary")) {
-            canary::canary_schema(&jobs.canaries(), canary);
+            canary::canary_schema(&jobs.canaries(), canary)?;
         }
     }
-    crd
+    Ok(crd)
 }
 
 /// What shows where: the registry as the objects spell it, over the guests
