@@ -9,13 +9,12 @@ fn main() -> std::process::ExitCode {
 ///
 /// - One arena: glibc gives each thread that allocates an arena of its own,
 ///   up to eight per core, and memory freed in one arena is not reused by
-///   another: the host kept 30 MiB more resident with them than with one.
+///   another, so more stays resident (docs/dev/records/incidents.md).
 ///   Its allocations come from a handful of threads, too few to contend.
 /// - A fixed mmap threshold of 128 KiB: by default glibc raises the
 ///   threshold to the size of each large block freed, so the watch lists'
 ///   and the API responses' buffers end up inside the heap, whose freed
-///   middle is never returned. Fixed, they are mapped and unmapped: 102.4
-///   against 98.1 MiB after the initial sync.
+///   middle is never returned. Fixed, they are mapped and unmapped.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code, reason = "mallopt is the only way to set these")]
 fn tune_malloc() {

@@ -1,29 +1,12 @@
-//! AWS boot image rule (`AWSMachineProviderConfig`).
-//!
-//! AMIs are regional, so the target is the stream's AMI for the
-//! MachineSet's region, or for a marketplace (and ROSA) AMI the newest AMI
-//! of the same marketplace product at or below the stream's release.
-//!
-//! Which AMIs may be replaced depends on what the host could read:
-//!
-//! - EC2 answered for the MachineSet ([`Ec2Facts`]): upstream main's rule
-//!   (`aws_helpers.go`, `reconcileAWSProviderSpec`), exactly. Owned by Red
-//!   Hat: the stream's AMI; owned by the marketplace with a product ID in
-//!   its name: that product's newest AMI at or below the stream's release;
-//!   any other owner: left alone; unknown to EC2: an error. The owner is
-//!   EC2's word, so the lists below play no part.
-//! - EC2 was not consulted (unreachable, no credentials, offline without
-//!   EC2 answers): the classic rule (4.17–4.22), with this project's lists.
-//!   An AMI counts as published RHCOS when it is in the stream (any arch
-//!   or region), in upstream's static list of every AMI the installer ever
-//!   published (compiled in, [`amis`]), or in the caller's known-images
-//!   list (the admin's, plus the AMIs the controller learned from earlier
-//!   streams): a cluster installed years ago still carries its install
-//!   AMI. Marketplace AMIs are in none of them and stay as they are.
-//!
-//! Anything else was chosen by the admin or copied by the installer
-//! (encrypted, private regions) and must not be overwritten
-//! (OCPBUGS-57348/57506).
+//! AWS boot image rule (`AWSMachineProviderConfig`). AMIs are regional, so
+//! the target is the stream's AMI for the MachineSet's region or, for a
+//! marketplace (and ROSA) AMI, the newest AMI of the same product at or below
+//! the stream's release. With EC2's answers ([`Ec2Facts`]) the owner decides,
+//! as upstream main's `reconcileAWSProviderSpec` (`aws_helpers.go`) does;
+//! without them, the classic rule (4.17–4.22) with the stream, upstream's
+//! static list ([`amis`]) and the caller's known images. Anything else was
+//! chosen by the admin or copied by the installer and must not be overwritten
+//! (OCPBUGS-57348/57506). The rule case by case: docs/admin/boot-images-aws.md.
 
 // The component bindings wit-bindgen generates for wasm32 use `unsafe`.
 #![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]

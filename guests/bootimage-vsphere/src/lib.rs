@@ -1,17 +1,14 @@
-//! vSphere boot image rule (`VSphereMachineProviderSpec`).
-//!
-//! A vSphere MachineSet boots from a VM template in vCenter, named in
-//! `providerSpec.value.template`; the cluster keeps one template per
-//! failure domain, `<infrastructureName>-rhcos-<failure domain>`, made from
-//! the stream's OVA (upstream `pkg/controller/bootimage/vsphere_helpers.go`,
-//! `resolveExistingTemplateVM` and `createNewVMTemplate`). The rule
-//! resolves the template the MachineSet uses from what the host read from
-//! vCenter, compares the release it holds with the stream's, and asks for
-//! an import when they differ. A VM of the name outside the workspace
-//! folder is the customer's own and is never touched: the rule goes on as
-//! if the name were free there (upstream: "leaving the customer-managed VM
-//! untouched"), falling back to the cluster's template, or making the
-//! cluster's template anew in the workspace folder.
+//! vSphere boot image rule (`VSphereMachineProviderSpec`). A vSphere
+//! MachineSet boots from the VM template in `providerSpec.value.template`;
+//! the cluster keeps one per failure domain,
+//! `<infrastructureName>-rhcos-<failure domain>`, made from the stream's OVA
+//! (upstream `vsphere_helpers.go`, `resolveExistingTemplateVM`,
+//! `createNewVMTemplate`). The rule resolves the template from what the host
+//! read of vCenter, compares its release with the stream's, and asks for an
+//! import when they differ. A VM of the name outside the workspace folder is
+//! the customer's own and never touched: the rule goes on as if the name
+//! were free there (upstream: "leaving the customer-managed VM untouched").
+//! See docs/admin/boot-images.md.
 
 // The component bindings wit-bindgen generates for wasm32 use `unsafe`.
 #![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]

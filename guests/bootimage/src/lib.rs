@@ -1,17 +1,13 @@
-//! Managed boot image updates for MAPI MachineSets, as pure functions.
-//!
-//! The OpenShift Machine Config controller keeps each MachineSet's boot image
-//! in line with the CoreOS stream metadata of the running release. This
-//! crate holds everything about that decision that does not depend on the
-//! cloud: the stream model, the architecture rule, the common per-MachineSet
-//! rules, the stub Ignition upgrade and the merge patch. Each cloud's rule is
-//! a separate crate implementing [`Platform`], so a guest component carries
-//! only the rule it needs.
-//!
-//! Everything here is deterministic and total: no clock, randomness,
-//! environment, I/O or hash-ordered collections, and malformed input gives an
-//! error value, never a panic. That is what lets the same code run natively
-//! and as a WebAssembly guest and give byte-identical answers.
+//! Managed boot image updates for MAPI MachineSets, as pure functions: what
+//! keeps each MachineSet's boot image in line with the release's CoreOS
+//! stream and does not depend on the cloud (the stream model, the
+//! architecture rule, the common per-MachineSet rules, the stub Ignition
+//! upgrade, the merge patch). Each cloud's rule is a crate implementing
+//! [`Platform`], so a guest carries only the rule it needs. Everything here
+//! is deterministic and total (no clock, randomness, environment, I/O or
+//! hash-ordered collections; malformed input is an error value, never a
+//! panic), so the same code runs natively and as a guest with byte-identical
+//! answers.
 
 // The component bindings wit-bindgen generates for wasm32 use `unsafe`.
 #![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]

@@ -1,18 +1,12 @@
-//! The floor of a node-state call: a guest that answers an MCN of the
-//! shape the real guest answers (its pool, a config name, every stored
-//! condition) without deriving anything. It reads through the handles it
-//! is lent what the real guest reads (each config's summary, each label a
-//! pool's selector names) and drops it; the stored conditions are handed
-//! back as they were lowered, so nothing is copied or formatted. What a
-//! fresh instance and a call of this guest cost is what the sandbox and the
-//! typed contract (`wit/node-state.wit`) cost before any logic runs: the
-//! `mcn` bench measures it beside the real guest and the native library,
-//! and `make bench-scale` beside the real guest on a busy control plane
-//! (`MCO_SCALE_SHADOW`, as the guest's shadow candidate).
-//!
-//! A node without stored conditions (a new MCN, the host's smoke
-//! evaluation) gets the default ones, not yet occurred: the host refuses an
-//! MCN without them.
+//! The floor of a node-state call: a guest that answers an MCN of the shape
+//! the real guest answers (its pool, a config name, every stored condition)
+//! without deriving anything. It reads through its handles what the real
+//! guest reads and drops it, and hands the stored conditions back as they
+//! were lowered, so what it costs is what the sandbox and the typed contract
+//! (`wit/node-state.wit`) cost before any logic runs: the `mcn` bench and
+//! `make bench-scale` (`MCO_SCALE_SHADOW`) measure it beside the real guest
+//! (docs/dev/benchmarks.md). A node without stored conditions gets the
+//! default ones, not yet occurred: the host refuses an MCN without them.
 
 #[cfg(target_arch = "wasm32")]
 mod node_state {

@@ -8,8 +8,8 @@
 //! One build serves every variant: the variant's name sits in [`VARIANT`],
 //! and `guests/build.sh --test` writes each `hostile-<variant>.wasm` by
 //! overwriting those bytes in the one built component (same length, so the
-//! component stays valid). Eleven LTO builds of ~30 s were most of the test
-//! guests' build time.
+//! component stays valid): an LTO build per variant would be most of the
+//! test guests' build time.
 
 /// `mco-hostile-variant:` and the variant's name, padded with `_`.
 #[cfg(target_arch = "wasm32")]

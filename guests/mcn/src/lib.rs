@@ -1,17 +1,14 @@
 //! Derives a node's MachineConfigNode (pool, configs and update-progress
 //! conditions) from the Node, the MachineConfigPools, the rendered
 //! MachineConfigs it moves between and the MCN status already stored.
-//!
-//! Upstream MCO writes these conditions as events happen inside the daemon and
-//! the drain controller. We only see their traces (node annotations,
-//! `spec.unschedulable`), so the derivation works out which phase of the
-//! update the node is in and replays, in upstream order, every condition
-//! write that leads there. Facts that annotations cannot show (a reboot was
-//! seen, a drain happened) come from the previous conditions.
-//!
-//! The crate is a plain library so the host can run it natively (tests,
-//! benchmarks, differential checks); built for `wasm32` it is also the
-//! `node-state-reporter` component (`component.rs`, type conversions only).
+//! Upstream writes these conditions as events happen in the daemon and the
+//! drain controller; we see only their traces (node annotations,
+//! `spec.unschedulable`), so the derivation works out the node's phase and
+//! replays, in upstream order, every condition write that leads there, with
+//! what annotations cannot show taken from the previous conditions. A plain
+//! library, so the host runs it natively (tests, benchmarks, differential
+//! checks); for `wasm32` it is also the `node-state-reporter` component
+//! (`component.rs`). See docs/concepts/mcn-derivation.md.
 
 // The component bindings wit-bindgen generates for wasm32 use `unsafe`.
 #![cfg_attr(target_arch = "wasm32", allow(unsafe_code))]

@@ -1,26 +1,14 @@
 //! A rendered MachineConfig spec reduced, once, to what the decisions read
-//! of it: [`Summary`].
-//!
-//! A rendered config may be as large as the apiserver stores (about
-//! 1.5 MiB: thousands of files, large certificates and scripts), and it is
-//! the same for every node of a pool. So the host reads each one once per
-//! resourceVersion, natively, with this module, and hands the guest the
-//! summary behind a handle (WIT `node-inputs.rendered-config`): no guest
-//! parses, hashes or holds a config's text. The spec is read in one pass
-//! without building it: each value is reduced, as it is parsed, to the
-//! SHA-256 of its canonical pruned form (`null`, `[]` and `{}` members
-//! dropped, object members in key order), so two digests are equal when
-//! the pruned values are, as the comparisons of upstream
-//! `pkg/daemon/update.go` need (`calculatePostConfigChangeNodeDisruptionActionFromMCDiffs`
-//! compares files and units entry by entry, the rest section by section).
-//! Kept are: the digests of the [`Section`]s the rules compare (what
-//! `reconcilable()` in that file compares: the Ignition users, groups,
-//! kernel arguments, disks, filesystems, raid, directories, links; and the
-//! OS image, extensions, kernel arguments, files and units); files by path
-//! and units by name, each entry as its digest; the values of `kernelType`
-//! and `fips`; the source of `registries.conf`, the one file whose content
-//! a decision reads (`registries::safe_change`); and what the
-//! reconcilability rules read beyond equality ([`View`]).
+//! of it: [`Summary`]. A rendered config may be as large as the apiserver
+//! stores and is the same for every node of a pool, so the host reads each
+//! one once per resourceVersion, natively, with this module, and the guest
+//! gets the summary behind a handle (WIT `node-inputs.rendered-config`). The
+//! spec is read in one pass without building it, each value reduced to the
+//! SHA-256 of its canonical pruned form, so two digests are equal when the
+//! pruned values are, as upstream `pkg/daemon/update.go`'s comparisons need
+//! (`reconcilable()`,
+//! `calculatePostConfigChangeNodeDisruptionActionFromMCDiffs`). What is kept
+//! ([`Section`], [`View`]): docs/concepts/mcn-derivation.md.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -1,19 +1,13 @@
-//! `memcmp` and `bcmp` for the Rust wasm guests.
-//!
-//! Every string comparison in a guest (a `BTreeMap<String, _>` lookup, `==`
-//! on two strings) ends in `memcmp` or `bcmp`. On `wasm32-wasip2` those come
-//! from wasi-libc, which compares one byte per iteration; natively the same
-//! call is vectorised. The guests' map keys share long prefixes
-//! (`machineconfiguration.openshift.io/…` annotations, `ami-0…` image IDs,
-//! region names), so that byte loop was the largest single guest symbol in
-//! both benches' profiles (docs/dev/records/benchmarks.md). These compare eight bytes
-//! at a time and look at single bytes only where two words differ.
-//!
-//! A guest links them by naming this crate (`use mco_guest_memcmp as _;`):
-//! the linker then takes these definitions, and wasi-libc's are never
-//! pulled in. Only wasm32 builds export the symbols; natively the
-//! comparison is an ordinary function, so the tests can hold it against
-//! `<[u8]>::cmp`.
+//! `memcmp` and `bcmp` for the Rust wasm guests. Every string comparison in
+//! a guest ends in one of them, and wasi-libc's compare one byte per
+//! iteration where native code is vectorised; the guests' keys share long
+//! prefixes (annotations, AMI IDs, region names), so that loop was the
+//! largest guest symbol in the benches' profiles
+//! (docs/dev/records/benchmarks.md). These compare eight bytes at a time.
+//! A guest links them by naming this crate (`use mco_guest_memcmp as _;`),
+//! so wasi-libc's are never pulled in. Only wasm32 builds export the
+//! symbols; natively the comparison is an ordinary function, so the tests
+//! can hold it against `<[u8]>::cmp`.
 
 #![no_std]
 

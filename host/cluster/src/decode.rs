@@ -1,21 +1,14 @@
-//! Each object of a list or watch event decoded on its own, so that one
-//! bad object is one bad object.
-//!
-//! kube decodes a whole list response (`ObjectList<K>`) or watch event in
-//! one serde_json pass, and serde_json's recursion limit (128) counts from
-//! the list's root: one object nested deeper (the apiserver stores JSON
-//! thousands of levels deep under a field that keeps unknown fields, such
-//! as a MachineSet's `providerSpec.value`) failed the whole list, and its
-//! watch never listed. kube's `DeserializeGuard` does not help: it buffers
-//! the object through the same deserializer first.
-//!
-//! [`Isolated`] reads an object as JSON, skipping whatever is nested past
-//! [`MAX_DEPTH`] levels from the object's own root (serde_json passes over
-//! a value it is told to ignore without recursing, and without its limit:
-//! `Deserializer::ignore_value`), then decodes it. A failure, too deep or
-//! of the wrong types, belongs to that object alone, and its name is kept
-//! for the report: [`Failures`] counts it, logs it and publishes a Warning
-//! Event on the object.
+//! Each object of a list or watch event decoded on its own, so that one bad
+//! object is one bad object. kube decodes a whole list or watch event in one
+//! serde_json pass, whose recursion limit (128) counts from the list's root,
+//! so one object nested deeper (the apiserver keeps unknown fields, such as a
+//! MachineSet's `providerSpec.value`, thousands of levels deep) failed the
+//! whole list and its watch never listed; kube's `DeserializeGuard` buffers
+//! through the same deserializer first. [`Isolated`] skips whatever is
+//! nested past [`MAX_DEPTH`] from the object's own root
+//! (`Deserializer::ignore_value` does not recurse), then decodes it; a
+//! failure belongs to that object alone, and [`Failures`] counts it, logs it
+//! and puts a Warning Event on the object.
 
 use std::cell::Cell;
 use std::fmt;

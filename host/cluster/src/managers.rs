@@ -1,20 +1,15 @@
 //! Who else writes an object: the Machine Config Operator's field managers
-//! as `metadata.managedFields` records them. The `own` mode refuses to
-//! write while the operator's equivalent writer is seen here.
-//!
-//! The managers are upstream's (openshift/machine-config-operator):
-//! - `machine-config-operator`: the name every MCN status write passes
-//!   explicitly (`pkg/upgrademonitor/upgrade_monitor.go`, ApplyStatus of
-//!   the daemon's conditions; `UpdateMachineConfigNodeSpecDesiredAnnotations`;
-//!   the irreconcilable-changes reporter's UpdateStatus), and the operator
-//!   binary's own user agent.
-//! - `machine-config-daemon` and `machine-config-controller`: what the
-//!   apiserver records for a write that names no manager, the first word of
-//!   the client's user agent (client-go's `rest.AddUserAgent` keeps the
-//!   binary name first). The daemon creates MCNs that way; the boot image
-//!   controller (`pkg/controller/bootimage`, clients built by
-//!   `ClientBuilder.MachineClientOrDie`) patches MachineSets and updates
-//!   MachineConfiguration `cluster`'s conditions that way.
+//! as `metadata.managedFields` records them; `own` mode refuses to write while
+//! the operator's equivalent writer is seen here. Upstream's managers:
+//! `machine-config-operator`, the name every MCN status write passes
+//! (`pkg/upgrademonitor/upgrade_monitor.go`;
+//! `UpdateMachineConfigNodeSpecDesiredAnnotations`; the irreconcilable-changes
+//! reporter) and the operator's user agent; `machine-config-daemon` and
+//! `machine-config-controller`, what the apiserver records for a write that
+//! names no manager (the first word of the user agent, client-go's
+//! `rest.AddUserAgent`): the daemon creates MCNs so, and the boot image
+//! controller (`pkg/controller/bootimage`) patches MachineSets and
+//! MachineConfiguration `cluster`'s conditions so.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
 use k8s_openapi::jiff::Timestamp;

@@ -26,10 +26,10 @@ use serde::de::DeserializeOwned;
 use super::decode::{Failures, Isolated};
 
 /// Delay before a failed watch retries: doubling from half a second to five
-/// seconds, back to the start after any success. kube's default (up to 30 s,
-/// reset only after two quiet minutes) turned the burst of errors around an
-/// apiserver restart (refused connections, 403s while RBAC warms up, 410s
-/// on resume) into minutes of blindness.
+/// seconds, back to the start after any success: kube's default (up to 30 s,
+/// reset only after two quiet minutes) leaves the host blind for minutes
+/// after the burst of errors around an apiserver restart
+/// (docs/dev/records/incidents.md).
 pub fn backoff() -> ExponentialBackoff {
     backon::ExponentialBuilder::default()
         .with_min_delay(Duration::from_millis(500))
@@ -42,10 +42,8 @@ pub fn backoff() -> ExponentialBackoff {
 /// The backoff of a kube `Controller`'s merged trigger stream: none. Each
 /// watch already waits out its own errors ([`backoff`]), while the
 /// `Controller` pauses all of its triggers on any one error, so a second
-/// backoff there made every watch wait for every other's: after an
-/// apiserver restart (403s while its RBAC warms up, then one 410 per
-/// watch) the MCN job stood still for 5 s per error, past 30 s in all on a
-/// loaded machine.
+/// backoff there makes every watch wait for every other's after an
+/// apiserver restart (docs/dev/records/incidents.md).
 pub fn no_trigger_backoff() -> ExponentialBackoff {
     backon::ExponentialBuilder::default()
         .with_min_delay(Duration::ZERO)

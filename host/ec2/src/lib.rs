@@ -1,45 +1,13 @@
 //! The EC2 side of AWS boot images: the two `DescribeImages` questions
-//! upstream MCO asks (`pkg/controller/bootimage/aws_helpers.go`), as a
-//! small async client of the EC2 Query API (version 2016-11-15), its
-//! requests signed with SigV4 by AWS's own `aws-sigv4`.
+//! upstream MCO asks (`pkg/controller/bootimage/aws_helpers.go`), who owns an
+//! AMI ([`Client::describe_image`]) and which marketplace AMIs hold a product
+//! ID ([`Client::marketplace_images`]), over the EC2 Query API with SigV4 by
+//! `aws-sigv4`. The client decides nothing: the boot image guest applies
+//! upstream's rules to what it returns. Answers are bounded and errors carry
+//! no secret. Design and credentials: docs/dev/platform-clients.md.
 //!
-//! - [`Client::describe_image`]: who owns this AMI, and what it is called
-//!   (upstream classifies a MachineSet's AMI by `OwnerId`:
-//!   [`RED_HAT_OWNER`], [`MARKETPLACE_OWNER`], anything else).
-//! - [`Client::marketplace_images`]: every marketplace AMI whose name
-//!   holds a product ID, for choosing the newest one at or below the
-//!   stream's release. Upstream asks `Owners=[aws-marketplace]`; this
-//!   client asks by that alias's account, [`MARKETPLACE_OWNER`], which on
-//!   EC2 names the same images (the very owner upstream's classification
-//!   checks) and which moto, the EC2 of the tests, can answer (it gives
-//!   every seeded AMI the alias `amazon`).
-//!
-//! The client decides nothing: the boot image guest applies upstream's
-//! rules to what it returns.
-//!
-//! # What is trusted
-//!
-//! Nothing EC2 (or whatever answers at the endpoint) returns: every answer
-//! is bounded in bytes as they arrive ([`MAX_BODY`]), every listing in
-//! pages and images ([`Limits`]), and parsed as a stream keeping only the
-//! fields above; anything malformed or too large is an [`Error`], never a
-//! panic and never a partial list. Every call has deadlines
-//! ([`Timeouts`]). No error text carries the secret key, the session token
-//! or a request signature.
-//!
-//! # TLS
-//!
-//! Through rustls with ring's provider, checked against the system's roots
-//! (rustls-platform-verifier), the client mco-http builds for mco-vsphere
-//! too: no process-wide crypto provider is needed and no second one is
-//! compiled. `HTTPS_PROXY` and `NO_PROXY` from the environment apply, as
-//! they do for the AWS SDK.
-//!
-//! # Credentials
-//!
-//! Static keys, with an optional session token. STS web identity
-//! (`role_arn` + `web_identity_token_file`), which upstream tries first, is
-//! not done here yet; the host says so for a Secret that has only those.
+//! - `client`: requests, signing and bounded reads; `answer`: streaming parse;
+//! - `error`: what fails, without the secret key, token or signature.
 
 mod answer;
 mod client;

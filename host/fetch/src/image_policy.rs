@@ -2,51 +2,12 @@
 //! takes the signers of the `config.openshift.io/v1` ClusterImagePolicy
 //! objects whose scopes cover an `oci:` module's repository, so a cluster
 //! that declares who signs a registry's images does not repeat it in every
-//! MachineConfigGuest.
-//!
-//! A scope covers a reference as in containers-policy.json (and upstream's
-//! `ClusterImagePolicySpec.scopes`): the reference with its tag or digest,
-//! its repository, each parent namespace, its host with the port, or a
-//! `*.domain` wildcard of the host without the port (`*.example.com`
-//! covers `a.example.com` and `a.b.example.com:5000`, not `example.com`).
-//! Any covering policy counts, not only the most specific one.
-//!
-//! Each policy type is one signer (signature_policy.rs), as the cluster's
-//! own image verification reads it:
-//!
-//! - `PublicKey`: a cosign signature under `publicKey.keyData`;
-//! - `PKI`: a certificate chaining to `pki.caRootsData` (through
-//!   `caIntermediatesData` or the signature's own chain), issued to
-//!   `pkiCertificateSubject`'s email and hostname (each given must be a SAN
-//!   of the certificate, exactly: the email an email SAN, the hostname a
-//!   DNS SAN), valid when signed; no log is required;
-//! - `FulcioCAWithRekor`: a certificate chaining to
-//!   `fulcioCAWithRekor.fulcioCAData`, with `fulcioSubject.signedEmail` as
-//!   an email SAN and `oidcIssuer` as Fulcio's issuer extension, in the Rekor log
-//!   of `rekorKeyData`, whose signed time the certificate was valid at.
-//!
-//! `policy.signedIdentity` says which image a signature must claim to be
-//! of, as containers/image's `signedIdentity` reads it for the cluster
-//! (the claim is the simple-signing payload's
-//! `critical.identity.docker-reference`):
-//!
-//! - `MatchRepoDigestOrExact`, the default: for a module pulled by digest,
-//!   the claim's repository is the module's; by tag, the claim is the
-//!   module's repository and tag exactly (cosign claims the repository
-//!   only, so sign by digest or choose `MatchRepository`);
-//! - `MatchRepository`: the claim's repository is the module's;
-//! - `ExactRepository`: the claim's repository is
-//!   `exactRepository.repository`.
-//!
-//! `RemapIdentity` (and any other) refuses the module, naming it. A
-//! Sigstore bundle claims no image (its statement names the digest only),
-//! so it meets every `signedIdentity` by the digest it signs.
-//!
-//! A policy of another type, or one whose data does not parse, refuses the
-//! module, so a requirement is never dropped.
-//!
-//! The objects are listed once per `--registry-poll` while an entry asks
-//! for them, so an edited policy applies on the next poll.
+//! MachineConfigGuest. Scopes, policy types and `signedIdentity` are read as
+//! the cluster's own image verification reads them (containers-policy.json,
+//! upstream's `ClusterImagePolicySpec`); a policy this host cannot read
+//! refuses the module, so a requirement is never dropped. The rules:
+//! docs/guests/signing.md; how each type becomes a signer:
+//! docs/dev/verification.md.
 
 use base64::Engine as _;
 use mco_registry_formats::sigstore::{Identity, IssuerMatch, SubjectMatch, TrustRoot};

@@ -1,31 +1,10 @@
 //! A module's signature policy with its signers read (keys, trust roots):
-//! which of the signatures found for a manifest meet it, and, when they do
-//! not, which requirement failed and why.
-//!
-//! A policy has up to three groups (the host's `registry/entries.rs`,
-//! `Verify`), each of which,
-//! when given, must be met:
-//!
-//! - **any one**: a signature by any of `keys`, `identities` and the
-//!   signers of the ClusterImagePolicies selected (image_policy.rs);
-//! - **allOf**: a signature by every signer listed;
-//! - **anyOf**: signatures by at least `minimumMatches` of the signers.
-//!
-//! In `allOf` and `anyOf` each signer needs a signature of its own: one
-//! signature cannot count twice, even where its certificate matches two
-//! identities, so "two signatures" means two signatures. Signatures are
-//! counted as signings (`cosign::Signing`: the signer's key and the bytes
-//! signed), never by their position or bytes: one signature repeated in
-//! the registry, or re-encoded (DER or raw, high or low S), is one.
-//!
-//! A key signer is met by a cosign signature under that key (cosign.rs); a
-//! certificate signer by a signature whose certificate chains to its trust
-//! root at the signing time, names the manifest pulled and matches every
-//! identity it asks for (`mco_registry_formats::sigstore`). Each refusal
-//! says, per signer, what every signature lacked: wrong identity, wrong
-//! issuer, not in the log, expired at signing time, digest mismatch, and
-//! how many of the signatures required were there ("1 of 2 required
-//! signatures").
+//! which of the signatures found for a manifest meet it and, when they do
+//! not, which requirement failed and why. The groups (any one, `allOf`,
+//! `anyOf`) are as docs/guests/signature-policy.md says; one signature never
+//! counts twice, since signatures are counted as signings
+//! (`cosign::Signing`), not by position or bytes. How a signer is met:
+//! docs/dev/verification.md.
 
 use std::fmt;
 use std::sync::Arc;

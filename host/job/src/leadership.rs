@@ -1,20 +1,13 @@
 //! Whether this replica still holds the lease, known by itself, and the one
 //! way work that must not outlive the lease runs ([`Leadership::guard`]).
-//!
-//! kube-lease-manager renews the Lease on its own task and reports only the
-//! changes of holder it reads there: when a renewal fails (the apiserver out
-//! of reach, the Lease RBAC gone) it logs, backs off and retries, and its
-//! channel keeps saying "leader" while a standby takes the lease once it
-//! expires. So the host follows its own term: it reads the Lease (a `get`,
-//! which the RBAC already grants for renewing it) a little after each
-//! renewal falls due, and holds the lease only until the last renewal it
-//! saw plus the lease duration, less a quarter of the grace period the
-//! lease manager renews ahead by. A standby takes the lease only once the
-//! lease duration has passed by its own reading of the same renewal, so
-//! this replica stops first. The end of the term is measured on this
-//! replica's monotonic clock: a process that was frozen (a paused VM, a
-//! stopped process) finds its term over when it wakes, before the task that
-//! reads the Lease has run.
+//! kube-lease-manager's channel keeps saying "leader" while its renewals fail
+//! and a standby takes the lease once it expires. So the host reads the Lease
+//! a little after each renewal falls due and holds it only until the last
+//! renewal it saw plus the lease duration, less a quarter of the grace
+//! period: a standby waits the full duration by its own reading of the same
+//! renewal, so this replica stops first. The term is measured on the
+//! monotonic clock, so a process that was frozen finds its term over when it
+//! wakes.
 
 use std::future::Future;
 use std::pin::pin;

@@ -1,36 +1,11 @@
-//! Key-based cosign signatures of OCI guest modules, in the two forms
-//! cosign writes:
-//!
-//! - **simple signing** (cosign's legacy form): tag `sha256-<hex>.sig` in the
-//!   module's repository holds an image manifest whose layers are
-//!   `application/vnd.dev.cosign.simplesigning.v1+json` payloads naming the
-//!   signed manifest digest in `critical.image.docker-manifest-digest`, each
-//!   with its base64 signature in the layer annotation
-//!   `dev.cosignproject.cosign/signature`;
-//! - **Sigstore bundle** (`cosign sign --new-bundle-format`, cosign v3's
-//!   default): a referrer of the module's manifest (referrers API, or the
-//!   `sha256-<hex>` tag where the registry has none) whose layer is an
-//!   `application/vnd.dev.sigstore.bundle.v0.3+json` bundle: a DSSE envelope
-//!   around an in-toto statement whose subject is the manifest digest.
-//!
-//! Both sign over SHA-256: with ECDSA P-256 (the key `cosign
-//! generate-key-pair` makes) or P-384, or with RSA in PKCS#1 v1.5 (a key
-//! `cosign import-key-pair` took in), of 2048 bits or more. A module passes when one signature names its manifest digest and
-//! verifies under one of the keys: a list of keys is for rotation, not a
-//! quorum. The manifest digest covers the config and layer digests, and the
-//! layer is checked against its digest when downloaded, so the signature
-//! covers the module's bytes.
-//!
-//! Signatures made with a certificate (PKI, or keyless: Fulcio and Rekor)
-//! carry it in the layer annotations [`CERTIFICATE_ANNOTATION`],
-//! [`CHAIN_ANNOTATION`] and [`REKOR_BUNDLE_ANNOTATION`], or in the bundle's
-//! verification material; `sigstore` verifies those against a trust root,
-//! with the parsers here. Key verification ignores them: only a signature
-//! under a configured key counts.
-//!
-//! Everything here is pure, so hostile inputs are unit tested and fuzzed
-//! (fuzz/: `simple_signing`, `bundle`); the host's
-//! mco-fetch's oci/signatures.rs fetches the inputs with their sizes capped.
+//! Key-based cosign signatures of OCI guest modules, in both forms cosign
+//! writes: simple signing (the `sha256-<hex>.sig` tag) and the Sigstore
+//! bundle referrer. A module passes when one signature names its manifest
+//! digest and verifies under one of the keys (a list is for rotation, not a
+//! quorum); certificates a signature carries are parsed here for `sigstore`
+//! and ignored by key verification. Pure, so hostile inputs are unit tested
+//! and fuzzed; mco-fetch's oci/signatures.rs fetches the inputs, capped.
+//! The forms and algorithms: docs/dev/verification.md.
 
 use std::fmt;
 

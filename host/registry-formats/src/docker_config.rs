@@ -1,21 +1,13 @@
 //! Docker configs (`.dockerconfigjson`, `config.json`): which entry's
-//! credentials a repository is pulled with.
-//!
-//! An entry is chosen for a repository as the kubelet chooses one
-//! (kubernetes `pkg/credentialprovider/keyring.go`, `BasicDockerKeyring`
-//! and `URLsMatch`), so one pull Secret can hold a robot account per team:
-//!
-//! - a key is `[scheme://]host[:port][/path]`; a leading `/v1/` or `/v2/`
-//!   of the path is the registry API's, not a repository's, and is dropped;
-//! - the host matches label by label, with shell globs in a label
-//!   (`*.quay.io`; a glob never spans a dot), and the same number of labels;
-//! - the port matches exactly (`r.example` does not cover `r.example:5000`);
-//! - the path must be a prefix of the repository, on whole segments:
-//!   `quay.io/team` covers `quay.io/team/mcn`, not `quay.io/team-b/mcn`
-//!   (the kubelet compares strings there, which would hand team's
-//!   credentials to team-b);
-//! - the most specific entry wins: the longest path, then a literal host
-//!   over a glob, then the first written.
+//! credentials a repository is pulled with, chosen as the kubelet chooses one
+//! (kubernetes `pkg/credentialprovider/keyring.go`, `BasicDockerKeyring` and
+//! `URLsMatch`), so one pull Secret can hold a robot account per team: the
+//! host matches label by label (a glob never spans a dot), the port exactly,
+//! and the path as a prefix on whole segments (where the kubelet compares
+//! strings, which would hand `quay.io/team`'s credentials to `quay.io/team-b`);
+//! the most specific entry wins (longest path, then a literal host over a
+//! glob, then the first written). A leading `/v1/` or `/v2/` of a key's path
+//! is the registry API's and is dropped. See docs/guests/signing.md.
 
 use std::collections::BTreeMap;
 

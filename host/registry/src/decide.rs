@@ -1,20 +1,12 @@
 //! The rollout protocol, once for every job: a [`Slot`] decides a batch of
-//! objects through its job's route ([`Rollouts::route`]) and hands back
-//! each decision with the module that made it. The job's controller only
-//! says what its objects are (which are canaries, how a comparison names
-//! one, how a guest decides a batch) and writes what comes back; the
-//! registry's policy (who runs, whose decision is taken, what is counted
-//! and recorded) stays here, where no job can drift from it.
-//!
-//! The steps, for one batch: the route says whether the candidate runs
-//! and, per object, whether its decision is taken (`Canary` for the canary
-//! objects, `Active` for all). The module decides the batch off the async
-//! workers; the candidate decides it beside it, on the same thread, unless
-//! no decision of its could be compared or taken. Each of its decisions is
-//! compared with the module's ([`shadow::compare`]) and recorded in the
-//! rollout while it has a stage; the route is then asked again, so that a
-//! rollback this very comparison caused keeps the candidate's decision
-//! from being taken.
+//! objects through its job's route ([`Rollouts::route`]) and hands back each
+//! decision with the module that made it. The job's controller only says
+//! what its objects are and writes what comes back; who runs, whose decision
+//! is taken and what is recorded stays here, where no job can drift from it.
+//! The module decides off the async workers, the candidate beside it on the
+//! same thread; each candidate decision is compared ([`shadow::compare`])
+//! and recorded, then the route is asked again, so that a rollback this very
+//! comparison caused keeps the candidate's decision from being taken.
 
 use std::fmt::Debug;
 use std::time::{Duration, Instant};

@@ -1,22 +1,15 @@
 //! `mco-registry`: which guest module serves which job, for jobs it knows
-//! only as each describes itself (`job`). It depends on no job: the jobs
-//! and the binary depend on it.
+//! only as each describes itself (`job`). It depends on no job: the jobs and
+//! the binary depend on it.
 //!
-//! Deciding which module serves: the registry (`table`, its entries in
-//! `entries`), the module bytes (`fetch`, over `mco-fetch`'s OCI pulls,
-//! signature policies and ClusterImagePolicy signers), a job's loaded
-//! guests (`slot`), the set serving now (`set`), hot swap (`swap`, over
-//! what `read` reads of the cluster), shadow evaluation of candidates
-//! (`shadow`), their rollout to the objects (`rollout`, a canary subset
-//! each job reads its own way: `canary`), the protocol a
-//! job's controller asks for decisions through (`decide`) and what
-//! `/guests` shows (`serving`).
-//!
-//! The registry as cluster objects: the MachineConfigGuest CRD, its status
-//! and the audits it asks the lease holder for (`crd`).
-//!
-//! The comparison of two decisions (`compare`) and of two modules over a
-//! job's objects (`audit`), and this component's series (`metrics`).
+//! - `table`, `entries`, `entry_error`: the registry, its entries, their errors;
+//! - `fetch`: module bytes, over mco-fetch's pulls and signature policies;
+//! - `slot`, `set`: a job's loaded guests, and the set serving now;
+//! - `swap` (over `read`): hot swap; `shadow`, `rollout`, `canary`: candidates;
+//! - `decide`: how a job's controller asks for decisions; `serving`: `/guests`;
+//! - `crd`: the MachineConfigGuest CRD, its status and the audits it asks for;
+//! - `compare`, `audit`: two decisions, two modules over a job's objects;
+//! - `metrics`: this component's series.
 
 pub mod audit;
 pub mod canary;

@@ -1,20 +1,13 @@
 //! Rolling a candidate module out the way administrators roll out
 //! MachineConfigs: beside the module without writing (`Shadow`), for a
-//! subset of the objects (`Canary`: a job names which), then for every
-//! object (`Active`), promoted by evidence and rolled back by failures.
-//!
-//! The registry knows no job, so this file knows stages and counts only:
-//! each job asks [`Rollouts::route`] whose decision it writes for an
-//! object (it alone can tell whether the object is in the canary subset)
-//! and reports every comparison of the two modules with
-//! [`Rollouts::record`]. The state lives in the MachineConfigGuest's
-//! `status.rollout`, written by the lease holder: a replica that takes the
-//! lease carries on from there, so a failover neither repeats a stage nor
-//! skips one (it loses at most the counts of one `--registry-poll`).
-//!
-//! The pure part, [`reconcile`] and [`judge`], decides every move; the
-//! rest only holds the state where both the controllers and the registry
-//! poller reach it.
+//! subset of the objects a job names (`Canary`), then for every object
+//! (`Active`), promoted by evidence and rolled back by failures. The registry
+//! knows no job, so this file knows stages and counts only: a job asks
+//! [`Rollouts::route`] whose decision it writes and reports each comparison
+//! with [`Rollouts::record`]. The state lives in the MachineConfigGuest's
+//! `status.rollout`, written by the lease holder, so a failover neither
+//! repeats a stage nor skips one. The pure part, [`reconcile`] and
+//! [`judge`], decides every move. See docs/guests/rollout.md.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -1,28 +1,14 @@
-//! Hot swap: the host re-reads its registry and the modules it names every
-//! `--registry-poll`, and when an entry changed (other bytes, other pin or
-//! limits) loads the new module off the async workers — component of the
-//! right world, imports within the allowlist, digest as pinned, smoke
-//! evaluations on built-in fixtures — and only then swaps it in. The old
-//! module keeps serving until then, and for good when the new one is
-//! refused; evaluations already running finish on the module they started
-//! with. No restart, and no reconcile is dropped: controllers read the
-//! current set per evaluation. A pull that outlasts a poll goes on in the
-//! background within its own deadline (`fetch::InFlight`): its entry keeps
-//! its module meanwhile, and the other entries and polls go on.
-//!
-//! Polling rather than watching: a file on a ConfigMap volume changes by a
-//! symlink swap that inotify reports unreliably, and one code path for file
-//! and ConfigMap registries is easier to trust. Unchanged polls cost a read
-//! and a sha256 of each module; an `oci:` module is asked of its registry
-//! again only once `--oci-refresh` has passed since its last good pull, or
-//! at once when its entry changed (`fetch::InFlight`).
-//!
-//! A change is reported where an administrator looks: a log line naming the
-//! registry entry, `mco_guest_swaps_total{job,result}`, `mco_guest_info`,
-//! the `/guests` status endpoint and an Event on the registry ConfigMap or
-//! the job's MachineConfigGuest. The same loop carries the candidates'
-//! rollouts (`rollout.rs`) into the MachineConfigGuests' status, with an
-//! Event for every move.
+//! Hot swap: every `--registry-poll` the host re-reads its registry and the
+//! modules it names, and loads a changed entry's module off the async
+//! workers (world, imports, digest, smoke evaluations) before swapping it in.
+//! The old module serves until then, and for good when the new one is
+//! refused; running evaluations finish on the module they started with. A
+//! pull that outlasts a poll goes on in the background (`fetch::InFlight`).
+//! Polling, not watching: a ConfigMap volume changes by a symlink swap that
+//! inotify reports unreliably, and one path for file and ConfigMap
+//! registries is easier to trust. A change is reported in a log line, the
+//! swap series, `/guests` and an Event; the same loop carries the
+//! candidates' rollouts (`rollout.rs`). See docs/guests/rollout.md.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};

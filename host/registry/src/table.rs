@@ -1,53 +1,14 @@
 //! Which guest module serves which job. Platform teams swap a module by
-//! pointing the registry at it; the host is not rebuilt or restarted.
-//!
-//! Each job takes either a path (the short form) or a full entry:
-//!
-//! ```yaml
-//! mcn:                           # the full form
-//!   module: mcn.wasm             # paths are relative to this file
-//!   sha256: 4f1c…                # refused unless the module has this digest
-//!   memoryMiB: 64                # at most --guest-memory-max-mib
-//!   deadline: 1s
-//!   candidate:                   # shadow-evaluated, never applied
-//!     configMap: {name: mcn-next, key: mcn.wasm}
-//!     sha256: 9ab2…
-//! bootImage:
-//!   GCP: bootimage-gcp.wasm      # the short form
-//!   AWS: /opt/guests/my-aws.wasm
-//!   Azure:
-//!     oci: quay.io/team/azure@sha256:5d0e…   # an OCI artifact (see oci/)
-//!     pullSecret: quay-creds                # kubernetes.io/dockerconfigjson
-//!     verify:                               # cosign signatures (see cosign.rs)
-//!       keys:
-//!         - configMap: {name: cosign-keys, key: team.pub}
-//!         - secret: {name: release-key, key: cosign.pub}
-//!       clusterImagePolicies: true          # or the signer of a ClusterImagePolicy covering it
-//!       trustedRoot: {configMap: {name: sigstore, key: trusted_root.json}}
-//!       allOf:                              # and every one of these
-//!         - identity: {issuer: https://issuer.example.com, subject: {equal: ci@example.com}}
-//! verify:                        # the default of every oci: module without its own
-//!   keys: [{file: keys/cosign.pub}]          # relative to this file
-//! ```
-//!
-//! `verify` refuses an OCI module unless a cosign signature of its
-//! manifest verifies under one of `keys` or `identities` (any one: a list
-//! is for rotation), or meets a ClusterImagePolicy `clusterImagePolicies`
-//! selects (`true`: every one covering the repository; `[name, ...]`: those,
-//! each of which must cover it; see mco-fetch's image_policy.rs), and unless every
-//! signer of `allOf` and `minimumMatches` of `anyOf` signed it
-//! (mco-fetch's signature_policy.rs; docs/guests/signature-policy.md). A candidate without
-//! its own `verify` is held to its entry's,
-//! and an entry without one to the registry's top-level `verify`. Files and
-//! ConfigMap modules are not signed artifacts: pin them with `sha256`.
-//!
-//! A module comes from a file (in the image or on a mounted volume), from
-//! a `binaryData` key of a ConfigMap in the host's namespace (kept for
-//! compatibility: a ConfigMap holds at most 1 MiB), or from an OCI
-//! registry. An OCI reference may name a tag, which the host resolves to a
-//! digest on every pull; an entry that also pins `sha256` must name its
-//! artifact by digest, so that the pin and the reference cannot drift
-//! apart. The second half is unit tests of the format.
+//! pointing the registry at it; the host is not rebuilt or restarted. Each
+//! job takes a path (the short form) or a full entry (`entries`): a module
+//! from a file, a ConfigMap key or an OCI registry, with its pin, limits,
+//! candidate and `verify`. A candidate without its own `verify` is held to
+//! its entry's, and an entry without one to the registry's top-level
+//! `verify`; an entry that pins `sha256` must name its OCI artifact by
+//! digest, so the pin and the reference cannot drift apart. The format, with
+//! an example: docs/reference/registry-file.md; `verify`:
+//! docs/guests/signature-policy.md. The second half is unit tests of the
+//! format.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

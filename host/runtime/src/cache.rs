@@ -5,8 +5,7 @@
 //!
 //! A checked entry is mapped from its file, not copied into the heap: the
 //! code pages are then file-backed and only those a guest runs become
-//! resident (an idle host with the cache holds about 38 MiB, 63 MiB without
-//! it; docs/dev/records/benchmarks.md). The directory is the host's own (an `emptyDir`
+//! resident (docs/dev/records/incidents.md). The directory is the host's own (an `emptyDir`
 //! in `deploy/`): whoever could change a file between the check and the
 //! mapping could as well change the host itself.
 #![allow(unsafe_code)]

@@ -1,17 +1,13 @@
 //! `mco-host guests wit [DIR] | --push REF`: the WIT package guests are
 //! built against, as files for a guest's tooling, or published in the OCI
 //! layout the wasm-pkg tools (`wkg`) read, so any language's tooling can
-//! fetch `mco:machine-config@<version>` from a registry instead of copying
-//! it.
-//!
-//! The layout is wasm-pkg-client's (`oci/publisher.rs`, on `oci-wasm`): a
-//! CNCF wasm config (`application/vnd.wasm.config.v0+json`, listing the
-//! package's worlds and interfaces as exports), one `application/wasm`
-//! layer holding the WIT package binary and titled `<name>.wasm`, and the
-//! version as the manifest's `org.opencontainers.image.version`. wkg maps
-//! `mco:machine-config@0.6.0` to `<registry>/mco/machine-config:0.6.0`
-//! (after any namespace prefix its config gives), so a REF without a tag
-//! is pushed under the package version.
+//! fetch `mco:machine-config@<version>` from a registry. The layout is
+//! wasm-pkg-client's (`oci/publisher.rs`, on `oci-wasm`): a CNCF wasm config
+//! listing the package's worlds and interfaces, one `application/wasm` layer
+//! titled `<name>.wasm`, and the version as the manifest's
+//! `org.opencontainers.image.version`. wkg maps `mco:machine-config@0.6.0` to
+//! `<registry>/mco/machine-config:0.6.0`, so a REF without a tag is pushed
+//! under the package version.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

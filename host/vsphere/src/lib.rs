@@ -1,54 +1,15 @@
-//! The vCenter side of managed vSphere boot images: a small typed client
-//! for the vim25 SOAP API and the vAPI tagging REST API, and on top of it
-//! the import of an RHCOS OVA as a VM template, swapped in for the old one
-//! (the flow of upstream MCO's `vsphere_helpers.go`, written anew).
+//! The vCenter side of managed vSphere boot images: a small typed client of
+//! the vim25 SOAP API and the vAPI tagging REST API, and on it the import of
+//! an RHCOS OVA as a VM template swapped in for the old one (the flow of
+//! upstream MCO's `vsphere_helpers.go`, written anew). Nothing vCenter or an
+//! OVA returns is trusted: answers are bounded, errors name the call. Why a
+//! client of our own, and where vcsim differs: docs/dev/platform-clients.md.
 //!
-//! # Why a small client of our own
-//!
-//! The dozen vim25 calls the flow needs ([`Session::find_vms`],
-//! [`Session::recover_swap`], [`Session::import_template`]) are written out
-//! here as typed requests and parsed answers over `reqwest` and
-//! `quick-xml`. The alternative, `vim_rs`, is a huge generated crate (every
-//! vSphere type, minutes of cold compile against a tight CI budget) whose
-//! SOAP transport is experimental and which has no vAPI tagging, so it would
-//! still need a REST client beside it.
-//!
-//! # What is trusted
-//!
-//! Nothing vCenter or an OVA returns: every answer is size-bounded
-//! ([`MAX_BODY`]), parsed into a bounded tree, and anything missing or
-//! malformed is an [`Error`], never a panic. Every call has a timeout
-//! ([`Timeouts`]), and every error names the vCenter method (or REST path)
-//! that failed together with vCenter's own fault name and message.
-//!
-//! # TLS and proxies
-//!
-//! Clients are built from mco-http's rustls configuration with ring's
-//! provider (the one the controller uses), so no process-wide crypto
-//! provider needs to be installed and no second provider (aws-lc-rs) is
-//! compiled. `HTTPS_PROXY`/`NO_PROXY` from the environment apply, as they
-//! do for govmomi upstream.
-//!
-//! # vcsim
-//!
-//! The e2e tests (`tests/e2e/tests/vsphere_client.rs`) run every call here
-//! against govmomi's simulator vcsim v0.45.1. Where it differs from a real
-//! vCenter, the client does what is right for both:
-//!
-//! - it never sets `summary.config.product` of an imported VM, but copies
-//!   the OVF ProductSection into `config.vAppConfig.product`, so
-//!   [`FoundVm::release`] falls back to the latter;
-//! - it accepts `diskProvisioning` but always creates thin disks, so the
-//!   import pins the disk backings of the import spec to the type asked
-//!   for (what a real vCenter's spec already says);
-//! - it names an import's disks `[ds] <entity>/disk-N.vmdk`, which the
-//!   previous pass's template (imported under the same `mco-tmp-` name,
-//!   then renamed; VM files keep their paths) still owns, so such names are
-//!   emptied for the host to choose, as ESX does for an empty name;
-//! - it serves vAPI tagging under `/rest` only (see `tags.rs`), and answers
-//!   an empty tag list as `{}` rather than `{"value": []}`;
-//! - it leaves the VM of an aborted import lease in place, so the import
-//!   destroys it itself.
+//! - `session`: the SOAP session; `xml`: bounded parsing; `tags`: vAPI tagging;
+//! - `inventory`: reads and tasks, `find_vms` and `recover_swap`;
+//! - `ova`, `cache`: an OVA opened for import, and the digest-keyed cache;
+//! - `import`: the template import and swap; `nfc`: its upload lease;
+//! - `error`: what can fail, naming the vCenter call.
 
 mod cache;
 mod error;

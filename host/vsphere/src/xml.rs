@@ -1,18 +1,12 @@
 //! A small owned XML tree, parsed with bounds, for SOAP responses and OVF
-//! descriptors.
-//!
-//! Both come from outside (a vCenter, an OVA): the text is already bounded
-//! in size by the caller, and the tree is bounded here in depth (so no
-//! recursion, ours or `Drop`'s, can blow the stack) and in element count (so
-//! a body of many tiny elements cannot cost far more memory than its bytes).
-//! DTDs are refused outright: neither format uses one, and refusing them
-//! rules out entity tricks.
-//!
-//! Element names are kept by local name only: vim25 puts everything in one
-//! namespace, and OVF readers conventionally match `ovf:`/`vmw:`/`rasd:`
-//! names by local name as well. The one namespaced attribute that carries
-//! meaning in vim25, `xsi:type`, is resolved properly (vcsim, for one, spells
-//! its prefix `XMLSchema-instance`, not `xsi`).
+//! descriptors. Both come from outside: the text is bounded in size by the
+//! caller, and the tree here in depth (no recursion, ours or `Drop`'s, can
+//! blow the stack) and in element count (many tiny elements cannot cost far
+//! more memory than their bytes). DTDs are refused: neither format uses one,
+//! and refusing them rules out entity tricks. Names are kept by local name
+//! only, as vim25 has one namespace and OVF readers match by local name;
+//! `xsi:type`, the one namespaced attribute that matters in vim25, is
+//! resolved properly (vcsim spells its prefix `XMLSchema-instance`).
 
 use std::fmt::Write as _;
 

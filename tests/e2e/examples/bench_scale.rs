@@ -1,33 +1,11 @@
 //! `make bench-scale`: the MachineConfigNode controller at cluster size on
-//! the real control plane, against a plain client measured in the same run.
-//!
-//! 1. Idle: `mco-host run` with no Nodes, for its resident memory alone.
-//! 2. Floor: N Nodes exist; a plain client (32 requests in flight) writes
-//!    the very MCNs the controller will write (`mco-host eval mcn` gives
-//!    them), spec then status, with the controller's request options; then
-//!    they are deleted again.
-//! 3. `mco-host run` starts: time to `/readyz`, and until every MCN reports
-//!    `Updated=True` (the initial sync), against the floor.
-//! 4. A wave: `desiredConfig` of W nodes changes at once; per node, the
-//!    time from its patch to its MCN showing the new desired config, and
-//!    to its status showing the update (p50/p90/p99), and the controller's
-//!    writes and evaluations per node update.
-//! 5. RSS per 1,000 nodes above the idle controller, the share of the
-//!    controller's CPU spent in guests, and the apiserver's (with etcd's)
-//!    CPU per write in each phase: where the time goes.
-//! 6. `mco-host guests audit --kubeconfig` on every Node, the wave's nodes
-//!    mid-update: the code the lease holder runs for a MachineConfigGuest's
-//!    `spec.audit` (`audit::cluster`), its wall time and peak RSS
-//!    (`/usr/bin/time`, Debian's `time`).
-//!
-//! The benchmark's own MCN watch runs through every phase, so the floor and
-//! the controller pay for it alike. `MCO_SCALE_NODES` and `MCO_SCALE_WAVE`
-//! change N (5,000) and W (500). `MCO_SCALE_SHADOW`, a node-state module's
-//! path, makes it the benchmarked controller's shadow candidate: it runs on
-//! every node the installed guest derives, and its CPU time is reported
-//! beside the guest's (`guests/floor`, which derives nothing, measures what
-//! an evaluation costs on the busy machine before any logic). Everything it
-//! started is stopped when it ends. Not part of `make test`.
+//! the real control plane, against a plain client measured in the same run:
+//! idle memory, the floor, the initial sync, a wave of updates, where the
+//! time goes, and an audit of every Node. `MCO_SCALE_NODES`,
+//! `MCO_SCALE_WAVE` and `MCO_SCALE_SHADOW` change what is measured.
+//! Everything it started is stopped when it ends. Not part of `make test`.
+//! The phases and their figures: docs/dev/benchmarks.md and
+//! docs/dev/records/benchmarks.md.
 
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code, reason = "the benchmark uses part of the test support")]

@@ -1,19 +1,12 @@
 //! The main-job demo (`make demo`): a local kube-apiserver + etcd, a small
-//! simulated cluster (pools, rendered configs, nodes), `mco-host run` as its
-//! own ServiceAccount, and a rolling update across the workers, one node at a
-//! time, the way the Machine Config Daemon and drain controller annotate
-//! nodes. It prints the MachineConfigNodes (pool, configs, and the update
-//! conditions that are True in one column) before and after, and the first
-//! worker's after each step of its update (the others take the same ones).
-//! Then a new release's CoreOS stream lands and the managed boot image
-//! controller moves the enrolled AWS MachineSets to its images, leaving a
-//! custom-image and a Windows MachineSet alone (and saying why), and the
-//! demo prints the MachineSets, the conditions on MachineConfiguration
-//! `cluster` and the events. It prints `mco-host status` once mid-rollout
-//! and once at the end. Everything it started is stopped when it ends.
-//!
-//! The harness's progress lines go to stderr, which `make demo` keeps in a
-//! log and prints only when the demo fails; the demo itself prints to stdout.
+//! simulated cluster, `mco-host run` as its own ServiceAccount, and a
+//! rolling update across the workers the way the Machine Config Daemon and
+//! drain controller annotate nodes, printing the MachineConfigNodes before,
+//! during and after. Then a new CoreOS stream lands and the boot image
+//! controller moves the enrolled AWS MachineSets, leaving a custom-image and
+//! a Windows MachineSet alone (and saying why); `mco-host status` is printed
+//! mid-rollout and at the end. Progress lines go to stderr, which `make
+//! demo` prints only when the demo fails. Everything started is stopped.
 
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code, reason = "the demo uses part of the test support")]

@@ -28,10 +28,9 @@ use crate::users::{ADMIN_USER, User, random_token};
 pub const FIELD_MANAGER: &str = "mco-e2e";
 
 /// Start-up budget when neither the builder nor `MCO_ENVTEST_START_TIMEOUT`
-/// says otherwise. Idle start-up is 3-5 s, but contended 2-core CI has been
-/// seen above 30 s (Kubernetes raised its own integration tests' start-up
-/// wait, `StartTestServer`, from 10 s to 60 s after starts of 31-35 s), and
-/// a flaky start costs more than a slow one.
+/// says otherwise: generous, since a contended machine starts far slower
+/// than an idle one (Kubernetes' `StartTestServer` waits 60 s) and a flaky
+/// start costs more than a slow one (docs/dev/records/incidents.md).
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(120);
 
 const POLL: Duration = Duration::from_millis(100);

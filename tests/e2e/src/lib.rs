@@ -1,13 +1,9 @@
-//! End-to-end test harness for mco-wasm: a real kube-apiserver and etcd
-//! (built from the Go module proxy by `tests/tools/envtest/build.sh`) started as
-//! child processes on 127.0.0.1, with static-token identities so tests can act
-//! as the controller's ServiceAccount and exercise RBAC, plus minimal
-//! OpenShift CRDs (`tests/fixtures/crds/`), a real vCenter simulator ([`Vcsim`],
-//! built by `tests/tools/vcsim/build.sh`), and a real EC2 ([`moto::Moto`],
-//! installed by `tests/tools/moto/build.sh`).
-//!
-//! No mock servers: what passes here has passed admission, validation,
-//! server-side apply and RBAC of a real apiserver.
+//! End-to-end test harness for mco-wasm: a real kube-apiserver and etcd as
+//! child processes on loopback, with static-token identities so tests act as
+//! the controller's ServiceAccount under RBAC, minimal OpenShift CRDs, vcsim
+//! and moto. No mock servers: what passes here has passed admission,
+//! validation, server-side apply and RBAC of a real apiserver. What each part
+//! stands in for, and the environment variables: docs/dev/testing.md.
 //!
 //! ```no_run
 //! # async fn f() -> anyhow::Result<()> {
@@ -21,10 +17,10 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Environment (also in docs/dev/testing.md): `MCO_ENVTEST_BIN`
-//! (binary cache root, read by build.sh), `MCO_ENVTEST_START_TIMEOUT`
-//! (seconds per start phase, default 120), `MCO_ENVTEST_KEEP_DIR=1` (keep
-//! the temp dir with logs after Drop, [`keep_dirs`]).
+//! - `control_plane`, `process`, `users`: the apiserver and etcd, as whom;
+//! - `crds`: the OpenShift CRDs; `http`: small HTTP helpers;
+//! - `vcsim`, `ova`, `mirror`: vCenter, OVAs and their HTTP mirror;
+//! - `moto`: a real EC2.
 
 mod control_plane;
 mod crds;

@@ -1,18 +1,10 @@
 //! A real EC2 for the AWS boot image tests: moto's server (`moto_server`,
 //! installed from PyPI by `tests/tools/moto/build.sh` into a cache outside the
-//! clone) as a child process on loopback, holding the AMIs a test seeds.
-//! A part that cannot start fails the test that needs it, never skips it.
-//!
-//! How moto is seeded: it reads the AMIs of every region from the JSON
-//! file `MOTO_AMIS_PATH` names (moto `ec2/models/amis.py`, `_load_amis`):
-//! a list of objects whose keys are the arguments of its `Ami` (`ami_id`,
-//! `owner_id`, `name`, `description`, `creation_date`, `public`, …). Every
-//! region holds all of them, each with the owner ID given. moto sets the
-//! owner *alias* of every seeded AMI to `amazon`, so `Owners=aws-marketplace`
-//! finds none; asked by the marketplace's account ID (679593333241), as
-//! `mco-ec2` asks, it answers as EC2 does. moto checks no signature or
-//! credentials (unless told to with `INITIAL_NO_AUTH_ACTION_COUNT`), and
-//! pages no DescribeImages answer: every match comes in one page.
+//! clone) as a child process on loopback, holding the AMIs a test seeds
+//! through the file `MOTO_AMIS_PATH` names (moto `ec2/models/amis.py`,
+//! `_load_amis`). A part that cannot start fails the test that needs it,
+//! never skips it. Where moto differs from EC2 (owner alias, credentials,
+//! paging): docs/dev/testing.md.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -1,16 +1,11 @@
 //! AWS boot images decided from EC2, end to end: `mco-host run
 //! --boot-images` as its ServiceAccount (RBAC from `deploy/`) against a
-//! real kube-apiserver and etcd, and a real EC2 API: moto's server on
-//! loopback ([`mco_e2e::moto`]), seeded with Red Hat-owned, marketplace and
-//! other AMIs, reached through `--ec2-endpoint` with the credentials of
-//! Secret `openshift-machine-api/aws-cloud-credentials`. The MachineSets'
-//! `ami.id`s are read back from the apiserver.
-//!
-//! Where moto falls short of EC2, and how that is bridged (see
-//! `mco_e2e::moto`): it gives seeded AMIs the owner alias `amazon`, so the
-//! marketplace is asked by its account ID (as the controller always does);
-//! it checks no credentials until told to, and then refuses every key (it
-//! knows none), which shows credentials EC2 refuses.
+//! real kube-apiserver and etcd, and moto's EC2 on loopback
+//! ([`mco_e2e::moto`]), seeded with Red Hat-owned, marketplace and other
+//! AMIs, reached through `--ec2-endpoint` with the credentials of Secret
+//! `openshift-machine-api/aws-cloud-credentials`. The MachineSets' `ami.id`s
+//! are read back from the apiserver. Where moto falls short of EC2, and how
+//! that is bridged: docs/dev/testing.md.
 
 use crate::support;
 

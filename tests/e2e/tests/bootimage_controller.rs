@@ -1023,7 +1023,7 @@ fn write_registry(
     Ok(path.display().to_string())
 }
 
-/// Guests propose, the host disposes (issue 11): a serving AWS guest that
+/// Guests propose, the host disposes: a serving AWS guest that
 /// also changes instanceType and credentialsSecret writes nothing — no
 /// MachineSet, no Secret — and the refusal names the field in
 /// `BootImageUpdateDegraded`; once the registry serves the shipped guest
@@ -1200,7 +1200,7 @@ async fn a_guest_that_oversteps_writes_nothing_and_is_named() -> Result<()> {
 }
 
 /// A boot image guest rolled out by MachineSet labels (MachineConfigGuest
-/// `spec.rollout`, issue 24): a candidate that oversteps in `Canary` is
+/// `spec.rollout`): a candidate that oversteps in `Canary` is
 /// refused by the same authority checks as the module, rolled back at once,
 /// and the module's decisions are written (the new stream lands without
 /// the candidate's instanceType); a benign candidate in `Canary` decides the

@@ -1,23 +1,13 @@
 //! Rolling a boot image guest out through `spec.rollout` of its
-//! MachineConfigGuest, against a real kube-apiserver + etcd and two
-//! replicas of `mco-host run --boot-images` on one lease, while the cluster
-//! gets new streams: a candidate that differs on the canary MachineSet is
-//! stopped in `Shadow` and nothing it decided is written; a candidate
-//! within its `maxDiffer` walks `Shadow` → `Canary` → `Active` by itself,
-//! deciding only the MachineSet the canary selector matches in `Canary`,
-//! and carries on in the same stage when the lease moves to the other
-//! replica; a candidate that traps in `Canary` is rolled back and the
-//! module decides the canary MachineSet again. The MCN job's walk of the
-//! same is `rollout.rs`.
-//!
-//! The candidate is `bootimage-aws-faults.wasm` (`guests/build.sh --test`):
-//! the shipped AWS guest built with `test-faults`, which decides as it does
-//! except for MachineSets labelled `mco-e2e.io/candidate-fault` (`differ`:
-//! a noop whose reason ends in ` (candidate)`; `trap`: it panics). So a
-//! MachineSet the candidate decided stays on its image when a new stream
-//! lands, and one the module decided moves.
-//!
-//! Needs `make host test-guests` first, with the same `CARGO_TARGET_DIR`.
+//! MachineConfigGuest, with two replicas of `mco-host run --boot-images` on
+//! one lease while new streams land: a candidate that differs on the canary
+//! is stopped in `Shadow`; one within `maxDiffer` walks to `Active` by
+//! itself, across a lease move; one that traps in `Canary` is rolled back.
+//! The MCN job's walk of the same is `rollout.rs`. The candidate is
+//! `bootimage-aws-faults.wasm` (`guests/build.sh --test`), which misbehaves
+//! only on MachineSets labelled `mco-e2e.io/candidate-fault`, so where a
+//! decision came from shows in the MachineSet. Needs `make host test-guests`
+//! first, with the same `CARGO_TARGET_DIR`.
 
 use crate::support;
 

@@ -1,24 +1,11 @@
 //! vSphere boot images end to end: `mco-host run --boot-images` as its
 //! ServiceAccount (RBAC from `deploy/`) against a real kube-apiserver and
-//! etcd, a real vCenter simulator (govmomi's vcsim, two compute clusters:
-//! two failure domains) and a real HTTP mirror of the OVAs (CPython's
-//! `http.server`). What vCenter holds is read back through the harness's
-//! own SOAP and REST calls (`Vcsim::find_by_path`, `vm_property`,
-//! `attached_tags`), not through the controller's client.
-//!
-//! Where vcsim falls short of a real vCenter, and how that is bridged:
-//! - vcsim never sets `summary.config.product` of an imported VM; it keeps
-//!   the OVF's ProductSection in `config.vAppConfig.product`. The
-//!   controller reads the summary and, when there is none, the vApp
-//!   product (`mco-vsphere` `find_vms`); on a real vCenter the summary
-//!   product *is* the vApp product, so both reads give the same release.
-//! - The infrastructure's tag is made by the installer on a real cluster;
-//!   here the test makes it before the first pass.
-//! - A host killed between the two renames of a swap is the state the test
-//!   builds with the vCenter API itself (the old template renamed
-//!   `mco-old-…`, the new one complete as `mco-tmp-…`, no template of the
-//!   name), which is exactly what such a kill leaves: a real kill cannot be
-//!   timed between two sub-second vcsim calls.
+//! etcd, vcsim with two compute clusters (two failure domains) and an HTTP
+//! mirror of the OVAs. What vCenter holds is read back through the
+//! harness's own SOAP and REST calls, not through the controller's client.
+//! Where vcsim falls short of a real vCenter, and how this test bridges it
+//! (the installer's tag, a host killed mid-swap):
+//! docs/dev/platform-clients.md.
 
 use crate::support;
 

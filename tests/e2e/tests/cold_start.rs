@@ -1,18 +1,10 @@
-//! `mco-host run` starting while one of its lists is held back, on a real
-//! kube-apiserver + etcd: the controller runs as the ServiceAccount bound to
-//! `deploy/rbac.yaml`'s ClusterRole, and the test takes `list` and `watch`
-//! on one kind away from that role before the start, so that watch keeps
-//! failing while the others list; then gives them back.
-//!
-//! - The Node list held back: no MCN is deleted, however many sweep periods
-//!   pass (at a cold start of a large cluster the Node list ends last, and
-//!   an empty node store made every MCN look orphaned); once the Nodes are
-//!   listed, exactly the MCN whose Node is really gone is deleted.
-//! - The MachineConfigPool list held back: no MCN is written (a node in no
-//!   known pool would be put under `not-yet-set`, then moved); once the
-//!   pools are listed, each MCN is written once, in its pool.
-//!
-//! Needs `make host guests` first, as `mcn_controller.rs` does.
+//! `mco-host run` starting while one of its lists is held back: the test
+//! takes `list` and `watch` on one kind away from `deploy/rbac.yaml`'s
+//! ClusterRole before the start, then gives them back. With the Node list
+//! held back no MCN is deleted (an empty node store made every MCN look
+//! orphaned), then exactly the one whose Node is gone; with the
+//! MachineConfigPool list held back no MCN is written, then each once, in
+//! its pool. Needs `make host guests` first, as `mcn_controller.rs` does.
 
 use crate::support;
 

@@ -1,28 +1,11 @@
 //! `deploy/fleet/`, rolling a MachineConfigGuest across clusters, checked
-//! with the real tools short of a hub and Argo CD themselves:
-//!
-//! - the real `kustomize` renders it, and every object it holds or its
-//!   Policies carry (each policy template, a ConfigurationPolicy, and each
-//!   object template the ConfigurationPolicies enforce) passes a
-//!   server-side dry run with strict field validation on the real
-//!   apiserver, with the project's CRD and Open Cluster Management's
-//!   published CRDs (`tests/fixtures/crds/fleet/`) installed. Only the
-//!   ApplicationSet is not served (Argo CD's CRD is 1.4 MB);
-//! - the inform policy's status template names fields of the
-//!   MachineConfigGuest status with the values a guest Active and Ready
-//!   has: its server-side apply to such a status changes no value another
-//!   writer owns, and to a guest still in Shadow it conflicts on the stage;
-//! - the Argo CD health check (`deploy/fleet/argocd/health.lua`) runs in
-//!   gopher-lua, the interpreter Argo CD embeds, at Argo CD's version
-//!   (`tests/tools/glua/build.sh`), in Argo CD's sandbox (base and table
-//!   libraries only), on objects as the apiserver serves them after their
-//!   status was written through its schema, for every stage;
-//! - the commands of `docs/admin/fleet.md` that need no hub run as shown.
-//!
-//! Not run: a hub (the governance framework's propagator and
-//! config-policy-controller) and Argo CD's controllers; the statuses are
-//! written by the test in the shapes the host writes (its own tests pin
-//! those, `host/src/registry/crd.rs`).
+//! with the real tools short of a hub and Argo CD themselves: the real
+//! `kustomize` renders it and every object it holds or its Policies carry
+//! passes a strict server-side dry run; the inform policy's status template
+//! matches a guest Active and Ready and conflicts with one in Shadow; the
+//! Argo CD health check runs in gopher-lua, in Argo CD's sandbox, for every
+//! stage; and the commands of `docs/admin/fleet.md` that need no hub run as
+//! shown. What is not run, and why: docs/dev/testing.md.
 
 use crate::support;
 

@@ -1,21 +1,12 @@
-//! Guests as OCI artifacts against a real registry (CNCF distribution, from
-//! Debian's docker-registry) on loopback, with `oras` as the client on the
-//! other side: what `mco-host guests push` writes, oras pulls byte for
-//! byte; what oras pushes in Kubewarden's layout, the host pulls; a module
-//! of the wrong world is refused from its config before its layer is
-//! downloaded; a tampered layer is a digest mismatch; a module pinned by
-//! digest and cached loads with the registry gone. With `cosign` as the
-//! signer: a module signed with a generated key, in the legacy `.sig` form
-//! and as a Sigstore bundle (found through the referrers tag fallback, as
-//! distribution 2.8 has no referrers API), is verified; the same module
-//! under another key, an unsigned one and one whose layer was replaced are
-//! refused, naming the reference and the keys tried. The WIT package
-//! pushed by `guests wit --push` is fetched back by the real `wkg`.
-//!
-//! `tests/tools/oci/build.sh` fetches the registry and builds oras and cosign
-//! once into a cache outside the clone; when one cannot be had, the test
-//! fails.
-//! Needs the release `mco-host` and the guests (`make host guests`).
+//! Guests as OCI artifacts against a real registry (CNCF distribution) with
+//! `oras` on the other side: pushes and pulls in both directions, a module of
+//! the wrong world refused from its config, a tampered layer refused, a
+//! pinned module loaded from cache with the registry gone. With the real
+//! `cosign`: a module signed by key, as `.sig` and as a Sigstore bundle, is
+//! verified; another key, no signature or a replaced layer is refused,
+//! naming the reference and the keys tried. `guests wit --push` is fetched
+//! back by the real `wkg`. `tests/tools/oci/build.sh` fetches the tools;
+//! needs the release `mco-host` and the guests (`make host guests`).
 
 use crate::support;
 

@@ -1,16 +1,11 @@
-//! `mco-host run` beside the Machine Config Operator, against a real
-//! kube-apiserver and etcd, as the ServiceAccount with the RBAC in
-//! `deploy/`. The test plays the operator: its daemon writes MCNs the way
-//! upstream's does (Create as `machine-config-daemon`, then its conditions
-//! by ApplyStatus as `machine-config-operator`,
+//! `mco-host run` beside the Machine Config Operator, on a real apiserver, as
+//! the ServiceAccount of `deploy/`. The test plays the operator: its daemon
+//! writes MCNs as upstream's does (Create as `machine-config-daemon`, then
+//! ApplyStatus as `machine-config-operator`,
 //! `pkg/upgrademonitor/upgrade_monitor.go`), and its boot image controller
-//! updates MachineConfiguration `cluster`'s conditions as
-//! `machine-config-controller` (UpdateStatus).
-//!
-//! - observe mode writes nothing to MCNs or MachineSets, and reports the
-//!   agreement and the one planted difference (metrics, `/ownership`,
-//!   Events);
-//! - own mode refuses to write while it sees those writers, and says why.
+//! updates MachineConfiguration `cluster`'s conditions. Observe mode writes
+//! nothing and reports the agreement and the one planted difference; own
+//! mode refuses to write while it sees those writers, and says why.
 
 use crate::support;
 

@@ -1,18 +1,11 @@
 //! Rolling an MCN guest out through `spec.rollout` of its MachineConfigGuest,
-//! against a real kube-apiserver + etcd and two replicas on one lease: a
-//! candidate that differs on one pool's nodes is stopped in `Shadow` and
-//! nothing it decided is written; a candidate within its `maxDiffer` walks
-//! `Shadow` → `Canary` → `Active` by itself, deciding only the canary
-//! pool's MCNs in `Canary` while the workers walk a reboot update, and
-//! carries on in the same stage when the lease moves to the other replica; a candidate that traps in `Canary` is rolled
-//! back and the canary nodes' MCNs are derived by the module again.
-//!
-//! The candidate is `mcn-faults.wasm` (`guests/build.sh --test`): the
-//! shipped MCN guest built with `test-faults`, which derives as it does
-//! except on nodes labelled `mco-e2e.io/candidate-fault` (`differ`: the
-//! `Updated` message gains ` (candidate)`; `trap`: it panics). So where an
-//! MCN came from shows in the MCN itself.
-//!
+//! with two replicas on one lease: a candidate that differs on one pool's
+//! nodes is stopped in `Shadow`; one within `maxDiffer` walks to `Active` by
+//! itself while the workers walk a reboot update, across a lease move; one
+//! that traps in `Canary` is rolled back. The candidate is `mcn-faults.wasm`
+//! (`guests/build.sh --test`), which misbehaves only on nodes labelled
+//! `mco-e2e.io/candidate-fault` (`differ`: ` (candidate)` in the `Updated`
+//! message; `trap`: a panic), so where an MCN came from shows in the MCN.
 //! Needs `make host test-guests` first, with the same `CARGO_TARGET_DIR`.
 
 use crate::support;

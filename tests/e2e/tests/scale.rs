@@ -1,18 +1,11 @@
-//! The controller at the size where `/readyz` used to never come: 5,000
-//! Nodes already in the cluster when `mco-host run` starts.
-//!
-//! The bug: readiness waited on each store's `wait_until_ready`, whose
-//! oneshot wakes only its latest poller, while kube's `Controller` waits on
-//! the Node store too. When the Node list finished last (large clusters),
-//! one of the two waiters slept forever: 503 for 10+ minutes at 5,000
-//! nodes in 2 of 2 runs. Readiness now comes from each watch's own
-//! `InitDone`; this test fails with the old binary (`MCO_HOST_BIN`).
-//!
-//! And the host's memory at that size whatever a guest returns (issue 11):
-//! a guest answering every one of the 5,000 nodes with the longest text its
-//! memory cap allows leaves `mco-host run` running, every answer refused
-//! and counted, nothing written, and its peak RSS under the Deployment's
-//! memory limit.
+//! The controller at cluster size: 5,000 Nodes already in the cluster when
+//! `mco-host run` starts. `/readyz` must come (readiness is each watch's own
+//! `InitDone`; this test fails with a binary that waited on the stores, as
+//! docs/dev/records/incidents.md tells, given as `MCO_HOST_BIN`), and
+//! whatever a guest returns at that size, the host keeps running: a guest
+//! answering every node with the longest text its memory cap allows has
+//! every answer refused and counted, nothing written, and the host's peak
+//! RSS under the Deployment's memory limit.
 
 use crate::support;
 

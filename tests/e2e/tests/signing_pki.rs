@@ -1,30 +1,13 @@
-//! Guests signed with certificates, the way a cluster's images are: the
-//! real `cosign` signs modules in a real registry with a leaf certificate
-//! and its chain (`--certificate`, `--certificate-chain`) from a CA the
-//! test makes (`mco_e2e::pki`: a root, an intermediate, code-signing
-//! leaves; no key is committed), and the host, on the real apiserver,
-//! enforces a ClusterImagePolicy of each certificate type, `PKI` and
-//! `FulcioCAWithRekor`, and an entry's own trusted root with a quorum
-//! (`allOf`).
-//!
-//! There is no Rekor server: the transparency log is the test's
-//! (`mco_e2e::pki::Log`, a key it generates), which records each cosign
-//! signature as Rekor v1 would (a `hashedrekord` entry and its signed
-//! entry timestamp) into the `.sig` layer's `dev.sigstore.cosign/bundle`
-//! annotation, pushed back with `oras`.
-//!
-//! The PKI policy is met in both forms cosign writes: the legacy `.sig`
-//! layer and cosign 3's default, a Sigstore bundle referrer (which holds
-//! the leaf only; the intermediates come from the policy).
-//!
-//! Passing modules serve; a wrong identity, a bundle whose certificate
-//! was swapped for the policy's signer's (the signature left as dev@
-//! made it), a signature copied from another repository with its module
-//! (the PKI policy's `signedIdentity` is `MatchRepository`), a signature
-//! no log recorded and one of two required
-//! signatures missing each leave the MachineConfigGuest Degraded with its
-//! own reason, the module before serving. `guests verify` prints what each signature proved and refuses
-//! what the controller refuses.
+//! Guests signed with certificates, the way a cluster's images are: the real
+//! `cosign` signs modules in a real registry with a leaf and its chain from a
+//! CA the test makes, and the host, on the real apiserver, enforces a
+//! ClusterImagePolicy of each certificate type (`PKI`, `FulcioCAWithRekor`)
+//! and an entry's own trusted root with a quorum (`allOf`), in both forms
+//! cosign writes. Each refusal (wrong identity, swapped certificate,
+//! signature copied from another repository, no log entry, a required
+//! signature missing) leaves the MachineConfigGuest Degraded with its own
+//! reason, and `guests verify` refuses what the controller refuses. The log
+//! is the test's own: see docs/dev/testing.md.
 
 use crate::support;
 

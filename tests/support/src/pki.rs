@@ -1,15 +1,11 @@
 //! Certificate authorities, signing certificates and a transparency log,
 //! made fresh by each test (no key is ever committed), for certificate-based
-//! cosign signatures: a root and intermediates ([`Ca`]), leaf certificates
-//! with the code-signing usage, email/URI SANs and Fulcio's OIDC-issuer
-//! extension ([`LeafSpec`], [`Leaf`]), a Rekor-style log ([`Log`]) that
-//! records `hashedrekord` and `dsse` entries with their signed entry
-//! timestamps, RFC 6962 inclusion proofs and signed checkpoints, and the
-//! `trusted_root.json` naming them ([`trusted_root_json`]).
-//!
-//! What the log writes follows Rekor v1's formats (the `.sig` form's
-//! `dev.sigstore.cosign/bundle` annotation, a Sigstore bundle's
-//! `tlogEntries`); it is made here, not by a Rekor server.
+//! cosign signatures: roots and intermediates ([`Ca`]), code-signing leaves
+//! with email/URI SANs and Fulcio's OIDC-issuer extension ([`LeafSpec`],
+//! [`Leaf`]), a Rekor-style log ([`Log`]) with signed entry timestamps,
+//! RFC 6962 inclusion proofs and signed checkpoints, and the
+//! `trusted_root.json` naming them ([`trusted_root_json`]). The log writes
+//! Rekor v1's formats; it is made here, not by a Rekor server.
 //!
 //! ```no_run
 //! use mco_test_support::pki::{Ca, LeafSpec, Log, now};

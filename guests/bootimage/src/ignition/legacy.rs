@@ -1,20 +1,13 @@
 //! Spec 2.0 and 2.1 stubs, read the way upstream's spec 2.2 parser reads
-//! them: Ignition's `v2_2.Parse` hands an older config to `v2_1.Parse`
-//! (and that to `v2_0.Parse`), which read it with that version's own Go
-//! types, and `TranslateFromV2_0`/`TranslateFromV2_1` bring it up to 2.2.
-//! Two things follow, and this file does both on the JSON, before the
-//! typed spec 2.2 read (`v2.rs`):
-//!
-//! - a key the older spec does not have is dropped, whatever its type, as
-//!   Go's decoder ignores it: a 2.1 stub has no `ignition.security`, so its
-//!   certificate authorities do not survive the conversion upstream either;
-//! - a field the older types hold as a plain value (not a pointer) comes
-//!   out set even when the stub leaves it out: every file's and directory's
-//!   `mode` (0), and in 2.0 a file's owner ids (0).
-//!
-//! The 2.0 types also refuse some values the later ones accept: a hash
-//! without a `-` (`ErrHashMalformed`) and negative modes, uids and gids
-//! (unsigned there).
+//! them: Ignition's `v2_2.Parse` hands an older config to `v2_1.Parse` (and
+//! that to `v2_0.Parse`), with that version's own Go types, and
+//! `TranslateFromV2_0`/`TranslateFromV2_1` bring it up to 2.2. So, on the
+//! JSON before the typed read (`v2.rs`): a key the older spec lacks is
+//! dropped, as Go's decoder ignores it (a 2.1 stub's `ignition.security`
+//! does not survive upstream either); a field the older types hold as a
+//! plain value comes out set when left out (every `mode` 0, in 2.0 a file's
+//! owner ids 0); and 2.0 refuses a hash without a `-` (`ErrHashMalformed`)
+//! and negative modes, uids and gids.
 
 use serde_json::{Map, Value};
 

@@ -1,20 +1,15 @@
 //! Stub Ignition upgrade (spec 2.0, 2.1 and 2.2 → 3.5) for the MachineSet
-//! user-data Secret.
-//!
-//! Clusters installed before OpenShift 4.6 boot workers from a spec 2 stub
-//! that newer RHCOS boot images cannot read, so the stub must be converted
-//! before a MachineSet moves to such an image. This mirrors MCO's
+//! user-data Secret: clusters installed before OpenShift 4.6 boot workers
+//! from a spec 2 stub that newer RHCOS cannot read. This mirrors MCO's
 //! `ParseAndConvertConfig` (`IgnParseWrapper` → `removeIgnDuplicateFilesUnitsUsers`
-//! → ign-converter `v23tov30` with only the root filesystem mapped), limited
-//! to what a stub can contain; anything the converter would refuse, and the
-//! rarely-used disk/RAID sections, is an error so that no MachineSet is moved
-//! to an image its machines could not boot from.
+//! → ign-converter `v23tov30`, only the root filesystem mapped); anything the
+//! converter would refuse, and disk/RAID sections, is an error, so no
+//! MachineSet moves to an image its machines could not boot from.
 //!
-//! One file per stage: `legacy.rs` brings a spec 2.0 or 2.1 stub to the
-//! shape spec 2.2 reads (as Ignition's spec 2.2 parser does), `v2.rs` reads
-//! the spec 2.2 stub as Ignition's Go types do, `dedupe.rs` removes the duplicates spec 3 forbids,
-//! `translate.rs` checks what the converter refuses and builds the `v3.rs`
-//! output. This file holds the public API and the version dispatch.
+//! - `legacy`: a spec 2.0 or 2.1 stub brought to spec 2.2's shape;
+//! - `v2`: the spec 2.2 stub as Ignition's Go types read it;
+//! - `dedupe`: the duplicates spec 3 forbids removed;
+//! - `translate`, `v3`: what the converter refuses, the spec 3 output; `tests`.
 
 mod dedupe;
 mod legacy;

@@ -1,33 +1,11 @@
-//! Guest modules as OCI artifacts: pulled by the host for `oci:` registry
-//! entries (`pull`), pushed and pulled by `mco-host guests push|pull`
-//! (`push`), with the credentials of a Docker config (`credentials`).
-//!
-//! Two layouts are read. The CNCF TAG Runtime one (config
-//! `application/vnd.wasm.config.v0+json`, one `application/wasm` layer) is
-//! the one written; its config lists the component's exports, so a module
-//! of the wrong world is refused before its layer is downloaded. The older
-//! one Kubewarden pushes (one `application/vnd.wasm.content.layer.v1+wasm`
-//! layer) has no such list and is checked once loaded, like a file.
-//!
-//! Pulled modules are kept on disk by digest (`cache`; `--oci-cache-dir`,
-//! an `emptyDir` in deploy/): a reference by digest whose manifest and
-//! layer are cached needs no registry at all, and every cached file is
-//! checked against its digest when read, so a corrupted cache is a miss,
-//! not a wrong module.
-//!
-//! An entry with `verify:` is refused, before any blob (config or layer)
-//! is downloaded, unless the cosign signatures of its manifest digest meet
-//! its signature policy (`signatures` finds them, signature_policy.rs says
-//! when they do).
-//! Signatures are looked up on every pull that is not yet verified in this
-//! process: a verified digest and key set is remembered in memory only, so
-//! a tampered cache cannot vouch for a module.
-//!
-//! A registry is not trusted to be well behaved either: every answer is
-//! read as it arrives and stopped at its bound (`http`), and a pull has
-//! connect, read and whole-pull timeouts ([`PullLimits`]), so whoever can
-//! push a tag the registry file names cannot exhaust the host's memory or
-//! hold it up.
+//! Guest modules as OCI artifacts: pulled for `oci:` registry entries
+//! (`pull`), pushed and pulled by `mco-host guests push|pull` (`push`), with
+//! a Docker config's credentials (`credentials`), kept on disk by digest
+//! (`cache`), their signatures found (`signatures`) and every answer read
+//! within its bound (`http`). A module with `verify:` is refused before any
+//! blob is downloaded unless its signatures meet the policy; a registry is
+//! not trusted to behave. The layouts read, the cache and the order of
+//! checks: docs/dev/verification.md.
 
 mod cache;
 mod credentials;

@@ -563,7 +563,7 @@ mod tests {
     /// bootimage` uses, passes the host rules to its platform, and the
     /// platform's rules decide it as the golden case it was grown from.
     /// (The wasm guest needs more than the default memory for it: see
-    /// `host/tests/cli.rs`, issue 44.)
+    /// `host/tests/cli.rs`.)
     #[test]
     fn a_machineset_at_the_apiservers_size_decodes_and_decides() {
         let golden = mco_job::crate_dir(env!("CARGO_MANIFEST_DIR"))

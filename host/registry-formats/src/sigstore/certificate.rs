@@ -77,7 +77,7 @@ impl Certificate {
             )));
         }
         // x509-cert 0.2.5's load_pem_chain underflows on input that is
-        // empty once its line ends are cut (found by the fuzz target), so
+        // empty once its line ends are cut, so
         // it only ever sees text that ends in something else.
         let pem = pem.trim_ascii();
         if pem.is_empty() {

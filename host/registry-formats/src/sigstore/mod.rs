@@ -1,49 +1,11 @@
 //! Certificate-based cosign signatures (ClusterImagePolicy `PKI`,
-//! `FulcioCAWithRekor`, a Sigstore `trusted_root.json`), verified offline.
-//!
-//! # API
-//!
-//! - [`TrustRoot`]: what a signing certificate must chain to and which
-//!   transparency logs are believed; built with
-//!   [`TrustRoot::from_trusted_root_json`] (protobuf-specs JSON, no TUF),
-//!   [`TrustRoot::from_pki`] (`caRootsData`, `caIntermediatesData`) or
-//!   [`TrustRoot::from_fulcio`] (`fulcioCAData`, `rekorKeyData`).
-//! - [`verify_certificate`]`(&cosign::Signature, &TrustRoot,
-//!   manifest_digest, LogRequirement) -> Result<Signer, CertRefusal>`:
-//!   one signature (either form cosign writes: the `.sig` layer with its
-//!   `dev.sigstore.cosign/{certificate,chain,bundle}` annotations, or the
-//!   Sigstore bundle referrer) checked against the trust root.
-//! - [`Signer`]: who signed (SAN subjects, the Fulcio OIDC issuer), when
-//!   (the log's signed time, or the given clock where no log is required
-//!   and none vouches), and the log entry.
-//! - [`Identity::matches`]`(&Signer) -> Result<(), IdentityMismatch>`: a
-//!   policy's subject (equal or URL prefix) and issuer requirement.
-//! - [`TrustRoot::knows_logs`]: whether a log is believed (a trust root
-//!   without logs can only be used with [`LogRequirement::Optional`]).
-//! - [`CertRefusal`]: one variant per reason a signature is refused; its
-//!   message names the requirement that failed.
-//!
-//! # What is checked
-//!
-//! The leaf certificate chains (through intermediates the trust root or
-//! the signature carries) to one of the trust root's roots, every
-//! certificate on the path valid at the signing time and the path checked
-//! as Go's x509 checks one (rustls-webpki: path length, name constraints,
-//! the intermediates' extended key usage, critical extensions; see
-//! `TrustRoot::verify_chain`), the leaf with the
-//! code-signing extended key usage and no CA's powers (basic constraints
-//! CA:true, key usage keyCertSign); the signature names the manifest
-//! digest the host pulled and verifies under the leaf's key. The signing
-//! time is the Rekor entry's `integratedTime`, believed only under the
-//! log's signed entry timestamp (the inclusion promise) from a log the
-//! trust root lists, for an entry whose body is this very signature and
-//! certificate; an inclusion proof, where present, must reach a
-//! checkpoint the log signed. Certificate transparency (SCTs) and RFC 3161
-//! timestamps are not checked.
-//!
-//! Everything is pure and bounded, so hostile inputs are unit tested and
-//! fuzzed (fuzz/: `certificate_signature`, `trust_root`); the tests that
-//! sign with certificates made at test time are tests/cosign_certificates.rs.
+//! `FulcioCAWithRekor`, a Sigstore `trusted_root.json`), verified offline:
+//! [`TrustRoot`] is what a certificate must chain to and which logs are
+//! believed, [`verify_certificate`] checks one signature against it and gives
+//! the [`Signer`] or a [`CertRefusal`] naming what failed, and
+//! [`Identity::matches`] checks a policy's subject and issuer. Pure and
+//! bounded, so hostile inputs are unit tested and fuzzed. What is checked,
+//! step by step: docs/dev/verification.md.
 
 pub(crate) mod certificate;
 mod evidence;

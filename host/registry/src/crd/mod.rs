@@ -1,20 +1,12 @@
 //! The registry as cluster objects: one `MachineConfigGuest` per job, so
-//! that `kubectl get machineconfigguests` answers "what runs where?".
-//!
-//! One object per job rather than one object listing every job: each job
-//! gets its own row, printer columns, conditions and RBAC-able name, and a
-//! team owning the AWS guest edits its object without touching the MCN
-//! one. The spec is a registry entry in its full form (the same fields,
-//! parsed by the same code as a registry file); a job without an object
-//! runs the guest installed in the image.
-//!
-//! The status is written by the lease holder only, at most once per
-//! `--registry-poll` (or at once, when a rollout moves) and only when it
-//! changed: the module serving and when it loaded, the candidate, the error
-//! that keeps the spec from serving, the shadow counts since that replica
-//! took the lease, the candidate's rollout (`rollout.rs`), and `Ready` /
-//! `Degraded` conditions, with `Progressing`, `Promotable` and
-//! `RolledBack` while a rollout is declared.
+//! that `kubectl get machineconfigguests` answers "what runs where?", each job
+//! with its own row, conditions and RBAC-able name, and a team owning one
+//! guest edits its object alone. The spec is a registry entry in its full
+//! form, parsed by the same code as a registry file; a job without an object
+//! runs the guest installed in the image. The status is written by the lease
+//! holder only, at most once per `--registry-poll` (or at once, when a
+//! rollout moves) and only when it changed. What it shows:
+//! docs/reference/crds.md and docs/guests/rollout.md.
 
 pub mod audit;
 mod audit_status;
