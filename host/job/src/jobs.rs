@@ -143,6 +143,10 @@ mod tests {
             "skeleton"
         }
 
+        fn serves(&self) -> &'static str {
+            "nothing"
+        }
+
         fn key(&self) -> Option<&'static str> {
             None
         }

@@ -32,6 +32,10 @@ pub trait JobKind: Send + Sync + 'static {
     /// status the host writes.
     fn name(&self) -> &'static str;
 
+    /// What the job's modules do, as the MachineConfigGuest CRD's
+    /// description lists it: `MachineConfigNode derivation`.
+    fn serves(&self) -> &'static str;
+
     /// For a job with one entry per key, what the key is: the description
     /// of the key field ([`crate::crd::KEY_FIELD`]), where a
     /// MachineConfigGuest names it. `None` for a job with one entry.
@@ -223,6 +227,7 @@ pub(crate) mod tests {
     /// loads no module and reads no cluster.
     pub(crate) struct TestJob {
         name: &'static str,
+        serves: &'static str,
         key: Option<&'static str>,
         installed: &'static [(Option<&'static str>, &'static str)],
         required: Option<&'static str>,
@@ -251,6 +256,7 @@ pub(crate) mod tests {
     /// The entry [`test_job`] names.
     static TEST: TestJob = TestJob {
         name: "test",
+        serves: "tests",
         key: None,
         installed: &[],
         required: None,
@@ -263,6 +269,7 @@ pub(crate) mod tests {
     /// objects users write.
     static SINGLE: TestJob = TestJob {
         name: "mcn",
+        serves: "MachineConfigNode derivation",
         key: None,
         installed: &[(None, "mcn.wasm")],
         required: Some("the registry names no MachineConfigNode (mcn) guest"),
@@ -270,6 +277,7 @@ pub(crate) mod tests {
     };
     static KEYED: TestJob = TestJob {
         name: "bootImage",
+        serves: "boot images for one platform",
         key: Some("the platform, for job `bootImage`."),
         installed: &[
             (Some("GCP"), "bootimage-gcp.wasm"),
@@ -287,6 +295,10 @@ pub(crate) mod tests {
     impl JobKind for TestJob {
         fn name(&self) -> &'static str {
             self.name
+        }
+
+        fn serves(&self) -> &'static str {
+            self.serves
         }
 
         fn key(&self) -> Option<&'static str> {

@@ -36,6 +36,10 @@ impl JobKind for BootImage {
         "bootImage"
     }
 
+    fn serves(&self) -> &'static str {
+        "boot images for one platform"
+    }
+
     fn key(&self) -> Option<&'static str> {
         Some(
             "Infrastructure `status.platformStatus.type` (`AWS`, `GCP`, `Azure`,\n…) for job `bootImage`.",

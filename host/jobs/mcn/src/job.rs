@@ -35,6 +35,10 @@ impl JobKind for Mcn {
         "mcn"
     }
 
+    fn serves(&self) -> &'static str {
+        "MachineConfigNode derivation"
+    }
+
     fn key(&self) -> Option<&'static str> {
         None
     }

@@ -47,7 +47,7 @@ use mco_cluster::conditions::{Transition, merge};
     singular = "machineconfigguest",
     shortname = "mcg",
     status = "MachineConfigGuestStatus",
-    doc = "MachineConfigGuest names the WebAssembly module that serves one job of mco-host (MachineConfigNode derivation, or boot images for one platform).",
+    doc = "MachineConfigGuest names the WebAssembly module that serves one job of mco-host.",
     validation = Rule::new("[has(self.spec.module), has(self.spec.configMap), has(self.spec.oci)].filter(x, x).size() == 1").message("give exactly one of spec.module, spec.configMap and spec.oci"),
     validation = Rule::new("!has(self.spec.rollout) || has(self.spec.candidate)").message("spec.rollout rolls out spec.candidate, which is missing"),
     validation = Rule::new("!has(self.spec.audit) || has(self.spec.candidate)").message("spec.audit compares spec.candidate with the module, and spec.candidate is missing"),
@@ -182,9 +182,10 @@ impl MachineConfigGuestSpec {
     }
 }
 
-/// The CRD as `deploy/crds/` ships it: `spec.job` takes the name of one of
-/// `jobs`, the key field is there exactly for the keyed ones, and
-/// `spec.rollout.canary` has every job's field, the job's own one given.
+/// The CRD as `deploy/crds/` ships it: its description lists what the
+/// jobs serve, `spec.job` takes the name of one of `jobs`, the key field
+/// is there exactly for the keyed ones, and `spec.rollout.canary` has
+/// every job's field, the job's own one given.
 pub fn machine_config_guest_crd(
     jobs: &Jobs,
 ) -> Result<CustomResourceDefinition, CanarySchemaError> {
@@ -218,7 +219,13 @@ pub fn machine_config_guest_crd(
         .versions
         .iter_mut()
         .filter_map(|v| v.schema.as_mut()?.open_api_v3_schema.as_mut());
+    let serves: Vec<&str> = jobs.iter().map(|k| k.serves()).collect();
+    let description = format!(
+        "MachineConfigGuest names the WebAssembly module that serves one job of mco-host ({}).",
+        serves.join(", or ")
+    );
     for schema in schemas {
+        schema.description = Some(description.clone());
         schema
             .x_kubernetes_validations
             .get_or_insert_with(Vec::new)
