@@ -392,9 +392,18 @@ mod tests {
         // Holding the release, it is current: nothing to replace.
         running.release = Some(NEW.into());
         assert!(matches!(
-            run(&spec(MANAGED), &facts(vec![running])),
+            run(&spec(MANAGED), &facts(vec![running.clone()])),
             PlatformOutcome::OnTarget { .. }
         ));
+        // But a MachineSet on another template is not pointed at it: a
+        // clone of a running VM is not a boot image (the host refuses the
+        // patch too).
+        assert_eq!(
+            run(&spec("c1-x7k2p-rhcos-deleted"), &facts(vec![running])),
+            PlatformOutcome::error(
+                "c1-x7k2p-rhcos-fd-a in /dc1/vm/c1-x7k2p is a virtual machine, not a template; it is left alone"
+            )
+        );
     }
 
     #[test]
