@@ -97,10 +97,7 @@ impl<G: Module + Clone + Send + 'static> Slot<G> {
         } = routing;
         let candidate_sha256 = self.candidate.as_ref().map(|c| c.sha256().to_owned());
         let route = rollouts.route(job, candidate_sha256.as_deref());
-        let writes: Vec<bool> = batch
-            .iter()
-            .map(|item| route.candidate_writes(|canary| in_canary(canary, item)))
-            .collect();
+        let writes = route.candidate_writes(&batch, in_canary);
         let any_writes = writes.contains(&true);
         let runs_candidate = route.runs_candidate();
         let (slot, batch, (active, active_cpu), took, candidate) =

@@ -372,20 +372,26 @@ impl Route {
         self.stage != Some(Stage::RolledBack)
     }
 
-    /// Whether the candidate's decision is written for an object;
-    /// `in_canary` says whether the object is in the canary subset, given
-    /// the canary as the job reads it (`C`, its [`CanaryField`] type; a
-    /// canary of another type selects nothing, see [`Selection::get`]).
+    /// Whether the candidate's decision is written, for each of `items`;
+    /// `in_canary` says whether an item is in the canary subset, given the
+    /// canary as the job reads it (`C`, its [`CanaryField`] type, taken
+    /// once for the batch; a canary of another type selects nothing, see
+    /// [`Selection::get`]).
     ///
     /// [`CanaryField`]: super::canary::CanaryField
-    pub fn candidate_writes<C: 'static>(&self, in_canary: impl FnOnce(&C) -> bool) -> bool {
-        match self.stage {
-            Some(Stage::Active) => true,
-            Some(Stage::Canary) => (self.canary.as_ref())
-                .and_then(Selection::get::<C>)
-                .is_some_and(in_canary),
-            _ => false,
-        }
+    pub fn candidate_writes<C: 'static, T>(
+        &self,
+        items: &[T],
+        in_canary: impl Fn(&C, &T) -> bool,
+    ) -> Vec<bool> {
+        let canary = match self.stage {
+            Some(Stage::Canary) => self.canary.as_ref().and_then(Selection::get::<C>),
+            _ => None,
+        };
+        let active = self.stage == Some(Stage::Active);
+        (items.iter())
+            .map(|item| active || canary.is_some_and(|canary| in_canary(canary, item)))
+            .collect()
     }
 }
 
@@ -798,20 +804,27 @@ mod tests {
     #[test]
     fn routes_follow_the_stage_and_the_canary_subset() {
         let canary = Some(Selection::new(vec!["worker-canary".to_owned()]));
-        let in_canary = |pools: &Vec<String>| pools.iter().any(|p| p == "worker-canary");
+        // Two objects, in the pools `worker-canary` and `worker`.
+        let objects = ["worker-canary", "worker"];
+        let in_canary = |pools: &Vec<String>, pool: &&str| pools.iter().any(|p| p == pool);
         let route = |stage| Route {
             stage,
             canary: canary.clone(),
         };
-        assert!(!route(None).candidate_writes(in_canary) && route(None).runs_candidate());
-        assert!(!route(Some(Stage::Shadow)).candidate_writes(in_canary));
-        assert!(route(Some(Stage::Canary)).candidate_writes(in_canary));
-        assert!(!route(Some(Stage::Canary)).candidate_writes(|_: &Vec<String>| false));
-        assert!(
-            !route(Some(Stage::Canary)).candidate_writes(|_: &String| true),
+        let writes = |stage| route(stage).candidate_writes(&objects, in_canary);
+        assert_eq!(writes(None), [false, false]);
+        assert!(route(None).runs_candidate());
+        assert_eq!(writes(Some(Stage::Shadow)), [false, false]);
+        assert_eq!(writes(Some(Stage::Canary)), [true, false]);
+        assert_eq!(
+            route(Some(Stage::Canary)).candidate_writes(&objects, |_: &String, _| true),
+            [false, false],
             "a canary of another type selects nothing"
         );
-        assert!(route(Some(Stage::Active)).candidate_writes(|_: &Vec<String>| false));
+        assert_eq!(
+            route(Some(Stage::Active)).candidate_writes(&objects, |_: &Vec<String>, _| false),
+            [true, true]
+        );
         assert!(!route(Some(Stage::RolledBack)).runs_candidate());
     }
 
@@ -944,7 +957,11 @@ mod tests {
         assert_eq!(rollouts.take_moves().len(), 1, "the start is a move");
         rollouts.record(&job, CANDIDATE, Comparison::Failed);
         let route = rollouts.route(&job, Some(CANDIDATE));
-        assert!(!route.runs_candidate() && !route.candidate_writes(|_: &Vec<String>| true));
+        assert!(!route.runs_candidate());
+        assert_eq!(
+            route.candidate_writes(&[()], |_: &Vec<String>, _| true),
+            [false]
+        );
         let other = rollouts.route(&job, Some("another candidate"));
         assert!(
             other.stage.is_none() && other.runs_candidate(),
@@ -960,10 +977,10 @@ mod tests {
         // Without a declared rollout the job only shadows, as before rollouts.
         rollouts.sync(BTreeMap::new(), true);
         let route = rollouts.route(&job, Some(CANDIDATE));
-        assert!(
-            route.stage.is_none()
-                && route.runs_candidate()
-                && !route.candidate_writes(|_: &Vec<String>| true)
+        assert!(route.stage.is_none() && route.runs_candidate());
+        assert_eq!(
+            route.candidate_writes(&[()], |_: &Vec<String>, _| true),
+            [false]
         );
     }
 
